@@ -1,0 +1,19 @@
+//===- LinAttnOps.h - linattn operations ------------------------*- C++ -*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_IR_LINATTNOPS_H
+#define LINATTN_IR_LINATTNOPS_H
+
+#include "linattn/IR/LinAttnDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "linattn/IR/LinAttnOps.h.inc"
+
+#endif // LINATTN_IR_LINATTNOPS_H

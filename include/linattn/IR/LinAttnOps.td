@@ -1,0 +1,434 @@
+//===- LinAttnOps.td - linattn operations -----------------*- tablegen -*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_IR_LINATTNOPS_TD
+#define LINATTN_IR_LINATTNOPS_TD
+
+include "linattn/IR/LinAttnDialect.td"
+include "linattn/IR/LinAttnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Every value the dialect computes with: ranked tensors of the floating-point
+// types the lowerings support. Sizes may be static or dynamic.
+def LinAttn_Tensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+
+//===----------------------------------------------------------------------===//
+// FeatureMapOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_FeatureMapOp : LinAttn_Op<"feature_map", [Pure]> {
+  let summary = "applies a feature map φ to the last dimension";
+  let description = [{
+    Maps every row x ∈ R^D of `input` (the last dimension) to φ(x) ∈ R^F.
+    Leading dimensions are carried through unchanged. The kind selects φ:
+
+    | kind       | φ(x)                          | F           |
+    |------------|-------------------------------|-------------|
+    | `elu`      | elu(x) + 1                    | D           |
+    | `relu`     | max(x, 0)                     | D           |
+    | `identity` | x                             | D           |
+    | `poly2`    | [1, x, vec(x xᵀ) / √2]        | 1 + D + D²  |
+    | `favor`    | exp(xP − ‖x‖²/2) / √F         | P is D×F    |
+
+    `poly2` is the second-order Taylor expansion of exp(qᵀk):
+    φ(q)ᵀφ(k) = 1 + qᵀk + (qᵀk)²/2. Its quadratic block is ordered row-major,
+    feature 1 + D + i·D + j being xᵢxⱼ/√2. `favor` (FAVOR+ positive random
+    features) takes the projection P, whose columns are the random features,
+    as its only extra operand; every other kind takes none.
+
+    Example:
+
+    ```mlir
+    %fq = linattn.feature_map elu %q
+        : tensor<2x8x128x64xf32> -> tensor<2x8x128x64xf32>
+    %fk = linattn.feature_map favor %k projection(%p)
+        : tensor<2x8x?x64xf32>, tensor<64x256xf32> -> tensor<2x8x?x256xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_FeatureMapKindAttr:$kind,
+                       LinAttn_Tensor:$input,
+                       Optional<LinAttn_Tensor>:$projection);
+  let results = (outs LinAttn_Tensor:$result);
+
+  let assemblyFormat = [{
+    `` $kind $input (`projection` `(` $projection^ `)`)? attr-dict
+    `:` type($input) (`,` type($projection)^)? `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    /// Returns the feature size F that this op's kind produces from an input
+    /// feature size `inputSize` (D), or ShapedType::kDynamic when unknown.
+    static int64_t getFeatureSize(FeatureMapKind kind, int64_t inputSize,
+                                  int64_t projectionSize);
+  }];
+
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ScoresOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_ScoresOp : LinAttn_Op<"scores", [Pure]> {
+  let summary = "attention scores φ(Q)φ(K)ᵀ, optionally causally masked";
+  let description = [{
+    Computes the N×M score matrix A = scale · φ(Q)φ(K)ᵀ of the quadratic form
+    from query features [..., N, F] and key features [..., M, F]. With
+    `causal`, scores above the diagonal are zero: Aᵢⱼ = 0 for j > i (token i
+    sees tokens 0..i, itself included); causal scores need N = M.
+
+    `scale` defaults to 1 and multiplies every score. It is how a constant
+    factor found anywhere in the chain is kept exact; the canonical form
+    omits a scale of 1.
+
+    This op and `linattn.apply_scores` are the quadratic form that
+    `linattn-reassociate` and `linattn-masked-to-scan` start from.
+
+    Example:
+
+    ```mlir
+    %a = linattn.scores %fq, %fk causal scale(1.250000e-01)
+        : tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32> -> tensor<2x8x128x128xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_Tensor:$query_features,
+                       LinAttn_Tensor:$key_features,
+                       UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs LinAttn_Tensor:$result);
+
+  let assemblyFormat = [{
+    $query_features `,` $key_features (`causal` $causal^)?
+    (`scale` `(` $scale^ `)`)? attr-dict
+    `:` type($query_features) `,` type($key_features) `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    /// The scale factor, 1 when absent.
+    double getScaleValue() {
+      std::optional<::llvm::APFloat> scale = getScale();
+      return scale ? scale->convertToDouble() : 1.0;
+    }
+  }];
+
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ApplyScoresOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_ApplyScoresOp : LinAttn_Op<"apply_scores", [Pure]> {
+  let summary = "applies attention scores to the values, optionally normalized";
+  let description = [{
+    Computes O = A V from scores A [..., N, M] and values V [..., M, Dv].
+    With `normalize`, every output row is divided by its row sum of scores
+    plus `eps` (eps > 0):
+
+      Oᵢ = Σⱼ Aᵢⱼ vⱼ / (Σⱼ Aᵢⱼ + eps).
+
+    This is the paper's normalized linear attention when A comes from
+    `linattn.scores`.
+
+    Example:
+
+    ```mlir
+    %o = linattn.apply_scores %a, %v normalize(eps = 1.000000e-06)
+        : tensor<2x8x128x128xf32>, tensor<2x8x128x32xf32> -> tensor<2x8x128x32xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_Tensor:$scores,
+                       LinAttn_Tensor:$values,
+                       OptionalAttr<F64Attr>:$eps);
+  let results = (outs LinAttn_Tensor:$result);
+
+  let assemblyFormat = [{
+    $scores `,` $values (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
+    `:` type($scores) `,` type($values) `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    bool isNormalized() { return getEps().has_value(); }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// KvSummaryOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_KvSummaryOp : LinAttn_Op<"kv_summary", [Pure]> {
+  let summary = "key-value summary S = φ(K)ᵀV and normalizer z = Σⱼ φ(kⱼ)";
+  let description = [{
+    The first half of the linear form. From key features [..., M, F] and
+    values [..., M, Dv] computes
+
+      S = φ(K)ᵀV   of shape [..., F, Dv],
+      z = Σⱼ φ(kⱼ) of shape [..., F].
+
+    S and z may use a wider element type than the inputs (for example f32
+    state for bf16 inputs); they accumulate in that type. When z has no use
+    a lowering need not compute it.
+
+    Example:
+
+    ```mlir
+    %s, %z = linattn.kv_summary %fk, %v
+        : tensor<2x8x?x64xbf16>, tensor<2x8x?x32xbf16>
+        -> tensor<2x8x64x32xf32>, tensor<2x8x64xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_Tensor:$key_features, LinAttn_Tensor:$values);
+  let results = (outs LinAttn_Tensor:$state, LinAttn_Tensor:$normalizer);
+
+  let assemblyFormat = [{
+    $key_features `,` $values attr-dict
+    `:` type($key_features) `,` type($values)
+    `->` type($state) `,` type($normalizer)
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// QueryReadoutOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_QueryReadoutOp : LinAttn_Op<"query_readout", [Pure]> {
+  let summary = "reads a key-value summary out with the query features";
+  let description = [{
+    The second half of the linear form. From query features [..., N, F] and a
+    summary S [..., F, Dv] computes O = φ(Q) S. With `normalize`, which takes
+    the normalizer z [..., F] and eps > 0,
+
+      Oᵢ = φ(qᵢ)ᵀ S / (φ(qᵢ)ᵀ z + eps).
+
+    The result has the element type of the query features; the products are
+    accumulated in the state's element type.
+
+    Example:
+
+    ```mlir
+    %o = linattn.query_readout %fq, %s normalize(%z, eps = 1.000000e-06)
+        : tensor<2x8x128x64xf32>, tensor<2x8x64x32xf32>, tensor<2x8x64xf32>
+        -> tensor<2x8x128x32xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_Tensor:$query_features,
+                       LinAttn_Tensor:$state,
+                       Optional<LinAttn_Tensor>:$normalizer,
+                       OptionalAttr<F64Attr>:$eps);
+  let results = (outs LinAttn_Tensor:$result);
+
+  let assemblyFormat = [{
+    $query_features `,` $state
+    (`normalize` `(` $normalizer^ `,` `eps` `=` $eps `)`)? attr-dict
+    `:` type($query_features) `,` type($state) (`,` type($normalizer)^)?
+    `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    bool isNormalized() { return getNormalizer() != nullptr; }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ScanOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_ScanOp : LinAttn_Op<"scan", [Pure, AttrSizedOperandSegments]> {
+  let summary = "causal linear attention as a prefix scan with matrix state";
+  let description = [{
+    Causal linear attention computed as a recurrence over the sequence, the
+    RNN view of the paper. Per batch element, with query features
+    [..., N, F], key features [..., N, F] and values [..., N, Dv], a
+    `forward` scan visits tokens i = 0, 1, ..., N-1 and keeps the state
+
+      Sᵢ = Sᵢ₋₁ + φ(kᵢ) vᵢᵀ   (F×Dv),     zᵢ = zᵢ₋₁ + φ(kᵢ)   (F),
+
+    starting from S₋₁ = S0 and z₋₁ = z0 (`init`; zero when absent). The
+    prefix is inclusive: token i reads the state that already holds token i,
+
+      Oᵢ = φ(qᵢ)ᵀ Sᵢ                          without `normalize`,
+      Oᵢ = φ(qᵢ)ᵀ Sᵢ / (φ(qᵢ)ᵀ zᵢ + eps)      with `normalize` (eps > 0).
+
+    A `reverse` scan visits i = N-1, ..., 0 instead (suffix sums: token i
+    sees tokens i..N-1); it is the anti-causal form the backward pass needs.
+
+    The results are the outputs [..., N, Dv] and the final state (S, z) after
+    the last token visited, which can seed a later scan or `linattn.step`.
+    The state may use a wider element type than the inputs and accumulates
+    in that type; initial and final state have the same type.
+
+    `chunk_size` is a hint for the lowering: the chunkwise form processes
+    that many tokens at a time with dense products inside a chunk and the
+    recurrence between chunks. It does not change the result.
+
+    With zero initial state the result equals
+    `linattn.apply_scores(linattn.scores(%fq, %fk causal), %v)` with the
+    same normalization.
+
+    Example:
+
+    ```mlir
+    %o, %s, %z = linattn.scan forward %fq, %fk, %v init(%s0, %z0)
+        normalize(eps = 1.000000e-06) chunk_size(64)
+        : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>,
+          tensor<2x8x64x64xf32>, tensor<2x8x64xf32>
+        -> tensor<2x8x?x64xf32>, tensor<2x8x64x64xf32>, tensor<2x8x64xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_ScanDirectionAttr:$direction,
+                       LinAttn_Tensor:$query_features,
+                       LinAttn_Tensor:$key_features,
+                       LinAttn_Tensor:$values,
+                       Optional<LinAttn_Tensor>:$initial_state,
+                       Optional<LinAttn_Tensor>:$initial_normalizer,
+                       OptionalAttr<F64Attr>:$eps,
+                       OptionalAttr<I64Attr>:$chunk_size);
+  let results = (outs LinAttn_Tensor:$result,
+                      LinAttn_Tensor:$final_state,
+                      LinAttn_Tensor:$final_normalizer);
+
+  let assemblyFormat = [{
+    `` $direction $query_features `,` $key_features `,` $values
+    (`init` `(` $initial_state^ `,` $initial_normalizer `)`)?
+    (`normalize` `(` `eps` `=` $eps^ `)`)?
+    (`chunk_size` `(` $chunk_size^ `)`)? attr-dict
+    `:` type($query_features) `,` type($key_features) `,` type($values)
+    (`,` type($initial_state)^ `,` type($initial_normalizer))?
+    `->` type($result) `,` type($final_state) `,` type($final_normalizer)
+  }];
+
+  let extraClassDeclaration = [{
+    bool isNormalized() { return getEps().has_value(); }
+    bool isReverse() { return getDirection() == ScanDirection::Reverse; }
+    bool hasInitialState() { return getInitialState() != nullptr; }
+  }];
+
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// StepOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_StepOp : LinAttn_Op<"step", [Pure]> {
+  let summary = "one token of the causal recurrence, for decoding";
+  let description = [{
+    One step of `linattn.scan forward` for a single token per batch element:
+    from query features [..., F], key features [..., F], values [..., Dv]
+    and the state S [..., F, Dv], z [..., F] computes
+
+      S' = S + φ(k) vᵀ,   z' = z + φ(k),
+      o  = φ(q)ᵀ S'                      without `normalize`,
+      o  = φ(q)ᵀ S' / (φ(q)ᵀ z' + eps)   with `normalize` (eps > 0),
+
+    and returns (o, S', z'). Threading the state through N steps gives the
+    same outputs and final state as a scan over N tokens.
+
+    Example:
+
+    ```mlir
+    %o, %s1, %z1 = linattn.step %fq, %fk, %v, %s0, %z0
+        normalize(eps = 1.000000e-06)
+        : tensor<1x16x64xf32>, tensor<1x16x64xf32>, tensor<1x16x64xf32>,
+          tensor<1x16x64x64xf32>, tensor<1x16x64xf32>
+        -> tensor<1x16x64xf32>, tensor<1x16x64x64xf32>, tensor<1x16x64xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_Tensor:$query_features,
+                       LinAttn_Tensor:$key_features,
+                       LinAttn_Tensor:$values,
+                       LinAttn_Tensor:$state,
+                       LinAttn_Tensor:$normalizer,
+                       OptionalAttr<F64Attr>:$eps);
+  let results = (outs LinAttn_Tensor:$result,
+                      LinAttn_Tensor:$new_state,
+                      LinAttn_Tensor:$new_normalizer);
+
+  let assemblyFormat = [{
+    $query_features `,` $key_features `,` $values `,` $state `,` $normalizer
+    (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
+    `:` type($query_features) `,` type($key_features) `,` type($values) `,`
+        type($state) `,` type($normalizer)
+    `->` type($result) `,` type($new_state) `,` type($new_normalizer)
+  }];
+
+  let extraClassDeclaration = [{
+    bool isNormalized() { return getEps().has_value(); }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_AttentionOp : LinAttn_Op<"attention", [Pure]> {
+  let summary = "linear attention in one op: the form users write";
+  let description = [{
+    Linear attention of queries Q [..., N, D], keys K [..., M, D] and values
+    V [..., M, Dv] with feature map φ (see `linattn.feature_map`):
+
+      O = (φ(Q)φ(K)ᵀ ⊙ L) V,   optionally with every row divided by its row
+                               sum of φ(Q)φ(K)ᵀ ⊙ L plus eps,
+
+    where L is all ones, or lower-triangular ones with `causal` (N = M).
+    `favor` takes its projection as `projection(%p)`.
+
+    `linattn-decompose` rewrites it into `linattn.feature_map`,
+    `linattn.scores` and `linattn.apply_scores`, the definition above, which
+    the other passes turn into the linear or scan form.
+
+    Example:
+
+    ```mlir
+    %o = linattn.attention elu %q, %k, %v causal normalize(eps = 1.000000e-06)
+        : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>,
+          tensor<1x8x1024x64xf32> -> tensor<1x8x1024x64xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_FeatureMapKindAttr:$feature_map,
+                       LinAttn_Tensor:$query,
+                       LinAttn_Tensor:$key,
+                       LinAttn_Tensor:$values,
+                       Optional<LinAttn_Tensor>:$projection,
+                       UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$eps);
+  let results = (outs LinAttn_Tensor:$result);
+
+  let assemblyFormat = [{
+    `` $feature_map $query `,` $key `,` $values
+    (`projection` `(` $projection^ `)`)? (`causal` $causal^)?
+    (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
+    `:` type($query) `,` type($key) `,` type($values)
+    (`,` type($projection)^)? `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    bool isNormalized() { return getEps().has_value(); }
+  }];
+
+  let hasVerifier = 1;
+}
+
+#endif // LINATTN_IR_LINATTNOPS_TD

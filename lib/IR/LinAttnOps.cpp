@@ -1,0 +1,551 @@
+//===- LinAttnOps.cpp - linattn operations --------------------------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers, folders and canonicalizations of the linattn ops.
+//
+// Every op relates the shapes of its operands and results in the same way: all
+// share the same leading batch dimensions, and their trailing one or two
+// dimensions are sequence lengths and feature sizes that must agree. The
+// verifiers describe each op by a `ShapeSignature` and let one checker emit the
+// diagnostics, so that every op words its errors alike ("key sequence length
+// 128 does not match value sequence length 96"). Dynamic sizes agree with
+// anything.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/IR/LinAttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::linattn;
+
+//===----------------------------------------------------------------------===//
+// Shape signatures
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One trailing dimension of a tensor in a signature. Dimensions that carry
+/// the same symbol must be equal; `role` names the dimension in diagnostics.
+struct DimSpec {
+  char symbol;
+  StringRef role;
+};
+
+/// A tensor operand or result in a signature: its value's type, the name used
+/// in diagnostics ("key"), and its trailing dimensions. Unbatched tensors
+/// (the random-feature projection) have no leading batch dimensions.
+struct TensorSpec {
+  Type type;
+  StringRef name;
+  SmallVector<DimSpec, 2> dims;
+  bool batched = true;
+};
+
+/// The static sizes that a successful check bound to each symbol.
+struct ShapeBindings {
+  struct Binding {
+    int64_t size;
+    StringRef name;
+    StringRef role;
+  };
+  llvm::SmallDenseMap<char, Binding> sizes;
+
+  /// The static size of `symbol`, or ShapedType::kDynamic if no tensor gave
+  /// it a static size.
+  int64_t lookup(char symbol) const {
+    auto it = sizes.find(symbol);
+    return it == sizes.end() ? ShapedType::kDynamic : it->second.size;
+  }
+};
+
+} // namespace
+
+/// Checks that the tensors in `specs` have consistent ranks, batch dimensions
+/// and trailing dimensions. The first batched spec fixes the batch rank.
+static LogicalResult verifySignature(Operation *op,
+                                     ArrayRef<TensorSpec> specs,
+                                     ShapeBindings &bindings) {
+  const TensorSpec *reference = nullptr;
+  int64_t batchRank = 0;
+  for (const TensorSpec &spec : specs) {
+    if (!spec.type)
+      continue;
+    auto type = cast<RankedTensorType>(spec.type);
+    int64_t trailing = spec.dims.size();
+    if (!spec.batched) {
+      if (type.getRank() != trailing)
+        return op->emitOpError()
+               << "expected " << spec.name << " to have rank " << trailing
+               << ", got rank " << type.getRank();
+      continue;
+    }
+    if (!reference) {
+      if (type.getRank() < trailing)
+        return op->emitOpError()
+               << "expected " << spec.name << " to have rank at least "
+               << trailing << ", got rank " << type.getRank();
+      reference = &spec;
+      batchRank = type.getRank() - trailing;
+      continue;
+    }
+    if (type.getRank() != batchRank + trailing)
+      return op->emitOpError()
+             << "expected " << spec.name << " to have rank "
+             << batchRank + trailing << " (" << batchRank
+             << " batch dimensions like the " << reference->name
+             << ", then " << trailing << "), got rank " << type.getRank();
+  }
+
+  // Batch dimensions: compare each against its first static occurrence.
+  for (int64_t i = 0; i < batchRank; ++i) {
+    const TensorSpec *first = nullptr;
+    int64_t size = ShapedType::kDynamic;
+    for (const TensorSpec &spec : specs) {
+      if (!spec.type || !spec.batched)
+        continue;
+      int64_t dim = cast<RankedTensorType>(spec.type).getDimSize(i);
+      if (ShapedType::isDynamic(dim))
+        continue;
+      if (!first) {
+        first = &spec;
+        size = dim;
+      } else if (dim != size) {
+        return op->emitOpError()
+               << spec.name << " batch dimension " << i << " (" << dim
+               << ") does not match " << first->name << " batch dimension "
+               << i << " (" << size << ")";
+      }
+    }
+  }
+
+  // Trailing dimensions: every symbol takes one static size.
+  for (const TensorSpec &spec : specs) {
+    if (!spec.type)
+      continue;
+    auto type = cast<RankedTensorType>(spec.type);
+    int64_t offset = type.getRank() - spec.dims.size();
+    for (auto [index, dimSpec] : llvm::enumerate(spec.dims)) {
+      int64_t dim = type.getDimSize(offset + index);
+      if (ShapedType::isDynamic(dim))
+        continue;
+      auto [it, inserted] = bindings.sizes.try_emplace(
+          dimSpec.symbol,
+          ShapeBindings::Binding{dim, spec.name, dimSpec.role});
+      if (!inserted && it->second.size != dim)
+        return op->emitOpError()
+               << spec.name << " " << dimSpec.role << " " << dim
+               << " does not match " << it->second.name << " "
+               << it->second.role << " " << it->second.size;
+    }
+  }
+  return success();
+}
+
+static Type elementTypeOf(Type type) {
+  return cast<RankedTensorType>(type).getElementType();
+}
+
+/// Checks that the named values in `values` (pairs of type and name; null
+/// types are skipped) share one element type.
+static LogicalResult
+verifySameElementType(Operation *op,
+                      ArrayRef<std::pair<Type, StringRef>> values) {
+  Type expected;
+  StringRef expectedName;
+  for (auto [type, name] : values) {
+    if (!type)
+      continue;
+    Type element = elementTypeOf(type);
+    if (!expected) {
+      expected = element;
+      expectedName = name;
+    } else if (element != expected) {
+      return op->emitOpError()
+             << name << " element type " << element << " does not match "
+             << expectedName << " element type " << expected;
+    }
+  }
+  return success();
+}
+
+/// The state of the linear and scan forms may accumulate in a wider type than
+/// the inputs (f32 state for bf16 inputs), never in a narrower or a different
+/// type of the same width.
+static LogicalResult verifyAccumulatorType(Operation *op, Type dataType,
+                                           Type stateType) {
+  auto data = cast<FloatType>(elementTypeOf(dataType));
+  auto state = cast<FloatType>(elementTypeOf(stateType));
+  if (state == data || state.getWidth() > data.getWidth())
+    return success();
+  return op->emitOpError()
+         << "state element type " << state << " cannot accumulate " << data
+         << " inputs: use " << data << " or a wider float type";
+}
+
+/// Checks the normalization epsilon when present: finite and positive.
+static LogicalResult verifyEps(Operation *op, std::optional<APFloat> eps) {
+  if (!eps)
+    return success();
+  double value = eps->convertToDouble();
+  if (!std::isfinite(value) || value <= 0.0)
+    return op->emitOpError()
+           << "normalization eps must be positive and finite, got " << value;
+  return success();
+}
+
+/// Causal masking pairs query i with key i: both sequences have one length.
+static LogicalResult verifyCausalLengths(Operation *op, Type queryType,
+                                         Type keyType) {
+  int64_t n = cast<RankedTensorType>(queryType).getDimSize(
+      cast<RankedTensorType>(queryType).getRank() - 2);
+  int64_t m = cast<RankedTensorType>(keyType).getDimSize(
+      cast<RankedTensorType>(keyType).getRank() - 2);
+  if (ShapedType::isDynamic(n) || ShapedType::isDynamic(m) || n == m)
+    return success();
+  return op->emitOpError()
+         << "causal attention needs as many queries as keys, got query "
+            "sequence length "
+         << n << " and key sequence length " << m;
+}
+
+//===----------------------------------------------------------------------===//
+// FeatureMapOp
+//===----------------------------------------------------------------------===//
+
+int64_t FeatureMapOp::getFeatureSize(FeatureMapKind kind, int64_t inputSize,
+                                     int64_t projectionSize) {
+  switch (kind) {
+  case FeatureMapKind::Elu:
+  case FeatureMapKind::Relu:
+  case FeatureMapKind::Identity:
+    return inputSize;
+  case FeatureMapKind::Poly2:
+    if (ShapedType::isDynamic(inputSize))
+      return ShapedType::kDynamic;
+    return 1 + inputSize + inputSize * inputSize;
+  case FeatureMapKind::Favor:
+    return projectionSize;
+  }
+  return ShapedType::kDynamic;
+}
+
+/// Checks that a projection operand is given exactly for the `favor` kind.
+static LogicalResult verifyProjectionPresence(Operation *op,
+                                              FeatureMapKind kind,
+                                              Value projection) {
+  bool needsProjection = kind == FeatureMapKind::Favor;
+  if (needsProjection && !projection)
+    return op->emitOpError()
+           << "the favor feature map needs a projection operand "
+              "(projection(%p) with P of shape D x m)";
+  if (!needsProjection && projection)
+    return op->emitOpError() << "the " << stringifyFeatureMapKind(kind)
+                             << " feature map takes no projection operand";
+  return success();
+}
+
+LogicalResult FeatureMapOp::verify() {
+  FeatureMapKind kind = getKind();
+  if (failed(verifyProjectionPresence(*this, kind, getProjection())))
+    return failure();
+
+  // Elementwise maps keep the feature size; the others produce their own.
+  bool elementwise = kind == FeatureMapKind::Elu ||
+                     kind == FeatureMapKind::Relu ||
+                     kind == FeatureMapKind::Identity;
+  char outSymbol = elementwise ? 'D' : 'F';
+  Type projectionType = getProjection() ? getProjection().getType() : Type();
+  ShapeBindings bindings;
+  if (failed(verifySignature(
+          *this,
+          {{getInput().getType(), "input", {{'D', "feature size"}}},
+           {getResult().getType(), "result", {{outSymbol, "feature size"}}},
+           {projectionType,
+            "projection",
+            {{'D', "input size"}, {'F', "feature count"}},
+            /*batched=*/false}},
+          bindings)) ||
+      failed(verifySameElementType(*this, {{getInput().getType(), "input"},
+                                           {getResult().getType(), "result"},
+                                           {projectionType, "projection"}})))
+    return failure();
+
+  if (kind == FeatureMapKind::Poly2) {
+    int64_t d = bindings.lookup('D');
+    int64_t f = bindings.lookup('F');
+    int64_t expected = getFeatureSize(kind, d, ShapedType::kDynamic);
+    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(f) &&
+        expected != f)
+      return emitOpError() << "the poly2 feature map of input feature size "
+                           << d << " produces 1 + D + D^2 = " << expected
+                           << " features, but the result feature size is "
+                           << f;
+  }
+  return success();
+}
+
+OpFoldResult FeatureMapOp::fold(FoldAdaptor) {
+  // φ = identity is a no-op when it does not refine the type.
+  if (getKind() == FeatureMapKind::Identity &&
+      getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ScoresOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScoresOp::verify() {
+  ShapeBindings bindings;
+  Type q = getQueryFeatures().getType(), k = getKeyFeatures().getType(),
+       a = getResult().getType();
+  if (failed(verifySignature(
+          *this,
+          {{q, "query", {{'N', "sequence length"}, {'F', "feature size"}}},
+           {k, "key", {{'M', "sequence length"}, {'F', "feature size"}}},
+           {a,
+            "result",
+            {{'N', "query dimension"}, {'M', "key dimension"}}}},
+          bindings)) ||
+      failed(verifySameElementType(
+          *this, {{q, "query"}, {k, "key"}, {a, "result"}})))
+    return failure();
+  if (getCausal() && failed(verifyCausalLengths(*this, q, k)))
+    return failure();
+  if (std::optional<APFloat> scale = getScale();
+      scale && !std::isfinite(scale->convertToDouble()))
+    return emitOpError() << "scale must be finite, got "
+                         << scale->convertToDouble();
+  return success();
+}
+
+OpFoldResult ScoresOp::fold(FoldAdaptor) {
+  // A scale of 1 is spelled by omitting it.
+  if (std::optional<APFloat> scale = getScale();
+      scale && scale->convertToDouble() == 1.0) {
+    removeScaleAttr();
+    return getResult();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ApplyScoresOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ApplyScoresOp::verify() {
+  ShapeBindings bindings;
+  Type a = getScores().getType(), v = getValues().getType(),
+       o = getResult().getType();
+  if (failed(verifySignature(
+          *this,
+          {{a, "scores", {{'N', "query dimension"}, {'M', "key dimension"}}},
+           {v, "value", {{'M', "sequence length"}, {'V', "feature size"}}},
+           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}}},
+          bindings)) ||
+      failed(verifySameElementType(
+          *this, {{a, "scores"}, {v, "value"}, {o, "result"}})))
+    return failure();
+  return verifyEps(*this, getEps());
+}
+
+//===----------------------------------------------------------------------===//
+// KvSummaryOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KvSummaryOp::verify() {
+  ShapeBindings bindings;
+  Type k = getKeyFeatures().getType(), v = getValues().getType(),
+       s = getState().getType(), z = getNormalizer().getType();
+  if (failed(verifySignature(
+          *this,
+          {{k, "key", {{'M', "sequence length"}, {'F', "feature size"}}},
+           {v, "value", {{'M', "sequence length"}, {'V', "feature size"}}},
+           {s, "state", {{'F', "key feature size"}, {'V', "value size"}}},
+           {z, "normalizer", {{'F', "feature size"}}}},
+          bindings)) ||
+      failed(verifySameElementType(*this, {{k, "key"}, {v, "value"}})) ||
+      failed(verifySameElementType(*this,
+                                   {{s, "state"}, {z, "normalizer"}})))
+    return failure();
+  return verifyAccumulatorType(*this, k, s);
+}
+
+//===----------------------------------------------------------------------===//
+// QueryReadoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QueryReadoutOp::verify() {
+  if (getNormalizer() && !getEps())
+    return emitOpError() << "a normalizer needs an eps";
+  if (!getNormalizer() && getEps())
+    return emitOpError() << "eps is given without a normalizer";
+
+  ShapeBindings bindings;
+  Type q = getQueryFeatures().getType(), s = getState().getType(),
+       z = getNormalizer() ? getNormalizer().getType() : Type(),
+       o = getResult().getType();
+  if (failed(verifySignature(
+          *this,
+          {{q, "query", {{'N', "sequence length"}, {'F', "feature size"}}},
+           {s, "state", {{'F', "key feature size"}, {'V', "value size"}}},
+           {z, "normalizer", {{'F', "feature size"}}},
+           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}}},
+          bindings)) ||
+      failed(verifySameElementType(*this, {{q, "query"}, {o, "result"}})) ||
+      failed(verifySameElementType(*this,
+                                   {{s, "state"}, {z, "normalizer"}})) ||
+      failed(verifyAccumulatorType(*this, q, s)))
+    return failure();
+  return verifyEps(*this, getEps());
+}
+
+//===----------------------------------------------------------------------===//
+// ScanOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScanOp::verify() {
+  if (static_cast<bool>(getInitialState()) !=
+      static_cast<bool>(getInitialNormalizer()))
+    return emitOpError() << "init needs both the state and the normalizer";
+
+  Type q = getQueryFeatures().getType(), k = getKeyFeatures().getType(),
+       v = getValues().getType(), o = getResult().getType(),
+       s = getFinalState().getType(), z = getFinalNormalizer().getType();
+  Type s0 = getInitialState() ? getInitialState().getType() : Type();
+  Type z0 = getInitialNormalizer() ? getInitialNormalizer().getType() : Type();
+  ShapeBindings bindings;
+  if (failed(verifySignature(
+          *this,
+          {{q, "query", {{'N', "sequence length"}, {'F', "feature size"}}},
+           {k, "key", {{'N', "sequence length"}, {'F', "feature size"}}},
+           {v, "value", {{'N', "sequence length"}, {'V', "feature size"}}},
+           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}},
+           {s0,
+            "initial state",
+            {{'F', "key feature size"}, {'V', "value size"}}},
+           {z0, "initial normalizer", {{'F', "feature size"}}},
+           {s, "final state", {{'F', "key feature size"}, {'V', "value size"}}},
+           {z, "final normalizer", {{'F', "feature size"}}}},
+          bindings)) ||
+      failed(verifySameElementType(
+          *this, {{q, "query"}, {k, "key"}, {v, "value"}, {o, "result"}})) ||
+      failed(verifySameElementType(*this, {{s, "final state"},
+                                           {z, "final normalizer"},
+                                           {s0, "initial state"},
+                                           {z0, "initial normalizer"}})) ||
+      failed(verifyAccumulatorType(*this, q, s)) ||
+      failed(verifyEps(*this, getEps())))
+    return failure();
+  if (std::optional<int64_t> chunk = getChunkSize(); chunk && *chunk <= 0)
+    return emitOpError() << "chunk size must be positive, got " << *chunk;
+  return success();
+}
+
+namespace {
+/// Drops an initial state that is all zeros: the scan starts from zero anyway.
+struct DropZeroInitialState : OpRewritePattern<ScanOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasInitialState())
+      return rewriter.notifyMatchFailure(op, "no initial state");
+    if (!matchPattern(op.getInitialState(), m_AnyZeroFloat()) ||
+        !matchPattern(op.getInitialNormalizer(), m_AnyZeroFloat()))
+      return rewriter.notifyMatchFailure(op, "initial state is not all zeros");
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInitialStateMutable().clear();
+      op.getInitialNormalizerMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+void ScanOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<DropZeroInitialState>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// StepOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StepOp::verify() {
+  Type q = getQueryFeatures().getType(), k = getKeyFeatures().getType(),
+       v = getValues().getType(), s = getState().getType(),
+       z = getNormalizer().getType(), o = getResult().getType(),
+       s1 = getNewState().getType(), z1 = getNewNormalizer().getType();
+  ShapeBindings bindings;
+  if (failed(verifySignature(
+          *this,
+          {{q, "query", {{'F', "feature size"}}},
+           {k, "key", {{'F', "feature size"}}},
+           {v, "value", {{'V', "feature size"}}},
+           {s, "state", {{'F', "key feature size"}, {'V', "value size"}}},
+           {z, "normalizer", {{'F', "feature size"}}},
+           {o, "result", {{'V', "feature size"}}},
+           {s1, "new state", {{'F', "key feature size"}, {'V', "value size"}}},
+           {z1, "new normalizer", {{'F', "feature size"}}}},
+          bindings)) ||
+      failed(verifySameElementType(
+          *this, {{q, "query"}, {k, "key"}, {v, "value"}, {o, "result"}})) ||
+      failed(verifySameElementType(*this, {{s, "state"},
+                                           {z, "normalizer"},
+                                           {s1, "new state"},
+                                           {z1, "new normalizer"}})) ||
+      failed(verifyAccumulatorType(*this, q, s)))
+    return failure();
+  return verifyEps(*this, getEps());
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyProjectionPresence(*this, getFeatureMap(),
+                                      getProjection())))
+    return failure();
+  Type q = getQuery().getType(), k = getKey().getType(),
+       v = getValues().getType(), o = getResult().getType();
+  Type p = getProjection() ? getProjection().getType() : Type();
+  ShapeBindings bindings;
+  if (failed(verifySignature(
+          *this,
+          {{q, "query", {{'N', "sequence length"}, {'D', "feature size"}}},
+           {k, "key", {{'M', "sequence length"}, {'D', "feature size"}}},
+           {v, "value", {{'M', "sequence length"}, {'V', "feature size"}}},
+           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}},
+           {p,
+            "projection",
+            {{'D', "input size"}, {'F', "feature count"}},
+            /*batched=*/false}},
+          bindings)) ||
+      failed(verifySameElementType(*this, {{q, "query"},
+                                           {k, "key"},
+                                           {v, "value"},
+                                           {o, "result"},
+                                           {p, "projection"}})))
+    return failure();
+  if (getCausal() && failed(verifyCausalLengths(*this, q, k)))
+    return failure();
+  return verifyEps(*this, getEps());
+}
+
+#define GET_OP_CLASSES
+#include "linattn/IR/LinAttnOps.cpp.inc"

@@ -1,0 +1,30 @@
+# -*- Python -*-
+# lit configuration of the linattn test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "LINATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.linattn_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+config.substitutions.append(("%linattn_src_root", config.linattn_src_root))
+config.substitutions.append(("%linattn_obj_root", config.linattn_obj_root))
+
+if config.linattn_has_cuda:
+    config.available_features.add("cuda-toolkit")
+
+# Our tools come from the build tree; FileCheck, not and friends from LLVM 22.
+tool_dirs = [config.linattn_tools_dir, config.llvm_tools_dir]
+tools = [ToolSubst("linattn-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,31 @@
+//===- linattn-opt.cpp - the linattn optimizer driver ---------------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// mlir-opt with the linattn dialect, passes and pipelines added to the upstream
+// dialects and passes they are used with.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::linattn::registerAllPasses();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::linattn::registerAllDialects(registry);
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "linattn optimizer driver\n", registry));
+}
