@@ -74,8 +74,7 @@ struct ShapeBindings {
 
 /// Checks that the tensors in `specs` have consistent ranks, batch dimensions
 /// and trailing dimensions. The first batched spec fixes the batch rank.
-static LogicalResult verifySignature(Operation *op,
-                                     ArrayRef<TensorSpec> specs,
+static LogicalResult verifySignature(Operation *op, ArrayRef<TensorSpec> specs,
                                      ShapeBindings &bindings) {
   const TensorSpec *reference = nullptr;
   int64_t batchRank = 0;
@@ -86,9 +85,8 @@ static LogicalResult verifySignature(Operation *op,
     int64_t trailing = spec.dims.size();
     if (!spec.batched) {
       if (type.getRank() != trailing)
-        return op->emitOpError()
-               << "expected " << spec.name << " to have rank " << trailing
-               << ", got rank " << type.getRank();
+        return op->emitOpError() << "expected " << spec.name << " to have rank "
+                                 << trailing << ", got rank " << type.getRank();
       continue;
     }
     if (!reference) {
@@ -104,8 +102,8 @@ static LogicalResult verifySignature(Operation *op,
       return op->emitOpError()
              << "expected " << spec.name << " to have rank "
              << batchRank + trailing << " (" << batchRank
-             << " batch dimensions like the " << reference->name
-             << ", then " << trailing << "), got rank " << type.getRank();
+             << " batch dimensions like the " << reference->name << ", then "
+             << trailing << "), got rank " << type.getRank();
   }
 
   // Batch dimensions: compare each against its first static occurrence.
@@ -124,8 +122,8 @@ static LogicalResult verifySignature(Operation *op,
       } else if (dim != size) {
         return op->emitOpError()
                << spec.name << " batch dimension " << i << " (" << dim
-               << ") does not match " << first->name << " batch dimension "
-               << i << " (" << size << ")";
+               << ") does not match " << first->name << " batch dimension " << i
+               << " (" << size << ")";
       }
     }
   }
@@ -141,8 +139,7 @@ static LogicalResult verifySignature(Operation *op,
       if (ShapedType::isDynamic(dim))
         continue;
       auto [it, inserted] = bindings.sizes.try_emplace(
-          dimSpec.symbol,
-          ShapeBindings::Binding{dim, spec.name, dimSpec.role});
+          dimSpec.symbol, ShapeBindings::Binding{dim, spec.name, dimSpec.role});
       if (!inserted && it->second.size != dim)
         return op->emitOpError()
                << spec.name << " " << dimSpec.role << " " << dim
@@ -189,9 +186,9 @@ static LogicalResult verifyAccumulatorType(Operation *op, Type dataType,
   auto state = cast<FloatType>(elementTypeOf(stateType));
   if (state == data || state.getWidth() > data.getWidth())
     return success();
-  return op->emitOpError()
-         << "state element type " << state << " cannot accumulate " << data
-         << " inputs: use " << data << " or a wider float type";
+  return op->emitOpError() << "state element type " << state
+                           << " cannot accumulate " << data << " inputs: use "
+                           << data << " or a wider float type";
 }
 
 /// Checks the normalization epsilon when present: finite and positive.
@@ -242,9 +239,8 @@ int64_t FeatureMapOp::getFeatureSize(FeatureMapKind kind, int64_t inputSize,
 }
 
 /// Checks that a projection operand is given exactly for the `favor` kind.
-static LogicalResult verifyProjectionPresence(Operation *op,
-                                              FeatureMapKind kind,
-                                              Value projection) {
+static LogicalResult
+verifyProjectionPresence(Operation *op, FeatureMapKind kind, Value projection) {
   bool needsProjection = kind == FeatureMapKind::Favor;
   if (needsProjection && !projection)
     return op->emitOpError()
@@ -290,8 +286,7 @@ LogicalResult FeatureMapOp::verify() {
         expected != f)
       return emitOpError() << "the poly2 feature map of input feature size "
                            << d << " produces 1 + D + D^2 = " << expected
-                           << " features, but the result feature size is "
-                           << f;
+                           << " features, but the result feature size is " << f;
   }
   return success();
 }
@@ -316,12 +311,10 @@ LogicalResult ScoresOp::verify() {
           *this,
           {{q, "query", {{'N', "sequence length"}, {'F', "feature size"}}},
            {k, "key", {{'M', "sequence length"}, {'F', "feature size"}}},
-           {a,
-            "result",
-            {{'N', "query dimension"}, {'M', "key dimension"}}}},
+           {a, "result", {{'N', "query dimension"}, {'M', "key dimension"}}}},
           bindings)) ||
-      failed(verifySameElementType(
-          *this, {{q, "query"}, {k, "key"}, {a, "result"}})))
+      failed(verifySameElementType(*this,
+                                   {{q, "query"}, {k, "key"}, {a, "result"}})))
     return failure();
   if (getCausal() && failed(verifyCausalLengths(*this, q, k)))
     return failure();
@@ -378,8 +371,7 @@ LogicalResult KvSummaryOp::verify() {
            {z, "normalizer", {{'F', "feature size"}}}},
           bindings)) ||
       failed(verifySameElementType(*this, {{k, "key"}, {v, "value"}})) ||
-      failed(verifySameElementType(*this,
-                                   {{s, "state"}, {z, "normalizer"}})))
+      failed(verifySameElementType(*this, {{s, "state"}, {z, "normalizer"}})))
     return failure();
   return verifyAccumulatorType(*this, k, s);
 }
@@ -406,8 +398,7 @@ LogicalResult QueryReadoutOp::verify() {
            {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}}},
           bindings)) ||
       failed(verifySameElementType(*this, {{q, "query"}, {o, "result"}})) ||
-      failed(verifySameElementType(*this,
-                                   {{s, "state"}, {z, "normalizer"}})) ||
+      failed(verifySameElementType(*this, {{s, "state"}, {z, "normalizer"}})) ||
       failed(verifyAccumulatorType(*this, q, s)))
     return failure();
   return verifyEps(*this, getEps());
@@ -518,8 +509,7 @@ LogicalResult StepOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyProjectionPresence(*this, getFeatureMap(),
-                                      getProjection())))
+  if (failed(verifyProjectionPresence(*this, getFeatureMap(), getProjection())))
     return failure();
   Type q = getQuery().getType(), k = getKey().getType(),
        v = getValues().getType(), o = getResult().getType();

@@ -26,6 +26,6 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::linattn::registerAllDialects(registry);
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "linattn optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "linattn optimizer driver\n", registry));
 }

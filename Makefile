@@ -1,0 +1,45 @@
+# The two commands of the README:
+#   make demo    install what is missing, build, run the example
+#   make check   install what is missing, build, run every test
+# BUILD_DIR, BUILD_TYPE and CMAKE_ARGS can be overridden on the command line.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
+
+BUILD_DIR  ?= build
+BUILD_TYPE ?= Release
+LLVM_DIR   ?= /usr/lib/llvm-22
+CCACHE     := $(shell command -v ccache 2>/dev/null)
+
+CMAKE_CONFIGURE = cmake -G Ninja -S . -B $(BUILD_DIR) \
+  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
+  -DCMAKE_C_COMPILER=$(LLVM_DIR)/bin/clang \
+  -DCMAKE_CXX_COMPILER=$(LLVM_DIR)/bin/clang++ \
+  -DLLVM_USE_LINKER=lld \
+  -DLINATTN_ENABLE_WERROR=ON \
+  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache) \
+  $(CMAKE_ARGS)
+
+.PHONY: all deps configure build demo check clean
+
+all: build
+
+deps:
+	scripts/install-deps.sh
+
+configure: deps
+	$(CMAKE_CONFIGURE)
+
+build: configure
+	cmake --build $(BUILD_DIR)
+
+demo: build
+	scripts/demo.sh $(BUILD_DIR)
+
+check: build
+	cmake --build $(BUILD_DIR) --target check-linattn 2>&1 | tee $(BUILD_DIR)/check.log
+	@scripts/test-summary.sh $(BUILD_DIR)/check.log
+
+clean:
+	rm -rf $(BUILD_DIR)

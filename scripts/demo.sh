@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The README's main job: takes the example through linattn-opt's passes and
+# prints the IR before and after.
+set -euo pipefail
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+example=$root/examples/causal_attention.mlir
+opt=$build/bin/linattn-opt
+pipeline="builtin.module(linattn-decompose,canonicalize)"
+
+echo "== ${example#$root/} =="
+"$opt" "$example"
+echo
+echo "== after linattn-opt --pass-pipeline='$pipeline' =="
+"$opt" "$example" --pass-pipeline="$pipeline"

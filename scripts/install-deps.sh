@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what linattn needs to build and test on Debian 12 (bookworm):
+# LLVM/MLIR 22 and its tools, clang/lld 22, OpenMP, CMake, Ninja, ccache and
+# the Python packages the tests use. Idempotent: installs only what is missing.
+# The CUDA toolkit is optional and not installed here (see README).
+set -euo pipefail
+
+APT_PACKAGES=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  clang-22 lld-22 libomp-22-dev
+  cmake ninja-build ccache
+  python3 python3-pip
+)
+PIP_PACKAGES=(numpy)
+
+sudo_if_needed() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_if_needed apt-get update -q
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+python=${PYTHON:-python3}
+for pkg in "${PIP_PACKAGES[@]}"; do
+  if ! "$python" -c "import $pkg" 2>/dev/null; then
+    echo "install-deps: pip installing $pkg for $python"
+    # Debian's own python3 marks its site-packages as externally managed.
+    "$python" -m pip install -q "$pkg" 2>/dev/null ||
+      "$python" -m pip install -q --break-system-packages "$pkg"
+  fi
+done
+
+echo "install-deps: all dependencies present"
