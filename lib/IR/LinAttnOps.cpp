@@ -101,9 +101,9 @@ static LogicalResult verifySignature(Operation *op, ArrayRef<TensorSpec> specs,
     if (type.getRank() != batchRank + trailing)
       return op->emitOpError()
              << "expected " << spec.name << " to have rank "
-             << batchRank + trailing << " (" << batchRank
-             << " batch dimensions like the " << reference->name << ", then "
-             << trailing << "), got rank " << type.getRank();
+             << batchRank + trailing << " (" << batchRank << " batch dimension"
+             << (batchRank == 1 ? "" : "s") << " like the " << reference->name
+             << ", then " << trailing << "), got rank " << type.getRank();
   }
 
   // Batch dimensions: compare each against its first static occurrence.
@@ -203,12 +203,11 @@ static LogicalResult verifyEps(Operation *op, std::optional<APFloat> eps) {
 }
 
 /// Causal masking pairs query i with key i: both sequences have one length.
-static LogicalResult verifyCausalLengths(Operation *op, Type queryType,
-                                         Type keyType) {
-  int64_t n = cast<RankedTensorType>(queryType).getDimSize(
-      cast<RankedTensorType>(queryType).getRank() - 2);
-  int64_t m = cast<RankedTensorType>(keyType).getDimSize(
-      cast<RankedTensorType>(keyType).getRank() - 2);
+/// The lengths are the ones the signature check bound to `N` and `M` from all
+/// operands and results, so a length given only by the result counts too.
+static LogicalResult verifyCausalLengths(Operation *op,
+                                         const ShapeBindings &bindings) {
+  int64_t n = bindings.lookup('N'), m = bindings.lookup('M');
   if (ShapedType::isDynamic(n) || ShapedType::isDynamic(m) || n == m)
     return success();
   return op->emitOpError()
@@ -221,6 +220,9 @@ static LogicalResult verifyCausalLengths(Operation *op, Type queryType,
 // FeatureMapOp
 //===----------------------------------------------------------------------===//
 
+/// The largest D for which 1 + D + D^2 fits in int64_t.
+static constexpr int64_t kMaxPoly2InputSize = 3037000498;
+
 int64_t FeatureMapOp::getFeatureSize(FeatureMapKind kind, int64_t inputSize,
                                      int64_t projectionSize) {
   switch (kind) {
@@ -229,7 +231,9 @@ int64_t FeatureMapOp::getFeatureSize(FeatureMapKind kind, int64_t inputSize,
   case FeatureMapKind::Identity:
     return inputSize;
   case FeatureMapKind::Poly2:
-    if (ShapedType::isDynamic(inputSize))
+    // Sizes whose square does not fit count as unknown; the verifier rejects
+    // them.
+    if (ShapedType::isDynamic(inputSize) || inputSize > kMaxPoly2InputSize)
       return ShapedType::kDynamic;
     return 1 + inputSize + inputSize * inputSize;
   case FeatureMapKind::Favor:
@@ -281,6 +285,9 @@ LogicalResult FeatureMapOp::verify() {
   if (kind == FeatureMapKind::Poly2) {
     int64_t d = bindings.lookup('D');
     int64_t f = bindings.lookup('F');
+    if (!ShapedType::isDynamic(d) && d > kMaxPoly2InputSize)
+      return emitOpError() << "the poly2 feature map of input feature size "
+                           << d << " would produce more than 2^63 features";
     int64_t expected = getFeatureSize(kind, d, ShapedType::kDynamic);
     if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(f) &&
         expected != f)
@@ -316,7 +323,7 @@ LogicalResult ScoresOp::verify() {
       failed(verifySameElementType(*this,
                                    {{q, "query"}, {k, "key"}, {a, "result"}})))
     return failure();
-  if (getCausal() && failed(verifyCausalLengths(*this, q, k)))
+  if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
     return failure();
   if (std::optional<APFloat> scale = getScale();
       scale && !std::isfinite(scale->convertToDouble()))
@@ -532,7 +539,7 @@ LogicalResult AttentionOp::verify() {
                                            {o, "result"},
                                            {p, "projection"}})))
     return failure();
-  if (getCausal() && failed(verifyCausalLengths(*this, q, k)))
+  if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
     return failure();
   return verifyEps(*this, getEps());
 }

@@ -271,7 +271,8 @@ def LinAttn_ScanOp : LinAttn_Op<"scan", [Pure, AttrSizedOperandSegments]> {
     The results are the outputs [..., N, Dv] and the final state (S, z) after
     the last token visited, which can seed a later scan or `linattn.step`.
     The state may use a wider element type than the inputs and accumulates
-    in that type; initial and final state have the same type.
+    in that type; initial and final state have the same element type and
+    compatible shapes.
 
     `chunk_size` is a hint for the lowering: the chunkwise form processes
     that many tokens at a time with dense products inside a chunk and the
