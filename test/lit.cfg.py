@@ -31,6 +31,12 @@ config.substitutions.append(
 config.substitutions.append(
     ("%linattn_plugin", os.path.join(config.linattn_lib_dir, "LinAttnPlugin.so")))
 
+# The ExternalProject tests: the prefix linattn is installed into for them and
+# how to configure a client project with this build's compilers.
+config.substitutions.append(("%linattn_test_install", config.linattn_test_install))
+config.substitutions.append(("%cmake", config.cmake))
+config.substitutions.append(("%external_cmake_args", config.external_cmake_args))
+
 # Our tools come from the build tree; FileCheck, not and friends from LLVM 22.
 tool_dirs = [config.linattn_tools_dir, config.llvm_tools_dir]
 tools = [
