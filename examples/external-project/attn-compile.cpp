@@ -60,8 +60,8 @@ static llvm::cl::opt<bool>
 /// The default stages, in order; those the linked linattn does not register
 /// (yet) are skipped.
 static constexpr const char *kDefaultStages[] = {
-    "linattn-raise", "linattn-decompose", "linattn-reassociate",
-    "canonicalize", "cse"};
+    "linattn-raise", "linattn-decompose", "linattn-reassociate", "canonicalize",
+    "cse"};
 
 static std::string defaultPipeline() {
   std::string result;
@@ -96,8 +96,8 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  registry.insert<arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, tensor::TensorDialect>();
+  registry.insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect>();
   linattn::registerAllDialects(registry);
   MLIRContext context(registry);
 
@@ -109,8 +109,7 @@ int main(int argc, char **argv) {
   }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
 

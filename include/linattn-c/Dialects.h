@@ -19,7 +19,8 @@ extern "C" {
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(LinAttn, linattn);
 
 /// Adds every dialect linattn provides to `registry`.
-MLIR_CAPI_EXPORTED void linattnRegisterAllDialects(MlirDialectRegistry registry);
+MLIR_CAPI_EXPORTED void
+linattnRegisterAllDialects(MlirDialectRegistry registry);
 
 #ifdef __cplusplus
 }
