@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "LINATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".c", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.test_source_root = os.path.dirname(__file__)
@@ -24,7 +24,23 @@ config.substitutions.append(("%linattn_obj_root", config.linattn_obj_root))
 if config.linattn_has_cuda:
     config.available_features.add("cuda-toolkit")
 
+# Debian's own mlir-opt (not linattn-opt) and the plugin it loads: the Plugin
+# tests check that linattn works inside an upstream tool.
+config.substitutions.append(
+    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(
+    ("%linattn_plugin", os.path.join(config.linattn_lib_dir, "LinAttnPlugin.so")))
+
+# The ExternalProject tests: the prefix linattn is installed into for them and
+# how to configure a client project with this build's compilers.
+config.substitutions.append(("%linattn_test_install", config.linattn_test_install))
+config.substitutions.append(("%cmake", config.cmake))
+config.substitutions.append(("%external_cmake_args", config.external_cmake_args))
+
 # Our tools come from the build tree; FileCheck, not and friends from LLVM 22.
 tool_dirs = [config.linattn_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("linattn-opt", unresolved="fatal")]
+tools = [
+    ToolSubst("linattn-opt", unresolved="fatal"),
+    ToolSubst("linattn-capi-test", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
