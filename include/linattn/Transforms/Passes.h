@@ -7,6 +7,8 @@
 #ifndef LINATTN_TRANSFORMS_PASSES_H
 #define LINATTN_TRANSFORMS_PASSES_H
 
+#include "linattn/IR/LinAttnDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

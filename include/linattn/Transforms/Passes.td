@@ -160,7 +160,8 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
         : tensor<128x128xf32>, tensor<128x32xf32> -> tensor<128x32xf32>
     ```
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::linattn::LinAttnDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
