@@ -836,6 +836,9 @@ struct RaiseFeatureMaps : OpRewritePattern<ScoresOp> {
           if (!isLinAttnTensor(map->second.getType()) ||
               map->second.getType() != result.getType())
             break;
+          // Replace in place: users between the map and the scores (a
+          // transpose, a collapse) must still be dominated.
+          rewriter.setInsertionPoint(producer);
           rewriter.replaceOpWithNewOp<FeatureMapOp>(
               producer, result.getType(), map->first, map->second, Value());
           return success();
