@@ -11,3 +11,5 @@
 // DIALECT: ### `linattn.scores`
 // DIALECT: ### `linattn.step`
 // PASSES: ### `-linattn-decompose`
+// PASSES: ### `-linattn-raise`
+// PASSES: ### `-linattn-reassociate`

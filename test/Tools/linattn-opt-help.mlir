@@ -5,3 +5,6 @@
 // CHECK: Available Dialects:{{.*}} linalg, linattn, llvm,
 // CHECK: --canonicalize
 // CHECK: --linattn-decompose {{.*}}- Rewrite linattn.attention into feature maps and the quadratic form
+// CHECK: --linattn-raise {{.*}}- Raise attention written in linalg, tensor, arith and math to linattn ops
+// CHECK: --linattn-reassociate {{.*}}- Reassociate the quadratic form (φ(Q)φ(K)ᵀ)V into φ(Q)(φ(K)ᵀV)
+// CHECK-NEXT: --mode=<value> {{.*}}- When to rewrite: auto (by the cost model), always, never

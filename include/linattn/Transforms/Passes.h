@@ -7,6 +7,11 @@
 #ifndef LINATTN_TRANSFORMS_PASSES_H
 #define LINATTN_TRANSFORMS_PASSES_H
 
+#include "linattn/IR/LinAttnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -14,12 +19,43 @@ class RewritePatternSet;
 
 namespace linattn {
 
+/// When `linattn-reassociate` rewrites the quadratic form.
+enum class ReassociateMode {
+  /// When the linear form needs fewer operations (see the pass description).
+  Auto,
+  /// Whenever the rewrite is legal.
+  Always,
+  /// Never.
+  Never,
+};
+
 #define GEN_PASS_DECL
 #include "linattn/Transforms/Passes.h.inc"
 
 /// Adds the pattern that rewrites `linattn.attention` into
 /// `linattn.feature_map`, `linattn.scores` and `linattn.apply_scores`.
 void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
+
+/// Adds the pattern that rewrites `linattn.apply_scores` of a non-causal
+/// `linattn.scores` into `linattn.kv_summary` + `linattn.query_readout`:
+///
+///   apply_scores(scores(%fq, %fk scale(s)), %v [normalize(eps)])
+///     -> %s, %z = kv_summary(%fk, %v)
+///        query_readout(%fq, %s [normalize(%z, eps')])
+///
+/// `mode` decides whether a legal rewrite is taken (see ReassociateMode).
+void populateReassociatePatterns(RewritePatternSet &patterns,
+                                 ReassociateMode mode = ReassociateMode::Auto);
+
+/// Adds the patterns that raise attention written in linalg/tensor/arith/math
+/// to linattn ops:
+///  - RaiseAttentionContractions: contraction(mask(scale(contraction(X, Yᵀ))),
+///    V) -> apply_scores(scores(X, Y [causal] [scale]), V);
+///  - RaiseRowSumNormalization: apply_scores(A, V) / (rowsum(A) + eps)
+///    -> apply_scores(A, V normalize(eps));
+///  - RaiseFeatureMaps: elementwise elu + 1 / relu generics feeding
+///    linattn.scores -> linattn.feature_map.
+void populateRaisePatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "linattn/Transforms/Passes.h.inc"

@@ -1,0 +1,873 @@
+//===- Raise.cpp - attention in upstream dialects into linattn ops --------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Importers (torch-mlir, StableHLO lowered to linalg) spell kernelized
+// attention as two chained contractions with elementwise generics around
+// them. Three patterns raise it, each exact on its own, so that they compose
+// in any order under the greedy driver:
+//
+//  1. RaiseAttentionContractions: contraction(A', V), where A' is
+//     contraction(X, Yᵀ) optionally scaled by a constant and causally masked,
+//     becomes apply_scores(scores(X, Y [causal] [scale]), V).
+//  2. RaiseRowSumNormalization: apply_scores(A, V) / (rowsum(A) + eps)
+//     becomes apply_scores(A, V normalize(eps)).
+//  3. RaiseFeatureMaps: an elementwise elu + 1 or relu generic whose result
+//     feeds linattn.scores becomes linattn.feature_map.
+//
+// Every matcher walks a bounded number of ops; nothing recurses over user IR.
+// Whatever is not exactly the raised computation (softmax, exp of the scores,
+// a strict or shifted mask, an elu without its + 1) does not match.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/IR/LinAttnOps.h"
+#include "linattn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::linattn {
+#define GEN_PASS_DEF_LINATTNRAISEPASS
+#include "linattn/Transforms/Passes.h.inc"
+} // namespace mlir::linattn
+
+using namespace mlir;
+using namespace mlir::linattn;
+
+//===----------------------------------------------------------------------===//
+// Scalar and body matchers
+//===----------------------------------------------------------------------===//
+
+/// The value of a float constant: a scalar, or a splat tensor.
+static std::optional<double> getConstantFloat(Value value) {
+  if (!value)
+    return std::nullopt;
+  FloatAttr scalar;
+  if (matchPattern(value, m_Constant(&scalar)))
+    return scalar.getValueAsDouble();
+  DenseFPElementsAttr dense;
+  if (matchPattern(value, m_Constant(&dense)) && dense.isSplat())
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
+}
+
+static bool isConstantFloat(Value value, double expected) {
+  std::optional<double> constant = getConstantFloat(value);
+  return constant && *constant == expected;
+}
+
+/// True when `value` holds only zeros: a zero constant, or a linalg.fill of
+/// one. Contractions must accumulate onto zeros to be a plain product.
+static bool isZeroFilled(Value value) {
+  if (matchPattern(value, m_AnyZeroFloat()))
+    return true;
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  return fill && fill.getInputs().size() == 1 &&
+         matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+/// Matches a commutative binary op of type OpTy with operands `a` and
+/// something else, returning the something else.
+template <typename OpTy>
+static Value matchCommutativeWith(Value result, Value a) {
+  auto op = result ? result.getDefiningOp<OpTy>() : OpTy();
+  if (!op)
+    return {};
+  if (op->getOperand(0) == a)
+    return op->getOperand(1);
+  if (op->getOperand(1) == a)
+    return op->getOperand(0);
+  return {};
+}
+
+/// The value yielded by a single-result linalg op's body.
+static Value getYielded(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body)
+    return {};
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield->getNumOperands() != 1)
+    return {};
+  return yield->getOperand(0);
+}
+
+/// True when `type` is a ranked tensor of a float type linattn supports.
+static bool isLinAttnTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() >= 1 &&
+         isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(
+             tensor.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Structured op matchers
+//===----------------------------------------------------------------------===//
+
+/// An elementwise linalg op on tensors: all loops parallel, one result, the
+/// result indexed by the identity, the init never read. `inputs` are its
+/// operands and `args` their block arguments.
+struct Elementwise {
+  linalg::LinalgOp op;
+  SmallVector<Value> inputs;
+  SmallVector<BlockArgument> args;
+};
+
+static std::optional<Elementwise> matchElementwise(Operation *op,
+                                                   unsigned numInputs) {
+  auto linalgOp = dyn_cast_if_present<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != numInputs ||
+      linalgOp.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops() ||
+      !linalgOp.getBlock())
+    return std::nullopt;
+  // The payload must not read the init: the result is a pure function of
+  // the inputs.
+  if (linalgOp.payloadUsesValueFromOperand(linalgOp.getDpsInitOperand(0)))
+    return std::nullopt;
+  AffineMap outMap =
+      linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
+  if (!outMap.isIdentity())
+    return std::nullopt;
+  Elementwise result{linalgOp, {}, {}};
+  for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+    result.inputs.push_back(input->get());
+    result.args.push_back(linalgOp.getMatchingBlockArgument(input));
+  }
+  return result;
+}
+
+/// Like matchElementwise, but every input must be indexed by the identity
+/// and have the result's type.
+static std::optional<Elementwise> matchPlainElementwise(Operation *op,
+                                                        unsigned numInputs) {
+  std::optional<Elementwise> ew = matchElementwise(op, numInputs);
+  if (!ew)
+    return std::nullopt;
+  Type resultType = op->getResult(0).getType();
+  for (OpOperand *input : ew->op.getDpsInputOperands())
+    if (!ew->op.getMatchingIndexingMap(input).isIdentity() ||
+        input->get().getType() != resultType)
+      return std::nullopt;
+  return ew;
+}
+
+/// A contraction out[b..., i, j] = Σₖ lhs[b..., i, k] · rhs[b..., k, j] with
+/// a zero-filled accumulator, where either operand may have its two trailing
+/// dimensions swapped: linalg.matmul (any indexing maps), batch_matmul, and
+/// einsum-style generics.
+struct Contraction {
+  Value lhs, rhs;
+  /// lhs is [b..., k, i].
+  bool lhsSwapped = false;
+  /// rhs is [b..., j, k].
+  bool rhsSwapped = false;
+};
+
+static std::optional<Contraction> matchContraction(Operation *op) {
+  auto linalgOp = dyn_cast_if_present<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != 2 || linalgOp.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !linalgOp.getBlock())
+    return std::nullopt;
+  Value lhs = linalgOp.getDpsInputOperand(0)->get();
+  Value rhs = linalgOp.getDpsInputOperand(1)->get();
+  Value init = linalgOp.getDpsInitOperand(0)->get();
+  Type resultType = op->getResult(0).getType();
+  if (!isLinAttnTensor(lhs.getType()) || !isLinAttnTensor(rhs.getType()) ||
+      !isLinAttnTensor(resultType) ||
+      getElementTypeOrSelf(lhs) != getElementTypeOrSelf(resultType) ||
+      getElementTypeOrSelf(rhs) != getElementTypeOrSelf(resultType) ||
+      !isZeroFilled(init))
+    return std::nullopt;
+
+  // Body: yield out + lhs * rhs, and nothing else.
+  Block *body = linalgOp.getBlock();
+  if (body->getNumArguments() != 3 ||
+      !llvm::hasNItems(body->without_terminator(), 2))
+    return std::nullopt;
+  Value product =
+      matchCommutativeWith<arith::AddFOp>(getYielded(linalgOp),
+                                          body->getArgument(2));
+  Value other = matchCommutativeWith<arith::MulFOp>(product,
+                                                    body->getArgument(0));
+  if (!other || other != body->getArgument(1))
+    return std::nullopt;
+
+  // Loops: batch dims in all three maps, i in lhs and out, j in rhs and out,
+  // k (the only reduction) in lhs and rhs.
+  SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+  if (maps.size() != 3 || !llvm::all_of(maps, [](AffineMap map) {
+        return map.isProjectedPermutation() && map.getNumSymbols() == 0;
+      }))
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators =
+      linalgOp.getIteratorTypesArray();
+  unsigned numLoops = iterators.size();
+  auto uses = [&](AffineMap map, unsigned dim) {
+    return map.isFunctionOfDim(dim);
+  };
+  int64_t iDim = -1, jDim = -1, kDim = -1;
+  for (unsigned d = 0; d < numLoops; ++d) {
+    bool inL = uses(maps[0], d), inR = uses(maps[1], d),
+         inO = uses(maps[2], d);
+    bool parallel = iterators[d] == utils::IteratorType::parallel;
+    if (parallel && inL && inR && inO)
+      continue; // batch
+    int64_t *slot = nullptr;
+    if (parallel && inL && !inR && inO)
+      slot = &iDim;
+    else if (parallel && !inL && inR && inO)
+      slot = &jDim;
+    else if (!parallel && inL && inR && !inO)
+      slot = &kDim;
+    if (!slot || *slot != -1)
+      return std::nullopt;
+    *slot = d;
+  }
+  if (iDim < 0 || jDim < 0 || kDim < 0)
+    return std::nullopt;
+
+  // Every map lists the batch dimensions first, in the same order, then its
+  // two other dimensions.
+  auto dimsOf = [](AffineMap map) {
+    SmallVector<unsigned> dims;
+    for (AffineExpr expr : map.getResults())
+      dims.push_back(cast<AffineDimExpr>(expr).getPosition());
+    return dims;
+  };
+  SmallVector<unsigned> out = dimsOf(maps[2]), l = dimsOf(maps[0]),
+                        r = dimsOf(maps[1]);
+  size_t rank = out.size();
+  if (rank < 2 || l.size() != rank || r.size() != rank ||
+      out[rank - 2] != static_cast<unsigned>(iDim) ||
+      out[rank - 1] != static_cast<unsigned>(jDim))
+    return std::nullopt;
+  for (size_t b = 0; b + 2 < rank; ++b)
+    if (l[b] != out[b] || r[b] != out[b])
+      return std::nullopt;
+  Contraction result{lhs, rhs};
+  unsigned i = iDim, j = jDim, k = kDim;
+  if (l[rank - 2] == i && l[rank - 1] == k)
+    result.lhsSwapped = false;
+  else if (l[rank - 2] == k && l[rank - 1] == i)
+    result.lhsSwapped = true;
+  else
+    return std::nullopt;
+  if (r[rank - 2] == k && r[rank - 1] == j)
+    result.rhsSwapped = false;
+  else if (r[rank - 2] == j && r[rank - 1] == k)
+    result.rhsSwapped = true;
+  else
+    return std::nullopt;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Undoing transposes
+//===----------------------------------------------------------------------===//
+
+/// True when `permutation` swaps the last two dimensions and keeps the rest.
+static bool swapsLastTwo(ArrayRef<int64_t> permutation) {
+  size_t rank = permutation.size();
+  if (rank < 2)
+    return false;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (permutation[d] != static_cast<int64_t>(d))
+      return false;
+  return permutation[rank - 2] == static_cast<int64_t>(rank - 1) &&
+         permutation[rank - 1] == static_cast<int64_t>(rank - 2);
+}
+
+/// How to get a tensor whose last two dimensions are those of `value`
+/// swapped, from ops already in the IR: the source of a linalg.transpose
+/// that swaps them, possibly behind a tensor.collapse_shape that leaves the
+/// two trailing dimensions alone (torch-mlir collapses [B, H] after
+/// transposing).
+struct Untransposed {
+  Value source;
+  tensor::CollapseShapeOp collapse;
+};
+
+static std::optional<Untransposed> findUntransposed(Value value) {
+  Untransposed result;
+  Value current = value;
+  if (auto collapse = current.getDefiningOp<tensor::CollapseShapeOp>()) {
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    int64_t srcRank = collapse.getSrcType().getRank();
+    if (groups.size() < 2 || groups.back().size() != 1 ||
+        groups[groups.size() - 2].size() != 1 ||
+        groups.back().front() != srcRank - 1 ||
+        groups[groups.size() - 2].front() != srcRank - 2)
+      return std::nullopt;
+    result.collapse = collapse;
+    current = collapse.getSrc();
+  }
+  auto transpose = current.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !swapsLastTwo(transpose.getPermutation()))
+    return std::nullopt;
+  result.source = transpose.getInput();
+  return result;
+}
+
+static Value materializeUntransposed(PatternRewriter &rewriter, Location loc,
+                                     Untransposed found) {
+  if (!found.collapse)
+    return found.source;
+  RankedTensorType collapsedType = found.collapse.getResultType();
+  SmallVector<int64_t> shape(collapsedType.getShape());
+  std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  return tensor::CollapseShapeOp::create(
+      rewriter, loc, collapsedType.clone(shape), found.source,
+      found.collapse.getReassociationIndices());
+}
+
+/// `value` in the layout the caller wants: itself when `swapped` is false,
+/// otherwise the untransposed tensor (nullopt when there is none to reuse).
+static std::optional<Untransposed> findInLayout(Value value, bool swapped) {
+  if (!swapped)
+    return Untransposed{value, {}};
+  return findUntransposed(value);
+}
+
+//===----------------------------------------------------------------------===//
+// Scale and causal mask between the contractions
+//===----------------------------------------------------------------------===//
+
+/// A constant scale: x * c, c * x or x / c in an elementwise op with one
+/// input. Returns the factor.
+static std::optional<double> matchScale(Elementwise ew) {
+  Value yielded = getYielded(ew.op);
+  Value x = ew.args[0];
+  if (Value c = matchCommutativeWith<arith::MulFOp>(yielded, x))
+    return getConstantFloat(c);
+  if (auto div = yielded.getDefiningOp<arith::DivFOp>();
+      div && div.getLhs() == x) {
+    std::optional<double> c = getConstantFloat(div.getRhs());
+    if (c && *c != 0.0 && std::isfinite(1.0 / *c))
+      return 1.0 / *c;
+  }
+  return std::nullopt;
+}
+
+/// The dimension that a linalg.index value reads, or -1.
+static int64_t indexDim(Value value) {
+  auto index = value ? value.getDefiningOp<linalg::IndexOp>() : nullptr;
+  return index ? static_cast<int64_t>(index.getDim()) : -1;
+}
+
+/// The predicate that holds for (b, a) when `pred` holds for (a, b).
+static arith::CmpIPredicate swapOperands(arith::CmpIPredicate pred) {
+  using P = arith::CmpIPredicate;
+  switch (pred) {
+  case P::slt:
+    return P::sgt;
+  case P::sgt:
+    return P::slt;
+  case P::sle:
+    return P::sge;
+  case P::sge:
+    return P::sle;
+  case P::ult:
+    return P::ugt;
+  case P::ugt:
+    return P::ult;
+  case P::ule:
+    return P::uge;
+  case P::uge:
+    return P::ule;
+  case P::eq:
+  case P::ne:
+    return pred;
+  }
+  return pred;
+}
+
+/// True when `cmp` (on linalg.index values) holds exactly when j <= i, with
+/// i the query dimension `iDim` and j the key dimension `jDim`; `negated`
+/// asks for exactly j > i instead.
+static bool isInclusiveLowerCompare(arith::CmpIOp cmp, int64_t iDim,
+                                    int64_t jDim, bool negated) {
+  if (!cmp)
+    return false;
+  int64_t a = indexDim(cmp.getLhs()), b = indexDim(cmp.getRhs());
+  using P = arith::CmpIPredicate;
+  P pred = cmp.getPredicate();
+  // Indices are non-negative: signed and unsigned orders agree.
+  // Normalize to "j pred i".
+  if (a == iDim && b == jDim)
+    pred = swapOperands(pred);
+  else if (!(a == jDim && b == iDim))
+    return false;
+  if (!negated)
+    return pred == P::sle || pred == P::ule;
+  return pred == P::sgt || pred == P::ugt;
+}
+
+/// A causal mask that keeps exactly aᵢⱼ with j <= i and zeroes the rest:
+/// select(j <= i, a, 0), select(j > i, 0, a), or a * L with L a constant of
+/// lower-triangular ones (inclusive).
+static bool matchCausalMask(Elementwise ew) {
+  auto resultType = cast<RankedTensorType>(ew.op->getResult(0).getType());
+  int64_t rank = resultType.getRank();
+  if (rank < 2)
+    return false;
+  Value yielded = getYielded(ew.op);
+  if (ew.inputs.size() == 1) {
+    auto select = yielded.getDefiningOp<arith::SelectOp>();
+    if (!select)
+      return false;
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+    Value x = ew.args[0];
+    if (select.getTrueValue() == x &&
+        matchPattern(select.getFalseValue(), m_AnyZeroFloat()))
+      return isInclusiveLowerCompare(cmp, rank - 2, rank - 1, false);
+    if (select.getFalseValue() == x &&
+        matchPattern(select.getTrueValue(), m_AnyZeroFloat()))
+      return isInclusiveLowerCompare(cmp, rank - 2, rank - 1, true);
+    return false;
+  }
+  if (ew.inputs.size() != 2 ||
+      matchCommutativeWith<arith::MulFOp>(yielded, ew.args[0]) != ew.args[1])
+    return false;
+  // The mask is the second input, indexed by the identity or by the two
+  // trailing dimensions only (broadcast over the batch).
+  AffineMap maskMap =
+      ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(1));
+  AffineMap scoresMap =
+      ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(0));
+  if (!scoresMap.isIdentity() ||
+      !(maskMap.isIdentity() ||
+        maskMap == AffineMap::getMinorIdentityMap(rank, 2,
+                                                  ew.op->getContext())))
+    return false;
+  DenseFPElementsAttr mask;
+  if (!matchPattern(ew.inputs[1], m_Constant(&mask)))
+    return false;
+  auto maskType = cast<ShapedType>(mask.getType());
+  if (!maskType.hasStaticShape() || maskType.getRank() < 2)
+    return false;
+  int64_t rows = maskType.getDimSize(maskType.getRank() - 2);
+  int64_t cols = maskType.getDimSize(maskType.getRank() - 1);
+  if (rows != cols)
+    return false;
+  int64_t index = 0;
+  for (APFloat value : mask.getValues<APFloat>()) {
+    int64_t i = (index / cols) % rows, j = index % cols;
+    ++index;
+    if (value.convertToDouble() != (j <= i ? 1.0 : 0.0))
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// RaiseAttentionContractions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// contraction(mask(scale(contraction(X, Yᵀ))), V)
+///   -> apply_scores(scores(X, Y [causal] [scale(s)]), V)
+///
+/// The scores replace the last value of the chain (the masked, scaled
+/// scores), so that other users of it, such as a row sum, read them too.
+struct RaiseAttentionContractions : RewritePattern {
+  RaiseAttentionContractions(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<linalg::LinalgOp>(op))
+      return failure();
+    std::optional<Contraction> apply = matchContraction(op);
+    if (!apply)
+      return rewriter.notifyMatchFailure(op, "not a plain contraction");
+    if (apply->lhsSwapped)
+      return rewriter.notifyMatchFailure(op, "scores are used transposed");
+    std::optional<Untransposed> values =
+        findInLayout(apply->rhs, apply->rhsSwapped);
+    if (!values)
+      return rewriter.notifyMatchFailure(op, "values are not [.., M, Dv]");
+
+    // Walk from the applied scores to the score contraction through at most
+    // one scale and one causal mask, in either order.
+    Value applied = apply->lhs;
+    Value current = applied;
+    std::optional<double> scale;
+    bool causal = false;
+    std::optional<Contraction> scores;
+    for (int steps = 0; steps < 3 && !scores; ++steps) {
+      Operation *producer = current.getDefiningOp();
+      if ((scores = matchContraction(producer)))
+        break;
+      std::optional<Elementwise> ew = matchElementwise(producer, 1);
+      if (!ew)
+        ew = matchElementwise(producer, 2);
+      if (!ew || ew->inputs[0].getType() != current.getType() ||
+          !ew->op.getMatchingIndexingMap(ew->op.getDpsInputOperand(0))
+               .isIdentity())
+        return rewriter.notifyMatchFailure(
+            op, "the applied scores are not a product, a scaled product or "
+                "a causally masked product");
+      if (!scale && ew->inputs.size() == 1 && (scale = matchScale(*ew))) {
+        current = ew->inputs[0];
+        continue;
+      }
+      if (!causal && matchCausalMask(*ew)) {
+        causal = true;
+        current = ew->inputs[0];
+        continue;
+      }
+      return rewriter.notifyMatchFailure(
+          op, "an elementwise op between the products is neither a constant "
+              "scale nor an inclusive causal mask");
+    }
+    if (!scores)
+      return rewriter.notifyMatchFailure(op, "no score contraction found");
+    if (!std::isfinite(scale.value_or(1.0)))
+      return rewriter.notifyMatchFailure(op, "scale is not finite");
+    std::optional<Untransposed> queries =
+        findInLayout(scores->lhs, scores->lhsSwapped);
+    std::optional<Untransposed> keys =
+        findInLayout(scores->rhs, !scores->rhsSwapped);
+    if (!queries || !keys)
+      return rewriter.notifyMatchFailure(
+          op, "query or key features are transposed by no op to reuse");
+
+    auto scoresType = cast<RankedTensorType>(applied.getType());
+    Location loc = op->getLoc();
+    // The scores replace `applied`, whose users may come before `op`:
+    // create them right after its producer, which the features dominate.
+    Operation *appliedProducer = applied.getDefiningOp();
+    if (!appliedProducer)
+      return rewriter.notifyMatchFailure(op, "applied scores have no producer");
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(appliedProducer);
+    Value queryFeatures = materializeUntransposed(rewriter, loc, *queries);
+    Value keyFeatures = materializeUntransposed(rewriter, loc, *keys);
+    FloatAttr scaleAttr =
+        scale && *scale != 1.0 ? rewriter.getF64FloatAttr(*scale) : FloatAttr();
+    auto newScores =
+        ScoresOp::create(rewriter, loc, scoresType, queryFeatures, keyFeatures,
+                         causal, scaleAttr);
+    rewriter.replaceAllUsesWith(applied, newScores.getResult());
+    rewriter.setInsertionPoint(op);
+    Value valueTensor = materializeUntransposed(rewriter, loc, *values);
+    rewriter.replaceOpWithNewOp<ApplyScoresOp>(
+        op, op->getResult(0).getType(), newScores.getResult(), valueTensor,
+        FloatAttr());
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// RaiseRowSumNormalization
+//===----------------------------------------------------------------------===//
+
+/// rowsum(a): a reduction of the last dimension of `a` into zeros by
+/// addition. Returns a.
+static Value matchRowSum(Value value) {
+  auto op = dyn_cast_if_present<linalg::LinalgOp>(value.getDefiningOp());
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+      !op.getBlock() || op.getNumReductionLoops() != 1 ||
+      !isZeroFilled(op.getDpsInitOperand(0)->get()))
+    return {};
+  Value input = op.getDpsInputOperand(0)->get();
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  if (!inputType || inputType.getRank() < 1)
+    return {};
+  int64_t rank = inputType.getRank();
+  AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (!inMap.isIdentity() || static_cast<int64_t>(iterators.size()) != rank ||
+      iterators.back() != utils::IteratorType::reduction ||
+      outMap != AffineMap::getMultiDimIdentityMap(rank, op->getContext())
+                    .dropResult(rank - 1))
+    return {};
+  Block *body = op.getBlock();
+  if (body->getNumArguments() != 2 ||
+      matchCommutativeWith<arith::AddFOp>(getYielded(op),
+                                          body->getArgument(0)) !=
+          body->getArgument(1))
+    return {};
+  return input;
+}
+
+/// `value` + eps with eps a constant, as an elementwise op with one input;
+/// returns the input and eps.
+static std::optional<std::pair<Value, double>> matchPlusEps(Value value) {
+  std::optional<Elementwise> ew =
+      matchPlainElementwise(value.getDefiningOp(), 1);
+  if (!ew)
+    return std::nullopt;
+  Value c = matchCommutativeWith<arith::AddFOp>(getYielded(ew->op),
+                                                ew->args[0]);
+  std::optional<double> eps = getConstantFloat(c);
+  if (!eps)
+    return std::nullopt;
+  return std::make_pair(ew->inputs[0], *eps);
+}
+
+/// The scores A and eps of a denominator `den` = rowsum(A) + eps, where the
+/// eps is either `bodyEps` (added inside the consumer's body) or added by
+/// an elementwise op producing `den`.
+static std::optional<std::pair<Value, double>>
+matchDenominator(Value den, std::optional<double> bodyEps) {
+  if (bodyEps) {
+    if (Value scores = matchRowSum(den))
+      return std::make_pair(scores, *bodyEps);
+    return std::nullopt;
+  }
+  std::optional<std::pair<Value, double>> plus = matchPlusEps(den);
+  if (!plus)
+    return std::nullopt;
+  if (Value scores = matchRowSum(plus->first))
+    return std::make_pair(scores, plus->second);
+  return std::nullopt;
+}
+
+/// In a body, `value` = `arg` + c or `arg`: returns (is arg, c).
+static std::optional<std::optional<double>> matchArgPlusConstant(Value value,
+                                                                 Value arg) {
+  if (value == arg)
+    return std::optional<double>();
+  if (Value c = matchCommutativeWith<arith::AddFOp>(value, arg))
+    if (std::optional<double> eps = getConstantFloat(c))
+      return std::optional<double>(*eps);
+  return std::nullopt;
+}
+
+namespace {
+/// apply_scores(A, V) / (rowsum(A) + eps)  -> apply_scores(A, V normalize)
+///
+/// The division is an elementwise op over the output [..., N, Dv] whose
+/// second input is indexed by [..., N] (broadcast over Dv). It may divide by
+/// the denominator, or multiply by its reciprocal computed elementwise.
+struct RaiseRowSumNormalization : RewritePattern {
+  RaiseRowSumNormalization(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<linalg::LinalgOp>(op))
+      return failure();
+    std::optional<Elementwise> ew = matchElementwise(op, 2);
+    if (!ew)
+      return rewriter.notifyMatchFailure(op, "not a binary elementwise op");
+    auto apply = ew->inputs[0].getDefiningOp<ApplyScoresOp>();
+    if (!apply || apply.isNormalized() ||
+        apply.getType() != op->getResult(0).getType())
+      return rewriter.notifyMatchFailure(
+          op, "does not divide an unnormalized linattn.apply_scores");
+    int64_t rank = apply.getType().getRank();
+    MLIRContext *ctx = op->getContext();
+    if (!ew->op.getMatchingIndexingMap(ew->op.getDpsInputOperand(0))
+             .isIdentity() ||
+        ew->op.getMatchingIndexingMap(ew->op.getDpsInputOperand(1)) !=
+            AffineMap::getMultiDimIdentityMap(rank, ctx).dropResult(rank - 1))
+      return rewriter.notifyMatchFailure(
+          op, "the divisor is not broadcast along the value dimension");
+
+    Value yielded = getYielded(ew->op);
+    Value out = ew->args[0], den = ew->args[1];
+    std::optional<std::pair<Value, double>> normalizer;
+    if (auto div = yielded.getDefiningOp<arith::DivFOp>();
+        div && div.getLhs() == out) {
+      // out / den or out / (den + eps)
+      if (auto bodyEps = matchArgPlusConstant(div.getRhs(), den))
+        normalizer = matchDenominator(ew->inputs[1], *bodyEps);
+    } else if (matchCommutativeWith<arith::MulFOp>(yielded, out) == den) {
+      // out * r with r = 1 / (rowsum + eps) computed elementwise.
+      std::optional<Elementwise> recip =
+          matchPlainElementwise(ew->inputs[1].getDefiningOp(), 1);
+      if (recip) {
+        auto rdiv = getYielded(recip->op).getDefiningOp<arith::DivFOp>();
+        if (rdiv && isConstantFloat(rdiv.getLhs(), 1.0))
+          if (auto bodyEps = matchArgPlusConstant(rdiv.getRhs(),
+                                                  recip->args[0]))
+            normalizer = matchDenominator(recip->inputs[0], *bodyEps);
+      }
+    }
+    if (!normalizer)
+      return rewriter.notifyMatchFailure(
+          op, "not a division by the row sums of the scores plus eps");
+    if (normalizer->first != apply.getScores())
+      return rewriter.notifyMatchFailure(
+          op, "the row sums are not those of the applied scores");
+    double eps = normalizer->second;
+    if (!std::isfinite(eps) || eps <= 0.0)
+      return rewriter.notifyMatchFailure(
+          op, "eps must be positive and finite to normalize");
+    rewriter.replaceOpWithNewOp<ApplyScoresOp>(
+        op, apply.getType(), apply.getScores(), apply.getValues(),
+        rewriter.getF64FloatAttr(eps));
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// RaiseFeatureMaps
+//===----------------------------------------------------------------------===//
+
+/// relu: max(x, 0), or select(x > 0, x, 0) (>= as well, and the mirrored
+/// forms).
+static bool isRelu(Value yielded, Value x) {
+  for (Value c : {matchCommutativeWith<arith::MaximumFOp>(yielded, x),
+                  matchCommutativeWith<arith::MaxNumFOp>(yielded, x)})
+    if (c && matchPattern(c, m_AnyZeroFloat()))
+      return true;
+  auto select = yielded.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return false;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getLhs() != x || !matchPattern(cmp.getRhs(), m_AnyZeroFloat()))
+    return false;
+  using P = arith::CmpFPredicate;
+  P pred = cmp.getPredicate();
+  bool greater = pred == P::OGT || pred == P::OGE || pred == P::UGT ||
+                 pred == P::UGE;
+  bool less = pred == P::OLT || pred == P::OLE || pred == P::ULT ||
+              pred == P::ULE;
+  // At x = 0 both branches give 0, so the strictness does not matter.
+  if (greater)
+    return select.getTrueValue() == x &&
+           matchPattern(select.getFalseValue(), m_AnyZeroFloat());
+  if (less)
+    return select.getFalseValue() == x &&
+           matchPattern(select.getTrueValue(), m_AnyZeroFloat());
+  return false;
+}
+
+/// exp(x) - 1, spelled as math.expm1 or as a subtraction.
+static bool isExpm1(Value value, Value x) {
+  if (auto expm1 = value.getDefiningOp<math::ExpM1Op>())
+    return expm1.getOperand() == x;
+  auto sub = value.getDefiningOp<arith::SubFOp>();
+  if (!sub || !isConstantFloat(sub.getRhs(), 1.0))
+    return false;
+  auto exp = sub.getLhs().getDefiningOp<math::ExpOp>();
+  return exp && exp.getOperand() == x;
+}
+
+/// elu with alpha = 1: select(x > 0, x, exp(x) - 1) (>= as well, and the
+/// mirrored forms).
+static bool isElu(Value value, Value x) {
+  auto select = value.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return false;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getLhs() != x || !matchPattern(cmp.getRhs(), m_AnyZeroFloat()))
+    return false;
+  using P = arith::CmpFPredicate;
+  P pred = cmp.getPredicate();
+  // At x = 0 both branches give 0.
+  if (pred == P::OGT || pred == P::OGE || pred == P::UGT || pred == P::UGE)
+    return select.getTrueValue() == x && isExpm1(select.getFalseValue(), x);
+  if (pred == P::OLT || pred == P::OLE || pred == P::ULT || pred == P::ULE)
+    return select.getFalseValue() == x && isExpm1(select.getTrueValue(), x);
+  return false;
+}
+
+/// The feature map an elementwise op computes, with its input: elu + 1 in
+/// one op, elu + 1 as an elu op followed by a + 1 op, or relu.
+static std::optional<std::pair<FeatureMapKind, Value>>
+matchFeatureMap(Operation *op) {
+  std::optional<Elementwise> ew = matchPlainElementwise(op, 1);
+  if (!ew)
+    return std::nullopt;
+  Value yielded = getYielded(ew->op);
+  Value x = ew->args[0];
+  if (isRelu(yielded, x))
+    return std::make_pair(FeatureMapKind::Relu, ew->inputs[0]);
+  auto add = yielded.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  Value elu = isConstantFloat(add.getRhs(), 1.0)   ? add.getLhs()
+              : isConstantFloat(add.getLhs(), 1.0) ? add.getRhs()
+                                                   : Value();
+  if (!elu)
+    return std::nullopt;
+  if (isElu(elu, x))
+    return std::make_pair(FeatureMapKind::Elu, ew->inputs[0]);
+  // x + 1 where x comes from an elementwise elu.
+  if (elu != x)
+    return std::nullopt;
+  std::optional<Elementwise> inner =
+      matchPlainElementwise(ew->inputs[0].getDefiningOp(), 1);
+  if (inner && isElu(getYielded(inner->op), inner->args[0]))
+    return std::make_pair(FeatureMapKind::Elu, inner->inputs[0]);
+  return std::nullopt;
+}
+
+namespace {
+/// An elementwise elu + 1 or relu whose result feeds linattn.scores (maybe
+/// behind a transpose and a collapse or expand of dimensions, which commute
+/// with elementwise maps) -> linattn.feature_map.
+struct RaiseFeatureMaps : OpRewritePattern<ScoresOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScoresOp op,
+                                PatternRewriter &rewriter) const override {
+    for (Value operand : {op.getQueryFeatures(), op.getKeyFeatures()}) {
+      Value current = operand;
+      // At most three shape-only ops between the map and the scores.
+      for (int steps = 0; steps < 4 && current; ++steps) {
+        Operation *producer = current.getDefiningOp();
+        if (!producer)
+          break;
+        if (std::optional<std::pair<FeatureMapKind, Value>> map =
+                matchFeatureMap(producer)) {
+          Value result = producer->getResult(0);
+          if (!isLinAttnTensor(map->second.getType()) ||
+              map->second.getType() != result.getType())
+            break;
+          // Replace in place: users between the map and the scores (a
+          // transpose, a collapse) must still be dominated.
+          rewriter.setInsertionPoint(producer);
+          rewriter.replaceOpWithNewOp<FeatureMapOp>(
+              producer, result.getType(), map->first, map->second, Value());
+          return success();
+        }
+        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer))
+          current = producer->getOperand(0);
+        else if (auto transpose = dyn_cast<linalg::TransposeOp>(producer))
+          current = transpose.getInput();
+        else
+          break;
+      }
+    }
+    return rewriter.notifyMatchFailure(
+        op, "no elementwise elu + 1 or relu feeds the scores");
+  }
+};
+
+struct LinAttnRaisePass
+    : linattn::impl::LinAttnRaisePassBase<LinAttnRaisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateRaisePatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::linattn::populateRaisePatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseAttentionContractions, RaiseRowSumNormalization,
+               RaiseFeatureMaps>(patterns.getContext());
+}
