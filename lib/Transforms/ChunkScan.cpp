@@ -348,7 +348,9 @@ private:
                 linalg::YieldOp::create(nb, nloc, sum);
               })
               .getResult(0);
-      double epsValue = eps->convertToDouble();
+      Value epsConstant = arith::ConstantOp::create(
+          b, loc, stateElement,
+          b.getFloatAttr(stateElement, eps->convertToDouble()));
       chunkOutput =
           linalg::GenericOp::create(
               b, loc, TypeRange{outputTileType},
@@ -356,9 +358,6 @@ private:
               ArrayRef<AffineMap>{identity, identity, rows, identity},
               parallel,
               [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                Value epsConstant = arith::ConstantOp::create(
-                    nb, nloc, stateElement,
-                    nb.getFloatAttr(stateElement, epsValue));
                 Value num = arith::AddFOp::create(nb, nloc, args[0], args[1]);
                 Value den =
                     arith::AddFOp::create(nb, nloc, args[2], epsConstant);
@@ -406,14 +405,14 @@ struct LinAttnChunkScanPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (chunkSize <= 0) {
+    int64_t size = chunkSize;
+    if (size <= 0) {
       getOperation()->emitError()
-          << "linattn-chunk-scan: chunk-size must be positive, got "
-          << chunkSize;
+          << "linattn-chunk-scan: chunk-size must be positive, got " << size;
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateChunkScanPatterns(patterns, chunkSize);
+    populateChunkScanPatterns(patterns, size);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };

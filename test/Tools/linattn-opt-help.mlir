@@ -4,4 +4,7 @@
 
 // CHECK: Available Dialects:{{.*}} linalg, linattn, llvm,
 // CHECK: --canonicalize
+// CHECK: --linattn-chunk-scan {{.*}}- Rewrite linattn.scan into the chunkwise form
+// CHECK-NEXT: --chunk-size=<long> {{.*}}- Tokens per chunk for scans without a chunk_size hint
 // CHECK: --linattn-decompose {{.*}}- Rewrite linattn.attention into feature maps and the quadratic form
+// CHECK: --linattn-masked-to-scan {{.*}}- Rewrite causally masked quadratic attention into a scan
