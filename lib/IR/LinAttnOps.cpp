@@ -18,6 +18,8 @@
 
 #include "linattn/IR/LinAttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -472,11 +474,92 @@ struct DropZeroInitialState : OpRewritePattern<ScanOp> {
     return success();
   }
 };
+
+/// A scan over one token is one step: the state after the token is the
+/// initial state (zero when absent) plus φ(k)vᵀ, and the output reads it.
+/// Forward and reverse visit the same single token. The sequence dimension
+/// is collapsed away for the step and expanded back for the result.
+struct SingleTokenScanToStep : OpRewritePattern<ScanOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    auto queryType = cast<RankedTensorType>(op.getQueryFeatures().getType());
+    int64_t rank = queryType.getRank();
+    for (Value operand :
+         {op.getQueryFeatures(), op.getKeyFeatures(), op.getValues()})
+      if (cast<RankedTensorType>(operand.getType()).getDimSize(rank - 2) != 1)
+        return rewriter.notifyMatchFailure(
+            op, "sequence length is not statically 1");
+
+    // [batch..., 1, X] <-> [batch..., X].
+    SmallVector<ReassociationIndices> reassociation;
+    for (int64_t i = 0; i < rank - 2; ++i)
+      reassociation.push_back({i});
+    reassociation.push_back({rank - 2, rank - 1});
+
+    Location loc = op.getLoc();
+    auto finalStateType = cast<RankedTensorType>(op.getFinalState().getType());
+    auto finalNormalizerType =
+        cast<RankedTensorType>(op.getFinalNormalizer().getType());
+    Value state = op.getInitialState(), normalizer = op.getInitialNormalizer();
+    if (!state) {
+      // Sizes of [batch..., F, Dv] that the type leaves open come from the
+      // query (batch, F) and the values (Dv).
+      auto zeros = [&](RankedTensorType type) -> Value {
+        SmallVector<Value> dynamicSizes;
+        for (int64_t i = 0; i < type.getRank(); ++i) {
+          if (!type.isDynamicDim(i))
+            continue;
+          bool isValueSize = type.getRank() == rank && i == rank - 1;
+          Value source = isValueSize ? op.getValues() : op.getQueryFeatures();
+          int64_t dim = i < rank - 2 ? i : rank - 1;
+          dynamicSizes.push_back(
+              tensor::DimOp::create(rewriter, loc, source, dim));
+        }
+        Type elementType = type.getElementType();
+        Value zero = arith::ConstantOp::create(
+            rewriter, loc, elementType, rewriter.getFloatAttr(elementType, 0.0));
+        return tensor::SplatOp::create(rewriter, loc, zero, type, dynamicSizes);
+      };
+      state = zeros(finalStateType);
+      normalizer = zeros(finalNormalizerType);
+    }
+
+    auto collapse = [&](Value value) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.erase(shape.begin() + rank - 2);
+      return tensor::CollapseShapeOp::create(
+          rewriter, loc, type.clone(shape), value,
+          ArrayRef<ReassociationIndices>(reassociation));
+    };
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    SmallVector<int64_t> tokenShape(resultType.getShape());
+    tokenShape.erase(tokenShape.begin() + rank - 2);
+    auto step = StepOp::create(
+        rewriter, loc,
+        TypeRange{resultType.clone(tokenShape), finalStateType,
+                  finalNormalizerType},
+        collapse(op.getQueryFeatures()), collapse(op.getKeyFeatures()),
+        collapse(op.getValues()), state, normalizer, op.getEpsAttr());
+
+    SmallVector<int64_t> expandedShape(resultType.getShape());
+    expandedShape[rank - 2] = 1;
+    Value result = tensor::ExpandShapeOp::create(
+        rewriter, loc, resultType.clone(expandedShape), step.getResult(),
+        ArrayRef<ReassociationIndices>(reassociation));
+    if (result.getType() != resultType)
+      result = tensor::CastOp::create(rewriter, loc, resultType, result);
+    rewriter.replaceOp(op, {result, step.getNewState(), step.getNewNormalizer()});
+    return success();
+  }
+};
 } // namespace
 
 void ScanOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<DropZeroInitialState>(context);
+  results.add<DropZeroInitialState, SingleTokenScanToStep>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -39,7 +39,9 @@ def LinAttn_Dialect : Dialect {
     number, typically batch and heads) are batch dimensions that every
     operand shares. Sizes may be static or dynamic.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  // The scan's canonicalizations build tensor reshapes and zero constants.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 0;
 }

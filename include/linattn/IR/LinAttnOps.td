@@ -266,10 +266,16 @@ def LinAttn_ScanOp : LinAttn_Op<"scan", [Pure, AttrSizedOperandSegments]> {
       Oᵢ = φ(qᵢ)ᵀ Sᵢ / (φ(qᵢ)ᵀ zᵢ + eps)      with `normalize` (eps > 0).
 
     A `reverse` scan visits i = N-1, ..., 0 instead (suffix sums: token i
-    sees tokens i..N-1); it is the anti-causal form the backward pass needs.
+    sees tokens i..N-1); it is the anti-causal form the backward pass needs:
+
+      Sᵢ = Sᵢ₊₁ + φ(kᵢ) vᵢᵀ,   zᵢ = zᵢ₊₁ + φ(kᵢ),   S_N = S0, z_N = z0,
+
+    with the same readout of Sᵢ and zᵢ.
 
     The results are the outputs [..., N, Dv] and the final state (S, z) after
-    the last token visited, which can seed a later scan or `linattn.step`.
+    the last token visited (S_{N-1} forward, S_0 reverse; the initial state
+    when N = 0), which can seed a later scan or `linattn.step`. The outputs
+    are accumulated in the state type and rounded to the data type.
     The state may use a wider element type than the inputs and accumulates
     in that type; initial and final state have the same element type and
     compatible shapes.
@@ -278,9 +284,13 @@ def LinAttn_ScanOp : LinAttn_Op<"scan", [Pure, AttrSizedOperandSegments]> {
     that many tokens at a time with dense products inside a chunk and the
     recurrence between chunks. It does not change the result.
 
-    With zero initial state the result equals
+    With zero initial state a forward scan's result equals
     `linattn.apply_scores(linattn.scores(%fq, %fk causal), %v)` with the
-    same normalization.
+    same normalization (`linattn-masked-to-scan` rewrites the latter into
+    the former); a reverse scan's equals the same with the mask transposed
+    (j ≥ i). A scan over one token is a `linattn.step` (a canonicalization),
+    and a scan over tokens a..c with initial state (S0, z0) equals a scan
+    over a..b whose final state seeds a scan over b+1..c.
 
     Example:
 

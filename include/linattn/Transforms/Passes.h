@@ -57,6 +57,20 @@ void populateReassociatePatterns(RewritePatternSet &patterns,
 ///    linattn.scores -> linattn.feature_map.
 void populateRaisePatterns(RewritePatternSet &patterns);
 
+/// Adds the pattern that rewrites a causal quadratic form,
+/// `linattn.apply_scores(linattn.scores(%fq, %fk causal), %v)`, into
+/// `linattn.scan forward %fq, %fk, %v` with the same normalization; a score
+/// scale is folded into eps (normalized) or into the output (unnormalized).
+void populateMaskedToScanPatterns(RewritePatternSet &patterns);
+
+/// Adds the pattern that rewrites `linattn.scan` into an `scf.for` over
+/// chunks: intra-chunk causal scores applied to the values plus the readout
+/// of the carried state, then the state update with the chunk's key-value
+/// summary. Chunks have the scan's `chunk_size` hint, else
+/// `defaultChunkSize` tokens.
+void populateChunkScanPatterns(RewritePatternSet &patterns,
+                               int64_t defaultChunkSize);
+
 #define GEN_PASS_REGISTRATION
 #include "linattn/Transforms/Passes.h.inc"
 

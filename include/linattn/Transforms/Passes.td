@@ -165,4 +165,141 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def LinAttnMaskedToScanPass : Pass<"linattn-masked-to-scan"> {
+  let summary = "Rewrite causally masked quadratic attention into a scan";
+  let description = [{
+    Rewrites `linattn.apply_scores` of causal `linattn.scores` into
+    `linattn.scan forward` (result #0), which computes the same thing in
+    linear time. The causal mask is the inclusive lower triangle (j ≤ i), the
+    inclusive forward prefix of the scan with zero initial state:
+
+      Σ_{j≤i} s·φ(qᵢ)ᵀφ(kⱼ) vⱼ = s·φ(qᵢ)ᵀ Sᵢ,   Sᵢ = Σ_{j≤i} φ(kⱼ) vⱼᵀ.
+
+    The state S (F×Dv) and normalizer z (F) accumulate in f32 for f16 and
+    bf16 inputs, in the input type otherwise.
+
+    A score scale s is kept exact. Normalized, s cancels between numerator
+    and denominator except against eps, so the scan uses eps/s; this needs
+    s > 0. Unnormalized, the scan's output is multiplied by s with an
+    elementwise `linalg.generic`.
+
+    The pattern declines, with a reason, when the scores are not made by
+    `linattn.scores` directly, are not causal (unmasked attention is
+    `linattn-reassociate`'s job), are normalized with a scale s ≤ 0, or have
+    a user other than `linattn.apply_scores`. In that last case the N×N
+    score matrix would stay live, and the scan would only add work beside
+    it; when every user is an `apply_scores`, each becomes a scan and the
+    scores die.
+
+    Before:
+
+    ```mlir
+    %a = linattn.scores %fq, %fk causal scale(2.000000e+00)
+        : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>
+        -> tensor<1x8x128x128xf32>
+    %o = linattn.apply_scores %a, %v normalize(eps = 1.000000e-06)
+        : tensor<1x8x128x128xf32>, tensor<1x8x128x32xf32>
+        -> tensor<1x8x128x32xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %o, %s, %z = linattn.scan forward %fq, %fk, %v
+        normalize(eps = 5.000000e-07)
+        : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>,
+          tensor<1x8x128x32xf32>
+        -> tensor<1x8x128x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def LinAttnChunkScanPass : Pass<"linattn-chunk-scan"> {
+  let summary = "Rewrite linattn.scan into the chunkwise form";
+  let description = [{
+    Rewrites every `linattn.scan` into an `scf.for` over chunks of C tokens
+    that carries the output tensor and the state (S, z) as iter_args. C is
+    the scan's `chunk_size` hint when present, else the `chunk-size` option.
+    For the chunk of tokens t..t+L-1, L = min(C, N − t), entering with state
+    (S, z) (the initial state, or zeros, for the first chunk):
+
+      A      = φ(Q_c) φ(K_c)ᵀ ⊙ L_c            L×L, L_c lower-triangular ones
+      num    = A V_c + φ(Q_c) S                 intra- plus inter-chunk part
+      den    = rowsum(A) + φ(Q_c) z
+      O_c    = num, or num / (den + eps) with normalize
+      S ← S + φ(K_c)ᵀ V_c,   z ← z + Σ_{j∈c} φ(kⱼ)
+
+    This is the scan exactly: for token i of chunk c,
+    Sᵢ = S + Σ_{j∈c, j≤i} φ(kⱼ)vⱼᵀ, so φ(qᵢ)ᵀSᵢ is row i of
+    φ(Q_c)S + (A V_c); the denominator splits the same way with z. Numerator
+    and denominator are accumulated separately and divided once per row, so
+    normalization matches the scan's definition, not a mix of normalized
+    partial results.
+
+    In IR: `tensor.extract_slice` takes the chunk tiles of φQ, φK and V,
+    `linattn.scores causal` and `linattn.apply_scores` form the intra-chunk
+    part, `linattn.query_readout` reads the carried state,
+    `linattn.kv_summary` and `linalg.add` update it, `linalg.generic`
+    reductions form the denominator, one elementwise `linalg.generic`
+    combines and divides, and `tensor.insert_slice` writes the chunk out.
+    Inside a chunk everything is computed in the state's element type (the
+    tiles are widened with `arith.extf` and the output narrowed with
+    `arith.truncf`), so bf16 inputs with f32 state accumulate in f32.
+
+    When N is not a multiple of C, or dynamic, the last chunk is shorter:
+    L = `affine.min(C, N − t)` and the tiles are dynamically sized. A
+    static N that C divides gives static tiles; a static N < C is one chunk.
+    A `reverse` scan visits the chunks from the end (the chunk ending at
+    N − t) and masks with the upper triangle (j ≥ i), built as the transpose
+    of the keys' causal scores against the queries. The final state is the
+    state after the last chunk visited.
+
+    Before:
+
+    ```mlir
+    %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6)
+        : tensor<2x256x16xf32>, tensor<2x256x16xf32>, tensor<2x256x8xf32>
+        -> tensor<2x256x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>
+    ```
+
+    After (with `chunk-size=64`, bodies elided):
+
+    ```mlir
+    %r:3 = scf.for %t = %c0 to %c256 step %c64
+        iter_args(%out = %empty, %st = %s0, %nz = %z0)
+        -> (tensor<2x256x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>) {
+      %qc = tensor.extract_slice %fq[0, %t, 0] [2, 64, 16] [1, 1, 1]
+      %kc = tensor.extract_slice %fk[0, %t, 0] [2, 64, 16] [1, 1, 1]
+      %vc = tensor.extract_slice %v[0, %t, 0] [2, 64, 8] [1, 1, 1]
+      %a = linattn.scores %qc, %kc causal
+      %intra = linattn.apply_scores %a, %vc
+      %inter = linattn.query_readout %qc, %st
+      %den = linalg.generic ... // rowsum(%a) + %qc · %nz
+      %oc = linalg.generic ...  // (%intra + %inter) / (%den + eps)
+      %out1 = tensor.insert_slice %oc into %out[0, %t, 0] [2, 64, 8] [1, 1, 1]
+      %ds, %dz = linattn.kv_summary %kc, %vc
+      %st1 = linalg.add ins(%st, %ds) outs(%st)
+      %nz1 = linalg.add ins(%nz, %dz) outs(%nz)
+      scf.yield %out1, %st1, %nz1
+    }
+    ```
+  }];
+  let options = [
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
+           "Tokens per chunk for scans without a chunk_size hint">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // LINATTN_TRANSFORMS_PASSES_TD
