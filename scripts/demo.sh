@@ -6,7 +6,7 @@ build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 example=$root/examples/causal_attention.mlir
 opt=$build/bin/linattn-opt
-pipeline="builtin.module(linattn-decompose,canonicalize)"
+pipeline="builtin.module(linattn-decompose,linattn-masked-to-scan,canonicalize)"
 
 echo "== ${example#$root/} =="
 "$opt" "$example"

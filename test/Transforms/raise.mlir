@@ -1,5 +1,8 @@
 // RUN: linattn-opt %s -linattn-raise -split-input-file | FileCheck %s
 // RUN: linattn-opt %s -linattn-raise -linattn-reassociate -split-input-file | FileCheck %s --check-prefix=LINEAR
+// The whole front end: causal attention becomes a scan, the rest the linear
+// form, and every negative case stays as it was.
+// RUN: linattn-opt %s -linattn-raise -linattn-masked-to-scan -linattn-reassociate -split-input-file | FileCheck %s --check-prefix=SCAN
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -9,6 +12,11 @@
 // an inclusive causal mask as a select on linalg.index (j <= i), row sums and
 // a division by them plus eps in the body.
 // CHECK-LABEL: func.func @elu_relu_causal_normalized
+// SCAN-LABEL: func.func @elu_relu_causal_normalized
+// SCAN-DAG: %[[FQ:.*]] = linattn.feature_map elu
+// SCAN-DAG: %[[FK:.*]] = linattn.feature_map relu
+// SCAN: %[[O:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[FQ]], %[[FK]], %{{.*}} normalize(eps = 9.9999999747524271E-7) : tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x32xf32> -> tensor<128x32xf32>, tensor<64x32xf32>, tensor<64xf32>
+// SCAN-NEXT: return %[[O]]
 // CHECK-SAME: (%[[Q:.*]]: tensor<128x64xf32>, %[[K:.*]]: tensor<128x64xf32>, %[[V:.*]]: tensor<128x32xf32>)
 // CHECK-DAG: %[[FQ:.*]] = linattn.feature_map elu %[[Q]] : tensor<128x64xf32> -> tensor<128x64xf32>
 // CHECK-DAG: %[[FK:.*]] = linattn.feature_map relu %[[K]] : tensor<128x64xf32> -> tensor<128x64xf32>
@@ -90,6 +98,12 @@ func.func @elu_relu_causal_normalized(%q: tensor<128x64xf32>, %k: tensor<128x64x
 // multiplication by the reciprocal of (row sums + eps) computed by separate
 // generics (linalg.reduce for the row sums).
 // CHECK-LABEL: func.func @cross_dynamic_scaled_reciprocal
+// SCAN-LABEL: func.func @cross_dynamic_scaled_reciprocal
+// SCAN-NOT: linattn.scan
+// SCAN: linattn.kv_summary
+// SCAN: linattn.query_readout
+// SCAN-NOT: linattn.scan
+// SCAN: return
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x16xf32>, %[[K:.*]]: tensor<?x16xf32>, %[[V:.*]]: tensor<?x8xf32>
 // CHECK-DAG: %[[FQ:.*]] = linattn.feature_map elu %[[Q]] : tensor<?x16xf32> -> tensor<?x16xf32>
 // CHECK-DAG: %[[FK:.*]] = linattn.feature_map relu %[[K]] : tensor<?x16xf32> -> tensor<?x16xf32>
@@ -182,6 +196,10 @@ func.func @cross_dynamic_scaled_reciprocal(%q: tensor<?x16xf32>, %k: tensor<?x16
 // Identity features, a causal mask as a multiplication by a lower-triangular
 // ones constant broadcast over the batch, unnormalized.
 // CHECK-LABEL: func.func @tril_constant_mask
+// SCAN-LABEL: func.func @tril_constant_mask
+// SCAN-NOT: linattn.scores
+// SCAN: %[[O:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x8x8xf32>, tensor<2x8xf32>
+// SCAN-NEXT: return %[[O]]
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8xf32>, %[[K:.*]]: tensor<2x4x8xf32>, %[[V:.*]]: tensor<2x4x8xf32>)
 // CHECK: %[[A:.*]] = linattn.scores %[[Q]], %[[K]] causal : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
 // CHECK-NEXT: %[[O:.*]] = linattn.apply_scores %[[A]], %[[V]] : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
@@ -213,6 +231,9 @@ func.func @tril_constant_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: 
 // negative_: a strict mask (j < i) hides the diagonal; linattn.scores causal
 // keeps it. Left untouched.
 // CHECK-LABEL: func.func @negative_strict_mask
+// SCAN-LABEL: func.func @negative_strict_mask
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.generic
@@ -248,6 +269,9 @@ func.func @negative_strict_mask(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>, %v
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: an upper-triangular mask (j >= i) is anti-causal.
 // CHECK-LABEL: func.func @negative_upper_mask
+// SCAN-LABEL: func.func @negative_upper_mask
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.generic
@@ -283,6 +307,9 @@ func.func @negative_upper_mask(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>, %v:
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: a mask shifted by one (j <= i + 1) sees one future token.
 // CHECK-LABEL: func.func @negative_offset_mask
+// SCAN-LABEL: func.func @negative_offset_mask
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.generic
@@ -320,6 +347,9 @@ func.func @negative_offset_mask(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>, %v
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: select(j <= i, 0, a) keeps the upper triangle.
 // CHECK-LABEL: func.func @negative_inverted_select
+// SCAN-LABEL: func.func @negative_inverted_select
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.generic
@@ -355,6 +385,9 @@ func.func @negative_inverted_select(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: exp of the scores is not linear in them (the start of a softmax).
 // CHECK-LABEL: func.func @negative_exp_scores
+// SCAN-LABEL: func.func @negative_exp_scores
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.generic
@@ -387,6 +420,9 @@ func.func @negative_exp_scores(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>, %v:
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: an additive bias on the scores is not a scale.
 // CHECK-LABEL: func.func @negative_bias
+// SCAN-LABEL: func.func @negative_bias
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.generic
@@ -420,6 +456,9 @@ func.func @negative_bias(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>, %v: tenso
 // negative_: a constant mask that is not inclusive lower-triangular ones
 // (here the strict lower triangle).
 // CHECK-LABEL: func.func @negative_wrong_tril_constant
+// SCAN-LABEL: func.func @negative_wrong_tril_constant
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.generic
@@ -453,6 +492,9 @@ func.func @negative_wrong_tril_constant(%q: tensor<64x16xf32>, %k: tensor<64x16x
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: softmax attention (linalg.softmax) is not reassociable.
 // CHECK-LABEL: func.func @negative_softmax
+// SCAN-LABEL: func.func @negative_softmax
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: %[[A:.*]] = linalg.matmul
 // CHECK-NEXT: %[[M:.*]] = linalg.softmax dimension(1) ins(%[[A]] : tensor<64x64xf32>)
@@ -478,6 +520,9 @@ func.func @negative_softmax(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>, %v: te
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: softmax written out: exp of the scores, row sums, a division.
 // CHECK-LABEL: func.func @negative_exp_rowsum_softmax
+// SCAN-LABEL: func.func @negative_exp_rowsum_softmax
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: linalg.matmul
 // CHECK-NEXT: %[[E:.*]] = linalg.generic
@@ -526,6 +571,9 @@ func.func @negative_exp_rowsum_softmax(%q: tensor<64x16xf32>, %k: tensor<64x16xf
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: the score product accumulates onto a tensor that is not zeros.
 // CHECK-LABEL: func.func @negative_nonzero_accumulator
+// SCAN-LABEL: func.func @negative_nonzero_accumulator
+// SCAN-NOT: linattn
+// SCAN: return
 // CHECK-NOT: linattn
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%[[ACC:.*]] : tensor<64x64xf32>)
 // CHECK: linalg.matmul
@@ -552,6 +600,13 @@ func.func @negative_nonzero_accumulator(%q: tensor<64x16xf32>, %k: tensor<64x16x
 // negative_: elu without the + 1 is not the elu feature map: the products
 // are raised with the generic as identity features, the generic stays.
 // CHECK-LABEL: func.func @negative_elu_without_plus_one
+// SCAN-LABEL: func.func @negative_elu_without_plus_one
+// SCAN-NOT: linattn.feature_map
+// SCAN: linalg.generic
+// SCAN-NOT: linattn.feature_map
+// SCAN: linattn.kv_summary
+// SCAN: linattn.query_readout
+// SCAN: return
 // CHECK-NOT: linattn.feature_map
 // CHECK: %[[F:.*]] = linalg.generic
 // CHECK-NOT: linattn.feature_map
@@ -585,6 +640,13 @@ func.func @negative_elu_without_plus_one(%q: tensor<64x16xf32>, %k: tensor<64x16
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: max(x, 0.1) is not relu.
 // CHECK-LABEL: func.func @negative_relu_threshold
+// SCAN-LABEL: func.func @negative_relu_threshold
+// SCAN-NOT: linattn.feature_map
+// SCAN: linalg.generic
+// SCAN-NOT: linattn.feature_map
+// SCAN: linattn.kv_summary
+// SCAN: linattn.query_readout
+// SCAN: return
 // CHECK-NOT: linattn.feature_map
 // CHECK: %[[F:.*]] = linalg.generic
 // CHECK-NOT: linattn.feature_map
@@ -617,6 +679,13 @@ func.func @negative_relu_threshold(%q: tensor<64x16xf32>, %k: tensor<64x16xf32>,
 #row = affine_map<(d0, d1) -> (d0)>
 // negative_: elu + 2 is not the elu feature map.
 // CHECK-LABEL: func.func @negative_elu_plus_two
+// SCAN-LABEL: func.func @negative_elu_plus_two
+// SCAN-NOT: linattn.feature_map
+// SCAN: linalg.generic
+// SCAN-NOT: linattn.feature_map
+// SCAN: linattn.kv_summary
+// SCAN: linattn.query_readout
+// SCAN: return
 // CHECK-NOT: linattn.feature_map
 // CHECK: %[[F:.*]] = linalg.generic
 // CHECK-NOT: linattn.feature_map
