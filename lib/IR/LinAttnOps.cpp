@@ -455,6 +455,33 @@ LogicalResult ScanOp::verify() {
   return success();
 }
 
+std::pair<Value, Value> ScanOp::buildInitialState(OpBuilder &builder) {
+  if (hasInitialState())
+    return {getInitialState(), getInitialNormalizer()};
+  // [batch..., F, Dv] and [batch..., F]: batch sizes and F come from the
+  // query features, Dv from the values.
+  Location loc = getLoc();
+  int64_t rank = cast<RankedTensorType>(getQueryFeatures().getType()).getRank();
+  auto zeros = [&](Type resultType) -> Value {
+    auto type = cast<RankedTensorType>(resultType);
+    SmallVector<Value> dynamicSizes;
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      if (!type.isDynamicDim(i))
+        continue;
+      bool isValueSize = type.getRank() == rank && i == rank - 1;
+      Value source = isValueSize ? getValues() : getQueryFeatures();
+      int64_t dim = i < rank - 2 ? i : rank - 1;
+      dynamicSizes.push_back(tensor::DimOp::create(builder, loc, source, dim));
+    }
+    Type elementType = type.getElementType();
+    Value zero = arith::ConstantOp::create(
+        builder, loc, elementType, builder.getFloatAttr(elementType, 0.0));
+    return tensor::SplatOp::create(builder, loc, zero, type, dynamicSizes);
+  };
+  return {zeros(getFinalState().getType()),
+          zeros(getFinalNormalizer().getType())};
+}
+
 namespace {
 /// Drops an initial state that is all zeros: the scan starts from zero anyway.
 struct DropZeroInitialState : OpRewritePattern<ScanOp> {
@@ -502,29 +529,7 @@ struct SingleTokenScanToStep : OpRewritePattern<ScanOp> {
     auto finalStateType = cast<RankedTensorType>(op.getFinalState().getType());
     auto finalNormalizerType =
         cast<RankedTensorType>(op.getFinalNormalizer().getType());
-    Value state = op.getInitialState(), normalizer = op.getInitialNormalizer();
-    if (!state) {
-      // Sizes of [batch..., F, Dv] that the type leaves open come from the
-      // query (batch, F) and the values (Dv).
-      auto zeros = [&](RankedTensorType type) -> Value {
-        SmallVector<Value> dynamicSizes;
-        for (int64_t i = 0; i < type.getRank(); ++i) {
-          if (!type.isDynamicDim(i))
-            continue;
-          bool isValueSize = type.getRank() == rank && i == rank - 1;
-          Value source = isValueSize ? op.getValues() : op.getQueryFeatures();
-          int64_t dim = i < rank - 2 ? i : rank - 1;
-          dynamicSizes.push_back(
-              tensor::DimOp::create(rewriter, loc, source, dim));
-        }
-        Type elementType = type.getElementType();
-        Value zero = arith::ConstantOp::create(
-            rewriter, loc, elementType, rewriter.getFloatAttr(elementType, 0.0));
-        return tensor::SplatOp::create(rewriter, loc, zero, type, dynamicSizes);
-      };
-      state = zeros(finalStateType);
-      normalizer = zeros(finalNormalizerType);
-    }
+    auto [state, normalizer] = op.buildInitialState(rewriter);
 
     auto collapse = [&](Value value) -> Value {
       auto type = cast<RankedTensorType>(value.getType());
@@ -551,7 +556,8 @@ struct SingleTokenScanToStep : OpRewritePattern<ScanOp> {
         ArrayRef<ReassociationIndices>(reassociation));
     if (result.getType() != resultType)
       result = tensor::CastOp::create(rewriter, loc, resultType, result);
-    rewriter.replaceOp(op, {result, step.getNewState(), step.getNewNormalizer()});
+    rewriter.replaceOp(op,
+                       {result, step.getNewState(), step.getNewNormalizer()});
     return success();
   }
 };

@@ -15,3 +15,4 @@
 // PASSES: ### `-linattn-masked-to-scan`
 // PASSES: ### `-linattn-raise`
 // PASSES: ### `-linattn-reassociate`
+// PASSES: ### `-linattn-scan-to-steps`

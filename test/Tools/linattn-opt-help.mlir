@@ -11,3 +11,5 @@
 // CHECK: --linattn-raise {{.*}}- Raise attention written in linalg, tensor, arith and math to linattn ops
 // CHECK: --linattn-reassociate {{.*}}- Reassociate the quadratic form (φ(Q)φ(K)ᵀ)V into φ(Q)(φ(K)ᵀV)
 // CHECK-NEXT: --mode=<value> {{.*}}- When to rewrite: auto (by the cost model), always, never
+// CHECK: --linattn-scan-to-steps {{.*}}- Unroll scans over short static sequences into linattn.step chains
+// CHECK-NEXT: --max-length=<long> {{.*}}- Longest static sequence to unroll

@@ -329,6 +329,12 @@ def LinAttn_ScanOp : LinAttn_Op<"scan", [Pure, AttrSizedOperandSegments]> {
     bool isNormalized() { return getEps().has_value(); }
     bool isReverse() { return getDirection() == ScanDirection::Reverse; }
     bool hasInitialState() { return getInitialState() != nullptr; }
+
+    /// Returns the state the scan starts from: the `init` operands, or zero
+    /// tensors of the final state's types (sizes the types leave open are
+    /// read from the operands) when there are none.
+    std::pair<::mlir::Value, ::mlir::Value>
+    buildInitialState(::mlir::OpBuilder &builder);
   }];
 
   let hasVerifier = 1;

@@ -71,6 +71,11 @@ void populateMaskedToScanPatterns(RewritePatternSet &patterns);
 void populateChunkScanPatterns(RewritePatternSet &patterns,
                                int64_t defaultChunkSize);
 
+/// Adds the pattern that unrolls a `linattn.scan` whose static sequence
+/// length is at most `maxLength` into a chain of `linattn.step` ops.
+void populateScanToStepsPatterns(RewritePatternSet &patterns,
+                                 int64_t maxLength);
+
 #define GEN_PASS_REGISTRATION
 #include "linattn/Transforms/Passes.h.inc"
 

@@ -302,4 +302,48 @@ def LinAttnChunkScanPass : Pass<"linattn-chunk-scan"> {
   ];
 }
 
+def LinAttnScanToStepsPass : Pass<"linattn-scan-to-steps"> {
+  let summary = "Unroll scans over short static sequences into linattn.step chains";
+  let description = [{
+    A scan over N tokens is N recurrent steps that thread the state. This
+    pass spells that relation out for scans whose sequence length is static
+    and at most `max-length`: token t of the query features, key features
+    and values is sliced out, `linattn.step` updates and reads the state,
+    and the outputs are concatenated back along the sequence. Forward scans
+    visit t = 0..N-1, reverse scans t = N-1..0; the state starts from the
+    scan's `init` (zeros when absent) and the last step's state is the
+    scan's final state. Longer or dynamic sequences are left alone.
+
+    Before:
+
+    ```mlir
+    %o, %s, %z = linattn.scan forward %fq, %fk, %v
+        : tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<8x2x4xf32>
+        -> tensor<8x2x4xf32>, tensor<8x16x4xf32>, tensor<8x16xf32>
+    ```
+
+    After (zero state %s0, %z0):
+
+    ```mlir
+    %q0 = tensor.extract_slice %fq[0, 0, 0] [8, 1, 16] [1, 1, 1]
+        : tensor<8x2x16xf32> to tensor<8x16xf32>
+    ...
+    %o0, %s1, %z1 = linattn.step %q0, %k0, %v0, %s0, %z0 : ...
+    %o1, %s2, %z2 = linattn.step %q1, %k1, %v1, %s1, %z1 : ...
+    %e0 = tensor.expand_shape %o0 [[0], [1, 2]] output_shape [8, 1, 4] : ...
+    %e1 = tensor.expand_shape %o1 [[0], [1, 2]] output_shape [8, 1, 4] : ...
+    %o = tensor.concat dim(1) %e0, %e1
+        : (tensor<8x1x4xf32>, tensor<8x1x4xf32>) -> tensor<8x2x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxLength", "max-length", "int64_t", /*default=*/"16",
+           "Longest static sequence to unroll">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // LINATTN_TRANSFORMS_PASSES_TD
