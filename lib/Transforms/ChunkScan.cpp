@@ -125,8 +125,8 @@ struct ChunkScan : OpRewritePattern<ScanOp> {
     Value state, normalizer;
     if (op.hasInitialState()) {
       state = castIfNeeded(rewriter, loc, op.getInitialState(), stateType);
-      normalizer =
-          castIfNeeded(rewriter, loc, op.getInitialNormalizer(), normalizerType);
+      normalizer = castIfNeeded(rewriter, loc, op.getInitialNormalizer(),
+                                normalizerType);
     } else {
       state = zeros(rewriter, loc, stateSizes, stateElement);
       normalizer = zeros(rewriter, loc, normalizerSizes, stateElement);
@@ -141,8 +141,7 @@ struct ChunkScan : OpRewritePattern<ScanOp> {
       chunk = *staticLength;
     bool evenChunks = staticLength && *staticLength % chunk == 0;
 
-    Value length =
-        getValueOrCreateConstantIndexOp(rewriter, loc, sizes.length);
+    Value length = getValueOrCreateConstantIndexOp(rewriter, loc, sizes.length);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value step = arith::ConstantIndexOp::create(rewriter, loc, chunk);
     auto loop = scf::ForOp::create(
@@ -188,18 +187,12 @@ private:
     };
     ScanSizes sizes;
     for (int64_t i = 0; i < rank - 2; ++i)
-      sizes.batch.push_back(pick({{q, i},
-                                  {k, i},
-                                  {v, i},
-                                  {o, i},
-                                  {s, i},
-                                  {z, i},
-                                  {s0, i},
-                                  {z0, i}},
-                                 op.getQueryFeatures(), i));
-    sizes.length = pick({{q, rank - 2}, {k, rank - 2}, {v, rank - 2},
-                         {o, rank - 2}},
-                        op.getQueryFeatures(), rank - 2);
+      sizes.batch.push_back(pick(
+          {{q, i}, {k, i}, {v, i}, {o, i}, {s, i}, {z, i}, {s0, i}, {z0, i}},
+          op.getQueryFeatures(), i));
+    sizes.length =
+        pick({{q, rank - 2}, {k, rank - 2}, {v, rank - 2}, {o, rank - 2}},
+             op.getQueryFeatures(), rank - 2);
     sizes.features = pick({{q, rank - 1},
                            {k, rank - 1},
                            {s, rank - 2},
@@ -215,11 +208,12 @@ private:
 
   /// Builds the body for the chunk at loop index `iv` and returns the values
   /// to yield: the output with the chunk inserted and the updated state.
-  static SmallVector<Value>
-  buildChunk(OpBuilder &b, Location loc, ScanOp op, const ScanSizes &sizes,
-             int64_t chunk, bool evenChunks, Value length, Value iv,
-             ValueRange iterArgs, RankedTensorType stateType,
-             RankedTensorType normalizerType) {
+  static SmallVector<Value> buildChunk(OpBuilder &b, Location loc, ScanOp op,
+                                       const ScanSizes &sizes, int64_t chunk,
+                                       bool evenChunks, Value length, Value iv,
+                                       ValueRange iterArgs,
+                                       RankedTensorType stateType,
+                                       RankedTensorType normalizerType) {
     MLIRContext *context = b.getContext();
     Value output = iterArgs[0], state = iterArgs[1], normalizer = iterArgs[2];
     Type stateElement = stateType.getElementType();
@@ -235,9 +229,8 @@ private:
     } else {
       AffineExpr d0 = getAffineDimExpr(0, context);
       AffineExpr s0 = getAffineSymbolExpr(0, context);
-      auto map = AffineMap::get(1, 1, {getAffineConstantExpr(chunk, context),
-                                       s0 - d0},
-                                context);
+      auto map = AffineMap::get(
+          1, 1, {getAffineConstantExpr(chunk, context), s0 - d0}, context);
       chunkLength =
           affine::AffineMinOp::create(b, loc, map, ValueRange{iv, length})
               .getResult();
@@ -288,9 +281,9 @@ private:
       SmallVector<int64_t> permutation =
           llvm::to_vector(llvm::seq<int64_t>(0, batchRank + 2));
       std::swap(permutation[batchRank], permutation[batchRank + 1]);
-      scores = linalg::TransposeOp::create(b, loc, transposed, init,
-                                           permutation)
-                   ->getResult(0);
+      scores =
+          linalg::TransposeOp::create(b, loc, transposed, init, permutation)
+              ->getResult(0);
     }
 
     RankedTensorType tileType = tensorTypeOf(valueTileSizes, stateElement);
@@ -324,23 +317,22 @@ private:
           concatSizes(sizes.batch, {chunkLength});
       Value denominator = zeros(b, loc, rowSizes, stateElement);
       RankedTensorType rowType = tensorTypeOf(rowSizes, stateElement);
-      denominator =
-          linalg::GenericOp::create(
-              b, loc, TypeRange{rowType}, ValueRange{scores},
-              ValueRange{denominator}, ArrayRef<AffineMap>{identity, rows},
-              reduceLast,
-              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                Value sum = arith::AddFOp::create(nb, nloc, args[1], args[0]);
-                linalg::YieldOp::create(nb, nloc, sum);
-              })
-              .getResult(0);
+      denominator = linalg::GenericOp::create(
+                        b, loc, TypeRange{rowType}, ValueRange{scores},
+                        ValueRange{denominator},
+                        ArrayRef<AffineMap>{identity, rows}, reduceLast,
+                        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                          Value sum =
+                              arith::AddFOp::create(nb, nloc, args[1], args[0]);
+                          linalg::YieldOp::create(nb, nloc, sum);
+                        })
+                        .getResult(0);
       AffineMap features = identity.dropResult(loopRank - 2);
       denominator =
           linalg::GenericOp::create(
               b, loc, TypeRange{rowType}, ValueRange{queries, normalizer},
               ValueRange{denominator},
-              ArrayRef<AffineMap>{identity, features, rows},
-              reduceLast,
+              ArrayRef<AffineMap>{identity, features, rows}, reduceLast,
               [&](OpBuilder &nb, Location nloc, ValueRange args) {
                 Value product =
                     arith::MulFOp::create(nb, nloc, args[0], args[1]);
@@ -355,15 +347,13 @@ private:
           linalg::GenericOp::create(
               b, loc, TypeRange{outputTileType},
               ValueRange{intra, inter, denominator}, ValueRange{outputInit},
-              ArrayRef<AffineMap>{identity, identity, rows, identity},
-              parallel,
+              ArrayRef<AffineMap>{identity, identity, rows, identity}, parallel,
               [&](OpBuilder &nb, Location nloc, ValueRange args) {
                 Value num = arith::AddFOp::create(nb, nloc, args[0], args[1]);
                 Value den =
                     arith::AddFOp::create(nb, nloc, args[2], epsConstant);
                 Value quotient = arith::DivFOp::create(nb, nloc, num, den);
-                linalg::YieldOp::create(nb, nloc,
-                                        truncate(nb, nloc, quotient));
+                linalg::YieldOp::create(nb, nloc, truncate(nb, nloc, quotient));
               })
               .getResult(0);
     } else {
@@ -382,8 +372,8 @@ private:
         b, loc, chunkOutput, output, offsets, valueTileSizes, strides);
 
     // The state the next chunk enters with: S + φ(K_c)ᵀV_c, z + Σ φ(k).
-    auto summary = KvSummaryOp::create(b, loc, stateType, normalizerType, keys,
-                                       values);
+    auto summary =
+        KvSummaryOp::create(b, loc, stateType, normalizerType, keys, values);
     Value newState =
         linalg::AddOp::create(b, loc, TypeRange{stateType},
                               ValueRange{state, summary.getState()},

@@ -19,6 +19,7 @@
 
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -42,38 +43,6 @@ static Type stateElementType(Type dataType) {
   if (isa<Float16Type, BFloat16Type>(dataType))
     return Float32Type::get(dataType.getContext());
   return dataType;
-}
-
-/// For each dimension, the first static size among `types` (all of rank
-/// `rank`) at `dims[i]`, or dynamic.
-static int64_t firstStatic(ArrayRef<RankedTensorType> types, int64_t dim) {
-  for (RankedTensorType type : types)
-    if (!type.isDynamicDim(dim))
-      return type.getDimSize(dim);
-  return ShapedType::kDynamic;
-}
-
-/// Multiplies every element of the tensor `value` by the constant `factor`
-/// with an elementwise linalg.generic.
-static Value scaleTensor(PatternRewriter &rewriter, Location loc, Value value,
-                         double factor) {
-  auto type = cast<RankedTensorType>(value.getType());
-  Type elementType = type.getElementType();
-  Value init = tensor::EmptyOp::create(
-      rewriter, loc, tensor::getMixedSizes(rewriter, loc, value), elementType);
-  Value scale = arith::ConstantOp::create(
-      rewriter, loc, elementType, rewriter.getFloatAttr(elementType, factor));
-  AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, ValueRange{value}, ValueRange{init},
-      ArrayRef<AffineMap>{identity, identity}, iterators,
-      [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
-        Value product = arith::MulFOp::create(b, bodyLoc, args[0], scale);
-        linalg::YieldOp::create(b, bodyLoc, product);
-      });
-  return generic.getResult(0);
 }
 
 namespace {
@@ -130,11 +99,11 @@ struct CausalScoresToScan : OpRewritePattern<ApplyScoresOp> {
     SmallVector<int64_t> stateShape;
     for (int64_t i = 0; i < rank - 2; ++i)
       stateShape.push_back(
-          firstStatic({queryType, keyType, valueType, resultType}, i));
+          getFirstStaticSize({queryType, keyType, valueType, resultType}, i));
     SmallVector<int64_t> normalizerShape(stateShape);
-    int64_t features = firstStatic({queryType, keyType}, rank - 1);
+    int64_t features = getFirstStaticSize({queryType, keyType}, rank - 1);
     stateShape.push_back(features);
-    stateShape.push_back(firstStatic({valueType, resultType}, rank - 1));
+    stateShape.push_back(getFirstStaticSize({valueType, resultType}, rank - 1));
     normalizerShape.push_back(features);
     Type stateElement = stateElementType(resultType.getElementType());
     auto stateType = RankedTensorType::get(stateShape, stateElement);

@@ -196,11 +196,10 @@ static std::optional<Contraction> matchContraction(Operation *op) {
   if (body->getNumArguments() != 3 ||
       !llvm::hasNItems(body->without_terminator(), 2))
     return std::nullopt;
-  Value product =
-      matchCommutativeWith<arith::AddFOp>(getYielded(linalgOp),
-                                          body->getArgument(2));
-  Value other = matchCommutativeWith<arith::MulFOp>(product,
-                                                    body->getArgument(0));
+  Value product = matchCommutativeWith<arith::AddFOp>(getYielded(linalgOp),
+                                                      body->getArgument(2));
+  Value other =
+      matchCommutativeWith<arith::MulFOp>(product, body->getArgument(0));
   if (!other || other != body->getArgument(1))
     return std::nullopt;
 
@@ -211,16 +210,14 @@ static std::optional<Contraction> matchContraction(Operation *op) {
         return map.isProjectedPermutation() && map.getNumSymbols() == 0;
       }))
     return std::nullopt;
-  SmallVector<utils::IteratorType> iterators =
-      linalgOp.getIteratorTypesArray();
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
   unsigned numLoops = iterators.size();
   auto uses = [&](AffineMap map, unsigned dim) {
     return map.isFunctionOfDim(dim);
   };
   int64_t iDim = -1, jDim = -1, kDim = -1;
   for (unsigned d = 0; d < numLoops; ++d) {
-    bool inL = uses(maps[0], d), inR = uses(maps[1], d),
-         inO = uses(maps[2], d);
+    bool inL = uses(maps[0], d), inR = uses(maps[1], d), inO = uses(maps[2], d);
     bool parallel = iterators[d] == utils::IteratorType::parallel;
     if (parallel && inL && inR && inO)
       continue; // batch
@@ -443,14 +440,12 @@ static bool matchCausalMask(Elementwise ew) {
     return false;
   // The mask is the second input, indexed by the identity or by the two
   // trailing dimensions only (broadcast over the batch).
-  AffineMap maskMap =
-      ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(1));
+  AffineMap maskMap = ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(1));
   AffineMap scoresMap =
       ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(0));
   if (!scoresMap.isIdentity() ||
-      !(maskMap.isIdentity() ||
-        maskMap == AffineMap::getMinorIdentityMap(rank, 2,
-                                                  ew.op->getContext())))
+      !(maskMap.isIdentity() || maskMap == AffineMap::getMinorIdentityMap(
+                                               rank, 2, ew.op->getContext())))
     return false;
   DenseFPElementsAttr mask;
   if (!matchPattern(ew.inputs[1], m_Constant(&mask)))
@@ -558,15 +553,14 @@ struct RaiseAttentionContractions : RewritePattern {
     Value keyFeatures = materializeUntransposed(rewriter, loc, *keys);
     FloatAttr scaleAttr =
         scale && *scale != 1.0 ? rewriter.getF64FloatAttr(*scale) : FloatAttr();
-    auto newScores =
-        ScoresOp::create(rewriter, loc, scoresType, queryFeatures, keyFeatures,
-                         causal, scaleAttr);
+    auto newScores = ScoresOp::create(rewriter, loc, scoresType, queryFeatures,
+                                      keyFeatures, causal, scaleAttr);
     rewriter.replaceAllUsesWith(applied, newScores.getResult());
     rewriter.setInsertionPoint(op);
     Value valueTensor = materializeUntransposed(rewriter, loc, *values);
-    rewriter.replaceOpWithNewOp<ApplyScoresOp>(
-        op, op->getResult(0).getType(), newScores.getResult(), valueTensor,
-        FloatAttr());
+    rewriter.replaceOpWithNewOp<ApplyScoresOp>(op, op->getResult(0).getType(),
+                                               newScores.getResult(),
+                                               valueTensor, FloatAttr());
     return success();
   }
 };
@@ -581,8 +575,8 @@ struct RaiseAttentionContractions : RewritePattern {
 static Value matchRowSum(Value value) {
   auto op = dyn_cast_if_present<linalg::LinalgOp>(value.getDefiningOp());
   if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
-      !op.getBlock() || op.getNumReductionLoops() != 1 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 1 || !op.getBlock() ||
+      op.getNumReductionLoops() != 1 ||
       !isZeroFilled(op.getDpsInitOperand(0)->get()))
     return {};
   Value input = op.getDpsInputOperand(0)->get();
@@ -600,9 +594,8 @@ static Value matchRowSum(Value value) {
     return {};
   Block *body = op.getBlock();
   if (body->getNumArguments() != 2 ||
-      matchCommutativeWith<arith::AddFOp>(getYielded(op),
-                                          body->getArgument(0)) !=
-          body->getArgument(1))
+      matchCommutativeWith<arith::AddFOp>(
+          getYielded(op), body->getArgument(0)) != body->getArgument(1))
     return {};
   return input;
 }
@@ -614,8 +607,8 @@ static std::optional<std::pair<Value, double>> matchPlusEps(Value value) {
       matchPlainElementwise(value.getDefiningOp(), 1);
   if (!ew)
     return std::nullopt;
-  Value c = matchCommutativeWith<arith::AddFOp>(getYielded(ew->op),
-                                                ew->args[0]);
+  Value c =
+      matchCommutativeWith<arith::AddFOp>(getYielded(ew->op), ew->args[0]);
   std::optional<double> eps = getConstantFloat(c);
   if (!eps)
     return std::nullopt;
@@ -697,8 +690,8 @@ struct RaiseRowSumNormalization : RewritePattern {
       if (recip) {
         auto rdiv = getYielded(recip->op).getDefiningOp<arith::DivFOp>();
         if (rdiv && isConstantFloat(rdiv.getLhs(), 1.0))
-          if (auto bodyEps = matchArgPlusConstant(rdiv.getRhs(),
-                                                  recip->args[0]))
+          if (auto bodyEps =
+                  matchArgPlusConstant(rdiv.getRhs(), recip->args[0]))
             normalizer = matchDenominator(recip->inputs[0], *bodyEps);
       }
     }
@@ -735,14 +728,15 @@ static bool isRelu(Value yielded, Value x) {
   if (!select)
     return false;
   auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-  if (!cmp || cmp.getLhs() != x || !matchPattern(cmp.getRhs(), m_AnyZeroFloat()))
+  if (!cmp || cmp.getLhs() != x ||
+      !matchPattern(cmp.getRhs(), m_AnyZeroFloat()))
     return false;
   using P = arith::CmpFPredicate;
   P pred = cmp.getPredicate();
-  bool greater = pred == P::OGT || pred == P::OGE || pred == P::UGT ||
-                 pred == P::UGE;
-  bool less = pred == P::OLT || pred == P::OLE || pred == P::ULT ||
-              pred == P::ULE;
+  bool greater =
+      pred == P::OGT || pred == P::OGE || pred == P::UGT || pred == P::UGE;
+  bool less =
+      pred == P::OLT || pred == P::OLE || pred == P::ULT || pred == P::ULE;
   // At x = 0 both branches give 0, so the strictness does not matter.
   if (greater)
     return select.getTrueValue() == x &&
@@ -771,7 +765,8 @@ static bool isElu(Value value, Value x) {
   if (!select)
     return false;
   auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-  if (!cmp || cmp.getLhs() != x || !matchPattern(cmp.getRhs(), m_AnyZeroFloat()))
+  if (!cmp || cmp.getLhs() != x ||
+      !matchPattern(cmp.getRhs(), m_AnyZeroFloat()))
     return false;
   using P = arith::CmpFPredicate;
   P pred = cmp.getPredicate();

@@ -13,6 +13,7 @@
 
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -38,8 +39,7 @@ using namespace mlir::linattn;
 static constexpr double kUnknownSize = 65536.0;
 
 static double sizeOrLong(int64_t size) {
-  return ShapedType::isDynamic(size) ? kUnknownSize
-                                     : static_cast<double>(size);
+  return ShapedType::isDynamic(size) ? kUnknownSize : static_cast<double>(size);
 }
 
 /// Per batch element operation counts of both forms (a multiply-add counts
@@ -65,42 +65,6 @@ static FormCosts estimateCosts(double n, double m, double f, double dv,
   if (scaleInSummary)
     costs.linear += f * dv + (normalized ? f : 0);
   return costs;
-}
-
-//===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-/// Size `index` (negative counts from the back) of the first of `types`
-/// that knows it statically.
-static int64_t staticDim(ArrayRef<RankedTensorType> types, int64_t index) {
-  for (RankedTensorType type : types) {
-    int64_t dim = type.getDimSize(index < 0 ? type.getRank() + index : index);
-    if (!ShapedType::isDynamic(dim))
-      return dim;
-  }
-  return ShapedType::kDynamic;
-}
-
-/// Multiplies every element of `value` by `factor` with an elementwise
-/// linalg.generic that updates `value` in place (no init tensor, so dynamic
-/// sizes need no tensor.dim).
-static Value scaleTensor(PatternRewriter &rewriter, Location loc, Value value,
-                         double factor) {
-  auto type = cast<RankedTensorType>(value.getType());
-  Type elementType = type.getElementType();
-  Value constant = arith::ConstantOp::create(
-      rewriter, loc, elementType, rewriter.getFloatAttr(elementType, factor));
-  SmallVector<AffineMap> maps(1, rewriter.getMultiDimIdentityMap(type.getRank()));
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{value}, maps,
-      iterators, [&](OpBuilder &b, Location nested, ValueRange args) {
-        Value product = arith::MulFOp::create(b, nested, args[0], constant);
-        linalg::YieldOp::create(b, nested, product);
-      });
-  return generic.getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -139,9 +103,8 @@ struct ReassociateScores : OpRewritePattern<ApplyScoresOp> {
     int64_t rank = resultType.getRank();
     // The verifiers guarantee equal ranks; check anyway rather than index
     // out of bounds on IR that was never verified.
-    if (rank < 2 || queryType.getRank() != rank ||
-        keyType.getRank() != rank || valueType.getRank() != rank ||
-        scoresType.getRank() != rank)
+    if (rank < 2 || queryType.getRank() != rank || keyType.getRank() != rank ||
+        valueType.getRank() != rank || scoresType.getRank() != rank)
       return rewriter.notifyMatchFailure(op, "operand ranks do not agree");
 
     double scale = scores.getScaleValue();
@@ -162,16 +125,15 @@ struct ReassociateScores : OpRewritePattern<ApplyScoresOp> {
         scaleInSummary = true;
     }
 
-    int64_t n = staticDim({queryType, scoresType, resultType}, -2);
-    int64_t m = staticDim({keyType, scoresType, valueType}, -2);
-    int64_t f = staticDim({queryType, keyType}, -1);
-    int64_t dv = staticDim({valueType, resultType}, -1);
+    int64_t n = getFirstStaticSize({queryType, scoresType, resultType}, -2);
+    int64_t m = getFirstStaticSize({keyType, scoresType, valueType}, -2);
+    int64_t f = getFirstStaticSize({queryType, keyType}, -1);
+    int64_t dv = getFirstStaticSize({valueType, resultType}, -1);
     if (mode == ReassociateMode::Auto) {
       bool shared = !scores->hasOneUse();
-      FormCosts costs =
-          estimateCosts(sizeOrLong(n), sizeOrLong(m), sizeOrLong(f),
-                        sizeOrLong(dv), normalized, scaled, scaleInSummary,
-                        shared);
+      FormCosts costs = estimateCosts(sizeOrLong(n), sizeOrLong(m),
+                                      sizeOrLong(f), sizeOrLong(dv), normalized,
+                                      scaled, scaleInSummary, shared);
       if (costs.linear >= costs.quadratic)
         return rewriter.notifyMatchFailure(
             op, "the linear form does not need fewer operations");
@@ -181,7 +143,7 @@ struct ReassociateScores : OpRewritePattern<ApplyScoresOp> {
     // operand knows them, then [F, Dv] and [F].
     SmallVector<int64_t> stateShape;
     for (int64_t i = 0; i < rank - 2; ++i)
-      stateShape.push_back(staticDim(
+      stateShape.push_back(getFirstStaticSize(
           {queryType, keyType, valueType, resultType, scoresType}, i));
     SmallVector<int64_t> normalizerShape(stateShape);
     stateShape.append({f, dv});
@@ -202,8 +164,8 @@ struct ReassociateScores : OpRewritePattern<ApplyScoresOp> {
     }
     FloatAttr epsAttr = eps ? rewriter.getF64FloatAttr(*eps) : FloatAttr();
     rewriter.replaceOpWithNewOp<QueryReadoutOp>(
-        op, resultType, queryFeatures, state,
-        normalized ? normalizer : Value(), epsAttr);
+        op, resultType, queryFeatures, state, normalized ? normalizer : Value(),
+        epsAttr);
     // The walk driver does no dead-code elimination: drop the N×M scores
     // when this was their only use.
     if (scores->use_empty())

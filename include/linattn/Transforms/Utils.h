@@ -1,0 +1,27 @@
+//===- Utils.h - helpers shared by the linattn rewrites ---------*- C++ -*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_TRANSFORMS_UTILS_H
+#define LINATTN_TRANSFORMS_UTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::linattn {
+
+/// Returns the size of dimension `index` (negative indices count from the
+/// back) in the first of `types` that knows it statically, or
+/// ShapedType::kDynamic when none does.
+int64_t getFirstStaticSize(ArrayRef<RankedTensorType> types, int64_t index);
+
+/// Multiplies every element of the float tensor `value` by `factor` with an
+/// elementwise linalg.generic that updates `value` in place (no init tensor,
+/// so dynamic sizes need no tensor.dim).
+Value scaleTensor(OpBuilder &builder, Location loc, Value value, double factor);
+
+} // namespace mlir::linattn
+
+#endif // LINATTN_TRANSFORMS_UTILS_H

@@ -1,0 +1,41 @@
+//===- Utils.cpp - helpers shared by the linattn rewrites -----------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+using namespace mlir;
+
+int64_t mlir::linattn::getFirstStaticSize(ArrayRef<RankedTensorType> types,
+                                          int64_t index) {
+  for (RankedTensorType type : types) {
+    int64_t dim = type.getDimSize(index < 0 ? type.getRank() + index : index);
+    if (!ShapedType::isDynamic(dim))
+      return dim;
+  }
+  return ShapedType::kDynamic;
+}
+
+Value mlir::linattn::scaleTensor(OpBuilder &builder, Location loc, Value value,
+                                 double factor) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type elementType = type.getElementType();
+  Value constant = arith::ConstantOp::create(
+      builder, loc, elementType, builder.getFloatAttr(elementType, factor));
+  SmallVector<AffineMap> maps(1,
+                              builder.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      builder, loc, TypeRange{type}, ValueRange{}, ValueRange{value}, maps,
+      iterators, [&](OpBuilder &b, Location nested, ValueRange args) {
+        Value product = arith::MulFOp::create(b, nested, args[0], constant);
+        linalg::YieldOp::create(b, nested, product);
+      });
+  return generic.getResult(0);
+}
