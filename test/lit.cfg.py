@@ -20,11 +20,16 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%linattn_src_root", config.linattn_src_root))
 config.substitutions.append(("%linattn_obj_root", config.linattn_obj_root))
+# The numerical tests need numpy: they fail, naming the fix, when it is missing.
+config.substitutions.append(("%linattn_python", config.host_python or "python3"))
 
 if config.linattn_has_cuda:
     config.available_features.add("cuda-toolkit")
 
 # Our tools come from the build tree; FileCheck, not and friends from LLVM 22.
 tool_dirs = [config.linattn_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("linattn-opt", unresolved="fatal")]
+tools = [
+    ToolSubst("linattn-opt", unresolved="fatal"),
+    ToolSubst("linattn-run", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -206,8 +206,11 @@ static Value finalizeRows(OpBuilder &b, Location loc, Value num, Value den,
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
   if (den) {
     inputs.push_back(den);
-    maps.push_back(
-        AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1));
+    // getMajorSubMap(0) is a null map: spell the projection out.
+    SmallVector<AffineExpr> rowExprs;
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      rowExprs.push_back(getAffineDimExpr(i, ctx));
+    maps.push_back(AffineMap::get(rank, 0, rowExprs, ctx));
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
   Value epsValue;
