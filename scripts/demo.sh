@@ -13,3 +13,12 @@ echo "== ${example#$root/} =="
 echo
 echo "== after linattn-opt --pass-pipeline='$pipeline' =="
 "$opt" "$example" --pass-pipeline="$pipeline"
+
+run=$build/bin/linattn-run
+if [ -x "$run" ]; then
+  echo
+  echo "== linattn-run ${example#$root/} --random-seed=0 (linattn-lower-to-cpu, JIT) =="
+  out=$(mktemp -d)
+  "$run" "$example" --random-seed=0 --output-dir="$out"
+  echo "outputs written to $out"
+fi

@@ -20,6 +20,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%linattn_src_root", config.linattn_src_root))
 config.substitutions.append(("%linattn_obj_root", config.linattn_obj_root))
+# The numerical tests need numpy: they fail, naming the fix, when it is missing.
+config.substitutions.append(("%linattn_python", config.host_python or "python3"))
 
 if config.linattn_has_cuda:
     config.available_features.add("cuda-toolkit")
@@ -42,5 +44,6 @@ tool_dirs = [config.linattn_tools_dir, config.llvm_tools_dir]
 tools = [
     ToolSubst("linattn-opt", unresolved="fatal"),
     ToolSubst("linattn-capi-test", unresolved="fatal"),
+    ToolSubst("linattn-run", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

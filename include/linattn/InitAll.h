@@ -12,7 +12,9 @@
 #ifndef LINATTN_INITALL_H
 #define LINATTN_INITALL_H
 
+#include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnDialect.h"
+#include "linattn/Pipelines/Pipelines.h"
 #include "linattn/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -25,7 +27,11 @@ inline void registerAllDialects(DialectRegistry &registry) {
 }
 
 /// Registers every linattn pass and pipeline with the global registry.
-inline void registerAllPasses() { registerLinAttnPasses(); }
+inline void registerAllPasses() {
+  registerLinAttnPasses();
+  registerLinAttnConversionPasses();
+  registerLinAttnPipelines();
+}
 
 } // namespace mlir::linattn
 

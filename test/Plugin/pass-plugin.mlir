@@ -9,12 +9,31 @@
 // RUN:   --load-pass-plugin=%linattn_plugin \
 // RUN:   --pass-pipeline='builtin.module(func.func(linattn-decompose,canonicalize,cse))' \
 // RUN:   | FileCheck %s
+// Every pass and pipeline comes along: the scan rewrite, and the whole CPU
+// lowering down to the LLVM dialect.
+// RUN: %mlir_opt %s --load-dialect-plugin=%linattn_plugin \
+// RUN:   --load-pass-plugin=%linattn_plugin \
+// RUN:   --pass-pipeline='builtin.module(linattn-decompose,linattn-masked-to-scan)' \
+// RUN:   | FileCheck %s --check-prefix=SCAN
+// RUN: %mlir_opt %s --load-dialect-plugin=%linattn_plugin \
+// RUN:   --load-pass-plugin=%linattn_plugin \
+// RUN:   --pass-pipeline='builtin.module(linattn-lower-to-cpu)' \
+// RUN:   | FileCheck %s --check-prefix=CPU
 // Without the pass plugin the pass is unknown.
 // RUN: not %mlir_opt %s --load-dialect-plugin=%linattn_plugin \
 // RUN:   --pass-pipeline='builtin.module(linattn-decompose)' 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NOPLUGIN
 
 // NOPLUGIN: 'linattn-decompose' does not refer to a registered pass or pass pipeline
+
+// SCAN-LABEL: func.func @causal_normalized
+// SCAN: linattn.scan forward %{{.*}}, %{{.*}}, %{{.*}} normalize(eps = 9.9999999999999995E-7)
+// SCAN-NOT: linattn.scores
+
+// CPU-NOT: linattn.
+// CPU: llvm.func @causal_normalized(
+// CPU: llvm.func @_mlir_ciface_causal_normalized(
+// CPU-NOT: linattn.
 
 // CHECK-LABEL: func.func @causal_normalized
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x8x128x64xf32>, %[[K:.*]]: tensor<2x8x128x64xf32>, %[[V:.*]]: tensor<2x8x128x32xf32>)

@@ -1,0 +1,29 @@
+//===- Passes.h - linattn conversion passes ---------------------*- C++ -*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_CONVERSION_PASSES_H
+#define LINATTN_CONVERSION_PASSES_H
+
+#include "linattn/Conversion/LinAttnToLinalg/LinAttnToLinalg.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::linattn {
+
+#define GEN_PASS_DECL
+#include "linattn/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "linattn/Conversion/Passes.h.inc"
+
+} // namespace mlir::linattn
+
+#endif // LINATTN_CONVERSION_PASSES_H

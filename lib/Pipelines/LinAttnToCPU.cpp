@@ -1,0 +1,71 @@
+//===- LinAttnToCPU.cpp - the linattn-lower-to-cpu pipeline ---------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/Conversion/Passes.h"
+#include "linattn/Pipelines/Pipelines.h"
+#include "linattn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/RequestCWrappers.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::linattn;
+
+void mlir::linattn::buildLinAttnLowerToCPUPipeline(
+    OpPassManager &pm, const LinAttnLowerToCPUOptions &options) {
+  // linattn on tensors -> linalg on tensors.
+  pm.addPass(createLinAttnDecomposePass());
+  pm.addPass(createConvertLinAttnToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.fuseElementwise)
+    pm.addPass(createLinalgElementwiseOpFusionPass());
+
+  // Tensors -> buffers. Function boundaries get identity layouts so callers
+  // (linattn-run, the C API) pass plain dense descriptors.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // Buffers -> loops -> LLVM.
+  pm.addPass(createConvertLinalgToLoopsPass());
+  if (options.cInterface)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createLinAttnCheckLoweredPass());
+}
+
+void mlir::linattn::registerLinAttnPipelines() {
+  PassPipelineRegistration<LinAttnLowerToCPUOptions>(
+      "linattn-lower-to-cpu",
+      "Lower linattn on tensors to the LLVM dialect for the host CPU",
+      buildLinAttnLowerToCPUPipeline);
+}

@@ -1,0 +1,383 @@
+"""Numerical tests of the CPU backend.
+
+Each case writes a small function to a .mlir file and its inputs to .npy
+files, runs `linattn-run` (which lowers with linattn-lower-to-cpu and JIT-
+compiles), and compares every result with the float64 reference of
+reference.py: the error max|out - ref| / max|ref| must stay within the case's
+tolerance (1e-5 for f32, 1e-12 for f64).
+
+Usage: cpu_cases.py --group=NAME --tools=DIR --workdir=DIR
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import zlib
+
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("cpu_cases.py: numpy is missing; run scripts/install-deps.sh")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference as ref  # noqa: E402
+
+F32_TOL = 1e-5
+F64_TOL = 1e-12
+
+
+def ttype(shape, dyn=(), et="f32"):
+    rank = len(shape)
+    dims = ["?" if (i in dyn or i - rank in dyn) else str(d) for i, d in enumerate(shape)]
+    return "tensor<" + "x".join(dims + [et]) + ">"
+
+
+class Case:
+    def __init__(self, name, args, body, results, inputs, expected, tol=F32_TOL):
+        """args: [(name, type)]; body: MLIR lines; results: [(value, type)]."""
+        self.name = name
+        sig = ", ".join(f"%{n}: {t}" for n, t in args)
+        rtypes = ", ".join(t for _, t in results)
+        rvals = ", ".join(v for v, _ in results)
+        self.mlir = (f"func.func @main({sig}) -> ({rtypes}) {{\n"
+                     + "".join(f"  {line}\n" for line in body)
+                     + f"  return {rvals} : {rtypes}\n}}\n")
+        self.inputs = inputs
+        self.expected = expected
+        self.tol = tol
+
+
+def rng_for(name):
+    """A generator seeded from the case name: every case draws its own data."""
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def uniform(rng, shape, lo=-1.0, hi=1.0, dtype=np.float32):
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def f64(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+#===------------------------------------------------------------------------===#
+# Cases
+#===------------------------------------------------------------------------===#
+
+def feature_size(kind, d, m):
+    return {"poly2": 1 + d + d * d, "favor": m}.get(kind, d)
+
+
+def feature_map_case(kind, shape, dyn=(), m=None, pdyn=()):
+    name = f"feature_map_{kind}_{'x'.join(map(str, shape))}_{'dyn' if dyn or pdyn else 'static'}"
+    rng = rng_for(name)
+    rank = len(shape)
+    d = shape[-1]
+    x = uniform(rng, shape) * (0.5 if kind == "favor" else 1.0)
+    f = feature_size(kind, d, m)
+    out_shape = shape[:-1] + (f,)
+    last_dyn = (rank - 1 in dyn or -1 in dyn) if kind != "favor" else (1 in pdyn)
+    out_dyn = {i for i in dyn if i % rank != rank - 1} | ({rank - 1} if last_dyn else set())
+    args = [("x", ttype(shape, dyn))]
+    inputs = [x]
+    proj, ptype = "", ""
+    p = None
+    if kind == "favor":
+        p = rng.normal(size=(d, m)).astype(np.float32)
+        args.append(("p", ttype((d, m), pdyn)))
+        inputs.append(p)
+        proj, ptype = " projection(%p)", ", " + ttype((d, m), pdyn)
+    otype = ttype(out_shape, out_dyn)
+    body = [f"%0 = linattn.feature_map {kind} %x{proj} : {args[0][1]}{ptype} -> {otype}"]
+    return Case(name, args, body, [("%0", otype)], inputs,
+                [ref.feature_map(kind, f64(x), None if p is None else f64(p))])
+
+
+def scores_case(batch, n, m, f, causal, scale, dyn=()):
+    name = f"scores_{'causal' if causal else 'full'}_{n}x{m}x{f}_b{len(batch)}_{scale}_{'dyn' if dyn else 'static'}"
+    rng = rng_for(name)
+    q = uniform(rng, batch + (n, f))
+    k = uniform(rng, batch + (m, f))
+    qt, kt = ttype(q.shape, dyn), ttype(k.shape, dyn)
+    ot = ttype(batch + (n, m), dyn)
+    attrs = (" causal" if causal else "") + (f" scale({scale:e})" if scale != 1.0 else "")
+    body = [f"%0 = linattn.scores %q, %k{attrs} : {qt}, {kt} -> {ot}"]
+    return Case(name, [("q", qt), ("k", kt)], body, [("%0", ot)], [q, k],
+                [ref.scores(f64(q), f64(k), causal, scale)])
+
+
+def apply_scores_case(batch, n, m, dv, eps, dyn=()):
+    name = f"apply_scores_{'norm' if eps else 'plain'}_{n}x{m}x{dv}_b{len(batch)}_{'dyn' if dyn else 'static'}"
+    rng = rng_for(name)
+    a = uniform(rng, batch + (n, m), 0.0, 1.0)
+    v = uniform(rng, batch + (m, dv))
+    at, vt = ttype(a.shape, dyn), ttype(v.shape, dyn)
+    ot = ttype(batch + (n, dv), dyn)
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    body = [f"%0 = linattn.apply_scores %a, %v{norm} : {at}, {vt} -> {ot}"]
+    return Case(name, [("a", at), ("v", vt)], body, [("%0", ot)], [a, v],
+                [ref.apply_scores(f64(a), f64(v), eps)])
+
+
+def linear_case(batch, n, m, f, dv, eps, dyn=(), state="f32"):
+    """kv_summary followed by query_readout: returns O, S, z."""
+    name = f"linear_{'norm' if eps else 'plain'}_{n}x{m}x{f}x{dv}_b{len(batch)}_{state}_{'dyn' if dyn else 'static'}"
+    rng = rng_for(name)
+    fq = uniform(rng, batch + (n, f), 0.0, 1.0)
+    fk = uniform(rng, batch + (m, f), 0.0, 1.0)
+    v = uniform(rng, batch + (m, dv))
+    qt, kt, vt = (ttype(x.shape, dyn) for x in (fq, fk, v))
+    st = ttype(batch + (f, dv), et=state)
+    zt = ttype(batch + (f,), et=state)
+    ot = ttype(batch + (n, dv), dyn)
+    norm = f" normalize(%z, eps = {eps:e})" if eps else ""
+    ztype = f", {zt}" if eps else ""
+    body = [f"%s, %z = linattn.kv_summary %fk, %v : {kt}, {vt} -> {st}, {zt}",
+            f"%o = linattn.query_readout %fq, %s{norm} : {qt}, {st}{ztype} -> {ot}"]
+    s, z = ref.kv_summary(f64(fk), f64(v))
+    o = ref.query_readout(f64(fq), s, z if eps else None, eps)
+    # With f64 state only the readout's f32 rounding remains.
+    return Case(name, [("fq", qt), ("fk", kt), ("v", vt)], body,
+                [("%o", ot), ("%s", st), ("%z", zt)], [fq, fk, v], [o, s, z])
+
+
+def scan_case(batch, n, f, dv, reverse, init, eps, dyn=(), chunk=None):
+    name = (f"scan_{'reverse' if reverse else 'forward'}_{'init' if init else 'zero'}_"
+            f"{'norm' if eps else 'plain'}_{n}x{f}x{dv}_b{len(batch)}_{'dyn' if dyn else 'static'}")
+    rng = rng_for(name)
+    fq = uniform(rng, batch + (n, f), 0.0, 1.0)
+    fk = uniform(rng, batch + (n, f), 0.0, 1.0)
+    v = uniform(rng, batch + (n, dv))
+    qt, kt, vt = (ttype(x.shape, dyn) for x in (fq, fk, v))
+    st, zt = ttype(batch + (f, dv)), ttype(batch + (f,))
+    ot = ttype(batch + (n, dv), dyn)
+    args = [("fq", qt), ("fk", kt), ("v", vt)]
+    inputs = [fq, fk, v]
+    s0 = z0 = None
+    init_text, init_types = "", ""
+    if init:
+        s0 = uniform(rng, batch + (f, dv))
+        z0 = uniform(rng, batch + (f,), 0.5, 1.5)
+        args += [("s0", st), ("z0", zt)]
+        inputs += [s0, z0]
+        init_text, init_types = " init(%s0, %z0)", f", {st}, {zt}"
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    chunk_text = f" chunk_size({chunk})" if chunk else ""
+    direction = "reverse" if reverse else "forward"
+    body = [f"%o, %s, %z = linattn.scan {direction} %fq, %fk, %v{init_text}{norm}{chunk_text} "
+            f": {qt}, {kt}, {vt}{init_types} -> {ot}, {st}, {zt}"]
+    expected = ref.scan(f64(fq), f64(fk), f64(v), None if s0 is None else f64(s0),
+                        None if z0 is None else f64(z0), reverse, eps)
+    return Case(name, args, body, [("%o", ot), ("%s", st), ("%z", zt)], inputs,
+                list(expected))
+
+
+def step_case(batch, f, dv, eps, dyn=()):
+    name = f"step_{'norm' if eps else 'plain'}_{f}x{dv}_b{len(batch)}_{'dyn' if dyn else 'static'}"
+    rng = rng_for(name)
+    fq = uniform(rng, batch + (f,), 0.0, 1.0)
+    fk = uniform(rng, batch + (f,), 0.0, 1.0)
+    v = uniform(rng, batch + (dv,))
+    s = uniform(rng, batch + (f, dv))
+    z = uniform(rng, batch + (f,), 0.5, 1.5)
+    qt, kt, vt = (ttype(x.shape, dyn) for x in (fq, fk, v))
+    st, zt = ttype(s.shape, dyn), ttype(z.shape, dyn)
+    ot = ttype(batch + (dv,), dyn)
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    body = [f"%o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z{norm} "
+            f": {qt}, {kt}, {vt}, {st}, {zt} -> {ot}, {st}, {zt}"]
+    expected = ref.step(f64(fq), f64(fk), f64(v), f64(s), f64(z), eps)
+    return Case(name, [("fq", qt), ("fk", kt), ("v", vt), ("s", st), ("z", zt)],
+                body, [("%o", ot), ("%s1", st), ("%z1", zt)],
+                [fq, fk, v, s, z], list(expected))
+
+
+def step_chain_case(batch, n, f, dv, eps):
+    """n linattn.step ops threaded through the state equal a forward scan."""
+    name = f"step_chain_{'norm' if eps else 'plain'}_{n}x{f}x{dv}_b{len(batch)}"
+    rng = rng_for(name)
+    fq = uniform(rng, batch + (n, f), 0.0, 1.0)
+    fk = uniform(rng, batch + (n, f), 0.0, 1.0)
+    v = uniform(rng, batch + (n, dv))
+    qt, kt, vt = (ttype(x.shape) for x in (fq, fk, v))
+    st, zt = ttype(batch + (f, dv)), ttype(batch + (f,))
+    rank = len(batch) + 2
+    zeros = ", ".join(["0"] * rank)
+    ones = ", ".join(["1"] * rank)
+    cst = "arith.constant 0.0 : f32"
+    body = [f"%c0 = {cst}",
+            f"%e_s = tensor.empty() : {st}",
+            f"%s_0 = linalg.fill ins(%c0 : f32) outs(%e_s : {st}) -> {st}",
+            f"%e_z = tensor.empty() : {zt}",
+            f"%z_0 = linalg.fill ins(%c0 : f32) outs(%e_z : {zt}) -> {zt}"]
+    results = []
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    for i in range(n):
+        offs = ", ".join(["0"] * len(batch) + [str(i), "0"])
+        for x, t, last in (("fq", qt, f), ("fk", kt, f), ("v", vt, dv)):
+            sizes = ", ".join([str(b) for b in batch] + ["1", str(last)])
+            body.append(f"%{x}_{i} = tensor.extract_slice %{x}[{offs}] [{sizes}] [{ones}] "
+                        f": {t} to {ttype(batch + (last,))}")
+        ft, dvt = ttype(batch + (f,)), ttype(batch + (dv,))
+        body.append(f"%o_{i}, %s_{i + 1}, %z_{i + 1} = linattn.step %fq_{i}, %fk_{i}, %v_{i}, "
+                    f"%s_{i}, %z_{i}{norm} : {ft}, {ft}, {dvt}, {st}, {zt} -> {dvt}, {st}, {zt}")
+        results.append((f"%o_{i}", dvt))
+    del zeros
+    results += [(f"%s_{n}", st), (f"%z_{n}", zt)]
+    o, s, z = ref.scan(f64(fq), f64(fk), f64(v), eps=eps)
+    expected = [o[..., i, :] for i in range(n)] + [s, z]
+    return Case(name, [("fq", qt), ("fk", kt), ("v", vt)], body, results,
+                [fq, fk, v], expected)
+
+
+def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dtype="f32"):
+    name = (f"attention_{kind}_{'causal' if causal else 'full'}_{'norm' if eps else 'plain'}_"
+            f"{n}x{m}x{d}x{dv}_b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
+    rng = rng_for(name)
+    npt = np.float64 if dtype == "f64" else np.float32
+    scale = 0.5 if kind in ("poly2", "favor") else 1.0
+    q = uniform(rng, batch + (n, d), dtype=npt) * npt(scale)
+    k = uniform(rng, batch + (m, d), dtype=npt) * npt(scale)
+    v = uniform(rng, batch + (m, dv), dtype=npt)
+    qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
+    ot = ttype(batch + (n, dv), dyn, dtype)
+    args = [("q", qt), ("k", kt), ("v", vt)]
+    inputs = [q, k, v]
+    p = None
+    proj, ptype = "", ""
+    if kind == "favor":
+        p = rng.normal(size=(d, fmax)).astype(npt)
+        args.append(("p", ttype(p.shape, (), dtype)))
+        inputs.append(p)
+        proj, ptype = " projection(%p)", ", " + args[-1][1]
+    attrs = proj + (" causal" if causal else "") + (f" normalize(eps = {eps:e})" if eps else "")
+    body = [f"%0 = linattn.attention {kind} %q, %k, %v{attrs} : {qt}, {kt}, {vt}{ptype} -> {ot}"]
+    expected = ref.attention(kind, f64(q), f64(k), f64(v), None if p is None else f64(p),
+                             causal, eps)
+    return Case(name, args, body, [("%0", ot)], inputs, [expected],
+                F64_TOL if dtype == "f64" else F32_TOL)
+
+
+EPS = 1e-6
+
+GROUPS = {
+    "feature_map": lambda: [
+        feature_map_case("elu", (2, 3, 7, 8)),
+        feature_map_case("elu", (2, 3, 100, 16), dyn=(0, 1, 2)),
+        feature_map_case("relu", (7, 5)),
+        feature_map_case("relu", (2, 1, 5), dyn=(1, 2)),
+        feature_map_case("identity", (3, 7, 8), dyn=(0,)),
+        feature_map_case("poly2", (2, 7, 3)),
+        feature_map_case("poly2", (3, 5, 4), dyn=(0, 1, 2)),
+        feature_map_case("poly2", (1, 1)),
+        feature_map_case("favor", (2, 7, 8), m=12),
+        feature_map_case("favor", (2, 3, 100, 8), dyn=(0, 2), m=20, pdyn=(1,)),
+    ],
+    "quadratic": lambda: [
+        scores_case((2,), 7, 7, 8, causal=True, scale=0.125),
+        scores_case((2, 3), 7, 11, 5, causal=False, scale=1.0),
+        scores_case((2,), 100, 100, 16, causal=True, scale=1.0, dyn=(0, 1, 2)),
+        scores_case((), 1, 1, 3, causal=True, scale=2.0),
+        apply_scores_case((2,), 7, 11, 5, eps=None),
+        apply_scores_case((2, 3), 7, 11, 5, eps=EPS),
+        apply_scores_case((2,), 100, 37, 9, eps=EPS, dyn=(0, 1, 2)),
+    ],
+    "linear": lambda: [
+        linear_case((2, 3), 7, 11, 8, 5, eps=EPS),
+        linear_case((2,), 7, 11, 8, 5, eps=None),
+        linear_case((2,), 100, 37, 16, 9, eps=EPS, dyn=(1,)),
+        linear_case((1,), 1, 1, 3, 2, eps=EPS, state="f64"),
+    ],
+    "scan": lambda: [
+        scan_case(batch, n, 8, 5, reverse, init, eps, dyn)
+        for reverse in (False, True)
+        for init in (False, True)
+        for eps in (None, EPS)
+        for batch, n, dyn in (((2, 3), 7, ()), ((2,), 100, (1,)))
+    ] + [
+        scan_case((2,), 1, 8, 5, False, True, EPS),
+        scan_case((), 7, 8, 5, True, True, EPS, dyn=(0,)),
+        scan_case((), 1, 3, 2, False, False, None),
+        scan_case((3,), 7, 6, 4, False, False, EPS, dyn=(0, 1, 2), chunk=4),
+    ],
+    "step": lambda: [
+        step_case((2, 3), 8, 5, None),
+        step_case((2, 3), 8, 5, EPS),
+        step_case((2,), 7, 3, EPS, dyn=(0, 1)),
+        step_case((), 7, 3, EPS, dyn=(0,)),
+        step_case((), 4, 4, None),
+        step_chain_case((2,), 3, 8, 5, EPS),
+        step_chain_case((2, 3), 2, 4, 6, None),
+    ],
+    "attention": lambda: [
+        attention_case("elu", (2, 3), 7, 7, 8, 8, causal=True, eps=EPS),
+        attention_case("elu", (2,), 7, 11, 8, 5, causal=False, eps=EPS),
+        attention_case("elu", (2,), 100, 100, 16, 9, causal=True, eps=EPS, dyn=(1,)),
+        attention_case("relu", (2, 3), 7, 11, 8, 5, causal=False, eps=None),
+        attention_case("identity", (2,), 7, 7, 8, 5, causal=True, eps=None),
+        attention_case("poly2", (2,), 7, 13, 4, 5, causal=False, eps=EPS),
+        attention_case("poly2", (1, 2), 7, 7, 3, 6, causal=True, eps=EPS, dyn=(0, 1, 2)),
+        attention_case("favor", (2,), 7, 7, 8, 5, causal=True, eps=EPS, fmax=16),
+        attention_case("favor", (2, 3), 7, 11, 8, 8, causal=False, eps=EPS, fmax=12),
+        attention_case("elu", (1,), 1, 1, 8, 4, causal=True, eps=EPS),
+        attention_case("elu", (), 7, 5, 3, 4, causal=False, eps=EPS, dyn=(0,)),
+        attention_case("elu", (2,), 7, 7, 8, 5, causal=True, eps=EPS, dtype="f64"),
+    ],
+    "large": lambda: [
+        attention_case("elu", (1,), 1000, 1000, 16, 16, causal=False, eps=EPS, dyn=(1,)),
+        scan_case((1,), 4097, 16, 16, False, False, EPS, dyn=(1,)),
+    ],
+}
+
+
+#===------------------------------------------------------------------------===#
+# Driver
+#===------------------------------------------------------------------------===#
+
+def run_case(case, tools, workdir):
+    d = os.path.join(workdir, case.name)
+    os.makedirs(d, exist_ok=True)
+    kernel = os.path.join(d, "kernel.mlir")
+    with open(kernel, "w") as f:
+        f.write(case.mlir)
+    cmd = [os.path.join(tools, "linattn-run"), kernel, f"--output-dir={d}"]
+    for i, x in enumerate(case.inputs):
+        path = os.path.join(d, f"input{i}.npy")
+        np.save(path, x)
+        cmd.append(f"--input={path}")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return False, f"linattn-run failed ({proc.returncode}):\n{proc.stderr}"
+    worst = 0.0
+    for i, expected in enumerate(case.expected):
+        out = np.load(os.path.join(d, f"result{i}.npy"))
+        if out.shape != expected.shape:
+            return False, f"result {i} has shape {out.shape}, expected {expected.shape}"
+        scale = np.max(np.abs(expected)) if expected.size else 0.0
+        err = np.max(np.abs(out - expected)) if expected.size else 0.0
+        rel = err / scale if scale > 0 else err
+        if not np.isfinite(rel) or rel > case.tol:
+            return False, f"result {i}: relative error {rel:.3e} > {case.tol:.0e}"
+        worst = max(worst, rel)
+    return True, f"max relative error {worst:.3e}"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--group", required=True, choices=sorted(GROUPS))
+    parser.add_argument("--tools", required=True)
+    parser.add_argument("--workdir", required=True)
+    opts = parser.parse_args()
+    failures = 0
+    cases = GROUPS[opts.group]()
+    for case in cases:
+        ok, message = run_case(case, opts.tools, opts.workdir)
+        print(f"{'PASS' if ok else 'FAIL'} {case.name}: {message}")
+        failures += not ok
+    print(f"{opts.group}: {len(cases) - failures} of {len(cases)} cases passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

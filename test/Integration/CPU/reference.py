@@ -1,0 +1,83 @@
+"""float64 reference implementations of the linattn ops (see LinAttnOps.td).
+
+Every function takes numpy arrays with any number of leading batch
+dimensions and computes in float64.
+"""
+
+import numpy as np
+
+
+def feature_map(kind, x, projection=None):
+    x = np.asarray(x, dtype=np.float64)
+    if kind == "elu":
+        return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+    if kind == "relu":
+        return np.maximum(x, 0.0)
+    if kind == "identity":
+        return x.copy()
+    if kind == "poly2":
+        d = x.shape[-1]
+        outer = (x[..., :, None] * x[..., None, :]).reshape(x.shape[:-1] + (d * d,))
+        ones = np.ones(x.shape[:-1] + (1,))
+        return np.concatenate([ones, x, outer / np.sqrt(2.0)], axis=-1)
+    if kind == "favor":
+        p = np.asarray(projection, dtype=np.float64)
+        m = p.shape[1]
+        sq = np.sum(x * x, axis=-1, keepdims=True)
+        return np.exp(x @ p - sq / 2.0) / np.sqrt(m)
+    raise ValueError(kind)
+
+
+def scores(fq, fk, causal=False, scale=1.0):
+    a = scale * (fq @ np.swapaxes(fk, -1, -2))
+    if causal:
+        n, m = a.shape[-2:]
+        a = a * np.tril(np.ones((n, m)))
+    return a
+
+
+def apply_scores(a, v, eps=None):
+    o = a @ v
+    if eps is not None:
+        o = o / (np.sum(a, axis=-1, keepdims=True) + eps)
+    return o
+
+
+def kv_summary(fk, v):
+    return np.swapaxes(fk, -1, -2) @ v, np.sum(fk, axis=-2)
+
+
+def query_readout(fq, s, z=None, eps=None):
+    o = fq @ s
+    if z is not None:
+        o = o / (np.einsum("...nf,...f->...n", fq, z)[..., None] + eps)
+    return o
+
+
+def step(fq, fk, v, s, z, eps=None):
+    s = s + fk[..., :, None] * v[..., None, :]
+    z = z + fk
+    o = np.einsum("...f,...fd->...d", fq, s)
+    if eps is not None:
+        o = o / (np.einsum("...f,...f->...", fq, z)[..., None] + eps)
+    return o, s, z
+
+
+def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
+    """The recurrence, token by token: (outputs, final state, final normalizer)."""
+    batch = fq.shape[:-2]
+    n, f = fq.shape[-2:]
+    dv = v.shape[-1]
+    s = np.zeros(batch + (f, dv)) if s0 is None else np.asarray(s0, np.float64)
+    z = np.zeros(batch + (f,)) if z0 is None else np.asarray(z0, np.float64)
+    out = np.zeros(batch + (n, dv))
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for i in order:
+        out[..., i, :], s, z = step(fq[..., i, :], fk[..., i, :], v[..., i, :], s, z, eps)
+    return out, s, z
+
+
+def attention(kind, q, k, v, projection=None, causal=False, eps=None):
+    fq = feature_map(kind, q, projection)
+    fk = feature_map(kind, k, projection)
+    return apply_scores(scores(fq, fk, causal), v, eps)

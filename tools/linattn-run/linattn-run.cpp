@@ -1,0 +1,552 @@
+//===- linattn-run.cpp - JIT-compile and run a linattn function -----------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Lowers a module of functions on tensors (or memrefs) with a pass pipeline,
+// `linattn-lower-to-cpu` by default, JIT-compiles it with MLIR's
+// ExecutionEngine and calls one function through its `_mlir_ciface_` wrapper.
+//
+// Calling convention: every argument and every result of the entry function
+// is a ranked tensor or memref of f32 or f64 (rank 0 and up). Arguments are
+// read from `.npy` files (`--input`, in order) or drawn uniformly from
+// [-1, 1) (`--random-seed`, static shapes only). The function returns its
+// outputs: after bufferization they are memrefs the function allocated, which
+// this tool writes to `<output-dir>/result<i>.npy` and frees. Nothing is
+// passed as an out-parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/InitAll.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<input .mlir file>"),
+                                          cl::init("-"));
+static cl::opt<std::string>
+    entryName("entry", cl::desc("Function to call (default: the only public "
+                                "function of the module)"),
+              cl::init(""));
+static cl::list<std::string>
+    inputFiles("input", cl::desc("An argument as a .npy file, in order"));
+static cl::opt<int64_t>
+    randomSeed("random-seed",
+               cl::desc("Draw every argument not given by --input uniformly "
+                        "from [-1, 1) with this seed"),
+               cl::init(-1));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write result i to <dir>/result<i>.npy"),
+              cl::init(""));
+static cl::opt<unsigned>
+    repeat("repeat",
+           cl::desc("Time this many calls after one warm-up call and print "
+                    "the median"),
+           cl::init(0));
+static cl::opt<std::string>
+    pipeline("pipeline",
+             cl::desc("Pass pipeline that lowers the module to the LLVM "
+                      "dialect"),
+             cl::init("linattn-lower-to-cpu"));
+static cl::list<std::string>
+    sharedLibs("shared-libs",
+               cl::desc("Libraries the JIT-compiled code may call (default: "
+                        "MLIR's C runner utilities)"));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
+                                  cl::init(3));
+
+//===----------------------------------------------------------------------===//
+// Arrays and .npy files
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A dense row-major array of f32 or f64 owned by this tool.
+struct Array {
+  bool isF64 = false;
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t elementSize() const { return isF64 ? 8 : 4; }
+};
+} // namespace
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += "x";
+    s += ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+/// Reads a little-endian, C-ordered .npy file of f4 or f8 values.
+static FailureOr<Array> readNpy(StringRef path) {
+  auto fail = [&](const Twine &why) -> FailureOr<Array> {
+    llvm::errs() << "linattn-run: " << path << ": " << why << "\n";
+    return failure();
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail(buffer.getError().message());
+  StringRef data = (*buffer)->getBuffer();
+  if (data.size() < 10 || !data.starts_with("\x93NUMPY"))
+    return fail("not a .npy file");
+  unsigned major = static_cast<unsigned char>(data[6]);
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = static_cast<unsigned char>(data[8]) |
+                (static_cast<unsigned char>(data[9]) << 8);
+    headerStart = 10;
+  } else {
+    if (data.size() < 12)
+      return fail("truncated header");
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i]))
+                   << (8 * i);
+    headerStart = 12;
+  }
+  if (data.size() < headerStart + headerLen)
+    return fail("truncated header");
+  StringRef header = data.substr(headerStart, headerLen);
+
+  Array array;
+  if (header.contains("'<f4'"))
+    array.isF64 = false;
+  else if (header.contains("'<f8'"))
+    array.isF64 = true;
+  else
+    return fail("only little-endian float32 and float64 arrays are supported");
+  if (header.contains("'fortran_order': True"))
+    return fail("Fortran-ordered arrays are not supported");
+  size_t shapePos = header.find("'shape':");
+  if (shapePos == StringRef::npos)
+    return fail("no shape in the header");
+  StringRef rest = header.substr(shapePos);
+  size_t open = rest.find('('), close = rest.find(')');
+  if (open == StringRef::npos || close == StringRef::npos || close < open)
+    return fail("malformed shape");
+  SmallVector<StringRef> parts;
+  rest.substr(open + 1, close - open - 1).split(parts, ',');
+  for (StringRef part : parts) {
+    part = part.trim();
+    if (part.empty())
+      continue;
+    int64_t dim;
+    if (part.getAsInteger(10, dim) || dim < 0)
+      return fail("malformed shape");
+    array.shape.push_back(dim);
+  }
+  size_t bytes = array.numElements() * array.elementSize();
+  StringRef payload = data.substr(headerStart + headerLen);
+  if (payload.size() < bytes)
+    return fail("file holds fewer values than its shape says");
+  array.bytes.assign(payload.begin(), payload.begin() + bytes);
+  return array;
+}
+
+static LogicalResult writeNpy(StringRef path, bool isF64,
+                              ArrayRef<int64_t> shape, const char *data,
+                              size_t bytes) {
+  std::string dims;
+  for (int64_t d : shape)
+    dims += std::to_string(d) + ", ";
+  if (shape.size() > 1)
+    dims.erase(dims.size() - 2); // (a, b) but (a,) for rank 1.
+  else if (shape.size() == 1)
+    dims.pop_back();
+  std::string header = std::string("{'descr': '") + (isF64 ? "<f8" : "<f4") +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Pad so that the data starts at a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "linattn-run: " << path << ": " << ec.message() << "\n";
+    return failure();
+  }
+  os << "\x93NUMPY" << '\x01' << '\x00';
+  os << static_cast<char>(header.size() & 0xff)
+     << static_cast<char>((header.size() >> 8) & 0xff);
+  os << header;
+  os.write(data, bytes);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Memref descriptors
+//===----------------------------------------------------------------------===//
+
+/// A memref descriptor of any rank as the words the C interface passes:
+/// allocated pointer, aligned pointer, offset, sizes[rank], strides[rank].
+static std::vector<int64_t> makeDescriptor(char *data,
+                                           ArrayRef<int64_t> shape) {
+  std::vector<int64_t> words(3 + 2 * shape.size(), 0);
+  int64_t pointer = static_cast<int64_t>(reinterpret_cast<intptr_t>(data));
+  words[0] = pointer;
+  words[1] = pointer;
+  words[2] = 0;
+  int64_t stride = 1;
+  for (int64_t i = shape.size() - 1; i >= 0; --i) {
+    words[3 + i] = shape[i];
+    words[3 + shape.size() + i] = stride;
+    stride *= shape[i];
+  }
+  return words;
+}
+
+/// The type of a function argument or result: shape and element type.
+struct ValueSpec {
+  SmallVector<int64_t> shape;
+  bool isF64;
+};
+
+static FailureOr<ValueSpec> specOf(Type type, StringRef what, unsigned index) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank() ||
+      !isa<RankedTensorType, MemRefType>(type) ||
+      !(shaped.getElementType().isF32() || shaped.getElementType().isF64())) {
+    llvm::errs() << "linattn-run: " << what << " #" << index << " has type "
+                 << type
+                 << "; only ranked tensors and memrefs of f32 or f64 are "
+                    "supported\n";
+    return failure();
+  }
+  return ValueSpec{SmallVector<int64_t>(shaped.getShape()),
+                   shaped.getElementType().isF64()};
+}
+
+//===----------------------------------------------------------------------===//
+// Main
+//===----------------------------------------------------------------------===//
+
+static int run(MLIRContext &context) {
+  std::string error;
+  auto file = openInputFile(inputFilename, &error);
+  if (!file) {
+    llvm::errs() << "linattn-run: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  // The entry function and its signature, read before lowering.
+  func::FuncOp entry;
+  for (auto func : module->getOps<func::FuncOp>()) {
+    if (func.isDeclaration())
+      continue;
+    if (entryName.empty() ? func.isPublic() : func.getName() == entryName) {
+      if (entry && entryName.empty()) {
+        llvm::errs() << "linattn-run: the module has several public "
+                        "functions; choose one with --entry\n";
+        return 1;
+      }
+      entry = func;
+    }
+  }
+  if (!entry) {
+    llvm::errs() << "linattn-run: no function "
+                 << (entryName.empty() ? std::string("to run")
+                                       : "@" + entryName)
+                 << " in the module\n";
+    return 1;
+  }
+  std::string name = entry.getName().str();
+  SmallVector<ValueSpec> argSpecs, resultSpecs;
+  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    FailureOr<ValueSpec> spec = specOf(type, "argument", i);
+    if (failed(spec))
+      return 1;
+    argSpecs.push_back(*spec);
+  }
+  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+    FailureOr<ValueSpec> spec = specOf(type, "result", i);
+    if (failed(spec))
+      return 1;
+    resultSpecs.push_back(*spec);
+  }
+
+  // Arguments: .npy files first, random values for the rest.
+  if (inputFiles.size() > argSpecs.size()) {
+    llvm::errs() << "linattn-run: @" << name << " takes " << argSpecs.size()
+                 << " arguments, got " << inputFiles.size() << " --input\n";
+    return 1;
+  }
+  if (inputFiles.size() < argSpecs.size() && randomSeed < 0) {
+    llvm::errs() << "linattn-run: @" << name << " takes " << argSpecs.size()
+                 << " arguments, got " << inputFiles.size()
+                 << " --input; give the rest or --random-seed\n";
+    return 1;
+  }
+  std::mt19937_64 generator(randomSeed < 0 ? 0 : randomSeed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<Array> args;
+  for (auto [i, spec] : llvm::enumerate(argSpecs)) {
+    Array array;
+    if (i < inputFiles.size()) {
+      FailureOr<Array> loaded = readNpy(inputFiles[i]);
+      if (failed(loaded))
+        return 1;
+      array = std::move(*loaded);
+      bool matches = array.shape.size() == spec.shape.size();
+      for (size_t d = 0; matches && d < spec.shape.size(); ++d)
+        matches = ShapedType::isDynamic(spec.shape[d]) ||
+                  spec.shape[d] == array.shape[d];
+      if (!matches) {
+        llvm::errs() << "linattn-run: " << inputFiles[i] << " has shape "
+                     << shapeString(array.shape) << ", but argument #" << i
+                     << " of @" << name << " is "
+                     << shapeString(spec.shape) << "\n";
+        return 1;
+      }
+      // Convert to the argument's element type.
+      if (array.isF64 != spec.isF64) {
+        int64_t n = array.numElements();
+        std::vector<char> converted(n * (spec.isF64 ? 8 : 4));
+        for (int64_t e = 0; e < n; ++e) {
+          if (spec.isF64) {
+            float x;
+            std::memcpy(&x, array.bytes.data() + 4 * e, 4);
+            double y = x;
+            std::memcpy(converted.data() + 8 * e, &y, 8);
+          } else {
+            double x;
+            std::memcpy(&x, array.bytes.data() + 8 * e, 8);
+            float y = static_cast<float>(x);
+            std::memcpy(converted.data() + 4 * e, &y, 4);
+          }
+        }
+        array.bytes = std::move(converted);
+        array.isF64 = spec.isF64;
+      }
+    } else {
+      if (llvm::any_of(spec.shape, ShapedType::isDynamic)) {
+        llvm::errs() << "linattn-run: argument #" << i << " of @" << name
+                     << " has a dynamic shape ("
+                     << shapeString(spec.shape)
+                     << "): give it with --input\n";
+        return 1;
+      }
+      array.isF64 = spec.isF64;
+      array.shape.assign(spec.shape.begin(), spec.shape.end());
+      int64_t n = array.numElements();
+      array.bytes.resize(n * array.elementSize());
+      for (int64_t e = 0; e < n; ++e) {
+        double x = uniform(generator);
+        if (spec.isF64) {
+          std::memcpy(array.bytes.data() + 8 * e, &x, 8);
+        } else {
+          float y = static_cast<float>(x);
+          std::memcpy(array.bytes.data() + 4 * e, &y, 4);
+        }
+      }
+    }
+    args.push_back(std::move(array));
+  }
+
+  // Lower and JIT-compile.
+  PassManager pm(&context);
+  if (!pipeline.empty() &&
+      failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return 1;
+  if (failed(pm.run(*module)))
+    return 1;
+
+  SmallVector<StringRef> libs;
+  for (const std::string &lib : sharedLibs)
+    libs.push_back(lib);
+  if (sharedLibs.empty())
+    libs.push_back(LINATTN_C_RUNNER_UTILS);
+  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(std::min(optLevel.getValue(), 3u));
+  engineOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine) {
+    llvm::errs() << "linattn-run: cannot JIT-compile the module: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return 1;
+  }
+
+  // Descriptors for the arguments; the results come back packed one after
+  // the other into one struct the wrapper's first parameter points to.
+  std::vector<std::vector<int64_t>> argDescriptors;
+  for (Array &array : args)
+    argDescriptors.push_back(makeDescriptor(array.bytes.data(), array.shape));
+  size_t resultWords = 0;
+  for (const ValueSpec &spec : resultSpecs)
+    resultWords += 3 + 2 * spec.shape.size();
+  std::vector<int64_t> results(resultWords, 0);
+
+  std::vector<void *> argPointers;
+  for (auto &descriptor : argDescriptors)
+    argPointers.push_back(descriptor.data());
+  void *resultPointer = results.data();
+  SmallVector<void *> packed;
+  if (!resultSpecs.empty())
+    packed.push_back(&resultPointer);
+  for (void *&pointer : argPointers)
+    packed.push_back(&pointer);
+
+  // Frees the buffers of the results of one call (each once, never an
+  // argument's buffer, which a result may alias).
+  auto freeResults = [&] {
+    SmallVector<int64_t> freed;
+    for (const auto &descriptor : argDescriptors)
+      freed.push_back(descriptor[0]);
+    size_t offset = 0;
+    for (const ValueSpec &spec : resultSpecs) {
+      int64_t allocated = results[offset];
+      if (allocated && !llvm::is_contained(freed, allocated)) {
+        std::free(reinterpret_cast<void *>(static_cast<intptr_t>(allocated)));
+        freed.push_back(allocated);
+      }
+      offset += 3 + 2 * spec.shape.size();
+    }
+  };
+
+  std::string wrapper = "_mlir_ciface_" + name;
+  unsigned calls = repeat == 0 ? 1 : repeat + 1;
+  std::vector<double> times;
+  for (unsigned call = 0; call < calls; ++call) {
+    if (call)
+      freeResults();
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error err = (*engine)->invokePacked(wrapper, packed)) {
+      llvm::errs() << "linattn-run: cannot call " << wrapper << ": "
+                   << llvm::toString(std::move(err))
+                   << " (was the module lowered with c-interface?)\n";
+      return 1;
+    }
+    auto end = std::chrono::steady_clock::now();
+    if (repeat != 0 && call != 0)
+      times.push_back(std::chrono::duration<double>(end - start).count());
+  }
+
+  // Results: report, write, free.
+  size_t offset = 0;
+  int status = 0;
+  for (auto [i, spec] : llvm::enumerate(resultSpecs)) {
+    size_t rank = spec.shape.size();
+    const int64_t *descriptor = results.data() + offset;
+    offset += 3 + 2 * rank;
+    SmallVector<int64_t> shape(descriptor + 3, descriptor + 3 + rank);
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    size_t elementSize = spec.isF64 ? 8 : 4;
+    // Gather through the strides: the result need not be contiguous.
+    std::vector<char> dense(n * elementSize);
+    const char *base = reinterpret_cast<const char *>(
+        static_cast<intptr_t>(descriptor[1]));
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t rem = e, linear = descriptor[2];
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        linear += (rem % shape[d]) * descriptor[3 + rank + d];
+        rem /= shape[d];
+      }
+      std::memcpy(dense.data() + e * elementSize, base + linear * elementSize,
+                  elementSize);
+    }
+    llvm::outs() << "result #" << i << ": " << shapeString(shape) << "x"
+                 << (spec.isF64 ? "f64" : "f32") << "\n";
+    if (!outputDir.empty()) {
+      SmallString<256> path(outputDir);
+      llvm::sys::path::append(path, "result" + std::to_string(i) + ".npy");
+      if (failed(writeNpy(path, spec.isF64, shape, dense.data(), dense.size())))
+        status = 1;
+    }
+  }
+  freeResults();
+
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    double median = times.size() % 2
+                        ? times[times.size() / 2]
+                        : 0.5 * (times[times.size() / 2 - 1] +
+                                 times[times.size() / 2]);
+    llvm::outs() << "median time: " << llvm::format("%.6f", median * 1e3)
+                 << " ms over " << times.size() << " calls\n";
+  }
+  return status;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  registerAllPasses();
+  linattn::registerAllPasses();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "linattn-run: lower, JIT-compile and run a function on .npy inputs\n");
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      llvm::errs() << "linattn-run: " << outputDir << ": " << ec.message()
+                   << "\n";
+      return 1;
+    }
+  }
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  linattn::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  return run(context);
+}
