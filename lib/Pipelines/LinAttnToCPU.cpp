@@ -24,6 +24,17 @@ using namespace mlir::linattn;
 
 void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     OpPassManager &pm, const LinAttnLowerToCPUOptions &options) {
+  // The fast form of each computation: attention written in linalg is
+  // raised, causal attention becomes a scan, the rest is reassociated where
+  // the cost model says it pays.
+  if (options.rewriteForms) {
+    pm.addPass(createLinAttnRaisePass());
+    pm.addPass(createLinAttnDecomposePass());
+    pm.addPass(createLinAttnMaskedToScanPass());
+    pm.addPass(createLinAttnReassociatePass());
+    pm.addPass(createCanonicalizerPass());
+  }
+
   // linattn on tensors -> linalg on tensors.
   pm.addPass(createLinAttnDecomposePass());
   pm.addPass(createConvertLinAttnToLinalgPass());

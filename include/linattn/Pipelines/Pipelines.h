@@ -17,6 +17,12 @@ namespace linattn {
 /// Options of `linattn-lower-to-cpu`.
 struct LinAttnLowerToCPUOptions
     : public PassPipelineOptions<LinAttnLowerToCPUOptions> {
+  PassOptions::Option<bool> rewriteForms{
+      *this, "rewrite-forms",
+      llvm::cl::desc("First raise attention written in linalg, turn causal "
+                     "quadratic attention into scans and reassociate the "
+                     "rest where it pays (off: lower the ops as written)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse producer-consumer elementwise linalg ops before "
@@ -30,7 +36,8 @@ struct LinAttnLowerToCPUOptions
 };
 
 /// Builds the pipeline from linattn on tensors to the LLVM dialect for the
-/// host CPU: decompose, lower to linalg, bufferize (function boundaries with
+/// host CPU: raise, decompose, masked-to-scan and reassociate (unless
+/// `rewriteForms` is off), lower to linalg, bufferize (function boundaries with
 /// identity layouts), deallocate, lower to loops and to LLVM, and check that
 /// no linattn op is left.
 void buildLinAttnLowerToCPUPipeline(OpPassManager &pm,

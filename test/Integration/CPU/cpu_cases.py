@@ -46,6 +46,7 @@ class Case:
         self.inputs = inputs
         self.expected = expected
         self.tol = tol
+        self.pipeline = None  # linattn-run's default: linattn-lower-to-cpu
 
 
 def rng_for(name):
@@ -261,6 +262,22 @@ def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dty
 
 EPS = 1e-6
 
+# Lowers the ops as they are written, without the pipeline's own rewrites.
+LOWER_AS_WRITTEN = "linattn-lower-to-cpu{rewrite-forms=false}"
+
+
+def via(case, label, passes):
+    """`case` run through `passes` first, then lowered as written: the same
+    inputs and reference as the case itself, so a rewrite that changes the
+    result fails it."""
+    case.name += "__" + label
+    case.pipeline = ",".join(passes + [LOWER_AS_WRITTEN])
+    return case
+
+
+def chunked(case, size):
+    return via(case, f"chunk{size}", [f"linattn-chunk-scan{{chunk-size={size}}}"])
+
 GROUPS = {
     "feature_map": lambda: [
         feature_map_case("elu", (2, 3, 7, 8)),
@@ -324,6 +341,30 @@ GROUPS = {
         attention_case("elu", (), 7, 5, 3, 4, causal=False, eps=EPS, dyn=(0,)),
         attention_case("elu", (2,), 7, 7, 8, 5, causal=True, eps=EPS, dtype="f64"),
     ],
+    # Each rewrite pass before and after: the quadratic form lowered as
+    # written, and the same inputs through the pass.
+    "rewrites": lambda: [
+        via(attention_case("elu", (2,), 7, 7, 8, 5, causal=True, eps=EPS), "quadratic", []),
+        via(attention_case("elu", (2,), 7, 7, 8, 5, causal=True, eps=EPS), "masked_to_scan",
+            ["linattn-decompose", "linattn-masked-to-scan"]),
+        via(attention_case("relu", (2, 3), 9, 9, 4, 6, causal=True, eps=None, dyn=(2,)),
+            "masked_to_scan", ["linattn-decompose", "linattn-masked-to-scan"]),
+        via(attention_case("relu", (2,), 7, 11, 8, 5, causal=False, eps=EPS), "quadratic", []),
+        via(attention_case("relu", (2,), 7, 11, 8, 5, causal=False, eps=EPS), "reassociate",
+            ["linattn-decompose", "linattn-reassociate{mode=always}"]),
+        via(attention_case("elu", (3,), 13, 6, 5, 7, causal=False, eps=None, dyn=(1,)),
+            "reassociate", ["linattn-decompose", "linattn-reassociate{mode=always}"]),
+        via(attention_case("poly2", (2,), 7, 7, 3, 4, causal=True, eps=EPS), "chunked",
+            ["linattn-decompose", "linattn-masked-to-scan", "linattn-chunk-scan{chunk-size=3}"]),
+        chunked(scan_case((2,), 100, 8, 5, False, True, EPS), 1),
+        chunked(scan_case((2,), 100, 8, 5, False, True, EPS), 16),
+        chunked(scan_case((2,), 100, 8, 5, False, True, EPS), 64),
+        chunked(scan_case((2,), 7, 6, 4, False, False, None, dyn=(1,)), 3),
+        chunked(scan_case((2,), 7, 6, 4, True, True, EPS, dyn=(0, 1)), 3),
+        chunked(scan_case((), 33, 5, 3, True, False, EPS), 8),
+        via(scan_case((2,), 7, 8, 5, False, True, EPS), "steps", ["linattn-scan-to-steps"]),
+        via(scan_case((2,), 5, 4, 3, True, False, None), "steps", ["linattn-scan-to-steps"]),
+    ],
     "large": lambda: [
         attention_case("elu", (1,), 1000, 1000, 16, 16, causal=False, eps=EPS, dyn=(1,)),
         scan_case((1,), 4097, 16, 16, False, False, EPS, dyn=(1,)),
@@ -342,6 +383,8 @@ def run_case(case, tools, workdir):
     with open(kernel, "w") as f:
         f.write(case.mlir)
     cmd = [os.path.join(tools, "linattn-run"), kernel, f"--output-dir={d}"]
+    if case.pipeline:
+        cmd.append(f"--pipeline={case.pipeline}")
     for i, x in enumerate(case.inputs):
         path = os.path.join(d, f"input{i}.npy")
         np.save(path, x)
