@@ -18,7 +18,8 @@ run=$build/bin/linattn-run
 if [ -x "$run" ]; then
   echo
   echo "== linattn-run ${example#$root/} --random-seed=0 (linattn-lower-to-cpu, JIT) =="
-  out=$(mktemp -d)
-  "$run" "$example" --random-seed=0 --output-dir="$out"
+  out=$build/demo
+  mkdir -p "$out"
+  "$run" "$example" --random-seed=0 --output-dir="$out" --repeat=5
   echo "outputs written to $out"
 fi
