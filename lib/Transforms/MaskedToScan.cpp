@@ -132,7 +132,8 @@ struct LinAttnMaskedToScanPass
     populateMaskedToScanPatterns(patterns);
     // The greedy driver, because the rewrite erases the producer of the
     // matched op once its last consumer is gone.
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     getRewriteOnlyConfig())))
       signalPassFailure();
   }
 };

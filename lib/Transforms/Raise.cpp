@@ -25,6 +25,7 @@
 
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -856,7 +857,8 @@ struct LinAttnRaisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateRaisePatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     getRewriteOnlyConfig())))
       signalPassFailure();
   }
 };

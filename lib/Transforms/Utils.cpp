@@ -21,6 +21,14 @@ int64_t mlir::linattn::getFirstStaticSize(ArrayRef<RankedTensorType> types,
   return ShapedType::kDynamic;
 }
 
+GreedyRewriteConfig mlir::linattn::getRewriteOnlyConfig() {
+  GreedyRewriteConfig config;
+  config.enableFolding(false)
+      .enableConstantCSE(false)
+      .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return config;
+}
+
 Value mlir::linattn::scaleTensor(OpBuilder &builder, Location loc, Value value,
                                  double factor) {
   auto type = cast<RankedTensorType>(value.getType());

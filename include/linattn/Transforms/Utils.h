@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::linattn {
 
@@ -21,6 +22,11 @@ int64_t getFirstStaticSize(ArrayRef<RankedTensorType> types, int64_t index);
 /// elementwise linalg.generic that updates `value` in place (no init tensor,
 /// so dynamic sizes need no tensor.dim).
 Value scaleTensor(OpBuilder &builder, Location loc, Value value, double factor);
+
+/// The greedy driver configuration of the linattn rewrites: no folding, no
+/// constant CSE and no region simplification, so IR that no pattern matches
+/// comes out as it went in.
+GreedyRewriteConfig getRewriteOnlyConfig();
 
 } // namespace mlir::linattn
 
