@@ -260,6 +260,66 @@ def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dty
                 F64_TOL if dtype == "f64" else F32_TOL)
 
 
+def linalg_attention_case(b, n, m, d, dv, causal):
+    """Normalized elu+1 attention written in plain linalg, as an importer
+    emits it: elementwise feature maps, a transposed batch_matmul, an optional
+    select-on-index causal mask, row sums and a division by them plus eps."""
+    name = f"linalg_attention_{'causal' if causal else 'full'}_{b}x{n}x{m}x{d}x{dv}"
+    rng = rng_for(name)
+    q = uniform(rng, (b, n, d))
+    k = uniform(rng, (b, m, d))
+    v = uniform(rng, (b, m, dv))
+    t = lambda *s: "tensor<" + "x".join(map(str, s)) + "xf32>"
+    id3 = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
+    row3 = "affine_map<(d0, d1, d2) -> (d0, d1)>"
+    par3 = '["parallel", "parallel", "parallel"]'
+
+    def elu1(src, rows):
+        return [f"%e_{src} = tensor.empty() : {t(b, rows, d)}",
+                f"%f{src} = linalg.generic {{indexing_maps = [{id3}, {id3}], iterator_types = {par3}}} "
+                f"ins(%{src} : {t(b, rows, d)}) outs(%e_{src} : {t(b, rows, d)}) {{",
+                "^bb0(%x: f32, %o: f32):",
+                "  %c = arith.cmpf ogt, %x, %zero : f32",
+                "  %em1 = math.expm1 %x : f32",
+                "  %s = arith.select %c, %x, %em1 : f32",
+                "  %p = arith.addf %s, %one : f32",
+                "  linalg.yield %p : f32",
+                f"}} -> {t(b, rows, d)}"]
+    body = ["%zero = arith.constant 0.0 : f32", "%one = arith.constant 1.0 : f32",
+            f"%eps = arith.constant {EPS:e} : f32"]
+    body += elu1("q", n) + elu1("k", m)
+    body += [f"%et = tensor.empty() : {t(b, d, m)}",
+             f"%kt = linalg.transpose ins(%fk : {t(b, m, d)}) outs(%et : {t(b, d, m)}) permutation = [0, 2, 1]",
+             f"%ea = tensor.empty() : {t(b, n, m)}",
+             f"%za = linalg.fill ins(%zero : f32) outs(%ea : {t(b, n, m)}) -> {t(b, n, m)}",
+             f"%{'a0' if causal else 'a'} = linalg.batch_matmul ins(%fq, %kt : {t(b, n, d)}, {t(b, d, m)}) outs(%za : {t(b, n, m)}) -> {t(b, n, m)}"]
+    if causal:
+        body += [f"%a = linalg.generic {{indexing_maps = [{id3}, {id3}], iterator_types = {par3}}} "
+                 f"ins(%a0 : {t(b, n, m)}) outs(%ea : {t(b, n, m)}) {{",
+                 "^bb0(%x: f32, %o: f32):",
+                 "  %i = linalg.index 1 : index", "  %j = linalg.index 2 : index",
+                 "  %c = arith.cmpi ule, %j, %i : index",
+                 "  %s = arith.select %c, %x, %zero : f32", "  linalg.yield %s : f32",
+                 f"}} -> {t(b, n, m)}"]
+    body += [f"%er = tensor.empty() : {t(b, n)}",
+             f"%zr = linalg.fill ins(%zero : f32) outs(%er : {t(b, n)}) -> {t(b, n)}",
+             f"%r = linalg.generic {{indexing_maps = [{id3}, {row3}], iterator_types = "
+             f'["parallel", "parallel", "reduction"]}} ins(%a : {t(b, n, m)}) outs(%zr : {t(b, n)}) {{',
+             "^bb0(%x: f32, %acc: f32):", "  %s = arith.addf %x, %acc : f32", "  linalg.yield %s : f32",
+             f"}} -> {t(b, n)}",
+             f"%eo = tensor.empty() : {t(b, n, dv)}",
+             f"%zo = linalg.fill ins(%zero : f32) outs(%eo : {t(b, n, dv)}) -> {t(b, n, dv)}",
+             f"%o = linalg.batch_matmul ins(%a, %v : {t(b, n, m)}, {t(b, m, dv)}) outs(%zo : {t(b, n, dv)}) -> {t(b, n, dv)}",
+             f"%out = linalg.generic {{indexing_maps = [{id3}, {row3}, {id3}], iterator_types = {par3}}} "
+             f"ins(%o, %r : {t(b, n, dv)}, {t(b, n)}) outs(%eo : {t(b, n, dv)}) {{",
+             "^bb0(%x: f32, %s: f32, %y: f32):", "  %den = arith.addf %s, %eps : f32",
+             "  %quot = arith.divf %x, %den : f32", "  linalg.yield %quot : f32",
+             f"}} -> {t(b, n, dv)}"]
+    expected = ref.attention("elu", f64(q), f64(k), f64(v), None, causal, EPS)
+    return Case(name, [("q", t(b, n, d)), ("k", t(b, m, d)), ("v", t(b, m, dv))], body,
+                [("%out", t(b, n, dv))], [q, k, v], [expected])
+
+
 EPS = 1e-6
 
 # Lowers the ops as they are written, without the pipeline's own rewrites.
@@ -364,6 +424,14 @@ GROUPS = {
         chunked(scan_case((), 33, 5, 3, True, False, EPS), 8),
         via(scan_case((2,), 7, 8, 5, False, True, EPS), "steps", ["linattn-scan-to-steps"]),
         via(scan_case((2,), 5, 4, 3, True, False, None), "steps", ["linattn-scan-to-steps"]),
+        # Importer IR in plain linalg: lowered as written, and raised (then
+        # reassociated, or turned into a scan when causal).
+        via(linalg_attention_case(2, 7, 11, 8, 5, causal=False), "as_written", []),
+        via(linalg_attention_case(2, 7, 11, 8, 5, causal=False), "raised",
+            ["linattn-raise", "linattn-reassociate{mode=always}"]),
+        via(linalg_attention_case(2, 9, 9, 6, 4, causal=True), "as_written", []),
+        via(linalg_attention_case(2, 9, 9, 6, 4, causal=True), "raised",
+            ["linattn-raise", "linattn-masked-to-scan"]),
     ],
     "large": lambda: [
         attention_case("elu", (1,), 1000, 1000, 16, 16, causal=False, eps=EPS, dyn=(1,)),
