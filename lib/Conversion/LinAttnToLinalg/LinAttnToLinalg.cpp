@@ -245,8 +245,8 @@ static void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
     if (value.getType() == result.getType())
       replacements.push_back(value);
     else
-      replacements.push_back(tensor::CastOp::create(
-          rewriter, op->getLoc(), result.getType(), value));
+      replacements.push_back(tensor::CastOp::create(rewriter, op->getLoc(),
+                                                    result.getType(), value));
   }
   rewriter.replaceOp(op, replacements);
 }
@@ -255,8 +255,8 @@ static void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
 /// lowering computes in (the verifier admits f16, bf16, f32 and f64).
 static LogicalResult checkElementTypes(PatternRewriter &rewriter,
                                        Operation *op) {
-  for (Type type : llvm::concat<Type>(op->getOperandTypes(),
-                                      op->getResultTypes())) {
+  for (Type type :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto tensorType = dyn_cast<RankedTensorType>(type);
     if (!tensorType || !isa<FloatType>(tensorType.getElementType()))
       return rewriter.notifyMatchFailure(
@@ -299,8 +299,8 @@ static StepValues buildStep(OpBuilder &b, Location loc, Value q, Value k,
 
   // o = qᵀ S' over loops (batch..., d, f).
   SmallVector<DimSource> batch = leadingDims(q, batchRank);
-  SmallVector<OpFoldResult> outSizes = sizesFor(
-      b, loc, nullptr, dimsOf(batch, {{v, batchRank}}));
+  SmallVector<OpFoldResult> outSizes =
+      sizesFor(b, loc, nullptr, dimsOf(batch, {{v, batchRank}}));
   Value num = contract(b, loc, q, state, zeroTensor(b, loc, outSizes, acc),
                        {batchedMap(ctx, batchRank, batchRank + 2, {1}),
                         batchedMap(ctx, batchRank, batchRank + 2, {1, 0}),
@@ -310,14 +310,13 @@ static StepValues buildStep(OpBuilder &b, Location loc, Value q, Value k,
   if (eps) {
     // qᵀ z' over loops (batch..., f).
     SmallVector<OpFoldResult> denSizes = sizesFor(b, loc, nullptr, batch);
-    den = contract(b, loc, q, normalizer, zeroTensor(b, loc, denSizes, acc),
-                   {identity, identity,
-                    batchedMap(ctx, batchRank, batchRank + 1, {})},
-                   iteratorsOf(batchRank, batchRank + 1, 0));
+    den = contract(
+        b, loc, q, normalizer, zeroTensor(b, loc, denSizes, acc),
+        {identity, identity, batchedMap(ctx, batchRank, batchRank + 1, {})},
+        iteratorsOf(batchRank, batchRank + 1, 0));
   }
-  Value result =
-      finalizeRows(b, loc, num, den, eps,
-                   emptyTensor(b, loc, outSizes, elementTypeOf(q)));
+  Value result = finalizeRows(b, loc, num, den, eps,
+                              emptyTensor(b, loc, outSizes, elementTypeOf(q)));
   return {result, state, normalizer};
 }
 
@@ -362,8 +361,7 @@ struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
       auto generic = linalg::GenericOp::create(
           rewriter, loc, init.getType(), ValueRange{input}, ValueRange{init},
           SmallVector<AffineMap>{identity, identity},
-          SmallVector<utils::IteratorType>(rank,
-                                           utils::IteratorType::parallel),
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
           [&](OpBuilder &b, Location l, ValueRange args) {
             Value x = convertFloat(b, l, args[0], acc);
             Value y;
@@ -423,8 +421,8 @@ private:
       Value square = arith::MulIOp::create(rewriter, loc, dv, dv);
       Value shifted = arith::AddIOp::create(rewriter, loc, one, dv);
       onePlusD = shifted;
-      features = arith::AddIOp::create(rewriter, loc, shifted, square)
-                     .getResult();
+      features =
+          arith::AddIOp::create(rewriter, loc, shifted, square).getResult();
     }
 
     // The result: its static sizes, else the batch sizes and 1 + D + D².
@@ -509,18 +507,19 @@ private:
     Type acc = accumulatorTypeFor(type);
 
     // xP over loops (batch..., f, d): P has no batch dimensions.
-    SmallVector<OpFoldResult> projSizes = sizesFor(
-        rewriter, loc, resultType, dimsOf(batch, {{projection, 1}}));
-    AffineMap projectionMap = AffineMap::get(
-        rank + 1, 0,
-        {getAffineDimExpr(batchRank + 1, ctx), getAffineDimExpr(batchRank, ctx)},
-        ctx);
-    Value projected = contract(
-        rewriter, loc, input, projection,
-        zeroTensor(rewriter, loc, projSizes, acc),
-        {batchedMap(ctx, batchRank, rank + 1, {1}), projectionMap,
-         batchedMap(ctx, batchRank, rank + 1, {0})},
-        iteratorsOf(batchRank, rank + 1, 1));
+    SmallVector<OpFoldResult> projSizes =
+        sizesFor(rewriter, loc, resultType, dimsOf(batch, {{projection, 1}}));
+    AffineMap projectionMap =
+        AffineMap::get(rank + 1, 0,
+                       {getAffineDimExpr(batchRank + 1, ctx),
+                        getAffineDimExpr(batchRank, ctx)},
+                       ctx);
+    Value projected =
+        contract(rewriter, loc, input, projection,
+                 zeroTensor(rewriter, loc, projSizes, acc),
+                 {batchedMap(ctx, batchRank, rank + 1, {1}), projectionMap,
+                  batchedMap(ctx, batchRank, rank + 1, {0})},
+                 iteratorsOf(batchRank, rank + 1, 1));
 
     // ‖x‖² over loops (batch..., d).
     AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -542,8 +541,8 @@ private:
     auto generic = linalg::GenericOp::create(
         rewriter, loc, init.getType(), ValueRange{projected, norm},
         ValueRange{init},
-        SmallVector<AffineMap>{identity,
-                               batchedMap(ctx, batchRank, rank, {}), identity},
+        SmallVector<AffineMap>{identity, batchedMap(ctx, batchRank, rank, {}),
+                               identity},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value halfNorm = arith::MulFOp::create(b, l, args[1], half);
@@ -578,12 +577,12 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
 
     // Loops (batch..., n, m, f).
     int64_t loops = batchRank + 3;
-    Value scores = contract(rewriter, loc, q, k,
-                            zeroTensor(rewriter, loc, sizes, acc),
-                            {batchedMap(ctx, batchRank, loops, {0, 2}),
-                             batchedMap(ctx, batchRank, loops, {1, 2}),
-                             batchedMap(ctx, batchRank, loops, {0, 1})},
-                            iteratorsOf(batchRank, loops, 2));
+    Value scores =
+        contract(rewriter, loc, q, k, zeroTensor(rewriter, loc, sizes, acc),
+                 {batchedMap(ctx, batchRank, loops, {0, 2}),
+                  batchedMap(ctx, batchRank, loops, {1, 2}),
+                  batchedMap(ctx, batchRank, loops, {0, 1})},
+                 iteratorsOf(batchRank, loops, 2));
 
     bool causal = op.getCausal();
     double scale = op.getScaleValue();
@@ -592,8 +591,7 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
       return success();
     }
     Value init = emptyTensor(rewriter, loc, sizes, type);
-    AffineMap identity =
-        AffineMap::getMultiDimIdentityMap(batchRank + 2, ctx);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(batchRank + 2, ctx);
     Value scaleValue = floatConstant(rewriter, loc, acc, scale);
     Value zero = floatConstant(rewriter, loc, acc, 0.0);
     auto generic = linalg::GenericOp::create(
@@ -620,7 +618,55 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
   }
 };
 
-/// apply_scores -> A V, with the row sums of A when normalized.
+/// The product of rows shared by apply_scores and query_readout:
+/// O = L R for L [batch..., n, k] and R [batch..., k, d], accumulated in
+/// `acc`. When `eps` is set every row is divided by its denominator plus eps:
+/// L w with the vector `weights` [batch..., k], or the row sums of L when
+/// `weights` is null.
+static Value lowerRowProduct(PatternRewriter &rewriter, Location loc, Value lhs,
+                             Value rhs, Value weights,
+                             std::optional<double> eps,
+                             RankedTensorType resultType, Type acc) {
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t batchRank = resultType.getRank() - 2;
+  SmallVector<DimSource> batch = leadingDims(lhs, batchRank);
+  SmallVector<OpFoldResult> sizes =
+      sizesFor(rewriter, loc, resultType,
+               dimsOf(batch, {{lhs, batchRank}, {rhs, batchRank + 1}}));
+
+  // Loops (batch..., n, d, k).
+  int64_t loops = batchRank + 3;
+  Value num =
+      contract(rewriter, loc, lhs, rhs, zeroTensor(rewriter, loc, sizes, acc),
+               {batchedMap(ctx, batchRank, loops, {0, 2}),
+                batchedMap(ctx, batchRank, loops, {2, 1}),
+                batchedMap(ctx, batchRank, loops, {0, 1})},
+               iteratorsOf(batchRank, loops, 2));
+  Value den;
+  if (eps) {
+    // Denominators over loops (batch..., n, k).
+    int64_t rowLoops = batchRank + 2;
+    SmallVector<OpFoldResult> rowSizes =
+        sizesFor(rewriter, loc, nullptr, dimsOf(batch, {{lhs, batchRank}}));
+    Value init = zeroTensor(rewriter, loc, rowSizes, acc);
+    AffineMap lhsMap = batchedMap(ctx, batchRank, rowLoops, {0, 1});
+    AffineMap rowMap = batchedMap(ctx, batchRank, rowLoops, {0});
+    SmallVector<utils::IteratorType> iterators =
+        iteratorsOf(batchRank, rowLoops, 1);
+    den = weights ? contract(rewriter, loc, lhs, weights, init,
+                             {lhsMap, batchedMap(ctx, batchRank, rowLoops, {1}),
+                              rowMap},
+                             iterators)
+                  : accumulate(rewriter, loc, lhs, init, {lhsMap, rowMap},
+                               iterators);
+  }
+  return finalizeRows(
+      rewriter, loc, num, den, eps,
+      emptyTensor(rewriter, loc, sizes, resultType.getElementType()));
+}
+
+/// apply_scores -> A V, divided by the row sums of A plus eps when
+/// normalized.
 struct LowerApplyScores : OpRewritePattern<ApplyScoresOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -628,39 +674,11 @@ struct LowerApplyScores : OpRewritePattern<ApplyScoresOp> {
                                 PatternRewriter &rewriter) const override {
     if (failed(checkElementTypes(rewriter, op)))
       return failure();
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    Value a = op.getScores(), v = op.getValues();
     RankedTensorType resultType = op.getType();
-    int64_t batchRank = resultType.getRank() - 2;
-    Type type = resultType.getElementType();
-    Type acc = accumulatorTypeFor(type);
-    SmallVector<DimSource> batch = leadingDims(a, batchRank);
-    SmallVector<OpFoldResult> sizes = sizesFor(
-        rewriter, loc, resultType,
-        dimsOf(batch, {{a, batchRank}, {v, batchRank + 1}}));
-
-    // Loops (batch..., n, d, m).
-    int64_t loops = batchRank + 3;
-    Value num = contract(rewriter, loc, a, v,
-                         zeroTensor(rewriter, loc, sizes, acc),
-                         {batchedMap(ctx, batchRank, loops, {0, 2}),
-                          batchedMap(ctx, batchRank, loops, {2, 1}),
-                          batchedMap(ctx, batchRank, loops, {0, 1})},
-                         iteratorsOf(batchRank, loops, 2));
-    Value den;
-    std::optional<double> eps = epsOf(op.getEps());
-    if (eps) {
-      // Row sums over loops (batch..., n, m).
-      SmallVector<OpFoldResult> rowSizes = sizesFor(
-          rewriter, loc, nullptr, dimsOf(batch, {{a, batchRank}}));
-      den = accumulate(rewriter, loc, a, zeroTensor(rewriter, loc, rowSizes, acc),
-                       {batchedMap(ctx, batchRank, batchRank + 2, {0, 1}),
-                        batchedMap(ctx, batchRank, batchRank + 2, {0})},
-                       iteratorsOf(batchRank, batchRank + 2, 1));
-    }
-    Value result = finalizeRows(rewriter, loc, num, den, eps,
-                                emptyTensor(rewriter, loc, sizes, type));
+    Value result =
+        lowerRowProduct(rewriter, op.getLoc(), op.getScores(), op.getValues(),
+                        /*weights=*/nullptr, epsOf(op.getEps()), resultType,
+                        accumulatorTypeFor(resultType.getElementType()));
     replaceWithCasts(rewriter, op, {result});
     return success();
   }
@@ -697,12 +715,11 @@ struct LowerKvSummary : OpRewritePattern<KvSummaryOp> {
     // z over loops (batch..., f, m).
     SmallVector<OpFoldResult> normalizerSizes = sizesFor(
         rewriter, loc, normalizerType, dimsOf(batch, {{k, batchRank + 1}}));
-    Value normalizer =
-        accumulate(rewriter, loc, k,
-                   zeroTensor(rewriter, loc, normalizerSizes, acc),
-                   {batchedMap(ctx, batchRank, batchRank + 2, {1, 0}),
-                    batchedMap(ctx, batchRank, batchRank + 2, {0})},
-                   iteratorsOf(batchRank, batchRank + 2, 1));
+    Value normalizer = accumulate(
+        rewriter, loc, k, zeroTensor(rewriter, loc, normalizerSizes, acc),
+        {batchedMap(ctx, batchRank, batchRank + 2, {1, 0}),
+         batchedMap(ctx, batchRank, batchRank + 2, {0})},
+        iteratorsOf(batchRank, batchRank + 2, 1));
     replaceWithCasts(rewriter, op, {state, normalizer});
     return success();
   }
@@ -716,44 +733,13 @@ struct LowerQueryReadout : OpRewritePattern<QueryReadoutOp> {
                                 PatternRewriter &rewriter) const override {
     if (failed(checkElementTypes(rewriter, op)))
       return failure();
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    Value q = op.getQueryFeatures(), s = op.getState();
     Value z = op.getNormalizer();
-    RankedTensorType resultType = op.getType();
-    int64_t batchRank = resultType.getRank() - 2;
-    Type type = resultType.getElementType();
-    Type acc = elementTypeOf(s);
-    SmallVector<DimSource> batch = leadingDims(q, batchRank);
-    SmallVector<OpFoldResult> sizes = sizesFor(
-        rewriter, loc, resultType,
-        dimsOf(batch, {{q, batchRank}, {s, batchRank + 1}}));
-
-    // Loops (batch..., n, d, f).
-    int64_t loops = batchRank + 3;
-    Value num = contract(rewriter, loc, q, s,
-                         zeroTensor(rewriter, loc, sizes, acc),
-                         {batchedMap(ctx, batchRank, loops, {0, 2}),
-                          batchedMap(ctx, batchRank, loops, {2, 1}),
-                          batchedMap(ctx, batchRank, loops, {0, 1})},
-                         iteratorsOf(batchRank, loops, 2));
-    Value den;
     std::optional<double> eps = epsOf(op.getEps());
-    if (z) {
-      if (!eps)
-        return rewriter.notifyMatchFailure(op, "normalizer without eps");
-      // φ(qᵢ)ᵀz over loops (batch..., n, f).
-      SmallVector<OpFoldResult> rowSizes = sizesFor(
-          rewriter, loc, nullptr, dimsOf(batch, {{q, batchRank}}));
-      den = contract(rewriter, loc, q, z,
-                     zeroTensor(rewriter, loc, rowSizes, acc),
-                     {batchedMap(ctx, batchRank, batchRank + 2, {0, 1}),
-                      batchedMap(ctx, batchRank, batchRank + 2, {1}),
-                      batchedMap(ctx, batchRank, batchRank + 2, {0})},
-                     iteratorsOf(batchRank, batchRank + 2, 1));
-    }
-    Value result = finalizeRows(rewriter, loc, num, den, eps,
-                                emptyTensor(rewriter, loc, sizes, type));
+    if (static_cast<bool>(z) != eps.has_value())
+      return rewriter.notifyMatchFailure(op, "normalizer without eps");
+    Value result = lowerRowProduct(rewriter, op.getLoc(), op.getQueryFeatures(),
+                                   op.getState(), z, eps, op.getType(),
+                                   elementTypeOf(op.getState()));
     replaceWithCasts(rewriter, op, {result});
     return success();
   }
@@ -767,10 +753,9 @@ struct LowerStep : OpRewritePattern<StepOp> {
                                 PatternRewriter &rewriter) const override {
     if (failed(checkElementTypes(rewriter, op)))
       return failure();
-    StepValues step = buildStep(rewriter, op.getLoc(), op.getQueryFeatures(),
-                                op.getKeyFeatures(), op.getValues(),
-                                op.getState(), op.getNormalizer(),
-                                epsOf(op.getEps()));
+    StepValues step = buildStep(
+        rewriter, op.getLoc(), op.getQueryFeatures(), op.getKeyFeatures(),
+        op.getValues(), op.getState(), op.getNormalizer(), epsOf(op.getEps()));
     replaceWithCasts(rewriter, op, {step.result, step.state, step.normalizer});
     return success();
   }
@@ -798,25 +783,25 @@ struct LowerScan : OpRewritePattern<ScanOp> {
     SmallVector<DimSource> batch = leadingDims(q, batchRank);
     std::optional<double> eps = epsOf(op.getEps());
 
-    Value state0 = op.getInitialState(), normalizer0 = op.getInitialNormalizer();
+    Value state0 = op.getInitialState(),
+          normalizer0 = op.getInitialNormalizer();
     if (!state0) {
       state0 = zeroTensor(
           rewriter, loc,
           sizesFor(rewriter, loc, stateType,
                    dimsOf(batch, {{k, batchRank + 1}, {v, batchRank + 1}})),
           acc);
-      normalizer0 = zeroTensor(
-          rewriter, loc,
-          sizesFor(rewriter, loc, normalizerType,
-                   dimsOf(batch, {{k, batchRank + 1}})),
-          acc);
+      normalizer0 = zeroTensor(rewriter, loc,
+                               sizesFor(rewriter, loc, normalizerType,
+                                        dimsOf(batch, {{k, batchRank + 1}})),
+                               acc);
     }
     // Every output row is written by one iteration.
-    Value output = emptyTensor(
-        rewriter, loc,
-        sizesFor(rewriter, loc, resultType,
-                 dimsOf(batch, {{q, seqDim}, {v, batchRank + 1}})),
-        resultType.getElementType());
+    Value output =
+        emptyTensor(rewriter, loc,
+                    sizesFor(rewriter, loc, resultType,
+                             dimsOf(batch, {{q, seqDim}, {v, batchRank + 1}})),
+                    resultType.getElementType());
 
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
