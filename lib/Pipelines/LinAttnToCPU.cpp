@@ -35,8 +35,16 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     pm.addPass(createCanonicalizerPass());
   }
 
-  // linattn on tensors -> linalg on tensors.
+  // Scans and steps -> vectorized kernels on buffers, wrapped in tensors.
   pm.addPass(createLinAttnDecomposePass());
+  if (options.kernels) {
+    ConvertLinAttnToCPUKernelsPassOptions kernels;
+    kernels.vectorWidth = options.vectorWidth;
+    kernels.tokensPerBlock = options.tokensPerBlock;
+    pm.addPass(createConvertLinAttnToCPUKernelsPass(kernels));
+  }
+
+  // The rest of linattn on tensors -> linalg on tensors.
   pm.addPass(createConvertLinAttnToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -55,12 +63,22 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
 
   // Buffers -> loops -> LLVM.
   pm.addPass(createConvertLinalgToLoopsPass());
+  if (options.numThreads != 1) {
+    ConvertSCFToOpenMPPassOptions openmp;
+    openmp.numThreads = options.numThreads;
+    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+    // Drops the alloca scopes the conversion wraps loop bodies in when they
+    // hold no alloca: their region must stay one block, which lowering the
+    // loops inside to branches would break.
+    pm.addPass(createCanonicalizerPass());
+  }
   if (options.cInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -70,6 +88,7 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createLinAttnCheckLoweredPass());
 }

@@ -9,12 +9,16 @@
 // ExecutionEngine and calls one function through its `_mlir_ciface_` wrapper.
 //
 // Calling convention: every argument and every result of the entry function
-// is a ranked tensor or memref of f32 or f64 (rank 0 and up). Arguments are
-// read from `.npy` files (`--input`, in order) or drawn uniformly from
+// is a ranked tensor or memref of f16, bf16, f32 or f64 (rank 0 and up).
+// Arguments are read from `.npy` files (`--input`, in order; float16, float32
+// or float64, converted to the argument's type) or drawn uniformly from
 // [-1, 1) (`--random-seed`, static shapes only). The function returns its
 // outputs: after bufferization they are memrefs the function allocated, which
-// this tool writes to `<output-dir>/result<i>.npy` and frees. Nothing is
-// passed as an out-parameter.
+// this tool writes to `<output-dir>/result<i>.npy` (bf16 as float32, which
+// holds it exactly) and frees. Nothing is passed as an out-parameter.
+//
+// `--poison` fills every buffer the compiled code allocates with NaNs, so an
+// output element the code forgets to write shows up as NaN.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,15 +95,93 @@ static cl::list<std::string>
                         "MLIR's C runner utilities)"));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3));
+static cl::opt<bool>
+    poison("poison",
+           cl::desc("Fill every buffer the compiled code allocates with NaNs "
+                    "(0xff bytes) before it is used"),
+           cl::init(false));
 
 //===----------------------------------------------------------------------===//
 // Arrays and .npy files
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// A dense row-major array of f32 or f64 owned by this tool.
+/// The element types this tool reads, passes and writes.
+enum class Element { F16, BF16, F32, F64 };
+
+size_t sizeOf(Element element) {
+  switch (element) {
+  case Element::F16:
+  case Element::BF16:
+    return 2;
+  case Element::F32:
+    return 4;
+  case Element::F64:
+    return 8;
+  }
+  return 0;
+}
+
+StringRef nameOf(Element element) {
+  switch (element) {
+  case Element::F16:
+    return "f16";
+  case Element::BF16:
+    return "bf16";
+  case Element::F32:
+    return "f32";
+  case Element::F64:
+    return "f64";
+  }
+  return "";
+}
+
+const llvm::fltSemantics &semanticsOf(Element element) {
+  switch (element) {
+  case Element::F16:
+    return llvm::APFloat::IEEEhalf();
+  case Element::BF16:
+    return llvm::APFloat::BFloat();
+  case Element::F32:
+    return llvm::APFloat::IEEEsingle();
+  case Element::F64:
+    return llvm::APFloat::IEEEdouble();
+  }
+  return llvm::APFloat::IEEEdouble();
+}
+
+/// The value of the element at `data`.
+double readElement(Element element, const char *data) {
+  if (element == Element::F64) {
+    double x;
+    std::memcpy(&x, data, 8);
+    return x;
+  }
+  if (element == Element::F32) {
+    float x;
+    std::memcpy(&x, data, 4);
+    return x;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, data, 2);
+  llvm::APFloat value(semanticsOf(element), llvm::APInt(16, bits));
+  return value.convertToFloat();
+}
+
+/// Stores `x` rounded to nearest even at `data`.
+void writeElement(Element element, double x, char *data) {
+  llvm::APFloat value(x);
+  bool lost;
+  value.convert(semanticsOf(element), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+  llvm::APInt bits = value.bitcastToAPInt();
+  uint64_t word = bits.getZExtValue();
+  std::memcpy(data, &word, sizeOf(element)); // Little-endian host.
+}
+
+/// A dense row-major array owned by this tool.
 struct Array {
-  bool isF64 = false;
+  Element element = Element::F32;
   std::vector<int64_t> shape;
   std::vector<char> bytes;
 
@@ -109,7 +191,19 @@ struct Array {
       n *= d;
     return n;
   }
-  size_t elementSize() const { return isF64 ? 8 : 4; }
+  size_t elementSize() const { return sizeOf(element); }
+
+  /// This array's values in `to`, rounded to nearest even.
+  Array convertedTo(Element to) const {
+    Array result{to, shape, {}};
+    int64_t n = numElements();
+    result.bytes.resize(n * sizeOf(to));
+    for (int64_t e = 0; e < n; ++e)
+      writeElement(to,
+                   readElement(element, bytes.data() + e * elementSize()),
+                   result.bytes.data() + e * sizeOf(to));
+    return result;
+  }
 };
 } // namespace
 
@@ -123,7 +217,7 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return s.empty() ? "scalar" : s;
 }
 
-/// Reads a little-endian, C-ordered .npy file of f4 or f8 values.
+/// Reads a little-endian, C-ordered .npy file of f2, f4 or f8 values.
 static FailureOr<Array> readNpy(StringRef path) {
   auto fail = [&](const Twine &why) -> FailureOr<Array> {
     llvm::errs() << "linattn-run: " << path << ": " << why << "\n";
@@ -155,12 +249,15 @@ static FailureOr<Array> readNpy(StringRef path) {
   StringRef header = data.substr(headerStart, headerLen);
 
   Array array;
-  if (header.contains("'<f4'"))
-    array.isF64 = false;
+  if (header.contains("'<f2'"))
+    array.element = Element::F16;
+  else if (header.contains("'<f4'"))
+    array.element = Element::F32;
   else if (header.contains("'<f8'"))
-    array.isF64 = true;
+    array.element = Element::F64;
   else
-    return fail("only little-endian float32 and float64 arrays are supported");
+    return fail("only little-endian float16, float32 and float64 arrays are "
+                "supported");
   if (header.contains("'fortran_order': True"))
     return fail("Fortran-ordered arrays are not supported");
   size_t shapePos = header.find("'shape':");
@@ -189,9 +286,10 @@ static FailureOr<Array> readNpy(StringRef path) {
   return array;
 }
 
-static LogicalResult writeNpy(StringRef path, bool isF64,
-                              ArrayRef<int64_t> shape, const char *data,
-                              size_t bytes) {
+static LogicalResult writeNpy(StringRef path, const Array &array) {
+  if (array.element == Element::BF16)
+    return writeNpy(path, array.convertedTo(Element::F32));
+  ArrayRef<int64_t> shape = array.shape;
   std::string dims;
   for (int64_t d : shape)
     dims += std::to_string(d) + ", ";
@@ -199,7 +297,10 @@ static LogicalResult writeNpy(StringRef path, bool isF64,
     dims.erase(dims.size() - 2); // (a, b) but (a,) for rank 1.
   else if (shape.size() == 1)
     dims.pop_back();
-  std::string header = std::string("{'descr': '") + (isF64 ? "<f8" : "<f4") +
+  const char *descr = array.element == Element::F16   ? "<f2"
+                      : array.element == Element::F32 ? "<f4"
+                                                      : "<f8";
+  std::string header = std::string("{'descr': '") + descr +
                        "', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Pad so that the data starts at a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
@@ -215,7 +316,7 @@ static LogicalResult writeNpy(StringRef path, bool isF64,
   os << static_cast<char>(header.size() & 0xff)
      << static_cast<char>((header.size() >> 8) & 0xff);
   os << header;
-  os.write(data, bytes);
+  os.write(array.bytes.data(), array.bytes.size());
   return success();
 }
 
@@ -244,22 +345,46 @@ static std::vector<int64_t> makeDescriptor(char *data,
 /// The type of a function argument or result: shape and element type.
 struct ValueSpec {
   SmallVector<int64_t> shape;
-  bool isF64;
+  Element element;
 };
 
 static FailureOr<ValueSpec> specOf(Type type, StringRef what, unsigned index) {
   auto shaped = dyn_cast<ShapedType>(type);
-  if (!shaped || !shaped.hasRank() ||
-      !isa<RankedTensorType, MemRefType>(type) ||
-      !(shaped.getElementType().isF32() || shaped.getElementType().isF64())) {
+  std::optional<Element> element;
+  if (shaped && shaped.hasRank() && isa<RankedTensorType, MemRefType>(type)) {
+    Type elementType = shaped.getElementType();
+    if (elementType.isF16())
+      element = Element::F16;
+    else if (elementType.isBF16())
+      element = Element::BF16;
+    else if (elementType.isF32())
+      element = Element::F32;
+    else if (elementType.isF64())
+      element = Element::F64;
+  }
+  if (!element) {
     llvm::errs() << "linattn-run: " << what << " #" << index << " has type "
                  << type
-                 << "; only ranked tensors and memrefs of f32 or f64 are "
-                    "supported\n";
+                 << "; only ranked tensors and memrefs of f16, bf16, f32 or "
+                    "f64 are supported\n";
     return failure();
   }
-  return ValueSpec{SmallVector<int64_t>(shaped.getShape()),
-                   shaped.getElementType().isF64()};
+  return ValueSpec{SmallVector<int64_t>(shaped.getShape()), *element};
+}
+
+/// malloc for the compiled code under --poison: fresh memory reads as NaN.
+static void *poisonedMalloc(size_t bytes) {
+  void *memory = std::malloc(bytes);
+  if (memory)
+    std::memset(memory, 0xff, bytes);
+  return memory;
+}
+
+static void *poisonedAlignedAlloc(size_t alignment, size_t bytes) {
+  void *memory = std::aligned_alloc(alignment, bytes);
+  if (memory)
+    std::memset(memory, 0xff, bytes);
+  return memory;
 }
 
 //===----------------------------------------------------------------------===//
@@ -349,25 +474,8 @@ static int run(MLIRContext &context) {
         return 1;
       }
       // Convert to the argument's element type.
-      if (array.isF64 != spec.isF64) {
-        int64_t n = array.numElements();
-        std::vector<char> converted(n * (spec.isF64 ? 8 : 4));
-        for (int64_t e = 0; e < n; ++e) {
-          if (spec.isF64) {
-            float x;
-            std::memcpy(&x, array.bytes.data() + 4 * e, 4);
-            double y = x;
-            std::memcpy(converted.data() + 8 * e, &y, 8);
-          } else {
-            double x;
-            std::memcpy(&x, array.bytes.data() + 8 * e, 8);
-            float y = static_cast<float>(x);
-            std::memcpy(converted.data() + 4 * e, &y, 4);
-          }
-        }
-        array.bytes = std::move(converted);
-        array.isF64 = spec.isF64;
-      }
+      if (array.element != spec.element)
+        array = array.convertedTo(spec.element);
     } else {
       if (llvm::any_of(spec.shape, ShapedType::isDynamic)) {
         llvm::errs() << "linattn-run: argument #" << i << " of @" << name
@@ -376,19 +484,13 @@ static int run(MLIRContext &context) {
                      << "): give it with --input\n";
         return 1;
       }
-      array.isF64 = spec.isF64;
+      array.element = spec.element;
       array.shape.assign(spec.shape.begin(), spec.shape.end());
       int64_t n = array.numElements();
       array.bytes.resize(n * array.elementSize());
-      for (int64_t e = 0; e < n; ++e) {
-        double x = uniform(generator);
-        if (spec.isF64) {
-          std::memcpy(array.bytes.data() + 8 * e, &x, 8);
-        } else {
-          float y = static_cast<float>(x);
-          std::memcpy(array.bytes.data() + 4 * e, &y, 4);
-        }
-      }
+      for (int64_t e = 0; e < n; ++e)
+        writeElement(spec.element, uniform(generator),
+                     array.bytes.data() + e * array.elementSize());
     }
     args.push_back(std::move(array));
   }
@@ -404,8 +506,12 @@ static int run(MLIRContext &context) {
   SmallVector<StringRef> libs;
   for (const std::string &lib : sharedLibs)
     libs.push_back(lib);
-  if (sharedLibs.empty())
+  if (sharedLibs.empty()) {
     libs.push_back(LINATTN_C_RUNNER_UTILS);
+#ifdef LINATTN_OMP_LIBRARY
+    libs.push_back(LINATTN_OMP_LIBRARY);
+#endif
+  }
   auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
@@ -418,6 +524,18 @@ static int run(MLIRContext &context) {
     llvm::errs() << "linattn-run: cannot JIT-compile the module: "
                  << llvm::toString(engine.takeError()) << "\n";
     return 1;
+  }
+  if (poison) {
+    (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap symbols;
+      symbols[interner("malloc")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&poisonedMalloc),
+          llvm::JITSymbolFlags::Exported};
+      symbols[interner("aligned_alloc")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&poisonedAlignedAlloc),
+          llvm::JITSymbolFlags::Exported};
+      return symbols;
+    });
   }
 
   // Descriptors for the arguments; the results come back packed one after
@@ -486,9 +604,12 @@ static int run(MLIRContext &context) {
     int64_t n = 1;
     for (int64_t d : shape)
       n *= d;
-    size_t elementSize = spec.isF64 ? 8 : 4;
+    Array result{spec.element, std::vector<int64_t>(shape.begin(), shape.end()),
+                 {}};
+    size_t elementSize = result.elementSize();
     // Gather through the strides: the result need not be contiguous.
-    std::vector<char> dense(n * elementSize);
+    std::vector<char> &dense = result.bytes;
+    dense.resize(n * elementSize);
     const char *base = reinterpret_cast<const char *>(
         static_cast<intptr_t>(descriptor[1]));
     for (int64_t e = 0; e < n; ++e) {
@@ -501,11 +622,11 @@ static int run(MLIRContext &context) {
                   elementSize);
     }
     llvm::outs() << "result #" << i << ": " << shapeString(shape) << "x"
-                 << (spec.isF64 ? "f64" : "f32") << "\n";
+                 << nameOf(spec.element) << "\n";
     if (!outputDir.empty()) {
       SmallString<256> path(outputDir);
       llvm::sys::path::append(path, "result" + std::to_string(i) + ".npy");
-      if (failed(writeNpy(path, spec.isF64, shape, dense.data(), dense.size())))
+      if (failed(writeNpy(path, result)))
         status = 1;
     }
   }

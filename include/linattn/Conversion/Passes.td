@@ -68,4 +68,52 @@ def LinAttnCheckLoweredPass : Pass<"linattn-check-lowered"> {
   }];
 }
 
+def ConvertLinAttnToCPUKernelsPass
+    : Pass<"convert-linattn-to-cpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Lower f32-state scans and steps to vectorized, "
+                "register-blocked, parallel loop nests";
+  let description = [{
+    Rewrites every `linattn.scan` and `linattn.step` whose state is f32 and
+    whose inputs are f32, f16 or bf16 into a hand-scheduled kernel on
+    buffers, wrapped so the surrounding IR stays on tensors:
+
+    - the inputs are read through `bufferization.to_buffer`, the outputs and
+      the final state are fresh buffers returned by `bufferization.to_tensor`;
+    - an `scf.parallel` over the batch dimensions (threads, once
+      `convert-scf-to-openmp` runs) holds one sequential walk over the
+      tokens per batch element;
+    - tokens are taken `tokens-per-block` at a time. For a block, the
+      feature map of the producing `linattn.feature_map` (elu, relu or
+      identity, fused: the features are never written to memory), the
+      normalizer update and the denominators are computed once into a small
+      stack buffer. Then, for each `vector-width`-wide column tile of the
+      state, every state row is loaded once, takes the rank-1 updates of all
+      tokens of the block and their readouts while it sits in a register,
+      and is stored once;
+    - sizes that are not multiples of the vector width use masked loads and
+      stores; a sequence that is not a multiple of the block ends with
+      single-token blocks.
+
+    Other scans and steps (f64 or wider state) are left for
+    `convert-linattn-to-linalg`.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "f32 lanes per vector; 0 picks the host's (16 with AVX-512, 8 "
+           "with AVX2, 4 otherwise)">,
+    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"4",
+           "Tokens whose updates share one pass over the state (1 to 8)">,
+    Option<"fuseFeatureMaps", "fuse-feature-maps", "bool", /*default=*/"true",
+           "Apply elu, relu and identity feature maps inside the kernel">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // LINATTN_CONVERSION_PASSES_TD
