@@ -65,8 +65,9 @@ static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<input .mlir file>"),
                                           cl::init("-"));
 static cl::opt<std::string>
-    entryName("entry", cl::desc("Function to call (default: the only public "
-                                "function of the module)"),
+    entryName("entry",
+              cl::desc("Function to call (default: the only public "
+                       "function of the module)"),
               cl::init(""));
 static cl::list<std::string>
     inputFiles("input", cl::desc("An argument as a .npy file, in order"));
@@ -76,8 +77,7 @@ static cl::opt<int64_t>
                         "from [-1, 1) with this seed"),
                cl::init(-1));
 static cl::opt<std::string>
-    outputDir("output-dir",
-              cl::desc("Write result i to <dir>/result<i>.npy"),
+    outputDir("output-dir", cl::desc("Write result i to <dir>/result<i>.npy"),
               cl::init(""));
 static cl::opt<unsigned>
     repeat("repeat",
@@ -199,8 +199,7 @@ struct Array {
     int64_t n = numElements();
     result.bytes.resize(n * sizeOf(to));
     for (int64_t e = 0; e < n; ++e)
-      writeElement(to,
-                   readElement(element, bytes.data() + e * elementSize()),
+      writeElement(to, readElement(element, bytes.data() + e * elementSize()),
                    result.bytes.data() + e * sizeOf(to));
     return result;
   }
@@ -469,8 +468,8 @@ static int run(MLIRContext &context) {
       if (!matches) {
         llvm::errs() << "linattn-run: " << inputFiles[i] << " has shape "
                      << shapeString(array.shape) << ", but argument #" << i
-                     << " of @" << name << " is "
-                     << shapeString(spec.shape) << "\n";
+                     << " of @" << name << " is " << shapeString(spec.shape)
+                     << "\n";
         return 1;
       }
       // Convert to the argument's element type.
@@ -479,8 +478,7 @@ static int run(MLIRContext &context) {
     } else {
       if (llvm::any_of(spec.shape, ShapedType::isDynamic)) {
         llvm::errs() << "linattn-run: argument #" << i << " of @" << name
-                     << " has a dynamic shape ("
-                     << shapeString(spec.shape)
+                     << " has a dynamic shape (" << shapeString(spec.shape)
                      << "): give it with --input\n";
         return 1;
       }
@@ -604,14 +602,14 @@ static int run(MLIRContext &context) {
     int64_t n = 1;
     for (int64_t d : shape)
       n *= d;
-    Array result{spec.element, std::vector<int64_t>(shape.begin(), shape.end()),
-                 {}};
+    Array result{
+        spec.element, std::vector<int64_t>(shape.begin(), shape.end()), {}};
     size_t elementSize = result.elementSize();
     // Gather through the strides: the result need not be contiguous.
     std::vector<char> &dense = result.bytes;
     dense.resize(n * elementSize);
-    const char *base = reinterpret_cast<const char *>(
-        static_cast<intptr_t>(descriptor[1]));
+    const char *base =
+        reinterpret_cast<const char *>(static_cast<intptr_t>(descriptor[1]));
     for (int64_t e = 0; e < n; ++e) {
       int64_t rem = e, linear = descriptor[2];
       for (int64_t d = rank - 1; d >= 0; --d) {
@@ -634,10 +632,10 @@ static int run(MLIRContext &context) {
 
   if (!times.empty()) {
     std::sort(times.begin(), times.end());
-    double median = times.size() % 2
-                        ? times[times.size() / 2]
-                        : 0.5 * (times[times.size() / 2 - 1] +
-                                 times[times.size() / 2]);
+    double median =
+        times.size() % 2
+            ? times[times.size() / 2]
+            : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
     llvm::outs() << "median time: " << llvm::format("%.6f", median * 1e3)
                  << " ms over " << times.size() << " calls\n";
   }

@@ -101,7 +101,7 @@ def ConvertLinAttnToCPUKernelsPass
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
            "f32 lanes per vector; 0 picks the host's (16 with AVX-512, 8 "
            "with AVX2, 4 otherwise)">,
-    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"4",
+    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"8",
            "Tokens whose updates share one pass over the state (1 to 8)">,
     Option<"fuseFeatureMaps", "fuse-feature-maps", "bool", /*default=*/"true",
            "Apply elu, relu and identity feature maps inside the kernel">,

@@ -42,7 +42,7 @@ struct LinAttnLowerToCPUOptions
       *this, "tokens-per-block",
       llvm::cl::desc("Tokens whose state updates share one pass over the "
                      "state in the kernels (1 to 8)"),
-      llvm::cl::init(4)};
+      llvm::cl::init(8)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Threads for the parallel loops (OpenMP); 0: the "

@@ -80,16 +80,15 @@ class KernelEmitter {
 public:
   KernelEmitter(OpBuilder &builder, Location loc, const KernelOperands &ops,
                 KernelShape shape)
-      : b(builder), loc(loc), ops(ops), shape(shape),
-        f32(builder.getF32Type()),
+      : b(builder), loc(loc), ops(ops), shape(shape), f32(builder.getF32Type()),
         vecType(VectorType::get({shape.width}, builder.getF32Type())) {}
 
   /// Emits the whole kernel at the builder's insertion point.
   void emit();
 
 private:
-  using VectorBody = function_ref<SmallVector<Value>(
-      Value offset, Value mask, ValueRange iterArgs)>;
+  using VectorBody = function_ref<SmallVector<Value>(Value offset, Value mask,
+                                                     ValueRange iterArgs)>;
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -181,8 +180,8 @@ SmallVector<Value> KernelEmitter::forEachVector(Value n, ValueRange inits,
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         scf::YieldOp::create(b, loc, body(offset, Value(), iterArgs));
       });
-  Value hasRest = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rest,
-                                        index(0));
+  Value hasRest =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rest, index(0));
   auto tail = scf::IfOp::create(b, loc, TypeRange(ValueRange(inits)), hasRest,
                                 /*withElseRegion=*/true);
   {
@@ -332,11 +331,11 @@ void KernelEmitter::emitBlock(int64_t count, Value start) {
     Value eps = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(static_cast<float>(*ops.eps)));
     for (Value dot : dots) {
-      Value sum = vector::ReductionOp::create(b, loc,
-                                              vector::CombiningKind::ADD, dot);
+      Value sum =
+          vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, dot);
       Value denominator = arith::AddFOp::create(b, loc, sum, eps);
-      scales.push_back(vector::BroadcastOp::create(b, loc, vecType,
-                                                   denominator));
+      scales.push_back(
+          vector::BroadcastOp::create(b, loc, vecType, denominator));
     }
   }
 
@@ -439,14 +438,14 @@ void KernelEmitter::emit() {
     body();
     return;
   }
-  scf::ParallelOp::create(
-      b, loc, lower, upper, steps,
-      [&](OpBuilder &nb, Location, ValueRange ivs) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        batch.assign(ivs.begin(), ivs.end());
-        body();
-      });
+  scf::ParallelOp::create(b, loc, lower, upper, steps,
+                          [&](OpBuilder &nb, Location, ValueRange ivs) {
+                            OpBuilder::InsertionGuard guard(b);
+                            b.setInsertionPoint(nb.getInsertionBlock(),
+                                                nb.getInsertionPoint());
+                            batch.assign(ivs.begin(), ivs.end());
+                            body();
+                          });
 }
 
 //===----------------------------------------------------------------------===//
@@ -455,8 +454,8 @@ void KernelEmitter::emit() {
 
 static bool isKernelInputType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<Float32Type, Float16Type, BFloat16Type>(
-                       tensor.getElementType());
+  return tensor &&
+         isa<Float32Type, Float16Type, BFloat16Type>(tensor.getElementType());
 }
 
 static bool isF32Tensor(Type type) {
@@ -480,8 +479,8 @@ static Value allocate(OpBuilder &b, Location loc, RankedTensorType type,
   SmallVector<Value> sizes;
   for (auto [d, size] : llvm::enumerate(type.getShape()))
     if (ShapedType::isDynamic(size))
-      sizes.push_back(tensor::DimOp::create(b, loc, sources[d].first,
-                                            sources[d].second));
+      sizes.push_back(
+          tensor::DimOp::create(b, loc, sources[d].first, sources[d].second));
   return memref::AllocOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()), sizes,
       b.getI64IntegerAttr(64));
@@ -568,80 +567,79 @@ static bool hasKernel(StepOp op) {
 /// Replaces the scan `op` by its kernel.
 static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
                         bool fuse) {
-    rewriter.setInsertionPoint(op);
+  rewriter.setInsertionPoint(op);
 
-    Location loc = op.getLoc();
-    auto resultType = cast<RankedTensorType>(op.getResult().getType());
-    auto stateType = cast<RankedTensorType>(op.getFinalState().getType());
-    auto normalizerType =
-        cast<RankedTensorType>(op.getFinalNormalizer().getType());
-    int64_t batchRank = resultType.getRank() - 2;
+  Location loc = op.getLoc();
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto stateType = cast<RankedTensorType>(op.getFinalState().getType());
+  auto normalizerType =
+      cast<RankedTensorType>(op.getFinalNormalizer().getType());
+  int64_t batchRank = resultType.getRank() - 2;
 
-    KernelOperands ops;
-    ops.batchRank = batchRank;
-    ops.reverse = op.isReverse();
-    ops.eps = op.getEps() ? std::optional<double>(op.getEps()->convertToDouble())
-                          : std::nullopt;
-    Value q, k;
-    fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
-    fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
-    Value v = op.getValues();
-    ops.q = toBuffer(rewriter, loc, q);
-    ops.k = toBuffer(rewriter, loc, k);
-    ops.v = toBuffer(rewriter, loc, v);
-    if (op.hasInitialState()) {
-      ops.s0 = toBuffer(rewriter, loc, op.getInitialState());
-      ops.z0 = toBuffer(rewriter, loc, op.getInitialNormalizer());
-    }
-    // The fused maps keep the feature size: F is read from the raw keys.
-    ops.s = allocate(rewriter, loc, stateType,
-                     dimSources(v, batchRank, {{k, batchRank + 1},
-                                               {v, batchRank + 1}}));
-    ops.z = allocate(rewriter, loc, normalizerType,
-                     dimSources(v, batchRank, {{k, batchRank + 1}}));
-    ops.out = allocate(rewriter, loc, resultType,
-                       dimSources(v, batchRank, {{v, batchRank},
-                                                 {v, batchRank + 1}}));
+  KernelOperands ops;
+  ops.batchRank = batchRank;
+  ops.reverse = op.isReverse();
+  ops.eps = op.getEps() ? std::optional<double>(op.getEps()->convertToDouble())
+                        : std::nullopt;
+  Value q, k;
+  fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
+  fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
+  Value v = op.getValues();
+  ops.q = toBuffer(rewriter, loc, q);
+  ops.k = toBuffer(rewriter, loc, k);
+  ops.v = toBuffer(rewriter, loc, v);
+  if (op.hasInitialState()) {
+    ops.s0 = toBuffer(rewriter, loc, op.getInitialState());
+    ops.z0 = toBuffer(rewriter, loc, op.getInitialNormalizer());
+  }
+  // The fused maps keep the feature size: F is read from the raw keys.
+  ops.s = allocate(
+      rewriter, loc, stateType,
+      dimSources(v, batchRank, {{k, batchRank + 1}, {v, batchRank + 1}}));
+  ops.z = allocate(rewriter, loc, normalizerType,
+                   dimSources(v, batchRank, {{k, batchRank + 1}}));
+  ops.out =
+      allocate(rewriter, loc, resultType,
+               dimSources(v, batchRank, {{v, batchRank}, {v, batchRank + 1}}));
 
-    replaceWithKernel(rewriter, op, ops, shape);
+  replaceWithKernel(rewriter, op, ops, shape);
 }
 
 /// Replaces the step `op` by its kernel.
 static void rewriteStep(RewriterBase &rewriter, StepOp op, KernelShape shape,
                         bool fuse) {
-    rewriter.setInsertionPoint(op);
+  rewriter.setInsertionPoint(op);
 
-    Location loc = op.getLoc();
-    auto resultType = cast<RankedTensorType>(op.getResult().getType());
-    auto stateType = cast<RankedTensorType>(op.getNewState().getType());
-    auto normalizerType =
-        cast<RankedTensorType>(op.getNewNormalizer().getType());
-    int64_t batchRank = resultType.getRank() - 1;
+  Location loc = op.getLoc();
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto stateType = cast<RankedTensorType>(op.getNewState().getType());
+  auto normalizerType = cast<RankedTensorType>(op.getNewNormalizer().getType());
+  int64_t batchRank = resultType.getRank() - 1;
 
-    KernelOperands ops;
-    ops.batchRank = batchRank;
-    ops.hasSequence = false;
-    ops.eps = op.getEps() ? std::optional<double>(op.getEps()->convertToDouble())
-                          : std::nullopt;
-    Value q, k;
-    fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
-    fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
-    Value v = op.getValues();
-    ops.q = toBuffer(rewriter, loc, q);
-    ops.k = toBuffer(rewriter, loc, k);
-    ops.v = toBuffer(rewriter, loc, v);
-    ops.s0 = toBuffer(rewriter, loc, op.getState());
-    ops.z0 = toBuffer(rewriter, loc, op.getNormalizer());
-    Value s0 = op.getState();
-    ops.s = allocate(rewriter, loc, stateType,
-                     dimSources(v, batchRank, {{s0, batchRank},
-                                               {s0, batchRank + 1}}));
-    ops.z = allocate(rewriter, loc, normalizerType,
-                     dimSources(v, batchRank, {{s0, batchRank}}));
-    ops.out = allocate(rewriter, loc, resultType,
-                       dimSources(v, batchRank, {{v, batchRank}}));
+  KernelOperands ops;
+  ops.batchRank = batchRank;
+  ops.hasSequence = false;
+  ops.eps = op.getEps() ? std::optional<double>(op.getEps()->convertToDouble())
+                        : std::nullopt;
+  Value q, k;
+  fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
+  fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
+  Value v = op.getValues();
+  ops.q = toBuffer(rewriter, loc, q);
+  ops.k = toBuffer(rewriter, loc, k);
+  ops.v = toBuffer(rewriter, loc, v);
+  ops.s0 = toBuffer(rewriter, loc, op.getState());
+  ops.z0 = toBuffer(rewriter, loc, op.getNormalizer());
+  Value s0 = op.getState();
+  ops.s = allocate(
+      rewriter, loc, stateType,
+      dimSources(v, batchRank, {{s0, batchRank}, {s0, batchRank + 1}}));
+  ops.z = allocate(rewriter, loc, normalizerType,
+                   dimSources(v, batchRank, {{s0, batchRank}}));
+  ops.out = allocate(rewriter, loc, resultType,
+                     dimSources(v, batchRank, {{v, batchRank}}));
 
-    replaceWithKernel(rewriter, op, ops, shape);
+  replaceWithKernel(rewriter, op, ops, shape);
 }
 
 //===----------------------------------------------------------------------===//
@@ -675,7 +673,7 @@ struct ConvertLinAttnToCPUKernelsPass
     if (tokensPerBlock < 1 || tokensPerBlock > 8) {
       getOperation()->emitError()
           << "tokens-per-block must be between 1 and 8, got "
-          << tokensPerBlock;
+          << static_cast<int64_t>(tokensPerBlock);
       return signalPassFailure();
     }
     KernelShape shape{width, tokensPerBlock};
@@ -704,8 +702,9 @@ struct ConvertLinAttnToCPUKernelsPass
       }
     });
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == math::ExpOp::getOperationName(); });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == math::ExpOp::getOperationName();
+    });
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     if (failed(applyOpPatternsGreedily(exps, std::move(patterns), config)))

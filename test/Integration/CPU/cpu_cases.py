@@ -25,6 +25,11 @@ import reference as ref  # noqa: E402
 
 F32_TOL = 1e-5
 F64_TOL = 1e-12
+# 16-bit outputs are compared after their own rounding (half an ulp: 2^-9 for
+# bf16, 2^-12 for f16, relative to the largest output) plus the rounding of
+# the features to the data type; a few ulps of slack on top.
+BF16_TOL = 1.6e-2
+F16_TOL = 2e-3
 
 
 def ttype(shape, dyn=(), et="f32"):
@@ -60,6 +65,23 @@ def uniform(rng, shape, lo=-1.0, hi=1.0, dtype=np.float32):
 
 def f64(x):
     return np.asarray(x, dtype=np.float64)
+
+
+def round_bf16(x):
+    """float32 values rounded to the nearest bfloat16 (ties to even), still
+    stored as float32: linattn-run converts them to bf16 exactly."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return rounded.view(np.float32)
+
+
+def in_dtype(x, dtype):
+    """`x` as the array handed to linattn-run for an argument of `dtype`."""
+    if dtype == "bf16":
+        return round_bf16(x)
+    if dtype == "f16":
+        return x.astype(np.float16)
+    return x
 
 
 #===------------------------------------------------------------------------===#
@@ -230,6 +252,53 @@ def step_chain_case(batch, n, f, dv, eps):
     expected = [o[..., i, :] for i in range(n)] + [s, z]
     return Case(name, [("fq", qt), ("fk", kt), ("v", vt)], body, results,
                 [fq, fk, v], expected)
+
+
+def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
+                dtype="f32", options=""):
+    """feature_map on raw q and k, then a scan with f32 state: the form the
+    CPU kernels take (the maps fused), with their options in `options`."""
+    name = (f"kernel_{kind}_{'reverse' if reverse else 'forward'}_"
+            f"{'init' if init else 'zero'}_{'norm' if eps else 'plain'}_{n}x{d}x{dv}_"
+            f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
+            + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
+    rng = rng_for(name)
+    q = in_dtype(uniform(rng, batch + (n, d)), dtype)
+    k = in_dtype(uniform(rng, batch + (n, d)), dtype)
+    v = in_dtype(uniform(rng, batch + (n, dv)), dtype)
+    qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
+    st, zt = ttype(batch + (d, dv)), ttype(batch + (d,))
+    ot = ttype(batch + (n, dv), dyn, dtype)
+    args = [("q", qt), ("k", kt), ("v", vt)]
+    inputs = [q, k, v]
+    s0 = z0 = None
+    init_text, init_types = "", ""
+    if init:
+        s0 = uniform(rng, batch + (d, dv))
+        z0 = uniform(rng, batch + (d,), 0.5, 1.5)
+        args += [("s0", st), ("z0", zt)]
+        inputs += [s0, z0]
+        init_text, init_types = " init(%s0, %z0)", f", {st}, {zt}"
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    direction = "reverse" if reverse else "forward"
+    body = [f"%fq = linattn.feature_map {kind} %q : {qt} -> {qt}",
+            f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
+            f"%o, %s, %z = linattn.scan {direction} %fq, %fk, %v{init_text}{norm} "
+            f": {qt}, {kt}, {vt}{init_types} -> {ot}, {st}, {zt}"]
+    fq = ref.feature_map(kind, f64(q))
+    fk = ref.feature_map(kind, f64(k))
+    if dtype == "bf16":  # The features are rounded to the data type.
+        fq, fk = f64(round_bf16(fq)), f64(round_bf16(fk))
+    elif dtype == "f16":
+        fq, fk = f64(fq.astype(np.float16)), f64(fk.astype(np.float16))
+    expected = ref.scan(fq, fk, f64(v), None if s0 is None else f64(s0),
+                        None if z0 is None else f64(z0), reverse, eps)
+    tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
+    case = Case(name, args, body, [("%o", ot), ("%s", st), ("%z", zt)], inputs,
+                list(expected), tol)
+    if options:
+        case.pipeline = f"linattn-lower-to-cpu{{{options}}}"
+    return case
 
 
 def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dtype="f32"):
@@ -433,9 +502,46 @@ GROUPS = {
         via(linalg_attention_case(2, 9, 9, 6, 4, causal=True), "raised",
             ["linattn-raise", "linattn-masked-to-scan"]),
     ],
+    # The vectorized scan and step kernels: fused feature maps, sizes that are
+    # not multiples of the vector width or the token block, every head size
+    # of the benchmarks, 16-bit data, and each kernel option against the
+    # same reference.
+    "kernels": lambda: [
+        kernel_case(kind, (2, 3), n, d, dv, eps, reverse, init)
+        for kind, n, d, dv, eps, reverse, init in (
+            ("elu", 7, 16, 16, EPS, False, False),
+            ("elu", 1, 32, 17, EPS, False, True),
+            ("relu", 9, 64, 48, EPS, True, False),
+            ("identity", 13, 20, 33, None, False, True),
+            ("elu", 23, 128, 128, EPS, True, True),
+            ("relu", 1, 16, 5, None, True, True),
+        )
+    ] + [
+        kernel_case("elu", (2,), 1000, 64, 64, EPS, dyn=(1,)),
+        kernel_case("elu", (1, 2), 4097, 32, 40, EPS, init=True, dyn=(0, 2)),
+        kernel_case("elu", (3,), 0, 16, 8, EPS, init=True, dyn=(1,)),
+        kernel_case("elu", (), 37, 24, 12, EPS, reverse=True),
+        kernel_case("elu", (2, 2), 67, 64, 64, EPS, dtype="bf16"),
+        kernel_case("relu", (2,), 31, 32, 20, None, init=True, dtype="bf16"),
+        kernel_case("elu", (2, 2), 45, 64, 24, EPS, reverse=True, dtype="f16"),
+    ] + [
+        kernel_case("elu", (2, 3), 29, 20, 19, EPS, init=True, options=options)
+        for options in ("tokens-per-block=1", "tokens-per-block=3",
+                        "vector-width=4", "vector-width=8 tokens-per-block=5",
+                        "num-threads=1", "kernels=false")
+    ] + [
+        # Feature maps the kernels do not fuse, and cross-attention (no
+        # scan), through the same pipeline.
+        attention_case("poly2", (2,), 19, 19, 4, 7, causal=True, eps=EPS),
+        attention_case("favor", (2,), 33, 33, 8, 9, causal=True, eps=EPS, fmax=24),
+        attention_case("elu", (2, 2), 33, 70, 64, 48, causal=False, eps=EPS),
+        attention_case("identity", (3,), 100, 100, 32, 16, causal=True, eps=None),
+    ],
     "large": lambda: [
         attention_case("elu", (1,), 1000, 1000, 16, 16, causal=False, eps=EPS, dyn=(1,)),
         scan_case((1,), 4097, 16, 16, False, False, EPS, dyn=(1,)),
+        attention_case("elu", (1, 2), 4097, 4097, 64, 64, causal=True, eps=EPS),
+        attention_case("elu", (1, 2), 1000, 1000, 128, 128, causal=True, eps=EPS, dyn=(2,)),
     ],
 }
 
@@ -450,7 +556,9 @@ def run_case(case, tools, workdir):
     kernel = os.path.join(d, "kernel.mlir")
     with open(kernel, "w") as f:
         f.write(case.mlir)
-    cmd = [os.path.join(tools, "linattn-run"), kernel, f"--output-dir={d}"]
+    # --poison: every buffer the code allocates starts as NaN, so an output
+    # element it never writes fails the comparison.
+    cmd = [os.path.join(tools, "linattn-run"), kernel, f"--output-dir={d}", "--poison"]
     if case.pipeline:
         cmd.append(f"--pipeline={case.pipeline}")
     for i, x in enumerate(case.inputs):

@@ -1,0 +1,114 @@
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4' | FileCheck %s
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 fuse-feature-maps=false' | FileCheck %s --check-prefix=NOFUSE
+// RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='tokens-per-block=9' 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+// RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=-2' 2>&1 | FileCheck %s --check-prefix=BADWIDTH
+
+// BADBLOCK: tokens-per-block must be between 1 and 8, got 9
+// BADWIDTH: vector-width must be between 1 and 64, got -2
+
+// A normalized scan with elu features: the maps are fused (their ops are
+// gone), the batch is a parallel loop, the tokens go in blocks of 4 and a
+// tail, the state rows are updated with broadcast FMAs, masked loads cover
+// sizes that are not multiples of 8.
+
+// CHECK-LABEL: func.func @scan_elu(
+// CHECK-NOT: linattn.
+// CHECK-DAG: %[[Q:.*]] = bufferization.to_buffer %arg0 read_only : tensor<2x3x?x20xf32> to memref<2x3x?x20xf32>
+// CHECK-DAG: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x20x19xf32>
+// CHECK-DAG: %[[Z:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x20xf32>
+// CHECK-DAG: %[[O:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<2x3x?x19xf32>
+// CHECK: scf.parallel (%[[B0:.*]], %[[B1:.*]]) =
+// CHECK: memref.subview {{.*}} : memref<?x?x4x?xf32> to memref<4x?xf32, strided<[?, 1], offset: ?>>
+// The feature map of the block: elu as a polynomial exp, no math.exp left.
+// CHECK-NOT: math.exp
+// CHECK: vector.load %[[Q]][%[[B0]], %[[B1]], %{{.*}}, %{{.*}}] : memref<2x3x?x20xf32>, vector<8xf32>
+// CHECK: arith.cmpf ogt
+// CHECK: vector.maskedload
+// The state rows: one load, 4 updates and 4 readouts, one store.
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: vector.load %[[S]]
+// CHECK-COUNT-8: vector.fma
+// CHECK: vector.store {{.*}}, %[[S]]
+// CHECK: arith.divf {{.*}} : vector<8xf32>
+// CHECK: return {{.*}} : tensor<2x3x?x19xf32>, tensor<2x3x20x19xf32>, tensor<2x3x20xf32>
+// NOFUSE-LABEL: func.func @scan_elu(
+// NOFUSE-COUNT-2: linattn.feature_map elu
+// NOFUSE-NOT: linattn.scan
+func.func @scan_elu(%q: tensor<2x3x?x20xf32>, %k: tensor<2x3x?x20xf32>,
+                    %v: tensor<2x3x?x19xf32>)
+    -> (tensor<2x3x?x19xf32>, tensor<2x3x20x19xf32>, tensor<2x3x20xf32>) {
+  %fq = linattn.feature_map elu %q : tensor<2x3x?x20xf32> -> tensor<2x3x?x20xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x3x?x20xf32> -> tensor<2x3x?x20xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6)
+      : tensor<2x3x?x20xf32>, tensor<2x3x?x20xf32>, tensor<2x3x?x19xf32>
+      -> tensor<2x3x?x19xf32>, tensor<2x3x20x19xf32>, tensor<2x3x20xf32>
+  return %o, %s, %z : tensor<2x3x?x19xf32>, tensor<2x3x20x19xf32>, tensor<2x3x20xf32>
+}
+
+// -----
+
+// A feature map with another use stays; the kernel recomputes it.
+
+// CHECK-LABEL: func.func @shared_map(
+// NOFUSE-LABEL: func.func @shared_map(
+// CHECK: %[[F:.*]] = linattn.feature_map relu %arg0
+// CHECK-NOT: linattn.scan
+// CHECK: return %[[F]],
+func.func @shared_map(%q: tensor<5x8xf32>, %v: tensor<5x8xf32>)
+    -> (tensor<5x8xf32>, tensor<5x8xf32>) {
+  %f = linattn.feature_map relu %q : tensor<5x8xf32> -> tensor<5x8xf32>
+  %o, %s, %z = linattn.scan reverse %f, %f, %v
+      : tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>
+      -> tensor<5x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  return %f, %o : tensor<5x8xf32>, tensor<5x8xf32>
+}
+
+// -----
+
+// A decode step on bf16 data with f32 state: widened on load, rounded on
+// store; the state is copied from the operand, never written in place.
+
+// CHECK-LABEL: func.func @step_bf16(
+// CHECK-NOT: linattn.step
+// CHECK: %[[S0:.*]] = bufferization.to_buffer %arg3 read_only : tensor<4x16x64x64xf32>
+// CHECK: scf.parallel
+// CHECK: vector.load %[[S0]]
+// CHECK: arith.extf {{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+func.func @step_bf16(%q: tensor<4x16x64xbf16>, %k: tensor<4x16x64xbf16>,
+                     %v: tensor<4x16x64xbf16>, %s: tensor<4x16x64x64xf32>,
+                     %z: tensor<4x16x64xf32>)
+    -> (tensor<4x16x64xbf16>, tensor<4x16x64x64xf32>, tensor<4x16x64xf32>) {
+  %o, %s1, %z1 = linattn.step %q, %k, %v, %s, %z normalize(eps = 1.0e-6)
+      : tensor<4x16x64xbf16>, tensor<4x16x64xbf16>, tensor<4x16x64xbf16>,
+        tensor<4x16x64x64xf32>, tensor<4x16x64xf32>
+      -> tensor<4x16x64xbf16>, tensor<4x16x64x64xf32>, tensor<4x16x64xf32>
+  return %o, %s1, %z1 : tensor<4x16x64xbf16>, tensor<4x16x64x64xf32>, tensor<4x16x64xf32>
+}
+
+// -----
+
+// Not for the kernels: f64 state, f64 data, and f32 data with a wider state.
+// They stay for convert-linattn-to-linalg.
+
+// CHECK-LABEL: func.func @f64_scan(
+// CHECK: linattn.scan
+// CHECK-NOT: scf.parallel
+func.func @f64_scan(%q: tensor<7x8xf64>, %v: tensor<7x4xf64>)
+    -> (tensor<7x4xf64>, tensor<8x4xf64>, tensor<8xf64>) {
+  %o, %s, %z = linattn.scan forward %q, %q, %v
+      : tensor<7x8xf64>, tensor<7x8xf64>, tensor<7x4xf64>
+      -> tensor<7x4xf64>, tensor<8x4xf64>, tensor<8xf64>
+  return %o, %s, %z : tensor<7x4xf64>, tensor<8x4xf64>, tensor<8xf64>
+}
+
+// CHECK-LABEL: func.func @wide_state(
+// CHECK: linattn.scan
+// CHECK-NOT: scf.parallel
+func.func @wide_state(%q: tensor<7x8xf32>, %v: tensor<7x4xf32>)
+    -> (tensor<7x4xf32>, tensor<8x4xf64>, tensor<8xf64>) {
+  %o, %s, %z = linattn.scan forward %q, %q, %v
+      : tensor<7x8xf32>, tensor<7x8xf32>, tensor<7x4xf32>
+      -> tensor<7x4xf32>, tensor<8x4xf64>, tensor<8xf64>
+  return %o, %s, %z : tensor<7x4xf32>, tensor<8x4xf64>, tensor<8xf64>
+}
