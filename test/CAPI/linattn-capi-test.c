@@ -7,8 +7,10 @@
 // RUN: linattn-capi-test 2>&1 | FileCheck %s
 
 #include "linattn-c/Dialects.h"
+#include "linattn-c/IR.h"
 #include "linattn-c/Passes.h"
 
+#include "mlir-c/Diagnostics.h"
 #include "mlir-c/ExecutionEngine.h"
 #include "mlir-c/IR.h"
 #include "mlir-c/Pass.h"
@@ -132,6 +134,58 @@ static void testCreatePass(void) {
 // CHECK-LABEL: @create_pass
 // CHECK: linattn.scores
 // CHECK-NOT: linattn.attention
+
+static MlirLogicalResult printDiagnostic(MlirDiagnostic diag, void *userData) {
+  (void)userData;
+  mlirLocationPrint(mlirDiagnosticGetLocation(diag), printToStderr, NULL);
+  fprintf(stderr, ": ");
+  mlirDiagnosticPrint(diag, printToStderr, NULL);
+  fprintf(stderr, "\n");
+  return mlirLogicalResultSuccess();
+}
+
+/// Parsing with a source name: diagnostics and locations carry the name.
+static void testParseWithName(void) {
+  fprintf(stderr, "@parse_with_name\n");
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(registry);
+  linattnRegisterAllDialects(registry);
+  MlirContext ctx = mlirContextCreate();
+  mlirContextAppendDialectRegistry(ctx, registry);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextAttachDiagnosticHandler(ctx, printDiagnostic, NULL, NULL);
+
+  MlirModule module = linattnModuleCreateParseWithName(
+      ctx, mlirStringRefCreateFromCString(kModule),
+      mlirStringRefCreateFromCString("attn.mlir"));
+  if (mlirModuleIsNull(module))
+    fail("parsing the module with a name");
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+  mlirOperationPrintWithFlags(mlirModuleGetOperation(module), flags,
+                              printToStderr, NULL);
+  mlirOpPrintingFlagsDestroy(flags);
+  mlirModuleDestroy(module);
+
+  // A feature size the verifier rejects, on line 2 of "bad.mlir".
+  MlirModule bad = linattnModuleCreateParseWithName(
+      ctx,
+      mlirStringRefCreateFromCString(
+          "func.func @f(%x: tensor<4x8xf32>) -> tensor<4x9xf32> {\n"
+          "  %0 = linattn.feature_map elu %x\n"
+          "      : tensor<4x8xf32> -> tensor<4x9xf32>\n"
+          "  return %0 : tensor<4x9xf32>\n"
+          "}\n"),
+      mlirStringRefCreateFromCString("bad.mlir"));
+  fprintf(stderr, "bad module is null: %s\n",
+          mlirModuleIsNull(bad) ? "yes" : "no");
+  mlirContextDestroy(ctx);
+}
+// CHECK-LABEL: @parse_with_name
+// CHECK: linattn.attention
+// CHECK: loc("attn.mlir":3:8)
+// CHECK: loc("bad.mlir":2:8): 'linattn.feature_map' op result feature size 9 does not match input feature size 8
+// CHECK: bad module is null: yes
 
 /// Destination-passing form of causal, normalized elu attention on 1x2x5x3
 /// queries and keys and 1x2x5x2 values: inputs and the output are memrefs the
@@ -269,6 +323,7 @@ int main(void) {
   testDialectHandle();
   testDecomposePipeline();
   testCreatePass();
+  testParseWithName();
   testJit();
   fprintf(stderr, "@done\n");
   return 0;
