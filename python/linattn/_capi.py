@@ -151,7 +151,9 @@ _SIGNATURES = {
     "mlirLocationPrint": (None, [MlirLocation, MlirStringCallback,
                                  _c.c_void_p]),
     # Modules and operations.
-    "mlirModuleCreateParse": (MlirModule, [MlirContext, MlirStringRef]),
+    "linattnModuleCreateParseWithName": (MlirModule, [MlirContext,
+                                                      MlirStringRef,
+                                                      MlirStringRef]),
     "mlirModuleDestroy": (None, [MlirModule]),
     "mlirModuleGetOperation": (MlirOperation, [MlirModule]),
     "mlirModuleGetBody": (MlirBlock, [MlirModule]),

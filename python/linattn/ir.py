@@ -152,6 +152,8 @@ class Context:
         c.mlirDialectRegistryDestroy(registry)
         c.mlirRegisterAllLLVMTranslations(self._handle)
         self.lock = threading.RLock()
+        self._dependents = 0
+        self._finalized = False
         # The handler closes over this list holder, not over self, so that
         # the context is freed as soon as it is unreachable.
         sink: List[Optional[List[Diagnostic]]] = [None]
@@ -183,13 +185,30 @@ class Context:
         is active; `_Capture.fail` raises them as `MLIRError`."""
         return _Capture(self)
 
-    def __del__(self) -> None:
+    # Modules and pass managers hold a reference to their context, so the
+    # context normally outlives them. When they die together in a garbage
+    # cycle (or at interpreter exit), Python runs the finalizers in any order:
+    # the MLIR context is then destroyed by the last of them.
+    def _retain(self) -> None:
+        self._dependents += 1
+
+    def _release(self) -> None:
+        self._dependents -= 1
+        if self._finalized and self._dependents == 0:
+            self._destroy()
+
+    def _destroy(self) -> None:
         handle = getattr(self, "_handle", None)
         if handle is not None and handle.value:
             self._handle = None
             self._lib.mlirContextDetachDiagnosticHandler(handle,
                                                          self._handler_id)
             self._lib.mlirContextDestroy(handle)
+
+    def __del__(self) -> None:
+        self._finalized = True
+        if getattr(self, "_dependents", 0) == 0:
+            self._destroy()
 
 
 class _Capture:
@@ -263,16 +282,21 @@ class Module:
         self._handle = handle
         self.context = context
         self._lib = lib()
+        context._retain()
 
     @staticmethod
-    def parse(text: str, context: Optional[Context] = None) -> "Module":
+    def parse(text: str, context: Optional[Context] = None, *,
+              name: str = "<input>") -> "Module":
         """Parses and verifies `text`; raises `MLIRError` with the parser's or
-        verifier's diagnostics when it is not a valid module."""
+        verifier's diagnostics when it is not a valid module. Locations and
+        diagnostics name the text `name` (``"<input>":line:col``)."""
         ctx = context or default_context()
         data = text.encode("utf-8")
+        source_name = name.encode("utf-8")
         with ctx.capture() as cap:
-            handle = lib().mlirModuleCreateParse(ctx.handle,
-                                                 MlirStringRef.of(data))
+            handle = lib().linattnModuleCreateParseWithName(
+                ctx.handle, MlirStringRef.of(data),
+                MlirStringRef.of(source_name))
             if is_null(handle):
                 raise cap.fail("cannot parse the module")
         return Module(handle, ctx)
@@ -391,6 +415,7 @@ class Module:
         if handle is not None and handle.value:
             self._handle = None
             self._lib.mlirModuleDestroy(handle)
+            self.context._release()
 
 
 #===------------------------------------------------------------------------===#
@@ -419,6 +444,7 @@ class PassManager:
         c = lib()
         self._lib = c
         self._handle = c.mlirPassManagerCreate(self.context.handle)
+        self.context._retain()
         c.mlirPassManagerEnableVerifier(self._handle, verify)
         errors = StringCollector()
         text = self.pipeline.encode("utf-8")
@@ -449,3 +475,4 @@ class PassManager:
         if handle is not None and handle.value:
             self._handle = None
             self._lib.mlirPassManagerDestroy(handle)
+            self.context._release()
