@@ -101,9 +101,13 @@ def clear_cache() -> None:
 
 
 def _compiled(key: Hashable, backend: str, text: Callable[[], str],
-              name: str = "linattn") -> Callable[..., Any]:
+              num_inputs: int) -> Callable[..., Any]:
+    """The function @linattn of the module `text()` builds, compiled by
+    `backend`, from the cache when `key` is there. Its first `num_inputs`
+    arguments are only read (bufferization.to_tensor)."""
     def build() -> Callable[..., Any]:
-        return get_backend(backend).compile(text()).function(name)
+        return get_backend(backend).compile(text()).function(
+            "linattn", read_only=range(num_inputs))
     return _cache.get(key, build)
 
 
@@ -342,7 +346,7 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
         bld.output("o", "%r", o.shape)
         return bld.text()
 
-    fn = _compiled(key, backend, text)
+    fn = _compiled(key, backend, text, 3 if p is None else 4)
     if p is None:
         fn(q, k, v, o)
     else:
@@ -498,7 +502,7 @@ class RecurrentState:
             bld.output("z1", "%rz", z_shape)
             return bld.text()
 
-        fn = _compiled(key, self.backend, text)
+        fn = _compiled(key, self.backend, text, 5 if p is None else 6)
         o = np.empty(o_shape, self.dtype)
         s1 = np.empty(s_shape, self.dtype)
         z1 = np.empty(z_shape, self.dtype)

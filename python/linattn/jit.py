@@ -224,9 +224,10 @@ class JitFunction:
 
     def __init__(self, engine: "ExecutionEngine", name: str,
                  inputs: Sequence[ArgSpec], results: Sequence[ArgSpec],
-                 address: int) -> None:
+                 address: int, read_only: Sequence[int] = ()) -> None:
         self.engine = engine
         self.name = name
+        self.read_only = frozenset(read_only)
         self.inputs = tuple(inputs)
         self.results = tuple(results)
         for i, spec in enumerate(self.inputs + self.results):
@@ -295,7 +296,8 @@ class JitFunction:
         if not value.flags.aligned:
             raise ValueError(f"{where}: the array is not aligned to its "
                              "element size")
-        if spec.kind == "memref" and not value.flags.writeable:
+        if (spec.kind == "memref" and not value.flags.writeable
+                and i not in self.read_only):
             raise ValueError(f"{where}: memref arguments may be written, and "
                              "this array is read-only")
         return value
@@ -476,8 +478,13 @@ class ExecutionEngine:
         """The public functions that can be called."""
         return list(self._signatures)
 
-    def function(self, name: str) -> JitFunction:
-        """The compiled public function `name` (it keeps the engine alive)."""
+    def function(self, name: str, *, read_only: Sequence[int] = ()
+                 ) -> JitFunction:
+        """The compiled public function `name` (it keeps the engine alive).
+
+        Memref arguments may be written by the function, so read-only arrays
+        are refused for them, except at the positions in `read_only`, which
+        the caller knows the function only reads."""
         address = self._addresses.get(name)
         if address is None:
             if name not in self._signatures:
@@ -493,7 +500,7 @@ class ExecutionEngine:
                                 "module; lower with c-interface enabled")
             self._addresses[name] = address
         ins, outs = self._signatures[name]
-        return JitFunction(self, name, ins, outs, address)
+        return JitFunction(self, name, ins, outs, address, read_only)
 
     def invoke(self, name: str, *args: Any) -> Any:
         """Calls the public function `name` with `args` (see the module
