@@ -224,3 +224,34 @@ func.func @scan(%q: tensor<2x9x4xf64>, %k: tensor<2x9x4xf64>, %v: tensor<2x9x3xf
     assert rel_err(o, want_o) < 1e-12
     assert rel_err(s, want_s) < 1e-12
     assert rel_err(z, want_z) < 1e-12
+
+
+@pytest.mark.skipif(not any(p.endswith("libomp.so")
+                            for p in default_shared_libs()),
+                    reason="LLVM's OpenMP runtime (libomp-22-dev) is absent")
+def test_openmp_loops_run_through_libomp():
+    """Code lowered through the omp dialect calls libomp, which the engine
+    loads by default."""
+    text = """
+func.func @iota(%out: memref<1000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %ii = arith.index_cast %i : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    memref.store %f, %out[%i] : memref<1000xf32>
+    scf.reduce
+  }
+  return
+}"""
+    pipeline = ("func.func(llvm-request-c-wrappers),convert-scf-to-openmp,"
+                "convert-scf-to-cf,convert-openmp-to-llvm,"
+                "finalize-memref-to-llvm,convert-func-to-llvm,"
+                "convert-arith-to-llvm,convert-cf-to-llvm,"
+                "convert-index-to-llvm,reconcile-unrealized-casts")
+    e = ExecutionEngine(text, pipeline=pipeline)
+    assert "omp.parallel" in str(e.lowered_module)
+    out = np.zeros(1000, np.float32)
+    e.invoke("iota", out)
+    np.testing.assert_array_equal(out, np.arange(1000, dtype=np.float32))
