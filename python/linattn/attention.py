@@ -24,7 +24,7 @@ from __future__ import annotations
 import collections
 import math
 import threading
-from typing import (Any, Callable, Dict, Hashable, List, NamedTuple, Optional,
+from typing import (Any, Callable, Hashable, List, NamedTuple, Optional,
                     Sequence, Tuple)
 
 import numpy as np

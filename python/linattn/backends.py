@@ -10,8 +10,7 @@ with `register_backend` and overrides `Backend.compile`.
 
 from __future__ import annotations
 
-import os
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from .jit import ExecutionEngine, default_shared_libs
 

@@ -18,7 +18,6 @@ diagnostic's text, severity and location.
 
 from __future__ import annotations
 
-import ctypes
 import re
 import threading
 import warnings

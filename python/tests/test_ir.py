@@ -159,3 +159,13 @@ def test_context_freed_with_live_module():
     # The module keeps its context alive.
     m = Module.parse(ATTENTION, ir.Context())
     assert "linattn.attention" in str(m)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import linattn.ir
+    import linattn.jit
+    for module in (linattn.ir, linattn.jit):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0 and result.attempted > 0
