@@ -22,6 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+// The JIT-compiled code may call MLIR's C runner utilities (memrefCopy).
+#ifndef LINATTN_C_RUNNER_UTILS
+#define LINATTN_C_RUNNER_UTILS "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so"
+#endif
+
 static const char *kModule =
     "func.func @attn(%q: tensor<1x4x16x8xf32>, %k: tensor<1x4x16x8xf32>,\n"
     "                %v: tensor<1x4x16x2xf32>) -> tensor<1x4x16x2xf32> {\n"
