@@ -9,9 +9,9 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   clang-22 lld-22 libomp-22-dev
   cmake ninja-build ccache
-  python3 python3-pip
+  python3 python3-pip python3-venv
 )
-PIP_PACKAGES=(numpy)
+PIP_PACKAGES=(numpy pytest)
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

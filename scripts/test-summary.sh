@@ -3,7 +3,7 @@
 #   "tests: N passed, N failed, N skipped"
 set -euo pipefail
 log=$1
-count() { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$log" | tail -n 1; }
+count() { sed -n "s/^ *$1 *: *\([0-9]*\).*/\1/p" "$log" | tail -n 1; }
 passed=$(count Passed); failed=$(count Failed)
 unsupported=$(count Unsupported); xfail=$(count "Expectedly Failed")
 passed=$(( ${passed:-0} + ${xfail:-0} ))

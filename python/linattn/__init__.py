@@ -1,0 +1,44 @@
+"""linattn: compile and run linear attention kernels on numpy arrays.
+
+High level:
+
+* `linear_attention` -- causal or not, normalized or not, any feature map,
+  cross-attention and Dv != D, on [B, H, N, D] float32/float64 arrays;
+* `RecurrentState` -- step-by-step decoding with the (S, z) state;
+* `cache_info`, `clear_cache` -- the compile cache.
+
+Low level (`linattn.ir`, `linattn.jit`): parse, verify and print MLIR
+modules, run pass pipelines (MLIR diagnostics become `MLIRError`), and
+JIT-compile modules for the CPU to call their functions with numpy arrays.
+
+`linattn.reference` holds plain numpy definitions; `linattn.torch` takes and
+returns PyTorch CPU tensors when torch is installed.
+"""
+
+from ._version import __version__
+from ._capi import LibraryNotFoundError, find_library
+from .attention import (CacheInfo, RecurrentState, cache_info, clear_cache,
+                        linear_attention)
+from .backends import BackendUnavailable, available_backends
+from .ir import Context, Diagnostic, MLIRError, MLIRWarning, Module, PassManager
+from .jit import ExecutionEngine
+
+__all__ = [
+    "BackendUnavailable",
+    "CacheInfo",
+    "Context",
+    "Diagnostic",
+    "ExecutionEngine",
+    "LibraryNotFoundError",
+    "MLIRError",
+    "MLIRWarning",
+    "Module",
+    "PassManager",
+    "RecurrentState",
+    "__version__",
+    "available_backends",
+    "cache_info",
+    "clear_cache",
+    "find_library",
+    "linear_attention",
+]

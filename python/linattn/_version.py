@@ -1,0 +1,3 @@
+"""The package version (kept equal to the CMake project's)."""
+
+__version__ = "0.1.0"

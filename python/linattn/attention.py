@@ -1,0 +1,542 @@
+"""Linear attention on numpy arrays: `linear_attention` and `RecurrentState`.
+
+Each call builds a small MLIR module for the shapes, dtype and options at
+hand -- a destination-passing function whose inputs and outputs are memrefs
+over the caller's numpy buffers -- compiles it once through the backend
+(``linattn-lower-to-cpu`` on the CPU) and keeps it in a compile cache keyed by
+shapes, dtype and options. Later calls with the same key reuse the compiled
+code; `cache_info` and `clear_cache` inspect and empty the cache.
+
+The generated function for `linear_attention` (elu, causal, normalized)::
+
+    func.func @linattn(%q: memref<BxHxNxDxf32>, %k: memref<BxHxNxDxf32>,
+                       %v: memref<BxHxNxDvxf32>, %o: memref<BxHxNxDvxf32>) {
+      %tq = bufferization.to_tensor %q restrict : ... to tensor<...>
+      ...
+      %r = linattn.attention elu %tq, %tk, %tv causal normalize(eps = ...)
+      bufferization.materialize_in_destination %r in restrict writable %o
+      return
+    }
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import threading
+from typing import (Any, Callable, Hashable, List, NamedTuple, Optional,
+                    Sequence, Tuple)
+
+import numpy as np
+
+from .backends import get_backend
+from .reference import FEATURE_MAPS, feature_dim
+
+__all__ = [
+    "CacheInfo",
+    "RecurrentState",
+    "cache_info",
+    "clear_cache",
+    "linear_attention",
+]
+
+SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_MLIR_ELEMENT = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+#===------------------------------------------------------------------------===#
+# Compile cache
+#===------------------------------------------------------------------------===#
+
+
+class CacheInfo(NamedTuple):
+    """Compile cache statistics (like `functools.lru_cache`'s)."""
+
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+class _KernelCache:
+    def __init__(self, maxsize: int = 128) -> None:
+        self.maxsize = maxsize
+        self.entries: "collections.OrderedDict[Hashable, Any]" = (
+            collections.OrderedDict())
+        self.hits = 0
+        self.misses = 0
+        self.lock = threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        with self.lock:
+            if key in self.entries:
+                self.hits += 1
+                self.entries.move_to_end(key)
+                return self.entries[key]
+            self.misses += 1
+            # Compile under the lock: concurrent callers of one key compile it
+            # once, and MLIR compilation runs one at a time anyway.
+            value = build()
+            self.entries[key] = value
+            while len(self.entries) > self.maxsize:
+                self.entries.popitem(last=False)
+            return value
+
+
+_cache = _KernelCache()
+
+
+def cache_info() -> CacheInfo:
+    """Hits, misses, maximum and current size of the compile cache."""
+    with _cache.lock:
+        return CacheInfo(_cache.hits, _cache.misses, _cache.maxsize,
+                         len(_cache.entries))
+
+
+def clear_cache() -> None:
+    """Drops every compiled kernel and resets the statistics."""
+    with _cache.lock:
+        _cache.entries.clear()
+        _cache.hits = 0
+        _cache.misses = 0
+
+
+def _compiled(key: Hashable, backend: str, text: Callable[[], str],
+              num_inputs: int) -> Callable[..., Any]:
+    """The function @linattn of the module `text()` builds, compiled by
+    `backend`, from the cache when `key` is there. Its first `num_inputs`
+    arguments are only read (bufferization.to_tensor)."""
+    def build() -> Callable[..., Any]:
+        return get_backend(backend).compile(text()).function(
+            "linattn", read_only=range(num_inputs))
+    return _cache.get(key, build)
+
+
+#===------------------------------------------------------------------------===#
+# MLIR text
+#===------------------------------------------------------------------------===#
+
+
+def _shape_str(shape: Sequence[int], elt: str) -> str:
+    return "x".join([str(d) for d in shape] + [elt])
+
+
+def _float_literal(x: float) -> str:
+    # 17 significant digits round-trip a double; MLIR needs the decimal point.
+    return f"{x:.16e}"
+
+
+class _Builder:
+    """Accumulates the body of one destination-passing function."""
+
+    def __init__(self, elt: str) -> None:
+        self.elt = elt
+        self.args: List[str] = []
+        self.body: List[str] = []
+
+    def input(self, name: str, shape: Sequence[int]) -> Tuple[str, str]:
+        t = _shape_str(shape, self.elt)
+        self.args.append(f"%{name}: memref<{t}>")
+        self.body.append(f"%t{name} = bufferization.to_tensor %{name} restrict "
+                         f": memref<{t}> to tensor<{t}>")
+        return f"%t{name}", f"tensor<{t}>"
+
+    def output(self, name: str, value: str, shape: Sequence[int]) -> None:
+        t = _shape_str(shape, self.elt)
+        self.args.append(f"%{name}: memref<{t}>")
+        self.body.append(f"bufferization.materialize_in_destination {value} in "
+                         f"restrict writable %{name} : (tensor<{t}>, "
+                         f"memref<{t}>) -> ()")
+
+    def feature_map(self, kind: str, x: str, x_type: str, out_shape:
+                    Sequence[int], projection: Optional[Tuple[str, str]],
+                    name: str) -> str:
+        out_type = f"tensor<{_shape_str(out_shape, self.elt)}>"
+        if kind == "favor":
+            assert projection is not None
+            p, p_type = projection
+            self.body.append(f"%{name} = linattn.feature_map favor {x} "
+                             f"projection({p}) : {x_type}, {p_type} -> "
+                             f"{out_type}")
+        else:
+            self.body.append(f"%{name} = linattn.feature_map {kind} {x} : "
+                             f"{x_type} -> {out_type}")
+        return f"%{name}"
+
+    def text(self) -> str:
+        body = "\n".join("  " + line for line in self.body)
+        return (f"func.func @linattn({', '.join(self.args)}) {{\n{body}\n"
+                f"  return\n}}\n")
+
+
+def _normalize_clause(normalize: bool, eps: float) -> str:
+    return f" normalize(eps = {_float_literal(eps)})" if normalize else ""
+
+
+#===------------------------------------------------------------------------===#
+# Argument checks
+#===------------------------------------------------------------------------===#
+
+
+def _check_options(feature_map: str, normalize: bool, eps: float,
+                   backend: str) -> None:
+    if feature_map not in FEATURE_MAPS:
+        raise ValueError(f"unknown feature_map {feature_map!r}; expected one "
+                         "of " + ", ".join(repr(f) for f in FEATURE_MAPS))
+    if normalize and not (isinstance(eps, (int, float, np.floating))
+                          and math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
+    get_backend(backend).check_available()
+
+
+def _check_array(name: str, x: Any, rank: int, layout: str) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got "
+                        f"{type(x).__name__}")
+    if x.dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"{name} has dtype {x.dtype}; linattn computes in "
+                        "float32 or float64 (convert with x.astype(np.float32))")
+    if x.ndim != rank:
+        raise ValueError(f"{name} must have rank {rank} ({layout}), got shape "
+                         f"{x.shape}")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"{name} is not C-contiguous (strides {x.strides}); "
+                         "pass np.ascontiguousarray(" + name + ")")
+    if not x.flags.aligned:
+        raise ValueError(f"{name} is not aligned to its element size")
+    for d, size in enumerate(x.shape):
+        if size == 0:
+            raise ValueError(f"{name} has an empty dimension {d} (shape "
+                             f"{x.shape}); every size must be at least 1")
+    return x
+
+
+def _check_same_dtype(**arrays: Optional[np.ndarray]) -> np.dtype:
+    present = {k: a for k, a in arrays.items() if a is not None}
+    dtypes = {a.dtype for a in present.values()}
+    if len(dtypes) > 1:
+        listing = ", ".join(f"{k}: {a.dtype}" for k, a in present.items())
+        raise TypeError(f"all arrays must have the same dtype, got {listing}")
+    return next(iter(dtypes))
+
+
+def _check_projection(feature_map: str, projection: Optional[np.ndarray],
+                      head_dim: int) -> Optional[np.ndarray]:
+    if feature_map != "favor":
+        if projection is not None:
+            raise ValueError("projection is only used by feature_map='favor'")
+        return None
+    if projection is None:
+        raise ValueError("feature_map='favor' needs a projection: a "
+                         "[head_dim, num_features] array of random features")
+    p = _check_array("projection", projection, 2, "[D, num_features]")
+    if p.shape[0] != head_dim:
+        raise ValueError(f"projection has {p.shape[0]} rows, the head "
+                         f"dimension is {head_dim}")
+    return p
+
+
+def _check_output(out: Any, shape: Tuple[int, ...], dtype: np.dtype
+                  ) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+    if out.shape != shape or out.dtype != dtype:
+        raise ValueError(f"out must have shape {shape} and dtype {dtype}, got "
+                         f"{out.shape} {out.dtype}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be C-contiguous and writeable")
+    return out
+
+
+#===------------------------------------------------------------------------===#
+# linear_attention
+#===------------------------------------------------------------------------===#
+
+
+def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
+                     feature_map: str = "elu", causal: bool = True,
+                     normalize: bool = True, eps: float = 1e-6,
+                     projection: Optional[np.ndarray] = None,
+                     backend: str = "cpu",
+                     out: Optional[np.ndarray] = None) -> np.ndarray:
+    """Linear attention (Katharopoulos et al. 2020) on [B, H, N, D] arrays.
+
+    Computes, per batch and head, with φ the feature map,
+
+        O_i = Σ_j φ(q_i)·φ(k_j) v_j / (Σ_j φ(q_i)·φ(k_j) + eps)
+
+    over j ≤ i when `causal` (as a linear-time scan), over all j otherwise
+    (as φ(Q)(φ(K)ᵀV), linear in N + M), without the denominator when
+    `normalize` is false.
+
+    Args:
+      q: queries, [B, H, N, D].
+      k: keys, [B, H, M, D] (M = N when causal).
+      v: values, [B, H, M, Dv]; Dv may differ from D.
+      feature_map: ``"elu"`` (elu+1, the paper's), ``"relu"``,
+        ``"identity"``, ``"poly2"`` (F = 1 + D + D²) or ``"favor"`` (random
+        features; needs `projection`).
+      causal: mask j > i (decoder self-attention). Needs N = M.
+      normalize: divide by φ(q_i)·Σφ(k_j) + eps.
+      eps: the denominator's stabilizer, > 0.
+      projection: for ``"favor"``, the [D, F] random projection.
+      backend: ``"cpu"``; ``"cuda"`` raises until the GPU path is wired in.
+      out: optional C-contiguous [B, H, N, Dv] array to write the result to.
+
+    All arrays must be C-contiguous numpy arrays of one dtype, float32 or
+    float64; nothing is copied on the way in or out.
+
+    Returns:
+      O, [B, H, N, Dv], same dtype as the inputs.
+
+    Raises:
+      TypeError: a non-array argument, an unsupported or mixed dtype.
+      ValueError: wrong rank, mismatched or empty dimensions, a
+        non-contiguous array, causal with N != M, bad options.
+      NotImplementedError: an unavailable backend.
+      linattn.MLIRError: compilation failed (a bug: please report it).
+    """
+    _check_options(feature_map, normalize, eps, backend)
+    q = _check_array("q", q, 4, "[B, H, N, D]")
+    k = _check_array("k", k, 4, "[B, H, M, D]")
+    v = _check_array("v", v, 4, "[B, H, M, Dv]")
+    dtype = _check_same_dtype(q=q, k=k, v=v, projection=projection
+                              if isinstance(projection, np.ndarray) else None)
+    b, h, n, d = q.shape
+    if k.shape[:2] != (b, h) or v.shape[:2] != (b, h):
+        raise ValueError(f"q, k and v must share batch and head dimensions "
+                         f"[B, H], got {q.shape}, {k.shape}, {v.shape}")
+    if k.shape[3] != d:
+        raise ValueError(f"q and k must have the same head dimension D, got "
+                         f"{d} and {k.shape[3]}")
+    m = k.shape[2]
+    if v.shape[2] != m:
+        raise ValueError(f"k and v must have the same sequence length M, got "
+                         f"{m} and {v.shape[2]}")
+    if causal and n != m:
+        raise ValueError(f"causal attention needs as many queries as keys, got "
+                         f"N = {n} and M = {m}; use causal=False for "
+                         "cross-attention")
+    p = _check_projection(feature_map, projection, d)
+    dv = v.shape[3]
+    o = _check_output(out, (b, h, n, dv), dtype)
+
+    key = ("attention", backend, dtype.str, q.shape, k.shape, v.shape,
+           None if p is None else p.shape, feature_map, bool(causal),
+           bool(normalize), float(eps) if normalize else None)
+
+    def text() -> str:
+        bld = _Builder(_MLIR_ELEMENT[dtype])
+        tq, q_type = bld.input("q", q.shape)
+        tk, k_type = bld.input("k", k.shape)
+        tv, v_type = bld.input("v", v.shape)
+        operands = f"{tq}, {tk}, {tv}"
+        types = f"{q_type}, {k_type}, {v_type}"
+        proj = ""
+        if p is not None:
+            tp, p_type = bld.input("p", p.shape)
+            proj = f" projection({tp})"
+            types += f", {p_type}"
+        o_type = f"tensor<{_shape_str(o.shape, bld.elt)}>"
+        bld.body.append(
+            f"%r = linattn.attention {feature_map} {operands}{proj}"
+            f"{' causal' if causal else ''}"
+            f"{_normalize_clause(normalize, eps)} : {types} -> {o_type}")
+        bld.output("o", "%r", o.shape)
+        return bld.text()
+
+    fn = _compiled(key, backend, text, 3 if p is None else 4)
+    if p is None:
+        fn(q, k, v, o)
+    else:
+        fn(q, k, v, p, o)
+    return o
+
+
+#===------------------------------------------------------------------------===#
+# RecurrentState
+#===------------------------------------------------------------------------===#
+
+
+class RecurrentState:
+    """The recurrent state (S, z) of causal linear attention, for decoding one
+    token at a time.
+
+    Causal linear attention is an RNN: with S_0 = 0 and z_0 = 0,
+
+        S_i = S_{i-1} + φ(k_i) v_iᵀ,  z_i = z_{i-1} + φ(k_i),
+        o_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps).
+
+    `step` consumes one token per batch and head (the ``linattn.step`` op);
+    `update` consumes a block of tokens (a prompt) with ``linattn.scan`` from
+    the current state. Both return the outputs and advance the state; feeding
+    a sequence through them gives the same outputs as
+    ``linear_attention(..., causal=True)`` on the whole sequence.
+
+        state = RecurrentState(batch=1, heads=8, head_dim=64)
+        o_prompt = state.update(q[:, :, :100], k[:, :, :100], v[:, :, :100])
+        o_next = state.step(q[:, :, 100], k[:, :, 100], v[:, :, 100])
+
+    Args:
+      batch, heads, head_dim: B, H and D of the queries and keys.
+      value_dim: Dv of the values (default D).
+      feature_map, normalize, eps, projection, backend: as for
+        `linear_attention`.
+      dtype: float32 (default) or float64, for inputs, outputs and state.
+    """
+
+    def __init__(self, batch: int, heads: int, head_dim: int,
+                 value_dim: Optional[int] = None, *, feature_map: str = "elu",
+                 normalize: bool = True, eps: float = 1e-6,
+                 projection: Optional[np.ndarray] = None,
+                 dtype: Any = np.float32, backend: str = "cpu") -> None:
+        _check_options(feature_map, normalize, eps, backend)
+        value_dim = head_dim if value_dim is None else value_dim
+        for name, size in (("batch", batch), ("heads", heads),
+                           ("head_dim", head_dim), ("value_dim", value_dim)):
+            if not isinstance(size, (int, np.integer)) or size < 1:
+                raise ValueError(f"{name} must be a positive integer, got "
+                                 f"{size!r}")
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in SUPPORTED_DTYPES:
+            raise TypeError(f"dtype must be float32 or float64, got "
+                            f"{self.dtype}")
+        self.batch, self.heads = int(batch), int(heads)
+        self.head_dim, self.value_dim = int(head_dim), int(value_dim)
+        self.feature_map = feature_map
+        self.normalize = bool(normalize)
+        self.eps = float(eps)
+        self.backend = backend
+        p = _check_projection(feature_map, projection, self.head_dim)
+        if p is not None and p.dtype != self.dtype:
+            raise TypeError(f"projection has dtype {p.dtype}, the state "
+                            f"{self.dtype}")
+        self.projection = p
+        self.feature_dim = feature_dim(feature_map, self.head_dim, p)
+        """F, the size of φ(k)."""
+        self.reset()
+
+    @property
+    def S(self) -> np.ndarray:
+        """The key-value state Σ φ(k_j) v_jᵀ, [B, H, F, Dv]."""
+        return self._s
+
+    @property
+    def z(self) -> np.ndarray:
+        """The normalizer state Σ φ(k_j), [B, H, F]."""
+        return self._z
+
+    def reset(self) -> None:
+        """Back to the empty prefix: S = 0, z = 0, position 0."""
+        b, h, f, dv = self.batch, self.heads, self.feature_dim, self.value_dim
+        self._s = np.zeros((b, h, f, dv), self.dtype)
+        self._z = np.zeros((b, h, f), self.dtype)
+        self.position = 0
+        """The number of tokens consumed since the last reset."""
+
+    def copy(self) -> "RecurrentState":
+        """An independent copy (e.g. to branch a decoding)."""
+        other = object.__new__(RecurrentState)
+        other.__dict__.update(self.__dict__)
+        other._s = self._s.copy()
+        other._z = self._z.copy()
+        return other
+
+    def _check_inputs(self, q: Any, k: Any, v: Any, tokens: bool
+                      ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        b, h, d, dv = self.batch, self.heads, self.head_dim, self.value_dim
+        if tokens:
+            q = _check_array("q", q, 4, "[B, H, T, D]")
+            k = _check_array("k", k, 4, "[B, H, T, D]")
+            v = _check_array("v", v, 4, "[B, H, T, Dv]")
+            t = q.shape[2]
+            want = ((b, h, t, d), (b, h, t, d), (b, h, t, dv))
+        else:
+            q = _check_array("q", q, 3, "[B, H, D]")
+            k = _check_array("k", k, 3, "[B, H, D]")
+            v = _check_array("v", v, 3, "[B, H, Dv]")
+            want = ((b, h, d), (b, h, d), (b, h, dv))
+        for name, x, shape in zip("qkv", (q, k, v), want):
+            if x.dtype != self.dtype:
+                raise TypeError(f"{name} has dtype {x.dtype}, the state "
+                                f"{self.dtype}")
+            if x.shape != shape:
+                raise ValueError(f"{name} must have shape {shape} for this "
+                                 f"state, got {x.shape}")
+        return q, k, v
+
+    def _run(self, op: str, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+             o_shape: Tuple[int, ...]) -> np.ndarray:
+        s_shape, z_shape = self._s.shape, self._z.shape
+        p = self.projection
+        key = (op, self.backend, self.dtype.str, q.shape, v.shape,
+               None if p is None else p.shape, self.feature_map,
+               self.normalize, self.eps if self.normalize else None)
+        fm, normalize, eps = self.feature_map, self.normalize, self.eps
+        f_shape = q.shape[:-1] + (self.feature_dim,)
+
+        def text() -> str:
+            bld = _Builder(_MLIR_ELEMENT[self.dtype])
+            tq, q_type = bld.input("q", q.shape)
+            tk, k_type = bld.input("k", k.shape)
+            tv, v_type = bld.input("v", v.shape)
+            ts, s_type = bld.input("s0", s_shape)
+            tz, z_type = bld.input("z0", z_shape)
+            proj = bld.input("p", p.shape) if p is not None else None
+            fq = bld.feature_map(fm, tq, q_type, f_shape, proj, "fq")
+            fk = bld.feature_map(fm, tk, k_type, f_shape, proj, "fk")
+            f_type = f"tensor<{_shape_str(f_shape, bld.elt)}>"
+            o_type = f"tensor<{_shape_str(o_shape, bld.elt)}>"
+            if op == "step":
+                head = f"linattn.step {fq}, {fk}, {tv}, {ts}, {tz}"
+            else:
+                head = (f"linattn.scan forward {fq}, {fk}, {tv} "
+                        f"init({ts}, {tz})")
+            bld.body.append(
+                f"%ro, %rs, %rz = {head}{_normalize_clause(normalize, eps)} : "
+                f"{f_type}, {f_type}, {v_type}, {s_type}, {z_type} -> "
+                f"{o_type}, {s_type}, {z_type}")
+            bld.output("o", "%ro", o_shape)
+            bld.output("s1", "%rs", s_shape)
+            bld.output("z1", "%rz", z_shape)
+            return bld.text()
+
+        fn = _compiled(key, self.backend, text, 5 if p is None else 6)
+        o = np.empty(o_shape, self.dtype)
+        s1 = np.empty(s_shape, self.dtype)
+        z1 = np.empty(z_shape, self.dtype)
+        if p is None:
+            fn(q, k, v, self._s, self._z, o, s1, z1)
+        else:
+            fn(q, k, v, self._s, self._z, p, o, s1, z1)
+        self._s, self._z = s1, z1
+        return o
+
+    def step(self, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Consumes one token: q and k [B, H, D], v [B, H, Dv]. Returns its
+        output, [B, H, Dv], and advances the state."""
+        q, k, v = self._check_inputs(q, k, v, tokens=False)
+        o = self._run("step", q, k, v, (self.batch, self.heads,
+                                        self.value_dim))
+        self.position += 1
+        return o
+
+    def update(self, q: np.ndarray, k: np.ndarray, v: np.ndarray
+               ) -> np.ndarray:
+        """Consumes T tokens at once (e.g. a prompt): q and k [B, H, T, D], v
+        [B, H, T, Dv]. Returns their outputs, [B, H, T, Dv], and advances the
+        state by T tokens."""
+        q, k, v = self._check_inputs(q, k, v, tokens=True)
+        t = q.shape[2]
+        o = self._run("scan", q, k, v, (self.batch, self.heads, t,
+                                        self.value_dim))
+        self.position += t
+        return o
+
+    def __repr__(self) -> str:
+        return (f"RecurrentState(batch={self.batch}, heads={self.heads}, "
+                f"head_dim={self.head_dim}, value_dim={self.value_dim}, "
+                f"feature_map={self.feature_map!r}, "
+                f"normalize={self.normalize}, dtype={self.dtype}, "
+                f"position={self.position})")

@@ -1,0 +1,514 @@
+"""JIT compilation of MLIR modules for the host CPU, called with numpy arrays.
+
+    >>> import numpy as np
+    >>> from linattn.jit import ExecutionEngine
+    >>> engine = ExecutionEngine('''
+    ... func.func @phi(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    ...   %0 = linattn.feature_map elu %x : tensor<2x3xf32> -> tensor<2x3xf32>
+    ...   return %0 : tensor<2x3xf32>
+    ... }''')
+    >>> engine.invoke("phi", np.zeros((2, 3), np.float32))
+    array([[1., 1., 1.],
+           [1., 1., 1.]], dtype=float32)
+
+The module is lowered with a pass pipeline (``linattn-lower-to-cpu`` by
+default), compiled by MLIR's ExecutionEngine and its public functions are
+called through their ``_mlir_ciface_`` wrappers.
+
+Calling convention:
+
+* a ``tensor`` or ``memref`` argument takes a numpy array of exactly its
+  element type and rank, with its static sizes, C-contiguous (the pipeline
+  gives function boundaries identity layouts). The array is passed by pointer
+  through a memref descriptor: no copy. Tensor arguments are marked
+  ``bufferization.writable = false`` before lowering, so compiled code never
+  writes into them; memref arguments are the caller's buffers and may be
+  written (destination-passing outputs);
+* a scalar argument (integer, index, f32, f64) takes a Python number;
+* a ``tensor``/``memref`` result comes back as a numpy array that owns the
+  buffer the compiled code allocated (no copy; it is freed when the array is
+  garbage-collected). A result that aliases an argument or a constant is
+  copied instead. Scalar results come back as Python numbers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import weakref
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _capi
+from ._capi import MlirStringRef, is_null, lib
+from .ir import Context, MLIRError, Module, _print_type, default_context
+
+__all__ = [
+    "ArgSpec",
+    "ExecutionEngine",
+    "JitFunction",
+    "default_shared_libs",
+    "llvm_library_dir",
+]
+
+#===------------------------------------------------------------------------===#
+# Runtime libraries
+#===------------------------------------------------------------------------===#
+
+
+def llvm_library_dir() -> pathlib.Path:
+    """The directory of the LLVM/MLIR libraries libLinAttnCAPI.so uses:
+    ``LINATTN_LLVM_LIBRARY_DIR`` if set, else the directory libMLIR.so was
+    loaded from, else ``/usr/lib/llvm-22/lib``."""
+    env = os.environ.get("LINATTN_LLVM_LIBRARY_DIR")
+    if env:
+        return pathlib.Path(env)
+    lib()  # make sure libMLIR.so is loaded
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(maxsplit=5)[-1].strip()
+                if os.path.basename(path).startswith("libMLIR.so"):
+                    return pathlib.Path(path).parent
+    except OSError:
+        pass
+    return pathlib.Path("/usr/lib/llvm-22/lib")
+
+
+def default_shared_libs() -> List[str]:
+    """The libraries compiled code may call: MLIR's C runner utilities
+    (``memrefCopy``) and LLVM's OpenMP runtime (threaded loops), those of
+    them that exist."""
+    libdir = llvm_library_dir()
+    candidates = [libdir / "libmlir_c_runner_utils.so", libdir / "libomp.so"]
+    return [str(p) for p in candidates if p.is_file()]
+
+
+#===------------------------------------------------------------------------===#
+# Argument types and memref descriptors
+#===------------------------------------------------------------------------===#
+
+_INT_DTYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32,
+               64: np.int64}
+_SCALAR_CTYPES = {
+    np.dtype(np.bool_): ctypes.c_bool,
+    np.dtype(np.int8): ctypes.c_int8,
+    np.dtype(np.int16): ctypes.c_int16,
+    np.dtype(np.int32): ctypes.c_int32,
+    np.dtype(np.int64): ctypes.c_int64,
+    np.dtype(np.float32): ctypes.c_float,
+    np.dtype(np.float64): ctypes.c_double,
+}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """The type of one argument or result of a compiled function."""
+
+    kind: str
+    """``"tensor"``, ``"memref"`` or ``"scalar"``."""
+    type: str
+    """The MLIR type as printed, e.g. ``tensor<1x8x?x64xf32>``."""
+    dtype: Optional[np.dtype]
+    """The numpy element type, None when numpy has none (bf16)."""
+    shape: Optional[Tuple[Optional[int], ...]] = None
+    """Sizes of a shaped type, None for a dynamic size; None for scalars."""
+    identity_layout: bool = True
+    """False for a memref with a non-identity layout (not supported)."""
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape) if self.shape is not None else 0
+
+
+def _element_dtype(t: _capi.MlirType) -> Optional[np.dtype]:
+    c = lib()
+    if c.mlirTypeIsAF32(t):
+        return np.dtype(np.float32)
+    if c.mlirTypeIsAF64(t):
+        return np.dtype(np.float64)
+    if c.mlirTypeIsAF16(t):
+        return np.dtype(np.float16)
+    if c.mlirTypeIsAIndex(t):
+        return np.dtype(np.int64)
+    if c.mlirTypeIsAInteger(t):
+        width = c.mlirIntegerTypeGetWidth(t)
+        if width in _INT_DTYPES:
+            return np.dtype(_INT_DTYPES[width])
+    return None
+
+
+def _arg_spec(t: _capi.MlirType) -> ArgSpec:
+    c = lib()
+    text = _print_type(t)
+    if c.mlirTypeIsARankedTensor(t) or c.mlirTypeIsAMemRef(t):
+        kind = "tensor" if c.mlirTypeIsARankedTensor(t) else "memref"
+        rank = c.mlirShapedTypeGetRank(t)
+        shape = tuple(
+            None if c.mlirShapedTypeIsDynamicDim(t, i) else
+            int(c.mlirShapedTypeGetDimSize(t, i)) for i in range(rank))
+        identity = True
+        if kind == "memref":
+            identity = bool(c.mlirAffineMapIsIdentity(
+                c.mlirMemRefTypeGetAffineMap(t)))
+        return ArgSpec(kind, text, _element_dtype(c.mlirShapedTypeGetElementType(t)),
+                       shape, identity)
+    dtype = _element_dtype(t)
+    if dtype is not None:
+        return ArgSpec("scalar", text, dtype)
+    return ArgSpec("unsupported", text, None)
+
+
+_descriptor_types: Dict[int, type] = {}
+
+
+def memref_descriptor_type(rank: int) -> type:
+    """The ctypes structure of a rank-`rank` memref descriptor: allocated and
+    aligned pointers, offset, sizes and strides (in elements)."""
+    if rank not in _descriptor_types:
+        fields: List[Tuple[str, Any]] = [
+            ("allocated", ctypes.c_void_p),
+            ("aligned", ctypes.c_void_p),
+            ("offset", ctypes.c_int64),
+        ]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        _descriptor_types[rank] = type(f"MemRefDescriptor{rank}D",
+                                       (ctypes.Structure,),
+                                       {"_fields_": fields})
+    return _descriptor_types[rank]
+
+
+def _descriptor_for(array: np.ndarray) -> ctypes.Structure:
+    desc = memref_descriptor_type(array.ndim)()
+    ptr = array.__array_interface__["data"][0]
+    desc.allocated = ptr
+    desc.aligned = ptr
+    desc.offset = 0
+    for i, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        desc.sizes[i] = size
+        desc.strides[i] = stride // array.itemsize
+    return desc
+
+
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
+
+# The allocated pointer of a memref lowered from memref.get_global.
+_GLOBAL_SENTINEL = 0xDEADBEEF
+
+
+class _ResultBuffer:
+    """Exposes a compiled function's result to numpy; frees the memory when
+    the last array that views it is collected (when it owns it)."""
+
+    def __init__(self, interface: dict, owned_pointer: Optional[int]) -> None:
+        self.__array_interface__ = interface
+        if owned_pointer:
+            weakref.finalize(self, _libc.free, owned_pointer)
+
+
+#===------------------------------------------------------------------------===#
+# Compiled functions
+#===------------------------------------------------------------------------===#
+
+
+class JitFunction:
+    """A public function of an `ExecutionEngine`, callable with numpy arrays
+    and Python numbers (see the module documentation)."""
+
+    def __init__(self, engine: "ExecutionEngine", name: str,
+                 inputs: Sequence[ArgSpec], results: Sequence[ArgSpec],
+                 address: int, read_only: Sequence[int] = ()) -> None:
+        self.engine = engine
+        self.name = name
+        self.read_only = frozenset(read_only)
+        self.inputs = tuple(inputs)
+        self.results = tuple(results)
+        for i, spec in enumerate(self.inputs + self.results):
+            if spec.kind == "unsupported" or (
+                    spec.kind in ("tensor", "memref")
+                    and (spec.dtype is None or not spec.identity_layout)):
+                what = "argument" if i < len(self.inputs) else "result"
+                self._unsupported = (f"@{name}: {what} type {spec.type} is not "
+                                     "supported by the Python calling "
+                                     "convention")
+                break
+        else:
+            self._unsupported = None
+
+        argtypes: List[Any] = []
+        self._result_struct: Optional[type] = None
+        restype = None
+        if len(self.results) == 1 and self.results[0].kind == "scalar":
+            restype = _SCALAR_CTYPES.get(self.results[0].dtype)
+        elif self.results:
+            fields = []
+            for i, spec in enumerate(self.results):
+                if spec.kind == "scalar":
+                    fields.append((f"r{i}", _SCALAR_CTYPES.get(spec.dtype,
+                                                               ctypes.c_int64)))
+                else:
+                    fields.append((f"r{i}", memref_descriptor_type(spec.rank)))
+            if len(self.results) == 1:
+                self._result_struct = fields[0][1]
+            else:
+                self._result_struct = type("Results", (ctypes.Structure,),
+                                           {"_fields_": fields})
+            argtypes.append(ctypes.c_void_p)
+        for spec in self.inputs:
+            if spec.kind == "scalar":
+                argtypes.append(_SCALAR_CTYPES.get(spec.dtype, ctypes.c_int64))
+            else:
+                argtypes.append(ctypes.c_void_p)
+        self._cfunc = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(s.type for s in self.inputs)
+        outs = ", ".join(s.type for s in self.results)
+        return f"<JitFunction @{self.name}({ins}) -> ({outs})>"
+
+    def _check_array(self, i: int, spec: ArgSpec, value: Any) -> np.ndarray:
+        where = f"@{self.name} argument {i} ({spec.type})"
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"{where}: expected a numpy array, got "
+                            f"{type(value).__name__}")
+        if value.dtype != spec.dtype:
+            raise TypeError(f"{where}: expected dtype {spec.dtype}, got "
+                            f"{value.dtype}")
+        if value.ndim != spec.rank:
+            raise ValueError(f"{where}: expected rank {spec.rank}, got an "
+                             f"array of rank {value.ndim} with shape "
+                             f"{value.shape}")
+        assert spec.shape is not None
+        for d, (want, got) in enumerate(zip(spec.shape, value.shape)):
+            if want is not None and want != got:
+                raise ValueError(f"{where}: dimension {d} must be {want}, got "
+                                 f"shape {value.shape}")
+        if not value.flags.c_contiguous:
+            raise ValueError(f"{where}: the array is not C-contiguous (strides "
+                             f"{value.strides}); pass np.ascontiguousarray(x)")
+        if not value.flags.aligned:
+            raise ValueError(f"{where}: the array is not aligned to its "
+                             "element size")
+        if (spec.kind == "memref" and not value.flags.writeable
+                and i not in self.read_only):
+            raise ValueError(f"{where}: memref arguments may be written, and "
+                             "this array is read-only")
+        return value
+
+    def __call__(self, *args: Any) -> Any:
+        if self._unsupported:
+            raise TypeError(self._unsupported)
+        if len(args) != len(self.inputs):
+            raise TypeError(f"@{self.name} takes {len(self.inputs)} arguments, "
+                            f"got {len(args)}")
+        keep: List[Any] = []
+        cargs: List[Any] = []
+        arrays: List[np.ndarray] = []
+        for i, (spec, value) in enumerate(zip(self.inputs, args)):
+            if spec.kind == "scalar":
+                assert spec.dtype is not None
+                ctype = _SCALAR_CTYPES.get(spec.dtype)
+                if ctype is None:
+                    raise TypeError(f"@{self.name} argument {i}: scalar type "
+                                    f"{spec.type} is not supported")
+                if spec.dtype.kind == "f":
+                    if not isinstance(value, (int, float, np.integer,
+                                              np.floating)):
+                        raise TypeError(f"@{self.name} argument {i} "
+                                        f"({spec.type}): expected a number")
+                    cargs.append(float(value))
+                else:
+                    if not isinstance(value, (int, bool, np.integer,
+                                              np.bool_)):
+                        raise TypeError(f"@{self.name} argument {i} "
+                                        f"({spec.type}): expected an integer")
+                    cargs.append(int(value))
+                continue
+            array = self._check_array(i, spec, value)
+            arrays.append(array)
+            desc = _descriptor_for(array)
+            keep.append(desc)
+            cargs.append(ctypes.addressof(desc))
+
+        results = None
+        if self._result_struct is not None:
+            results = self._result_struct()
+            cargs.insert(0, ctypes.addressof(results))
+        ret = self._cfunc(*cargs)
+        del keep
+
+        if not self.results:
+            return None
+        if results is None:
+            return ret
+        if len(self.results) == 1:
+            return self._convert_result(self.results[0], results, arrays, {})
+        owners: Dict[int, _ResultBuffer] = {}
+        return tuple(
+            self._convert_result(spec, getattr(results, f"r{i}"), arrays,
+                                 owners)
+            for i, spec in enumerate(self.results))
+
+    def _convert_result(self, spec: ArgSpec, value: Any,
+                        inputs: Sequence[np.ndarray],
+                        owners: Dict[int, "_ResultBuffer"]) -> Any:
+        if spec.kind == "scalar":
+            return value
+        assert spec.dtype is not None
+        desc = value
+        itemsize = spec.dtype.itemsize
+        rank = spec.rank
+        shape = tuple(desc.sizes[i] for i in range(rank)) if rank else ()
+        strides = tuple(desc.strides[i] * itemsize
+                        for i in range(rank)) if rank else ()
+        allocated = desc.allocated or 0
+        data = (desc.aligned or 0) + desc.offset * itemsize
+        interface = {"version": 3, "shape": shape, "typestr": spec.dtype.str,
+                     "data": (data, False), "strides": strides}
+        if 0 in shape:
+            if allocated and allocated != _GLOBAL_SENTINEL and not any(
+                    _within(allocated, a) for a in inputs):
+                _libc.free(allocated)
+            return np.empty(shape, spec.dtype)
+        aliases = (allocated == _GLOBAL_SENTINEL or not allocated
+                   or any(_within(allocated, a) for a in inputs))
+        if aliases:
+            # Memory the caller or the module owns: copy out.
+            return np.array(_ResultBuffer(interface, None), copy=True)
+        if allocated in owners:
+            owner = owners[allocated]
+            view = _ResultBuffer(interface, None)
+            view.owner = owner  # type: ignore[attr-defined]
+            return np.asarray(view)
+        owner = _ResultBuffer(interface, allocated)
+        owners[allocated] = owner
+        return np.asarray(owner)
+
+
+def _within(pointer: int, array: np.ndarray) -> bool:
+    start = array.__array_interface__["data"][0]
+    return start <= pointer < start + max(array.nbytes, 1)
+
+
+#===------------------------------------------------------------------------===#
+# Execution engine
+#===------------------------------------------------------------------------===#
+
+
+class ExecutionEngine:
+    """Lowers a module with a pass pipeline and JIT-compiles it for the host.
+
+    Args:
+      module: a `Module` (left unchanged: a copy is lowered) or MLIR text.
+      pipeline: the lowering pipeline, ending in the LLVM dialect.
+      opt_level: LLVM optimization level (0-3).
+      shared_libs: libraries the compiled code may call; default
+        `default_shared_libs()` (MLIR's C runner utilities, OpenMP).
+      context: the context to parse text in (default: the shared one).
+
+    Raises `MLIRError` (with MLIR's diagnostics) when the module does not
+    parse, the pipeline fails or the module cannot be translated to LLVM IR.
+    """
+
+    def __init__(self, module: Union[Module, str], *,
+                 pipeline: str = "linattn-lower-to-cpu", opt_level: int = 3,
+                 shared_libs: Optional[Sequence[Union[str, os.PathLike]]] = None,
+                 context: Optional[Context] = None) -> None:
+        if not 0 <= opt_level <= 3:
+            raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
+        if isinstance(module, str):
+            module = Module.parse(module, context or default_context())
+        elif not isinstance(module, Module):
+            raise TypeError("module must be a linattn.ir.Module or MLIR text")
+        self.context = module.context
+        self.pipeline = pipeline
+        libs = [str(p) for p in (default_shared_libs() if shared_libs is None
+                                 else shared_libs)]
+        for path in libs:
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"shared library {path} does not exist")
+        self.shared_libs = tuple(libs)
+
+        c = lib()
+        self._lib = c
+        lowered = module.clone()
+        self._signatures: Dict[str, Tuple[List[ArgSpec], List[ArgSpec]]] = {}
+        writable = MlirStringRef.of(b"bufferization.writable")
+        with self.context.capture():
+            false_attr = c.mlirBoolAttrGet(self.context.handle, 0)
+            for name, op in lowered._func_ops():
+                if not lowered._is_public(op):
+                    continue
+                ftype = lowered._function_type(op)
+                ins = [_arg_spec(c.mlirFunctionTypeGetInput(ftype, i))
+                       for i in range(c.mlirFunctionTypeGetNumInputs(ftype))]
+                outs = [_arg_spec(c.mlirFunctionTypeGetResult(ftype, i))
+                        for i in range(c.mlirFunctionTypeGetNumResults(ftype))]
+                self._signatures[name] = (ins, outs)
+                for i, spec in enumerate(ins):
+                    if spec.kind == "tensor":
+                        c.mlirFuncSetArgAttr(op, i, writable, false_attr)
+        lowered.run_pipeline(pipeline)
+        self.lowered_module = lowered
+        """The module after the pipeline (LLVM dialect)."""
+
+        refs = (MlirStringRef * max(len(libs), 1))()
+        encoded = [p.encode() for p in libs]
+        for i, data in enumerate(encoded):
+            refs[i] = MlirStringRef.of(data)
+        with self.context.capture() as cap:
+            handle = c.mlirExecutionEngineCreate(lowered.handle, opt_level,
+                                                 len(libs), refs, False, False)
+            if is_null(handle):
+                raise cap.fail("cannot JIT-compile the module (translation "
+                               "to LLVM IR or code generation failed)")
+        self._handle = handle
+        c.mlirExecutionEngineInitialize(handle)
+        self._addresses: Dict[str, int] = {}
+
+    @property
+    def function_names(self) -> List[str]:
+        """The public functions that can be called."""
+        return list(self._signatures)
+
+    def function(self, name: str, *, read_only: Sequence[int] = ()
+                 ) -> JitFunction:
+        """The compiled public function `name` (it keeps the engine alive).
+
+        Memref arguments may be written by the function, so read-only arrays
+        are refused for them, except at the positions in `read_only`, which
+        the caller knows the function only reads."""
+        address = self._addresses.get(name)
+        if address is None:
+            if name not in self._signatures:
+                known = ", ".join("@" + n for n in self._signatures) or "none"
+                raise KeyError(f"no public function @{name} in the module "
+                               f"(public functions: {known})")
+            symbol = f"_mlir_ciface_{name}".encode()
+            address = self._lib.mlirExecutionEngineLookup(
+                self._handle, MlirStringRef.of(symbol))
+            if not address:
+                raise MLIRError(f"@{name} has no C interface wrapper "
+                                f"(_mlir_ciface_{name}) in the compiled "
+                                "module; lower with c-interface enabled")
+            self._addresses[name] = address
+        ins, outs = self._signatures[name]
+        return JitFunction(self, name, ins, outs, address, read_only)
+
+    def invoke(self, name: str, *args: Any) -> Any:
+        """Calls the public function `name` with `args` (see the module
+        documentation): None, one result, or a tuple of results."""
+        return self.function(name)(*args)
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle is not None and handle.value:
+            self._handle = None
+            self._lib.mlirExecutionEngineDestroy(handle)

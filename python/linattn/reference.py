@@ -1,0 +1,129 @@
+"""Plain numpy implementations of linear attention, in float64.
+
+These are the definitions the compiled kernels are tested against:
+
+* `feature_map` -- the feature maps of ``linattn.feature_map``;
+* `linear_attention` -- the quadratic (masked) form, (φ(Q)φ(K)ᵀ ⊙ L) V,
+  divided by the row sums plus eps when normalized;
+* `causal_linear_attention_rnn` -- the paper's recurrent form (Katharopoulos
+  et al. 2020, section 3.4): for each token i,
+  S_i = S_{i-1} + φ(k_i) v_iᵀ, z_i = z_{i-1} + φ(k_i),
+  o_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps).
+
+Arrays have any number of leading batch dimensions: [..., N, D].
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "FEATURE_MAPS",
+    "causal_linear_attention_rnn",
+    "feature_dim",
+    "feature_map",
+    "linear_attention",
+]
+
+FEATURE_MAPS = ("elu", "relu", "identity", "poly2", "favor")
+
+
+def feature_dim(kind: str, head_dim: int,
+                projection: Optional[np.ndarray] = None) -> int:
+    """F, the size of φ(x) for inputs of size `head_dim`."""
+    if kind in ("elu", "relu", "identity"):
+        return head_dim
+    if kind == "poly2":
+        return 1 + head_dim + head_dim * head_dim
+    if kind == "favor":
+        if projection is None:
+            raise ValueError("the favor feature map needs a projection")
+        return int(np.shape(projection)[1])
+    raise ValueError(f"unknown feature map {kind!r}")
+
+
+def feature_map(kind: str, x: np.ndarray,
+                projection: Optional[np.ndarray] = None) -> np.ndarray:
+    """φ(x) in float64.
+
+    ``elu``: elu(x) + 1; ``relu``: max(x, 0); ``identity``: x;
+    ``poly2``: [1, x, vec(x xᵀ)/√2] (so φ(q)·φ(k) = 1 + q·k + (q·k)²/2);
+    ``favor``: exp(x P - |x|²/2) / √m for a [D, m] projection P.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if kind == "elu":
+        return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+    if kind == "relu":
+        return np.maximum(x, 0.0)
+    if kind == "identity":
+        return x.copy()
+    if kind == "poly2":
+        d = x.shape[-1]
+        outer = (x[..., :, None] * x[..., None, :]).reshape(
+            x.shape[:-1] + (d * d,))
+        ones = np.ones(x.shape[:-1] + (1,))
+        return np.concatenate([ones, x, outer / np.sqrt(2.0)], axis=-1)
+    if kind == "favor":
+        if projection is None:
+            raise ValueError("the favor feature map needs a projection")
+        p = np.asarray(projection, dtype=np.float64)
+        sq = np.sum(x * x, axis=-1, keepdims=True)
+        return np.exp(x @ p - sq / 2.0) / np.sqrt(p.shape[1])
+    raise ValueError(f"unknown feature map {kind!r}")
+
+
+_phi = feature_map  # the arguments below named feature_map shadow it
+
+
+def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
+                     feature_map: str = "elu", causal: bool = True,
+                     normalize: bool = True, eps: float = 1e-6,
+                     projection: Optional[np.ndarray] = None) -> np.ndarray:
+    """Linear attention in its quadratic form, in float64:
+    A = φ(Q)φ(K)ᵀ (lower-triangular part when causal), O = A V, divided by
+    A's row sums plus eps when normalized."""
+    fq = _phi(feature_map, q, projection)
+    fk = _phi(feature_map, k, projection)
+    a = fq @ np.swapaxes(fk, -1, -2)
+    if causal:
+        n, m = a.shape[-2:]
+        a = a * np.tril(np.ones((n, m)))
+    o = a @ np.asarray(v, dtype=np.float64)
+    if normalize:
+        o = o / (np.sum(a, axis=-1, keepdims=True) + eps)
+    return o
+
+
+def causal_linear_attention_rnn(
+        q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
+        feature_map: str = "elu", normalize: bool = True, eps: float = 1e-6,
+        projection: Optional[np.ndarray] = None,
+        state: Optional[Tuple[np.ndarray, np.ndarray]] = None
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The paper's causal linear attention as an RNN, token by token, in
+    float64. Returns (outputs, final S, final z); `state` is an optional
+    initial (S, z)."""
+    fq = _phi(feature_map, q, projection)
+    fk = _phi(feature_map, k, projection)
+    v = np.asarray(v, dtype=np.float64)
+    batch = fq.shape[:-2]
+    n, f = fq.shape[-2:]
+    dv = v.shape[-1]
+    if state is None:
+        s = np.zeros(batch + (f, dv))
+        z = np.zeros(batch + (f,))
+    else:
+        s = np.array(state[0], dtype=np.float64)
+        z = np.array(state[1], dtype=np.float64)
+    out = np.zeros(batch + (n, dv))
+    for i in range(n):
+        s = s + fk[..., i, :, None] * v[..., i, None, :]
+        z = z + fk[..., i, :]
+        o = np.einsum("...f,...fd->...d", fq[..., i, :], s)
+        if normalize:
+            o = o / (np.einsum("...f,...f->...", fq[..., i, :], z)[..., None]
+                     + eps)
+        out[..., i, :] = o
+    return out, s, z

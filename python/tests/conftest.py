@@ -1,0 +1,30 @@
+"""Shared helpers for the linattn test suite.
+
+Run from the repository with the build tree's library:
+
+    PYTHONPATH=python LINATTN_LIBRARY=build/lib/libLinAttnCAPI.so \
+        python3 -m pytest python/tests
+"""
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+def rand(rng, *shape, dtype=np.float32, low=-1.0, high=1.0):
+    """Uniform in [low, high), as a C-contiguous array of `dtype`."""
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+def rel_err(got, want):
+    """max |got - want| / max |want|, the measure the CPU tests use."""
+    want = np.asarray(want, dtype=np.float64)
+    scale = max(float(np.max(np.abs(want))), 1e-30)
+    return float(np.max(np.abs(np.asarray(got, np.float64) - want)) / scale)
+
+
+TOL = {np.float32: 1e-5, np.float64: 1e-12}

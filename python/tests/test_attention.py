@@ -1,0 +1,133 @@
+"""linear_attention against float64 numpy references."""
+
+import numpy as np
+import pytest
+
+import linattn
+from linattn import reference as ref
+
+from conftest import TOL, rand, rel_err
+
+FEATURE_MAPS = ["elu", "relu", "identity", "poly2", "favor"]
+
+
+def inputs(rng, b, h, n, m, d, dv, dtype=np.float32, feature_map="elu",
+           num_features=8):
+    """q, k, v (and a favor projection). Inputs of the identity and relu maps
+    are shifted positive so that normalizers stay away from zero."""
+    low = 0.0 if feature_map in ("identity", "relu") else -1.0
+    q = rand(rng, b, h, n, d, dtype=dtype, low=low)
+    k = rand(rng, b, h, m, d, dtype=dtype, low=low)
+    v = rand(rng, b, h, m, dv, dtype=dtype)
+    p = None
+    if feature_map == "favor":
+        p = (rng.standard_normal((d, num_features)) / np.sqrt(d)).astype(dtype)
+    return q, k, v, p
+
+
+@pytest.mark.parametrize("feature_map", FEATURE_MAPS)
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_every_feature_map(rng, feature_map, causal, normalize):
+    n, m = (7, 7) if causal else (7, 5)
+    q, k, v, p = inputs(rng, 2, 3, n, m, 4, 3, feature_map=feature_map)
+    got = linattn.linear_attention(q, k, v, feature_map=feature_map,
+                                   causal=causal, normalize=normalize,
+                                   projection=p)
+    want = ref.linear_attention(q, k, v, feature_map=feature_map,
+                                causal=causal, normalize=normalize,
+                                projection=p)
+    assert got.shape == (2, 3, n, 3) and got.dtype == np.float32
+    assert rel_err(got, want) < TOL[np.float32]
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("feature_map", ["elu", "poly2"])
+def test_float64(rng, causal, feature_map):
+    q, k, v, _ = inputs(rng, 1, 2, 9, 9, 5, 6, dtype=np.float64)
+    got = linattn.linear_attention(q, k, v, feature_map=feature_map,
+                                   causal=causal, eps=1e-3)
+    want = ref.linear_attention(q, k, v, feature_map=feature_map,
+                                causal=causal, eps=1e-3)
+    assert got.dtype == np.float64
+    assert rel_err(got, want) < TOL[np.float64]
+
+
+@pytest.mark.parametrize("n, m, d, dv", [
+    (1, 1, 16, 16),
+    (1, 9, 32, 8),       # one query, many keys
+    (37, 5, 16, 48),     # Dv > D
+    (128, 1000, 64, 16),
+])
+def test_cross_attention(rng, n, m, d, dv):
+    q, k, v, _ = inputs(rng, 1, 2, n, m, d, dv)
+    got = linattn.linear_attention(q, k, v, causal=False)
+    want = ref.linear_attention(q, k, v, causal=False)
+    assert got.shape == (1, 2, n, dv)
+    assert rel_err(got, want) < TOL[np.float32]
+
+
+@pytest.mark.parametrize("n, d, dv", [
+    (1, 16, 16),
+    (7, 32, 5),
+    (1000, 16, 16),
+    (100, 64, 64),
+    (33, 128, 128),
+])
+def test_causal_shapes(rng, n, d, dv):
+    q, k, v, _ = inputs(rng, 1, 2, n, n, d, dv)
+    got = linattn.linear_attention(q, k, v)
+    want = ref.linear_attention(q, k, v)
+    assert rel_err(got, want) < TOL[np.float32]
+
+
+def test_matches_the_papers_rnn(rng):
+    """The compiled causal kernel against a plain numpy transcription of the
+    paper's recurrent algorithm (not the quadratic form)."""
+    q, k, v, _ = inputs(rng, 2, 4, 200, 200, 32, 16)
+    got = linattn.linear_attention(q, k, v, feature_map="elu", causal=True,
+                                   normalize=True, eps=1e-6)
+    want, _, _ = ref.causal_linear_attention_rnn(q, k, v, feature_map="elu",
+                                                 eps=1e-6)
+    assert rel_err(got, want) < TOL[np.float32]
+    # And the two numpy forms agree with each other.
+    assert rel_err(ref.linear_attention(q, k, v), want) < 1e-12
+
+
+def test_batch_and_heads_are_independent(rng):
+    q, k, v, _ = inputs(rng, 3, 2, 11, 11, 8, 4)
+    full = linattn.linear_attention(q, k, v)
+    one = linattn.linear_attention(q[1:2, 1:2].copy(), k[1:2, 1:2].copy(),
+                                   v[1:2, 1:2].copy())
+    np.testing.assert_allclose(full[1:2, 1:2], one, rtol=1e-6, atol=1e-7)
+
+
+def test_out_argument(rng):
+    q, k, v, _ = inputs(rng, 1, 2, 7, 7, 4, 3)
+    out = np.full((1, 2, 7, 3), np.nan, np.float32)
+    result = linattn.linear_attention(q, k, v, out=out)
+    assert result is out
+    assert rel_err(out, ref.linear_attention(q, k, v)) < TOL[np.float32]
+
+
+def test_inputs_are_not_modified(rng):
+    q, k, v, _ = inputs(rng, 1, 2, 7, 7, 4, 3)
+    copies = [x.copy() for x in (q, k, v)]
+    linattn.linear_attention(q, k, v)
+    for x, c in zip((q, k, v), copies):
+        np.testing.assert_array_equal(x, c)
+
+
+def test_read_only_inputs(rng):
+    q, k, v, _ = inputs(rng, 1, 1, 5, 5, 4, 4)
+    for x in (q, k, v):
+        x.flags.writeable = False
+    got = linattn.linear_attention(q, k, v)
+    assert rel_err(got, ref.linear_attention(q, k, v)) < TOL[np.float32]
+
+
+def test_eps_is_used(rng):
+    q, k, v, _ = inputs(rng, 1, 1, 6, 6, 4, 2)
+    for eps in (1e-6, 0.5, 10.0):
+        got = linattn.linear_attention(q, k, v, eps=eps)
+        assert rel_err(got, ref.linear_attention(q, k, v, eps=eps)) < 1e-5

@@ -1,0 +1,257 @@
+"""The ExecutionEngine: calling compiled functions with numpy arrays."""
+
+import gc
+
+import numpy as np
+import pytest
+
+from linattn import MLIRError, Module
+from linattn.jit import ExecutionEngine, default_shared_libs
+
+from conftest import rand, rel_err
+from linattn import reference as ref
+
+MODULE = """
+func.func @phi(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = linattn.feature_map elu %x : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// Dynamic sizes, two results (one is the argument itself), a scalar.
+func.func @two(%x: tensor<?x3xf64>, %s: f64) -> (tensor<?x3xf64>, tensor<?x3xf64>) {
+  %0 = linattn.feature_map relu %x : tensor<?x3xf64> -> tensor<?x3xf64>
+  return %0, %x : tensor<?x3xf64>, tensor<?x3xf64>
+}
+
+func.func @scalars(%a: f32, %b: i64, %c: index) -> f32 {
+  %bf = arith.sitofp %b : i64 to f32
+  %ci = arith.index_cast %c : index to i64
+  %cf = arith.sitofp %ci : i64 to f32
+  %0 = arith.addf %a, %bf : f32
+  %1 = arith.addf %0, %cf : f32
+  return %1 : f32
+}
+
+// Written in place if the argument were writable: the engine marks tensor
+// arguments read-only, so the caller's array must not change.
+func.func @negate(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]} outs(%x : tensor<4xf32>) {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// Destination-passing: writes into a memref argument.
+func.func @fill(%out: memref<3x2xf32>, %value: f32) {
+  linalg.fill ins(%value : f32) outs(%out : memref<3x2xf32>)
+  return
+}
+
+func.func @big(%x: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
+  %0 = linattn.feature_map relu %x : tensor<512x1024xf32> -> tensor<512x1024xf32>
+  return %0 : tensor<512x1024xf32>
+}
+
+func.func private @hidden() {
+  return
+}
+
+func.func @bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  return %x : tensor<4xbf16>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return ExecutionEngine(MODULE)
+
+
+def test_default_shared_libs():
+    libs = default_shared_libs()
+    assert any(p.endswith("libmlir_c_runner_utils.so") for p in libs)
+
+
+def test_tensor_result_is_owned_without_copy(engine):
+    x = np.array([[-1, 0, 1], [2, -3, 0.5]], np.float32)
+    y = engine.invoke("phi", x)
+    np.testing.assert_allclose(y, ref.feature_map("elu", x), rtol=1e-6)
+    # The result views the buffer the compiled code allocated.
+    assert y.base is not None and type(y.base).__name__ == "_ResultBuffer"
+    assert y.flags.c_contiguous and y.flags.writeable
+
+
+def test_dynamic_shapes_multiple_results_and_scalars(engine, rng):
+    x = rand(rng, 5, 3, dtype=np.float64)
+    relu, same = engine.invoke("two", x, 2.0)
+    assert relu.shape == same.shape == (5, 3)
+    np.testing.assert_array_equal(relu, np.maximum(x, 0))
+    np.testing.assert_array_equal(same, x)
+    # A returned argument is a new array, not the caller's.
+    same[0, 0] = 42.0
+    assert x[0, 0] != 42.0
+    relu_big, _ = engine.invoke("two", rand(rng, 1000, 3, dtype=np.float64),
+                                0.0)
+    assert relu_big.shape == (1000, 3)
+
+
+def test_scalar_arguments_and_result(engine):
+    assert engine.invoke("scalars", 1.5, 3, 10) == pytest.approx(14.5)
+    assert engine.invoke("scalars", np.float32(0.5), np.int64(1), 0) == 1.5
+
+
+def test_tensor_arguments_are_not_written(engine):
+    x = np.arange(4, dtype=np.float32)
+    y = engine.invoke("negate", x)
+    np.testing.assert_array_equal(x, np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(y, -np.arange(4, dtype=np.float32))
+
+
+def test_memref_destination(engine):
+    out = np.zeros((3, 2), np.float32)
+    assert engine.invoke("fill", out, 7.0) is None
+    np.testing.assert_array_equal(out, np.full((3, 2), 7.0, np.float32))
+
+
+def test_results_are_freed(engine):
+    # 2 MiB per result: 300 leaked calls would add 600 MiB of resident memory.
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+    x = np.ones((512, 1024), np.float32)
+    for _ in range(20):
+        engine.invoke("big", x)
+    gc.collect()
+    before = rss()
+    for _ in range(300):
+        y = engine.invoke("big", x)
+        del y
+    gc.collect()
+    assert rss() - before < 100 * 2**20
+
+
+def test_result_outlives_engine(rng):
+    e = ExecutionEngine(MODULE)
+    y = e.invoke("phi", np.zeros((2, 3), np.float32))
+    del e
+    gc.collect()
+    np.testing.assert_array_equal(y, np.ones((2, 3), np.float32))
+
+
+def test_function_object(engine):
+    fn = engine.function("phi")
+    assert fn.name == "phi"
+    assert [s.type for s in fn.inputs] == ["tensor<2x3xf32>"]
+    assert "tensor<2x3xf32>" in repr(fn)
+    assert set(engine.function_names) >= {"phi", "two", "scalars"}
+    assert "hidden" not in engine.function_names
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (np.zeros((2, 3), np.float64), TypeError, "expected dtype float32, got float64"),
+    (np.zeros((2, 3), np.int32), TypeError, "expected dtype float32"),
+    (np.zeros((2, 3, 1), np.float32), ValueError, "expected rank 2"),
+    (np.zeros((3, 3), np.float32), ValueError, "dimension 0 must be 2"),
+    (np.zeros((2, 6), np.float32)[:, ::2], ValueError, "not C-contiguous"),
+    (np.zeros((3, 2), np.float32).T, ValueError, "not C-contiguous"),
+    ([[0.0] * 3] * 2, TypeError, "expected a numpy array, got list"),
+])
+def test_argument_errors(engine, bad, error, match):
+    with pytest.raises(error, match=match):
+        engine.invoke("phi", bad)
+
+
+def test_call_errors(engine):
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(TypeError, match="takes 1 arguments, got 2"):
+        engine.invoke("phi", x, x)
+    with pytest.raises(KeyError, match="no public function @nope"):
+        engine.invoke("nope", x)
+    with pytest.raises(KeyError, match="no public function @hidden"):
+        engine.invoke("hidden")
+    with pytest.raises(TypeError, match="expected an integer"):
+        engine.invoke("scalars", 1.0, 2.5, 1)
+    with pytest.raises(TypeError, match="expected a number"):
+        engine.invoke("scalars", "1", 2, 1)
+    readonly = np.zeros((3, 2), np.float32)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        engine.invoke("fill", readonly, 1.0)
+    with pytest.raises(TypeError, match="bf16.*not supported"):
+        engine.invoke("bf16", np.zeros(4, np.float16))
+
+
+def test_compile_errors():
+    with pytest.raises(MLIRError, match="cannot parse"):
+        ExecutionEngine("func.func @f( {")
+    with pytest.raises(MLIRError, match="does not refer to a registered pass"):
+        ExecutionEngine(MODULE, pipeline="no-such-pipeline")
+    with pytest.raises(ValueError, match="opt_level"):
+        ExecutionEngine(MODULE, opt_level=7)
+    with pytest.raises(FileNotFoundError):
+        ExecutionEngine(MODULE, shared_libs=["/nonexistent/libfoo.so"])
+    # Without the LLVM lowering, translation to LLVM IR fails.
+    with pytest.raises(MLIRError, match="cannot JIT-compile"):
+        ExecutionEngine(MODULE, pipeline="canonicalize")
+
+
+def test_engine_from_module_leaves_module_unchanged():
+    m = Module.parse(MODULE)
+    before = str(m)
+    e = ExecutionEngine(m, opt_level=0)
+    assert str(m) == before
+    assert "llvm.func" in str(e.lowered_module)
+
+
+def test_linattn_scan_through_the_engine(rng):
+    text = """
+func.func @scan(%q: tensor<2x9x4xf64>, %k: tensor<2x9x4xf64>, %v: tensor<2x9x3xf64>)
+    -> (tensor<2x9x3xf64>, tensor<2x4x3xf64>, tensor<2x4xf64>) {
+  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6)
+      : tensor<2x9x4xf64>, tensor<2x9x4xf64>, tensor<2x9x3xf64>
+      -> tensor<2x9x3xf64>, tensor<2x4x3xf64>, tensor<2x4xf64>
+  return %o, %s, %z : tensor<2x9x3xf64>, tensor<2x4x3xf64>, tensor<2x4xf64>
+}"""
+    q = rand(rng, 2, 9, 4, dtype=np.float64, low=0.0)
+    k = rand(rng, 2, 9, 4, dtype=np.float64, low=0.0)
+    v = rand(rng, 2, 9, 3, dtype=np.float64)
+    o, s, z = ExecutionEngine(text).invoke("scan", q, k, v)
+    want_o, want_s, want_z = ref.causal_linear_attention_rnn(
+        q, k, v, feature_map="identity")
+    assert rel_err(o, want_o) < 1e-12
+    assert rel_err(s, want_s) < 1e-12
+    assert rel_err(z, want_z) < 1e-12
+
+
+@pytest.mark.skipif(not any(p.endswith("libomp.so")
+                            for p in default_shared_libs()),
+                    reason="LLVM's OpenMP runtime (libomp-22-dev) is absent")
+def test_openmp_loops_run_through_libomp():
+    """Code lowered through the omp dialect calls libomp, which the engine
+    loads by default."""
+    text = """
+func.func @iota(%out: memref<1000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %ii = arith.index_cast %i : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    memref.store %f, %out[%i] : memref<1000xf32>
+    scf.reduce
+  }
+  return
+}"""
+    pipeline = ("func.func(llvm-request-c-wrappers),convert-scf-to-openmp,"
+                "convert-scf-to-cf,convert-openmp-to-llvm,"
+                "finalize-memref-to-llvm,convert-func-to-llvm,"
+                "convert-arith-to-llvm,convert-cf-to-llvm,"
+                "convert-index-to-llvm,reconcile-unrealized-casts")
+    e = ExecutionEngine(text, pipeline=pipeline)
+    assert "omp.parallel" in str(e.lowered_module)
+    out = np.zeros(1000, np.float32)
+    e.invoke("iota", out)
+    np.testing.assert_array_equal(out, np.arange(1000, dtype=np.float32))
