@@ -23,6 +23,9 @@
 #include <stdlib.h>
 
 // The JIT-compiled code may call MLIR's C runner utilities (memrefCopy).
+#ifndef LINATTN_OMP_LIBRARY
+#define LINATTN_OMP_LIBRARY "/usr/lib/llvm-22/lib/libomp.so"
+#endif
 #ifndef LINATTN_C_RUNNER_UTILS
 #define LINATTN_C_RUNNER_UTILS "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so"
 #endif
@@ -262,10 +265,12 @@ static void testJit(void) {
     fail("lowering to LLVM");
   mlirPassManagerDestroy(pm);
 
+  // The lowered code calls the OpenMP runtime for its parallel loops.
   MlirStringRef libs[] = {
-      mlirStringRefCreateFromCString(LINATTN_C_RUNNER_UTILS)};
+      mlirStringRefCreateFromCString(LINATTN_C_RUNNER_UTILS),
+      mlirStringRefCreateFromCString(LINATTN_OMP_LIBRARY)};
   MlirExecutionEngine jit = mlirExecutionEngineCreate(
-      module, /*optLevel=*/2, /*numPaths=*/1, libs,
+      module, /*optLevel=*/2, /*numPaths=*/2, libs,
       /*enableObjectDump=*/false, /*enablePIC=*/false);
   if (mlirExecutionEngineIsNull(jit))
     fail("creating the execution engine");
