@@ -41,6 +41,7 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     ConvertLinAttnToCPUKernelsPassOptions kernels;
     kernels.vectorWidth = options.vectorWidth;
     kernels.tokensPerBlock = options.tokensPerBlock;
+    kernels.threads = options.numThreads;
     pm.addPass(createConvertLinAttnToCPUKernelsPass(kernels));
   }
 

@@ -92,7 +92,12 @@ def ConvertLinAttnToCPUKernelsPass
       and is stored once;
     - sizes that are not multiples of the vector width use masked loads and
       stores; a sequence that is not a multiple of the block ends with
-      single-token blocks.
+      single-token blocks;
+    - with fewer batch elements than `threads`, a scan splits its sequences
+      into chunks (decided at run time, each chunk at least 8 blocks long):
+      the chunks' state contributions in parallel, a scan over them per
+      batch element, then the chunks in parallel from their starting
+      states.
 
     Other scans and steps (f64 or wider state) are left for
     `convert-linattn-to-linalg`.
@@ -103,6 +108,10 @@ def ConvertLinAttnToCPUKernelsPass
            "with AVX2, 4 otherwise)">,
     Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"8",
            "Tokens whose updates share one pass over the state (1 to 8)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"0",
+           "Threads to keep busy: with fewer batch elements than threads, "
+           "sequences are split into chunks scanned in parallel (0: the "
+           "host's hardware threads, 1: never split)">,
     Option<"fuseFeatureMaps", "fuse-feature-maps", "bool", /*default=*/"true",
            "Apply elu, relu and identity feature maps inside the kernel">,
   ];

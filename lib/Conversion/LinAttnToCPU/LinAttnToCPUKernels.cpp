@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Host.h"
 
 namespace mlir::linattn {
@@ -69,11 +70,16 @@ struct KernelOperands {
   int64_t batchRank = 0;
 };
 
-/// Vector width and register blocking.
+/// Vector width, register blocking and how many threads the kernel tries
+/// to keep busy when there are fewer batch elements than threads.
 struct KernelShape {
   int64_t width;
   int64_t block;
+  int64_t threads;
 };
+
+/// The shortest piece of a sequence worth a thread of its own, in blocks.
+static constexpr int64_t kMinChunkBlocks = 8;
 
 /// Emits the loop nest of one scan or step on buffers.
 class KernelEmitter {
@@ -121,37 +127,50 @@ private:
     indices.push_back(offset);
     return indices;
   }
+  /// Indices of row `row` (null: the normalizer) at column `offset` of the
+  /// state the kernel works on (`statePrefix` selects it), and of the
+  /// initial state.
   SmallVector<Value> stateIndices(Value row, Value offset) {
-    SmallVector<Value> indices(batch);
+    return rowIndices(statePrefix, row, offset);
+  }
+  SmallVector<Value> rowIndices(ArrayRef<Value> prefix, Value row,
+                                Value offset) {
+    SmallVector<Value> indices(prefix);
     if (row)
       indices.push_back(row);
     indices.push_back(offset);
     return indices;
   }
 
-  /// The [P, F] slice of a [batch..., P, F] scratch buffer for the current
-  /// batch element.
-  Value scratchFor(Value all) {
-    if (ops.batchRank == 0)
-      return all;
-    int64_t rank = ops.batchRank + 2;
-    SmallVector<OpFoldResult> offsets(batch.begin(), batch.end());
-    offsets.append({b.getIndexAttr(0), b.getIndexAttr(0)});
-    SmallVector<OpFoldResult> sizes(ops.batchRank, b.getIndexAttr(1));
-    sizes.append({b.getIndexAttr(shape.block), features});
-    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-    auto type = memref::SubViewOp::inferRankReducedResultType(
-        {shape.block, ShapedType::kDynamic}, cast<MemRefType>(all.getType()),
-        offsets, sizes, strides);
-    return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), all,
-                                     offsets, sizes, strides);
-  }
+  /// The [P, F] slice at (batch..., `chunk`) of a [batch..., C, P, F]
+  /// scratch buffer.
+  Value scratchFor(Value all, Value chunk);
+
+  /// Calls `body(row)` for every state row, then `body(null)` for the
+  /// normalizer.
+  void forEachStateRow(function_ref<void(Value row)> body);
 
   Value applyFeatureMap(FeatureMapKind kind, Type featureType, Value x,
                         Value mask);
+  /// Sets the state the kernel works on to the initial state (or zero).
   void emitInitialState();
+  /// Walks the tokens at logical positions [from, to): blocks of P, then
+  /// single tokens. Without `readout` only the state is updated.
+  void emitSequence(Value from, Value to, bool readout);
   /// Processes the `count` tokens from logical position `start` on.
-  void emitBlock(int64_t count, Value start);
+  void emitBlock(int64_t count, Value start, bool readout);
+  /// The scan of one batch element per thread.
+  void emitBatchParallel(ArrayRef<Value> upper, Value qScratchAll,
+                         Value kScratchAll);
+  /// The scan of `chunks` pieces of each sequence in parallel: their state
+  /// contributions, a scan over those per batch element, then the pieces
+  /// again from their starting states.
+  void emitChunkParallel(ArrayRef<Value> upper, Value chunks, Value qScratchAll,
+                         Value kScratchAll);
+  /// An scf.parallel over `upper` (all from 0, step 1), or the body inline
+  /// when there is no dimension.
+  void emitParallel(ArrayRef<Value> upper,
+                    function_ref<void(ValueRange ivs)> body);
 
   OpBuilder &b;
   Location loc;
@@ -162,6 +181,9 @@ private:
   // Set by emit(): batch indices of the current element, the sizes.
   SmallVector<Value> batch;
   Value length, features, valueSize;
+  // The state being updated: [prefix..., F, Dv] and [prefix..., F].
+  Value state, normalizer;
+  SmallVector<Value> statePrefix;
   // Per-element scratch: the features of a block, [P, F].
   Value qScratch, kScratch;
 };
@@ -266,31 +288,71 @@ Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
   return y;
 }
 
-void KernelEmitter::emitInitialState() {
-  // Every row of S and z starts from the initial state or from zero.
-  auto copyRow = [&](Value row) {
-    Value n = row ? valueSize : features;
-    Value source = row ? ops.s0 : ops.z0;
-    Value target = row ? ops.s : ops.z;
-    forEachVector(n, {}, [&](Value offset, Value mask, ValueRange) {
-      Value value = source ? loadVector(source, stateIndices(row, offset), mask)
-                           : zeroVector();
-      storeVector(value, target, stateIndices(row, offset), mask);
-      return SmallVector<Value>();
-    });
-  };
+Value KernelEmitter::scratchFor(Value all, Value chunk) {
+  int64_t rank = ops.batchRank + 3;
+  SmallVector<OpFoldResult> offsets(batch.begin(), batch.end());
+  offsets.append({chunk, b.getIndexAttr(0), b.getIndexAttr(0)});
+  SmallVector<OpFoldResult> sizes(ops.batchRank + 1, b.getIndexAttr(1));
+  sizes.append({b.getIndexAttr(shape.block), features});
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  auto type = memref::SubViewOp::inferRankReducedResultType(
+      {shape.block, ShapedType::kDynamic}, cast<MemRefType>(all.getType()),
+      offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), all, offsets,
+                                   sizes, strides);
+}
+
+void KernelEmitter::forEachStateRow(function_ref<void(Value row)> body) {
   scf::ForOp::create(b, loc, index(0), features, index(1), ValueRange(),
                      [&](OpBuilder &nb, Location, Value row, ValueRange) {
                        OpBuilder::InsertionGuard guard(b);
                        b.setInsertionPoint(nb.getInsertionBlock(),
                                            nb.getInsertionPoint());
-                       copyRow(row);
+                       body(row);
                        scf::YieldOp::create(b, loc);
                      });
-  copyRow(Value());
+  body(Value());
 }
 
-void KernelEmitter::emitBlock(int64_t count, Value start) {
+void KernelEmitter::emitInitialState() {
+  // Every row of S and z starts from the initial state or from zero.
+  forEachStateRow([&](Value row) {
+    Value source = row ? ops.s0 : ops.z0;
+    Value target = row ? state : normalizer;
+    forEachVector(
+        row ? valueSize : features, {},
+        [&](Value offset, Value mask, ValueRange) {
+          Value value =
+              source ? loadVector(source, rowIndices(batch, row, offset), mask)
+                     : zeroVector();
+          storeVector(value, target, stateIndices(row, offset), mask);
+          return SmallVector<Value>();
+        });
+  });
+}
+
+void KernelEmitter::emitSequence(Value from, Value to, bool readout) {
+  // Full blocks of P tokens, then the rest one token at a time.
+  Value count = arith::SubIOp::create(b, loc, to, from);
+  Value rest = arith::RemUIOp::create(b, loc, count, index(shape.block));
+  Value full = arith::SubIOp::create(b, loc, to, rest);
+  for (auto [first, last, tokens] :
+       {std::tuple<Value, Value, int64_t>{from, full, shape.block},
+        std::tuple<Value, Value, int64_t>{full, to, 1}}) {
+    scf::ForOp::create(
+        b, loc, first, last, index(tokens), ValueRange(),
+        [&, tokens = tokens](OpBuilder &nb, Location, Value start, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          emitBlock(tokens, start, readout);
+          scf::YieldOp::create(b, loc);
+        });
+    if (shape.block == 1)
+      break;
+  }
+}
+
+void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
   // Token positions in the sequence: forward from `start`, or backwards from
   // the end for a reverse scan.
   SmallVector<Value> positions;
@@ -303,31 +365,34 @@ void KernelEmitter::emitBlock(int64_t count, Value start) {
   }
 
   // Features, normalizer and denominators of the block, vectorized over F.
+  bool denominators = readout && ops.eps;
   SmallVector<Value> inits;
-  if (ops.eps)
+  if (denominators)
     inits.assign(count, zeroVector());
   SmallVector<Value> dots = forEachVector(
       features, inits, [&](Value offset, Value mask, ValueRange dotArgs) {
-        Value z = loadVector(ops.z, stateIndices(Value(), offset), mask);
+        Value z = loadVector(normalizer, stateIndices(Value(), offset), mask);
         SmallVector<Value> next;
         for (int64_t t = 0; t < count; ++t) {
           Value kx =
               loadVector(ops.k, tokenIndices(positions[t], offset), mask);
           Value kf = applyFeatureMap(ops.kMap, ops.kFeatureType, kx, mask);
           storeVector(kf, kScratch, {index(t), offset}, mask);
+          z = arith::AddFOp::create(b, loc, z, kf);
+          if (!readout)
+            continue;
           Value qx =
               loadVector(ops.q, tokenIndices(positions[t], offset), mask);
           Value qf = applyFeatureMap(ops.qMap, ops.qFeatureType, qx, mask);
           storeVector(qf, qScratch, {index(t), offset}, mask);
-          z = arith::AddFOp::create(b, loc, z, kf);
-          if (ops.eps)
+          if (denominators)
             next.push_back(vector::FMAOp::create(b, loc, qf, z, dotArgs[t]));
         }
-        storeVector(z, ops.z, stateIndices(Value(), offset), mask);
+        storeVector(z, normalizer, stateIndices(Value(), offset), mask);
         return next;
       });
   SmallVector<Value> scales;
-  if (ops.eps) {
+  if (denominators) {
     Value eps = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(static_cast<float>(*ops.eps)));
     for (Value dot : dots) {
@@ -346,14 +411,15 @@ void KernelEmitter::emitBlock(int64_t count, Value start) {
     for (int64_t t = 0; t < count; ++t) {
       values.push_back(
           loadVector(ops.v, tokenIndices(positions[t], offset), mask));
-      accs.push_back(zeroVector());
+      if (readout)
+        accs.push_back(zeroVector());
     }
     auto rows = scf::ForOp::create(
         b, loc, index(0), features, index(1), accs,
         [&](OpBuilder &nb, Location, Value row, ValueRange accArgs) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value s = loadVector(ops.s, stateIndices(row, offset), mask);
+          Value s = loadVector(state, stateIndices(row, offset), mask);
           SmallVector<Value> next;
           for (int64_t t = 0; t < count; ++t) {
             Value kf = memref::LoadOp::create(b, loc, kScratch,
@@ -361,16 +427,18 @@ void KernelEmitter::emitBlock(int64_t count, Value start) {
             s = vector::FMAOp::create(
                 b, loc, vector::BroadcastOp::create(b, loc, vecType, kf),
                 values[t], s);
+            if (!readout)
+              continue;
             Value qf = memref::LoadOp::create(b, loc, qScratch,
                                               ValueRange{index(t), row});
             next.push_back(vector::FMAOp::create(
                 b, loc, vector::BroadcastOp::create(b, loc, vecType, qf), s,
                 accArgs[t]));
           }
-          storeVector(s, ops.s, stateIndices(row, offset), mask);
+          storeVector(s, state, stateIndices(row, offset), mask);
           scf::YieldOp::create(b, loc, next);
         });
-    for (int64_t t = 0; t < count; ++t) {
+    for (int64_t t = 0; readout && t < count; ++t) {
       Value o = rows.getResult(t);
       if (ops.eps)
         o = arith::DivFOp::create(b, loc, o, scales[t]);
@@ -380,72 +448,184 @@ void KernelEmitter::emitBlock(int64_t count, Value start) {
   });
 }
 
-void KernelEmitter::emit() {
-  SmallVector<Value> lower, upper, steps;
-  for (int64_t d = 0; d < ops.batchRank; ++d) {
-    lower.push_back(index(0));
-    upper.push_back(dim(ops.v, d));
-    steps.push_back(index(1));
+void KernelEmitter::emitParallel(ArrayRef<Value> upper,
+                                 function_ref<void(ValueRange ivs)> body) {
+  if (upper.empty()) {
+    body({});
+    return;
   }
+  SmallVector<Value> lower(upper.size(), index(0)),
+      steps(upper.size(), index(1));
+  scf::ParallelOp::create(b, loc, lower, upper, steps,
+                          [&](OpBuilder &nb, Location, ValueRange ivs) {
+                            OpBuilder::InsertionGuard guard(b);
+                            b.setInsertionPoint(nb.getInsertionBlock(),
+                                                nb.getInsertionPoint());
+                            body(ivs);
+                          });
+}
+
+void KernelEmitter::emitBatchParallel(ArrayRef<Value> upper, Value qScratchAll,
+                                      Value kScratchAll) {
+  emitParallel(upper, [&](ValueRange ivs) {
+    batch.assign(ivs.begin(), ivs.end());
+    statePrefix = batch;
+    state = ops.s;
+    normalizer = ops.z;
+    qScratch = scratchFor(qScratchAll, index(0));
+    kScratch = scratchFor(kScratchAll, index(0));
+    emitInitialState();
+    if (ops.hasSequence)
+      emitSequence(index(0), length, /*readout=*/true);
+    else
+      emitBlock(1, index(0), /*readout=*/true);
+  });
+}
+
+void KernelEmitter::emitChunkParallel(ArrayRef<Value> upper, Value chunks,
+                                      Value qScratchAll, Value kScratchAll) {
+  // Chunk c covers the logical positions [c·L, min((c+1)·L, N)).
+  Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
+  auto chunkRange = [&](Value chunk) {
+    Value from = arith::MulIOp::create(b, loc, chunk, chunkLength);
+    Value to = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, from, chunkLength), length);
+    return std::make_pair(arith::MinUIOp::create(b, loc, from, length), to);
+  };
+  // The state of every chunk, [batch..., C, F, Dv] and [batch..., C, F]:
+  // first its contribution, then the state it starts from.
+  SmallVector<Value> sizes(upper);
+  sizes.append({chunks, features, valueSize});
+  SmallVector<int64_t> shapeS(ops.batchRank + 3, ShapedType::kDynamic);
+  Value chunkStates = memref::AllocOp::create(
+      b, loc, MemRefType::get(shapeS, f32), sizes, b.getI64IntegerAttr(64));
+  sizes.pop_back();
+  shapeS.pop_back();
+  Value chunkNormalizers = memref::AllocOp::create(
+      b, loc, MemRefType::get(shapeS, f32), sizes, b.getI64IntegerAttr(64));
+
+  SmallVector<Value> chunked(upper);
+  chunked.push_back(chunks);
+  auto bindChunk = [&](ValueRange ivs) {
+    ValueRange outer = ivs.drop_back();
+    batch.assign(outer.begin(), outer.end());
+    statePrefix.assign(ivs.begin(), ivs.end());
+    state = chunkStates;
+    normalizer = chunkNormalizers;
+    qScratch = scratchFor(qScratchAll, ivs.back());
+    kScratch = scratchFor(kScratchAll, ivs.back());
+  };
+
+  // 1. Each chunk's contribution, from zero, without readout.
+  emitParallel(chunked, [&](ValueRange ivs) {
+    bindChunk(ivs);
+    forEachStateRow([&](Value row) {
+      forEachVector(row ? valueSize : features, {},
+                    [&](Value offset, Value mask, ValueRange) {
+                      storeVector(zeroVector(), row ? state : normalizer,
+                                  stateIndices(row, offset), mask);
+                      return SmallVector<Value>();
+                    });
+    });
+    auto [from, to] = chunkRange(ivs.back());
+    emitSequence(from, to, /*readout=*/false);
+  });
+
+  // 2. Per batch element, a scan over the chunks: each chunk's slot gets the
+  // state it starts from, the final state the sum of all.
+  emitParallel(upper, [&](ValueRange ivs) {
+    batch.assign(ivs.begin(), ivs.end());
+    statePrefix = batch;
+    state = ops.s;
+    normalizer = ops.z;
+    emitInitialState();
+    scf::ForOp::create(
+        b, loc, index(0), chunks, index(1), ValueRange(),
+        [&](OpBuilder &nb, Location, Value chunk, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> chunkPrefix(batch);
+          chunkPrefix.push_back(chunk);
+          forEachStateRow([&](Value row) {
+            Value total = row ? state : normalizer;
+            Value slot = row ? chunkStates : chunkNormalizers;
+            forEachVector(
+                row ? valueSize : features, {},
+                [&](Value offset, Value mask, ValueRange) {
+                  SmallVector<Value> totalIndices = stateIndices(row, offset);
+                  SmallVector<Value> slotIndices =
+                      rowIndices(chunkPrefix, row, offset);
+                  Value sum = loadVector(total, totalIndices, mask);
+                  Value part = loadVector(slot, slotIndices, mask);
+                  storeVector(sum, slot, slotIndices, mask);
+                  storeVector(arith::AddFOp::create(b, loc, sum, part), total,
+                              totalIndices, mask);
+                  return SmallVector<Value>();
+                });
+          });
+          scf::YieldOp::create(b, loc);
+        });
+  });
+
+  // 3. Each chunk again from its starting state, with the readout.
+  emitParallel(chunked, [&](ValueRange ivs) {
+    bindChunk(ivs);
+    auto [from, to] = chunkRange(ivs.back());
+    emitSequence(from, to, /*readout=*/true);
+  });
+}
+
+void KernelEmitter::emit() {
+  SmallVector<Value> upper;
+  for (int64_t d = 0; d < ops.batchRank; ++d)
+    upper.push_back(dim(ops.v, d));
   int64_t featureDim = ops.batchRank + (ops.hasSequence ? 1 : 0);
   length = ops.hasSequence ? dim(ops.v, ops.batchRank) : index(1);
   features = dim(ops.s, ops.batchRank);
   valueSize = dim(ops.v, featureDim);
 
-  // Scratch for the features of one block, [batch..., P, F]: one slice per
-  // batch element, so the threads share nothing. (A stack buffer would need
-  // an alloca scope, whose region must stay a single block.)
-  SmallVector<int64_t> scratchShape(ops.batchRank, ShapedType::kDynamic);
+  // Sequences split into chunks when there are fewer batch elements than
+  // threads and each chunk still holds kMinChunkBlocks blocks.
+  Value chunks = index(1);
+  if (ops.hasSequence && shape.threads > 1) {
+    Value batchCount = index(1);
+    for (Value size : upper)
+      batchCount = arith::MulIOp::create(b, loc, batchCount, size);
+    Value wanted = arith::CeilDivUIOp::create(
+        b, loc, index(shape.threads),
+        arith::MaxUIOp::create(b, loc, batchCount, index(1)));
+    Value fitting = arith::DivUIOp::create(
+        b, loc, length, index(kMinChunkBlocks * shape.block));
+    chunks = arith::MaxUIOp::create(
+        b, loc, arith::MinUIOp::create(b, loc, wanted, fitting), index(1));
+  }
+
+  // Scratch for the features of one block, [batch..., C, P, F]: one slice
+  // per thread's work item, so the threads share nothing. (A stack buffer
+  // would need an alloca scope, whose region must stay a single block.)
+  SmallVector<int64_t> scratchShape(ops.batchRank + 1, ShapedType::kDynamic);
   scratchShape.append({shape.block, ShapedType::kDynamic});
   SmallVector<Value> scratchSizes(upper);
-  scratchSizes.push_back(features);
+  scratchSizes.append({chunks, features});
   auto scratchType = MemRefType::get(scratchShape, f32);
   Value qScratchAll = memref::AllocOp::create(b, loc, scratchType, scratchSizes,
                                               b.getI64IntegerAttr(64));
   Value kScratchAll = memref::AllocOp::create(b, loc, scratchType, scratchSizes,
                                               b.getI64IntegerAttr(64));
 
-  auto body = [&]() {
-    qScratch = scratchFor(qScratchAll);
-    kScratch = scratchFor(kScratchAll);
-    emitInitialState();
-    if (!ops.hasSequence) {
-      emitBlock(1, index(0));
-      return;
-    }
-    // Full blocks of P tokens, then the rest one token at a time.
-    Value block = index(shape.block);
-    Value full = arith::SubIOp::create(
-        b, loc, length, arith::RemUIOp::create(b, loc, length, block));
-    for (auto [from, to, count] :
-         {std::tuple<Value, Value, int64_t>{index(0), full, shape.block},
-          std::tuple<Value, Value, int64_t>{full, length, 1}}) {
-      scf::ForOp::create(
-          b, loc, from, to, index(count), ValueRange(),
-          [&, count = count](OpBuilder &nb, Location, Value start, ValueRange) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            emitBlock(count, start);
-            scf::YieldOp::create(b, loc);
-          });
-      if (shape.block == 1)
-        break;
-    }
-  };
-
-  if (ops.batchRank == 0) {
-    OpBuilder::InsertionGuard guard(b);
-    body();
+  if (!ops.hasSequence || shape.threads <= 1) {
+    emitBatchParallel(upper, qScratchAll, kScratchAll);
     return;
   }
-  scf::ParallelOp::create(b, loc, lower, upper, steps,
-                          [&](OpBuilder &nb, Location, ValueRange ivs) {
-                            OpBuilder::InsertionGuard guard(b);
-                            b.setInsertionPoint(nb.getInsertionBlock(),
-                                                nb.getInsertionPoint());
-                            batch.assign(ivs.begin(), ivs.end());
-                            body();
-                          });
+  Value split = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, chunks,
+                                      index(1));
+  auto choice = scf::IfOp::create(b, loc, TypeRange(), split,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&choice.getThenRegion().front());
+  emitChunkParallel(upper, chunks, qScratchAll, kScratchAll);
+  b.setInsertionPointToStart(&choice.getElseRegion().front());
+  emitBatchParallel(upper, qScratchAll, kScratchAll);
 }
 
 //===----------------------------------------------------------------------===//
@@ -676,7 +856,15 @@ struct ConvertLinAttnToCPUKernelsPass
           << static_cast<int64_t>(tokensPerBlock);
       return signalPassFailure();
     }
-    KernelShape shape{width, tokensPerBlock};
+    int64_t threadCount =
+        threads == 0 ? llvm::hardware_concurrency().compute_thread_count()
+                     : static_cast<int64_t>(threads);
+    if (threadCount < 1) {
+      getOperation()->emitError()
+          << "threads must be 0 or positive, got " << threadCount;
+      return signalPassFailure();
+    }
+    KernelShape shape{width, tokensPerBlock, threadCount};
     SmallVector<Operation *> targets;
     getOperation()->walk([&](Operation *op) {
       if (auto scan = dyn_cast<ScanOp>(op); scan && hasKernel(scan))

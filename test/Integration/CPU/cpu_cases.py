@@ -530,6 +530,15 @@ GROUPS = {
                         "vector-width=4", "vector-width=8 tokens-per-block=5",
                         "num-threads=1", "kernels=false")
     ] + [
+        # Fewer batch elements than threads: the sequences are split into
+        # chunks scanned in parallel (OpenMP runs more threads than cores).
+        kernel_case("elu", (1,), 1000, 32, 24, EPS, init=True, options="num-threads=5"),
+        kernel_case("relu", (2,), 300, 16, 16, EPS, reverse=True, init=True,
+                    options="num-threads=7"),
+        kernel_case("elu", (), 4097, 64, 64, EPS, options="num-threads=3"),
+        kernel_case("identity", (1, 1), 513, 20, 9, None, reverse=True, dyn=(2,),
+                    options="num-threads=4 tokens-per-block=3"),
+    ] + [
         # Feature maps the kernels do not fuse, and cross-attention (no
         # scan), through the same pipeline.
         attention_case("poly2", (2,), 19, 19, 4, 7, causal=True, eps=EPS),
