@@ -1,5 +1,6 @@
-// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4' | FileCheck %s
-// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 fuse-feature-maps=false' | FileCheck %s --check-prefix=NOFUSE
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 threads=1' | FileCheck %s
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 threads=1 fuse-feature-maps=false' | FileCheck %s --check-prefix=NOFUSE
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 threads=4' | FileCheck %s --check-prefix=SPLIT
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='tokens-per-block=9' 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=-2' 2>&1 | FileCheck %s --check-prefix=BADWIDTH
 
@@ -18,7 +19,7 @@
 // CHECK-DAG: %[[Z:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x20xf32>
 // CHECK-DAG: %[[O:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<2x3x?x19xf32>
 // CHECK: scf.parallel (%[[B0:.*]], %[[B1:.*]]) =
-// CHECK: memref.subview {{.*}} : memref<?x?x4x?xf32> to memref<4x?xf32, strided<[?, 1], offset: ?>>
+// CHECK: memref.subview {{.*}} : memref<?x?x?x4x?xf32> to memref<4x?xf32, strided<[?, 1], offset: ?>>
 // The feature map of the block: elu as a polynomial exp, no math.exp left.
 // CHECK-NOT: math.exp
 // CHECK: vector.load %[[Q]][%[[B0]], %[[B1]], %{{.*}}, %{{.*}}] : memref<2x3x?x20xf32>, vector<8xf32>
@@ -32,6 +33,22 @@
 // CHECK: arith.divf {{.*}} : vector<8xf32>
 // CHECK: return {{.*}} : tensor<2x3x?x19xf32>, tensor<2x3x20x19xf32>, tensor<2x3x20xf32>
 // NOFUSE-LABEL: func.func @scan_elu(
+
+// With 4 threads and 6 batch elements, the sequence may be split: chunks =
+// min(ceil(4 / 6), N / (8 * 4)) is decided at run time. The split path scans
+// the chunks' contributions, then a scan over the chunks, then the chunks
+// again; the other path is the scan per batch element.
+// SPLIT-LABEL: func.func @scan_elu(
+// SPLIT: arith.ceildivui %c4,
+// SPLIT: %[[SPLIT:.*]] = arith.cmpi ugt
+// SPLIT: scf.if %[[SPLIT]] {
+// SPLIT: arith.ceildivui
+// SPLIT: memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x?x?x?x?xf32>
+// SPLIT: scf.parallel ({{.*}}, {{.*}}, {{.*}}) =
+// SPLIT: scf.parallel ({{.*}}, {{.*}}) =
+// SPLIT: scf.parallel ({{.*}}, {{.*}}, {{.*}}) =
+// SPLIT: } else {
+// SPLIT: scf.parallel ({{.*}}, {{.*}}) =
 // NOFUSE-COUNT-2: linattn.feature_map elu
 // NOFUSE-NOT: linattn.scan
 func.func @scan_elu(%q: tensor<2x3x?x20xf32>, %k: tensor<2x3x?x20xf32>,
@@ -69,6 +86,8 @@ func.func @shared_map(%q: tensor<5x8xf32>, %v: tensor<5x8xf32>)
 // store; the state is copied from the operand, never written in place.
 
 // CHECK-LABEL: func.func @step_bf16(
+// SPLIT-LABEL: func.func @step_bf16(
+// SPLIT-NOT: arith.ceildivui
 // CHECK-NOT: linattn.step
 // CHECK: %[[S0:.*]] = bufferization.to_buffer %arg3 read_only : tensor<4x16x64x64xf32>
 // CHECK: scf.parallel
