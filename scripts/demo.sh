@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job: takes the example through linattn-opt's passes and
-# prints the IR before and after.
+# prints the IR before and after, then compiles it with linattn-lower-to-cpu,
+# runs it, and prints its error against a float64 reference and its time
+# against causal softmax attention.
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,12 +16,6 @@ echo
 echo "== after linattn-opt --pass-pipeline='$pipeline' =="
 "$opt" "$example" --pass-pipeline="$pipeline"
 
-run=$build/bin/linattn-run
-if [ -x "$run" ]; then
-  echo
-  echo "== linattn-run ${example#$root/} --random-seed=0 (linattn-lower-to-cpu, JIT) =="
-  out=$build/demo
-  mkdir -p "$out"
-  "$run" "$example" --random-seed=0 --output-dir="$out" --repeat=5
-  echo "outputs written to $out"
-fi
+echo
+echo "== compiled with linattn-lower-to-cpu and run on seeded inputs =="
+python3 "$root/scripts/demo_report.py" "$build" "$example"
