@@ -18,6 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaTarget.h"
+
 #include "linattn/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -266,7 +268,7 @@ static FailureOr<ValueSpec> specOf(Type type, StringRef what, unsigned index) {
 // Main
 //===----------------------------------------------------------------------===//
 
-static int run(MLIRContext &context) {
+static int run(MLIRContext &context, const char *argv0) {
   std::string error;
   auto file = openInputFile(inputFilename, &error);
   if (!file) {
@@ -394,18 +396,23 @@ static int run(MLIRContext &context) {
   }
 
   // Lower and JIT-compile.
+  std::string pipelineText = pipeline;
+  SmallVector<std::string> libNames(sharedLibs.begin(), sharedLibs.end());
+  if (sharedLibs.empty())
+    libNames.push_back(LINATTN_C_RUNNER_UTILS);
+  bool cuda = linattn_run::isCudaTarget();
+  if (cuda && failed(linattn_run::setUpCudaTarget(
+                  argv0, pipelineText, pipeline.getNumOccurrences() > 0,
+                  libNames)))
+    return 1;
   PassManager pm(&context);
-  if (!pipeline.empty() &&
-      failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+  if (!pipelineText.empty() &&
+      failed(parsePassPipeline(pipelineText, pm, llvm::errs())))
     return 1;
   if (failed(pm.run(*module)))
     return 1;
 
-  SmallVector<StringRef> libs;
-  for (const std::string &lib : sharedLibs)
-    libs.push_back(lib);
-  if (sharedLibs.empty())
-    libs.push_back(LINATTN_C_RUNNER_UTILS);
+  SmallVector<StringRef> libs(libNames.begin(), libNames.end());
   auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
@@ -463,6 +470,8 @@ static int run(MLIRContext &context) {
   for (unsigned call = 0; call < calls; ++call) {
     if (call)
       freeResults();
+    if (cuda)
+      linattn_run::startCudaTimer();
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = (*engine)->invokePacked(wrapper, packed)) {
       llvm::errs() << "linattn-run: cannot call " << wrapper << ": "
@@ -471,8 +480,14 @@ static int run(MLIRContext &context) {
       return 1;
     }
     auto end = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(end - start).count();
+    if (cuda) {
+      seconds = linattn_run::stopCudaTimer() * 1e-3;
+      if (failed(linattn_run::checkCudaErrors()))
+        return 1;
+    }
     if (repeat != 0 && call != 0)
-      times.push_back(std::chrono::duration<double>(end - start).count());
+      times.push_back(seconds);
   }
 
   // Results: report, write, free.
@@ -518,7 +533,8 @@ static int run(MLIRContext &context) {
                         : 0.5 * (times[times.size() / 2 - 1] +
                                  times[times.size() / 2]);
     llvm::outs() << "median time: " << llvm::format("%.6f", median * 1e3)
-                 << " ms over " << times.size() << " calls\n";
+                 << " ms over " << times.size() << " calls"
+                 << (cuda ? " (CUDA events)" : "") << "\n";
   }
   return status;
 }
@@ -548,5 +564,5 @@ int main(int argc, char **argv) {
   linattn::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  return run(context);
+  return run(context, argv[0]);
 }
