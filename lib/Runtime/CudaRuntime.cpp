@@ -194,7 +194,8 @@ LINATTN_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
   void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
                     reinterpret_cast<void *>(static_cast<intptr_t>(
                         optLevel < 0 ? 0 : (optLevel > 4 ? 4 : optLevel)))};
-  CUresult result = driver.cuModuleLoadDataEx(&module, data, 3, options, values);
+  CUresult result =
+      driver.cuModuleLoadDataEx(&module, data, 3, options, values);
   if (result != CUDA_SUCCESS && log[0])
     reportError(std::string("PTX JIT compilation log: ") + log);
   check(result, "cuModuleLoadDataEx (PTX JIT)");
@@ -236,20 +237,21 @@ LINATTN_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
   if (!ready())
     return;
   if (smem > 48 * 1024 &&
-      !check(driver.cuFuncSetAttribute(
-                 function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                 smem),
-             "cuFuncSetAttribute"))
+      !check(
+          driver.cuFuncSetAttribute(
+              function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+          "cuFuncSetAttribute"))
     return;
   check(driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                               blockZ, smem, stream, params, extra),
         "cuLaunchKernel");
 }
 
-LINATTN_EXPORT void
-mgpuLaunchClusterKernel(CUfunction, intptr_t, intptr_t, intptr_t, intptr_t,
-                        intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
-                        int32_t, CUstream, void **, void **, size_t) {
+LINATTN_EXPORT void mgpuLaunchClusterKernel(CUfunction, intptr_t, intptr_t,
+                                            intptr_t, intptr_t, intptr_t,
+                                            intptr_t, intptr_t, intptr_t,
+                                            intptr_t, int32_t, CUstream,
+                                            void **, void **, size_t) {
   reportError("cluster launches are not supported by this runtime");
 }
 
@@ -453,7 +455,7 @@ LINATTN_EXPORT int linattnCudaTimerStart(void) {
               "cuEventCreate")))
     return 1;
   return check(driver.cuEventRecord(timerStart, nullptr), "cuEventRecord") ? 0
-                                                                          : 1;
+                                                                           : 1;
 }
 
 LINATTN_EXPORT double linattnCudaTimerStop(void) {

@@ -14,9 +14,8 @@
 //   mgpu: stream-create s1
 //   mgpu: alloc d1 4096 bytes s1
 //   mgpu: memcpy h2d d1 4096 bytes s1
-//   mgpu: launch linattn_scan_forward_elu_0 grid 8x2x1 block 32x1x1 smem 0 params 37 s1
-//   mgpu: memcpy d2h d3 4096 bytes s1
-//   mgpu: free d1 s1
+//   mgpu: launch linattn_scan_forward_elu_0 grid 8x2x1 block 32x1x1 smem 0
+//   params 37 s1 mgpu: memcpy d2h d3 4096 bytes s1 mgpu: free d1 s1
 //
 // Device buffers are named d1, d2, ... and streams s1, s2, ... in the order
 // they are created. When the library is unloaded it reports buffers that were
@@ -175,7 +174,8 @@ LINATTN_EXPORT void mgpuLaunchClusterKernel(void *function, intptr_t, intptr_t,
 LINATTN_EXPORT void *mgpuStreamCreate() {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  void *stream = reinterpret_cast<void *>(static_cast<intptr_t>(s.nextStream++));
+  void *stream =
+      reinterpret_cast<void *>(static_cast<intptr_t>(s.nextStream++));
   s.write("stream-create %s", handleName("s", stream).c_str());
   return stream;
 }
@@ -261,8 +261,8 @@ LINATTN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes,
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   bool toDevice = s.find(dst), fromDevice = s.find(src);
-  const char *kind = toDevice ? (fromDevice ? "d2d" : "h2d")
-                              : (fromDevice ? "d2h" : "h2h");
+  const char *kind =
+      toDevice ? (fromDevice ? "d2d" : "h2d") : (fromDevice ? "d2h" : "h2h");
   std::string buffer = toDevice ? s.name(dst) : s.name(src);
   s.write("memcpy %s %s %zu bytes %s", kind, buffer.c_str(), bytes,
           handleName("s", stream).c_str());

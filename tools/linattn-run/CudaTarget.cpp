@@ -69,10 +69,10 @@ static std::string defaultRuntime(const char *argv0, StringRef name) {
   return std::string(built);
 }
 
-LogicalResult
-linattn_run::setUpCudaTarget(const char *argv0, std::string &pipeline,
-                             bool pipelineGiven,
-                             SmallVectorImpl<std::string> &libs) {
+LogicalResult linattn_run::setUpCudaTarget(const char *argv0,
+                                           std::string &pipeline,
+                                           bool pipelineGiven,
+                                           SmallVectorImpl<std::string> &libs) {
   if (target != "cuda") {
     llvm::errs() << "linattn-run: unknown --target=" << target
                  << " (cpu or cuda)\n";
@@ -93,7 +93,7 @@ linattn_run::setUpCudaTarget(const char *argv0, std::string &pipeline,
     return failure();
   }
 #define LOOKUP(field, symbol)                                                  \
-  runtime.field = reinterpret_cast<decltype(runtime.field)>(                  \
+  runtime.field = reinterpret_cast<decltype(runtime.field)>(                   \
       library.getAddressOfSymbol(symbol));                                     \
   if (!runtime.field) {                                                        \
     llvm::errs() << "linattn-run: " << path << " has no " << symbol            \

@@ -1,4 +1,5 @@
-//===- CudaTarget.h - linattn-run's CUDA target ------------------*- C++ -*-===//
+//===- CudaTarget.h - linattn-run's CUDA target ------------------*- C++
+//-*-===//
 //
 // Part of the linattn project.
 //

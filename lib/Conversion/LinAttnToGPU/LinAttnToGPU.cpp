@@ -139,15 +139,9 @@ public:
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value divU(Value x, Value y) {
-    return arith::DivUIOp::create(b, loc, x, y);
-  }
-  Value remU(Value x, Value y) {
-    return arith::RemUIOp::create(b, loc, x, y);
-  }
-  Value minU(Value x, Value y) {
-    return arith::MinUIOp::create(b, loc, x, y);
-  }
+  Value divU(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remU(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value minU(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
   Value ult(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }
@@ -233,8 +227,7 @@ public:
                             buffer, ValueRange{index});
   }
   /// `for (i = lb; i < ub; i += step) body(i)` without loop-carried values.
-  void forLoop(Value lb, Value ub, Value step,
-               function_ref<void(Value)> body) {
+  void forLoop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
     scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
                        [&](OpBuilder &, Location, Value i, ValueRange) {
                          body(i);
@@ -284,9 +277,9 @@ static gpu::GPUFuncOp createKernel(OpBuilder &b, Location loc,
                                    TypeRange args, TypeRange workgroup) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(kernels.getBody());
-  auto func = gpu::GPUFuncOp::create(b, loc, name,
-                                     b.getFunctionType(args, TypeRange{}),
-                                     workgroup, TypeRange{});
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(args, TypeRange{}),
+                             workgroup, TypeRange{});
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   SymbolTable(kernels).insert(func);
   b.setInsertionPointToEnd(&func.getBody().front());
@@ -314,8 +307,8 @@ public:
   Value input(Value tensor) {
     RankedTensorType type = tensorTypeOf(tensor);
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType,
-                                                     tensor, /*read_only=*/true);
+    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                     /*read_only=*/true);
     args.push_back(flatten(buffer));
     return args.back();
   }
@@ -352,10 +345,10 @@ public:
         b.getFunctionType(ValueRange(operands).getTypes(), TypeRange{}));
     stub.setPrivate();
     auto kernels = kernel->getParentOfType<gpu::GPUModuleOp>();
-    stub->setAttr(kKernelAttrName,
-                  SymbolRefAttr::get(kernels.getNameAttr(),
-                                     {FlatSymbolRefAttr::get(
-                                         kernel.getNameAttr())}));
+    stub->setAttr(
+        kKernelAttrName,
+        SymbolRefAttr::get(kernels.getNameAttr(),
+                           {FlatSymbolRefAttr::get(kernel.getNameAttr())}));
     stub->setAttr(kOutputsAttrName, b.getDenseI64ArrayAttr(outputIndices));
     SymbolTable(module).insert(stub);
     b.restoreInsertionPoint(callPoint);
@@ -507,8 +500,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   if (auto reason = checkFeatureSize(features))
     return reason;
   Type stateType = sType.getElementType();
-  int64_t registers = features * std::max<int64_t>(
-                                     1, stateType.getIntOrFloatBitWidth() / 32);
+  int64_t registers =
+      features * std::max<int64_t>(1, stateType.getIntOrFloatBitWidth() / 32);
   if (registers > options.maxRegisterState)
     return "the state column (F = " + std::to_string(features) +
            ") does not fit the scan's register budget of " +
@@ -542,15 +535,15 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   argTypes.push_back(indexType); // N
   argTypes.push_back(indexType); // Dv
   SmallVector<Type> shared = {
-      workgroupBufferType(stateType, tokens * features),  // φ(q) of the block
-      workgroupBufferType(stateType, tokens * features),  // φ(k) of the block
-      workgroupBufferType(stateType, tokens * features),  // φ(q)ᵢ zᵢ partials
-      workgroupBufferType(stateType, tokens),             // denominators
-      workgroupBufferType(stateType, features)};          // running z
-  std::string name = kernelName(
-      (Twine("linattn_scan_") + (reverse ? "reverse" : "forward") + "_" +
-       mapName(q) + (normalized ? "_normalized" : ""))
-          .str());
+      workgroupBufferType(stateType, tokens * features), // φ(q) of the block
+      workgroupBufferType(stateType, tokens * features), // φ(k) of the block
+      workgroupBufferType(stateType, tokens * features), // φ(q)ᵢ zᵢ partials
+      workgroupBufferType(stateType, tokens),            // denominators
+      workgroupBufferType(stateType, features)};         // running z
+  std::string name =
+      kernelName((Twine("linattn_scan_") + (reverse ? "reverse" : "forward") +
+                  "_" + mapName(q) + (normalized ? "_normalized" : ""))
+                     .str());
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels(), name, argTypes, shared);
   {
@@ -584,9 +577,9 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     SmallVector<Value> column;
     for (int64_t f = 0; f < features; ++f) {
       if (hasInit)
-        column.push_back(kb.loadIf(
-            active, s0Buf,
-            kb.add(kb.mul(kb.add(stateBase, kb.idx(f)), dv), col)));
+        column.push_back(
+            kb.loadIf(active, s0Buf,
+                      kb.add(kb.mul(kb.add(stateBase, kb.idx(f)), dv), col)));
       else
         column.push_back(kb.fconst(0.0));
     }
@@ -602,88 +595,82 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       return reverse ? kb.sub(kb.sub(n, c1), i) : i;
     };
 
-    column = kb.forLoop(
-        c0, n, cTT, column, [&](Value t0, ValueRange carried) {
-          Value count = kb.minU(cTT, kb.sub(n, t0));
-          kb.barrier();
-          // Stage φ(q) and φ(k) of the block's tokens.
-          kb.forLoop(tid, kb.mul(count, cF), cTile, [&](Value i) {
-            Value t = kb.divU(i, cF), f = kb.remU(i, cF);
-            Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-            Value at = kb.add(kb.mul(row, cF), f);
-            memref::StoreOp::create(rewriter, loc,
-                                    kb.loadFeature(qBuf, at, q), qs,
-                                    ValueRange{i});
-            memref::StoreOp::create(rewriter, loc,
-                                    kb.loadFeature(kBuf, at, k), ks,
-                                    ValueRange{i});
-          });
-          kb.barrier();
-          // The running normalizer, one feature per thread, and the partial
-          // products of the denominators φ(qᵢ)ᵀzᵢ.
-          kb.forLoop(tid, cF, cTile, [&](Value f) {
-            Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
-            Value z = kb.forLoop(
-                c0, count, c1, ValueRange{z0},
-                [&](Value t, ValueRange zc) -> SmallVector<Value> {
-                  Value i = kb.add(kb.mul(t, cF), f);
-                  Value kf =
-                      memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
-                  Value next = kb.fadd(zc[0], kf);
-                  if (normalized) {
-                    Value qf = memref::LoadOp::create(rewriter, loc, qs,
-                                                      ValueRange{i});
-                    memref::StoreOp::create(rewriter, loc, kb.fmul(qf, next),
-                                            pz, ValueRange{i});
-                  }
-                  return {next};
-                })[0];
-            memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
-          });
-          if (normalized) {
-            kb.barrier();
-            kb.forLoop(tid, count, cTile, [&](Value t) {
-              Value sum = kb.forLoop(
-                  c0, cF, c1, ValueRange{kb.fconst(eps)},
-                  [&](Value f, ValueRange acc) -> SmallVector<Value> {
-                    Value p = memref::LoadOp::create(
-                        rewriter, loc, pz,
-                        ValueRange{kb.add(kb.mul(t, cF), f)});
-                    return {kb.fadd(acc[0], p)};
-                  })[0];
-              memref::StoreOp::create(rewriter, loc, sum, den, ValueRange{t});
-            });
-            kb.barrier();
-          }
-          // The recurrence over the block's tokens, S[:, d] in registers.
-          return kb.forLoop(
-              c0, count, c1, carried,
-              [&](Value t, ValueRange s) -> SmallVector<Value> {
-                Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-                Value vt =
-                    kb.loadIf(active, vBuf, kb.add(kb.mul(row, dv), col));
-                Value rowBase = kb.mul(t, cF);
-                SmallVector<Value> next;
-                Value acc = kb.fconst(0.0);
-                for (int64_t f = 0; f < features; ++f) {
-                  Value i = kb.add(rowBase, kb.idx(f));
-                  Value kf =
-                      memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
-                  Value qf =
-                      memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
-                  next.push_back(kb.fma(kf, vt, s[f]));
-                  acc = kb.fma(qf, next.back(), acc);
-                }
-                if (normalized)
-                  acc = kb.fdiv(
-                      acc, memref::LoadOp::create(rewriter, loc, den,
-                                                  ValueRange{t}));
-                kb.ifThen(active, [&] {
-                  kb.store(acc, oBuf, kb.add(kb.mul(row, dv), col));
-                });
-                return next;
-              });
+    column = kb.forLoop(c0, n, cTT, column, [&](Value t0, ValueRange carried) {
+      Value count = kb.minU(cTT, kb.sub(n, t0));
+      kb.barrier();
+      // Stage φ(q) and φ(k) of the block's tokens.
+      kb.forLoop(tid, kb.mul(count, cF), cTile, [&](Value i) {
+        Value t = kb.divU(i, cF), f = kb.remU(i, cF);
+        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        Value at = kb.add(kb.mul(row, cF), f);
+        memref::StoreOp::create(rewriter, loc, kb.loadFeature(qBuf, at, q), qs,
+                                ValueRange{i});
+        memref::StoreOp::create(rewriter, loc, kb.loadFeature(kBuf, at, k), ks,
+                                ValueRange{i});
+      });
+      kb.barrier();
+      // The running normalizer, one feature per thread, and the partial
+      // products of the denominators φ(qᵢ)ᵀzᵢ.
+      kb.forLoop(tid, cF, cTile, [&](Value f) {
+        Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+        Value z = kb.forLoop(
+            c0, count, c1, ValueRange{z0},
+            [&](Value t, ValueRange zc) -> SmallVector<Value> {
+              Value i = kb.add(kb.mul(t, cF), f);
+              Value kf =
+                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
+              Value next = kb.fadd(zc[0], kf);
+              if (normalized) {
+                Value qf =
+                    memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
+                memref::StoreOp::create(rewriter, loc, kb.fmul(qf, next), pz,
+                                        ValueRange{i});
+              }
+              return {next};
+            })[0];
+        memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
+      });
+      if (normalized) {
+        kb.barrier();
+        kb.forLoop(tid, count, cTile, [&](Value t) {
+          Value sum = kb.forLoop(
+              c0, cF, c1, ValueRange{kb.fconst(eps)},
+              [&](Value f, ValueRange acc) -> SmallVector<Value> {
+                Value p = memref::LoadOp::create(
+                    rewriter, loc, pz, ValueRange{kb.add(kb.mul(t, cF), f)});
+                return {kb.fadd(acc[0], p)};
+              })[0];
+          memref::StoreOp::create(rewriter, loc, sum, den, ValueRange{t});
         });
+        kb.barrier();
+      }
+      // The recurrence over the block's tokens, S[:, d] in registers.
+      return kb.forLoop(
+          c0, count, c1, carried,
+          [&](Value t, ValueRange s) -> SmallVector<Value> {
+            Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+            Value vt = kb.loadIf(active, vBuf, kb.add(kb.mul(row, dv), col));
+            Value rowBase = kb.mul(t, cF);
+            SmallVector<Value> next;
+            Value acc = kb.fconst(0.0);
+            for (int64_t f = 0; f < features; ++f) {
+              Value i = kb.add(rowBase, kb.idx(f));
+              Value kf =
+                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
+              Value qf =
+                  memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
+              next.push_back(kb.fma(kf, vt, s[f]));
+              acc = kb.fma(qf, next.back(), acc);
+            }
+            if (normalized)
+              acc = kb.fdiv(acc, memref::LoadOp::create(rewriter, loc, den,
+                                                        ValueRange{t}));
+            kb.ifThen(active, [&] {
+              kb.store(acc, oBuf, kb.add(kb.mul(row, dv), col));
+            });
+            return next;
+          });
+    });
 
     // The final state.
     kb.ifThen(active, [&] {
@@ -760,15 +747,14 @@ std::optional<std::string> Converter::convert(StepOp op) {
       flatBufferType(tensorTypeOf(op.getNormalizer()).getElementType()),
       flatBufferType(tensorTypeOf(op.getResult()).getElementType()),
       flatBufferType(stateType),
-      flatBufferType(
-          cast<RankedTensorType>(op.getNewNormalizer().getType())
-              .getElementType()),
+      flatBufferType(cast<RankedTensorType>(op.getNewNormalizer().getType())
+                         .getElementType()),
       indexType};
   SmallVector<Type> shared = {workgroupBufferType(stateType, features),
                               workgroupBufferType(stateType, features)};
-  std::string name = kernelName((Twine("linattn_step_") + mapName(q) +
-                                 (normalized ? "_normalized" : ""))
-                                    .str());
+  std::string name = kernelName(
+      (Twine("linattn_step_") + mapName(q) + (normalized ? "_normalized" : ""))
+          .str());
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels(), name, argTypes, shared);
   {
@@ -873,7 +859,8 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
       flatBufferType(stateType),
       flatBufferType(cast<RankedTensorType>(op.getNormalizer().getType())
                          .getElementType()),
-      indexType, indexType};
+      indexType,
+      indexType};
   std::string name =
       kernelName((Twine("linattn_kv_summary_") + mapName(k)).str());
   gpu::GPUFuncOp kernel =
@@ -887,8 +874,8 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
           m = args[4], dv = args[5];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
           cBlock = kb.idx(block);
-    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), cBlock),
-                       kb.threadId());
+    Value col =
+        kb.add(kb.mul(kb.blockId(gpu::Dimension::x), cBlock), kb.threadId());
     Value f = kb.blockId(gpu::Dimension::y);
     Value batch = kb.blockId(gpu::Dimension::z);
     Value active = kb.ult(col, dv);
@@ -901,8 +888,9 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
           return {kb.fma(kf, vd, acc[0]), kb.fadd(acc[1], kf)};
         });
     Value stateRow = kb.add(kb.mul(batch, cF), f);
-    kb.ifThen(active,
-              [&] { kb.store(sums[0], sOut, kb.add(kb.mul(stateRow, dv), col)); });
+    kb.ifThen(active, [&] {
+      kb.store(sums[0], sOut, kb.add(kb.mul(stateRow, dv), col));
+    });
     kb.ifThen(kb.eq(col, c0), [&] { kb.store(sums[1], zOut, stateRow); });
   }
 
@@ -953,15 +941,15 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
       flatBufferType(tensorTypeOf(q.tensor).getElementType()),
       flatBufferType(stateType)};
   if (normalized)
-    argTypes.push_back(flatBufferType(
-        tensorTypeOf(op.getNormalizer()).getElementType()));
+    argTypes.push_back(
+        flatBufferType(tensorTypeOf(op.getNormalizer()).getElementType()));
   argTypes.push_back(
       flatBufferType(tensorTypeOf(op.getResult()).getElementType()));
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
   SmallVector<Type> shared = {workgroupBufferType(stateType, features)};
-  std::string name = kernelName((Twine("linattn_query_readout_") +
-                                 mapName(q) + (normalized ? "_normalized" : ""))
+  std::string name = kernelName((Twine("linattn_query_readout_") + mapName(q) +
+                                 (normalized ? "_normalized" : ""))
                                     .str());
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels(), name, argTypes, shared);
@@ -984,10 +972,9 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     Value active = kb.ult(col, dv);
     Value row = kb.add(kb.mul(batch, n), token);
     kb.forLoop(tid, cF, cBlock, [&](Value f) {
-      memref::StoreOp::create(rewriter, loc,
-                              kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f),
-                                             q),
-                              qs, ValueRange{f});
+      memref::StoreOp::create(
+          rewriter, loc, kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f), q),
+          qs, ValueRange{f});
     });
     kb.barrier();
     Value base = kb.mul(batch, cF);
@@ -1017,8 +1004,9 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     launch.input(op.getNormalizer());
   OpFoldResult nSize = sizeOf(rewriter, loc, queries, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, state, -1);
-  launch.output(tensorTypeOf(op.getResult()),
-                leadingThen(rewriter, loc, queries, batchDims, {nSize, dvSize}));
+  launch.output(
+      tensorTypeOf(op.getResult()),
+      leadingThen(rewriter, loc, queries, batchDims, {nSize, dvSize}));
   Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
   launch.scalar(nValue);
@@ -1072,9 +1060,8 @@ LogicalResult Converter::run() {
   return failure(failed);
 }
 
-LogicalResult
-mlir::linattn::convertLinAttnToGPUKernels(ModuleOp module,
-                                          const LinAttnToGPUKernelOptions &opts) {
+LogicalResult mlir::linattn::convertLinAttnToGPUKernels(
+    ModuleOp module, const LinAttnToGPUKernelOptions &opts) {
   return Converter(module, opts).run();
 }
 
@@ -1095,8 +1082,7 @@ LogicalResult mlir::linattn::stageLinAttnGPUBuffers(ModuleOp module) {
     auto kernelRef = callee->getAttrOfType<SymbolRefAttr>(kKernelAttrName);
     auto outputs = callee->getAttrOfType<DenseI64ArrayAttr>(kOutputsAttrName);
     if (!kernelRef || !outputs || call.getNumOperands() < 6)
-      return call.emitError("malformed GPU launch stub @")
-             << callee.getName();
+      return call.emitError("malformed GPU launch stub @") << callee.getName();
     Location loc = call.getLoc();
     rewriter.setInsertionPoint(call);
     ValueRange operands = call.getOperands();
@@ -1125,8 +1111,7 @@ LogicalResult mlir::linattn::stageLinAttnGPUBuffers(ModuleOp module) {
       if (isOutput)
         copyBack.push_back({arg, buffer});
       else
-        gpu::MemcpyOp::create(rewriter, loc, Type(), ValueRange{}, buffer,
-                              arg);
+        gpu::MemcpyOp::create(rewriter, loc, Type(), ValueRange{}, buffer, arg);
       device.push_back(buffer);
       args.push_back(buffer);
     }
@@ -1157,7 +1142,8 @@ LogicalResult mlir::linattn::stageLinAttnGPUBuffers(ModuleOp module) {
 
 namespace {
 struct ConvertLinAttnToGPUPass
-    : public linattn::impl::ConvertLinAttnToGPUPassBase<ConvertLinAttnToGPUPass> {
+    : public linattn::impl::ConvertLinAttnToGPUPassBase<
+          ConvertLinAttnToGPUPass> {
   using Base::Base;
   void runOnOperation() override {
     LinAttnToGPUKernelOptions opts;
@@ -1177,7 +1163,8 @@ struct ConvertLinAttnToGPUPass
 };
 
 struct LinAttnGPUStageBuffersPass
-    : public linattn::impl::LinAttnGPUStageBuffersPassBase<LinAttnGPUStageBuffersPass> {
+    : public linattn::impl::LinAttnGPUStageBuffersPassBase<
+          LinAttnGPUStageBuffersPass> {
   using Base::Base;
   void runOnOperation() override {
     if (failed(stageLinAttnGPUBuffers(getOperation())))
