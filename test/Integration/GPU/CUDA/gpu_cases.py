@@ -73,7 +73,7 @@ def step_cases():
     return [
         (cc.step_case((2, 3), 16, 8, None), False),
         (cc.step_case((2, 3), 32, 5, EPS), False),
-        (cc.step_case((2,), 64, 100, EPS, dyn=(0, 1)), False),
+        (cc.step_case((2,), 64, 100, EPS, dyn=(0,)), False),
         (cc.step_case((), 128, 64, EPS, dyn=(0,)), False),
         (cc.step_chain_case((2,), 3, 16, 8, EPS), False),
     ]
@@ -163,8 +163,10 @@ def run_case(case, long_sequence, opts):
     if proc.returncode != 0:
         return False, f"linattn-run failed ({proc.returncode}):\n{proc.stderr}"
     if opts.mock:
-        with open(log) as f:
-            calls = f.read()
+        calls = ""
+        if os.path.exists(log):  # no log: no GPU call at all
+            with open(log) as f:
+                calls = f.read()
         if "leak" in calls:
             return False, "device buffers were not freed:\n" + calls
         launches = calls.count("mgpu: launch ")
