@@ -74,7 +74,7 @@ def step_cases():
         (cc.step_case((2, 3), 16, 8, None), False),
         (cc.step_case((2, 3), 32, 5, EPS), False),
         (cc.step_case((2,), 64, 100, EPS, dyn=(0,)), False),
-        (cc.step_case((), 128, 64, EPS, dyn=(0,)), False),
+        (cc.step_case((), 128, 64, EPS), False),
         (cc.step_chain_case((2,), 3, 16, 8, EPS), False),
     ]
 
