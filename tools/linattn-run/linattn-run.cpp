@@ -7,6 +7,8 @@
 // Lowers a module of functions on tensors (or memrefs) with a pass pipeline,
 // `linattn-lower-to-cpu` by default, JIT-compiles it with MLIR's
 // ExecutionEngine and calls one function through its `_mlir_ciface_` wrapper.
+// `--target=cuda` (CudaTarget.cpp) lowers with `linattn-lower-to-nvvm` and
+// runs on an NVIDIA GPU through linattn's CUDA runtime library.
 //
 // Calling convention: every argument and every result of the entry function
 // is a ranked tensor or memref of f32 or f64 (rank 0 and up). Arguments are
