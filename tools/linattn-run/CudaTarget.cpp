@@ -18,12 +18,17 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string>
-    target("target",
-           cl::desc("Where the function runs: cpu (linattn-lower-to-cpu, "
-                    "default) or cuda (linattn-lower-to-nvvm and the CUDA "
-                    "runtime library)"),
-           cl::init("cpu"));
+namespace {
+enum class Target { CPU, CUDA };
+} // namespace
+
+static cl::opt<Target> target(
+    "target", cl::desc("Where the function runs"), cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu",
+                          "the host CPU, through linattn-lower-to-cpu"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "an NVIDIA GPU, through linattn-lower-to-nvvm and "
+                          "the CUDA runtime library")));
 static cl::opt<bool>
     mockGpu("mock-gpu",
             cl::desc("With --target=cuda: call the mock runtime, which keeps "
@@ -53,7 +58,7 @@ struct Runtime {
 
 static Runtime runtime;
 
-bool linattn_run::isCudaTarget() { return target == "cuda"; }
+bool linattn_run::isCudaTarget() { return target == Target::CUDA; }
 
 /// The runtime library of this build: next to the tool's lib/ directory, or
 /// where the build put it.
@@ -73,11 +78,6 @@ LogicalResult linattn_run::setUpCudaTarget(const char *argv0,
                                            std::string &pipeline,
                                            bool pipelineGiven,
                                            SmallVectorImpl<std::string> &libs) {
-  if (target != "cuda") {
-    llvm::errs() << "linattn-run: unknown --target=" << target
-                 << " (cpu or cuda)\n";
-    return failure();
-  }
   const char *mockEnv = std::getenv("LINATTN_MOCK_GPU");
   bool mock = mockGpu || (mockEnv && *mockEnv && StringRef(mockEnv) != "0");
   std::string path = gpuRuntime;
