@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prints lit's result counts from a check log as one line:
+# Prints lit's result counts from a check log as one line (lit pads the
+# labels, "Passed     :", when it reports several kinds):
 #   "tests: N passed, N failed, N skipped"
 set -euo pipefail
 log=$1

@@ -47,3 +47,30 @@ tools = [
     ToolSubst("linattn-run", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# `cuda-gpu` when the CUDA driver sees a device (test/Integration/GPU/CUDA runs
+# only then). Probed in a child process so that lit never initializes CUDA;
+# LINATTN_CUDA_GPU=0/1 overrides the probe.
+def _has_cuda_gpu():
+    forced = os.environ.get("LINATTN_CUDA_GPU")
+    if forced is not None:
+        return forced not in ("", "0")
+    import subprocess
+    probe = (
+        "import ctypes, sys\n"
+        "try:\n"
+        "    cuda = ctypes.CDLL('libcuda.so.1')\n"
+        "except OSError:\n"
+        "    sys.exit(1)\n"
+        "count = ctypes.c_int(0)\n"
+        "ok = cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0\n"
+        "sys.exit(0 if ok and count.value > 0 else 1)\n")
+    try:
+        return subprocess.run([config.host_python or "python3", "-c", probe],
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+if config.linattn_has_cuda and _has_cuda_gpu():
+    config.available_features.add("cuda-gpu")

@@ -31,6 +31,7 @@ inline void registerAllPasses() {
   registerLinAttnPasses();
   registerLinAttnConversionPasses();
   registerLinAttnPipelines();
+  registerLinAttnNVVMPipeline();
 }
 
 } // namespace mlir::linattn

@@ -15,6 +15,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -24,6 +25,9 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary (linattn-lower-to-nvvm) translates GPU modules to
+  // LLVM IR, as upstream mlir-opt allows.
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
   mlir::linattn::registerAllDialects(registry);
 
   return mlir::asMainReturnCode(

@@ -7,6 +7,8 @@
 // Lowers a module of functions on tensors (or memrefs) with a pass pipeline,
 // `linattn-lower-to-cpu` by default, JIT-compiles it with MLIR's
 // ExecutionEngine and calls one function through its `_mlir_ciface_` wrapper.
+// `--target=cuda` (CudaTarget.cpp) lowers with `linattn-lower-to-nvvm` and
+// runs on an NVIDIA GPU through linattn's CUDA runtime library.
 //
 // Calling convention: every argument and every result of the entry function
 // is a ranked tensor or memref of f16, bf16, f32 or f64 (rank 0 and up).
@@ -21,6 +23,8 @@
 // output element the code forgets to write shows up as NaN.
 //
 //===----------------------------------------------------------------------===//
+
+#include "CudaTarget.h"
 
 #include "linattn/InitAll.h"
 
@@ -390,7 +394,7 @@ static void *poisonedAlignedAlloc(size_t alignment, size_t bytes) {
 // Main
 //===----------------------------------------------------------------------===//
 
-static int run(MLIRContext &context) {
+static int run(MLIRContext &context, const char *argv0) {
   std::string error;
   auto file = openInputFile(inputFilename, &error);
   if (!file) {
@@ -494,22 +498,26 @@ static int run(MLIRContext &context) {
   }
 
   // Lower and JIT-compile.
+  std::string pipelineText = pipeline;
+  SmallVector<std::string> libNames(sharedLibs.begin(), sharedLibs.end());
+  if (sharedLibs.empty())
+    libNames.push_back(LINATTN_C_RUNNER_UTILS);
+#ifdef LINATTN_OMP_LIBRARY
+    libNames.push_back(LINATTN_OMP_LIBRARY);
+#endif
+  bool cuda = linattn_run::isCudaTarget();
+  if (cuda && failed(linattn_run::setUpCudaTarget(
+                  argv0, pipelineText, pipeline.getNumOccurrences() > 0,
+                  libNames)))
+    return 1;
   PassManager pm(&context);
-  if (!pipeline.empty() &&
-      failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+  if (!pipelineText.empty() &&
+      failed(parsePassPipeline(pipelineText, pm, llvm::errs())))
     return 1;
   if (failed(pm.run(*module)))
     return 1;
 
-  SmallVector<StringRef> libs;
-  for (const std::string &lib : sharedLibs)
-    libs.push_back(lib);
-  if (sharedLibs.empty()) {
-    libs.push_back(LINATTN_C_RUNNER_UTILS);
-#ifdef LINATTN_OMP_LIBRARY
-    libs.push_back(LINATTN_OMP_LIBRARY);
-#endif
-  }
+  SmallVector<StringRef> libs(libNames.begin(), libNames.end());
   auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
@@ -579,6 +587,8 @@ static int run(MLIRContext &context) {
   for (unsigned call = 0; call < calls; ++call) {
     if (call)
       freeResults();
+    if (cuda)
+      linattn_run::startCudaTimer();
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = (*engine)->invokePacked(wrapper, packed)) {
       llvm::errs() << "linattn-run: cannot call " << wrapper << ": "
@@ -587,8 +597,14 @@ static int run(MLIRContext &context) {
       return 1;
     }
     auto end = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(end - start).count();
+    if (cuda) {
+      seconds = linattn_run::stopCudaTimer() * 1e-3;
+      if (failed(linattn_run::checkCudaErrors()))
+        return 1;
+    }
     if (repeat != 0 && call != 0)
-      times.push_back(std::chrono::duration<double>(end - start).count());
+      times.push_back(seconds);
   }
 
   // Results: report, write, free.
@@ -637,7 +653,8 @@ static int run(MLIRContext &context) {
             ? times[times.size() / 2]
             : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
     llvm::outs() << "median time: " << llvm::format("%.6f", median * 1e3)
-                 << " ms over " << times.size() << " calls\n";
+                 << " ms over " << times.size() << " calls"
+                 << (cuda ? " (CUDA events)" : "") << "\n";
   }
   return status;
 }
@@ -667,5 +684,5 @@ int main(int argc, char **argv) {
   linattn::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  return run(context);
+  return run(context, argv[0]);
 }

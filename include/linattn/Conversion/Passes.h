@@ -7,10 +7,13 @@
 #ifndef LINATTN_CONVERSION_PASSES_H
 #define LINATTN_CONVERSION_PASSES_H
 
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/Conversion/LinAttnToLinalg/LinAttnToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

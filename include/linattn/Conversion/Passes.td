@@ -125,4 +125,98 @@ def ConvertLinAttnToCPUKernelsPass
   ];
 }
 
+def ConvertLinAttnToGPUPass
+    : Pass<"convert-linattn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Generate GPU kernels for the linear and scan forms";
+  let description = [{
+    Replaces every `linattn.scan`, `linattn.step`, `linattn.kv_summary` and
+    `linattn.query_readout` by a launch of a `gpu.func` generated for it in
+    `gpu.module @linattn_kernels`; elu, relu and identity feature maps that
+    produce their query and key features are fused into the kernels. The
+    feature size must be static; batch, sequence and value sizes may be
+    dynamic. Kernels read flattened row-major buffers of the operand tensors
+    and compute in the state element type.
+
+    - scan: grid (batch, value-column tiles of `scan-tile` threads), each
+      thread keeps one column of S in registers and walks the sequence;
+      the features of a block of tokens are staged in shared memory with the
+      feature map applied once, the normalizer and denominators are computed
+      there cooperatively;
+    - step: one thread per value column, the state streamed;
+    - kv_summary: one thread per element of S, a loop over the keys;
+    - query_readout: one block per token and value tile, φ(q) in shared
+      memory.
+
+    On the host, the op becomes `bufferization.to_buffer` of its operands,
+    `memref.alloc` of its results and a call to a private launch stub that
+    names the kernel (`linattn.gpu_kernel`) and the arguments it writes
+    (`linattn.gpu_outputs`) and takes the grid and block sizes; after
+    bufferization `linattn-gpu-stage-buffers` turns the call into device
+    buffers, copies and `gpu.launch_func`.
+
+    Ops without a kernel (the quadratic form, unfused poly2 and favor
+    feature maps, dynamic feature sizes, a scan state column larger than the
+    register budget) stay for the host lowering with `host-fallback`
+    (default) and are errors without it.
+
+    ```mlir
+    %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6)
+        : ... -> tensor<2x8x?x64xf32>, tensor<2x8x64x64xf32>, tensor<2x8x64xf32>
+    ```
+
+    becomes, on the host,
+
+    ```mlir
+    %q = bufferization.to_buffer %fq read_only : ... to memref<2x8x?x64xf32>
+    %qf = memref.collapse_shape %q [[0, 1, 2, 3]] : ... into memref<?xf32>
+    ...
+    call @__linattn_launch_linattn_scan_forward_features_normalized_0(
+        %c16, %c2, %c1, %c32, %c1, %c1, %qf, %kf, %vf, %of, %sf, %zf, %n, %c64)
+    %o = bufferization.to_tensor %obuf restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"scanTile", "scan-tile", "int64_t", /*default=*/"32",
+           "Threads per block of the scan kernel (value columns per block)">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Most threads per block of the other kernels">,
+    Option<"maxRegisterState", "max-register-state", "int64_t",
+           /*default=*/"128",
+           "Largest scan state column kept in registers, in 32-bit registers">,
+    Option<"hostFallback", "host-fallback", "bool", /*default=*/"true",
+           "Leave ops without a kernel to the host lowering instead of "
+           "failing">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def LinAttnGPUStageBuffersPass
+    : Pass<"linattn-gpu-stage-buffers", "::mlir::ModuleOp"> {
+  let summary = "Move the buffers of GPU kernel launches to the device";
+  let description = [{
+    Runs after bufferization on what `convert-linattn-to-gpu` produced:
+    every call to a launch stub becomes `gpu.alloc` of a device buffer per
+    buffer operand, `gpu.memcpy` of the kernel's inputs from the host
+    buffers, `gpu.launch_func` of the kernel the stub names on the device
+    buffers, `gpu.memcpy` of its outputs back and `gpu.dealloc`; the stubs
+    are erased. The host buffers stay ordinary `memref.alloc`s, so the
+    functions keep the host calling convention of `linattn-lower-to-cpu`.
+    Synchronous GPU ops are made asynchronous on one stream by
+    `gpu-async-region` afterwards.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // LINATTN_CONVERSION_PASSES_TD

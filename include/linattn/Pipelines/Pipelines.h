@@ -9,6 +9,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace mlir {
 class OpPassManager;
 
@@ -68,6 +70,83 @@ void buildLinAttnLowerToCPUPipeline(OpPassManager &pm,
 
 /// Registers `linattn-lower-to-cpu`.
 void registerLinAttnPipelines();
+
+/// The CUDA toolkit the build found (/usr/local/cuda when it found none):
+/// where `linattn-lower-to-nvvm` looks for ptxas by default.
+std::string getDefaultCudaPath();
+
+/// Options of `linattn-lower-to-nvvm`.
+struct LinAttnLowerToNVVMOptions
+    : public PassPipelineOptions<LinAttnLowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("GPU architecture the kernels are compiled for (sm_90, "
+                     "sm_80, ...; CUDA 13 rejects the upstream default "
+                     "sm_50)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (default: the minimum PTX ISA version of "
+                     "the chip)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What is embedded: bin (a cubin, through ptxas), fatbin "
+                     "(through ptxas and fatbinary) or isa (PTX the driver "
+                     "compiles when it loads the module; needs no toolkit)"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimization level of the NVPTX back end and ptxas"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit whose bin/ptxas, bin/fatbinary and "
+                     "nvvm/libdevice are used (default: the toolkit found "
+                     "at configure time; CUDA_ROOT, CUDA_HOME, CUDA_PATH and "
+                     "PATH are searched when empty)"),
+      llvm::cl::init(getDefaultCudaPath())};
+  PassOptions::Option<std::string> ptxasOptions{
+      *this, "ptxas-options",
+      llvm::cl::desc("Extra command-line options for ptxas"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> rewriteForms{
+      *this, "rewrite-forms",
+      llvm::cl::desc("First raise attention written in linalg, turn causal "
+                     "quadratic attention into scans and reassociate the "
+                     "rest (off: lower the ops as written)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> hostFallback{
+      *this, "host-fallback",
+      llvm::cl::desc("Run ops that have no GPU kernel on the host CPU "
+                     "(off: report them as errors)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> scanTile{
+      *this, "scan-tile",
+      llvm::cl::desc("Threads per block of the scan kernel"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Most threads per block of the other kernels"),
+      llvm::cl::init(128)};
+  PassOptions::Option<bool> cInterface{
+      *this, "c-interface",
+      llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "
+                     "memref descriptors by pointer"),
+      llvm::cl::init(true)};
+};
+
+/// Builds the pipeline from linattn on tensors to host code in the LLVM
+/// dialect that launches NVIDIA GPU kernels: the rewrites of the CPU
+/// pipeline (reassociation forced), `convert-linattn-to-gpu`, the CPU
+/// pipeline's bufferization, `linattn-gpu-stage-buffers` and
+/// `gpu-async-region`, the kernels through NVVM, the host through
+/// `gpu-to-llvm`, and `gpu-module-to-binary`.
+void buildLinAttnLowerToNVVMPipeline(OpPassManager &pm,
+                                     const LinAttnLowerToNVVMOptions &options);
+
+/// Registers `linattn-lower-to-nvvm`.
+void registerLinAttnNVVMPipeline();
 
 } // namespace linattn
 } // namespace mlir

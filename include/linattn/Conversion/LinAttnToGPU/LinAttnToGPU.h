@@ -1,0 +1,61 @@
+//===- LinAttnToGPU.h - linattn to GPU kernels ------------------*- C++ -*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_CONVERSION_LINATTNTOGPU_LINATTNTOGPU_H
+#define LINATTN_CONVERSION_LINATTNTOGPU_LINATTNTOGPU_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+
+namespace mlir {
+class ModuleOp;
+
+namespace linattn {
+
+/// How `convertLinAttnToGPUKernels` shapes its kernels.
+struct LinAttnToGPUKernelOptions {
+  /// Threads per block (value columns per block) of the scan kernel.
+  int64_t scanTile = 32;
+  /// Most threads per block of the other kernels.
+  int64_t blockSize = 128;
+  /// Largest state column the scan keeps in registers, in 32-bit registers
+  /// (F for an f32 state, 2F for f64).
+  int64_t maxRegisterState = 128;
+  /// Leave ops without a kernel to the host lowering instead of failing.
+  bool hostFallback = true;
+};
+
+/// Replaces every `linattn.scan`, `step`, `kv_summary` and `query_readout` in
+/// `module` whose sizes the kernels support by a launch of a `gpu.func`
+/// generated for it in the `gpu.module @linattn_kernels`. elu, relu and
+/// identity feature maps that produce the query and key features are fused
+/// into the kernels (applied as the kernel loads its inputs).
+///
+/// On the host the kernel reads and writes flattened buffers of the operand
+/// tensors (`bufferization.to_buffer`, `memref.alloc` for the results) through
+/// a call to a private launch stub carrying the kernel symbol and the grid;
+/// `linattn-gpu-stage-buffers` turns each stub call into device buffers,
+/// copies and `gpu.launch_func` after bufferization.
+///
+/// Ops left (no kernel: the quadratic form, poly2 and favor feature maps
+/// that feed no kernel, dynamic feature sizes, ...) are reported as errors
+/// unless `hostFallback` is set, in which case the host lowering handles
+/// them. Fails when an error was reported.
+LogicalResult convertLinAttnToGPUKernels(ModuleOp module,
+                                         const LinAttnToGPUKernelOptions &opts);
+
+/// Replaces every call to a launch stub (a private function with the
+/// `linattn.gpu_kernel` attribute) in `module` by `gpu.alloc` of a device
+/// buffer for every buffer operand, `gpu.memcpy` of the kernel's inputs to
+/// the device, the `gpu.launch_func`, `gpu.memcpy` of its outputs back and
+/// `gpu.dealloc`; erases the stubs.
+LogicalResult stageLinAttnGPUBuffers(ModuleOp module);
+
+} // namespace linattn
+} // namespace mlir
+
+#endif // LINATTN_CONVERSION_LINATTNTOGPU_LINATTNTOGPU_H

@@ -1,0 +1,53 @@
+/*===- CudaRuntime.h - linattn's CUDA runtime library -------------*- C -*-===*\
+|*                                                                            *|
+|* Part of the linattn project.                                               *|
+|*                                                                            *|
+|*===----------------------------------------------------------------------===*|
+|*                                                                            *|
+|* The functions liblinattn_cuda_runtime.so exports besides the mgpu* entry   *|
+|* points that MLIR's gpu-to-llvm emits: error reporting, device queries and  *|
+|* event timing. The mock runtime (liblinattn_mock_gpu_runtime.so) exports    *|
+|* them too.                                                                  *|
+|*                                                                            *|
+|* Every mgpu* function reports a failure by recording a message (the first   *|
+|* one is kept until cleared: later failures are often consequences) and     *|
+|* printing it to stderr; with LINATTN_CUDA_ABORT_ON_ERROR=1 in the           *|
+|* environment the process aborts on the first failure instead.               *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef LINATTN_RUNTIME_CUDARUNTIME_H
+#define LINATTN_RUNTIME_CUDARUNTIME_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The message of the first failure since the last clear, or NULL.
+const char *linattnCudaGetLastError(void);
+
+/// Forgets the recorded failure.
+void linattnCudaClearLastError(void);
+
+/// The number of CUDA devices; 0 when the driver cannot be loaded or sees no
+/// device (the reason is then the last error).
+int linattnCudaGetDeviceCount(void);
+
+/// Writes the name of the device the runtime uses into `name` (at most `size`
+/// bytes, NUL-terminated); returns 0 on success.
+int linattnCudaGetDeviceName(char *name, int size);
+
+/// Records a timing event on the default stream; returns 0 on success.
+int linattnCudaTimerStart(void);
+
+/// Records a second event, waits for it and returns the milliseconds since
+/// the last linattnCudaTimerStart, or a negative value on failure. Work on
+/// the streams the generated code creates is ordered with the default
+/// stream, so the interval covers it.
+double linattnCudaTimerStop(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LINATTN_RUNTIME_CUDARUNTIME_H */

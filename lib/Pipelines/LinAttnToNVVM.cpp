@@ -1,0 +1,128 @@
+//===- LinAttnToNVVM.cpp - the linattn-lower-to-nvvm pipeline -------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// linattn on tensors -> host code calling GPU kernels, the kernels compiled to
+// an NVIDIA binary embedded in the module. The host side follows the CPU
+// pipeline (same bufferization, same calling convention: functions take and
+// return host buffers); the kernels come from convert-linattn-to-gpu and go
+// through NVVM and gpu-module-to-binary; the host's GPU ops through
+// gpu-to-llvm, which calls the mgpu* functions of a runtime library
+// (lib/Runtime).
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/Conversion/Passes.h"
+#include "linattn/Pipelines/Pipelines.h"
+#include "linattn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/RequestCWrappers.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::linattn;
+
+std::string mlir::linattn::getDefaultCudaPath() {
+  return LINATTN_DEFAULT_CUDA_PATH;
+}
+
+void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
+    OpPassManager &pm, const LinAttnLowerToNVVMOptions &options) {
+  // The fast forms. The GPU has kernels for the linear and scan forms only,
+  // so every non-causal product is reassociated.
+  if (options.rewriteForms) {
+    pm.addPass(createLinAttnRaisePass());
+    pm.addPass(createLinAttnDecomposePass());
+    pm.addPass(createLinAttnMaskedToScanPass());
+    LinAttnReassociatePassOptions reassociate;
+    reassociate.mode = ReassociateMode::Always;
+    pm.addPass(createLinAttnReassociatePass(reassociate));
+    pm.addPass(createCanonicalizerPass());
+  }
+
+  // Kernels for what has one; the rest to linalg for the host.
+  ConvertLinAttnToGPUPassOptions kernels;
+  kernels.scanTile = options.scanTile;
+  kernels.blockSize = options.blockSize;
+  kernels.hostFallback = options.hostFallback;
+  pm.addPass(createConvertLinAttnToGPUPass(kernels));
+  pm.addPass(createLinAttnDecomposePass());
+  pm.addPass(createConvertLinAttnToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+
+  // Bufferize as the CPU pipeline does, then give every kernel launch its
+  // device buffers and copies, on one stream per function.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createLinAttnGPUStageBuffersPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+
+  // Host loops; the kernels' scf.
+  pm.addPass(createConvertLinalgToLoopsPass());
+  if (options.cInterface)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Kernels -> NVVM.
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.optLevel = options.optLevel;
+  target.features = options.features;
+  target.cmdOptions = options.ptxasOptions;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+
+  // Host -> LLVM, GPU ops -> mgpu* calls.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+
+  // Kernels -> embedded binary.
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.cudaPath;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createLinAttnCheckLoweredPass());
+}
+
+void mlir::linattn::registerLinAttnNVVMPipeline() {
+  PassPipelineRegistration<LinAttnLowerToNVVMOptions>(
+      "linattn-lower-to-nvvm",
+      "Lower linattn on tensors to host code in the LLVM dialect that "
+      "launches NVIDIA GPU kernels embedded as a binary",
+      buildLinAttnLowerToNVVMPipeline);
+}

@@ -1,0 +1,344 @@
+//===- MockGpuRuntime.cpp - the mgpu* functions on host memory ------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A stand-in for liblinattn_cuda_runtime.so on machines without a GPU: the
+// same symbols, "device" memory is host memory (allocations, copies and
+// memsets really happen), kernels are not run. Every call is written as one
+// line to the log, $LINATTN_MOCK_GPU_LOG (appended to) or stderr, so that
+// tests can check the host side's calling sequence:
+//
+//   mgpu: module-load bin 3864 bytes
+//   mgpu: stream-create s1
+//   mgpu: alloc d1 4096 bytes s1
+//   mgpu: memcpy h2d d1 4096 bytes s1
+//   mgpu: launch linattn_scan_forward_elu_0 grid 8x2x1 block 32x1x1 smem 0
+//   params 37 s1 mgpu: memcpy d2h d3 4096 bytes s1 mgpu: free d1 s1
+//
+// Device buffers are named d1, d2, ... and streams s1, s2, ... in the order
+// they are created. When the library is unloaded it reports buffers that were
+// never freed ("mgpu: leak d3 4096 bytes").
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/Runtime/CudaRuntime.h"
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#define LINATTN_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+struct Buffer {
+  int id;
+  uint64_t bytes;
+};
+
+struct Module {
+  std::vector<std::unique_ptr<std::string>> functions;
+};
+
+struct State {
+  std::mutex mutex;
+  FILE *log = nullptr;
+  std::map<char *, Buffer> buffers; // by start address
+  int nextBuffer = 1;
+  int nextStream = 1;
+  ~State() {
+    for (auto &[pointer, buffer] : buffers) {
+      write("leak d%d %llu bytes", buffer.id,
+            static_cast<unsigned long long>(buffer.bytes));
+      std::free(pointer);
+    }
+    if (log && log != stderr)
+      std::fclose(log);
+  }
+
+  void write(const char *format, ...) __attribute__((format(printf, 2, 3))) {
+    if (!log) {
+      const char *path = std::getenv("LINATTN_MOCK_GPU_LOG");
+      log = path && *path ? std::fopen(path, "a") : nullptr;
+      if (!log)
+        log = stderr;
+    }
+    std::fputs("mgpu: ", log);
+    va_list args;
+    va_start(args, format);
+    std::vfprintf(log, format, args);
+    va_end(args);
+    std::fputc('\n', log);
+    std::fflush(log);
+  }
+
+  /// The buffer `pointer` points into, if any.
+  const Buffer *find(const void *pointer) {
+    const char *p = static_cast<const char *>(pointer);
+    auto it = buffers.upper_bound(const_cast<char *>(p));
+    if (it == buffers.begin())
+      return nullptr;
+    --it;
+    if (p < it->first + it->second.bytes)
+      return &it->second;
+    return nullptr;
+  }
+
+  std::string name(const void *pointer) {
+    const Buffer *buffer = find(pointer);
+    return buffer ? "d" + std::to_string(buffer->id) : "host";
+  }
+};
+
+State &state() {
+  static State instance;
+  return instance;
+}
+
+/// Streams and events are small integers in disguise.
+std::string handleName(const char *prefix, const void *handle) {
+  if (!handle)
+    return std::string(prefix) + "0";
+  return prefix + std::to_string(reinterpret_cast<intptr_t>(handle));
+}
+
+} // namespace
+
+LINATTN_EXPORT void *mgpuModuleLoad(void *, size_t size) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("module-load bin %llu bytes", static_cast<unsigned long long>(size));
+  return new Module();
+}
+
+LINATTN_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("module-load ptx %zu bytes O%d",
+          std::strlen(static_cast<const char *>(data)), optLevel);
+  return new Module();
+}
+
+LINATTN_EXPORT void mgpuModuleUnload(void *module) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("module-unload");
+  delete static_cast<Module *>(module);
+}
+
+LINATTN_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto *m = static_cast<Module *>(module);
+  m->functions.push_back(std::make_unique<std::string>(name));
+  return m->functions.back().get();
+}
+
+LINATTN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                     intptr_t gridY, intptr_t gridZ,
+                                     intptr_t blockX, intptr_t blockY,
+                                     intptr_t blockZ, int32_t smem,
+                                     void *stream, void **, void **,
+                                     size_t paramsCount) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  bool empty = gridX == 0 || gridY == 0 || gridZ == 0;
+  s.write("%s %s grid %ldx%ldx%ld block %ldx%ldx%ld smem %d params %zu %s",
+          empty ? "launch-skipped-empty-grid" : "launch",
+          static_cast<std::string *>(function)->c_str(),
+          static_cast<long>(gridX), static_cast<long>(gridY),
+          static_cast<long>(gridZ), static_cast<long>(blockX),
+          static_cast<long>(blockY), static_cast<long>(blockZ), smem,
+          paramsCount, handleName("s", stream).c_str());
+}
+
+LINATTN_EXPORT void mgpuLaunchClusterKernel(void *function, intptr_t, intptr_t,
+                                            intptr_t, intptr_t, intptr_t,
+                                            intptr_t, intptr_t, intptr_t,
+                                            intptr_t, int32_t, void *, void **,
+                                            void **, size_t) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("launch-cluster %s", static_cast<std::string *>(function)->c_str());
+}
+
+LINATTN_EXPORT void *mgpuStreamCreate() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  void *stream =
+      reinterpret_cast<void *>(static_cast<intptr_t>(s.nextStream++));
+  s.write("stream-create %s", handleName("s", stream).c_str());
+  return stream;
+}
+
+LINATTN_EXPORT void mgpuStreamDestroy(void *stream) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("stream-destroy %s", handleName("s", stream).c_str());
+}
+
+LINATTN_EXPORT void mgpuStreamSynchronize(void *stream) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("stream-sync %s", handleName("s", stream).c_str());
+}
+
+LINATTN_EXPORT void mgpuStreamWaitEvent(void *stream, void *) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("stream-wait-event %s", handleName("s", stream).c_str());
+}
+
+LINATTN_EXPORT void *mgpuEventCreate() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("event-create");
+  return reinterpret_cast<void *>(1);
+}
+
+LINATTN_EXPORT void mgpuEventDestroy(void *) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("event-destroy");
+}
+
+LINATTN_EXPORT void mgpuEventSynchronize(void *) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("event-sync");
+}
+
+LINATTN_EXPORT void mgpuEventRecord(void *, void *stream) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("event-record %s", handleName("s", stream).c_str());
+}
+
+LINATTN_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream,
+                                  bool isHostShared) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (bytes == 0) {
+    s.write("alloc-empty %s", handleName("s", stream).c_str());
+    return nullptr;
+  }
+  // Zeroed, so that results of launches that never ran are deterministic.
+  char *pointer = static_cast<char *>(std::calloc(bytes, 1));
+  int id = s.nextBuffer++;
+  s.buffers[pointer] = {id, bytes};
+  s.write("alloc%s d%d %llu bytes %s", isHostShared ? "-shared" : "", id,
+          static_cast<unsigned long long>(bytes),
+          handleName("s", stream).c_str());
+  return pointer;
+}
+
+LINATTN_EXPORT void mgpuMemFree(void *pointer, void *stream) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!pointer)
+    return;
+  auto it = s.buffers.find(static_cast<char *>(pointer));
+  if (it == s.buffers.end()) {
+    s.write("free-unknown-pointer %s", handleName("s", stream).c_str());
+    return;
+  }
+  s.write("free d%d %s", it->second.id, handleName("s", stream).c_str());
+  s.buffers.erase(it);
+  std::free(pointer);
+}
+
+LINATTN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes,
+                               void *stream) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  bool toDevice = s.find(dst), fromDevice = s.find(src);
+  const char *kind =
+      toDevice ? (fromDevice ? "d2d" : "h2d") : (fromDevice ? "d2h" : "h2h");
+  std::string buffer = toDevice ? s.name(dst) : s.name(src);
+  s.write("memcpy %s %s %zu bytes %s", kind, buffer.c_str(), bytes,
+          handleName("s", stream).c_str());
+  if (bytes)
+    std::memmove(dst, src, bytes);
+}
+
+LINATTN_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                                 void *stream) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("memset32 %s %zu %s", s.name(dst).c_str(), count,
+          handleName("s", stream).c_str());
+  auto *words = static_cast<uint32_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    words[i] = value;
+}
+
+LINATTN_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                                 void *stream) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("memset16 %s %zu %s", s.name(dst).c_str(), count,
+          handleName("s", stream).c_str());
+  auto *halves = static_cast<uint16_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    halves[i] = value;
+}
+
+LINATTN_EXPORT void mgpuMemHostRegister(void *, uint64_t bytes) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("host-register %llu bytes", static_cast<unsigned long long>(bytes));
+}
+
+LINATTN_EXPORT void mgpuMemHostUnregister(void *) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("host-unregister");
+}
+
+LINATTN_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *,
+                                              int64_t elementSize) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("host-register-memref rank %lld element %lld",
+          static_cast<long long>(rank), static_cast<long long>(elementSize));
+}
+
+LINATTN_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *,
+                                                int64_t elementSize) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("host-unregister-memref rank %lld element %lld",
+          static_cast<long long>(rank), static_cast<long long>(elementSize));
+}
+
+LINATTN_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.write("set-default-device %d", device);
+}
+
+LINATTN_EXPORT const char *linattnCudaGetLastError(void) { return nullptr; }
+
+LINATTN_EXPORT void linattnCudaClearLastError(void) {}
+
+LINATTN_EXPORT int linattnCudaGetDeviceCount(void) { return 1; }
+
+LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {
+  if (size <= 0)
+    return 1;
+  std::snprintf(name, size, "mock GPU (host memory, kernels not run)");
+  return 0;
+}
+
+LINATTN_EXPORT int linattnCudaTimerStart(void) { return 0; }
+
+LINATTN_EXPORT double linattnCudaTimerStop(void) { return 0.0; }

@@ -1,0 +1,134 @@
+// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
+
+// The causal scan with a fused elu feature map: the host passes flat buffers
+// of the raw inputs and fresh result buffers to the launch stub; the kernel
+// stages φ(q) and φ(k) of a block of tokens in shared memory and keeps its
+// column of S in registers.
+
+// CHECK-LABEL: func.func @scan_elu
+//  CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x16xf32>, %[[K:.*]]: tensor<2x4x?x16xf32>, %[[V:.*]]: tensor<2x4x?x40xf32>)
+//   CHECK-NOT: linattn.
+//   CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+//   CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+//   CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+//   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG: %[[C40:.*]] = arith.constant 40 : index
+//       CHECK: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x?x16xf32> to memref<2x4x?x16xf32>
+//       CHECK: %[[QF:.*]] = memref.collapse_shape %[[QB]] {{\[}}[0, 1, 2, 3]] : memref<2x4x?x16xf32> into memref<?xf32>
+//       CHECK: %[[N:.*]] = tensor.dim %[[V]], %[[C2]]
+//       CHECK: %[[O:.*]] = memref.alloc(%[[N]]) : memref<2x4x?x40xf32>
+//       CHECK: %[[S:.*]] = memref.alloc() : memref<2x4x16x40xf32>
+//       CHECK: %[[Z:.*]] = memref.alloc() : memref<2x4x16xf32>
+//       CHECK: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%[[C8]], %[[C2]], %[[C1]], %[[C32]], %[[C1]], %[[C1]], %[[QF]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %[[C40]])
+//       CHECK: %[[OT:.*]] = bufferization.to_tensor %[[O]] restrict writable
+//       CHECK: return %[[OT]]
+
+// CHECK: gpu.module @linattn_kernels
+// CHECK: gpu.func @linattn_scan_forward_elu_normalized_0(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME: workgroup(%[[QS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.block_id x
+// CHECK: gpu.thread_id x
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:   gpu.barrier
+// CHECK:   math.exp
+// CHECK:   memref.store %{{.*}}, %[[QS]]
+// CHECK:   gpu.barrier
+// CHECK-COUNT-16: arith.mulf {{.*}} fastmath<contract>
+// CHECK:   arith.divf
+// CHECK: gpu.return
+
+// CHECK: func.func private @__linattn_launch_linattn_scan_forward_elu_normalized_0
+// CHECK-SAME: linattn.gpu_kernel = @linattn_kernels::@linattn_scan_forward_elu_normalized_0
+// CHECK-SAME: linattn.gpu_outputs = array<i64: 3, 4, 5>
+func.func @scan_elu(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %v: tensor<2x4x?x40xf32>) -> tensor<2x4x?x40xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x16xf32> -> tensor<2x4x?x16xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x16xf32> -> tensor<2x4x?x16xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x40xf32> -> tensor<2x4x?x40xf32>, tensor<2x4x16x40xf32>, tensor<2x4x16xf32>
+  return %o : tensor<2x4x?x40xf32>
+}
+
+// -----
+
+// A reverse scan with an initial state, features given.
+
+// CHECK-LABEL: func.func @scan_reverse_init
+//       CHECK: call @__linattn_launch_linattn_scan_reverse_features_0(
+// CHECK: gpu.func @linattn_scan_reverse_features_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK-NOT: math.exp
+// CHECK: gpu.return
+// CHECK: linattn.gpu_outputs = array<i64: 5, 6, 7>
+func.func @scan_reverse_init(%fq: tensor<2x?x16xf32>, %fk: tensor<2x?x16xf32>, %v: tensor<2x?x8xf32>, %s0: tensor<2x16x8xf32>, %z0: tensor<2x16xf32>) -> (tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>) {
+  %o, %s, %z = linattn.scan reverse %fq, %fk, %v init(%s0, %z0) : tensor<2x?x16xf32>, tensor<2x?x16xf32>, tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32> -> tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>
+  return %o, %s, %z : tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>
+}
+
+// -----
+
+// The linear form: kv_summary with a fused relu (one thread per state
+// element: grid value tiles x F x batch), query_readout (one block per token).
+
+// CHECK-LABEL: func.func @linear_relu
+//   CHECK-DAG: %[[C6:.*]] = arith.constant 6 : index
+//   CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+//   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+//       CHECK: call @__linattn_launch_linattn_kv_summary_relu_0(%[[C1]], %[[C32]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
+//       CHECK: call @__linattn_launch_linattn_query_readout_relu_normalized_1(%{{.*}}, %[[C1]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
+// CHECK: gpu.func @linattn_kv_summary_relu_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index) kernel
+// CHECK: arith.maximumf
+// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.barrier
+// CHECK: arith.divf
+func.func @linear_relu(%q: tensor<2x3x?x32xf32>, %k: tensor<2x3x?x32xf32>, %v: tensor<2x3x?x64xf32>) -> tensor<2x3x?x64xf32> {
+  %fq = linattn.feature_map relu %q : tensor<2x3x?x32xf32> -> tensor<2x3x?x32xf32>
+  %fk = linattn.feature_map relu %k : tensor<2x3x?x32xf32> -> tensor<2x3x?x32xf32>
+  %s, %z = linattn.kv_summary %fk, %v : tensor<2x3x?x32xf32>, tensor<2x3x?x64xf32> -> tensor<2x3x32x64xf32>, tensor<2x3x32xf32>
+  %o = linattn.query_readout %fq, %s normalize(%z, eps = 1.0e-6) : tensor<2x3x?x32xf32>, tensor<2x3x32x64xf32>, tensor<2x3x32xf32> -> tensor<2x3x?x64xf32>
+  return %o : tensor<2x3x?x64xf32>
+}
+
+// -----
+
+// The decode step, f64.
+
+// CHECK-LABEL: func.func @step
+//       CHECK: call @__linattn_launch_linattn_step_identity_normalized_0(
+// CHECK: gpu.func @linattn_step_identity_normalized_0({{.*}}: memref<?xf64>{{.*}}) workgroup(%{{.*}} : memref<16xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf64, #gpu.address_space<workgroup>>) kernel
+func.func @step(%q: tensor<4x16xf64>, %k: tensor<4x16xf64>, %v: tensor<4x8xf64>, %s: tensor<4x16x8xf64>, %z: tensor<4x16xf64>) -> (tensor<4x8xf64>, tensor<4x16x8xf64>, tensor<4x16xf64>) {
+  %fq = linattn.feature_map identity %q : tensor<4x16xf64> -> tensor<4x16xf64>
+  %o, %s1, %z1 = linattn.step %fq, %k, %v, %s, %z normalize(eps = 1.0e-6) : tensor<4x16xf64>, tensor<4x16xf64>, tensor<4x8xf64>, tensor<4x16x8xf64>, tensor<4x16xf64> -> tensor<4x8xf64>, tensor<4x16x8xf64>, tensor<4x16xf64>
+  return %o, %s1, %z1 : tensor<4x8xf64>, tensor<4x16x8xf64>, tensor<4x16xf64>
+}
+
+// -----
+
+// No kernel: the quadratic form and a dynamic feature size stay for the host
+// (errors without host fallback: convert-linattn-to-gpu-invalid.mlir).
+
+// CHECK-LABEL: func.func @negative_quadratic
+//       CHECK: linattn.scores
+//       CHECK: linattn.apply_scores
+func.func @negative_quadratic(%q: tensor<2x7x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>) -> tensor<2x7x8xf32> {
+  %a = linattn.scores %q, %k : tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x7x7xf32>
+  %o = linattn.apply_scores %a, %v : tensor<2x7x7xf32>, tensor<2x7x8xf32> -> tensor<2x7x8xf32>
+  return %o : tensor<2x7x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_dynamic_features
+//       CHECK: linattn.kv_summary
+func.func @negative_dynamic_features(%k: tensor<2x7x?xf32>, %v: tensor<2x7x8xf32>) -> tensor<2x?x8xf32> {
+  %s, %z = linattn.kv_summary %k, %v : tensor<2x7x?xf32>, tensor<2x7x8xf32> -> tensor<2x?x8xf32>, tensor<2x?xf32>
+  return %s : tensor<2x?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_wide_state
+//       CHECK: linattn.scan
+func.func @negative_wide_state(%fq: tensor<7x200xf32>, %fk: tensor<7x200xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x200xf32>, tensor<7x200xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<200x8xf32>, tensor<200xf32>
+  return %o : tensor<7x8xf32>
+}

@@ -1,0 +1,6 @@
+// Numerical test of the GPU backend: the "attention" cases of gpu_cases.py are
+// lowered with linattn-lower-to-nvvm, run on the GPU by linattn-run
+// --target=cuda and compared with the float64 references of reference.py.
+// RUN: rm -rf %t && %linattn_python %S/gpu_cases.py --group=attention --tools=%linattn_obj_root/bin --workdir=%t | FileCheck %s
+// CHECK-NOT: FAIL
+// CHECK: attention: {{[0-9]+}} of {{[0-9]+}} cases passed

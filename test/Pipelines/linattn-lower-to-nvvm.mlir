@@ -1,0 +1,83 @@
+// REQUIRES: cuda-toolkit
+// The kernels at three stages, from one module with every kernel
+// (Inputs/all-kernels.mlir): NVVM IR, PTX (format=isa) and a cubin through
+// ptxas (format=bin, the default); the host code in the LLVM dialect.
+
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=isa" --mlir-print-ir-after=convert-gpu-to-nvvm -o /dev/null 2>&1 | FileCheck %s --check-prefix=NVVM
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=isa" | FileCheck %s --check-prefix=HOST
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=isa" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=PTX
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="chip=sm_80 opt-level=2" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=SM80
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=fatbin" | FileCheck %s --check-prefix=FATBIN
+// RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="cuda-path=%t/no-such-toolkit" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-PTXAS
+
+// NVVM: gpu.module @linattn_kernels [#nvvm.target<O = 3, chip = "sm_90">]
+// NVVM: llvm.func @linattn_scan_forward_elu_normalized_0(
+// NVVM-SAME: gpu.kernel
+// NVVM-SAME: nvvm.kernel
+// NVVM-DAG: nvvm.read.ptx.sreg.ctaid.x
+// NVVM-DAG: nvvm.read.ptx.sreg.tid.x
+// NVVM-DAG: nvvm.barrier
+// NVVM-DAG: llvm.call @__nv_expf
+// NVVM: llvm.func @linattn_kv_summary_relu_1(
+// NVVM: llvm.intr.maximum
+// NVVM: llvm.func @linattn_query_readout_relu_normalized_2(
+// NVVM: llvm.func @linattn_step_elu_normalized_3(
+// NVVM: llvm.func @linattn_scan_reverse_features_4(
+// NVVM: llvm.fmul {{.*}} : f64
+
+// The host: device buffers, copies, launches on one stream per function.
+// HOST-LABEL: llvm.func @causal(
+// HOST: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// HOST: llvm.call @mgpuMemAlloc({{.*}}, %[[STREAM]], {{.*}})
+// HOST: llvm.call @mgpuMemcpy({{.*}}, %[[STREAM]])
+// HOST: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linattn_kernels::@linattn_scan_forward_elu_normalized_0
+// HOST: llvm.call @mgpuMemcpy({{.*}}, %[[STREAM]])
+// HOST: llvm.call @mgpuMemFree({{.*}}, %[[STREAM]])
+// HOST: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
+// HOST: llvm.call @mgpuStreamDestroy(%[[STREAM]])
+// HOST: llvm.func @_mlir_ciface_causal(
+// HOST-LABEL: llvm.func @cross(
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_kv_summary_relu_1
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_query_readout_relu_normalized_2
+// HOST-LABEL: llvm.func @decode(
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_step_elu_normalized_3
+// HOST-LABEL: llvm.func @suffix(
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_reverse_features_4
+// HOST: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, assembly = "
+// HOST-NOT: linattn.
+
+// The scan: features and normalizer partials in shared memory, the state
+// column in registers, fused multiply-adds.
+// PTX: .target sm_90
+// PTX-LABEL: .visible .entry linattn_scan_forward_elu_normalized_0(
+// PTX-COUNT-32: .param .u64
+// PTX: .shared .align 4 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[8192];
+// PTX: bar.sync 0;
+// PTX: ex2.approx
+// PTX-COUNT-128: fma.rn.f32
+// PTX: div.rn.f32
+// PTX-LABEL: .visible .entry linattn_kv_summary_relu_1(
+// PTX: max.NaN.f32
+// PTX: fma.rn.f32
+// PTX-LABEL: .visible .entry linattn_query_readout_relu_normalized_2(
+// PTX: .shared .align 4 .b8 __wg_linattn_query_readout_relu_normalized_2_0[128];
+// PTX: bar.sync 0;
+// PTX-LABEL: .visible .entry linattn_step_elu_normalized_3(
+// PTX: bar.sync 0;
+// PTX-LABEL: .visible .entry linattn_scan_reverse_features_4(
+// PTX: fma.rn.f64
+
+// CUBIN: ELF64 machine 190 (CUDA)
+// CUBIN-NEXT: sm_90
+// CUBIN-DAG: kernel linattn_scan_forward_elu_normalized_0
+// CUBIN-DAG: kernel linattn_kv_summary_relu_1
+// CUBIN-DAG: kernel linattn_query_readout_relu_normalized_2
+// CUBIN-DAG: kernel linattn_step_elu_normalized_3
+// CUBIN-DAG: kernel linattn_scan_reverse_features_4
+
+// SM80: sm_80
+
+// FATBIN: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, "
+
+// NO-PTXAS: error: CUDA path: {{.*}}no-such-toolkit does not exist

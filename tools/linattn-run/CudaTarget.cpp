@@ -1,0 +1,136 @@
+//===- CudaTarget.cpp - linattn-run's CUDA target -------------------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaTarget.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum class Target { CPU, CUDA };
+} // namespace
+
+static cl::opt<Target> target(
+    "target", cl::desc("Where the function runs"), cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu",
+                          "the host CPU, through linattn-lower-to-cpu"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "an NVIDIA GPU, through linattn-lower-to-nvvm and "
+                          "the CUDA runtime library")));
+static cl::opt<bool>
+    mockGpu("mock-gpu",
+            cl::desc("With --target=cuda: call the mock runtime, which keeps "
+                     "buffers in host memory, runs no kernel and logs every "
+                     "call to $LINATTN_MOCK_GPU_LOG or stderr (also "
+                     "LINATTN_MOCK_GPU=1)"),
+            cl::init(false));
+static cl::opt<std::string>
+    gpuRuntime("gpu-runtime",
+               cl::desc("With --target=cuda: the runtime library to call "
+                        "(default: liblinattn_cuda_runtime.so, or the mock, "
+                        "from this build)"),
+               cl::init(""));
+
+namespace {
+/// The runtime's extras (include/linattn/Runtime/CudaRuntime.h), looked up
+/// in the loaded library.
+struct Runtime {
+  const char *(*getLastError)() = nullptr;
+  void (*clearLastError)() = nullptr;
+  int (*getDeviceCount)() = nullptr;
+  int (*getDeviceName)(char *, int) = nullptr;
+  int (*timerStart)() = nullptr;
+  double (*timerStop)() = nullptr;
+};
+} // namespace
+
+static Runtime runtime;
+
+bool linattn_run::isCudaTarget() { return target == Target::CUDA; }
+
+/// The runtime library of this build: next to the tool's lib/ directory, or
+/// where the build put it.
+static std::string defaultRuntime(const char *argv0, StringRef name) {
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&defaultRuntime));
+  SmallString<256> path(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::append(path, "..", "lib", name);
+  if (llvm::sys::fs::exists(path))
+    return std::string(path);
+  SmallString<256> built(LINATTN_RUNTIME_DIR);
+  llvm::sys::path::append(built, name);
+  return std::string(built);
+}
+
+LogicalResult linattn_run::setUpCudaTarget(const char *argv0,
+                                           std::string &pipeline,
+                                           bool pipelineGiven,
+                                           SmallVectorImpl<std::string> &libs) {
+  const char *mockEnv = std::getenv("LINATTN_MOCK_GPU");
+  bool mock = mockGpu || (mockEnv && *mockEnv && StringRef(mockEnv) != "0");
+  std::string path = gpuRuntime;
+  if (path.empty())
+    path = defaultRuntime(argv0, mock ? "liblinattn_mock_gpu_runtime.so"
+                                      : "liblinattn_cuda_runtime.so");
+  std::string error;
+  auto library =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &error);
+  if (!library.isValid()) {
+    llvm::errs() << "linattn-run: cannot load the GPU runtime " << path << ": "
+                 << error << "\n";
+    return failure();
+  }
+#define LOOKUP(field, symbol)                                                  \
+  runtime.field = reinterpret_cast<decltype(runtime.field)>(                   \
+      library.getAddressOfSymbol(symbol));                                     \
+  if (!runtime.field) {                                                        \
+    llvm::errs() << "linattn-run: " << path << " has no " << symbol            \
+                 << ": not a linattn GPU runtime\n";                           \
+    return failure();                                                          \
+  }
+  LOOKUP(getLastError, "linattnCudaGetLastError")
+  LOOKUP(clearLastError, "linattnCudaClearLastError")
+  LOOKUP(getDeviceCount, "linattnCudaGetDeviceCount")
+  LOOKUP(getDeviceName, "linattnCudaGetDeviceName")
+  LOOKUP(timerStart, "linattnCudaTimerStart")
+  LOOKUP(timerStop, "linattnCudaTimerStop")
+#undef LOOKUP
+  if (runtime.getDeviceCount() <= 0) {
+    const char *why = runtime.getLastError();
+    llvm::errs() << "linattn-run: no CUDA device"
+                 << (why ? std::string(": ") + why : std::string()) << "\n";
+    return failure();
+  }
+  char name[256] = {0};
+  if (runtime.getDeviceName(name, sizeof(name)) == 0)
+    llvm::outs() << "device: " << name << "\n";
+  if (!pipelineGiven)
+    pipeline = "linattn-lower-to-nvvm";
+  libs.push_back(path);
+  return success();
+}
+
+void linattn_run::startCudaTimer() { runtime.timerStart(); }
+
+double linattn_run::stopCudaTimer() { return runtime.timerStop(); }
+
+LogicalResult linattn_run::checkCudaErrors() {
+  const char *error = runtime.getLastError();
+  if (!error)
+    return success();
+  llvm::errs() << "linattn-run: the GPU runtime failed: " << error << "\n";
+  runtime.clearLastError();
+  return failure();
+}
