@@ -398,9 +398,12 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
     for (Value dot : dots) {
       Value sum =
           vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, dot);
+      // One division per token; the tiles multiply by the reciprocal.
       Value denominator = arith::AddFOp::create(b, loc, sum, eps);
+      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+      Value reciprocal = arith::DivFOp::create(b, loc, one, denominator);
       scales.push_back(
-          vector::BroadcastOp::create(b, loc, vecType, denominator));
+          vector::BroadcastOp::create(b, loc, vecType, reciprocal));
     }
   }
 
@@ -441,7 +444,7 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
     for (int64_t t = 0; readout && t < count; ++t) {
       Value o = rows.getResult(t);
       if (ops.eps)
-        o = arith::DivFOp::create(b, loc, o, scales[t]);
+        o = arith::MulFOp::create(b, loc, o, scales[t]);
       storeVector(o, ops.out, tokenIndices(positions[t], offset), mask);
     }
     return SmallVector<Value>();

@@ -30,7 +30,7 @@
 // CHECK: vector.load %[[S]]
 // CHECK-COUNT-8: vector.fma
 // CHECK: vector.store {{.*}}, %[[S]]
-// CHECK: arith.divf {{.*}} : vector<8xf32>
+// CHECK: arith.mulf {{.*}} : vector<8xf32>
 // CHECK: return {{.*}} : tensor<2x3x?x19xf32>, tensor<2x3x20x19xf32>, tensor<2x3x20xf32>
 // NOFUSE-LABEL: func.func @scan_elu(
 
