@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineStages.h"
+
 #include "linattn/Conversion/Passes.h"
 #include "linattn/Pipelines/Pipelines.h"
 #include "linattn/Transforms/Passes.h"
@@ -24,45 +26,22 @@ using namespace mlir::linattn;
 
 void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     OpPassManager &pm, const LinAttnLowerToCPUOptions &options) {
-  // The fast form of each computation: attention written in linalg is
-  // raised, causal attention becomes a scan, the rest is reassociated where
-  // the cost model says it pays.
-  if (options.rewriteForms) {
-    pm.addPass(createLinAttnRaisePass());
-    pm.addPass(createLinAttnDecomposePass());
-    pm.addPass(createLinAttnMaskedToScanPass());
-    pm.addPass(createLinAttnReassociatePass());
-    pm.addPass(createCanonicalizerPass());
-  }
+  if (options.rewriteForms)
+    addRewriteFormsStage(pm, ReassociateMode::Auto);
 
   // Scans and steps -> vectorized kernels on buffers, wrapped in tensors.
-  pm.addPass(createLinAttnDecomposePass());
   if (options.kernels) {
+    pm.addPass(createLinAttnDecomposePass());
     ConvertLinAttnToCPUKernelsPassOptions kernels;
     kernels.vectorWidth = options.vectorWidth;
     kernels.tokensPerBlock = options.tokensPerBlock;
     kernels.threads = options.numThreads;
     pm.addPass(createConvertLinAttnToCPUKernelsPass(kernels));
   }
+  addLinalgStage(pm, options.fuseElementwise);
+  addBufferizeStage(pm);
 
-  // The rest of linattn on tensors -> linalg on tensors.
-  pm.addPass(createConvertLinAttnToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  if (options.fuseElementwise)
-    pm.addPass(createLinalgElementwiseOpFusionPass());
-
-  // Tensors -> buffers. Function boundaries get identity layouts so callers
-  // (linattn-run, the C API) pass plain dense descriptors.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
-
-  // Buffers -> loops -> LLVM.
+  // Buffers -> loops -> OpenMP -> LLVM.
   pm.addPass(createConvertLinalgToLoopsPass());
   if (options.numThreads != 1) {
     ConvertSCFToOpenMPPassOptions openmp;
@@ -80,15 +59,7 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
+  addHostToLLVMStage(pm);
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createLinAttnCheckLoweredPass());

@@ -14,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineStages.h"
+
 #include "linattn/Conversion/Passes.h"
 #include "linattn/Pipelines/Pipelines.h"
 #include "linattn/Transforms/Passes.h"
@@ -42,15 +44,8 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
     OpPassManager &pm, const LinAttnLowerToNVVMOptions &options) {
   // The fast forms. The GPU has kernels for the linear and scan forms only,
   // so every non-causal product is reassociated.
-  if (options.rewriteForms) {
-    pm.addPass(createLinAttnRaisePass());
-    pm.addPass(createLinAttnDecomposePass());
-    pm.addPass(createLinAttnMaskedToScanPass());
-    LinAttnReassociatePassOptions reassociate;
-    reassociate.mode = ReassociateMode::Always;
-    pm.addPass(createLinAttnReassociatePass(reassociate));
-    pm.addPass(createCanonicalizerPass());
-  }
+  if (options.rewriteForms)
+    addRewriteFormsStage(pm, ReassociateMode::Always);
 
   // Kernels for what has one; the rest to linalg for the host.
   ConvertLinAttnToGPUPassOptions kernels;
@@ -58,21 +53,11 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.blockSize = options.blockSize;
   kernels.hostFallback = options.hostFallback;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
-  pm.addPass(createLinAttnDecomposePass());
-  pm.addPass(createConvertLinAttnToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  addLinalgStage(pm, /*fuseElementwise=*/true);
 
   // Bufferize as the CPU pipeline does, then give every kernel launch its
   // device buffers and copies, on one stream per function.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addBufferizeStage(pm);
   pm.addPass(createLinAttnGPUStageBuffersPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
@@ -99,15 +84,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
 
   // Host -> LLVM, GPU ops -> mgpu* calls.
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
+  addHostToLLVMStage(pm);
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 

@@ -747,6 +747,26 @@ static bool hasKernel(StepOp op) {
                       isKernelInputType);
 }
 
+/// The kernel's view of the inputs of a scan or step: the features (looking
+/// through fusable feature maps), the values and eps. Returns the raw keys
+/// in `rawKeys` (their last size is F).
+static KernelOperands bindInputs(RewriterBase &rewriter, Location loc,
+                                 Value queryFeatures, Value keyFeatures,
+                                 Value values, std::optional<APFloat> eps,
+                                 int64_t batchRank, bool fuse, Value &rawKeys) {
+  KernelOperands ops;
+  ops.batchRank = batchRank;
+  if (eps)
+    ops.eps = eps->convertToDouble();
+  Value q;
+  fuseFeatureMap(queryFeatures, fuse, q, ops.qMap, ops.qFeatureType);
+  fuseFeatureMap(keyFeatures, fuse, rawKeys, ops.kMap, ops.kFeatureType);
+  ops.q = toBuffer(rewriter, loc, q);
+  ops.k = toBuffer(rewriter, loc, rawKeys);
+  ops.v = toBuffer(rewriter, loc, values);
+  return ops;
+}
+
 /// Replaces the scan `op` by its kernel.
 static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
                         bool fuse) {
@@ -759,18 +779,11 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
       cast<RankedTensorType>(op.getFinalNormalizer().getType());
   int64_t batchRank = resultType.getRank() - 2;
 
-  KernelOperands ops;
-  ops.batchRank = batchRank;
+  Value k, v = op.getValues();
+  KernelOperands ops =
+      bindInputs(rewriter, loc, op.getQueryFeatures(), op.getKeyFeatures(), v,
+                 op.getEps(), batchRank, fuse, k);
   ops.reverse = op.isReverse();
-  ops.eps = op.getEps() ? std::optional<double>(op.getEps()->convertToDouble())
-                        : std::nullopt;
-  Value q, k;
-  fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
-  fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
-  Value v = op.getValues();
-  ops.q = toBuffer(rewriter, loc, q);
-  ops.k = toBuffer(rewriter, loc, k);
-  ops.v = toBuffer(rewriter, loc, v);
   if (op.hasInitialState()) {
     ops.s0 = toBuffer(rewriter, loc, op.getInitialState());
     ops.z0 = toBuffer(rewriter, loc, op.getInitialNormalizer());
@@ -799,18 +812,11 @@ static void rewriteStep(RewriterBase &rewriter, StepOp op, KernelShape shape,
   auto normalizerType = cast<RankedTensorType>(op.getNewNormalizer().getType());
   int64_t batchRank = resultType.getRank() - 1;
 
-  KernelOperands ops;
-  ops.batchRank = batchRank;
+  Value k, v = op.getValues();
+  KernelOperands ops =
+      bindInputs(rewriter, loc, op.getQueryFeatures(), op.getKeyFeatures(), v,
+                 op.getEps(), batchRank, fuse, k);
   ops.hasSequence = false;
-  ops.eps = op.getEps() ? std::optional<double>(op.getEps()->convertToDouble())
-                        : std::nullopt;
-  Value q, k;
-  fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
-  fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
-  Value v = op.getValues();
-  ops.q = toBuffer(rewriter, loc, q);
-  ops.k = toBuffer(rewriter, loc, k);
-  ops.v = toBuffer(rewriter, loc, v);
   ops.s0 = toBuffer(rewriter, loc, op.getState());
   ops.z0 = toBuffer(rewriter, loc, op.getNormalizer());
   Value s0 = op.getState();

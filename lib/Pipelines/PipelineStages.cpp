@@ -1,0 +1,62 @@
+//===- PipelineStages.cpp - stages shared by the lowering pipelines -------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineStages.h"
+
+#include "linattn/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::linattn;
+
+void mlir::linattn::addRewriteFormsStage(OpPassManager &pm,
+                                         ReassociateMode mode) {
+  pm.addPass(createLinAttnRaisePass());
+  pm.addPass(createLinAttnDecomposePass());
+  pm.addPass(createLinAttnMaskedToScanPass());
+  LinAttnReassociatePassOptions reassociate;
+  reassociate.mode = mode;
+  pm.addPass(createLinAttnReassociatePass(reassociate));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::linattn::addLinalgStage(OpPassManager &pm, bool fuseElementwise) {
+  pm.addPass(createLinAttnDecomposePass());
+  pm.addPass(createConvertLinAttnToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (fuseElementwise)
+    pm.addPass(createLinalgElementwiseOpFusionPass());
+}
+
+void mlir::linattn::addBufferizeStage(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+void mlir::linattn::addHostToLLVMStage(OpPassManager &pm) {
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+}

@@ -1,0 +1,42 @@
+//===- PipelineStages.h - stages shared by the lowering pipelines -*- C++
+//-*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pieces linattn-lower-to-cpu and linattn-lower-to-nvvm have in common.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_LIB_PIPELINES_PIPELINESTAGES_H
+#define LINATTN_LIB_PIPELINES_PIPELINESTAGES_H
+
+#include "linattn/Transforms/Passes.h"
+
+namespace mlir {
+class OpPassManager;
+
+namespace linattn {
+
+/// The fast form of each computation: attention written in linalg is raised,
+/// causal attention becomes a scan, the rest is reassociated (`mode`).
+void addRewriteFormsStage(OpPassManager &pm, ReassociateMode mode);
+
+/// What no kernel took: linattn -> linalg on tensors, cleaned up and, when
+/// `fuseElementwise`, with elementwise producers fused.
+void addLinalgStage(OpPassManager &pm, bool fuseElementwise);
+
+/// Tensors -> buffers: One-Shot Bufferize across function boundaries with
+/// identity layouts (callers pass plain dense descriptors), the buffer
+/// deallocation pipeline, bufferization ops -> memref.
+void addBufferizeStage(OpPassManager &pm);
+
+/// The host's memref/func/arith/cf/index/ub -> LLVM conversions (after the
+/// loops are branches).
+void addHostToLLVMStage(OpPassManager &pm);
+
+} // namespace linattn
+} // namespace mlir
+
+#endif // LINATTN_LIB_PIPELINES_PIPELINESTAGES_H
