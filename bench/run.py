@@ -400,40 +400,50 @@ def plan_and_time(runner, cases, peak, args):
     scores would not fit --max-scores-gib; the estimate is its own flop count
     at the rate it reached on the largest case it ran."""
     results = []
-    rate = {}  # method -> own flops per second on its largest run so far
+    # (method, D) -> (own flops per second, own flops) of the largest run so
+    # far: every method runs at least once per feature size.
+    rate = {}
     for c in cases:
         for method in METHODS:
             if c.decode and method in QUADRATIC:
                 continue
             own = c.own_flops(method)
-            est = own / rate[method] if method in rate else None
-            too_big = method == "masked" and c.scores_bytes() > args.max_scores_gib * 2**30
-            too_slow = (method in QUADRATIC and est is not None and est > args.max_call)
+            known = rate.get((method, c.d))
+            est = own / known[0] if known else None
+            too_big = (method == "masked" and
+                       c.scores_bytes() > args.max_scores_gib * 2**30)
+            too_slow = method in QUADRATIC and est is not None and est > args.max_call
             row = {"case": c, "method": method, "own_flops": own}
             if too_big or too_slow:
-                row.update(ms=est * 1e3 if est else float("nan"), repeats=0,
-                           estimated=True,
-                           why="scores over %.0f GiB" % args.max_scores_gib if too_big
-                           else "call over %.0f s" % args.max_call)
+                why = ("scores over %g GiB" % args.max_scores_gib if too_big
+                       else "call over %g s" % args.max_call)
                 if est is None:
-                    row["why"] += " (no rate to estimate from)"
+                    why += ", no rate to estimate from"
+                row.update(ms=est * 1e3 if est else float("nan"), repeats=0,
+                           estimated=True, why=why)
                 results.append(row)
-                print(f"  {c.name:22s} {method:8s} estimated ({row['why']})", flush=True)
+                print(f"  {c.name:22s} {method:8s} estimated ({why})", flush=True)
                 continue
             budget = args.budget_decode if c.decode else args.budget
             max_rep = args.max_repeat_decode if c.decode else args.max_repeat
-            if est is None:
-                # A first guess from the peak: 5% of it.
-                est = own / (0.05 * peak * 1e9)
-            repeats = int(max(1, min(max_rep, budget / max(est, 1e-9))))
             t0 = time.time()
-            ms = runner.time(method, c, repeats)
+            pilot = None
+            if est is None:
+                # No rate yet: a pilot call sets the number of repeats (the
+                # quick mode's tiny shapes just take the most).
+                if args.quick:
+                    est = 0.0
+                else:
+                    pilot = runner.time(method, c, 1)
+                    est = pilot * 1e-3
+            repeats = int(max(1, min(max_rep, budget / max(est, 1e-9))))
+            ms = pilot if (pilot is not None and repeats == 1) else \
+                runner.time(method, c, repeats)
             wall = time.time() - t0
             row.update(ms=ms, repeats=repeats, estimated=False, why="")
             results.append(row)
-            r = own / (ms * 1e-3)
-            if method not in rate or own >= rate.get(method + "_own", 0):
-                rate[method], rate[method + "_own"] = r, own
+            if not known or own >= known[1]:
+                rate[(method, c.d)] = (own / (ms * 1e-3), own)
             print(f"  {c.name:22s} {method:8s} {ms:12.4f} ms  "
                   f"(median of {repeats}, {wall:.1f} s)", flush=True)
     return results
@@ -675,6 +685,8 @@ def main():
                    help="build the peers and run the correctness checks only")
     p.add_argument("--out", help="results directory (default bench/results, "
                    "or <build>/bench/quick with --quick)")
+    p.add_argument("--work-dir", help="scratch directory (default "
+                   "<build>/bench/quick or full)")
     p.add_argument("--cxx", default=None,
                    help="compiler of the C++ peers (default: the build's)")
     p.add_argument("--pipeline", default="linattn-lower-to-cpu",
@@ -708,7 +720,8 @@ def main():
     args.budget_decode = 0.2 if args.quick else 1.0
     args.max_repeat_decode = 50 if args.quick else 2000
 
-    work = os.path.join(args.build_dir, "bench", "quick" if args.quick else "full")
+    work = os.path.abspath(args.work_dir or os.path.join(
+        args.build_dir, "bench", "quick" if args.quick else "full"))
     outdir = os.path.abspath(args.out or (os.path.join(work, "results") if args.quick
                                           else os.path.join(HERE, "results")))
     os.makedirs(work, exist_ok=True)
