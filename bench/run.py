@@ -398,18 +398,21 @@ def plan_and_time(runner, cases, peak, args):
     """Times every method on every case. A quadratic method is estimated,
     not run, where one call would take longer than --max-call seconds or its
     scores would not fit --max-scores-gib; the estimate is its own flop count
-    at the rate it reached on the largest case it ran."""
+    at the rate it reached with the same D at the same T, else at the largest
+    T it ran."""
     results = []
-    # (method, D) -> (own flops per second, own flops) of the largest run so
-    # far: every method runs at least once per feature size.
+    # (method, D) -> {T: own flops per second}: every method runs at least
+    # once per feature size; estimates use the rate at the same T, else at
+    # the largest T run.
     rate = {}
     for c in cases:
         for method in METHODS:
             if c.decode and method in QUADRATIC:
                 continue
             own = c.own_flops(method)
-            known = rate.get((method, c.d))
-            est = own / known[0] if known else None
+            known = rate.get((method, c.d), {})
+            r = known.get(c.t, known[max(known)] if known else None)
+            est = own / r if r else None
             too_big = (method == "masked" and
                        c.scores_bytes() > args.max_scores_gib * 2**30)
             too_slow = method in QUADRATIC and est is not None and est > args.max_call
@@ -442,8 +445,7 @@ def plan_and_time(runner, cases, peak, args):
             wall = time.time() - t0
             row.update(ms=ms, repeats=repeats, estimated=False, why="")
             results.append(row)
-            if not known or own >= known[1]:
-                rate[(method, c.d)] = (own / (ms * 1e-3), own)
+            rate.setdefault((method, c.d), {})[c.t] = own / (ms * 1e-3)
             print(f"  {c.name:22s} {method:8s} {ms:12.4f} ms  "
                   f"(median of {repeats}, {wall:.1f} s)", flush=True)
     return results
@@ -554,7 +556,8 @@ def report(results, checks, peak, machine, args, outdir, elapsed):
               f"measured all-core FMA peak ({peak_all:.1f} GFLOP/s). "
               f"`×ours` is the peer's time over ours (> 1: ours is faster). "
               f"`est.` rows were not run: their time is their own flop count at "
-              f"the rate the method reached on its largest run.\n")
+              f"the rate the method reached with the same D at the same T, "
+              f"else at the largest T it ran.\n")
     md.append("| shape | method | ms | N | GFLOP/s | % peak | own GFLOP/s | ×ours |")
     md.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for c in cases:
@@ -591,7 +594,8 @@ def report(results, checks, peak, machine, args, outdir, elapsed):
         sp = ft["ms"] / ours["ms"]
         md.append(f"- {c.name}, speedup over the fast-transformers algorithm: "
                   f"{sp:.2f}× (target ≥ 5×: {'met' if sp >= 5 else 'missed'})")
-    for series in sorted({c.series for c in cases if c.series}):
+    for series in sorted({c.series for c in cases if c.series},
+                         key=lambda s: int(s.rsplit("D", 1)[1])):
         sc = sorted([c for c in cases if c.series == series], key=lambda c: c.t)
         lo, hi = by[(sc[0].key, "ours")], by[(sc[-1].key, "ours")]
         ratio = (hi["ms"] / sc[-1].t) / (lo["ms"] / sc[0].t)
@@ -628,7 +632,8 @@ def plot(results, outdir):
     except ImportError:
         print("bench: matplotlib is missing, no plot (pip install matplotlib)")
         return None
-    series = sorted({r["case"].series for r in results if r["case"].series})
+    series = sorted({r["case"].series for r in results if r["case"].series},
+                    key=lambda s: int(s.rsplit("D", 1)[1]))
     fig, axes = plt.subplots(1, len(series), figsize=(6 * len(series), 4.5),
                              squeeze=False)
     styles = {"ours": ("C0", "o"), "ft": ("C1", "s"), "softmax": ("C3", "^"),
