@@ -9,12 +9,14 @@
 // with -O3 -march=native -fopenmp (see bench/run.py).
 //
 // Work is split over batch x heads x blocks of `kRows` query rows (dynamic
-// OpenMP schedule: causal rows have unequal cost). Per head K is transposed
-// once so that the scores of a row block are computed as kRows x kLanes
-// register tiles of broadcast-FMAs over contiguous keys (each loaded key
-// vector serves kRows queries); the probabilities then weight V the same
-// way. exp is a vectorizable polynomial (relative error ~1e-7 on the range
-// softmax needs).
+// OpenMP schedule: causal rows have unequal cost). A row block walks its
+// causal prefix in tiles of kKeys keys with the online softmax (running
+// maximum and sum, FlashAttention-style), so that its working set stays in
+// L1/L2 at any T. Per head K is transposed once so that a tile's scores are
+// kRows x kLanes register tiles of broadcast-FMAs over contiguous keys (each
+// loaded key vector serves kRows queries); the probabilities then weight V
+// the same way. exp is a vectorizable polynomial (relative error ~1e-7 on
+// the range softmax needs).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +31,17 @@
 using namespace bench;
 
 namespace {
-constexpr int64_t kRows = 8, kLanes = 16;
+constexpr int64_t kRows = 8, kLanes = 16, kKeys = 256;
+/// kLanes floats (one AVX-512 register; the compiler splits it for
+/// narrower targets): the register tiles below are arrays of these.
+typedef float V16 __attribute__((vector_size(kLanes * sizeof(float))));
+
+inline V16 load(const float *p) {
+  V16 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void store(float *p, V16 v) { std::memcpy(p, &v, sizeof(v)); }
 } // namespace
 
 /// exp(x) for x <= 0 by exp(x) = 2^n p(r), r = x - n ln 2 in [-ln2/2, ln2/2]:
@@ -72,15 +84,15 @@ float *bench::softmaxCausalAttention(const float *q, const float *k,
   int64_t blocks = (s.t + kRows - 1) / kRows;
 #pragma omp parallel
   {
-    std::vector<float> scores(kRows * tpad);
+    std::vector<float> tile(kRows * kKeys);
     std::vector<float> qs(kRows * s.d);
+    std::vector<float> acc(kRows * s.m);
 #pragma omp for collapse(2) schedule(dynamic, 4)
     for (int64_t head = 0; head < heads; ++head) {
       for (int64_t blk = 0; blk < blocks; ++blk) {
         int64_t row0 = blk * kRows;
         int64_t rows = std::min(kRows, s.t - row0);
         int64_t len = row0 + rows; // keys 0 .. len-1 are seen by the block
-        int64_t lenPad = (len + kLanes - 1) / kLanes * kLanes;
         const float *kth = kt.data() + head * s.d * tpad;
         const float *vh = v + head * s.t * s.m;
         // The block's queries, scaled; missing rows repeat the last one.
@@ -89,77 +101,93 @@ float *bench::softmaxCausalAttention(const float *q, const float *k,
             qs[r * s.d + i] =
                 q[(head * s.t + row0 + std::min(r, rows - 1)) * s.d + i] *
                 scale;
+        float rowMax[kRows], rowSum[kRows];
+        for (int64_t r = 0; r < kRows; ++r) {
+          rowMax[r] = -INFINITY;
+          rowSum[r] = 0.0f;
+        }
+        std::fill(acc.begin(), acc.end(), 0.0f);
 
-        // Scores: a kRows x kLanes tile of accumulators per key vector.
-        for (int64_t j0 = 0; j0 < lenPad; j0 += kLanes) {
-          float acc[kRows][kLanes] = {};
-          for (int64_t i = 0; i < s.d; ++i) {
-            const float *col = kth + i * tpad + j0;
-            for (int64_t r = 0; r < kRows; ++r) {
-              float qi = qs[r * s.d + i];
-#pragma omp simd
+        for (int64_t key0 = 0; key0 < len; key0 += kKeys) {
+          int64_t keys = std::min(kKeys, len - key0);
+          int64_t keysPad = (keys + kLanes - 1) / kLanes * kLanes;
+          // Scores of the tile: kRows x kLanes register tiles.
+          for (int64_t j0 = 0; j0 < keysPad; j0 += kLanes) {
+            V16 sc[kRows] = {};
+            for (int64_t i = 0; i < s.d; ++i) {
+              V16 col = load(kth + i * tpad + key0 + j0);
+              for (int64_t r = 0; r < kRows; ++r)
+                sc[r] += qs[r * s.d + i] * col;
+            }
+            for (int64_t r = 0; r < kRows; ++r)
+              store(tile.data() + r * kKeys + j0, sc[r]);
+          }
+          // Online softmax: probabilities relative to the running maximum,
+          // earlier partial sums rescaled when it grows; keys past a row's
+          // causal prefix (and padding rows) get 0.
+          for (int64_t r = 0; r < kRows; ++r) {
+            float *tr = tile.data() + r * kKeys;
+            int64_t valid =
+                r < rows ? std::clamp<int64_t>(row0 + r + 1 - key0, 0, keys)
+                         : 0;
+            // The maximum in kLanes partial maxima so that it vectorizes.
+            float lanes[kLanes];
+            for (int64_t l = 0; l < kLanes; ++l)
+              lanes[l] = rowMax[r];
+            int64_t whole = valid / kLanes * kLanes;
+            for (int64_t j0 = 0; j0 < whole; j0 += kLanes)
               for (int64_t l = 0; l < kLanes; ++l)
-                acc[r][l] += qi * col[l];
-            }
-          }
-          for (int64_t r = 0; r < kRows; ++r)
+                lanes[l] = tr[j0 + l] > lanes[l] ? tr[j0 + l] : lanes[l];
+            float mx = rowMax[r];
             for (int64_t l = 0; l < kLanes; ++l)
-              scores[r * tpad + j0 + l] = acc[r][l];
-        }
-        // Softmax per row over its causal prefix; masked keys get 0.
-        float inv[kRows];
-        for (int64_t r = 0; r < rows; ++r) {
-          float *sr = scores.data() + r * tpad;
-          int64_t seen = row0 + r + 1;
-          // The row maximum, in kLanes partial maxima so that it vectorizes.
-          float lanes[kLanes];
-          for (int64_t l = 0; l < kLanes; ++l)
-            lanes[l] = -INFINITY;
-          int64_t whole = seen / kLanes * kLanes;
-          for (int64_t j0 = 0; j0 < whole; j0 += kLanes)
-            for (int64_t l = 0; l < kLanes; ++l)
-              lanes[l] = sr[j0 + l] > lanes[l] ? sr[j0 + l] : lanes[l];
-          float mx = -INFINITY;
-          for (int64_t l = 0; l < kLanes; ++l)
-            mx = std::max(mx, lanes[l]);
-          for (int64_t j = whole; j < seen; ++j)
-            mx = std::max(mx, sr[j]);
-          float sum = 0.0f;
+              mx = std::max(mx, lanes[l]);
+            for (int64_t j = whole; j < valid; ++j)
+              mx = std::max(mx, tr[j]);
+            float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-          for (int64_t j = 0; j < seen; ++j) {
-            float e = expNonPositive(sr[j] - mx);
-            sr[j] = e;
-            sum += e;
-          }
-          for (int64_t j = seen; j < len; ++j)
-            sr[j] = 0.0f;
-          inv[r] = 1.0f / sum;
-        }
-        // P V: a kRows x kLanes tile of accumulators per vector of values.
-        for (int64_t c0 = 0; c0 < s.m; c0 += kLanes) {
-          int64_t width = std::min(kLanes, s.m - c0);
-          float acc[kRows][kLanes] = {};
-          if (width == kLanes) {
-            for (int64_t j = 0; j < len; ++j) {
-              const float *vj = vh + j * s.m + c0;
-              for (int64_t r = 0; r < kRows; ++r) {
-                float p = scores[r * tpad + j];
-#pragma omp simd
-                for (int64_t l = 0; l < kLanes; ++l)
-                  acc[r][l] += p * vj[l];
-              }
+            for (int64_t j = 0; j < valid; ++j) {
+              float e = expNonPositive(tr[j] - mx);
+              tr[j] = e;
+              sum += e;
             }
-          } else {
-            for (int64_t j = 0; j < len; ++j)
-              for (int64_t r = 0; r < rows; ++r)
-                for (int64_t l = 0; l < width; ++l)
-                  acc[r][l] += scores[r * tpad + j] * vh[j * s.m + c0 + l];
+            for (int64_t j = valid; j < keys; ++j)
+              tr[j] = 0.0f;
+            if (valid == 0)
+              continue;
+            float correction = expNonPositive(rowMax[r] - mx);
+            rowSum[r] = rowSum[r] * correction + sum;
+            rowMax[r] = mx;
+            for (int64_t c = 0; c < s.m; ++c)
+              acc[r * s.m + c] *= correction;
           }
-          for (int64_t r = 0; r < rows; ++r) {
-            float *o = out + (head * s.t + row0 + r) * s.m + c0;
-            for (int64_t l = 0; l < width; ++l)
-              o[l] = acc[r][l] * inv[r];
+          // acc += P V: a kRows x kLanes register tile per vector of values.
+          for (int64_t c0 = 0; c0 < s.m; c0 += kLanes) {
+            int64_t width = std::min(kLanes, s.m - c0);
+            if (width == kLanes) {
+              V16 a[kRows];
+              for (int64_t r = 0; r < kRows; ++r)
+                a[r] = load(acc.data() + r * s.m + c0);
+              for (int64_t j = 0; j < keys; ++j) {
+                V16 vj = load(vh + (key0 + j) * s.m + c0);
+                for (int64_t r = 0; r < kRows; ++r)
+                  a[r] += tile[r * kKeys + j] * vj;
+              }
+              for (int64_t r = 0; r < kRows; ++r)
+                store(acc.data() + r * s.m + c0, a[r]);
+            } else {
+              for (int64_t j = 0; j < keys; ++j)
+                for (int64_t r = 0; r < rows; ++r)
+                  for (int64_t l = 0; l < width; ++l)
+                    acc[r * s.m + c0 + l] +=
+                        tile[r * kKeys + j] * vh[(key0 + j) * s.m + c0 + l];
+            }
           }
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          float *o = out + (head * s.t + row0 + r) * s.m;
+          float inv = 1.0f / rowSum[r];
+          for (int64_t c = 0; c < s.m; ++c)
+            o[c] = acc[r * s.m + c] * inv;
         }
       }
     }

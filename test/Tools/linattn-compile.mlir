@@ -28,6 +28,7 @@
 // RUN: not linattn-compile %s -o %t/y.o --mattr=avx2 2>&1 | FileCheck %s --check-prefix=BAD-ATTR
 // RUN: not linattn-compile %s -o %t/y.o --header=%t/y.h --pipeline='linattn-lower-to-cpu{c-interface=false}' 2>&1 | FileCheck %s --check-prefix=NO-CIFACE
 // RUN: not linattn-compile %s -o %t/y.o --pipeline=no-such-pass 2>&1 | FileCheck %s --check-prefix=BAD-PIPELINE
+// RUN: not linattn-compile %S/Inputs/aot-f16-scalar.mlir -o %t/y.o --header=%t/y.h 2>&1 | FileCheck %s --check-prefix=BAD-TYPE
 
 // HEADER: #ifndef LINATTN_AOT_X_H
 // HEADER: extern "C" {
@@ -74,6 +75,7 @@
 // BAD-ATTR: linattn-compile: --mattr: feature 'avx2' must start with + or -
 // NO-CIFACE: linattn-compile: the lowered module has no _mlir_ciface_attention (was it lowered with c-interface?)
 // BAD-PIPELINE: no-such-pass
+// BAD-TYPE: linattn-compile: @half: argument #0 has type f16, which the header cannot declare
 
 func.func @attention(%q: tensor<2x?x16xf32>, %k: tensor<2x?x16xf32>,
                      %v: tensor<2x?x16xf32>) -> tensor<2x?x16xf32> {

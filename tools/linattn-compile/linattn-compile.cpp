@@ -197,7 +197,10 @@ static FailureOr<CType> cTypeOf(Type type) {
     c.rank = shaped.getRank();
     return c;
   }
-  if (failed(elementOf(type, c)))
+  // Scalars are passed in registers: only types whose C counterpart has the
+  // same calling convention (not f16/bf16, not i1).
+  if (type.isF16() || type.isBF16() || type.isSignlessInteger(1) ||
+      failed(elementOf(type, c)))
     return failure();
   return c;
 }
