@@ -40,6 +40,11 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+try:
+    with open("/proc/loadavg") as _f:
+        LOADAVG = " ".join(_f.read().split()[:3])
+except OSError:
+    LOADAVG = "unknown"
 ROOT = os.path.dirname(HERE)
 EPS = 1e-6
 
@@ -498,6 +503,13 @@ def machine_description(args, peak_info, commands):
     if "avx2_allcore_gflops" in peak_info:
         lines.append(f"  (256-bit FMAs: {float(peak_info['avx2_1core_gflops']):.1f} / "
                      f"{float(peak_info['avx2_allcore_gflops']):.1f} GFLOP/s)")
+    one, all_ = float(peak_info["peak_1core_gflops"]), float(peak_info["peak_allcore_gflops"])
+    threads = int(peak_info.get("threads", 1))
+    if threads > 1 and all_ < 0.75 * threads * one:
+        lines.append(f"WARNING: the all-core peak is {all_ / one:.2f}x the 1-core peak on "
+                     f"{threads} cores: other processes were using the cores, "
+                     f"so every number of this run is disturbed")
+    lines.append(f"load average at the start: {LOADAVG}")
     lines.append("build commands of the peers:")
     lines += ["  " + c for c in commands]
     lines.append(f"all cpu flags: {flags}")
