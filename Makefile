@@ -43,3 +43,9 @@ check: build
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# The CPU benchmark (bench/README.md): linattn against its peers, results in
+# bench/results/. BENCH_ARGS=--quick for a smoke test.
+.PHONY: bench
+bench: build
+	bench/run.sh $(BUILD_DIR) $(BENCH_ARGS)

@@ -45,6 +45,7 @@ tools = [
     ToolSubst("linattn-opt", unresolved="fatal"),
     ToolSubst("linattn-capi-test", unresolved="fatal"),
     ToolSubst("linattn-run", unresolved="fatal"),
+    ToolSubst("linattn-compile", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
@@ -74,3 +75,9 @@ def _has_cuda_gpu():
 
 if config.linattn_has_cuda and _has_cuda_gpu():
     config.available_features.add("cuda-gpu")
+
+# The C++ compiler (and linker) this build uses: the AOT example tests compile
+# and link against linattn-compile's objects with it.
+config.substitutions.append(
+    ("%clangxx", config.cxx_compiler +
+     (" -fuse-ld=" + config.cxx_linker if config.cxx_linker else "")))

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The CPU benchmark's one command (make bench): makes sure matplotlib is there
+# for the plot, then runs bench/run.py on the build directory.
+#   bench/run.sh [BUILD_DIR] [run.py options, e.g. --quick]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../build}
+shift || true
+python=${PYTHON:-python3}
+if ! "$python" -c "import matplotlib" 2>/dev/null; then
+  echo "bench: pip installing matplotlib for $python (for the plot)"
+  "$python" -m pip install -q matplotlib 2>/dev/null ||
+    "$python" -m pip install -q --break-system-packages matplotlib ||
+    echo "bench: no matplotlib: the results will have no plot"
+fi
+exec "$python" "$here/run.py" --build-dir "$build" "$@"
