@@ -35,6 +35,7 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     ConvertLinAttnToCPUKernelsPassOptions kernels;
     kernels.vectorWidth = options.vectorWidth;
     kernels.tokensPerBlock = options.tokensPerBlock;
+    kernels.columnVectors = options.columnVectors;
     kernels.threads = options.numThreads;
     pm.addPass(createConvertLinAttnToCPUKernelsPass(kernels));
   }

@@ -44,7 +44,12 @@ struct LinAttnLowerToCPUOptions
       *this, "tokens-per-block",
       llvm::cl::desc("Tokens whose state updates share one pass over the "
                      "state in the kernels (1 to 8)"),
-      llvm::cl::init(8)};
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> columnVectors{
+      *this, "column-vectors",
+      llvm::cl::desc("Vectors of state columns the kernels update together "
+                     "per row (1 to 4)"),
+      llvm::cl::init(2)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Threads for the parallel loops (OpenMP); 0: the "

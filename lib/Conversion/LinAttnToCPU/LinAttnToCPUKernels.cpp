@@ -75,6 +75,7 @@ struct KernelOperands {
 struct KernelShape {
   int64_t width;
   int64_t block;
+  int64_t columns;
   int64_t threads;
 };
 
@@ -107,10 +108,12 @@ private:
                                      DenseElementsAttr::get(vecType, 0.0f));
   }
 
-  /// Calls `body` for every W-wide slice [offset, offset + W) of [0, n):
-  /// an scf.for over the full slices, then one masked slice for the rest.
-  /// The values `body` returns are carried from slice to slice.
-  SmallVector<Value> forEachVector(Value n, ValueRange inits, VectorBody body);
+  /// Calls `body` for every W-wide slice [offset, offset + W) of
+  /// [start, n) (start 0 when null): an scf.for over the full slices, then
+  /// one masked slice for the rest. The values `body` returns are carried
+  /// from slice to slice.
+  SmallVector<Value> forEachVector(Value n, ValueRange inits, VectorBody body,
+                                   Value start = Value());
 
   /// Loads W elements at `indices` (the last one the offset) as f32, zero
   /// in the lanes `mask` turns off.
@@ -191,12 +194,15 @@ private:
 } // namespace
 
 SmallVector<Value> KernelEmitter::forEachVector(Value n, ValueRange inits,
-                                                VectorBody body) {
+                                                VectorBody body, Value start) {
   Value width = index(shape.width);
-  Value rest = arith::RemUIOp::create(b, loc, n, width);
+  if (!start)
+    start = index(0);
+  Value rest = arith::RemUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, n, start), width);
   Value full = arith::SubIOp::create(b, loc, n, rest);
   auto loop = scf::ForOp::create(
-      b, loc, index(0), full, width, inits,
+      b, loc, start, full, width, inits,
       [&](OpBuilder &nb, Location, Value offset, ValueRange iterArgs) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -408,47 +414,89 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
   }
 
   // State update and readout, one column tile at a time: each state row is
-  // loaded once for the whole block.
-  forEachVector(valueSize, {}, [&](Value offset, Value mask, ValueRange) {
+  // loaded once for the whole block. A tile is `columns` vectors wide, which
+  // gives the FMA units independent chains; the columns past the last full
+  // tile go one vector at a time, the last one masked.
+  auto emitTile = [&](ArrayRef<Value> offsets, Value mask) {
+    int64_t columns = offsets.size();
+    // values[c * count + t], accs likewise.
     SmallVector<Value> values, accs;
-    for (int64_t t = 0; t < count; ++t) {
-      values.push_back(
-          loadVector(ops.v, tokenIndices(positions[t], offset), mask));
-      if (readout)
-        accs.push_back(zeroVector());
+    for (Value offset : offsets) {
+      for (int64_t t = 0; t < count; ++t) {
+        values.push_back(
+            loadVector(ops.v, tokenIndices(positions[t], offset), mask));
+        if (readout)
+          accs.push_back(zeroVector());
+      }
     }
     auto rows = scf::ForOp::create(
         b, loc, index(0), features, index(1), accs,
         [&](OpBuilder &nb, Location, Value row, ValueRange accArgs) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value s = loadVector(state, stateIndices(row, offset), mask);
-          SmallVector<Value> next;
+          SmallVector<Value> s, next(accArgs);
+          for (Value offset : offsets)
+            s.push_back(loadVector(state, stateIndices(row, offset), mask));
           for (int64_t t = 0; t < count; ++t) {
-            Value kf = memref::LoadOp::create(b, loc, kScratch,
-                                              ValueRange{index(t), row});
-            s = vector::FMAOp::create(
-                b, loc, vector::BroadcastOp::create(b, loc, vecType, kf),
-                values[t], s);
-            if (!readout)
-              continue;
-            Value qf = memref::LoadOp::create(b, loc, qScratch,
-                                              ValueRange{index(t), row});
-            next.push_back(vector::FMAOp::create(
-                b, loc, vector::BroadcastOp::create(b, loc, vecType, qf), s,
-                accArgs[t]));
+            Value kf = vector::BroadcastOp::create(
+                b, loc, vecType,
+                memref::LoadOp::create(b, loc, kScratch,
+                                       ValueRange{index(t), row}));
+            Value qf;
+            if (readout)
+              qf = vector::BroadcastOp::create(
+                  b, loc, vecType,
+                  memref::LoadOp::create(b, loc, qScratch,
+                                         ValueRange{index(t), row}));
+            for (int64_t c = 0; c < columns; ++c) {
+              s[c] = vector::FMAOp::create(b, loc, kf, values[c * count + t],
+                                           s[c]);
+              if (readout)
+                next[c * count + t] = vector::FMAOp::create(
+                    b, loc, qf, s[c], accArgs[c * count + t]);
+            }
           }
-          storeVector(s, state, stateIndices(row, offset), mask);
+          for (auto [offset, value] : llvm::zip_equal(offsets, s))
+            storeVector(value, state, stateIndices(row, offset), mask);
           scf::YieldOp::create(b, loc, next);
         });
-    for (int64_t t = 0; readout && t < count; ++t) {
-      Value o = rows.getResult(t);
-      if (ops.eps)
-        o = arith::MulFOp::create(b, loc, o, scales[t]);
-      storeVector(o, ops.out, tokenIndices(positions[t], offset), mask);
+    for (int64_t c = 0; readout && c < columns; ++c) {
+      for (int64_t t = 0; t < count; ++t) {
+        Value o = rows.getResult(c * count + t);
+        if (ops.eps)
+          o = arith::MulFOp::create(b, loc, o, scales[t]);
+        storeVector(o, ops.out, tokenIndices(positions[t], offsets[c]), mask);
+      }
     }
-    return SmallVector<Value>();
-  });
+  };
+
+  Value restStart;
+  if (shape.columns > 1) {
+    Value tileWidth = index(shape.columns * shape.width);
+    Value wide = arith::SubIOp::create(
+        b, loc, valueSize,
+        arith::RemUIOp::create(b, loc, valueSize, tileWidth));
+    scf::ForOp::create(
+        b, loc, index(0), wide, tileWidth, ValueRange(),
+        [&](OpBuilder &nb, Location, Value start, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> offsets;
+          for (int64_t c = 0; c < shape.columns; ++c)
+            offsets.push_back(
+                arith::AddIOp::create(b, loc, start, index(c * shape.width)));
+          emitTile(offsets, Value());
+          scf::YieldOp::create(b, loc);
+        });
+    restStart = wide;
+  }
+  forEachVector(
+      valueSize, {},
+      [&](Value offset, Value mask, ValueRange) {
+        emitTile({offset}, mask);
+        return SmallVector<Value>();
+      },
+      restStart);
 }
 
 void KernelEmitter::emitParallel(ArrayRef<Value> upper,
@@ -873,7 +921,20 @@ struct ConvertLinAttnToCPUKernelsPass
           << "threads must be 0 or positive, got " << threadCount;
       return signalPassFailure();
     }
-    KernelShape shape{width, tokensPerBlock, threadCount};
+    if (columnVectors < 1 || columnVectors > 4) {
+      getOperation()->emitError()
+          << "column-vectors must be between 1 and 4, got "
+          << static_cast<int64_t>(columnVectors);
+      return signalPassFailure();
+    }
+    if (tokensPerBlock * columnVectors > 16) {
+      getOperation()->emitError()
+          << "tokens-per-block × column-vectors must be at most 16 (the "
+             "tile's values and accumulators live in registers), got "
+          << static_cast<int64_t>(tokensPerBlock * columnVectors);
+      return signalPassFailure();
+    }
+    KernelShape shape{width, tokensPerBlock, columnVectors, threadCount};
     SmallVector<Operation *> targets;
     getOperation()->walk([&](Operation *op) {
       if (auto scan = dyn_cast<ScanOp>(op); scan && hasKernel(scan))

@@ -1,11 +1,14 @@
-// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 threads=1' | FileCheck %s
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 column-vectors=1 threads=1' | FileCheck %s
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 column-vectors=2 threads=1' | FileCheck %s --check-prefix=WIDE
 // RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 threads=1 fuse-feature-maps=false' | FileCheck %s --check-prefix=NOFUSE
 // RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=8 tokens-per-block=4 threads=4' | FileCheck %s --check-prefix=SPLIT
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='tokens-per-block=9' 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=-2' 2>&1 | FileCheck %s --check-prefix=BADWIDTH
+// RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='tokens-per-block=8 column-vectors=3' 2>&1 | FileCheck %s --check-prefix=BADTILE
 
 // BADBLOCK: tokens-per-block must be between 1 and 8, got 9
 // BADWIDTH: vector-width must be between 1 and 64, got -2
+// BADTILE: tokens-per-block × column-vectors must be at most 16 (the tile's values and accumulators live in registers), got 24
 
 // A normalized scan with elu features: the maps are fused (their ops are
 // gone), the batch is a parallel loop, the tokens go in blocks of 4 and a
@@ -33,6 +36,15 @@
 // CHECK: arith.mulf {{.*}} : vector<8xf32>
 // CHECK: return {{.*}} : tensor<2x3x?x19xf32>, tensor<2x3x20x19xf32>, tensor<2x3x20xf32>
 // NOFUSE-LABEL: func.func @scan_elu(
+
+// Two column vectors per tile: Dv = 19 is one 16-wide tile (8 accumulators,
+// 16 FMAs per row on two state vectors) and a masked 8-wide rest.
+// WIDE-LABEL: func.func @scan_elu(
+// WIDE: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// WIDE-COUNT-2: vector.load
+// WIDE-COUNT-16: vector.fma
+// WIDE-COUNT-2: vector.store
+// WIDE: vector.maskedload
 
 // With 4 threads and 6 batch elements, the sequence may be split: chunks =
 // min(ceil(4 / 6), N / (8 * 4)) is decided at run time. The split path scans

@@ -527,6 +527,8 @@ GROUPS = {
     ] + [
         kernel_case("elu", (2, 3), 29, 20, 19, EPS, init=True, options=options)
         for options in ("tokens-per-block=1", "tokens-per-block=3",
+                        "tokens-per-block=8 column-vectors=1",
+                        "tokens-per-block=2 column-vectors=3",
                         "vector-width=4", "vector-width=8 tokens-per-block=5",
                         "num-threads=1", "kernels=false")
     ] + [
