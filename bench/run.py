@@ -246,6 +246,10 @@ def rel_err(x, ref):
 # ===----------------------------------------------------------------------=== #
 
 
+# No mmap'd chunks, no trimming: freed outputs are reused by the next call.
+GLIBC_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736"
+
+
 def sh(cmd, log, env=None, check=True):
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
@@ -495,6 +499,7 @@ def machine_description(args, peak_info, commands):
         f"linattn: {commit}{' (with local changes)' if dirty else ''}, "
         f"pipeline {args.pipeline}",
         f"OMP_NUM_THREADS: {os.environ.get('OMP_NUM_THREADS', '(unset)')}",
+        f"GLIBC_TUNABLES: {os.environ.get('GLIBC_TUNABLES', '(unset)')}",
         f"measured fp32 FMA peak ({peak_info.get('isa')}): "
         f"{float(peak_info['peak_1core_gflops']):.1f} GFLOP/s on 1 core, "
         f"{float(peak_info['peak_allcore_gflops']):.1f} GFLOP/s on "
@@ -719,6 +724,13 @@ def main():
                    "tensor is larger")
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
+    # Every timed program (ours and the peers) allocates its output inside the
+    # timed call. glibc would hand out fresh mmap'd pages for each large
+    # output and return them on free, so every call would pay page faults
+    # (and the kernel's zeroing) for its output: here that is most of the
+    # time of a 128 MiB output. Keeping freed memory in the heap measures the
+    # computation, the same way for all.
+    os.environ.setdefault("GLIBC_TUNABLES", GLIBC_TUNABLES)
     if args.cxx is None:
         args.cxx = "/usr/lib/llvm-22/bin/clang++"
         try:
