@@ -79,6 +79,11 @@ struct KernelShape {
   int64_t threads;
 };
 
+/// How far ahead the kernels prefetch their inputs, in blocks, and the
+/// cache line they count in.
+static constexpr int64_t kPrefetchBlocks = 4;
+static constexpr int64_t kCacheLineBytes = 64;
+
 /// The shortest piece of a sequence worth a thread of its own, in blocks.
 static constexpr int64_t kMinChunkBlocks = 8;
 
@@ -368,6 +373,39 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
       logical = arith::SubIOp::create(
           b, loc, arith::SubIOp::create(b, loc, length, index(1)), logical);
     positions.push_back(logical);
+  }
+
+  // Ask for the inputs of the token `kPrefetchBlocks` blocks ahead: the
+  // hardware prefetchers alone leave the loads of a block waiting on DRAM
+  // when several threads stream their sequences.
+  if (ops.hasSequence && count == shape.block) {
+    for (int64_t t = 0; t < count; ++t) {
+      Value ahead = arith::MinUIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, start,
+                                index(t + kPrefetchBlocks * count)),
+          arith::SubIOp::create(b, loc, length, index(1)));
+      if (ops.reverse)
+        ahead = arith::SubIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, length, index(1)), ahead);
+      for (auto [input, size] : {std::pair<Value, Value>{ops.q, features},
+                                 std::pair<Value, Value>{ops.k, features},
+                                 std::pair<Value, Value>{ops.v, valueSize}}) {
+        scf::ForOp::create(b, loc, index(0), size, index(kCacheLineBytes / 4),
+                           ValueRange(),
+                           [&, input = input](OpBuilder &nb, Location,
+                                              Value column, ValueRange) {
+                             OpBuilder::InsertionGuard guard(b);
+                             b.setInsertionPoint(nb.getInsertionBlock(),
+                                                 nb.getInsertionPoint());
+                             memref::PrefetchOp::create(
+                                 b, loc, input, tokenIndices(ahead, column),
+                                 b.getBoolAttr(false), b.getI32IntegerAttr(3),
+                                 b.getBoolAttr(true));
+                             scf::YieldOp::create(b, loc);
+                           });
+      }
+    }
   }
 
   // Features, normalizer and denominators of the block, vectorized over F.
