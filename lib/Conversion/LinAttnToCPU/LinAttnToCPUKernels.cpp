@@ -25,11 +25,9 @@
 #include "linattn/IR/LinAttnOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -40,9 +38,6 @@ namespace mlir::linattn {
 
 using namespace mlir;
 using namespace mlir::linattn;
-
-/// Marks the exps of the kernels for the polynomial approximation.
-static constexpr StringLiteral kKernelExpAttr = "linattn.kernel_exp";
 
 //===----------------------------------------------------------------------===//
 // Kernel description
@@ -158,6 +153,9 @@ private:
   /// normalizer.
   void forEachStateRow(function_ref<void(Value row)> body);
 
+  /// exp(x) for x ≤ 0 (larger x are clamped to 0), as a polynomial: no libm
+  /// call per lane.
+  Value expOfNonPositive(Value x);
   Value applyFeatureMap(FeatureMapKind kind, Type featureType, Value x,
                         Value mask);
   /// Sets the state the kernel works on to the initial state (or zero).
@@ -263,6 +261,43 @@ void KernelEmitter::storeVector(Value value, Value memref, ValueRange indices,
     vector::StoreOp::create(b, loc, value, memref, indices);
 }
 
+Value KernelEmitter::expOfNonPositive(Value x) {
+  // exp(x) = 2^n · exp(r), n = round(x / ln 2), r = x - n ln 2 in
+  // [-ln2/2, ln2/2] (ln 2 split in two for an exact product), exp(r) from
+  // Cephes' degree-7 polynomial (1 + r + r²·p(r)), within about an ulp; 2^n
+  // is built in the exponent bits. x is clamped to [-87.3, 0], where 2^n is a
+  // normal float (exp(-87.3) is below f32's smallest normal anyway).
+  auto splat = [&](float value) -> Value {
+    return arith::ConstantOp::create(b, loc, vecType,
+                                     DenseElementsAttr::get(vecType, value));
+  };
+  x = arith::MinimumFOp::create(b, loc, x, splat(0.0f));
+  x = arith::MaximumFOp::create(b, loc, x, splat(-87.33654f));
+  Value n = math::RoundEvenOp::create(
+      b, loc, arith::MulFOp::create(b, loc, x, splat(1.44269504088896341f)));
+  Value r = vector::FMAOp::create(b, loc, n, splat(-0.693359375f), x);
+  r = vector::FMAOp::create(b, loc, n, splat(2.12194440e-4f), r);
+  Value p = splat(1.9875691500e-4f);
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                  1.6666665459e-1f, 5.0000001201e-1f})
+    p = vector::FMAOp::create(b, loc, p, r, splat(c));
+  Value r2 = arith::MulFOp::create(b, loc, r, r);
+  Value y = arith::AddFOp::create(
+      b, loc, vector::FMAOp::create(b, loc, p, r2, r), splat(1.0f));
+  auto intType = VectorType::get({shape.width}, b.getI32Type());
+  Value bits = arith::FPToSIOp::create(b, loc, intType, n);
+  bits = arith::AddIOp::create(
+      b, loc, bits,
+      arith::ConstantOp::create(b, loc, intType,
+                                DenseElementsAttr::get(intType, 127)));
+  bits = arith::ShLIOp::create(
+      b, loc, bits,
+      arith::ConstantOp::create(b, loc, intType,
+                                DenseElementsAttr::get(intType, 23)));
+  Value scale = arith::BitcastOp::create(b, loc, vecType, bits);
+  return arith::MulFOp::create(b, loc, y, scale);
+}
+
 Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
                                      Value x, Value mask) {
   Value zero = zeroVector();
@@ -275,9 +310,7 @@ Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
     Value positive =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
     Value shifted = arith::AddFOp::create(b, loc, x, one);
-    auto exp = math::ExpOp::create(b, loc, x);
-    exp->setAttr(kKernelExpAttr, b.getUnitAttr());
-    y = arith::SelectOp::create(b, loc, positive, shifted, exp);
+    y = arith::SelectOp::create(b, loc, positive, shifted, expOfNonPositive(x));
     break;
   }
   case FeatureMapKind::Relu:
@@ -987,24 +1020,6 @@ struct ConvertLinAttnToCPUKernelsPass
       else
         rewriteStep(rewriter, cast<StepOp>(op), shape, fuseFeatureMaps);
     }
-
-    // The fused elu's exp, as a polynomial on vectors rather than a libm
-    // call per lane. Only the kernels' exps are touched.
-    SmallVector<Operation *> exps;
-    getOperation()->walk([&](math::ExpOp exp) {
-      if (exp->hasAttr(kKernelExpAttr)) {
-        exp->removeAttr(kKernelExpAttr);
-        exps.push_back(exp);
-      }
-    });
-    RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == math::ExpOp::getOperationName();
-    });
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-    if (failed(applyOpPatternsGreedily(exps, std::move(patterns), config)))
-      return signalPassFailure();
   }
 };
 

@@ -255,16 +255,17 @@ def step_chain_case(batch, n, f, dv, eps):
 
 
 def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
-                dtype="f32", options=""):
+                dtype="f32", options="", lo=-1.0):
     """feature_map on raw q and k, then a scan with f32 state: the form the
     CPU kernels take (the maps fused), with their options in `options`."""
     name = (f"kernel_{kind}_{'reverse' if reverse else 'forward'}_"
             f"{'init' if init else 'zero'}_{'norm' if eps else 'plain'}_{n}x{d}x{dv}_"
             f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
+            + (f"_from{-lo:g}" if lo != -1.0 else "")
             + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
     rng = rng_for(name)
-    q = in_dtype(uniform(rng, batch + (n, d)), dtype)
-    k = in_dtype(uniform(rng, batch + (n, d)), dtype)
+    q = in_dtype(uniform(rng, batch + (n, d), lo), dtype)
+    k = in_dtype(uniform(rng, batch + (n, d), lo), dtype)
     v = in_dtype(uniform(rng, batch + (n, dv)), dtype)
     qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
     st, zt = ttype(batch + (d, dv)), ttype(batch + (d,))
@@ -521,6 +522,9 @@ GROUPS = {
         kernel_case("elu", (1, 2), 4097, 32, 40, EPS, init=True, dyn=(0, 2)),
         kernel_case("elu", (3,), 0, 16, 8, EPS, init=True, dyn=(1,)),
         kernel_case("elu", (), 37, 24, 12, EPS, reverse=True),
+        # elu's exp over its whole range, down to where it underflows.
+        kernel_case("elu", (2,), 50, 32, 16, EPS, lo=-100.0),
+        kernel_case("elu", (2,), 50, 32, 16, None, init=True, lo=-8.0),
         kernel_case("elu", (2, 2), 67, 64, 64, EPS, dtype="bf16"),
         kernel_case("relu", (2,), 31, 32, 20, None, init=True, dtype="bf16"),
         kernel_case("elu", (2, 2), 45, 64, 24, EPS, reverse=True, dtype="f16"),
