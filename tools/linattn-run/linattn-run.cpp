@@ -174,6 +174,15 @@ double readElement(Element element, const char *data) {
 
 /// Stores `x` rounded to nearest even at `data`.
 void writeElement(Element element, double x, char *data) {
+  if (element == Element::F64) {
+    std::memcpy(data, &x, 8);
+    return;
+  }
+  if (element == Element::F32) {
+    float y = static_cast<float>(x);
+    std::memcpy(data, &y, 4);
+    return;
+  }
   llvm::APFloat value(x);
   bool lost;
   value.convert(semanticsOf(element), llvm::APFloat::rmNearestTiesToEven,
