@@ -57,6 +57,8 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.scanTile = options.scanTile;
   kernels.blockSize = options.blockSize;
   kernels.hostFallback = options.hostFallback;
+  kernels.scanKernel = options.scanKernel;
+  kernels.chunkSize = options.chunkSize;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   pm.addPass(createLinAttnDecomposePass());
   pm.addPass(createConvertLinAttnToLinalgPass());
