@@ -1,8 +1,8 @@
 // The GPU benchmark's plan, shapes and report format without a GPU.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin | FileCheck %s
 // CHECK: plan (dry run: nothing is measured)
-// CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 64 MiB, f32 128 MiB
-// CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 2048 MiB
+// CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 256 MiB, f32 512 MiB
+// CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 8192 MiB
 // CHECK: prefill B2 H16 T16384 D128:
 // CHECK: decode B64 H32 D128:
 // CHECK: | kind | shape | implementation | ms | HBM floor ms | of floor | vs linattn |
