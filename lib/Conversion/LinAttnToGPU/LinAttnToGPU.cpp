@@ -521,8 +521,8 @@ static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
       continue;
     int64_t warps = chunk / 16;
     for (int64_t dvTile = 64; dvTile >= 8 * warps; dvTile /= 2) {
-      int64_t elements = 2 * chunk * features + chunk * dvTile +
-                         chunk * chunk + features * dvTile;
+      int64_t elements = 2 * chunk * features + chunk * dvTile + chunk * chunk +
+                         features * dvTile;
       int64_t bytes = 2 * elements + 4 * features;
       int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
       if (bytes <= 48 * 1024 && registers <= 64)
@@ -589,12 +589,12 @@ public:
         b.getContext(), SmallVector<Type>(4, f32));
     NVVM::MMATypes ptxType =
         dataType.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    auto op = NVVM::MmaOp::create(
-        b, loc, resultType, aRegs, bRegs, acc, {16, 8, 16},
-        /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
+    auto op =
+        NVVM::MmaOp::create(b, loc, resultType, aRegs, bRegs, acc, {16, 8, 16},
+                            /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+                            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                            std::array<NVVM::MMALayout, 2>{
+                                NVVM::MMALayout::row, NVVM::MMALayout::col});
     SmallVector<Value> result;
     for (int64_t i = 0; i < 4; ++i)
       result.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
@@ -619,8 +619,8 @@ private:
   /// Two 16-bit values in one 32-bit register (bf16 goes as i32).
   Value pack(Value lo, Value hi) {
     auto vectorType = VectorType::get({2}, dataType);
-    Value v = vector::FromElementsOp::create(b, loc, vectorType,
-                                             ValueRange{lo, hi});
+    Value v =
+        vector::FromElementsOp::create(b, loc, vectorType, ValueRange{lo, hi});
     if (dataType.isF16())
       return v;
     auto i32x1 = VectorType::get({1}, b.getI32Type());
@@ -677,16 +677,16 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   argTypes.push_back(indexType); // N
   argTypes.push_back(indexType); // Dv
   SmallVector<Type> shared = {
-      workgroupBufferType(dataType, chunk * features), // φ(Q_c)
-      workgroupBufferType(dataType, chunk * features), // φ(K_c)
-      workgroupBufferType(dataType, chunk * dvTile),   // V_c
-      workgroupBufferType(dataType, chunk * chunk),    // masked scores
+      workgroupBufferType(dataType, chunk * features),  // φ(Q_c)
+      workgroupBufferType(dataType, chunk * features),  // φ(K_c)
+      workgroupBufferType(dataType, chunk * dvTile),    // V_c
+      workgroupBufferType(dataType, chunk * chunk),     // masked scores
       workgroupBufferType(dataType, features * dvTile), // S at the chunk start
       workgroupBufferType(stateType, features)};        // z at the chunk start
-  std::string name = kernelName(
-      (Twine("linattn_scan_chunked_") + (reverse ? "reverse" : "forward") +
-       "_" + mapName(q) + (normalized ? "_normalized" : ""))
-          .str());
+  std::string name = kernelName((Twine("linattn_scan_chunked_") +
+                                 (reverse ? "reverse" : "forward") + "_" +
+                                 mapName(q) + (normalized ? "_normalized" : ""))
+                                    .str());
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels(), name, argTypes, shared);
   {
@@ -765,7 +765,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
           }
           auto [f, c] = mb.position(r0, n0, i);
           Value col = kb.add(colBase, c);
-          state.push_back(kb.loadIf(kb.ult(col, dv), s0Buf, stateIndex(f, col)));
+          state.push_back(
+              kb.loadIf(kb.ult(col, dv), s0Buf, stateIndex(f, col)));
         }
       }
     kb.forLoop(tid, cF, cT, [&](Value f) {
@@ -824,9 +825,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
           acc = mb.mma(qAt, kTransposedAt, r0, kb.idx(f0), n0, acc);
         for (int64_t i = 0; i < 4; ++i) {
           auto [row, col] = mb.position(r0, n0, i);
-          Value causal =
-              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
-                                    col, row);
+          Value causal = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::ule, col, row);
           Value masked = kb.select(causal, acc[i], kb.fconst(0.0));
           storeShared(masked, ps, kb.add(kb.mul(row, cC), col));
           if (i < 2)
@@ -844,24 +844,24 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
         for (int64_t f = 0; f < features; f += 4) {
           Value feature = kb.add(kb.idx(f), quadLane);
           Value z = loadShared(zs, feature);
-          sumLo = kb.fma(convertFloat(rewriter, loc, qAt(rowLo, feature),
-                                      stateType),
-                         z, sumLo);
-          sumHi = kb.fma(convertFloat(rewriter, loc, qAt(rowHi, feature),
-                                      stateType),
-                         z, sumHi);
+          sumLo = kb.fma(
+              convertFloat(rewriter, loc, qAt(rowLo, feature), stateType), z,
+              sumLo);
+          sumHi = kb.fma(
+              convertFloat(rewriter, loc, qAt(rowHi, feature), stateType), z,
+              sumHi);
         }
         Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
         for (int64_t offset : {1, 2}) {
           Value o = arith::ConstantIntOp::create(rewriter, loc, offset, 32);
-          sumLo = kb.fadd(sumLo, gpu::ShuffleOp::create(rewriter, loc, sumLo,
-                                                        o, width,
-                                                        gpu::ShuffleMode::XOR)
-                                     .getShuffleResult());
-          sumHi = kb.fadd(sumHi, gpu::ShuffleOp::create(rewriter, loc, sumHi,
-                                                        o, width,
-                                                        gpu::ShuffleMode::XOR)
-                                     .getShuffleResult());
+          sumLo = kb.fadd(sumLo,
+                          gpu::ShuffleOp::create(rewriter, loc, sumLo, o, width,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+          sumHi = kb.fadd(sumHi,
+                          gpu::ShuffleOp::create(rewriter, loc, sumHi, o, width,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
         }
         denLo = kb.fadd(sumLo, kb.fconst(eps));
         denHi = kb.fadd(sumHi, kb.fconst(eps));
@@ -922,8 +922,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
         Value z0 = loadShared(zs, f);
         Value z = kb.forLoop(c0, count, c1, ValueRange{z0},
                              [&](Value t, ValueRange zc) -> SmallVector<Value> {
-                               Value kf = convertFloat(rewriter, loc,
-                                                       kAt(t, f), stateType);
+                               Value kf = convertFloat(rewriter, loc, kAt(t, f),
+                                                       stateType);
                                return {kb.fadd(zc[0], kf)};
                              })[0];
         memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
@@ -992,8 +992,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
 }
 
 std::optional<std::string> Converter::convert(ScanOp op) {
-  if (options.chunkedScan && !chunkedScanUnsupported(op) &&
-      !convertChunked(op))
+  if (options.chunkedScan && !chunkedScanUnsupported(op) && !convertChunked(op))
     return std::nullopt;
   RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
   RankedTensorType vType = tensorTypeOf(op.getValues());
