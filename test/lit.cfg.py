@@ -25,6 +25,9 @@ config.substitutions.append(("%linattn_python", config.host_python or "python3")
 
 if config.linattn_has_cuda:
     config.available_features.add("cuda-toolkit")
+    # ptxas of the toolkit, for its resource usage report (-v).
+    config.substitutions.append(
+        ("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))
 
 # Debian's own mlir-opt (not linattn-opt) and the plugin it loads: the Plugin
 # tests check that linattn works inside an upstream tool.

@@ -52,6 +52,8 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.scanTile = options.scanTile;
   kernels.blockSize = options.blockSize;
   kernels.hostFallback = options.hostFallback;
+  kernels.scanKernel = options.scanKernel;
+  kernels.chunkSize = options.chunkSize;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);
 

@@ -189,12 +189,22 @@ def ConvertLinAttnToGPUPass
     Option<"hostFallback", "host-fallback", "bool", /*default=*/"true",
            "Leave ops without a kernel to the host lowering instead of "
            "failing">,
+    Option<"scanKernel", "scan-kernel", "std::string",
+           /*default=*/"\"chunked\"",
+           "Kernel of causal scans: 'chunked' (tensor cores for f16/bf16 "
+           "data with an f32 state, the recurrent kernel otherwise) or "
+           "'recurrent' (always the recurrent kernel)">,
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
+           "Largest chunk of the chunked scan kernel (16, 32 or 64 tokens)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

@@ -134,6 +134,15 @@ struct LinAttnLowerToNVVMOptions
       *this, "block-size",
       llvm::cl::desc("Most threads per block of the other kernels"),
       llvm::cl::init(128)};
+  PassOptions::Option<std::string> scanKernel{
+      *this, "scan-kernel",
+      llvm::cl::desc("Kernel of causal scans: 'chunked' (tensor cores for "
+                     "f16/bf16 data) or 'recurrent'"),
+      llvm::cl::init("chunked")};
+  PassOptions::Option<int64_t> chunkSize{
+      *this, "chunk-size",
+      llvm::cl::desc("Largest chunk of the chunked scan kernel (16, 32, 64)"),
+      llvm::cl::init(64)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

@@ -27,6 +27,11 @@ struct LinAttnToGPUKernelOptions {
   int64_t maxRegisterState = 128;
   /// Leave ops without a kernel to the host lowering instead of failing.
   bool hostFallback = true;
+  /// Causal scans with f16/bf16 data and an f32 state use the chunked
+  /// tensor-core kernel (off: always the recurrent kernel).
+  bool chunkedScan = true;
+  /// Largest chunk of the chunked scan kernel, in tokens (16, 32 or 64).
+  int64_t chunkSize = 64;
 };
 
 /// Replaces every `linattn.scan`, `step`, `kv_summary` and `query_readout` in

@@ -37,9 +37,17 @@ F32_LONG_TOL = 1e-4
 F64_TOL = 1e-11
 
 
+# The chunked tensor-core kernel rounds the masked intra-chunk scores and the
+# state it multiplies by to the 16-bit data type (as flash-linear-attention
+# does); the products accumulate in f32.
+CHUNKED_TOL = {"bf16": 2.5e-2, "f16": 4e-3}
+
+
 def tolerance(case, long_sequence):
     if case.tol <= cc.F64_TOL:
         return F64_TOL
+    if case.tol > cc.F32_TOL:  # 16-bit data
+        return case.tol
     return F32_LONG_TOL if long_sequence else F32_TOL
 
 
@@ -111,6 +119,30 @@ def large_cases():
     ]
 
 
+def chunked_cases():
+    """The chunked tensor-core scan (f16 and bf16 data, f32 state): sequence
+    lengths around the chunk size and long ones, every chunk shape the
+    kernel picks (F = 16 … 128), value sizes that are not multiples of the
+    value tile, reverse scans, initial states."""
+    cases = []
+    for dtype in ("bf16", "f16"):
+        for n in (1, 7, 63, 64, 65, 1000):
+            cases.append(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS, dtype=dtype))
+        for d, dv in ((16, 8), (32, 40), (48, 100), (128, 64), (128, 100)):
+            cases.append(cc.kernel_case("relu", (2,), 129, d, dv, EPS, dtype=dtype))
+        cases += [
+            cc.kernel_case("identity", (2,), 100, 64, 64, None, dtype=dtype),
+            cc.kernel_case("elu", (2,), 100, 64, 48, EPS, reverse=True, init=True,
+                           dtype=dtype),
+            cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, init=True, dyn=(2,),
+                           dtype=dtype),
+            cc.kernel_case("elu", (2,), 4097, 128, 128, EPS, dtype=dtype),
+        ]
+    for case in cases:
+        case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
+    return [(case, True) for case in cases]
+
+
 def smoke_cases():
     """One case per kernel and one host fallback: what --mock runs in check."""
     return [
@@ -121,10 +153,12 @@ def smoke_cases():
         (cc.attention_case("elu", (2,), 7, 7, 16, 8, causal=True, eps=EPS), False),
         (cc.attention_case("relu", (2,), 7, 13, 16, 8, causal=False, eps=EPS), False),
         (cc.attention_case("poly2", (2,), 7, 13, 4, 5, causal=False, eps=EPS), False),
+        (cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True, dtype="bf16"), False),
     ]
 
 
 GROUPS = {
+    "chunked": chunked_cases,
     "scan": scan_cases,
     "linear": linear_cases,
     "step": step_cases,

@@ -1,0 +1,488 @@
+#!/usr/bin/env python3
+"""GPU benchmark of linattn's kernels against the peers a user would pick.
+
+One run measures, on one GPU and with correctness checked in the same run:
+
+- linattn: the chunked tensor-core scan (bf16, fused elu+1) and the strict-fp32
+  recurrent scan, through `linattn-run --target=cuda`; the decode step;
+- flash-linear-attention (`fla.ops.linear_attn.chunk_linear_attn`,
+  `fused_chunk_linear_attn`), bf16;
+- fast-transformers' CUDA causal product
+  (`fast_transformers.causal_product.causal_dot_product`), fp32;
+- PyTorch SDPA, causal (FlashAttention), bf16;
+
+on the shapes of issue 7. The computed function is unnormalized causal linear
+attention O = tril(φ(Q)φ(K)ᵀ)V with φ = elu + 1 (what every peer computes);
+peers get φ applied by torch inside the timed region. Every output is compared
+with a float32 chunked reference computed by torch on the GPU from the same
+(bf16-rounded) inputs.
+
+Reported per case: median ms, the HBM floor (compulsory bytes / copy
+bandwidth, measured in the same run with a large device-to-device copy), the
+fraction of that floor reached, and ratios to linattn. Results go to
+bench/results/<device>-<date>.{json,md}.
+
+linattn-run times a whole call: host-to-device copies, kernels, copies back.
+The kernel-only time is estimated as call time minus the same copies timed
+with torch (pageable host memory), and reported as such.
+
+Peers that are not installed are reported as skipped. `--dry-run` needs
+neither a GPU nor torch: it prints the plan (shapes, bytes, commands).
+"""
+
+import argparse
+import datetime
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# (B, H, T, D): the issue's prefill shapes.
+PREFILL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
+           [(8, 16, t, 128) for t in (4096, 16384, 65536)] +
+           # flash-linear-attention's standard shapes (B, T, H, D there).
+           [(1, 96, 8192, 128), (2, 16, 16384, 128), (4, 16, 2048, 128),
+            (8, 8, 1024, 64)])
+# (B, H, D): decode, one token against a state per head.
+DECODE = [(b, 32, 128) for b in (1, 8, 64)]
+QUICK_PREFILL = [(2, 4, 1024, 64)]
+QUICK_DECODE = [(2, 4, 64)]
+
+
+def prefill_bytes(b, h, t, d, elem):
+    """Compulsory bytes of a causal forward: read q, k, v, write o."""
+    return 4 * b * h * t * d * elem
+
+
+def decode_bytes(b, h, d):
+    """Read and write the f32 state and normalizer; q, k, v, o are small."""
+    return 2 * b * h * (d * d + d) * 4 + 4 * b * h * d * 2
+
+
+def case_name(shape):
+    return "x".join(str(s) for s in shape)
+
+
+#===------------------------------------------------------------------------===#
+# linattn modules
+#===------------------------------------------------------------------------===#
+
+def scan_module(b, h, t, d, dtype, normalized=False):
+    x = f"tensor<{b}x{h}x{t}x{d}x{dtype}>"
+    s = f"tensor<{b}x{h}x{d}x{d}xf32>"
+    z = f"tensor<{b}x{h}x{d}xf32>"
+    norm = " normalize(eps = 1.0e-06)" if normalized else ""
+    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}) -> {x} {{\n"
+            f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
+            f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
+            f"  %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {x}"
+            f" -> {x}, {s}, {z}\n"
+            f"  return %o : {x}\n}}\n")
+
+
+def step_module(b, h, d):
+    x = f"tensor<{b}x{h}x{d}xbf16>"
+    s = f"tensor<{b}x{h}x{d}x{d}xf32>"
+    z = f"tensor<{b}x{h}x{d}xf32>"
+    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}, %s: {s}, %z: {z}) -> ({x}, {s}) {{\n"
+            f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
+            f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
+            f"  %o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z : {x}, {x}, {x}, {s}, {z}"
+            f" -> {x}, {s}, {z}\n"
+            f"  return %o, %s1 : {x}, {s}\n}}\n")
+
+
+def linattn_command(tools, module, inputs, outdir, repeat, pipeline):
+    cmd = [os.path.join(tools, "linattn-run"), module, "--target=cuda",
+           f"--pipeline={pipeline}", f"--repeat={repeat}", f"--output-dir={outdir}"]
+    return cmd + [f"--input={p}" for p in inputs]
+
+
+def run_linattn(cmd):
+    env = dict(os.environ, LINATTN_CUDA_ABORT_ON_ERROR="1")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"linattn-run failed: {proc.stderr.strip()[-2000:]}")
+    m = re.search(r"median time: ([0-9.]+) ms", proc.stdout)
+    if not m:
+        raise RuntimeError(f"no time in linattn-run's output: {proc.stdout[-500:]}")
+    return float(m.group(1))
+
+
+#===------------------------------------------------------------------------===#
+# Measurement (GPU)
+#===------------------------------------------------------------------------===#
+
+class Bench:
+    def __init__(self, args):
+        import torch
+        self.torch = torch
+        self.args = args
+        self.dev = torch.device("cuda")
+        self.results = []
+        self.device_name = torch.cuda.get_device_name(0)
+        self.copy_bw = self.copy_bandwidth()
+        self.launch_floor = self.launch_floor_ms()
+
+    def time(self, fn, repeat=None):
+        torch = self.torch
+        repeat = repeat or self.args.repeat
+        fn()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(repeat):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        times.sort()
+        return times[len(times) // 2]
+
+    def copy_bandwidth(self):
+        """Bytes per ms of a large device-to-device copy (read + write)."""
+        n = 1 << 30  # 1 GiB each way
+        src = self.torch.empty(n, dtype=self.torch.uint8, device=self.dev)
+        dst = self.torch.empty_like(src)
+        ms = self.time(lambda: dst.copy_(src), 20)
+        del src, dst
+        return 2 * n / ms
+
+    def launch_floor_ms(self):
+        """One tiny kernel, launched back to back."""
+        x = self.torch.zeros(1, device=self.dev)
+        return self.time(lambda: x.add_(1.0), 200)
+
+    def host_copy_ms(self, nbytes_in, nbytes_out):
+        """Pageable host<->device copies of the sizes linattn-run moves."""
+        torch = self.torch
+        hin = torch.empty(nbytes_in, dtype=torch.uint8)
+        din = torch.empty(nbytes_in, dtype=torch.uint8, device=self.dev)
+        dout = torch.empty(nbytes_out, dtype=torch.uint8, device=self.dev)
+        hout = torch.empty(nbytes_out, dtype=torch.uint8)
+        return self.time(lambda: (din.copy_(hin), hout.copy_(dout)), 5)
+
+    def record(self, **kw):
+        self.results.append(kw)
+        print(json.dumps(kw), flush=True)
+
+    # The reference: O = tril(φ(Q)φ(K)ᵀ)V, f32, chunks of 64 on the GPU.
+    def reference(self, q, k, v, normalized=False):
+        torch = self.torch
+        fq = torch.nn.functional.elu(q.float()) + 1
+        fk = torch.nn.functional.elu(k.float()) + 1
+        v = v.float()
+        b, h, t, d = fq.shape
+        c = 64
+        out = torch.empty(b, h, t, v.shape[-1], device=self.dev)
+        s = torch.zeros(b, h, d, v.shape[-1], device=self.dev)
+        z = torch.zeros(b, h, d, device=self.dev)
+        mask = torch.tril(torch.ones(c, c, device=self.dev))
+        for i in range(0, t, c):
+            qc, kc, vc = fq[:, :, i:i + c], fk[:, :, i:i + c], v[:, :, i:i + c]
+            m = mask[:qc.shape[2], :qc.shape[2]]
+            a = (qc @ kc.transpose(-1, -2)) * m
+            o = a @ vc + qc @ s
+            if normalized:
+                den = a.sum(-1) + qc @ z.unsqueeze(-1)[..., 0] + 1e-6
+                o = o / den.unsqueeze(-1)
+            out[:, :, i:i + c] = o
+            s = s + kc.transpose(-1, -2) @ vc
+            z = z + kc.sum(2)
+        return out
+
+    def error(self, out, ref):
+        out = out.float()
+        return float((out - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+
+
+def run_prefill(bench, shape, tmp):
+    torch = bench.torch
+    args = bench.args
+    b, h, t, d = shape
+    gen = torch.Generator(device=bench.dev).manual_seed(0)
+    q, k, v = (torch.rand(b, h, t, d, generator=gen, device=bench.dev,
+                          dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
+               for _ in range(3))
+    ref = bench.reference(q, k, v)
+    floor_bf16 = prefill_bytes(b, h, t, d, 2) / bench.copy_bw
+    floor_f32 = prefill_bytes(b, h, t, d, 4) / bench.copy_bw
+    name = case_name(shape)
+    base = dict(kind="prefill", shape=name)
+
+    def report(impl, ms, err, floor, tol, note=""):
+        bench.record(**base, impl=impl, ms=ms, floor_ms=floor,
+                     floor_fraction=floor / ms if ms else None, error=err,
+                     correct=err is not None and err <= tol, note=note)
+
+    # linattn, bf16 chunked and fp32 recurrent.
+    if not args.skip_linattn:
+        import numpy as np
+        paths = []
+        for i, x in enumerate((q, k, v)):
+            p = os.path.join(tmp, f"{name}_in{i}.npy")
+            np.save(p, x.float().cpu().numpy())  # linattn-run rounds to bf16 exactly
+            paths.append(p)
+        for dtype, pipeline, floor, tol in (
+                ("bf16", "linattn-lower-to-nvvm", floor_bf16, 2.5e-2),
+                ("f32", "linattn-lower-to-nvvm{scan-kernel=recurrent}", floor_f32, 1e-4)):
+            module = os.path.join(tmp, f"{name}_{dtype}.mlir")
+            with open(module, "w") as f:
+                f.write(scan_module(b, h, t, d, dtype))
+            outdir = os.path.join(tmp, f"{name}_{dtype}_out")
+            os.makedirs(outdir, exist_ok=True)
+            impl = f"linattn-{'chunked-bf16' if dtype == 'bf16' else 'recurrent-f32'}"
+            try:
+                ms = run_linattn(linattn_command(args.tools, module, paths, outdir,
+                                                 args.repeat, pipeline))
+                out = torch.from_numpy(np.load(os.path.join(outdir, "result0.npy")))
+                err = bench.error(out.to(bench.dev), ref)
+                elem = 2 if dtype == "bf16" else 4
+                copies = bench.host_copy_ms(3 * b * h * t * d * 4,
+                                            b * h * t * d * elem)
+                report(impl + " (call)", ms, err, floor, tol,
+                       "linattn-run call: host copies included")
+                report(impl + " (kernel est.)", max(ms - copies, 1e-6), err, floor, tol,
+                       f"call minus {copies:.3f} ms of host copies timed by torch")
+            except Exception as e:  # noqa: BLE001
+                bench.record(**base, impl=impl, skipped=str(e))
+
+    fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
+
+    # flash-linear-attention: [B, T, H, D] (head_first=False) in recent versions.
+    try:
+        fla = importlib.import_module("fla.ops.linear_attn")
+        for fn_name in ("chunk_linear_attn", "fused_chunk_linear_attn"):
+            fn = getattr(fla, fn_name)
+            params = inspect.signature(fn).parameters
+            kw = {}
+            if "scale" in params:
+                kw["scale"] = 1.0
+            if "normalize" in params:
+                kw["normalize"] = False
+            head_first = "head_first" in params
+            if head_first:
+                kw["head_first"] = True
+            qq, kk, vv = (x if head_first else x.transpose(1, 2).contiguous()
+                          for x in (q, k, v))
+
+            def call():
+                return fn(fq(qq), fq(kk), vv, **kw)
+            out = call()
+            out = out[0] if isinstance(out, tuple) else out
+            if not head_first:
+                out = out.transpose(1, 2)
+            ms = bench.time(call)
+            report(f"fla.{fn_name}", ms, bench.error(out, ref), floor_bf16, 2.5e-2)
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="fla", skipped=f"{type(e).__name__}: {e}")
+
+    # fast-transformers, fp32.
+    try:
+        cp = importlib.import_module("fast_transformers.causal_product")
+        qf, kf, vf = (x.float() for x in (q, k, v))
+
+        def call():
+            return cp.causal_dot_product(fq(qf), fq(kf), vf)
+        out = call()
+        ms = bench.time(call)
+        report("fast_transformers.causal_dot_product (f32)", ms, bench.error(out, ref),
+               floor_f32, 1e-3)
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="fast_transformers", skipped=f"{type(e).__name__}: {e}")
+
+    # Softmax attention (FlashAttention through SDPA): a different function;
+    # timed for the crossover, not checked against the linear reference.
+    try:
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        ms = bench.time(lambda: sdpa(q, k, v, is_causal=True))
+        report("torch SDPA causal (softmax)", ms, None, floor_bf16, 0,
+               "softmax attention: not the same function, no error")
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="sdpa", skipped=f"{type(e).__name__}: {e}")
+
+
+def run_decode(bench, shape, tmp):
+    import numpy as np
+    torch = bench.torch
+    args = bench.args
+    b, h, d = shape
+    name = case_name(shape)
+    base = dict(kind="decode", shape=name)
+    floor = decode_bytes(b, h, d) / bench.copy_bw
+    gen = torch.Generator(device=bench.dev).manual_seed(1)
+    q, k, v = (torch.rand(b, h, d, generator=gen, device=bench.dev).mul_(2).sub_(1)
+               .to(torch.bfloat16) for _ in range(3))
+    s = torch.rand(b, h, d, d, generator=gen, device=bench.dev)
+    z = torch.rand(b, h, d, generator=gen, device=bench.dev).add_(0.5)
+    fk = torch.nn.functional.elu(k.float()) + 1
+    fq = torch.nn.functional.elu(q.float()) + 1
+    s_ref = s + fk.unsqueeze(-1) * v.float().unsqueeze(-2)
+    o_ref = torch.einsum("bhf,bhfd->bhd", fq, s_ref)
+
+    def torch_step():
+        fk_ = torch.nn.functional.elu(k.float()) + 1
+        s1 = s + fk_.unsqueeze(-1) * v.float().unsqueeze(-2)
+        fq_ = torch.nn.functional.elu(q.float()) + 1
+        return torch.einsum("bhf,bhfd->bhd", fq_, s1), s1
+    ms = bench.time(torch_step)
+    bench.record(**base, impl="torch eager step", ms=ms, floor_ms=floor,
+                 floor_fraction=floor / ms, launch_floor_ms=bench.launch_floor,
+                 error=bench.error(torch_step()[0], o_ref))
+    if args.skip_linattn:
+        return
+    paths = []
+    for i, x in enumerate((q, k, v, s, z)):
+        p = os.path.join(tmp, f"dec_{name}_in{i}.npy")
+        np.save(p, x.float().cpu().numpy())
+        paths.append(p)
+    module = os.path.join(tmp, f"dec_{name}.mlir")
+    with open(module, "w") as f:
+        f.write(step_module(b, h, d))
+    outdir = os.path.join(tmp, f"dec_{name}_out")
+    os.makedirs(outdir, exist_ok=True)
+    try:
+        ms = run_linattn(linattn_command(args.tools, module, paths, outdir, args.repeat,
+                                         "linattn-lower-to-nvvm"))
+        out = torch.from_numpy(np.load(os.path.join(outdir, "result0.npy"))).to(bench.dev)
+        err = bench.error(out, o_ref)
+        state_bytes = b * h * (d * d + d) * 4
+        copies = bench.host_copy_ms(state_bytes, state_bytes)
+        bench.record(**base, impl="linattn step (call)", ms=ms, floor_ms=floor,
+                     floor_fraction=floor / ms, launch_floor_ms=bench.launch_floor,
+                     error=err, correct=err <= 2.5e-2,
+                     note="host copies of the state included")
+        bench.record(**base, impl="linattn step (kernel est.)", ms=max(ms - copies, 1e-6),
+                     floor_ms=floor, floor_fraction=floor / max(ms - copies, 1e-6),
+                     launch_floor_ms=bench.launch_floor, error=err,
+                     correct=err <= 2.5e-2,
+                     note=f"call minus {copies:.3f} ms of state copies")
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="linattn step", skipped=str(e))
+
+
+#===------------------------------------------------------------------------===#
+# Reports
+#===------------------------------------------------------------------------===#
+
+def markdown(results, device, copy_bw, launch_floor):
+    lines = [f"# linattn GPU benchmark on {device}", "",
+             f"Copy bandwidth (device-to-device, read + write): "
+             f"{copy_bw / 1e6:.1f} GB/s; kernel launch floor: {launch_floor * 1e3:.1f} us.", "",
+             "| kind | shape | implementation | ms | HBM floor ms | of floor | "
+             "vs linattn | max rel. error | note |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|"]
+    ours = {}
+    for r in results:
+        if r.get("impl", "").startswith("linattn") and "kernel est." in r["impl"] \
+                and "ms" in r and ("chunked" in r["impl"] or r["kind"] == "decode"):
+            ours[(r["kind"], r["shape"])] = r["ms"]
+    for r in results:
+        if "skipped" in r:
+            lines.append(f"| {r['kind']} | {r['shape']} | {r['impl']} | skipped | | | | | "
+                         f"{r['skipped'][:80]} |")
+            continue
+        mine = ours.get((r["kind"], r["shape"]))
+        ratio = f"{r['ms'] / mine:.2f}x" if mine else ""
+        frac = r.get("floor_fraction")
+        err = r.get("error")
+        lines.append(
+            f"| {r['kind']} | {r['shape']} | {r['impl']} | {r['ms']:.4f} | "
+            f"{r['floor_ms']:.4f} | {'' if frac is None else f'{100 * frac:.0f}%'} | "
+            f"{ratio} | {'' if err is None else f'{err:.1e}'}"
+            f"{'' if r.get('correct', True) else ' FAIL'} | {r.get('note', '')} |")
+    lines += ["", "vs linattn: the peer's time over linattn's kernel estimate "
+              "(> 1: linattn is faster).", ""]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan; needs no GPU, no torch")
+    parser.add_argument("--quick", action="store_true", help="one small shape each")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--tools", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    parser.add_argument("--skip-linattn", action="store_true")
+    parser.add_argument("--only", choices=("prefill", "decode"))
+    args = parser.parse_args()
+
+    prefill = QUICK_PREFILL if args.quick else PREFILL
+    decode = QUICK_DECODE if args.quick else DECODE
+    if args.only == "decode":
+        prefill = []
+    if args.only == "prefill":
+        decode = []
+
+    if args.dry_run:
+        print("plan (dry run: nothing is measured)")
+        for shape in prefill:
+            b, h, t, d = shape
+            print(f"prefill B{b} H{h} T{t} D{d}: compulsory bytes bf16 "
+                  f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB, f32 "
+                  f"{prefill_bytes(b, h, t, d, 4) / 2**20:.0f} MiB")
+            print("  " + " ".join(linattn_command(args.tools, f"<{case_name(shape)}_bf16.mlir>",
+                                                  ["<q.npy>", "<k.npy>", "<v.npy>"], "<out>",
+                                                  args.repeat, "linattn-lower-to-nvvm")))
+        for shape in decode:
+            b, h, d = shape
+            print(f"decode B{b} H{h} D{d}: compulsory bytes {decode_bytes(b, h, d) / 2**20:.1f} MiB")
+        fake = [dict(kind="prefill", shape=case_name(prefill[0]) if prefill else "-",
+                     impl="linattn-chunked-bf16 (kernel est.)", ms=1.0, floor_ms=0.5,
+                     floor_fraction=0.5, error=1e-3, correct=True, note="dry run"),
+                dict(kind="prefill", shape=case_name(prefill[0]) if prefill else "-",
+                     impl="fla.chunk_linear_attn", ms=1.5, floor_ms=0.5,
+                     floor_fraction=1 / 3, error=2e-3, correct=True),
+                dict(kind="prefill", shape="-", impl="fast_transformers",
+                     skipped="ModuleNotFoundError: dry run")]
+        print(markdown(fake, "dry-run device", 3e9, 0.005))
+        for mod in ("torch", "fla", "fast_transformers", "numpy"):
+            try:
+                found = importlib.util.find_spec(mod) is not None
+            except (ImportError, ValueError):
+                found = False
+            print(f"python module {mod}: {'found' if found else 'missing'}")
+        print(f"linattn-run: {'found' if os.path.exists(os.path.join(args.tools, 'linattn-run')) else 'missing'}")
+        return 0
+
+    bench = Bench(args)
+    print(f"device: {bench.device_name}; copy bandwidth {bench.copy_bw / 1e6:.1f} GB/s; "
+          f"launch floor {bench.launch_floor * 1e3:.1f} us", flush=True)
+    tmp = tempfile.mkdtemp(prefix="linattn-bench-")
+    try:
+        for shape in prefill:
+            run_prefill(bench, shape, tmp)
+            bench.torch.cuda.empty_cache()
+        for shape in decode:
+            run_decode(bench, shape, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M")
+    device = re.sub(r"[^A-Za-z0-9]+", "-", bench.device_name).strip("-")
+    base = os.path.join(args.out, f"{device}-{stamp}{'-quick' if args.quick else ''}")
+    meta = dict(device=bench.device_name, copy_bandwidth_bytes_per_ms=bench.copy_bw,
+                launch_floor_ms=bench.launch_floor, host=platform.node(),
+                torch=bench.torch.__version__, results=bench.results)
+    with open(base + ".json", "w") as f:
+        json.dump(meta, f, indent=1)
+    with open(base + ".md", "w") as f:
+        f.write(markdown(bench.results, bench.device_name, bench.copy_bw, bench.launch_floor))
+    print(f"wrote {base}.json and {base}.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

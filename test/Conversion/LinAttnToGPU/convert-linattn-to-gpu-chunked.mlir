@@ -1,0 +1,99 @@
+// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent" -split-input-file | FileCheck %s --check-prefix=RECURRENT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32" -split-input-file | FileCheck %s --check-prefix=C32
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
+
+// A bf16 scan with an f32 state takes the chunked tensor-core kernel: four
+// warps per (batch element, tile of 64 value columns), chunks of 64 tokens;
+// φ(Q_c), φ(K_c), V_c, the masked scores and the state staged in shared
+// memory as bf16, z in f32; the state fragments carried in registers across
+// chunks.
+
+// CHECK-LABEL: func.func @chunked_bf16
+//   CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+//   CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+//   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+//       CHECK: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_0(%[[C8]], %{{.*}}, %[[C1]], %[[C128]], %[[C1]], %[[C1]],
+
+// CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
+// CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:   gpu.barrier
+// CHECK:   math.exp
+// CHECK:   gpu.barrier
+// CHECK:   vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK:   nvvm.mma.sync A[{{.*}}] {{.*}}{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:   arith.cmpi ule
+// CHECK:   gpu.shuffle  xor
+// CHECK:   gpu.barrier
+// CHECK:   nvvm.mma.sync
+// CHECK:   arith.divf
+// CHECK:   scf.yield
+// CHECK: gpu.return
+
+// RECURRENT-LABEL: func.func @chunked_bf16
+// RECURRENT: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(
+// RECURRENT-NOT: nvvm.mma.sync
+
+// C32: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_0(
+// C32: workgroup(%{{.*}} : memref<2048xbf16, #gpu.address_space<workgroup>>
+
+// BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
+// BAD-CHUNK: chunk-size must be 16, 32 or 64
+
+func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>, tensor<2x4x64x64xf32>, tensor<2x4x64xf32>
+  return %o : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
+// f16 with F = 16: one warp, chunks of 16 tokens; no normalizer, so no
+// shuffles.
+
+// CHECK-LABEL: func.func @chunked_f16_small
+// CHECK: call @__linattn_launch_linattn_scan_chunked_reverse_features_0(
+// CHECK: gpu.func @linattn_scan_chunked_reverse_features_0(
+// CHECK-NOT: gpu.shuffle
+// CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: gpu.return
+
+// RECURRENT-LABEL: func.func @chunked_f16_small
+// RECURRENT-NOT: nvvm.mma.sync
+
+func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %v: tensor<3x?x8xf16>) -> tensor<3x?x8xf16> {
+  %o, %s, %z = linattn.scan reverse %fq, %fk, %v : tensor<3x?x16xf16>, tensor<3x?x16xf16>, tensor<3x?x8xf16> -> tensor<3x?x8xf16>, tensor<3x16x8xf32>, tensor<3x16xf32>
+  return %o : tensor<3x?x8xf16>
+}
+
+// -----
+
+// What the chunked kernel does not take goes to the recurrent kernel: f32
+// data, a bf16 state, feature sizes that are not a multiple of 16.
+
+// CHECK-LABEL: func.func @negative_f32
+// CHECK: call @__linattn_launch_linattn_scan_forward_features_0(
+// CHECK-LABEL: func.func @negative_bf16_state
+// CHECK: call @__linattn_launch_linattn_scan_forward_features_1(
+// CHECK-LABEL: func.func @negative_features_24
+// CHECK: call @__linattn_launch_linattn_scan_forward_features_2(
+// CHECK-NOT: nvvm.mma.sync
+
+func.func @negative_f32(%fq: tensor<7x16xf32>, %fk: tensor<7x16xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x16xf32>, tensor<7x16xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<16x8xf32>, tensor<16xf32>
+  return %o : tensor<7x8xf32>
+}
+
+func.func @negative_bf16_state(%fq: tensor<7x16xbf16>, %fk: tensor<7x16xbf16>, %v: tensor<7x8xbf16>) -> tensor<7x8xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x16xbf16>, tensor<7x16xbf16>, tensor<7x8xbf16> -> tensor<7x8xbf16>, tensor<16x8xbf16>, tensor<16xbf16>
+  return %o : tensor<7x8xbf16>
+}
+
+func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, %v: tensor<7x8xbf16>) -> tensor<7x8xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x24xbf16>, tensor<7x24xbf16>, tensor<7x8xbf16> -> tensor<7x8xbf16>, tensor<24x8xf32>, tensor<24xf32>
+  return %o : tensor<7x8xbf16>
+}

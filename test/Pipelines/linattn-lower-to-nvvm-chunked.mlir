@@ -1,0 +1,43 @@
+// REQUIRES: cuda-toolkit
+// The chunked tensor-core scan down to PTX and SASS resources: every product
+// is an m16n8k16 mma.sync with f32 accumulators, and ptxas (-v) fits the
+// kernels in registers without spilling and in static shared memory.
+
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT
+
+// bf16, F = 64, C = 64, value tile 64: 32 products for the scores, 64 for the
+// outputs, 32 for the state update.
+// PTX-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_0(
+// PTX-COUNT-128: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-NOT: mma.sync
+// PTX: ret;
+// f16, F = 128, C = 32, value tile 32: 32 + 40 + 32 products.
+// PTX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
+// PTX-COUNT-104: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX-NOT: mma.sync
+// PTX: ret;
+
+// (CUDA 13's ptxas reports the last kernel first. At the time of writing:
+// 245 registers for F = 128, 168 for F = 64.)
+// PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 29184 bytes smem
+// PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_0' for 'sm_90'
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 41216 bytes smem
+
+// SM80: .target sm_80
+// SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// CUBIN: sm_90
+// CUBIN-DAG: linattn_scan_chunked_forward_elu_normalized_0
+// CUBIN-DAG: linattn_scan_chunked_forward_relu_normalized_1
+
+// RECURRENT-NOT: mma.sync
+// RECURRENT: .visible .entry linattn_scan_forward_elu_normalized_0(
+// RECURRENT-NOT: mma.sync
