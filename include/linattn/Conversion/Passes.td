@@ -106,11 +106,13 @@ def ConvertLinAttnToCPUKernelsPass
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
            "f32 lanes per vector; 0 picks the host's (16 with AVX-512, 8 "
            "with AVX2, 4 otherwise)">,
-    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"4",
-           "Tokens whose updates share one pass over the state (1 to 8)">,
-    Option<"columnVectors", "column-vectors", "int64_t", /*default=*/"2",
-           "Vectors of state columns updated together per row (1 to 4; "
-           "tokens-per-block × column-vectors at most 16)">,
+    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"0",
+           "Tokens whose updates share one pass over the state (1 to 8; 0: "
+           "3 with 32 vector registers (AVX-512), 2 otherwise)">,
+    Option<"columnVectors", "column-vectors", "int64_t", /*default=*/"0",
+           "Vectors of state columns updated together per row (1 to 4, "
+           "tokens-per-block × column-vectors at most 16; 0: as many as fit "
+           "next to the block's tokens, 4 for the default block with AVX-512)">,
     Option<"threads", "threads", "int64_t", /*default=*/"0",
            "Threads to keep busy: with fewer batch elements than threads, "
            "sequences are split into chunks scanned in parallel (0: the "

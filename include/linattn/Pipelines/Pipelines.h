@@ -43,13 +43,14 @@ struct LinAttnLowerToCPUOptions
   PassOptions::Option<int64_t> tokensPerBlock{
       *this, "tokens-per-block",
       llvm::cl::desc("Tokens whose state updates share one pass over the "
-                     "state in the kernels (1 to 8)"),
-      llvm::cl::init(4)};
+                     "state in the kernels (1 to 8; 0: by the host's vector "
+                     "registers)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> columnVectors{
       *this, "column-vectors",
       llvm::cl::desc("Vectors of state columns the kernels update together "
-                     "per row (1 to 4)"),
-      llvm::cl::init(2)};
+                     "per row (1 to 4; 0: by the host's vector registers)"),
+      llvm::cl::init(0)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Threads for the parallel loops (OpenMP); 0: the "
