@@ -76,6 +76,24 @@ func.func @scan_elu(%q: tensor<2x3x?x20xf32>, %k: tensor<2x3x?x20xf32>,
 
 // -----
 
+// Rows of whole vectors in a static size: the outputs are stored past the
+// caches (aligned, non-temporal); the state is not. The inputs of the token
+// 4 blocks ahead are prefetched.
+
+// CHECK-LABEL: func.func @streamed_outputs(
+// CHECK: memref.prefetch %{{.*}}, read, locality<3>, data
+// CHECK: vector.store %{{.*}}, %{{.*}} : memref<2x?x16xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}} {alignment = 32 : i64, nontemporal = true} : memref<2x?x16xf32>, vector<8xf32>
+func.func @streamed_outputs(%q: tensor<2x?x16xf32>, %v: tensor<2x?x16xf32>)
+    -> tensor<2x?x16xf32> {
+  %o, %s, %z = linattn.scan forward %q, %q, %v normalize(eps = 1.0e-6)
+      : tensor<2x?x16xf32>, tensor<2x?x16xf32>, tensor<2x?x16xf32>
+      -> tensor<2x?x16xf32>, tensor<2x16x16xf32>, tensor<2x16xf32>
+  return %o : tensor<2x?x16xf32>
+}
+
+// -----
+
 // A feature map with another use stays; the kernel recomputes it.
 
 // CHECK-LABEL: func.func @shared_map(
