@@ -28,11 +28,19 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     OpPassManager &pm, const LinAttnLowerToCPUOptions &options) {
   if (options.rewriteForms)
     addRewriteFormsStage(pm, ReassociateMode::Auto);
+  if (options.chunkSize > 0) {
+    LinAttnChunkScanPassOptions chunk;
+    chunk.chunkSize = options.chunkSize;
+    pm.addPass(createLinAttnDecomposePass());
+    pm.addPass(createLinAttnMaskedToScanPass());
+    pm.addPass(createLinAttnChunkScanPass(chunk));
+  }
 
   // Scans and steps -> vectorized kernels on buffers, wrapped in tensors.
   if (options.kernels) {
     pm.addPass(createLinAttnDecomposePass());
     ConvertLinAttnToCPUKernelsPassOptions kernels;
+    kernels.targetFeatures = options.targetFeatures;
     kernels.vectorWidth = options.vectorWidth;
     kernels.tokensPerBlock = options.tokensPerBlock;
     kernels.columnVectors = options.columnVectors;
@@ -63,6 +71,12 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
   addHostToLLVMStage(pm);
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (!options.targetCpu.empty() || !options.targetFeatures.empty()) {
+    LinAttnSetLLVMTargetPassOptions target;
+    target.cpu = options.targetCpu;
+    target.features = options.targetFeatures;
+    pm.addPass(createLinAttnSetLLVMTargetPass(target));
+  }
   pm.addPass(createLinAttnCheckLoweredPass());
 }
 

@@ -24,3 +24,22 @@ func.func @scan(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x4xf32>)
       -> tensor<?x4xf32>, tensor<8x4xf32>, tensor<8xf32>
   return %o, %s, %z : tensor<?x4xf32>, tensor<8x4xf32>, tensor<8xf32>
 }
+
+// Target options: the CPU and features go on every llvm.func, and the
+// features decide the kernels' vector width (8 lanes without AVX-512).
+// RUN: linattn-opt %s --linattn-lower-to-cpu='target-cpu=x86-64-v3 target-features=+avx2,+fma,-avx512f' | FileCheck %s --check-prefix=TARGET
+// RUN: linattn-opt %s --linattn-lower-to-cpu='target-features=+avx2,+fma,-avx512f' --mlir-print-ir-after=convert-linattn-to-cpu-kernels -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
+// RUN: linattn-opt %s --linattn-lower-to-cpu='target-features=+avx512f' --mlir-print-ir-after=convert-linattn-to-cpu-kernels -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX512
+// RUN: not linattn-opt %s --linattn-lower-to-cpu='target-features=avx2' 2>&1 | FileCheck %s --check-prefix=BADFEATURES
+// TARGET: llvm.func @attention({{.*}}target_cpu = "x86-64-v3", target_features = #llvm.target_features<["+avx2", "+fma", "-avx512f"]>
+// AVX2: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: vector<16xf32>
+// AVX512: vector.fma {{.*}} : vector<16xf32>
+// BADFEATURES: malformed target features 'avx2': expected a comma-separated list of +feature or -feature
+
+// chunk-size runs linattn-chunk-scan first: the scan becomes chunks of
+// linalg products and no kernel is left to build.
+// RUN: linattn-opt %s --linattn-lower-to-cpu='chunk-size=16' --mlir-print-ir-after=linattn-chunk-scan -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNK
+// CHUNK-LABEL: func.func @scan(
+// CHUNK-NOT: linattn.scan
+// CHUNK: scf.for

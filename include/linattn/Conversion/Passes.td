@@ -103,8 +103,13 @@ def ConvertLinAttnToCPUKernelsPass
     `convert-linattn-to-linalg`.
   }];
   let options = [
+    Option<"targetFeatures", "target-features", "std::string",
+           /*default=*/"\"\"",
+           "CPU features the code is for, in LLVM's spelling "
+           "(\"+avx2,+fma\"); empty: the host's. They decide the default "
+           "vector width and register tile">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
-           "f32 lanes per vector; 0 picks the host's (16 with AVX-512, 8 "
+           "f32 lanes per vector; 0 picks the target's (16 with AVX-512, 8 "
            "with AVX2, 4 otherwise)">,
     Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"0",
            "Tokens whose updates share one pass over the state (1 to 8; 0: "
@@ -127,6 +132,24 @@ def ConvertLinAttnToCPUKernelsPass
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
+  ];
+}
+
+def LinAttnSetLLVMTargetPass
+    : Pass<"linattn-set-llvm-target", "::mlir::ModuleOp"> {
+  let summary = "Give every llvm.func a target CPU and target features";
+  let description = [{
+    Sets `target_cpu` and `target_features` on every `llvm.func` of the
+    module, so that code generation (the JIT, or an object file) uses that
+    CPU and those features whatever the machine that compiles. An empty
+    option leaves its attribute alone: code generation then uses its target
+    machine's (the host's for the JIT).
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",
+           "LLVM CPU name, e.g. znver4 or x86-64-v3">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "LLVM feature list, e.g. +avx2,+fma,-avx512f">,
   ];
 }
 

@@ -35,6 +35,24 @@ struct LinAttnLowerToCPUOptions
       llvm::cl::desc("Lower f32-state scans and steps to the vectorized, "
                      "register-blocked kernels (off: generic loops)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("LLVM CPU the code is generated for (e.g. znver4, "
+                     "x86-64-v3); empty: the code generator's (the host's "
+                     "for the JIT)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("LLVM CPU features the code is generated for (e.g. "
+                     "+avx2,+fma,-avx512f); empty: the host's. They also "
+                     "decide the kernels' vector width and register tile"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> chunkSize{
+      *this, "chunk-size",
+      llvm::cl::desc("Run linattn-chunk-scan with this chunk size before "
+                     "lowering (0: no, the kernels block the tokens "
+                     "themselves)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("f32 lanes per kernel vector; 0 picks the host's (16 "

@@ -974,12 +974,28 @@ static void rewriteStep(RewriterBase &rewriter, StepOp op, KernelShape shape,
 
 namespace {
 
-/// f32 lanes of the host's widest vectors.
-static int64_t hostVectorWidth() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
+/// f32 lanes of the widest vectors of a CPU with `features` (LLVM's names,
+/// "+avx2,+fma,..."; empty: the host's); 0 when `features` is malformed.
+static int64_t vectorWidthFor(StringRef features) {
+  llvm::StringMap<bool> enabled;
+  if (features.empty()) {
+    enabled = llvm::sys::getHostCPUFeatures();
+  } else {
+    SmallVector<StringRef> parts;
+    features.split(parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+    for (StringRef part : parts) {
+      part = part.trim();
+      if (part.consume_front("+"))
+        enabled[part] = true;
+      else if (part.consume_front("-"))
+        enabled[part] = false;
+      else
+        return 0;
+    }
+  }
+  if (enabled.lookup("avx512f"))
     return 16;
-  if (features.lookup("avx2") || features.lookup("avx"))
+  if (enabled.lookup("avx2") || enabled.lookup("avx"))
     return 8;
   return 4;
 }
@@ -990,7 +1006,14 @@ struct ConvertLinAttnToCPUKernelsPass
   using Base::Base;
 
   void runOnOperation() override {
-    int64_t width = vectorWidth == 0 ? hostVectorWidth() : vectorWidth;
+    int64_t targetWidth = vectorWidthFor(targetFeatures);
+    if (targetWidth == 0) {
+      getOperation()->emitError()
+          << "malformed target features '" << targetFeatures
+          << "': expected a comma-separated list of +feature or -feature";
+      return signalPassFailure();
+    }
+    int64_t width = vectorWidth == 0 ? targetWidth : vectorWidth;
     if (width < 1 || width > 64) {
       getOperation()->emitError()
           << "vector-width must be between 1 and 64, got " << width;
@@ -999,7 +1022,7 @@ struct ConvertLinAttnToCPUKernelsPass
     // The register tile by default: C·P values, C·P accumulators, C state
     // vectors and two broadcasts in the vector registers (32 with AVX-512,
     // 16 otherwise). P = 3, C = 4 measured best on the Zen 4 machine.
-    bool wideRegisters = hostVectorWidth() == 16;
+    bool wideRegisters = targetWidth == 16;
     int64_t block = tokensPerBlock != 0 ? static_cast<int64_t>(tokensPerBlock)
                     : wideRegisters     ? 3
                                         : 2;

@@ -534,7 +534,9 @@ GROUPS = {
                         "tokens-per-block=8 column-vectors=1",
                         "tokens-per-block=2 column-vectors=3",
                         "vector-width=4", "vector-width=8 tokens-per-block=5",
-                        "num-threads=1", "kernels=false")
+                        "num-threads=1", "kernels=false",
+                        "target-cpu=x86-64-v3 target-features=+avx2,+fma,-avx512f",
+                        "chunk-size=8")
     ] + [
         # Fewer batch elements than threads: the sequences are split into
         # chunks scanned in parallel (OpenMP runs more threads than cores).
