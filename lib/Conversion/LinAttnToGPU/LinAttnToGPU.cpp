@@ -457,6 +457,8 @@ private:
   std::optional<std::string> convertChunked(ScanOp op);
   std::optional<std::string> convert(StepOp op);
   std::optional<std::string> convert(KvSummaryOp op);
+  void launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries, Value keys,
+                  int64_t features, int64_t dvTile, int64_t threads);
   std::optional<std::string> convert(QueryReadoutOp op);
 
   std::optional<std::string> checkFeatureSize(int64_t features) {
@@ -635,11 +637,51 @@ private:
 };
 } // namespace
 
+/// Launches the scan kernel `kernel` in place of `op`: inputs φ(Q) or Q, φ(K)
+/// or K (`queries`, `keys`), V and the initial state, outputs O, S and z,
+/// scalars N and Dv; grid (batch, Dv tiles of `dvTile`, at least one so that
+/// z is written when Dv = 0), `threads` threads per block.
+void Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
+                           Value keys, int64_t features, int64_t dvTile,
+                           int64_t threads) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  LaunchBuilder launch(rewriter, loc, module);
+  Value values = op.getValues();
+  int64_t batchDims = tensorTypeOf(values).getRank() - 2;
+  launch.input(queries);
+  launch.input(keys);
+  launch.input(values);
+  if (op.hasInitialState()) {
+    launch.input(op.getInitialState());
+    launch.input(op.getInitialNormalizer());
+  }
+  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
+  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
+  OpFoldResult fSize = rewriter.getIndexAttr(features);
+  launch.output(tensorTypeOf(op.getResult()),
+                leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
+  launch.output(cast<RankedTensorType>(op.getFinalState().getType()),
+                leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
+  launch.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
+                leadingThen(rewriter, loc, values, batchDims, {fSize}));
+  Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
+  Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
+  launch.scalar(nValue);
+  launch.scalar(dvValue);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = arith::MaxUIOp::create(
+      rewriter, loc, ceilDiv(rewriter, loc, dvValue, dvTile), one);
+  SmallVector<Value> results = launch.launch(
+      kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
+      {arith::ConstantIndexOp::create(rewriter, loc, threads), one, one});
+  rewriter.replaceOp(op, results);
+}
+
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
   RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
   RankedTensorType vType = tensorTypeOf(op.getValues());
   RankedTensorType sType = cast<RankedTensorType>(op.getFinalState().getType());
-  int64_t rank = qType.getRank();
   int64_t features = qType.getShape().back();
   int64_t maxChunk = options.chunkSize;
   if (auto hint = op.getChunkSize())
@@ -956,38 +998,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   }
 
   // The launch: grid (batch, value tiles), four warps or fewer.
-  rewriter.setInsertionPoint(op);
-  LaunchBuilder launch(rewriter, loc, module);
-  Value values = op.getValues();
-  int64_t batchDims = rank - 2;
-  launch.input(q.tensor);
-  launch.input(k.tensor);
-  launch.input(values);
-  if (hasInit) {
-    launch.input(op.getInitialState());
-    launch.input(op.getInitialNormalizer());
-  }
-  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
-  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
-  OpFoldResult fSize = rewriter.getIndexAttr(features);
-  launch.output(tensorTypeOf(op.getResult()),
-                leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
-  launch.output(sType,
-                leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
-  launch.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
-                leadingThen(rewriter, loc, values, batchDims, {fSize}));
-  Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
-  Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
-  launch.scalar(nValue);
-  launch.scalar(dvValue);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  // At least one tile, so that z is written when Dv = 0.
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, dvValue, dvTile), one);
-  SmallVector<Value> results = launch.launch(
-      kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
-      {arith::ConstantIndexOp::create(rewriter, loc, threads), one, one});
-  rewriter.replaceOp(op, results);
+  launchScan(op, kernel, q.tensor, k.tensor, features, dvTile, threads);
   return std::nullopt;
 }
 
@@ -997,7 +1008,6 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
   RankedTensorType vType = tensorTypeOf(op.getValues());
   RankedTensorType sType = cast<RankedTensorType>(op.getFinalState().getType());
-  int64_t rank = qType.getRank();
   int64_t features = qType.getShape().back();
   if (auto reason = checkFeatureSize(features))
     return reason;
@@ -1189,38 +1199,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   }
 
   // The launch: grid (batch, value tiles), one thread per value column.
-  rewriter.setInsertionPoint(op);
-  LaunchBuilder launch(rewriter, loc, module);
-  Value values = op.getValues();
-  int64_t batchDims = rank - 2;
-  launch.input(q.tensor);
-  launch.input(k.tensor);
-  launch.input(values);
-  if (hasInit) {
-    launch.input(op.getInitialState());
-    launch.input(op.getInitialNormalizer());
-  }
-  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
-  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
-  OpFoldResult fSize = rewriter.getIndexAttr(features);
-  launch.output(tensorTypeOf(op.getResult()),
-                leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
-  launch.output(sType,
-                leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
-  launch.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
-                leadingThen(rewriter, loc, values, batchDims, {fSize}));
-  Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
-  Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
-  launch.scalar(nValue);
-  launch.scalar(dvValue);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  // At least one tile, so that z is written when Dv = 0.
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, dvValue, tile), one);
-  SmallVector<Value> results = launch.launch(
-      kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
-      {arith::ConstantIndexOp::create(rewriter, loc, tile), one, one});
-  rewriter.replaceOp(op, results);
+  launchScan(op, kernel, q.tensor, k.tensor, features, tile, tile);
   return std::nullopt;
 }
 
