@@ -47,7 +47,9 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   if (options.rewriteForms)
     addRewriteFormsStage(pm, ReassociateMode::Always);
 
-  // Kernels for what has one; the rest to linalg for the host.
+  // Kernels for what has one (linattn.attention decomposed first, so that its
+  // parts get kernels too); the rest to linalg for the host.
+  pm.addPass(createLinAttnDecomposePass());
   ConvertLinAttnToGPUPassOptions kernels;
   kernels.scanTile = options.scanTile;
   kernels.blockSize = options.blockSize;

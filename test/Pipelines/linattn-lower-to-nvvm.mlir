@@ -81,3 +81,11 @@
 // FATBIN: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, "
 
 // NO-PTXAS: error: CUDA path: {{.*}}no-such-toolkit does not exist
+
+// The quadratic form lowered as written (rewrite-forms=false): the scores and
+// apply_scores kernels, in PTX and through ptxas.
+// RUN: linattn-opt %S/../../examples/causal_attention.mlir --linattn-lower-to-nvvm="format=isa rewrite-forms=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=QUADRATIC
+// RUN: linattn-opt %S/../../examples/causal_attention.mlir --linattn-lower-to-nvvm="rewrite-forms=false" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=QUADRATIC-CUBIN
+// QUADRATIC-DAG: .entry linattn_scores_elu_causal_{{[0-9]+}}(
+// QUADRATIC-DAG: .entry linattn_apply_scores_normalized_{{[0-9]+}}(
+// QUADRATIC-CUBIN: ELF

@@ -457,9 +457,12 @@ private:
   std::optional<std::string> convertChunked(ScanOp op);
   std::optional<std::string> convert(StepOp op);
   std::optional<std::string> convert(KvSummaryOp op);
+  std::optional<std::string> convert(QueryReadoutOp op);
+  std::optional<std::string> convert(ScoresOp op);
+  std::optional<std::string> convert(ApplyScoresOp op);
+  /// Launches a scan kernel in place of `op` (see the definition).
   void launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries, Value keys,
                   int64_t features, int64_t dvTile, int64_t threads);
-  std::optional<std::string> convert(QueryReadoutOp op);
 
   std::optional<std::string> checkFeatureSize(int64_t features) {
     if (ShapedType::isDynamic(features))
@@ -1502,18 +1505,195 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   return std::nullopt;
 }
 
+/// The type products of `type` values are computed in: f32 for 16-bit
+/// floats, the type itself otherwise.
+static Type computeTypeFor(Type type) {
+  if (cast<FloatType>(type).getWidth() < 32)
+    return Float32Type::get(type.getContext());
+  return type;
+}
+
+/// The largest grid y size CUDA launches.
+static constexpr int64_t kMaxGridY = 65535;
+
+std::optional<std::string> Converter::convert(ScoresOp op) {
+  RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rank = qType.getRank();
+  int64_t features = qType.getShape().back();
+  if (auto reason = checkFeatureSize(features))
+    return reason;
+  int64_t queries = qType.getShape()[rank - 2];
+  if (!ShapedType::isDynamic(queries) && queries > kMaxGridY)
+    return std::string("more than 65535 queries");
+  Type computeType = computeTypeFor(resultType.getElementType());
+  FeatureSource q = featureSourceOf(op.getQueryFeatures());
+  FeatureSource k = featureSourceOf(op.getKeyFeatures());
+  int64_t block = blockSizeFor(resultType.getShape().back(), options.blockSize);
+  bool causal = op.getCausal();
+  double scale = op.getScaleValue();
+  Location loc = op.getLoc();
+
+  // One thread per score: grid (key tiles, queries, batch).
+  Type indexType = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {
+      flatBufferType(tensorTypeOf(q.tensor).getElementType()),
+      flatBufferType(tensorTypeOf(k.tensor).getElementType()),
+      flatBufferType(resultType.getElementType()), indexType, indexType};
+  std::string name = kernelName(
+      (Twine("linattn_scores_") + mapName(q) + (causal ? "_causal" : ""))
+          .str());
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels(), name, argTypes, {});
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    setInsertionPointToKernelBody(rewriter, kernel);
+    KernelBuilder kb(rewriter, loc, computeType);
+    ArrayRef<BlockArgument> args = kernel.getArguments();
+    Value qBuf = args[0], kBuf = args[1], out = args[2], n = args[3],
+          m = args[4];
+    Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features);
+    Value j = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
+                     kb.threadId());
+    Value i = kb.blockId(gpu::Dimension::y);
+    Value batch = kb.blockId(gpu::Dimension::z);
+    kb.ifThen(kb.ult(j, m), [&] {
+      Value qRow = kb.mul(kb.add(kb.mul(batch, n), i), cF);
+      Value kRow = kb.mul(kb.add(kb.mul(batch, m), j), cF);
+      Value dot = kb.forLoop(c0, cF, c1, ValueRange{kb.fconst(0.0)},
+                             [&](Value f, ValueRange acc) -> SmallVector<Value> {
+                               Value qf =
+                                   kb.loadFeature(qBuf, kb.add(qRow, f), q);
+                               Value kf =
+                                   kb.loadFeature(kBuf, kb.add(kRow, f), k);
+                               return {kb.fma(qf, kf, acc[0])};
+                             })[0];
+      Value value = scale == 1.0 ? dot : kb.fmul(dot, kb.fconst(scale));
+      // The causal mask keeps the keys j <= i.
+      if (causal)
+        value = kb.select(kb.ult(i, j), kb.fconst(0.0), value);
+      kb.store(value, out, kb.add(kb.mul(kb.add(kb.mul(batch, n), i), m), j));
+    });
+  }
+
+  rewriter.setInsertionPoint(op);
+  LaunchBuilder launch(rewriter, loc, module);
+  int64_t batchDims = rank - 2;
+  launch.input(q.tensor);
+  launch.input(k.tensor);
+  OpFoldResult nSize = sizeOf(rewriter, loc, q.tensor, -2);
+  OpFoldResult mSize = sizeOf(rewriter, loc, k.tensor, -2);
+  launch.output(resultType,
+                leadingThen(rewriter, loc, q.tensor, batchDims, {nSize, mSize}));
+  Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
+  Value mValue = getValueOrCreateConstantIndexOp(rewriter, loc, mSize);
+  launch.scalar(nValue);
+  launch.scalar(mValue);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = arith::MaxUIOp::create(
+      rewriter, loc, ceilDiv(rewriter, loc, mValue, block), one);
+  SmallVector<Value> results = launch.launch(
+      kernel, {tiles, nValue, batchProduct(rewriter, loc, q.tensor, batchDims)},
+      {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
+  rewriter.replaceOp(op, results);
+  return std::nullopt;
+}
+
+std::optional<std::string> Converter::convert(ApplyScoresOp op) {
+  RankedTensorType aType = tensorTypeOf(op.getScores());
+  RankedTensorType vType = tensorTypeOf(op.getValues());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rank = aType.getRank();
+  int64_t queries = aType.getShape()[rank - 2];
+  if (!ShapedType::isDynamic(queries) && queries > kMaxGridY)
+    return std::string("more than 65535 queries");
+  Type computeType = computeTypeFor(resultType.getElementType());
+  int64_t block = blockSizeFor(vType.getShape().back(), options.blockSize);
+  std::optional<double> eps;
+  if (op.getEps())
+    eps = op.getEps()->convertToDouble();
+  Location loc = op.getLoc();
+
+  // One thread per output element: grid (value tiles, queries, batch).
+  Type indexType = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(aType.getElementType()),
+                                flatBufferType(vType.getElementType()),
+                                flatBufferType(resultType.getElementType()),
+                                indexType,
+                                indexType,
+                                indexType};
+  std::string name = kernelName(
+      (Twine("linattn_apply_scores") + (eps ? "_normalized" : "")).str());
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels(), name, argTypes, {});
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    setInsertionPointToKernelBody(rewriter, kernel);
+    KernelBuilder kb(rewriter, loc, computeType);
+    ArrayRef<BlockArgument> args = kernel.getArguments();
+    Value aBuf = args[0], vBuf = args[1], out = args[2], n = args[3],
+          m = args[4], dv = args[5];
+    Value c0 = kb.idx(0), c1 = kb.idx(1);
+    Value d = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
+                     kb.threadId());
+    Value i = kb.blockId(gpu::Dimension::y);
+    Value batch = kb.blockId(gpu::Dimension::z);
+    kb.ifThen(kb.ult(d, dv), [&] {
+      Value aRow = kb.mul(kb.add(kb.mul(batch, n), i), m);
+      SmallVector<Value> sums = kb.forLoop(
+          c0, m, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
+          [&](Value j, ValueRange acc) -> SmallVector<Value> {
+            Value a = kb.load(aBuf, kb.add(aRow, j));
+            Value v = kb.load(
+                vBuf, kb.add(kb.mul(kb.add(kb.mul(batch, m), j), dv), d));
+            return {kb.fma(a, v, acc[0]), kb.fadd(acc[1], a)};
+          });
+      Value value = sums[0];
+      if (eps)
+        value = kb.fdiv(value, kb.fadd(sums[1], kb.fconst(*eps)));
+      kb.store(value, out, kb.add(kb.mul(kb.add(kb.mul(batch, n), i), dv), d));
+    });
+  }
+
+  rewriter.setInsertionPoint(op);
+  LaunchBuilder launch(rewriter, loc, module);
+  Value scores = op.getScores(), values = op.getValues();
+  int64_t batchDims = rank - 2;
+  launch.input(scores);
+  launch.input(values);
+  OpFoldResult nSize = sizeOf(rewriter, loc, scores, -2);
+  OpFoldResult mSize = sizeOf(rewriter, loc, scores, -1);
+  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
+  launch.output(resultType,
+                leadingThen(rewriter, loc, scores, batchDims, {nSize, dvSize}));
+  Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
+  Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
+  launch.scalar(nValue);
+  launch.scalar(getValueOrCreateConstantIndexOp(rewriter, loc, mSize));
+  launch.scalar(dvValue);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = arith::MaxUIOp::create(
+      rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
+  SmallVector<Value> results = launch.launch(
+      kernel, {tiles, nValue, batchProduct(rewriter, loc, scores, batchDims)},
+      {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
+  rewriter.replaceOp(op, results);
+  return std::nullopt;
+}
+
 LogicalResult Converter::run() {
   SmallVector<Operation *> candidates;
   module.walk([&](Operation *op) {
-    if (isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp>(op))
+    if (isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,
+            ApplyScoresOp>(op))
       candidates.push_back(op);
   });
   bool failed = false;
   for (Operation *op : candidates) {
     std::optional<std::string> reason =
         TypeSwitch<Operation *, std::optional<std::string>>(op)
-            .Case<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp>(
-                [&](auto typed) { return convert(typed); });
+            .Case<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,
+                  ApplyScoresOp>([&](auto typed) { return convert(typed); });
     if (reason && !options.hostFallback) {
       op->emitError() << "has no GPU kernel: " << *reason;
       failed = true;
@@ -1530,10 +1710,12 @@ LogicalResult Converter::run() {
   if (!options.hostFallback) {
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<LinAttnDialect>(op->getDialect()) &&
-          !isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp>(op)) {
-        op->emitError() << "has no GPU kernel (only scan, step, kv_summary "
-                           "and query_readout do, with elu, relu and "
-                           "identity feature maps fused into them)";
+          !isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,
+               ApplyScoresOp>(op)) {
+        op->emitError() << "has no GPU kernel (only scan, step, kv_summary, "
+                           "query_readout, scores and apply_scores do, with "
+                           "elu, relu and identity feature maps fused into "
+                           "them)";
         failed = true;
       }
     });

@@ -4,12 +4,10 @@
 // why.
 
 
-func.func @negative_quadratic(%q: tensor<2x7x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>) -> tensor<2x7x8xf32> {
+func.func @negative_poly2(%q: tensor<2x7x3xf32>) -> tensor<2x7x13xf32> {
   // expected-error @+1 {{has no GPU kernel}}
-  %a = linattn.scores %q, %k : tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x7x7xf32>
-  // expected-error @+1 {{has no GPU kernel}}
-  %o = linattn.apply_scores %a, %v : tensor<2x7x7xf32>, tensor<2x7x8xf32> -> tensor<2x7x8xf32>
-  return %o : tensor<2x7x8xf32>
+  %f = linattn.feature_map poly2 %q : tensor<2x7x3xf32> -> tensor<2x7x13xf32>
+  return %f : tensor<2x7x13xf32>
 }
 
 // -----

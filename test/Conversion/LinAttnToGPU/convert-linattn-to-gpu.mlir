@@ -103,16 +103,40 @@ func.func @step(%q: tensor<4x16xf64>, %k: tensor<4x16xf64>, %v: tensor<4x8xf64>,
 
 // -----
 
-// No kernel: the quadratic form and a dynamic feature size stay for the host
-// (errors without host fallback: convert-linattn-to-gpu-invalid.mlir).
+// The quadratic form: one thread per score (elu fused, the causal mask and
+// the scale applied in the kernel), then one thread per output element with
+// the row sum for the normalization.
 
-// CHECK-LABEL: func.func @negative_quadratic
-//       CHECK: linattn.scores
-//       CHECK: linattn.apply_scores
-func.func @negative_quadratic(%q: tensor<2x7x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>) -> tensor<2x7x8xf32> {
-  %a = linattn.scores %q, %k : tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x7x7xf32>
-  %o = linattn.apply_scores %a, %v : tensor<2x7x7xf32>, tensor<2x7x8xf32> -> tensor<2x7x8xf32>
-  return %o : tensor<2x7x8xf32>
+// CHECK-LABEL: func.func @quadratic
+//       CHECK: call @__linattn_launch_linattn_scores_elu_causal_{{[0-9]+}}(
+//       CHECK: call @__linattn_launch_linattn_apply_scores_normalized_{{[0-9]+}}(
+//   CHECK-NOT: linattn.
+//       CHECK: gpu.func @linattn_scores_elu_causal_{{[0-9]+}}(
+//       CHECK:   arith.cmpf ogt
+//       CHECK:   math.exp
+//       CHECK:   arith.cmpi ult
+//       CHECK:   arith.select
+//       CHECK: gpu.func @linattn_apply_scores_normalized_{{[0-9]+}}(
+//       CHECK:   scf.for
+//       CHECK:   arith.divf
+func.func @quadratic(%q: tensor<2x7x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x5xf32>) -> tensor<2x7x5xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x7x8xf32> -> tensor<2x7x8xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x7x8xf32> -> tensor<2x7x8xf32>
+  %a = linattn.scores %fq, %fk causal scale(0.5) : tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x7x7xf32>
+  %o = linattn.apply_scores %a, %v normalize(eps = 1.0e-6) : tensor<2x7x7xf32>, tensor<2x7x5xf32> -> tensor<2x7x5xf32>
+  return %o : tensor<2x7x5xf32>
+}
+
+// -----
+
+// No kernel: poly2 features (not fused) stay for the host (errors without
+// host fallback: convert-linattn-to-gpu-invalid.mlir).
+
+// CHECK-LABEL: func.func @negative_poly2
+//       CHECK: linattn.feature_map poly2
+func.func @negative_poly2(%q: tensor<2x7x3xf32>) -> tensor<2x7x13xf32> {
+  %f = linattn.feature_map poly2 %q : tensor<2x7x3xf32> -> tensor<2x7x13xf32>
+  return %f : tensor<2x7x13xf32>
 }
 
 // -----

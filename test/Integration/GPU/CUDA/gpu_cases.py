@@ -110,6 +110,32 @@ def attention_cases():
     return cases
 
 
+def as_written(case):
+    """`case` lowered without the pipeline's rewrites: the quadratic form
+    runs as the scores and apply_scores kernels."""
+    case.name += "__as_written"
+    case.gpu_options = ["rewrite-forms=false"]
+    return case
+
+
+def quadratic_cases():
+    cases = []
+    for kind in ("elu", "relu", "identity"):
+        cases += [
+            as_written(cc.attention_case(kind, (2,), 7, 7, 16, 8, causal=True, eps=EPS)),
+            as_written(cc.attention_case(kind, (2, 3), 7, 13, 32, 40, causal=False,
+                                         eps=EPS if kind != "identity" else None)),
+        ]
+    cases += [
+        as_written(cc.attention_case("elu", (1,), 1, 1, 16, 4, causal=True, eps=EPS)),
+        as_written(cc.attention_case("elu", (2,), 1000, 1000, 64, 48, causal=True,
+                                     eps=EPS, dyn=(1,))),
+        as_written(cc.attention_case("elu", (2,), 7, 11, 16, 5, causal=False, eps=EPS,
+                                     dtype="f64")),
+    ]
+    return [(case, "_1000x" in case.name) for case in cases]
+
+
 def large_cases():
     return [
         (cc.attention_case("elu", (1, 2), 4097, 4097, 64, 48, causal=True, eps=EPS, dyn=(2,)), True),
@@ -154,6 +180,7 @@ def smoke_cases():
         (cc.attention_case("relu", (2,), 7, 13, 16, 8, causal=False, eps=EPS), False),
         (cc.attention_case("poly2", (2,), 7, 13, 4, 5, causal=False, eps=EPS), False),
         (cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True, dtype="bf16"), False),
+        (as_written(cc.attention_case("elu", (2,), 7, 7, 16, 8, causal=True, eps=EPS)), False),
     ]
 
 
@@ -163,6 +190,7 @@ GROUPS = {
     "linear": linear_cases,
     "step": step_cases,
     "attention": attention_cases,
+    "quadratic": quadratic_cases,
     "large": large_cases,
     "smoke": smoke_cases,
 }
@@ -174,7 +202,7 @@ def run_case(case, long_sequence, opts):
     kernel = os.path.join(d, "kernel.mlir")
     with open(kernel, "w") as f:
         f.write(case.mlir)
-    pipeline_options = [f"chip={opts.chip}"]
+    pipeline_options = [f"chip={opts.chip}"] + getattr(case, "gpu_options", [])
     if opts.mock:
         pipeline_options.append("format=isa")
     cmd = [os.path.join(opts.tools, "linattn-run"), kernel, "--target=cuda",
