@@ -61,12 +61,7 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     // loops inside to branches would break.
     pm.addPass(createCanonicalizerPass());
   }
-  if (options.cInterface)
-    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  addBranchesStage(pm, options.cInterface);
   pm.addPass(createConvertVectorToLLVMPass());
   addHostToLLVMStage(pm);
   pm.addPass(createConvertOpenMPToLLVMPass());

@@ -67,12 +67,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
 
   // Host loops; the kernels' scf.
   pm.addPass(createConvertLinalgToLoopsPass());
-  if (options.cInterface)
-    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  addBranchesStage(pm, options.cInterface);
 
   // Kernels -> NVVM.
   GpuNVVMAttachTargetOptions target;

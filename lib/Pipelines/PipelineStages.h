@@ -32,6 +32,10 @@ void addLinalgStage(OpPassManager &pm, bool fuseElementwise);
 /// deallocation pipeline, bufferization ops -> memref.
 void addBufferizeStage(OpPassManager &pm);
 
+/// Structured control flow -> branches: C wrappers (when `cInterface`),
+/// affine and scf lowered, cleaned up.
+void addBranchesStage(OpPassManager &pm, bool cInterface);
+
 /// The host's memref/func/arith/cf/index/ub -> LLVM conversions (after the
 /// loops are branches).
 void addHostToLLVMStage(OpPassManager &pm);

@@ -47,3 +47,24 @@ Value mlir::linattn::scaleTensor(OpBuilder &builder, Location loc, Value value,
       });
   return generic.getResult(0);
 }
+
+Type mlir::linattn::getAccumulatorType(Type type) {
+  if (cast<FloatType>(type).getWidth() < 32)
+    return Float32Type::get(type.getContext());
+  return type;
+}
+
+Value mlir::linattn::convertFloat(OpBuilder &builder, Location loc, Value value,
+                                  Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  unsigned fromWidth = cast<FloatType>(from).getWidth();
+  unsigned toWidth = cast<FloatType>(to).getWidth();
+  if (fromWidth < toWidth)
+    return arith::ExtFOp::create(builder, loc, to, value);
+  if (fromWidth > toWidth)
+    return arith::TruncFOp::create(builder, loc, to, value);
+  Value wide = arith::ExtFOp::create(builder, loc, builder.getF32Type(), value);
+  return arith::TruncFOp::create(builder, loc, to, wide);
+}

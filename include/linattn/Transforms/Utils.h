@@ -28,6 +28,14 @@ Value scaleTensor(OpBuilder &builder, Location loc, Value value, double factor);
 /// comes out as it went in.
 GreedyRewriteConfig getRewriteOnlyConfig();
 
+/// The type products of `type` values accumulate in when an op gives no
+/// state type: f32 for 16-bit floats, the type itself otherwise.
+Type getAccumulatorType(Type type);
+
+/// Converts the scalar float `value` to the float type `to` (between two
+/// 16-bit types through f32).
+Value convertFloat(OpBuilder &builder, Location loc, Value value, Type to);
+
 } // namespace mlir::linattn
 
 #endif // LINATTN_TRANSFORMS_UTILS_H

@@ -27,6 +27,7 @@
 #include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnDialect.h"
 #include "linattn/IR/LinAttnOps.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -70,22 +71,6 @@ static constexpr StringLiteral kOutputsAttrName = "linattn.gpu_outputs";
 
 static RankedTensorType tensorTypeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
-}
-
-/// Converts the scalar `value` to the float type `to` (two 16-bit types go
-/// through f32).
-static Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
-  Type from = value.getType();
-  if (from == to)
-    return value;
-  unsigned fromWidth = cast<FloatType>(from).getWidth();
-  unsigned toWidth = cast<FloatType>(to).getWidth();
-  if (fromWidth < toWidth)
-    return arith::ExtFOp::create(b, loc, to, value);
-  if (fromWidth > toWidth)
-    return arith::TruncFOp::create(b, loc, to, value);
-  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-  return arith::TruncFOp::create(b, loc, to, wide);
 }
 
 namespace {
@@ -640,6 +625,33 @@ private:
 };
 } // namespace
 
+namespace {
+/// The arguments of a scan kernel, in the order `launchScan` passes them:
+/// q, k, v, the initial state (when there is one), O, S, z, N, Dv.
+struct ScanKernelArgs {
+  Value q, k, v, s0, z0, o, s, z, n, dv;
+};
+} // namespace
+
+static ScanKernelArgs scanKernelArgs(gpu::GPUFuncOp kernel, bool hasInit) {
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  ScanKernelArgs bound;
+  unsigned a = 0;
+  bound.q = args[a++];
+  bound.k = args[a++];
+  bound.v = args[a++];
+  if (hasInit) {
+    bound.s0 = args[a++];
+    bound.z0 = args[a++];
+  }
+  bound.o = args[a++];
+  bound.s = args[a++];
+  bound.z = args[a++];
+  bound.n = args[a++];
+  bound.dv = args[a++];
+  return bound;
+}
+
 /// Launches the scan kernel `kernel` in place of `op`: inputs φ(Q) or Q, φ(K)
 /// or K (`queries`, `keys`), V and the initial state, outputs O, S and z,
 /// scalars N and Dv; grid (batch, Dv tiles of `dvTile`, at least one so that
@@ -738,16 +750,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     OpBuilder::InsertionGuard guard(rewriter);
     setInsertionPointToKernelBody(rewriter, kernel);
     KernelBuilder kb(rewriter, loc, stateType);
-    ArrayRef<BlockArgument> args = kernel.getArguments();
-    unsigned a = 0;
-    Value qBuf = args[a++], kBuf = args[a++], vBuf = args[a++];
-    Value s0Buf, z0Buf;
-    if (hasInit) {
-      s0Buf = args[a++];
-      z0Buf = args[a++];
-    }
-    Value oBuf = args[a++], sBuf = args[a++], zBuf = args[a++];
-    Value n = args[a++], dv = args[a++];
+    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit);
+    Value qBuf = bound.q, kBuf = bound.k, vBuf = bound.v, s0Buf = bound.s0,
+          z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
+          n = bound.n, dv = bound.dv;
     ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
     Value qs = wg[0], ks = wg[1], vs = wg[2], ps = wg[3], ss = wg[4],
           zs = wg[5];
@@ -1065,16 +1071,10 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     OpBuilder::InsertionGuard guard(rewriter);
     setInsertionPointToKernelBody(rewriter, kernel);
     KernelBuilder kb(rewriter, loc, stateType);
-    ArrayRef<BlockArgument> args = kernel.getArguments();
-    unsigned a = 0;
-    Value qBuf = args[a++], kBuf = args[a++], vBuf = args[a++];
-    Value s0Buf, z0Buf;
-    if (hasInit) {
-      s0Buf = args[a++];
-      z0Buf = args[a++];
-    }
-    Value oBuf = args[a++], sBuf = args[a++], zBuf = args[a++];
-    Value n = args[a++], dv = args[a++];
+    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit);
+    Value qBuf = bound.q, kBuf = bound.k, vBuf = bound.v, s0Buf = bound.s0,
+          z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
+          n = bound.n, dv = bound.dv;
     ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
     Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4];
 
@@ -1505,14 +1505,6 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   return std::nullopt;
 }
 
-/// The type products of `type` values are computed in: f32 for 16-bit
-/// floats, the type itself otherwise.
-static Type computeTypeFor(Type type) {
-  if (cast<FloatType>(type).getWidth() < 32)
-    return Float32Type::get(type.getContext());
-  return type;
-}
-
 /// The largest grid y size CUDA launches.
 static constexpr int64_t kMaxGridY = 65535;
 
@@ -1526,7 +1518,7 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
   int64_t queries = qType.getShape()[rank - 2];
   if (!ShapedType::isDynamic(queries) && queries > kMaxGridY)
     return std::string("more than 65535 queries");
-  Type computeType = computeTypeFor(resultType.getElementType());
+  Type computeType = getAccumulatorType(resultType.getElementType());
   FeatureSource q = featureSourceOf(op.getQueryFeatures());
   FeatureSource k = featureSourceOf(op.getKeyFeatures());
   int64_t block = blockSizeFor(resultType.getShape().back(), options.blockSize);
@@ -1560,14 +1552,13 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
     kb.ifThen(kb.ult(j, m), [&] {
       Value qRow = kb.mul(kb.add(kb.mul(batch, n), i), cF);
       Value kRow = kb.mul(kb.add(kb.mul(batch, m), j), cF);
-      Value dot = kb.forLoop(c0, cF, c1, ValueRange{kb.fconst(0.0)},
-                             [&](Value f, ValueRange acc) -> SmallVector<Value> {
-                               Value qf =
-                                   kb.loadFeature(qBuf, kb.add(qRow, f), q);
-                               Value kf =
-                                   kb.loadFeature(kBuf, kb.add(kRow, f), k);
-                               return {kb.fma(qf, kf, acc[0])};
-                             })[0];
+      Value dot =
+          kb.forLoop(c0, cF, c1, ValueRange{kb.fconst(0.0)},
+                     [&](Value f, ValueRange acc) -> SmallVector<Value> {
+                       Value qf = kb.loadFeature(qBuf, kb.add(qRow, f), q);
+                       Value kf = kb.loadFeature(kBuf, kb.add(kRow, f), k);
+                       return {kb.fma(qf, kf, acc[0])};
+                     })[0];
       Value value = scale == 1.0 ? dot : kb.fmul(dot, kb.fconst(scale));
       // The causal mask keeps the keys j <= i.
       if (causal)
@@ -1583,8 +1574,8 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
   launch.input(k.tensor);
   OpFoldResult nSize = sizeOf(rewriter, loc, q.tensor, -2);
   OpFoldResult mSize = sizeOf(rewriter, loc, k.tensor, -2);
-  launch.output(resultType,
-                leadingThen(rewriter, loc, q.tensor, batchDims, {nSize, mSize}));
+  launch.output(resultType, leadingThen(rewriter, loc, q.tensor, batchDims,
+                                        {nSize, mSize}));
   Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
   Value mValue = getValueOrCreateConstantIndexOp(rewriter, loc, mSize);
   launch.scalar(nValue);
@@ -1607,7 +1598,7 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
   int64_t queries = aType.getShape()[rank - 2];
   if (!ShapedType::isDynamic(queries) && queries > kMaxGridY)
     return std::string("more than 65535 queries");
-  Type computeType = computeTypeFor(resultType.getElementType());
+  Type computeType = getAccumulatorType(resultType.getElementType());
   int64_t block = blockSizeFor(vType.getShape().back(), options.blockSize);
   std::optional<double> eps;
   if (op.getEps())

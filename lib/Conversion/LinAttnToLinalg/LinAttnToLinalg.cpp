@@ -20,6 +20,7 @@
 #include "linattn/IR/LinAttnDialect.h"
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -52,30 +53,6 @@ static RankedTensorType tensorTypeOf(Value value) {
 
 static Type elementTypeOf(Value value) {
   return tensorTypeOf(value).getElementType();
-}
-
-/// The type a product of `type` values accumulates in when the op gives no
-/// state type: f32 for 16-bit floats, the type itself otherwise.
-static Type accumulatorTypeFor(Type type) {
-  if (cast<FloatType>(type).getWidth() < 32)
-    return Float32Type::get(type.getContext());
-  return type;
-}
-
-/// Converts the scalar `value` to the float type `to`.
-static Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
-  Type from = value.getType();
-  if (from == to)
-    return value;
-  unsigned fromWidth = cast<FloatType>(from).getWidth();
-  unsigned toWidth = cast<FloatType>(to).getWidth();
-  if (fromWidth < toWidth)
-    return arith::ExtFOp::create(b, loc, to, value);
-  if (fromWidth > toWidth)
-    return arith::TruncFOp::create(b, loc, to, value);
-  // Two 16-bit types (f16 and bf16): go through f32.
-  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-  return arith::TruncFOp::create(b, loc, to, wide);
 }
 
 static Value floatConstant(OpBuilder &b, Location loc, Type type,
@@ -342,7 +319,7 @@ struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
     int64_t rank = resultType.getRank();
     int64_t batchRank = rank - 1;
     Type type = resultType.getElementType();
-    Type acc = accumulatorTypeFor(type);
+    Type acc = getAccumulatorType(type);
     SmallVector<DimSource> batch = leadingDims(input, batchRank);
 
     switch (op.getKind()) {
@@ -399,7 +376,7 @@ private:
     int64_t rank = resultType.getRank();
     int64_t batchRank = rank - 1;
     Type type = resultType.getElementType();
-    Type acc = accumulatorTypeFor(type);
+    Type acc = getAccumulatorType(type);
 
     // Sizes of the three parts and where they start.
     SmallVector<OpFoldResult> batchSizes =
@@ -504,7 +481,7 @@ private:
     int64_t rank = resultType.getRank();
     int64_t batchRank = rank - 1;
     Type type = resultType.getElementType();
-    Type acc = accumulatorTypeFor(type);
+    Type acc = getAccumulatorType(type);
 
     // xP over loops (batch..., f, d): P has no batch dimensions.
     SmallVector<OpFoldResult> projSizes =
@@ -570,7 +547,7 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
     RankedTensorType resultType = op.getType();
     int64_t batchRank = resultType.getRank() - 2;
     Type type = resultType.getElementType();
-    Type acc = accumulatorTypeFor(type);
+    Type acc = getAccumulatorType(type);
     SmallVector<OpFoldResult> sizes = sizesFor(
         rewriter, loc, resultType,
         dimsOf(leadingDims(q, batchRank), {{q, batchRank}, {k, batchRank}}));
@@ -678,7 +655,7 @@ struct LowerApplyScores : OpRewritePattern<ApplyScoresOp> {
     Value result =
         lowerRowProduct(rewriter, op.getLoc(), op.getScores(), op.getValues(),
                         /*weights=*/nullptr, epsOf(op.getEps()), resultType,
-                        accumulatorTypeFor(resultType.getElementType()));
+                        getAccumulatorType(resultType.getElementType()));
     replaceWithCasts(rewriter, op, {result});
     return success();
   }
