@@ -8,6 +8,7 @@
 #define LINATTN_CONVERSION_LINATTNTOGPU_LINATTNTOGPU_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 
@@ -15,6 +16,11 @@ namespace mlir {
 class ModuleOp;
 
 namespace linattn {
+
+/// On a launch stub: the kernel it launches and which of the kernel's
+/// arguments it writes.
+inline constexpr llvm::StringLiteral kKernelAttrName = "linattn.gpu_kernel";
+inline constexpr llvm::StringLiteral kOutputsAttrName = "linattn.gpu_outputs";
 
 /// How `convertLinAttnToGPUKernels` shapes its kernels.
 struct LinAttnToGPUKernelOptions {
