@@ -1,0 +1,464 @@
+//===- KernelBuilders.h - building GPU kernels and their launches -*- C++
+//-*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the kernel generators of convert-linattn-to-gpu share: the builder of
+// kernel bodies (index arithmetic, loads with fused feature maps, loops), the
+// builder of launches on the host (buffers and the launch stub), and the
+// converter that owns the kernel module. Internal to the conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_LIB_CONVERSION_LINATTNTOGPU_KERNELBUILDERS_H
+#define LINATTN_LIB_CONVERSION_LINATTNTOGPU_KERNELBUILDERS_H
+
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
+#include "linattn/IR/LinAttnOps.h"
+#include "linattn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::linattn::gpukernels {
+
+/// The gpu.module every kernel goes to.
+inline constexpr StringLiteral kKernelModuleName = "linattn_kernels";
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+inline RankedTensorType tensorTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Where a kernel reads query or key features from: the features themselves,
+/// or the input of an elementwise feature map it applies as it loads.
+struct FeatureSource {
+  Value tensor;
+  std::optional<FeatureMapKind> map;
+  /// The element type of the features (φ is rounded to it, as the
+  /// feature_map op would).
+  Type featureType;
+};
+
+inline FeatureSource featureSourceOf(Value features) {
+  Type featureType = tensorTypeOf(features).getElementType();
+  auto map = features.getDefiningOp<FeatureMapOp>();
+  if (!map || map.getProjection())
+    return {features, std::nullopt, featureType};
+  switch (map.getKind()) {
+  case FeatureMapKind::Elu:
+  case FeatureMapKind::Relu:
+  case FeatureMapKind::Identity:
+    if (tensorTypeOf(map.getInput()).getShape().back() !=
+        tensorTypeOf(features).getShape().back())
+      return {features, std::nullopt, featureType};
+    return {map.getInput(), map.getKind(), featureType};
+  default:
+    return {features, std::nullopt, featureType};
+  }
+}
+
+inline StringRef mapName(const FeatureSource &source) {
+  if (!source.map)
+    return "features";
+  return stringifyFeatureMapKind(*source.map);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel bodies
+//===----------------------------------------------------------------------===//
+
+/// Builds kernel bodies: index arithmetic, loads with conversions and fused
+/// feature maps, loops.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, Type stateType)
+      : b(b), loc(loc), stateType(stateType) {}
+
+  Value idx(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divU(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remU(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value minU(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value fconst(double value) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(stateType, value));
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  /// x * y + acc, contractible: NVPTX emits one fma.rn (math.fma would
+  /// become a libdevice call).
+  Value fma(Value x, Value y, Value acc) {
+    auto contract = arith::FastMathFlagsAttr::get(
+        b.getContext(), arith::FastMathFlags::contract);
+    Value product = arith::MulFOp::create(b, loc, x, y, contract);
+    return arith::AddFOp::create(b, loc, product, acc, contract);
+  }
+  Value threadId() {
+    return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  }
+  Value blockId(gpu::Dimension dim) {
+    return gpu::BlockIdOp::create(b, loc, dim);
+  }
+  void barrier() { gpu::BarrierOp::create(b, loc); }
+
+  /// Loads element `index` of the flat buffer and converts it to the state
+  /// type.
+  Value load(Value buffer, Value index) {
+    Value value = memref::LoadOp::create(b, loc, buffer, ValueRange{index});
+    return convertFloat(b, loc, value, stateType);
+  }
+  /// Loads element `index` of the buffer when `cond` holds (the index may be
+  /// out of bounds otherwise), zero when it does not.
+  Value loadIf(Value cond, Value buffer, Value index) {
+    auto branch = scf::IfOp::create(
+        b, loc, cond,
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, load(buffer, index));
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, fconst(0.0));
+        });
+    return branch.getResult(0);
+  }
+  /// Loads a feature: applies the source's feature map, rounds to the
+  /// feature type, converts to the state type.
+  Value loadFeature(Value buffer, Value index, const FeatureSource &source) {
+    Value x = load(buffer, index);
+    if (!source.map)
+      return x;
+    Value y = x;
+    switch (*source.map) {
+    case FeatureMapKind::Elu: {
+      // elu(x) + 1 is x + 1 for x > 0 and exp(x) otherwise.
+      Value zero = fconst(0.0);
+      Value positive =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+      Value shifted = fadd(x, fconst(1.0));
+      Value exp = math::ExpOp::create(b, loc, x);
+      y = select(positive, shifted, exp);
+      break;
+    }
+    case FeatureMapKind::Relu:
+      y = arith::MaximumFOp::create(b, loc, x, fconst(0.0));
+      break;
+    default:
+      break;
+    }
+    return convertFloat(b, loc, convertFloat(b, loc, y, source.featureType),
+                        stateType);
+  }
+  /// Stores the state-typed `value` into the buffer, converted to its element
+  /// type.
+  void store(Value value, Value buffer, Value index) {
+    Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+    memref::StoreOp::create(b, loc, convertFloat(b, loc, value, elementType),
+                            buffer, ValueRange{index});
+  }
+  /// `for (i = lb; i < ub; i += step) body(i)` without loop-carried values.
+  void forLoop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
+                       [&](OpBuilder &, Location, Value i, ValueRange) {
+                         body(i);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+  /// A loop that carries `init` and yields what `body` returns.
+  SmallVector<Value>
+  forLoop(Value lb, Value ub, Value step, ValueRange init,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, step, init,
+        [&](OpBuilder &, Location, Value i, ValueRange args) {
+          scf::YieldOp::create(b, loc, body(i, args));
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+  void ifThen(Value cond, function_ref<void()> body) {
+    scf::IfOp::create(b, loc, cond, [&](OpBuilder &, Location) {
+      body();
+      scf::YieldOp::create(b, loc);
+    });
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type stateType;
+};
+
+/// A flat, dynamically sized buffer of `elementType` (what kernels take).
+inline MemRefType flatBufferType(Type elementType) {
+  return MemRefType::get({ShapedType::kDynamic}, elementType);
+}
+
+inline MemRefType workgroupBufferType(Type elementType, int64_t size) {
+  MLIRContext *ctx = elementType.getContext();
+  return MemRefType::get(
+      {size}, elementType, MemRefLayoutAttrInterface{},
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+}
+
+/// Creates an empty kernel `name` in `kernels` with the given arguments and
+/// workgroup buffers; the builder is left at the start of its body.
+inline gpu::GPUFuncOp createKernel(OpBuilder &b, Location loc,
+                                   gpu::GPUModuleOp kernels, StringRef name,
+                                   TypeRange args, TypeRange workgroup) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(args, TypeRange{}),
+                             workgroup, TypeRange{});
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  SymbolTable(kernels).insert(func);
+  b.setInsertionPointToEnd(&func.getBody().front());
+  gpu::ReturnOp::create(b, loc);
+  return func;
+}
+
+inline void setInsertionPointToKernelBody(OpBuilder &b, gpu::GPUFuncOp func) {
+  b.setInsertionPoint(func.getBody().front().getTerminator());
+}
+
+//===----------------------------------------------------------------------===//
+// Host side: buffers, launch stubs
+//===----------------------------------------------------------------------===//
+
+/// Emits, in the host function, the buffers of one kernel launch and the
+/// call of its launch stub.
+class LaunchBuilder {
+public:
+  LaunchBuilder(RewriterBase &rewriter, Location loc, ModuleOp module)
+      : b(rewriter), loc(loc), module(module) {}
+
+  /// A read-only flat buffer of `tensor`.
+  Value input(Value tensor) {
+    RankedTensorType type = tensorTypeOf(tensor);
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                     /*read_only=*/true);
+    args.push_back(flatten(buffer));
+    return args.back();
+  }
+
+  /// A fresh buffer for a result of type `type` whose dynamic sizes are
+  /// taken from `sizes` (one per dimension).
+  void output(RankedTensorType type, ArrayRef<OpFoldResult> sizes) {
+    SmallVector<Value> dynamic;
+    for (auto [i, size] : llvm::enumerate(sizes))
+      if (type.isDynamicDim(i))
+        dynamic.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = memref::AllocOp::create(b, loc, memrefType, dynamic);
+    outputIndices.push_back(args.size());
+    outputs.push_back({buffer, type});
+    args.push_back(flatten(buffer));
+  }
+
+  void scalar(Value value) { args.push_back(value); }
+
+  /// Calls the launch stub of `kernel` with the grid and block sizes and
+  /// returns the result tensors.
+  SmallVector<Value> launch(gpu::GPUFuncOp kernel, ArrayRef<Value> grid,
+                            ArrayRef<Value> block) {
+    SmallVector<Value> operands(grid.begin(), grid.end());
+    llvm::append_range(operands, block);
+    llvm::append_range(operands, args);
+    // The stub: a private declaration the bufferization passes see as an
+    // opaque call on buffers.
+    OpBuilder::InsertPoint callPoint = b.saveInsertionPoint();
+    b.setInsertionPointToEnd(module.getBody());
+    auto stub = func::FuncOp::create(
+        b, loc, ("__linattn_launch_" + kernel.getName()).str(),
+        b.getFunctionType(ValueRange(operands).getTypes(), TypeRange{}));
+    stub.setPrivate();
+    auto kernels = kernel->getParentOfType<gpu::GPUModuleOp>();
+    stub->setAttr(
+        kKernelAttrName,
+        SymbolRefAttr::get(kernels.getNameAttr(),
+                           {FlatSymbolRefAttr::get(kernel.getNameAttr())}));
+    stub->setAttr(kOutputsAttrName, b.getDenseI64ArrayAttr(outputIndices));
+    SymbolTable(module).insert(stub);
+    b.restoreInsertionPoint(callPoint);
+    func::CallOp::create(b, loc, stub, operands);
+    SmallVector<Value> results;
+    for (auto [buffer, type] : outputs)
+      results.push_back(bufferization::ToTensorOp::create(
+          b, loc, type, buffer, /*restrict=*/true, /*writable=*/true));
+    return results;
+  }
+
+private:
+  Value flatten(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value flat = buffer;
+    if (type.getRank() != 1) {
+      SmallVector<ReassociationIndices> all(1);
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        all.front().push_back(i);
+      flat = memref::CollapseShapeOp::create(b, loc, buffer, all);
+    }
+    // Kernels take dynamically sized buffers.
+    MemRefType dynamic = flatBufferType(type.getElementType());
+    if (flat.getType() != dynamic)
+      flat = memref::CastOp::create(b, loc, dynamic, flat);
+    return flat;
+  }
+
+  RewriterBase &b;
+  Location loc;
+  ModuleOp module;
+  SmallVector<Value> args;
+  SmallVector<int64_t> outputIndices;
+  SmallVector<std::pair<Value, RankedTensorType>> outputs;
+};
+
+/// The product of the first `count` sizes of `value`, as an index.
+inline Value batchProduct(OpBuilder &b, Location loc, Value value,
+                          int64_t count) {
+  Value product = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t i = 0; i < count; ++i) {
+    Value size = getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, value, i));
+    product = arith::MulIOp::create(b, loc, product, size);
+  }
+  return product;
+}
+
+inline OpFoldResult sizeOf(OpBuilder &b, Location loc, Value value,
+                           int64_t dim) {
+  if (dim < 0)
+    dim += tensorTypeOf(value).getRank();
+  return tensor::getMixedSize(b, loc, value, dim);
+}
+
+/// `sizes` of the leading `count` dimensions of `value` followed by `rest`.
+inline SmallVector<OpFoldResult> leadingThen(OpBuilder &b, Location loc,
+                                             Value value, int64_t count,
+                                             ArrayRef<OpFoldResult> rest) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < count; ++i)
+    sizes.push_back(tensor::getMixedSize(b, loc, value, i));
+  llvm::append_range(sizes, rest);
+  return sizes;
+}
+
+inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
+  return arith::CeilDivUIOp::create(
+      b, loc, x, arith::ConstantIndexOp::create(b, loc, tile));
+}
+
+/// Threads per block for `columns` value columns (static or not).
+inline int64_t blockSizeFor(int64_t columns, int64_t maxBlock) {
+  if (ShapedType::isDynamic(columns))
+    return maxBlock;
+  int64_t rounded = std::max<int64_t>(32, (columns + 31) / 32 * 32);
+  return std::min(rounded, maxBlock);
+}
+
+//===----------------------------------------------------------------------===//
+// The converter
+//===----------------------------------------------------------------------===//
+
+class Converter {
+public:
+  Converter(ModuleOp module, const LinAttnToGPUKernelOptions &options)
+      : module(module), options(options), rewriter(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  gpu::GPUModuleOp kernels();
+  std::string kernelName(StringRef base) {
+    return (base + "_" + Twine(counter++)).str();
+  }
+
+  /// Each returns a reason when the op has no kernel (and leaves the IR
+  /// alone), nothing when it was replaced.
+  std::optional<std::string> convert(ScanOp op);
+  /// The chunked tensor-core kernel of a scan (f16/bf16 data, f32 state).
+  std::optional<std::string> convertChunked(ScanOp op);
+  std::optional<std::string> convert(StepOp op);
+  std::optional<std::string> convert(KvSummaryOp op);
+  std::optional<std::string> convert(QueryReadoutOp op);
+  std::optional<std::string> convert(ScoresOp op);
+  std::optional<std::string> convert(ApplyScoresOp op);
+  /// Launches a scan kernel in place of `op` (see the definition).
+  void launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries, Value keys,
+                  int64_t features, int64_t dvTile, int64_t threads);
+
+  std::optional<std::string> checkFeatureSize(int64_t features) {
+    if (ShapedType::isDynamic(features))
+      return std::string("the feature size must be static");
+    return std::nullopt;
+  }
+
+  ModuleOp module;
+  const LinAttnToGPUKernelOptions &options;
+  IRRewriter rewriter;
+  gpu::GPUModuleOp kernelModule;
+  unsigned counter = 0;
+};
+
+/// The arguments of a scan kernel, in the order `launchScan` passes them:
+/// q, k, v, the initial state (when there is one), O, S, z, N, Dv.
+struct ScanKernelArgs {
+  Value q, k, v, s0, z0, o, s, z, n, dv;
+};
+
+inline ScanKernelArgs scanKernelArgs(gpu::GPUFuncOp kernel, bool hasInit) {
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  ScanKernelArgs bound;
+  unsigned a = 0;
+  bound.q = args[a++];
+  bound.k = args[a++];
+  bound.v = args[a++];
+  if (hasInit) {
+    bound.s0 = args[a++];
+    bound.z0 = args[a++];
+  }
+  bound.o = args[a++];
+  bound.s = args[a++];
+  bound.z = args[a++];
+  bound.n = args[a++];
+  bound.dv = args[a++];
+  return bound;
+}
+
+/// Why the chunked tensor-core kernels do not apply to `op`, nothing when
+/// they do.
+std::optional<std::string> chunkedScanUnsupported(ScanOp op);
+
+} // namespace mlir::linattn::gpukernels
+
+#endif // LINATTN_LIB_CONVERSION_LINATTNTOGPU_KERNELBUILDERS_H
