@@ -56,6 +56,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.hostFallback = options.hostFallback;
   kernels.scanKernel = options.scanKernel;
   kernels.chunkSize = options.chunkSize;
+  kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);
 

@@ -3,11 +3,14 @@
 // is an m16n8k16 mma.sync with f32 accumulators, and ptxas (-v) fits the
 // kernels in registers without spilling and in static shared memory.
 
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80 sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.seq.ptx
+// RUN: FileCheck %s --check-prefix=SEQ < %t.seq.ptx
+// RUN: %ptxas -arch=sm_90 -O3 -v %t.seq.ptx -o %t.seq.cubin 2>&1 | FileCheck %s --check-prefix=SEQ-PTXAS
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT
 
 // bf16, F = 64, C = 64, value tile 64: 32 products for the scores, 64 for the
@@ -30,6 +33,21 @@
 // PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_0' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 41216 bytes smem
+
+// The sequence-parallel variant: per chunk φ(K_c)ᵀV_c (32 products at F = 64,
+// DT = 64), the scan over chunks (no tensor cores), per chunk the outputs
+// (32 + 64 products).
+// SEQ-LABEL: .visible .entry linattn_scan_chunk_states_forward_elu_normalized_0(
+// SEQ-COUNT-32: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SEQ-NOT: mma.sync
+// SEQ-LABEL: .visible .entry linattn_scan_chunk_prefix_forward_elu_normalized_1(
+// SEQ-NOT: mma.sync
+// SEQ-LABEL: .visible .entry linattn_scan_chunk_outputs_forward_elu_normalized_2(
+// SEQ-COUNT-96: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SEQ-NOT: mma.sync
+// SEQ: ret;
+
+// SEQ-PTXAS-COUNT-7: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 // SM80: .target sm_80
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

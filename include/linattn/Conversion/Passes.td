@@ -221,6 +221,11 @@ def ConvertLinAttnToGPUPass
            "'recurrent' (always the recurrent kernel)">,
     Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
            "Largest chunk of the chunked scan kernel (16, 32 or 64 tokens)">,
+    Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
+           /*default=*/"264",
+           "Run the chunked scan sequence-parallel (chunk states, a scan over "
+           "them, the chunks' outputs) when its batch-parallel kernel would "
+           "launch fewer blocks than this; 0: never">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -162,6 +162,12 @@ struct LinAttnLowerToNVVMOptions
       *this, "chunk-size",
       llvm::cl::desc("Largest chunk of the chunked scan kernel (16, 32, 64)"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> sequenceParallelBlocks{
+      *this, "sequence-parallel-blocks",
+      llvm::cl::desc("Run the chunked scan sequence-parallel when its "
+                     "batch-parallel kernel would launch fewer blocks than "
+                     "this (0: never)"),
+      llvm::cl::init(264)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

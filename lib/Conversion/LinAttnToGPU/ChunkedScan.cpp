@@ -17,6 +17,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::linattn;
 using namespace mlir::linattn::gpukernels;
@@ -156,320 +158,756 @@ private:
 };
 } // namespace
 
+namespace {
+/// What the chunked kernels of one scan are specialized for.
+struct ChunkedScanConfig {
+  ChunkedScanShape shape;
+  int64_t features;
+  Type dataType;   // f16 or bf16: Q, K, V and the tiles in shared memory
+  Type stateType;  // f32
+  Type resultType; // O
+  FeatureSource q, k;
+  bool reverse, normalized, hasInit;
+  double eps;
+
+  int64_t threads() const { return 32 * shape.warps; }
+  /// The kernels' name suffix: direction, map, normalization.
+  std::string suffix() const {
+    return ((reverse ? "reverse_" : "forward_") + mapName(q) +
+            (normalized ? "_normalized" : ""))
+        .str();
+  }
+};
+
+/// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
+/// V_c, the masked scores, S at the chunk start (in the data type) and z at
+/// the chunk start (f32). `queries` false: only φ(K_c) and V_c.
+SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c, bool queries) {
+  int64_t chunk = c.shape.chunk, dvTile = c.shape.dvTile, f = c.features;
+  if (!queries)
+    return {workgroupBufferType(c.dataType, chunk * f),
+            workgroupBufferType(c.dataType, chunk * dvTile)};
+  return {workgroupBufferType(c.dataType, chunk * f),
+          workgroupBufferType(c.dataType, chunk * f),
+          workgroupBufferType(c.dataType, chunk * dvTile),
+          workgroupBufferType(c.dataType, chunk * chunk),
+          workgroupBufferType(c.dataType, f * dvTile),
+          workgroupBufferType(c.stateType, f)};
+}
+
+Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
+
+/// Emits the parts of a chunked kernel for one block: a chunk of C tokens of
+/// batch element `batch` and the value columns [colBase, colBase + DT).
+/// Each warp owns 16 rows (tokens) of the chunk's outputs and the state
+/// fragments (every feature tile, value tiles warp + j·W).
+class ChunkEmitter {
+public:
+  using ElementFn = std::function<Value(Value, Value)>;
+
+  ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
+               ValueRange shared, Value qBuf, Value kBuf, Value vBuf, Value n,
+               Value dv, Value batch, Value colBase)
+      : c(c), b(rewriter), loc(loc), kb(rewriter, loc, c.stateType),
+        mb(kb, c.dataType, laneOf(kb)), qBuf(qBuf), kBuf(kBuf), vBuf(vBuf),
+        n(n), dv(dv), batch(batch), colBase(colBase) {
+    if (shared.size() == 2) {
+      ks = shared[0];
+      vs = shared[1];
+    } else {
+      qs = shared[0];
+      ks = shared[1];
+      vs = shared[2];
+      ps = shared[3];
+      ss = shared[4];
+      zs = shared[5];
+    }
+    tid = kb.threadId();
+    warp = kb.divU(tid, kb.idx(32));
+    lane = kb.remU(tid, kb.idx(32));
+    cF = kb.idx(c.features);
+    cC = kb.idx(c.shape.chunk);
+    cDT = kb.idx(c.shape.dvTile);
+    cT = kb.idx(c.threads());
+  }
+
+  KernelBuilder &builder() { return kb; }
+  Value threadIndex() const { return tid; }
+
+  /// Tokens of the chunk starting at scan position `t0` (t0 < N).
+  Value count(Value t0) { return kb.minU(cC, kb.sub(n, t0)); }
+
+  /// Stages φ(Q_c) (when staged), φ(K_c) and V_c of the chunk at `t0`, zeros
+  /// past the sequence and the value columns; `extra` stages more before the
+  /// closing barrier.
+  void stage(Value t0, Value count, function_ref<void()> extra = {}) {
+    kb.barrier();
+    kb.forLoop(tid, kb.idx(c.shape.chunk * c.features), cT, [&](Value i) {
+      Value t = kb.divU(i, cF), f = kb.remU(i, cF);
+      Value valid = kb.ult(t, count);
+      Value at = kb.add(kb.mul(row(t0, t), cF), f);
+      auto feature = [&](Value buffer, const FeatureSource &source) {
+        auto branch = scf::IfOp::create(
+            b, loc, valid,
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, loc, kb.loadFeature(buffer, at, source));
+            },
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, loc, kb.fconst(0.0));
+            });
+        return branch.getResult(0);
+      };
+      if (qs)
+        storeShared(feature(qBuf, c.q), qs, i);
+      storeShared(feature(kBuf, c.k), ks, i);
+    });
+    kb.forLoop(tid, kb.idx(c.shape.chunk * c.shape.dvTile), cT, [&](Value i) {
+      Value t = kb.divU(i, cDT), d = kb.remU(i, cDT);
+      Value col = kb.add(colBase, d);
+      Value valid =
+          arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
+      storeShared(kb.loadIf(valid, vBuf, kb.add(kb.mul(row(t0, t), dv), col)),
+                  vs, i);
+    });
+    if (extra)
+      extra();
+    kb.barrier();
+  }
+
+  /// This warp's 16 rows of tril(φ(Q_c)φ(K_c)ᵀ) to shared memory; returns
+  /// the denominators of its rows g and g + 8 (normalized scans; z at the
+  /// chunk start in shared memory), nothing otherwise.
+  std::optional<std::pair<Value, Value>> scores() {
+    Value r0 = warpRow();
+    Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
+    for (int64_t j = 0; j < c.shape.chunk / 8; ++j) {
+      Value n0 = kb.idx(8 * j);
+      SmallVector<Value> acc(4, kb.fconst(0.0));
+      for (int64_t f0 = 0; f0 < c.features; f0 += 16)
+        acc = mb.mma(qAt(), kTransposedAt(), r0, kb.idx(f0), n0, acc);
+      for (int64_t i = 0; i < 4; ++i) {
+        auto [row, col] = mb.position(r0, n0, i);
+        Value causal =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
+        Value masked = kb.select(causal, acc[i], kb.fconst(0.0));
+        storeShared(masked, ps, kb.add(kb.mul(row, cC), col));
+        if (i < 2)
+          sumLo = kb.fadd(sumLo, masked);
+        else
+          sumHi = kb.fadd(sumHi, masked);
+      }
+    }
+    if (!c.normalized)
+      return std::nullopt;
+    // φ(q_t)ᵀ z_prev, four lanes per row, then the sums over the quad.
+    Value rowLo = kb.add(r0, mb.group);
+    Value rowHi = kb.add(rowLo, kb.idx(8));
+    Value quadLane = kb.remU(lane, kb.idx(4));
+    for (int64_t f = 0; f < c.features; f += 4) {
+      Value feature = kb.add(kb.idx(f), quadLane);
+      Value z = loadShared(zs, feature);
+      sumLo =
+          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowLo, cF), feature))), z,
+                 sumLo);
+      sumHi =
+          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowHi, cF), feature))), z,
+                 sumHi);
+    }
+    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+    for (int64_t offset : {1, 2}) {
+      Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
+      sumLo = kb.fadd(sumLo, gpu::ShuffleOp::create(b, loc, sumLo, o, width,
+                                                    gpu::ShuffleMode::XOR)
+                                 .getShuffleResult());
+      sumHi = kb.fadd(sumHi, gpu::ShuffleOp::create(b, loc, sumHi, o, width,
+                                                    gpu::ShuffleMode::XOR)
+                                 .getShuffleResult());
+    }
+    return std::make_pair(kb.fadd(sumLo, kb.fconst(c.eps)),
+                          kb.fadd(sumHi, kb.fconst(c.eps)));
+  }
+
+  /// O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S for this warp's rows, divided
+  /// by the denominators, to `oBuf` (scores and S in shared memory).
+  void outputs(Value t0, Value count,
+               std::optional<std::pair<Value, Value>> den, Value oBuf) {
+    Value r0 = warpRow();
+    for (int64_t j = 0; j < c.shape.dvTile / 8; ++j) {
+      Value n0 = kb.idx(8 * j);
+      SmallVector<Value> acc(4, kb.fconst(0.0));
+      for (int64_t t = 0; t < c.shape.chunk; t += 16)
+        acc = mb.mma(pAt(), vAt(), r0, kb.idx(t), n0, acc);
+      for (int64_t f0 = 0; f0 < c.features; f0 += 16)
+        acc = mb.mma(qAt(), sAt(), r0, kb.idx(f0), n0, acc);
+      for (int64_t i = 0; i < 4; ++i) {
+        auto [token, d] = mb.position(r0, n0, i);
+        Value t = token;
+        Value value = acc[i];
+        if (den)
+          value = kb.fdiv(value, i < 2 ? den->first : den->second);
+        Value col = kb.add(colBase, d);
+        Value valid =
+            arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
+        kb.ifThen(valid, [&] {
+          kb.store(value, oBuf, kb.add(kb.mul(row(t0, t), dv), col));
+        });
+      }
+    }
+  }
+
+  /// Calls `fn(f, d, i)` for every element of this thread's state fragments:
+  /// feature f, column d of the tile, i-th value.
+  void forEachStateElement(function_ref<void(Value, Value, unsigned)> fn) {
+    unsigned s = 0;
+    for (int64_t fi = 0; fi < c.features / 16; ++fi)
+      for (int64_t j = 0; j < nTilesPerWarp(); ++j) {
+        auto [r0, n0] = stateTile(fi, j);
+        for (int64_t i = 0; i < 4; ++i) {
+          auto [f, d] = mb.position(r0, n0, i);
+          fn(f, d, s++);
+        }
+      }
+  }
+  int64_t stateFragmentSize() { return c.features / 16 * nTilesPerWarp() * 4; }
+
+  /// The state fragments in shared memory, for `outputs`.
+  void storeStateToShared(ValueRange fragments) {
+    forEachStateElement([&](Value f, Value d, unsigned s) {
+      storeShared(fragments[s], ss, kb.add(kb.mul(f, cDT), d));
+    });
+  }
+
+  /// fragments + φ(K_c)ᵀ V_c.
+  SmallVector<Value> accumulateState(ValueRange fragments) {
+    SmallVector<Value> next;
+    unsigned s = 0;
+    for (int64_t fi = 0; fi < c.features / 16; ++fi)
+      for (int64_t j = 0; j < nTilesPerWarp(); ++j) {
+        auto [r0, n0] = stateTile(fi, j);
+        SmallVector<Value> acc(fragments.begin() + s,
+                               fragments.begin() + s + 4);
+        s += 4;
+        for (int64_t t = 0; t < c.shape.chunk; t += 16)
+          acc = mb.mma(kTransposedAt(), vAt(), r0, kb.idx(t), n0, acc);
+        llvm::append_range(next, acc);
+      }
+    return next;
+  }
+
+  /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32.
+  Value keySum(Value f, Value count) {
+    return kb.forLoop(kb.idx(0), count, kb.idx(1), ValueRange{kb.fconst(0.0)},
+                      [&](Value t, ValueRange sum) -> SmallVector<Value> {
+                        Value key =
+                            toState(loadShared(ks, kb.add(kb.mul(t, cF), f)));
+                        return {kb.fadd(sum[0], key)};
+                      })[0];
+  }
+
+  Value zShared() const { return zs; }
+  Value stateShared() const { return ss; }
+
+private:
+  /// The row of token t of the chunk at `t0` in the flat [batch·N, ...]
+  /// buffers.
+  Value row(Value t0, Value t) {
+    Value i = kb.add(t0, t);
+    Value token = c.reverse ? kb.sub(kb.sub(n, kb.idx(1)), i) : i;
+    return kb.add(kb.mul(batch, n), token);
+  }
+  Value warpRow() { return kb.mul(warp, kb.idx(16)); }
+  int64_t nTilesPerWarp() { return c.shape.dvTile / 8 / c.shape.warps; }
+  std::pair<Value, Value> stateTile(int64_t fi, int64_t j) {
+    Value n0 = kb.mul(kb.add(warp, kb.idx(j * c.shape.warps)), kb.idx(8));
+    return {kb.idx(16 * fi), n0};
+  }
+  Value toState(Value v) { return convertFloat(b, loc, v, c.stateType); }
+  Value loadShared(Value buffer, Value index) {
+    return memref::LoadOp::create(b, loc, buffer, ValueRange{index});
+  }
+  void storeShared(Value value, Value buffer, Value index) {
+    Type type = cast<MemRefType>(buffer.getType()).getElementType();
+    memref::StoreOp::create(b, loc, convertFloat(b, loc, value, type), buffer,
+                            ValueRange{index});
+  }
+  // Row-major views of the shared tiles.
+  ElementFn qAt() {
+    return [this](Value r, Value col) {
+      return loadShared(qs, kb.add(kb.mul(r, cF), col));
+    };
+  }
+  ElementFn kTransposedAt() {
+    return [this](Value f, Value t) {
+      return loadShared(ks, kb.add(kb.mul(t, cF), f));
+    };
+  }
+  ElementFn vAt() {
+    return [this](Value r, Value col) {
+      return loadShared(vs, kb.add(kb.mul(r, cDT), col));
+    };
+  }
+  ElementFn pAt() {
+    return [this](Value r, Value col) {
+      return loadShared(ps, kb.add(kb.mul(r, cC), col));
+    };
+  }
+  ElementFn sAt() {
+    return [this](Value r, Value col) {
+      return loadShared(ss, kb.add(kb.mul(r, cDT), col));
+    };
+  }
+
+  const ChunkedScanConfig &c;
+  OpBuilder &b;
+  Location loc;
+  KernelBuilder kb;
+  MmaBuilder mb;
+  Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
+  Value qs, ks, vs, ps, ss, zs;
+  Value tid, warp, lane, cF, cC, cDT, cT;
+};
+} // namespace
+
+/// The batch-parallel chunked scan: one block per batch element and value
+/// tile walks the chunks in order, the state in registers.
+static gpu::GPUFuncOp buildFusedChunkedScan(RewriterBase &rewriter,
+                                            Location loc,
+                                            gpu::GPUModuleOp kernels,
+                                            StringRef name,
+                                            const ChunkedScanConfig &c) {
+  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
+                                flatBufferType(c.dataType),
+                                flatBufferType(c.dataType)};
+  if (c.hasInit) {
+    argTypes.push_back(flatBufferType(c.stateType));
+    argTypes.push_back(flatBufferType(c.stateType));
+  }
+  argTypes.push_back(flatBufferType(c.resultType));
+  argTypes.push_back(flatBufferType(c.stateType));
+  argTypes.push_back(flatBufferType(c.stateType));
+  argTypes.push_back(rewriter.getIndexType()); // N
+  argTypes.push_back(rewriter.getIndexType()); // Dv
+  gpu::GPUFuncOp kernel = createKernel(rewriter, loc, kernels, name, argTypes,
+                                       chunkSharedBuffers(c, true));
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ScanKernelArgs a = scanKernelArgs(kernel, c.hasInit);
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
+  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  ChunkEmitter e(rewriter, loc, c, shared, a.q, a.k, a.v, a.n, a.dv, batch,
+                 colBase);
+  Value tid = e.threadIndex();
+  Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
+  Value stateBase = kb.mul(batch, cF);
+  auto stateIndex = [&](Value f, Value col) {
+    return kb.add(kb.mul(kb.add(stateBase, f), a.dv), col);
+  };
+
+  SmallVector<Value> state;
+  e.forEachStateElement([&](Value f, Value d, unsigned) {
+    if (!c.hasInit) {
+      state.push_back(kb.fconst(0.0));
+      return;
+    }
+    Value col = kb.add(colBase, d);
+    state.push_back(kb.loadIf(kb.ult(col, a.dv), a.s0, stateIndex(f, col)));
+  });
+  kb.forLoop(tid, cF, cT, [&](Value f) {
+    Value init =
+        c.hasInit ? kb.load(a.z0, kb.add(stateBase, f)) : kb.fconst(0.0);
+    memref::StoreOp::create(rewriter, loc, init, e.zShared(), ValueRange{f});
+  });
+
+  state = kb.forLoop(
+      kb.idx(0), a.n, kb.idx(c.shape.chunk), state,
+      [&](Value t0, ValueRange carried) {
+        Value count = e.count(t0);
+        e.stage(t0, count);
+        auto den = e.scores();
+        e.storeStateToShared(carried);
+        kb.barrier();
+        e.outputs(t0, count, den, a.o);
+        SmallVector<Value> next = e.accumulateState(carried);
+        kb.forLoop(tid, cF, cT, [&](Value f) {
+          Value z =
+              memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
+          memref::StoreOp::create(rewriter, loc, kb.fadd(z, e.keySum(f, count)),
+                                  e.zShared(), ValueRange{f});
+        });
+        return next;
+      });
+
+  // The final state and normalizer.
+  e.forEachStateElement([&](Value f, Value d, unsigned s) {
+    Value col = kb.add(colBase, d);
+    Value value = state[s];
+    kb.ifThen(kb.ult(col, a.dv),
+              [&] { kb.store(value, a.s, stateIndex(f, col)); });
+  });
+  kb.barrier();
+  kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
+    kb.forLoop(tid, cF, cT, [&](Value f) {
+      Value z =
+          memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
+      kb.store(z, a.z, kb.add(stateBase, f));
+    });
+  });
+  return kernel;
+}
+
+/// Sequence-parallel pass 1: the contribution of each chunk to the state,
+/// H_c = φ(K_c)ᵀ V_c and Σ_t φ(k_t), into flat [batch, chunks, F, Dv] and
+/// [batch, chunks, F] f32 buffers. Grid (chunks, batch, value tiles).
+static gpu::GPUFuncOp buildChunkStates(RewriterBase &rewriter, Location loc,
+                                       gpu::GPUModuleOp kernels, StringRef name,
+                                       const ChunkedScanConfig &c) {
+  Type index = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
+                                flatBufferType(c.dataType),
+                                flatBufferType(c.stateType),
+                                flatBufferType(c.stateType),
+                                index,
+                                index};
+  gpu::GPUFuncOp kernel = createKernel(rewriter, loc, kernels, name, argTypes,
+                                       chunkSharedBuffers(c, false));
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  Value kBuf = args[0], vBuf = args[1], hBuf = args[2], zBuf = args[3],
+        n = args[4], dv = args[5];
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value chunkIndex = kb.blockId(gpu::Dimension::x);
+  Value batch = kb.blockId(gpu::Dimension::y);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::z), kb.idx(c.shape.dvTile));
+  Value t0 = kb.mul(chunkIndex, kb.idx(c.shape.chunk));
+  // The grid has a block even for N = 0.
+  kb.ifThen(kb.ult(t0, n), [&] {
+    SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+    ChunkEmitter e(rewriter, loc, c, shared, Value(), kBuf, vBuf, n, dv, batch,
+                   colBase);
+    Value count = e.count(t0);
+    e.stage(t0, count);
+    SmallVector<Value> zeros(e.stateFragmentSize(), kb.fconst(0.0));
+    SmallVector<Value> h = e.accumulateState(zeros);
+    Value cF = kb.idx(c.features);
+    Value chunks =
+        kb.divU(kb.add(n, kb.idx(c.shape.chunk - 1)), kb.idx(c.shape.chunk));
+    Value slot = kb.add(kb.mul(batch, chunks), chunkIndex);
+    e.forEachStateElement([&](Value f, Value d, unsigned s) {
+      Value col = kb.add(colBase, d);
+      Value at = kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
+      kb.ifThen(kb.ult(col, dv), [&] { kb.store(h[s], hBuf, at); });
+    });
+    kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::z), kb.idx(0)), [&] {
+      kb.forLoop(e.threadIndex(), cF, kb.idx(c.threads()), [&](Value f) {
+        kb.store(e.keySum(f, count), zBuf, kb.add(kb.mul(slot, cF), f));
+      });
+    });
+  });
+  return kernel;
+}
+
+/// Threads per block of the sequence-parallel scan over chunk states.
+static constexpr int64_t kChunkScanThreads = 256;
+
+/// Sequence-parallel pass 2: the scan over the chunks. Each thread walks the
+/// chunks of one state element (and of one normalizer element in the first
+/// blocks), writes the state at each chunk's start (exclusive prefix, S in
+/// the data type for the tensor cores, z in f32) and the final S and z.
+/// Grid (batch, element tiles of 256).
+static gpu::GPUFuncOp buildChunkScan(RewriterBase &rewriter, Location loc,
+                                     gpu::GPUModuleOp kernels, StringRef name,
+                                     const ChunkedScanConfig &c) {
+  Type index = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(c.stateType),
+                                flatBufferType(c.stateType)};
+  if (c.hasInit) {
+    argTypes.push_back(flatBufferType(c.stateType));
+    argTypes.push_back(flatBufferType(c.stateType));
+  }
+  llvm::append_range(argTypes, SmallVector<Type>{flatBufferType(c.dataType),
+                                                 flatBufferType(c.stateType),
+                                                 flatBufferType(c.stateType),
+                                                 flatBufferType(c.stateType),
+                                                 index, index});
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels, name, argTypes, TypeRange{});
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  unsigned a = 0;
+  Value hBuf = args[a++], zcBuf = args[a++];
+  Value s0Buf, z0Buf;
+  if (c.hasInit) {
+    s0Buf = args[a++];
+    z0Buf = args[a++];
+  }
+  Value prefixBuf = args[a++], zPrefixBuf = args[a++], sBuf = args[a++],
+        zBuf = args[a++], n = args[a++], dv = args[a++];
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value tid = kb.threadId();
+  Value cF = kb.idx(c.features);
+  Value chunks =
+      kb.divU(kb.add(n, kb.idx(c.shape.chunk - 1)), kb.idx(c.shape.chunk));
+  Value first = kb.mul(batch, chunks);
+
+  // The prefix over chunks of the element at `offset` within a chunk's
+  // `stride` elements.
+  auto scanElement = [&](Value src, Value dst, Value offset, Value stride,
+                         Value init) {
+    return kb.forLoop(kb.idx(0), chunks, kb.idx(1), ValueRange{init},
+                      [&](Value chunk, ValueRange run) -> SmallVector<Value> {
+                        Value at = kb.add(kb.mul(kb.add(first, chunk), stride),
+                                          offset);
+                        Value h = kb.load(src, at);
+                        kb.store(run[0], dst, at);
+                        return {kb.fadd(run[0], h)};
+                      })[0];
+  };
+
+  Value elements = kb.mul(cF, dv);
+  Value e = kb.add(
+      kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(kChunkScanThreads)), tid);
+  kb.ifThen(kb.ult(e, elements), [&] {
+    Value at = kb.add(kb.mul(batch, elements), e);
+    Value init = c.hasInit ? kb.load(s0Buf, at) : kb.fconst(0.0);
+    kb.store(scanElement(hBuf, prefixBuf, e, elements, init), sBuf, at);
+  });
+  kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
+    kb.forLoop(tid, cF, kb.idx(kChunkScanThreads), [&](Value f) {
+      Value at = kb.add(kb.mul(batch, cF), f);
+      Value init = c.hasInit ? kb.load(z0Buf, at) : kb.fconst(0.0);
+      kb.store(scanElement(zcBuf, zPrefixBuf, f, cF, init), zBuf, at);
+    });
+  });
+  return kernel;
+}
+
+/// Sequence-parallel pass 3: each chunk's outputs from the state and
+/// normalizer at its start. Grid (chunks, batch, value tiles).
+static gpu::GPUFuncOp buildChunkOutputs(RewriterBase &rewriter, Location loc,
+                                        gpu::GPUModuleOp kernels,
+                                        StringRef name,
+                                        const ChunkedScanConfig &c) {
+  Type index = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
+                                flatBufferType(c.dataType),
+                                flatBufferType(c.dataType),
+                                flatBufferType(c.dataType),
+                                flatBufferType(c.stateType),
+                                flatBufferType(c.resultType),
+                                index,
+                                index};
+  gpu::GPUFuncOp kernel = createKernel(rewriter, loc, kernels, name, argTypes,
+                                       chunkSharedBuffers(c, true));
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  Value qBuf = args[0], kBuf = args[1], vBuf = args[2], prefixBuf = args[3],
+        zPrefixBuf = args[4], oBuf = args[5], n = args[6], dv = args[7];
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value chunkIndex = kb.blockId(gpu::Dimension::x);
+  Value batch = kb.blockId(gpu::Dimension::y);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::z), kb.idx(c.shape.dvTile));
+  Value t0 = kb.mul(chunkIndex, kb.idx(c.shape.chunk));
+  kb.ifThen(kb.ult(t0, n), [&] {
+    SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+    ChunkEmitter e(rewriter, loc, c, shared, qBuf, kBuf, vBuf, n, dv, batch,
+                   colBase);
+    Value cF = kb.idx(c.features), cDT = kb.idx(c.shape.dvTile),
+          cT = kb.idx(c.threads());
+    Value chunks =
+        kb.divU(kb.add(n, kb.idx(c.shape.chunk - 1)), kb.idx(c.shape.chunk));
+    Value slot = kb.add(kb.mul(batch, chunks), chunkIndex);
+    Value count = e.count(t0);
+    e.stage(t0, count, [&] {
+      kb.forLoop(
+          e.threadIndex(), kb.idx(c.features * c.shape.dvTile), cT,
+          [&](Value i) {
+            Value f = kb.divU(i, cDT), d = kb.remU(i, cDT);
+            Value col = kb.add(colBase, d);
+            Value at = kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
+            Value s = kb.loadIf(kb.ult(col, dv), prefixBuf, at);
+            memref::StoreOp::create(rewriter, loc,
+                                    convertFloat(rewriter, loc, s, c.dataType),
+                                    e.stateShared(), ValueRange{i});
+          });
+      kb.forLoop(e.threadIndex(), cF, cT, [&](Value f) {
+        memref::StoreOp::create(
+            rewriter, loc, kb.load(zPrefixBuf, kb.add(kb.mul(slot, cF), f)),
+            e.zShared(), ValueRange{f});
+      });
+    });
+    auto den = e.scores();
+    kb.barrier();
+    e.outputs(t0, count, den, oBuf);
+  });
+  return kernel;
+}
+
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
-  RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
   RankedTensorType vType = tensorTypeOf(op.getValues());
-  RankedTensorType sType = cast<RankedTensorType>(op.getFinalState().getType());
-  int64_t features = qType.getShape().back();
+  auto sType = cast<RankedTensorType>(op.getFinalState().getType());
+  int64_t features = tensorTypeOf(op.getQueryFeatures()).getShape().back();
   int64_t maxChunk = options.chunkSize;
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
   std::optional<ChunkedScanShape> shape = chunkedScanShape(features, maxChunk);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
-  int64_t chunk = shape->chunk, warps = shape->warps, dvTile = shape->dvTile;
-  int64_t threads = 32 * warps;
-  int64_t fTiles = features / 16;
-  int64_t nTilesPerWarp = dvTile / 8 / warps;
-
-  FeatureSource q = featureSourceOf(op.getQueryFeatures());
-  FeatureSource k = featureSourceOf(op.getKeyFeatures());
-  bool normalized = op.isNormalized();
-  bool reverse = op.isReverse();
-  bool hasInit = op.hasInitialState();
-  double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
-  Type stateType = sType.getElementType();
-  Type dataType = vType.getElementType();
+  ChunkedScanConfig c{*shape,
+                      features,
+                      vType.getElementType(),
+                      sType.getElementType(),
+                      tensorTypeOf(op.getResult()).getElementType(),
+                      featureSourceOf(op.getQueryFeatures()),
+                      featureSourceOf(op.getKeyFeatures()),
+                      op.isReverse(),
+                      op.isNormalized(),
+                      op.hasInitialState(),
+                      op.isNormalized() ? op.getEps()->convertToDouble() : 0.0};
   Location loc = op.getLoc();
+  int64_t chunk = shape->chunk, dvTile = shape->dvTile;
+  int64_t batchDims = vType.getRank() - 2;
 
-  SmallVector<Type> argTypes = {flatBufferType(dataType),
-                                flatBufferType(dataType),
-                                flatBufferType(dataType)};
-  if (hasInit) {
-    argTypes.push_back(flatBufferType(stateType));
-    argTypes.push_back(flatBufferType(stateType));
+  // Which variant: batch-parallel when it fills the GPU, sequence-parallel
+  // otherwise; decided here when the sizes are static, at run time if not.
+  std::optional<bool> sequenceParallel;
+  if (options.sequenceParallelBlocks == 0) {
+    sequenceParallel = false;
+  } else if (vType.hasStaticShape()) {
+    int64_t batch = 1;
+    for (int64_t i = 0; i < batchDims; ++i)
+      batch *= vType.getDimSize(i);
+    int64_t tiles =
+        std::max<int64_t>(1, llvm::divideCeil(vType.getShape().back(), dvTile));
+    int64_t n = vType.getDimSize(batchDims);
+    sequenceParallel =
+        n > chunk && batch * tiles < options.sequenceParallelBlocks;
   }
-  argTypes.push_back(
-      flatBufferType(tensorTypeOf(op.getResult()).getElementType()));
-  argTypes.push_back(flatBufferType(stateType));
-  argTypes.push_back(flatBufferType(stateType));
-  Type indexType = rewriter.getIndexType();
-  argTypes.push_back(indexType); // N
-  argTypes.push_back(indexType); // Dv
-  SmallVector<Type> shared = {
-      workgroupBufferType(dataType, chunk * features),  // φ(Q_c)
-      workgroupBufferType(dataType, chunk * features),  // φ(K_c)
-      workgroupBufferType(dataType, chunk * dvTile),    // V_c
-      workgroupBufferType(dataType, chunk * chunk),     // masked scores
-      workgroupBufferType(dataType, features * dvTile), // S at the chunk start
-      workgroupBufferType(stateType, features)};        // z at the chunk start
-  std::string name = kernelName((Twine("linattn_scan_chunked_") +
-                                 (reverse ? "reverse" : "forward") + "_" +
-                                 mapName(q) + (normalized ? "_normalized" : ""))
-                                    .str());
-  gpu::GPUFuncOp kernel =
-      createKernel(rewriter, loc, kernels(), name, argTypes, shared);
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    setInsertionPointToKernelBody(rewriter, kernel);
-    KernelBuilder kb(rewriter, loc, stateType);
-    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit);
-    Value qBuf = bound.q, kBuf = bound.k, vBuf = bound.v, s0Buf = bound.s0,
-          z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
-          n = bound.n, dv = bound.dv;
-    ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
-    Value qs = wg[0], ks = wg[1], vs = wg[2], ps = wg[3], ss = wg[4],
-          zs = wg[5];
 
-    Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
-          cC = kb.idx(chunk), cDT = kb.idx(dvTile), cT = kb.idx(threads);
-    Value batch = kb.blockId(gpu::Dimension::x);
-    Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), cDT);
-    Value tid = kb.threadId();
-    Value warp = kb.divU(tid, kb.idx(32));
-    Value lane = kb.remU(tid, kb.idx(32));
-    Value stateBase = kb.mul(batch, cF);
-    MmaBuilder mb(kb, dataType, lane);
+  std::string suffix = c.suffix();
+  auto fused = [&]() {
+    gpu::GPUFuncOp kernel =
+        buildFusedChunkedScan(rewriter, loc, kernels(),
+                              kernelName("linattn_scan_chunked_" + suffix), c);
+    return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, dvTile,
+                      c.threads());
+  };
 
-    auto loadShared = [&](Value buffer, Value index) {
-      return memref::LoadOp::create(rewriter, loc, buffer, ValueRange{index})
-          .getResult();
-    };
-    auto storeShared = [&](Value value, Value buffer, Value index) {
-      memref::StoreOp::create(rewriter, loc,
-                              convertFloat(rewriter, loc, value, dataType),
-                              buffer, ValueRange{index});
-    };
-    // Row-major views of the shared tiles.
-    auto qAt = [&](Value r, Value c) {
-      return loadShared(qs, kb.add(kb.mul(r, cF), c));
-    };
-    auto kAt = [&](Value r, Value c) {
-      return loadShared(ks, kb.add(kb.mul(r, cF), c));
-    };
-    auto kTransposedAt = [&](Value f, Value t) { return kAt(t, f); };
-    auto vAt = [&](Value r, Value c) {
-      return loadShared(vs, kb.add(kb.mul(r, cDT), c));
-    };
-    auto pAt = [&](Value r, Value c) {
-      return loadShared(ps, kb.add(kb.mul(r, cC), c));
-    };
-    auto sAt = [&](Value r, Value c) {
-      return loadShared(ss, kb.add(kb.mul(r, cDT), c));
-    };
-    // The state tiles this warp accumulates: every feature tile, value tiles
-    // warp + j·W.
-    auto stateTile = [&](int64_t fi, int64_t j) {
-      Value n0 = kb.mul(kb.add(warp, kb.idx(j * warps)), kb.idx(8));
-      return std::make_pair(kb.idx(16 * fi), n0);
-    };
-    auto stateIndex = [&](Value f, Value col) {
-      return kb.add(kb.mul(kb.add(stateBase, f), dv), col);
-    };
+  Value values = op.getValues();
+  auto index = [&](int64_t value) {
+    return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
+  };
+  auto mul = [&](Value x, Value y) {
+    return arith::MulIOp::create(rewriter, loc, x, y).getResult();
+  };
+  auto atLeastOne = [&](Value x) {
+    return arith::MaxUIOp::create(rewriter, loc, x, index(1)).getResult();
+  };
+  rewriter.setInsertionPoint(op);
+  Value one = index(1);
+  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
+  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
+  Value n = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
+  Value dv = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
+  Value batch = batchProduct(rewriter, loc, values, batchDims);
+  Value tiles = atLeastOne(ceilDiv(rewriter, loc, dv, dvTile));
 
-    // The state fragments, in registers.
-    SmallVector<Value> state;
-    for (int64_t fi = 0; fi < fTiles; ++fi)
-      for (int64_t j = 0; j < nTilesPerWarp; ++j) {
-        auto [r0, n0] = stateTile(fi, j);
-        for (int64_t i = 0; i < 4; ++i) {
-          if (!hasInit) {
-            state.push_back(kb.fconst(0.0));
-            continue;
-          }
-          auto [f, c] = mb.position(r0, n0, i);
-          Value col = kb.add(colBase, c);
-          state.push_back(
-              kb.loadIf(kb.ult(col, dv), s0Buf, stateIndex(f, col)));
-        }
-      }
-    kb.forLoop(tid, cF, cT, [&](Value f) {
-      Value init =
-          hasInit ? kb.load(z0Buf, kb.add(stateBase, f)) : kb.fconst(0.0);
-      memref::StoreOp::create(rewriter, loc, init, zs, ValueRange{f});
-    });
-
-    auto tokenAt = [&](Value i) {
-      return reverse ? kb.sub(kb.sub(n, c1), i) : i;
+  auto parallel = [&]() -> SmallVector<Value> {
+    gpu::GPUFuncOp statesKernel =
+        buildChunkStates(rewriter, loc, kernels(),
+                         kernelName("linattn_scan_chunk_states_" + suffix), c);
+    gpu::GPUFuncOp scanKernel =
+        buildChunkScan(rewriter, loc, kernels(),
+                       kernelName("linattn_scan_chunk_prefix_" + suffix), c);
+    gpu::GPUFuncOp outputsKernel = buildChunkOutputs(
+        rewriter, loc, kernels(),
+        kernelName("linattn_scan_chunk_outputs_" + suffix), c);
+    Value chunks = ceilDiv(rewriter, loc, n, chunk);
+    Value gridChunks = atLeastOne(chunks);
+    Value slots = mul(mul(batch, chunks), index(features));
+    OpFoldResult stateSize = mul(slots, dv), normalizerSize = slots;
+    auto flat = [](Type type) {
+      return RankedTensorType::get({ShapedType::kDynamic}, type);
     };
+    Value threads = index(c.threads());
 
-    state = kb.forLoop(c0, n, cC, state, [&](Value t0, ValueRange carried) {
-      Value count = kb.minU(cC, kb.sub(n, t0));
-      // Phase 1: stage φ(Q_c), φ(K_c) and V_c, zeros past the sequence.
-      kb.barrier();
-      kb.forLoop(tid, kb.idx(chunk * features), cT, [&](Value i) {
-        Value t = kb.divU(i, cF), f = kb.remU(i, cF);
-        Value valid = kb.ult(t, count);
-        Value row = kb.add(kb.mul(batch, n), tokenAt(kb.add(t0, t)));
-        Value at = kb.add(kb.mul(row, cF), f);
-        auto feature = [&](Value buffer, const FeatureSource &source) {
-          auto branch = scf::IfOp::create(
-              rewriter, loc, valid,
-              [&](OpBuilder &, Location) {
-                scf::YieldOp::create(rewriter, loc,
-                                     kb.loadFeature(buffer, at, source));
-              },
-              [&](OpBuilder &, Location) {
-                scf::YieldOp::create(rewriter, loc, kb.fconst(0.0));
-              });
-          return branch.getResult(0);
-        };
-        storeShared(feature(qBuf, q), qs, i);
-        storeShared(feature(kBuf, k), ks, i);
-      });
-      kb.forLoop(tid, kb.idx(chunk * dvTile), cT, [&](Value i) {
-        Value t = kb.divU(i, cDT), d = kb.remU(i, cDT);
-        Value col = kb.add(colBase, d);
-        Value valid = arith::AndIOp::create(rewriter, loc, kb.ult(t, count),
-                                            kb.ult(col, dv));
-        Value row = kb.add(kb.mul(batch, n), tokenAt(kb.add(t0, t)));
-        storeShared(kb.loadIf(valid, vBuf, kb.add(kb.mul(row, dv), col)), vs,
-                    i);
-      });
-      kb.barrier();
+    // The chunks' contributions to the state.
+    LaunchBuilder contributions(rewriter, loc, module);
+    contributions.input(c.k.tensor);
+    contributions.input(values);
+    contributions.output(flat(c.stateType), {stateSize});
+    contributions.output(flat(c.stateType), {normalizerSize});
+    contributions.scalar(n);
+    contributions.scalar(dv);
+    SmallVector<Value> h = contributions.launch(
+        statesKernel, {gridChunks, batch, tiles}, {threads, one, one});
 
-      // Phase 2: this warp's 16 rows of tril(φ(Q_c)φ(K_c)ᵀ), their row sums
-      // in f32, the denominators; the carried state to shared memory.
-      Value r0 = kb.mul(warp, kb.idx(16));
-      Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
-      for (int64_t j = 0; j < chunk / 8; ++j) {
-        Value n0 = kb.idx(8 * j);
-        SmallVector<Value> acc(4, kb.fconst(0.0));
-        for (int64_t f0 = 0; f0 < features; f0 += 16)
-          acc = mb.mma(qAt, kTransposedAt, r0, kb.idx(f0), n0, acc);
-        for (int64_t i = 0; i < 4; ++i) {
-          auto [row, col] = mb.position(r0, n0, i);
-          Value causal = arith::CmpIOp::create(
-              rewriter, loc, arith::CmpIPredicate::ule, col, row);
-          Value masked = kb.select(causal, acc[i], kb.fconst(0.0));
-          storeShared(masked, ps, kb.add(kb.mul(row, cC), col));
-          if (i < 2)
-            sumLo = kb.fadd(sumLo, masked);
-          else
-            sumHi = kb.fadd(sumHi, masked);
-        }
-      }
-      Value denLo, denHi;
-      if (normalized) {
-        // φ(q_t)ᵀ z_prev, four lanes per row, then the sums over the quad.
-        Value rowLo = kb.add(r0, mb.group);
-        Value rowHi = kb.add(rowLo, kb.idx(8));
-        Value quadLane = kb.remU(lane, kb.idx(4));
-        for (int64_t f = 0; f < features; f += 4) {
-          Value feature = kb.add(kb.idx(f), quadLane);
-          Value z = loadShared(zs, feature);
-          sumLo = kb.fma(
-              convertFloat(rewriter, loc, qAt(rowLo, feature), stateType), z,
-              sumLo);
-          sumHi = kb.fma(
-              convertFloat(rewriter, loc, qAt(rowHi, feature), stateType), z,
-              sumHi);
-        }
-        Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
-        for (int64_t offset : {1, 2}) {
-          Value o = arith::ConstantIntOp::create(rewriter, loc, offset, 32);
-          sumLo = kb.fadd(sumLo,
-                          gpu::ShuffleOp::create(rewriter, loc, sumLo, o, width,
-                                                 gpu::ShuffleMode::XOR)
-                              .getShuffleResult());
-          sumHi = kb.fadd(sumHi,
-                          gpu::ShuffleOp::create(rewriter, loc, sumHi, o, width,
-                                                 gpu::ShuffleMode::XOR)
-                              .getShuffleResult());
-        }
-        denLo = kb.fadd(sumLo, kb.fconst(eps));
-        denHi = kb.fadd(sumHi, kb.fconst(eps));
-      }
-      {
-        unsigned s = 0;
-        for (int64_t fi = 0; fi < fTiles; ++fi)
-          for (int64_t j = 0; j < nTilesPerWarp; ++j) {
-            auto [sr0, n0] = stateTile(fi, j);
-            for (int64_t i = 0; i < 4; ++i) {
-              auto [f, c] = mb.position(sr0, n0, i);
-              storeShared(carried[s++], ss, kb.add(kb.mul(f, cDT), c));
-            }
-          }
-      }
-      kb.barrier();
-
-      // Phase 3: O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S_prev for this
-      // warp's rows, divided by the denominators.
-      for (int64_t j = 0; j < dvTile / 8; ++j) {
-        Value n0 = kb.idx(8 * j);
-        SmallVector<Value> acc(4, kb.fconst(0.0));
-        for (int64_t t = 0; t < chunk; t += 16)
-          acc = mb.mma(pAt, vAt, r0, kb.idx(t), n0, acc);
-        for (int64_t f0 = 0; f0 < features; f0 += 16)
-          acc = mb.mma(qAt, sAt, r0, kb.idx(f0), n0, acc);
-        for (int64_t i = 0; i < 4; ++i) {
-          auto [tok, c] = mb.position(r0, n0, i);
-          Value t = tok;
-          Value value = acc[i];
-          if (normalized)
-            value = kb.fdiv(value, i < 2 ? denLo : denHi);
-          Value col = kb.add(colBase, c);
-          Value valid = arith::AndIOp::create(rewriter, loc, kb.ult(t, count),
-                                              kb.ult(col, dv));
-          kb.ifThen(valid, [&] {
-            Value row = kb.add(kb.mul(batch, n), tokenAt(kb.add(t0, t)));
-            kb.store(value, oBuf, kb.add(kb.mul(row, dv), col));
-          });
-        }
-      }
-      // S += φ(K_c)ᵀ V_c in the fragments; z += Σ φ(k_t).
-      SmallVector<Value> next;
-      {
-        unsigned s = 0;
-        for (int64_t fi = 0; fi < fTiles; ++fi)
-          for (int64_t j = 0; j < nTilesPerWarp; ++j) {
-            auto [sr0, n0] = stateTile(fi, j);
-            SmallVector<Value> acc(carried.begin() + s,
-                                   carried.begin() + s + 4);
-            s += 4;
-            for (int64_t t = 0; t < chunk; t += 16)
-              acc = mb.mma(kTransposedAt, vAt, sr0, kb.idx(t), n0, acc);
-            llvm::append_range(next, acc);
-          }
-      }
-      kb.forLoop(tid, cF, cT, [&](Value f) {
-        Value z0 = loadShared(zs, f);
-        Value z = kb.forLoop(c0, count, c1, ValueRange{z0},
-                             [&](Value t, ValueRange zc) -> SmallVector<Value> {
-                               Value kf = convertFloat(rewriter, loc, kAt(t, f),
-                                                       stateType);
-                               return {kb.fadd(zc[0], kf)};
-                             })[0];
-        memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
-      });
-      return next;
-    });
-
-    // The final state and normalizer.
-    {
-      unsigned s = 0;
-      for (int64_t fi = 0; fi < fTiles; ++fi)
-        for (int64_t j = 0; j < nTilesPerWarp; ++j) {
-          auto [r0, n0] = stateTile(fi, j);
-          for (int64_t i = 0; i < 4; ++i) {
-            auto [feature, c] = mb.position(r0, n0, i);
-            Value f = feature;
-            Value col = kb.add(colBase, c);
-            Value value = state[s++];
-            kb.ifThen(kb.ult(col, dv),
-                      [&] { kb.store(value, sBuf, stateIndex(f, col)); });
-          }
-        }
+    // The scan over the chunks.
+    LaunchBuilder prefix(rewriter, loc, module);
+    prefix.input(h[0]);
+    prefix.input(h[1]);
+    if (c.hasInit) {
+      prefix.input(op.getInitialState());
+      prefix.input(op.getInitialNormalizer());
     }
-    kb.barrier();
-    kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
-      kb.forLoop(tid, cF, cT, [&](Value f) {
-        kb.store(loadShared(zs, f), zBuf, kb.add(stateBase, f));
-      });
-    });
-  }
+    OpFoldResult fSize = rewriter.getIndexAttr(features);
+    prefix.output(flat(c.dataType), {stateSize});
+    prefix.output(flat(c.stateType), {normalizerSize});
+    prefix.output(
+        cast<RankedTensorType>(op.getFinalState().getType()),
+        leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
+    prefix.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
+                  leadingThen(rewriter, loc, values, batchDims, {fSize}));
+    prefix.scalar(n);
+    prefix.scalar(dv);
+    Value elementTiles = atLeastOne(
+        ceilDiv(rewriter, loc, mul(index(features), dv), kChunkScanThreads));
+    SmallVector<Value> p = prefix.launch(scanKernel, {batch, elementTiles, one},
+                                         {index(kChunkScanThreads), one, one});
 
-  // The launch: grid (batch, value tiles), four warps or fewer.
-  launchScan(op, kernel, q.tensor, k.tensor, features, dvTile, threads);
+    // The chunks' outputs.
+    LaunchBuilder outputs(rewriter, loc, module);
+    outputs.input(c.q.tensor);
+    outputs.input(c.k.tensor);
+    outputs.input(values);
+    outputs.input(p[0]);
+    outputs.input(p[1]);
+    outputs.output(
+        tensorTypeOf(op.getResult()),
+        leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
+    outputs.scalar(n);
+    outputs.scalar(dv);
+    SmallVector<Value> o = outputs.launch(
+        outputsKernel, {gridChunks, batch, tiles}, {threads, one, one});
+    return {o[0], p[2], p[3]};
+  };
+
+  SmallVector<Value> results;
+  if (sequenceParallel) {
+    results = *sequenceParallel ? parallel() : fused();
+  } else {
+    // More than one chunk and too few blocks for the batch-parallel kernel.
+    Value several = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ugt, n, index(chunk));
+    Value few = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                      mul(batch, tiles),
+                                      index(options.sequenceParallelBlocks));
+    Value cond = arith::AndIOp::create(rewriter, loc, several, few);
+    auto branch = scf::IfOp::create(
+        rewriter, loc, cond,
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc, parallel());
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc, fused());
+        });
+    results = branch.getResults();
+  }
+  rewriter.replaceOp(op, results);
   return std::nullopt;
 }

@@ -413,9 +413,11 @@ private:
   std::optional<std::string> convert(QueryReadoutOp op);
   std::optional<std::string> convert(ScoresOp op);
   std::optional<std::string> convert(ApplyScoresOp op);
-  /// Launches a scan kernel in place of `op` (see the definition).
-  void launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries, Value keys,
-                  int64_t features, int64_t dvTile, int64_t threads);
+  /// Launches a scan kernel computing the results of `op` at the current
+  /// insertion point (see the definition); returns O, S and z.
+  SmallVector<Value> launchScan(ScanOp op, gpu::GPUFuncOp kernel,
+                                Value queries, Value keys, int64_t features,
+                                int64_t dvTile, int64_t threads);
 
   std::optional<std::string> checkFeatureSize(int64_t features) {
     if (ShapedType::isDynamic(features))

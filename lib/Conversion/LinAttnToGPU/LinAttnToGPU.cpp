@@ -62,15 +62,15 @@ static int64_t scanTokensPerBlock(int64_t features, Type stateType) {
   return std::clamp<int64_t>(8192 / std::max<int64_t>(bytes, 1), 1, 64);
 }
 
-/// Launches the scan kernel `kernel` in place of `op`: inputs φ(Q) or Q, φ(K)
+/// Launches the scan kernel `kernel` for `op`: inputs φ(Q) or Q, φ(K)
 /// or K (`queries`, `keys`), V and the initial state, outputs O, S and z,
 /// scalars N and Dv; grid (batch, Dv tiles of `dvTile`, at least one so that
 /// z is written when Dv = 0), `threads` threads per block.
-void Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
-                           Value keys, int64_t features, int64_t dvTile,
-                           int64_t threads) {
+SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
+                                         Value queries, Value keys,
+                                         int64_t features, int64_t dvTile,
+                                         int64_t threads) {
   Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
   LaunchBuilder launch(rewriter, loc, module);
   Value values = op.getValues();
   int64_t batchDims = tensorTypeOf(values).getRank() - 2;
@@ -100,7 +100,7 @@ void Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
   SmallVector<Value> results = launch.launch(
       kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
       {arith::ConstantIndexOp::create(rewriter, loc, threads), one, one});
-  rewriter.replaceOp(op, results);
+  return results;
 }
 
 std::optional<std::string> Converter::convert(ScanOp op) {
@@ -294,7 +294,9 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   }
 
   // The launch: grid (batch, value tiles), one thread per value column.
-  launchScan(op, kernel, q.tensor, k.tensor, features, tile, tile);
+  rewriter.setInsertionPoint(op);
+  rewriter.replaceOp(
+      op, launchScan(op, kernel, q.tensor, k.tensor, features, tile, tile));
   return std::nullopt;
 }
 
@@ -827,6 +829,7 @@ struct ConvertLinAttnToGPUPass
     opts.maxRegisterState = maxRegisterState;
     opts.hostFallback = hostFallback;
     opts.chunkSize = chunkSize;
+    opts.sequenceParallelBlocks = sequenceParallelBlocks;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {
       getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");
       return signalPassFailure();
@@ -840,6 +843,10 @@ struct ConvertLinAttnToGPUPass
         opts.blockSize > 1024) {
       getOperation().emitError(
           "scan-tile and block-size must be between 1 and 1024");
+      return signalPassFailure();
+    }
+    if (opts.sequenceParallelBlocks < 0) {
+      getOperation().emitError("sequence-parallel-blocks must not be negative");
       return signalPassFailure();
     }
     if (failed(convertLinAttnToGPUKernels(getOperation(), opts)))

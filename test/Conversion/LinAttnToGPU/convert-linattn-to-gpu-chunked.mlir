@@ -1,8 +1,10 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent" -split-input-file | FileCheck %s --check-prefix=RECURRENT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32" -split-input-file | FileCheck %s --check-prefix=C32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=C32
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
 
 // A bf16 scan with an f32 state takes the chunked tensor-core kernel: four
 // warps per (batch element, tile of 64 value columns), chunks of 64 tokens;
@@ -42,6 +44,37 @@
 
 // BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
+// BAD-BLOCKS: sequence-parallel-blocks must not be negative
+
+// With the default threshold (264 blocks) and a dynamic sequence length, the
+// choice between the batch-parallel kernel (8 blocks here) and the
+// sequence-parallel one is made at run time: more than one chunk (the block
+// count is static here and below 264). The sequence-parallel side is three launches: the chunks'
+// contributions (grid chunks x batch x value tiles), the scan over chunks
+// (grid batch x element tiles of 256), the chunks' outputs.
+// SEQ-LABEL: func.func @chunked_bf16
+//       SEQ: %[[N:.*]] = tensor.dim
+//       SEQ: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[N]], %c64
+//       SEQ: scf.if %[[SEVERAL]]
+//       SEQ:   call @__linattn_launch_linattn_scan_chunk_states_forward_elu_normalized_0(%{{.*}}, %c8, %c1, %c128, %c1, %c1,
+//       SEQ:   call @__linattn_launch_linattn_scan_chunk_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1,
+//       SEQ:   call @__linattn_launch_linattn_scan_chunk_outputs_forward_elu_normalized_2(%{{.*}}, %c8, %c1, %c128, %c1, %c1,
+//       SEQ: } else {
+//       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c1, %c1, %c128, %c1, %c1,
+// SEQ-LABEL: gpu.func @linattn_scan_chunk_states_forward_elu_normalized_0(
+// SEQ-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// SEQ-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>) kernel
+// SEQ: nvvm.mma.sync
+// SEQ-LABEL: gpu.func @linattn_scan_chunk_prefix_forward_elu_normalized_1(
+// SEQ-NOT: nvvm.mma.sync
+// SEQ: scf.for
+// SEQ-LABEL: gpu.func @linattn_scan_chunk_outputs_forward_elu_normalized_2(
+// SEQ: nvvm.mma.sync
+// SEQ: gpu.shuffle  xor
+// SEQ: arith.divf
+
+// SEQ-LABEL: func.func @chunked_f16_small
+// SEQ: scf.if
 
 func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
   %fq = linattn.feature_map elu %q : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
@@ -96,4 +129,41 @@ func.func @negative_bf16_state(%fq: tensor<7x16xbf16>, %fk: tensor<7x16xbf16>, %
 func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, %v: tensor<7x8xbf16>) -> tensor<7x8xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x24xbf16>, tensor<7x24xbf16>, tensor<7x8xbf16> -> tensor<7x8xbf16>, tensor<24x8xf32>, tensor<24xf32>
   return %o : tensor<7x8xbf16>
+}
+
+// -----
+
+// Static shapes decide at compile time: 2 batch elements and 1000 tokens go
+// sequence-parallel; 300 batch elements fill the GPU and one chunk of 64
+// tokens has nothing to split, so both take the batch-parallel kernel.
+
+// With sequence-parallel-blocks=0, always the batch-parallel kernel.
+// CHECK-LABEL: func.func @static_small_batch
+// CHECK: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c1, %c1,
+
+// SEQ-LABEL: func.func @static_small_batch
+// SEQ-NOT: scf.if
+// SEQ: call @__linattn_launch_linattn_scan_chunk_states_forward_features_0(%c16, %c2, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunk_prefix_forward_features_1(%c2, %c16, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunk_outputs_forward_features_2(%c16, %c2, %c1,
+// SEQ-LABEL: func.func @static_large_batch
+// SEQ-NOT: scf.if
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_3(%c300, %c1, %c1,
+// SEQ-LABEL: func.func @static_one_chunk
+// SEQ-NOT: scf.if
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_4(%c2, %c1, %c1,
+
+func.func @static_small_batch(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x1000x64xbf16>
+}
+
+func.func @static_large_batch(%fq: tensor<300x100x64xbf16>, %fk: tensor<300x100x64xbf16>, %v: tensor<300x100x64xbf16>) -> tensor<300x100x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<300x100x64xbf16>, tensor<300x100x64xbf16>, tensor<300x100x64xbf16> -> tensor<300x100x64xbf16>, tensor<300x64x64xf32>, tensor<300x64xf32>
+  return %o : tensor<300x100x64xbf16>
+}
+
+func.func @static_one_chunk(%fq: tensor<2x64x64xbf16>, %fk: tensor<2x64x64xbf16>, %v: tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16> -> tensor<2x64x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x64x64xbf16>
 }

@@ -38,6 +38,10 @@ struct LinAttnToGPUKernelOptions {
   bool chunkedScan = true;
   /// Largest chunk of the chunked scan kernel, in tokens (16, 32 or 64).
   int64_t chunkSize = 64;
+  /// The chunked scan runs sequence-parallel (chunk states, a scan over
+  /// them, then the chunks' outputs: three kernels) when its batch-parallel
+  /// kernel would launch fewer blocks than this; 0 never does.
+  int64_t sequenceParallelBlocks = 264;
 };
 
 /// Replaces every `linattn.scan`, `step`, `kv_summary` and `query_readout` in

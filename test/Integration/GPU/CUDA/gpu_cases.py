@@ -118,6 +118,14 @@ def as_written(case):
     return case
 
 
+def batch_parallel(case):
+    """`case` with the chunked scan's batch-parallel kernel whatever the
+    batch size."""
+    case.name += "__batch_parallel"
+    case.gpu_options = ["sequence-parallel-blocks=0"]
+    return case
+
+
 def quadratic_cases():
     cases = []
     for kind in ("elu", "relu", "identity"):
@@ -164,6 +172,19 @@ def chunked_cases():
                            dtype=dtype),
             cc.kernel_case("elu", (2,), 4097, 128, 128, EPS, dtype=dtype),
         ]
+    # The small batches above run sequence-parallel (chunk states, a scan
+    # over them, the chunks' outputs); these take the batch-parallel kernel.
+    for dtype in ("bf16", "f16"):
+        cases += [
+            batch_parallel(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS, dtype=dtype))
+            for n in (1, 65, 1000)
+        ] + [
+            batch_parallel(cc.kernel_case("relu", (2,), 129, 128, 100, EPS, dtype=dtype)),
+            batch_parallel(cc.kernel_case("elu", (2,), 100, 64, 48, EPS, reverse=True,
+                                          init=True, dtype=dtype)),
+            batch_parallel(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, init=True,
+                                          dyn=(2,), dtype=dtype)),
+        ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
     return [(case, True) for case in cases]
@@ -180,6 +201,8 @@ def smoke_cases():
         (cc.attention_case("relu", (2,), 7, 13, 16, 8, causal=False, eps=EPS), False),
         (cc.attention_case("poly2", (2,), 7, 13, 4, 5, causal=False, eps=EPS), False),
         (cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True, dtype="bf16"), False),
+        (batch_parallel(cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True,
+                                       dtype="bf16")), False),
         (as_written(cc.attention_case("elu", (2,), 7, 7, 16, 8, causal=True, eps=EPS)), False),
     ]
 
