@@ -57,6 +57,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.scanKernel = options.scanKernel;
   kernels.chunkSize = options.chunkSize;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
+  kernels.tf32 = options.tf32;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);
 

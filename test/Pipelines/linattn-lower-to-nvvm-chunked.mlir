@@ -11,6 +11,9 @@
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.seq.ptx
 // RUN: FileCheck %s --check-prefix=SEQ < %t.seq.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.seq.ptx -o %t.seq.cubin 2>&1 | FileCheck %s --check-prefix=SEQ-PTXAS
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="format=isa tf32=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32.ptx
+// RUN: FileCheck %s --check-prefix=TF32 < %t.tf32.ptx
+// RUN: %ptxas -arch=sm_90 -O3 -v %t.tf32.ptx -o %t.tf32.cubin 2>&1 | FileCheck %s --check-prefix=TF32-PTXAS
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT
 
 // bf16, F = 64, C = 64, value tile 64: 32 products for the scores, 64 for the
@@ -48,6 +51,21 @@
 // SEQ: ret;
 
 // SEQ-PTXAS-COUNT-7: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// tf32 (f32 data, F = 64: C = 32, 64 value columns, f32 tiles): the
+// sequence-parallel kernels for a batch of 2, m16n8k8 products, operands
+// rounded to tf32 with cvt.rna as they are staged.
+// TF32-LABEL: .visible .entry linattn_scan_chunk_states_forward_elu_normalized_0(
+// TF32: cvt.rna.tf32.f32
+// TF32-COUNT-64: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF32-NOT: mma.sync
+// TF32-LABEL: .visible .entry linattn_scan_chunk_prefix_forward_elu_normalized_1(
+// TF32-NOT: mma.sync
+// TF32-LABEL: .visible .entry linattn_scan_chunk_outputs_forward_elu_normalized_2(
+// TF32-COUNT-128: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF32-NOT: mma.sync
+// TF32: ret;
+// TF32-PTXAS-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 // SM80: .target sm_80
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

@@ -226,6 +226,9 @@ def ConvertLinAttnToGPUPass
            "Run the chunked scan sequence-parallel (chunk states, a scan over "
            "them, the chunks' outputs) when its batch-parallel kernel would "
            "launch fewer blocks than this; 0: never">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "Causal scans with f32 data take the chunked kernel on tf32 tensor "
+           "cores (products with 10-bit mantissas, f32 accumulation)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -168,6 +168,11 @@ struct LinAttnLowerToNVVMOptions
                      "batch-parallel kernel would launch fewer blocks than "
                      "this (0: never)"),
       llvm::cl::init(264)};
+  PassOptions::Option<bool> tf32{
+      *this, "tf32",
+      llvm::cl::desc("Causal scans with f32 data take the chunked kernel on "
+                     "tf32 tensor cores"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

@@ -35,10 +35,10 @@ struct ChunkedScanShape {
 /// Picks the chunk and value tile of the chunked scan for F features: the
 /// largest chunk up to `maxChunk`, then the widest value tile, such that the
 /// shared memory (φ(Q_c), φ(K_c), V_c, the masked scores and the state, in
-/// the 16-bit data type) fits the 48 KiB of static shared memory and the
-/// state fragments each thread accumulates fit 64 registers.
-static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
-                                                        int64_t maxChunk) {
+/// the data type of `dataBytes` bytes) fits the 48 KiB of static shared
+/// memory and the state fragments each thread accumulates fit 64 registers.
+static std::optional<ChunkedScanShape>
+chunkedScanShape(int64_t features, int64_t maxChunk, int64_t dataBytes) {
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
       continue;
@@ -46,7 +46,7 @@ static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
     for (int64_t dvTile = 64; dvTile >= 8 * warps; dvTile /= 2) {
       int64_t elements = 2 * chunk * features + chunk * dvTile + chunk * chunk +
                          features * dvTile;
-      int64_t bytes = 2 * elements + 4 * features;
+      int64_t bytes = dataBytes * elements + 4 * features;
       int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
       if (bytes <= 48 * 1024 && registers <= 64)
         return ChunkedScanShape{chunk, warps, dvTile};
@@ -56,10 +56,11 @@ static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
 }
 
 std::optional<std::string>
-mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op) {
+mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op, bool tf32) {
   Type data = tensorTypeOf(op.getValues()).getElementType();
-  if (!data.isF16() && !data.isBF16())
-    return std::string("the data type is not f16 or bf16");
+  if (!data.isF16() && !data.isBF16() && !(tf32 && data.isF32()))
+    return std::string(tf32 ? "the data type is not f16, bf16 or f32"
+                            : "the data type is not f16 or bf16");
   for (Value operand : {op.getQueryFeatures(), op.getKeyFeatures()})
     if (tensorTypeOf(operand).getElementType() != data ||
         tensorTypeOf(featureSourceOf(operand).tensor).getElementType() != data)
@@ -77,24 +78,31 @@ mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op) {
 }
 
 namespace {
-/// m16n8k16 tensor-core products of 16-bit operands with f32 accumulators,
-/// on fragments gathered from shared memory.
+/// Tensor-core products with f32 accumulators on fragments gathered from
+/// shared memory: m16n8k16 of f16/bf16 operands, m16n8k8 of tf32 operands
+/// (f32 data already rounded to tf32, passed as i32).
 class MmaBuilder {
 public:
   MmaBuilder(KernelBuilder &kb, Type dataType, Value lane)
       : kb(kb), b(kb.b), loc(kb.loc), dataType(dataType) {
     group = kb.divU(lane, kb.idx(4));
-    pair = kb.mul(kb.remU(lane, kb.idx(4)), kb.idx(2));
+    quad = kb.remU(lane, kb.idx(4));
+    pair = kb.mul(quad, kb.idx(2));
   }
 
-  /// Element (row, col) of a matrix, as a 16-bit value.
+  /// The k extent of one product: 16, or 8 for tf32.
+  int64_t kStep() const { return dataType.isF32() ? 8 : 16; }
+
+  /// Element (row, col) of a matrix, as a value of the data type.
   using Element = function_ref<Value(Value row, Value col)>;
 
-  /// acc + A[r0:r0+16, k0:k0+16] · B[k0:k0+16, n0:n0+8], `acc` and the
-  /// result in the accumulator layout (rows g and g+8, columns 2t and 2t+1
-  /// of lane 4g+t).
+  /// acc + A[r0:r0+16, k0:k0+K] · B[k0:k0+K, n0:n0+8] (K = kStep()),
+  /// `acc` and the result in the accumulator layout (rows g and g+8, columns
+  /// 2t and 2t+1 of lane 4g+t).
   SmallVector<Value> mma(Element a, Element bm, Value r0, Value k0, Value n0,
                          ValueRange acc) {
+    if (dataType.isF32())
+      return mmaTF32(a, bm, r0, k0, n0, acc);
     Value rowLo = kb.add(r0, group), rowHi = kb.add(rowLo, kb.idx(8));
     Value kLo = kb.add(k0, pair), kHi = kb.add(kLo, kb.idx(8));
     Value col = kb.add(n0, group);
@@ -107,21 +115,26 @@ public:
     SmallVector<Value> aRegs = {aPair(rowLo, kLo), aPair(rowHi, kLo),
                                 aPair(rowLo, kHi), aPair(rowHi, kHi)};
     SmallVector<Value> bRegs = {bPair(kLo), bPair(kHi)};
-    Type f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(4, f32));
     NVVM::MMATypes ptxType =
         dataType.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    auto op =
-        NVVM::MmaOp::create(b, loc, resultType, aRegs, bRegs, acc, {16, 8, 16},
-                            /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-                            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                            std::array<NVVM::MMALayout, 2>{
-                                NVVM::MMALayout::row, NVVM::MMALayout::col});
-    SmallVector<Value> result;
-    for (int64_t i = 0; i < 4; ++i)
-      result.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
-    return result;
+    return create(aRegs, bRegs, acc, 16, ptxType);
+  }
+
+  /// The m16n8k8 tf32 product: a0..a3 are A[g][t], A[g+8][t], A[g][t+4],
+  /// A[g+8][t+4], b0, b1 are B[t][g], B[t+4][g], each f32 as an i32.
+  SmallVector<Value> mmaTF32(Element a, Element bm, Value r0, Value k0,
+                             Value n0, ValueRange acc) {
+    Value rowLo = kb.add(r0, group), rowHi = kb.add(rowLo, kb.idx(8));
+    Value kLo = kb.add(k0, quad), kHi = kb.add(kLo, kb.idx(4));
+    Value col = kb.add(n0, group);
+    Type i32 = b.getI32Type();
+    auto bits = [&](Value v) {
+      return arith::BitcastOp::create(b, loc, i32, v).getResult();
+    };
+    SmallVector<Value> aRegs = {bits(a(rowLo, kLo)), bits(a(rowHi, kLo)),
+                                bits(a(rowLo, kHi)), bits(a(rowHi, kHi))};
+    SmallVector<Value> bRegs = {bits(bm(kLo, col)), bits(bm(kHi, col))};
+    return create(aRegs, bRegs, acc, 8, NVVM::MMATypes::tf32);
   }
 
   /// Row and column of accumulator element `i` (0..3) of the tile at
@@ -136,9 +149,26 @@ public:
     return {row, col};
   }
 
-  Value group, pair;
+  Value group, quad, pair;
 
 private:
+  SmallVector<Value> create(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
+                            int64_t k, NVVM::MMATypes ptxType) {
+    Type f32 = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4, f32));
+    auto op =
+        NVVM::MmaOp::create(b, loc, resultType, aRegs, bRegs, acc, {16, 8, k},
+                            /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+                            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                            std::array<NVVM::MMALayout, 2>{
+                                NVVM::MMALayout::row, NVVM::MMALayout::col});
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < 4; ++i)
+      result.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
+    return result;
+  }
+
   /// Two 16-bit values in one 32-bit register (bf16 goes as i32).
   Value pack(Value lo, Value hi) {
     auto vectorType = VectorType::get({2}, dataType);
@@ -283,7 +313,7 @@ public:
     for (int64_t j = 0; j < c.shape.chunk / 8; ++j) {
       Value n0 = kb.idx(8 * j);
       SmallVector<Value> acc(4, kb.fconst(0.0));
-      for (int64_t f0 = 0; f0 < c.features; f0 += 16)
+      for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
         acc = mb.mma(qAt(), kTransposedAt(), r0, kb.idx(f0), n0, acc);
       for (int64_t i = 0; i < 4; ++i) {
         auto [row, col] = mb.position(r0, n0, i);
@@ -335,9 +365,9 @@ public:
     for (int64_t j = 0; j < c.shape.dvTile / 8; ++j) {
       Value n0 = kb.idx(8 * j);
       SmallVector<Value> acc(4, kb.fconst(0.0));
-      for (int64_t t = 0; t < c.shape.chunk; t += 16)
+      for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
         acc = mb.mma(pAt(), vAt(), r0, kb.idx(t), n0, acc);
-      for (int64_t f0 = 0; f0 < c.features; f0 += 16)
+      for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
         acc = mb.mma(qAt(), sAt(), r0, kb.idx(f0), n0, acc);
       for (int64_t i = 0; i < 4; ++i) {
         auto [token, d] = mb.position(r0, n0, i);
@@ -387,7 +417,7 @@ public:
         SmallVector<Value> acc(fragments.begin() + s,
                                fragments.begin() + s + 4);
         s += 4;
-        for (int64_t t = 0; t < c.shape.chunk; t += 16)
+        for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
           acc = mb.mma(kTransposedAt(), vAt(), r0, kb.idx(t), n0, acc);
         llvm::append_range(next, acc);
       }
@@ -405,7 +435,10 @@ public:
   }
 
   Value zShared() const { return zs; }
-  Value stateShared() const { return ss; }
+  /// Element `index` of the shared state tile (f·DT + d).
+  void storeStateElement(Value value, Value index) {
+    storeShared(value, ss, index);
+  }
 
 private:
   /// The row of token t of the chunk at `t0` in the flat [batch·N, ...]
@@ -427,8 +460,15 @@ private:
   }
   void storeShared(Value value, Value buffer, Value index) {
     Type type = cast<MemRefType>(buffer.getType()).getElementType();
-    memref::StoreOp::create(b, loc, convertFloat(b, loc, value, type), buffer,
-                            ValueRange{index});
+    value = convertFloat(b, loc, value, type);
+    // The f32 operands of tf32 products, rounded to nearest (ties away) once
+    // here rather than truncated by the tensor cores.
+    if (c.dataType.isF32() && buffer != zs) {
+      Value bits = NVVM::ConvertFloatToTF32Op::create(
+          b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
+      value = arith::BitcastOp::create(b, loc, type, bits);
+    }
+    memref::StoreOp::create(b, loc, value, buffer, ValueRange{index});
   }
   // Row-major views of the shared tiles.
   ElementFn qAt() {
@@ -724,17 +764,15 @@ static gpu::GPUFuncOp buildChunkOutputs(RewriterBase &rewriter, Location loc,
     Value slot = kb.add(kb.mul(batch, chunks), chunkIndex);
     Value count = e.count(t0);
     e.stage(t0, count, [&] {
-      kb.forLoop(
-          e.threadIndex(), kb.idx(c.features * c.shape.dvTile), cT,
-          [&](Value i) {
-            Value f = kb.divU(i, cDT), d = kb.remU(i, cDT);
-            Value col = kb.add(colBase, d);
-            Value at = kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
-            Value s = kb.loadIf(kb.ult(col, dv), prefixBuf, at);
-            memref::StoreOp::create(rewriter, loc,
-                                    convertFloat(rewriter, loc, s, c.dataType),
-                                    e.stateShared(), ValueRange{i});
-          });
+      kb.forLoop(e.threadIndex(), kb.idx(c.features * c.shape.dvTile), cT,
+                 [&](Value i) {
+                   Value f = kb.divU(i, cDT), d = kb.remU(i, cDT);
+                   Value col = kb.add(colBase, d);
+                   Value at =
+                       kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
+                   Value s = kb.loadIf(kb.ult(col, dv), prefixBuf, at);
+                   e.storeStateElement(s, i);
+                 });
       kb.forLoop(e.threadIndex(), cF, cT, [&](Value f) {
         memref::StoreOp::create(
             rewriter, loc, kb.load(zPrefixBuf, kb.add(kb.mul(slot, cF), f)),
@@ -755,7 +793,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   int64_t maxChunk = options.chunkSize;
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
-  std::optional<ChunkedScanShape> shape = chunkedScanShape(features, maxChunk);
+  std::optional<ChunkedScanShape> shape = chunkedScanShape(
+      features, maxChunk, vType.getElementType().getIntOrFloatBitWidth() / 8);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   ChunkedScanConfig c{*shape,

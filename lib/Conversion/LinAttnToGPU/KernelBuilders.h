@@ -415,9 +415,9 @@ private:
   std::optional<std::string> convert(ApplyScoresOp op);
   /// Launches a scan kernel computing the results of `op` at the current
   /// insertion point (see the definition); returns O, S and z.
-  SmallVector<Value> launchScan(ScanOp op, gpu::GPUFuncOp kernel,
-                                Value queries, Value keys, int64_t features,
-                                int64_t dvTile, int64_t threads);
+  SmallVector<Value> launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
+                                Value keys, int64_t features, int64_t dvTile,
+                                int64_t threads);
 
   std::optional<std::string> checkFeatureSize(int64_t features) {
     if (ShapedType::isDynamic(features))
@@ -457,9 +457,9 @@ inline ScanKernelArgs scanKernelArgs(gpu::GPUFuncOp kernel, bool hasInit) {
   return bound;
 }
 
-/// Why the chunked tensor-core kernels do not apply to `op`, nothing when
-/// they do.
-std::optional<std::string> chunkedScanUnsupported(ScanOp op);
+/// Why the chunked tensor-core kernels do not apply to `op` (f32 data only
+/// with `tf32`), nothing when they do.
+std::optional<std::string> chunkedScanUnsupported(ScanOp op, bool tf32);
 
 } // namespace mlir::linattn::gpukernels
 

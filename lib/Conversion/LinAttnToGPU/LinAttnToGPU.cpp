@@ -104,7 +104,8 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 }
 
 std::optional<std::string> Converter::convert(ScanOp op) {
-  if (options.chunkedScan && !chunkedScanUnsupported(op) && !convertChunked(op))
+  if (options.chunkedScan && !chunkedScanUnsupported(op, options.tf32) &&
+      !convertChunked(op))
     return std::nullopt;
   RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
   RankedTensorType vType = tensorTypeOf(op.getValues());
@@ -830,6 +831,7 @@ struct ConvertLinAttnToGPUPass
     opts.hostFallback = hostFallback;
     opts.chunkSize = chunkSize;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
+    opts.tf32 = tf32;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {
       getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");
       return signalPassFailure();

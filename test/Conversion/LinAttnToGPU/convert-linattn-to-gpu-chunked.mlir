@@ -2,6 +2,7 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent" -split-input-file | FileCheck %s --check-prefix=RECURRENT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=C32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
@@ -109,6 +110,17 @@ func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %
 // data, a bf16 state, feature sizes that are not a multiple of 16.
 
 // CHECK-LABEL: func.func @negative_f32
+// With tf32=true, f32 data takes the chunked kernel too: m16n8k8 tf32
+// products on f32 tiles (F = 16: C = 64, four warps), the operands rounded to
+// tf32 as they are staged.
+// TF32-LABEL: func.func @negative_f32
+// TF32: call @__linattn_launch_linattn_scan_chunked_forward_features_0(
+// TF32-LABEL: func.func @negative_bf16_state
+// TF32: call @__linattn_launch_linattn_scan_forward_features_1(
+// TF32: gpu.func @linattn_scan_chunked_forward_features_0(
+// TF32-SAME: workgroup(%{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>
+// TF32: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// TF32: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: call @__linattn_launch_linattn_scan_forward_features_0(
 // CHECK-LABEL: func.func @negative_bf16_state
 // CHECK: call @__linattn_launch_linattn_scan_forward_features_1(

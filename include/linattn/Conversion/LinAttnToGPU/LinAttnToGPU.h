@@ -42,6 +42,9 @@ struct LinAttnToGPUKernelOptions {
   /// them, then the chunks' outputs: three kernels) when its batch-parallel
   /// kernel would launch fewer blocks than this; 0 never does.
   int64_t sequenceParallelBlocks = 264;
+  /// Causal scans with f32 data and an f32 state take the chunked kernel
+  /// too, on tf32 tensor cores (10-bit mantissas in the products).
+  bool tf32 = false;
 };
 
 /// Replaces every `linattn.scan`, `step`, `kv_summary` and `query_readout` in

@@ -122,7 +122,14 @@ def batch_parallel(case):
     """`case` with the chunked scan's batch-parallel kernel whatever the
     batch size."""
     case.name += "__batch_parallel"
-    case.gpu_options = ["sequence-parallel-blocks=0"]
+    case.gpu_options = getattr(case, "gpu_options", []) + ["sequence-parallel-blocks=0"]
+    return case
+
+
+def with_tf32(case):
+    """An f32 `case` on the chunked kernel's tf32 tensor cores."""
+    case.name += "__tf32"
+    case.gpu_options = getattr(case, "gpu_options", []) + ["tf32=true"]
     return case
 
 
@@ -187,7 +194,18 @@ def chunked_cases():
         ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
-    return [(case, True) for case in cases]
+    # f32 data on tf32 tensor cores: operands rounded to 10-bit mantissas,
+    # like f16's, so f16's tolerance.
+    tf32 = [
+        with_tf32(cc.kernel_case("elu", (2, 3), 65, 64, 64, EPS)),
+        with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, init=True)),
+        with_tf32(cc.kernel_case("elu", (2,), 100, 32, 40, EPS, reverse=True)),
+        batch_parallel(with_tf32(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
+                                                init=True, dyn=(2,)))),
+    ]
+    for case in tf32:
+        case.tol = CHUNKED_TOL["f16"]
+    return [(case, True) for case in cases + tf32]
 
 
 def smoke_cases():
