@@ -2,7 +2,8 @@
 # Installs what linattn needs to build and test on Debian 12 (bookworm):
 # LLVM/MLIR 22 and its tools, clang/lld 22, OpenMP, CMake, Ninja, ccache and
 # the Python packages the tests use. Idempotent: installs only what is missing.
-# The CUDA toolkit is optional and not installed here (see README).
+# The CUDA toolkit is optional and not installed here (see README); when it
+# is there and lacks cuobjdump, NVIDIA's cuobjdump and nvdisasm wheels are.
 set -euo pipefail
 
 APT_PACKAGES=(
@@ -39,5 +40,25 @@ for pkg in "${PIP_PACKAGES[@]}"; do
       "$python" -m pip install -q --break-system-packages "$pkg"
   fi
 done
+
+# cuobjdump (and the nvdisasm it runs), for the SASS tests and
+# bench/gpu/static_report.py: the CUDA toolkit does not always ship them;
+# NVIDIA's wheels of the toolkit's major version do, under nvidia/*/bin.
+cuda_bin=${CUDA_PATH:-/usr/local/cuda}/bin
+find_cuobjdump='import glob, sys
+try:
+    import nvidia
+except ImportError:
+    sys.exit(1)
+sys.exit(0 if any(glob.glob(p + "/*/bin/cuobjdump") for p in nvidia.__path__) else 1)'
+if [ -x "$cuda_bin/ptxas" ] && [ ! -x "$cuda_bin/cuobjdump" ] &&
+   ! "$python" -c "$find_cuobjdump" 2>/dev/null; then
+  cuda_major=$("$cuda_bin/ptxas" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  pin=${cuda_major:+==${cuda_major}.*}
+  cuda_wheels=("nvidia-cuda-cuobjdump$pin" "nvidia-cuda-nvdisasm$pin")
+  echo "install-deps: pip installing ${cuda_wheels[*]} for $python"
+  "$python" -m pip install -q "${cuda_wheels[@]}" 2>/dev/null ||
+    "$python" -m pip install -q --break-system-packages "${cuda_wheels[@]}"
+fi
 
 echo "install-deps: all dependencies present"

@@ -28,6 +28,10 @@ if config.linattn_has_cuda:
     # ptxas of the toolkit, for its resource usage report (-v).
     config.substitutions.append(
         ("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))
+    # cuobjdump (the toolkit's or NVIDIA's wheel's), for the SASS tests.
+    if config.cuobjdump:
+        config.available_features.add("cuobjdump")
+        config.substitutions.append(("%cuobjdump", config.cuobjdump))
 
 # Debian's own mlir-opt (not linattn-opt) and the plugin it loads: the Plugin
 # tests check that linattn works inside an upstream tool.

@@ -4,6 +4,7 @@
   gpu_binary.py --elf  < module.mlir   a summary of the cubin of `format=bin`:
                                        ELF class and machine, the SM it is
                                        for, and its kernel symbols
+  gpu_binary.py --cubin < module.mlir  the cubin itself, for cuobjdump
 
 MLIR prints the object as a string with \\XX escapes for other bytes.
 """
@@ -82,6 +83,8 @@ def main():
         sys.stdout.write(object_bytes(text, "assembly").decode())
     elif sys.argv[1:] == ["--elf"]:
         elf_summary(object_bytes(text, "bin"))
+    elif sys.argv[1:] == ["--cubin"]:
+        sys.stdout.buffer.write(object_bytes(text, "bin"))
     else:
         sys.exit(__doc__)
 

@@ -1,0 +1,652 @@
+#!/usr/bin/env python3
+"""Static report of linattn's GPU kernels: what ptxas and the SASS say.
+
+No GPU runs. For a set of representative kernels (the chunked tensor-core
+scan in bf16 and f16 at F = 64 and 128 with chunks of 16, 32 and 64; the
+strict-fp32 recurrent scan; the decode step; kv_summary and query_readout;
+scores and apply_scores) this script
+
+1. writes a small module per configuration and lowers it with
+   `linattn-opt --linattn-lower-to-nvvm="format=isa chip=..."`, then takes
+   the PTX the module embeds and the block size of each launch from the
+   host code;
+2. compiles the PTX with the toolkit's `ptxas -O3 -v` (the options the
+   pipeline uses) and reads registers, shared memory, stack and spills;
+3. disassembles the cubin with `cuobjdump --dump-sass` and counts the
+   instruction mix;
+4. computes the theoretical occupancy (H100 for sm_90, A100 for sm_80) and,
+   for the chunked kernels, the tensor-core flops and the shared-memory loads
+   per HMMA.
+
+It writes bench/results/gpu-static.{md,csv}.
+
+  bench/gpu/static_report.py [--build-dir build] [--chips sm_90,sm_80]
+                             [--out-dir bench/results] [--keep DIR]
+
+cuobjdump is taken from the toolkit's bin/, else from NVIDIA's
+nvidia-cuda-cuobjdump wheel in this Python (scripts/install-deps.sh installs
+it), else from PATH.
+"""
+
+import argparse
+import collections
+import csv
+import datetime
+import glob
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+#===------------------------------------------------------------------------===#
+# Configurations
+#===------------------------------------------------------------------------===#
+
+# Leading dimensions of the modules: batch 8, 16 heads (the issue's B8·H16).
+BATCH, HEADS = 8, 16
+
+
+def _t(shape, dtype):
+    return "tensor<" + "x".join(str(s) for s in shape) + f"x{dtype}>"
+
+
+def scan_module(dtype, f, dv):
+    """Causal elu+1 attention as a normalized scan, f32 state."""
+    x = _t((BATCH, HEADS, "?", f), dtype)
+    v = _t((BATCH, HEADS, "?", dv), dtype)
+    s = _t((BATCH, HEADS, f, dv), "f32")
+    z = _t((BATCH, HEADS, f), "f32")
+    return f"""func.func @scan(%q: {x}, %k: {x}, %v: {v}) -> {v} {{
+  %fq = linattn.feature_map elu %q : {x} -> {x}
+  %fk = linattn.feature_map elu %k : {x} -> {x}
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : {x}, {x}, {v} -> {v}, {s}, {z}
+  return %o : {v}
+}}
+"""
+
+
+def step_module(batch, heads, f, dv):
+    """One decode step of causal elu+1 attention for every (batch, head)."""
+    x = _t((batch, heads, f), "f32")
+    v = _t((batch, heads, dv), "f32")
+    s = _t((batch, heads, f, dv), "f32")
+    return f"""func.func @decode(%q: {x}, %k: {x}, %v: {v}, %s: {s}, %z: {x}) -> ({v}, {s}, {x}) {{
+  %fq = linattn.feature_map elu %q : {x} -> {x}
+  %fk = linattn.feature_map elu %k : {x} -> {x}
+  %o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z normalize(eps = 1.0e-6) : {x}, {x}, {v}, {s}, {x} -> {v}, {s}, {x}
+  return %o, %s1, %z1 : {v}, {s}, {x}
+}}
+"""
+
+
+def attention_module(f, causal):
+    """elu+1 attention in one op, f32; decomposed by the pipeline."""
+    x = _t((BATCH, HEADS, "?", f), "f32")
+    mask = " causal" if causal else ""
+    return f"""func.func @attention(%q: {x}, %k: {x}, %v: {x}) -> {x} {{
+  %0 = linattn.attention elu %q, %k, %v{mask} normalize(eps = 1.0e-6) : {x}, {x}, {x} -> {x}
+  return %0 : {x}
+}}
+"""
+
+
+class Config:
+    def __init__(self, label, module, options, kind, f=None, dv=None,
+                 dtype="f32"):
+        self.label = label
+        self.module = module
+        self.options = options
+        self.kind = kind  # chunked | recurrent | step | linear | quadratic
+        self.f = f
+        self.dv = dv
+        self.dtype = dtype
+
+
+def configurations():
+    configs = []
+    for f in (64, 128):
+        for dtype in ("bf16", "f16"):
+            for chunk in (16, 32, 64):
+                configs.append(Config(
+                    f"chunked {dtype} F{f} chunk-size={chunk}",
+                    scan_module(dtype, f, f),
+                    f"scan-kernel=chunked chunk-size={chunk}", "chunked", f, f,
+                    dtype))
+    for f in (64, 128):
+        configs.append(Config(f"recurrent f32 F{f}",
+                              scan_module("f32", f, f),
+                              "scan-kernel=recurrent", "recurrent", f, f))
+    configs.append(Config("recurrent bf16 F64 (scan-kernel=recurrent)",
+                          scan_module("bf16", 64, 64), "scan-kernel=recurrent",
+                          "recurrent", 64, 64, "bf16"))
+    configs.append(Config("step f32 B8·H32 F128", step_module(8, 32, 128, 128),
+                          "", "step", 128, 128))
+    configs.append(Config("kv_summary + query_readout f32 F64",
+                          attention_module(64, causal=False), "", "linear", 64,
+                          64))
+    configs.append(Config("scores + apply_scores f32 F64",
+                          attention_module(64, causal=True),
+                          "rewrite-forms=false", "quadratic", 64, 64))
+    return configs
+
+
+#===------------------------------------------------------------------------===#
+# Tools
+#===------------------------------------------------------------------------===#
+
+def run(cmd, stdin=None):
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"static_report.py: {' '.join(cmd)} failed:\n{p.stderr}")
+    return p.stdout, p.stderr
+
+
+def find_cuda():
+    for root in (os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"),
+                 "/usr/local/cuda"):
+        if root and os.path.exists(os.path.join(root, "bin", "ptxas")):
+            return root
+    ptxas = shutil.which("ptxas")
+    if ptxas:
+        return os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))
+    sys.exit("static_report.py: no CUDA toolkit (ptxas) found; set CUDA_PATH")
+
+
+def find_cuobjdump(cuda):
+    candidates = [os.path.join(cuda, "bin", "cuobjdump")]
+    try:
+        import nvidia  # NVIDIA's wheels, a namespace package
+        for path in nvidia.__path__:
+            candidates += sorted(glob.glob(os.path.join(path, "*", "bin",
+                                                        "cuobjdump")))
+    except ImportError:
+        pass
+    candidates.append(shutil.which("cuobjdump") or "")
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    sys.exit("static_report.py: no cuobjdump; run scripts/install-deps.sh "
+             "(pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+
+
+def tool_version(cmd):
+    out, _ = run(cmd)
+    lines = [l for l in out.splitlines() if l.strip()]
+    return lines[-2].strip() + ", " + lines[-1].strip() if len(lines) >= 2 \
+        else out.strip()
+
+
+#===------------------------------------------------------------------------===#
+# Parsing
+#===------------------------------------------------------------------------===#
+
+def embedded_object(text, key):
+    """The bytes of `key = "..."` in a gpu.object (MLIR's \\XX escapes)."""
+    m = re.search(key + r' = "((?:[^"\\]|\\.)*)"', text, re.S)
+    if not m:
+        sys.exit(f"static_report.py: no {key} in the lowered module")
+    s, out, i = m.group(1), bytearray(), 0
+    while i < len(s):
+        if s[i] == "\\":
+            nxt = s[i + 1]
+            if nxt in "\\\"":
+                out.append(ord(nxt))
+                i += 2
+            elif nxt in "nt":
+                out.append(10 if nxt == "n" else 9)
+                i += 2
+            else:
+                out.append(int(s[i + 1:i + 3], 16))
+                i += 3
+        else:
+            out.extend(s[i].encode())
+            i += 1
+    return bytes(out)
+
+
+def launch_sizes(host):
+    """{kernel: (grid, block)} from the gpu.launch_func ops of the host code;
+    sizes that are not constants are None."""
+    lines = host.splitlines()
+    result = {}
+    for n, line in enumerate(lines):
+        m = re.search(r"gpu\.launch_func .*@(\w+) blocks in \(([^)]*)\) "
+                      r"threads in \(([^)]*)\)", line)
+        if not m:
+            continue
+
+        def resolve(name):
+            for prev in reversed(lines[:n]):
+                d = re.match(r"\s*" + re.escape(name) +
+                             r" = llvm\.mlir\.constant\((-?\d+)", prev)
+                if d:
+                    return int(d.group(1))
+                if re.match(r"\s*llvm\.func ", prev):
+                    return None
+            return None
+
+        grid = tuple(resolve(x.strip()) for x in m.group(2).split(","))
+        block = tuple(resolve(x.strip()) for x in m.group(3).split(","))
+        result[m.group(1)] = (grid, block)
+    return result
+
+
+def ptx_shared(ptx):
+    """{kernel: [bytes of each .shared declaration, in order]}."""
+    result, current = {}, None
+    for line in ptx.splitlines():
+        m = re.match(r"\.visible \.entry (\w+)\(", line)
+        if m:
+            current = m.group(1)
+            result[current] = []
+        m = re.match(r"\s*\.shared \.align \d+ \.b8 \w+\[(\d+)\];", line)
+        if m and current:
+            result[current].append(int(m.group(1)))
+    return result
+
+
+def ptxas_resources(stderr):
+    """{kernel: {registers, barriers, smem, cmem, stack, spill_st, spill_ld}}
+    from ptxas -v."""
+    result, current = {}, None
+    for line in stderr.splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line)
+        if m:
+            current = result.setdefault(m.group(1), {})
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                      r"(\d+) bytes spill loads", line)
+        if m:
+            current.update(stack=int(m.group(1)), spill_st=int(m.group(2)),
+                           spill_ld=int(m.group(3)))
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            current["registers"] = int(m.group(1))
+            b = re.search(r"used (\d+) barriers", line)
+            current["barriers"] = int(b.group(1)) if b else 0
+            s = re.search(r"(\d+) bytes smem", line)
+            current["smem"] = int(s.group(1)) if s else 0
+    return result
+
+
+INSTRUCTION = re.compile(
+    r"^\s+/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][A-Z0-9_.]*)")
+
+
+def sass_functions(sass):
+    """{kernel: [(address, opcode with modifiers)]} from cuobjdump."""
+    result, current = {}, None
+    for line in sass.splitlines():
+        m = re.match(r"\s*Function : (\w+)", line)
+        if m:
+            current = result.setdefault(m.group(1), [])
+            continue
+        m = INSTRUCTION.match(line)
+        if m and current is not None:
+            current.append((int(m.group(1), 16), m.group(2)))
+    return result
+
+
+# The instruction classes of the report, by opcode (the part before the
+# first dot) or full mnemonic.
+def classify(op):
+    base = op.split(".")[0]
+    if base == "HMMA":
+        return "HMMA"
+    if base in ("FFMA", "FFMA32I"):
+        return "FFMA"
+    if base in ("FADD", "FMUL", "FMNMX", "FSEL", "FSETP", "FADD32I",
+                "FMUL32I"):
+        return "FADD/FMUL"
+    if base == "DFMA" or base in ("DADD", "DMUL"):
+        return "DFMA/DADD"
+    if base == "LDSM":
+        return "LDSM"
+    if base == "LDS":
+        if ".U16" in op or ".S16" in op or ".U8" in op or ".S8" in op:
+            return "LDS.16"
+        if ".64" in op or ".128" in op:
+            return "LDS.64/128"
+        return "LDS.32"
+    if base == "STS":
+        return "STS"
+    if base in ("LDG", "LD"):
+        return "LDG"
+    if base in ("STG", "ST"):
+        return "STG"
+    if base == "BAR":
+        return "BAR"
+    if base == "SHFL":
+        return "SHFL"
+    if base == "MUFU":
+        return "MUFU"
+    if base in ("PRMT", "F2FP", "HADD2", "F2F", "I2F", "F2I"):
+        return "convert/pack"
+    if base in ("BRA", "BSSY", "BSYNC", "CALL", "RET", "EXIT", "WARPSYNC",
+                "BREAK", "BMOV"):
+        return "control"
+    if base == "NOP":
+        return "NOP"
+    return "other"
+
+
+CLASSES = ["HMMA", "FFMA", "FADD/FMUL", "DFMA/DADD", "LDS.16", "LDS.32",
+           "LDS.64/128", "LDSM", "STS", "LDG", "STG", "BAR", "SHFL", "MUFU",
+           "convert/pack", "control", "NOP", "other"]
+
+
+def mix(instructions):
+    counts = collections.Counter(classify(op) for _, op in instructions)
+    counts["total"] = len(instructions)
+    return counts
+
+
+def mma_section(instructions):
+    """The instructions from the first HMMA to the last (the unrolled
+    tensor-core part of the chunk loop), or []."""
+    idx = [i for i, (_, op) in enumerate(instructions) if op.startswith("HMMA")]
+    return instructions[idx[0]:idx[-1] + 1] if idx else []
+
+
+#===------------------------------------------------------------------------===#
+# Occupancy
+#===------------------------------------------------------------------------===#
+
+# Per SM: registers, shared memory, threads, blocks, warps; registers per
+# thread; shared memory the driver reserves per block; allocation units.
+GPUS = {
+    "sm_90": dict(name="H100", regs=65536, smem=228 * 1024, threads=2048,
+                  blocks=32, warps=64, max_regs=255, reserved=1024,
+                  reg_unit=256, smem_unit=128, sms=132),
+    "sm_80": dict(name="A100", regs=65536, smem=164 * 1024, threads=2048,
+                  blocks=32, warps=64, max_regs=255, reserved=1024,
+                  reg_unit=256, smem_unit=128, sms=108),
+}
+
+
+def occupancy(chip, registers, smem, threads):
+    """Blocks per SM and the limiting resource, as the CUDA occupancy
+    calculator (cuda_occupancy.h) computes them: registers are allocated per
+    warp in units of 256 from the four sub-partitions' register files."""
+    g = GPUS[chip]
+    warps = math.ceil(threads / 32)
+    limits = {"blocks": g["blocks"], "threads": g["warps"] // warps}
+    regs_per_warp = math.ceil(registers * 32 / g["reg_unit"]) * g["reg_unit"]
+    if regs_per_warp:
+        per_partition = (g["regs"] // 4) // regs_per_warp
+        limits["registers"] = (per_partition * 4) // warps
+    else:
+        limits["registers"] = g["blocks"]
+    per_block = math.ceil((smem + g["reserved"]) / g["smem_unit"]) * \
+        g["smem_unit"]
+    limits["shared memory"] = g["smem"] // per_block
+    blocks = min(limits.values())
+    limiter = "/".join(k for k, v in limits.items() if v == blocks)
+    return blocks, blocks * warps / g["warps"], limiter, limits
+
+
+#===------------------------------------------------------------------------===#
+# The report
+#===------------------------------------------------------------------------===#
+
+def analyze(config, chip, opt, ptxas, cuobjdump, keep):
+    options = f"format=isa chip={chip} {config.options}".strip()
+    host, _ = run([opt, "-", f"--linattn-lower-to-nvvm={options}"],
+                  stdin=config.module)
+    ptx = embedded_object(host, "assembly").decode()
+    launches = launch_sizes(host)
+    shared = ptx_shared(ptx)
+    with tempfile.TemporaryDirectory() as tmp:
+        stem = re.sub(r"\W+", "_", f"{config.label}_{chip}").strip("_")
+        ptx_path = os.path.join(keep or tmp, stem + ".ptx")
+        cubin = os.path.join(keep or tmp, stem + ".cubin")
+        with open(ptx_path, "w") as out:
+            out.write(ptx)
+        _, log = run([ptxas, f"-arch={chip}", "-O3", "-v", ptx_path, "-o",
+                      cubin])
+        sass, _ = run([cuobjdump, "--dump-sass", cubin])
+        if keep:
+            with open(os.path.join(keep, stem + ".sass"), "w") as out:
+                out.write(sass)
+    resources = ptxas_resources(log)
+    functions = sass_functions(sass)
+    rows = []
+    for kernel in shared:  # PTX order: the order of the module's launches
+        res = resources[kernel]
+        instructions = functions[kernel]
+        grid, block = launches.get(kernel, ((None,) * 3, (None,) * 3))
+        threads = math.prod(b for b in block if b) if all(block) else None
+        row = dict(config=config.label, chip=chip, kernel=kernel,
+                   threads=threads, grid="×".join(str(g) if g else "?"
+                                                  for g in grid),
+                   **res)
+        row["mix"] = mix(instructions)
+        if threads:
+            blocks, occ, limiter, limits = occupancy(chip, res["registers"],
+                                                     res["smem"], threads)
+            row.update(blocks_per_sm=blocks, occupancy=occ, limiter=limiter,
+                       limits="/".join(str(limits[k]) for k in
+                                       ("registers", "shared memory",
+                                        "threads")))
+            if all(grid):
+                # The share of the GPU's resident block slots the launch fills
+                # (above 1: more than one wave).
+                row["fill"] = math.prod(grid) / (blocks * GPUS[chip]["sms"])
+        if config.kind == "chunked":
+            row.update(chunked_shape(config, shared[kernel], threads, row,
+                                     instructions))
+        rows.append(row)
+    return rows
+
+
+def chunked_shape(config, shared, threads, row, instructions):
+    """Chunk C and value tile DT from the kernel's shared buffers (φ(Q_c):
+    C·F, φ(K_c): C·F, V_c: C·DT, scores: C·C, S: F·DT, 16-bit; z: F, f32),
+    the flops of one chunk of one block, the shared-memory loads per HMMA."""
+    f = config.f
+    chunk = shared[0] // (2 * f)
+    dv_tile = shared[2] // (2 * chunk)
+    warps = threads // 32
+    hmma = row["mix"]["HMMA"]  # per warp and chunk: the loop is unrolled
+    tc_flops = hmma * warps * 2 * 16 * 8 * 16
+    # Outside the tensor cores, per chunk: the normalizer φ(q)·z (2·C·F),
+    # z += Σ φ(k) (C·F), the scores' row sums (C·C), the divisions (C·DT).
+    cuda_flops = 2 * chunk * f + chunk * f + chunk * chunk + chunk * dv_tile
+    section = mma_section(instructions)
+    smix = mix(section)
+    lds = smix["LDS.16"] + smix["LDS.32"] + smix["LDS.64/128"] + smix["LDSM"]
+    return dict(chunk=chunk, dv_tile=dv_tile, warps=warps, tc_flops=tc_flops,
+                cuda_flops=cuda_flops,
+                tc_share=tc_flops / (tc_flops + cuda_flops),
+                mma_instructions=smix["total"],
+                mma_lds=lds, mma_lds16=smix["LDS.16"],
+                mma_pack=smix["convert/pack"])
+
+
+def write_reports(rows, meta, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    csv_path = os.path.join(out_dir, "gpu-static.csv")
+    fields = ["config", "chip", "kernel", "threads", "grid", "registers",
+              "smem", "stack", "spill_st", "spill_ld", "barriers",
+              "blocks_per_sm", "limits", "occupancy", "limiter", "fill"] + \
+        ["sass_" + c for c in CLASSES] + ["sass_total"] + \
+        ["chunk", "dv_tile", "warps", "tc_flops", "cuda_flops", "tc_share",
+         "mma_instructions", "mma_lds", "mma_lds16", "mma_pack"]
+    with open(csv_path, "w", newline="") as out:
+        w = csv.DictWriter(out, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            d = {k: r.get(k, "") for k in fields}
+            for c in CLASSES:
+                d["sass_" + c] = r["mix"][c]
+            d["sass_total"] = r["mix"]["total"]
+            if isinstance(d["occupancy"], float):
+                d["occupancy"] = f"{d['occupancy']:.4f}"
+            if isinstance(d["fill"], float):
+                d["fill"] = f"{d['fill']:.4f}"
+            if isinstance(d["tc_share"], float):
+                d["tc_share"] = f"{d['tc_share']:.4f}"
+            w.writerow(d)
+
+    md = []
+    md.append("# GPU kernels, static report (no GPU ran)\n")
+    md.append("Generated by `bench/gpu/static_report.py` (see "
+              "`bench/gpu/README.md`). Nothing here was measured on a GPU: "
+              "the numbers are what ptxas reports and what the SASS of the "
+              "cubins contains, and occupancies are theoretical. The GPU "
+              "measurements of issue 7 (`bench/gpu/run.sh`) are outstanding.\n")
+    md.append("```")
+    for k, v in meta.items():
+        md.append(f"{k}: {v}")
+    md.append("```\n")
+    md.append(f"Modules: batch {BATCH} × {HEADS} heads, dynamic sequence "
+              "length, elu+1 features, normalized; Dv = F. Each module is "
+              "lowered with `linattn-lower-to-nvvm=\"format=isa chip=... "
+              "<options>\"`, its PTX compiled with `ptxas -O3 -v` and the "
+              "cubin disassembled with `cuobjdump --dump-sass`. Instruction "
+              "counts are static (instructions in the code, not executed). "
+              "`bench/gpu/README.md` reads the chunked kernel's SASS: what "
+              "limits it and what would remove the limits.\n")
+
+    for chip in meta["chips"].split(","):
+        g = GPUS[chip]
+        chip_rows = [r for r in rows if r["chip"] == chip]
+        if not chip_rows:
+            continue
+        md.append(f"## {chip} ({g['name']} limits)\n")
+        md.append(f"Occupancy: resident blocks per SM and warps per SM over "
+                  f"{g['warps']}, from {g['regs']} registers, "
+                  f"{g['smem'] // 1024} KiB shared memory (plus "
+                  f"{g['reserved']} B reserved per block), {g['threads']} "
+                  f"threads and {g['blocks']} blocks per SM; registers "
+                  f"allocated per warp in units of {g['reg_unit']} from the "
+                  f"four sub-partitions (as `cuda_occupancy.h` computes it); "
+                  f"`r/s/t` are the block limits from registers, shared "
+                  f"memory and threads. `smem` is ptxas' static shared memory "
+                  f"per block. The grid is the launch's for any sequence "
+                  f"length (? where it depends on it); `fill` is the grid's "
+                  f"blocks over the resident blocks of all {g['sms']} SMs "
+                  f"(below 100%: SMs idle or under-occupied).\n")
+        md.append("| configuration | kernel | threads | grid | regs | smem B "
+                  "| spills st/ld | blocks/SM | r/s/t | occupancy | limited by "
+                  "| fill |")
+        md.append("|---|---|---:|---|---:|---:|---|---:|---|---:|---|---:|")
+        for r in chip_rows:
+            occ = f"{r['occupancy']:.1%}" if "occupancy" in r else "?"
+            fill = f"{r['fill']:.0%}" if "fill" in r else "?"
+            md.append(f"| {r['config']} | `{r['kernel']}` | "
+                      f"{r['threads'] or '?'} | {r['grid']} | "
+                      f"{r['registers']} | {r['smem']} | "
+                      f"{r['spill_st']}/{r['spill_ld']} | "
+                      f"{r.get('blocks_per_sm', '?')} | "
+                      f"{r.get('limits', '?')} | {occ} | "
+                      f"{r.get('limiter', '?')} | {fill} |")
+        md.append("")
+        md.append("SASS instruction mix (static counts). LDS.16 are 16-bit "
+                  "shared loads (LDS.U16), LDS.32 32-bit ones, LDSM is "
+                  "ldmatrix; convert/pack are PRMT, F2FP, HADD2.F32 and "
+                  "friends.\n")
+        shown = ["HMMA", "FFMA", "FADD/FMUL", "DFMA/DADD", "LDS.16", "LDS.32",
+                 "LDS.64/128", "LDSM", "STS", "LDG", "STG", "BAR", "SHFL",
+                 "MUFU", "convert/pack"]
+        md.append("| configuration | kernel | " + " | ".join(shown) +
+                  " | total |")
+        md.append("|---|---|" + "---:|" * (len(shown) + 1))
+        for r in chip_rows:
+            md.append(f"| {r['config']} | `{r['kernel']}` | " +
+                      " | ".join(str(r["mix"][c]) for c in shown) +
+                      f" | {r['mix']['total']} |")
+        md.append("")
+        chunked = [r for r in chip_rows if "chunk" in r]
+        if chunked:
+            md.append("Chunked kernels. C and DT (chunk, value tile) as the "
+                      "conversion picked them (it lowers the chunk when F·C "
+                      "does not fit its register and shared-memory budget, so "
+                      "chunk-size=64 at F = 128 gives C = 32); HMMA flops per chunk and block "
+                      "= HMMAs per warp × warps × 4096 (m16n8k16); CUDA-core "
+                      "flops per chunk = 2·C·F (normalizer) + C·F (z) + C² "
+                      "(row sums) + C·DT (divisions); the MMA section is the "
+                      "SASS from the first HMMA to the last.\n")
+            md.append("| configuration | C | DT | warps | HMMA/warp | HMMA "
+                      "flops/chunk | CUDA-core flops/chunk | tensor-core "
+                      "share | MMA-section instr. | per HMMA | shared loads "
+                      "per HMMA | of them 16-bit | pack per HMMA |")
+            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                      "---:|---:|---:|")
+            for r in chunked:
+                h = r["mix"]["HMMA"]
+                md.append(
+                    f"| {r['config']} | {r['chunk']} | {r['dv_tile']} | "
+                    f"{r['warps']} | {h} | {r['tc_flops']} | "
+                    f"{r['cuda_flops']} | {r['tc_share']:.1%} | "
+                    f"{r['mma_instructions']} | "
+                    f"{r['mma_instructions'] / h:.1f} | "
+                    f"{r['mma_lds'] / h:.2f} | {r['mma_lds16'] / h:.2f} | "
+                    f"{r['mma_pack'] / h:.2f} |")
+            md.append("")
+    md_path = os.path.join(out_dir, "gpu-static.md")
+    with open(md_path, "w") as out:
+        out.write("\n".join(md))
+    return md_path, csv_path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--chips", default="sm_90,sm_80")
+    ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench",
+                                                      "results"))
+    ap.add_argument("--keep", help="also write the PTX, cubins and SASS here")
+    args = ap.parse_args()
+
+    opt = os.path.join(args.build_dir, "bin", "linattn-opt")
+    if not os.access(opt, os.X_OK):
+        sys.exit(f"static_report.py: no {opt}; run `make build` first")
+    cuda = find_cuda()
+    ptxas = os.path.join(cuda, "bin", "ptxas")
+    cuobjdump = find_cuobjdump(cuda)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    chips = [c.strip() for c in args.chips.split(",") if c.strip()]
+    for c in chips:
+        if c not in GPUS:
+            sys.exit(f"static_report.py: no limits for {c} (known: "
+                     f"{', '.join(GPUS)})")
+
+    try:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
+                                 "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+    except OSError:
+        commit = "?"
+    llvm = run([opt, "--version"])[0]
+    m = re.search(r"LLVM version (\S+)", llvm)
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%d %H:%M UTC"),
+        "linattn": commit or "?",
+        "LLVM/MLIR": m.group(1) if m else "?",
+        "ptxas": f"{ptxas}: " + tool_version([ptxas, "--version"]),
+        "cuobjdump": f"{cuobjdump}: " + tool_version([cuobjdump, "--version"]),
+        "chips": ",".join(chips),
+        "GPU": "none (static analysis only)",
+    }
+
+    rows = []
+    for config in configurations():
+        for chip in chips:
+            print(f"static_report: {config.label} ({chip})", flush=True)
+            rows += analyze(config, chip, opt, ptxas, cuobjdump, args.keep)
+    md, csv_path = write_reports(rows, meta, args.out_dir)
+    print(f"static_report: wrote {md} and {csv_path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+// REQUIRES: cuda-toolkit, cuobjdump
+// The machine code (SASS) of the cubins linattn-lower-to-nvvm embeds, as
+// cuobjdump disassembles it, and their resources: the chunked scan's products
+// are tensor-core HMMA instructions, the strict-fp32 recurrent scan uses only
+// FFMA, and no kernel spills or uses local memory. CHECK lines look for
+// instructions and counts, not their order, which ptxas schedules freely.
+
+// The chunked tensor-core scan: bf16 (F = 64, C = 64) and f16 (F = 128,
+// C = 32), one HMMA per mma.sync of the PTX (128 and 104, see
+// linattn-lower-to-nvvm-chunked.mlir). cuobjdump lists the kernels in the
+// cubin's order, the last one first.
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.chunked.cubin
+// RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED
+// RUN: %cuobjdump --dump-resource-usage %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED-RES
+
+// CHUNKED: code for sm_90
+// CHUNKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// CHUNKED-NOT: BF16
+// CHUNKED-COUNT-104: {{HMMA\.16816\.F32 }}
+// CHUNKED-NOT: {{HMMA|BF16}}
+// CHUNKED: EXIT
+// CHUNKED-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// CHUNKED-COUNT-128: HMMA.16816.F32.BF16
+// CHUNKED-NOT: HMMA
+// CHUNKED: EXIT
+
+// No local memory (no spills, no stack). SHARED is ptxas' static size plus
+// the 1 KiB sm_90 reserves per block (linattn-lower-to-nvvm-chunked.mlir
+// pins the static size).
+// CHUNKED-RES: Function linattn_scan_chunked_forward_relu_normalized_1:
+// CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
+// CHUNKED-RES: Function linattn_scan_chunked_forward_elu_normalized_0:
+// CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
+
+// The same scans through the recurrent kernel (scan-kernel=recurrent): fp32
+// state updates on FFMA, no tensor cores.
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="scan-kernel=recurrent" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.recurrent.cubin
+// RUN: %cuobjdump --dump-sass %t.recurrent.cubin | FileCheck %s --check-prefix=RECURRENT
+// RECURRENT-NOT: HMMA
+// RECURRENT-LABEL: Function : linattn_scan_forward_relu_normalized_1
+// RECURRENT: FFMA
+// RECURRENT-NOT: HMMA
+// RECURRENT-LABEL: Function : linattn_scan_forward_elu_normalized_0
+// RECURRENT: FFMA
+// RECURRENT-NOT: HMMA
+
+// Every other kernel (Inputs/all-kernels.mlir): the strict-fp32 scan, the
+// f64 reverse scan on DFMA, kv_summary, query_readout and the decode step.
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.all.cubin
+// RUN: %cuobjdump --dump-sass %t.all.cubin | FileCheck %s --check-prefix=ALL
+// RUN: %cuobjdump --dump-resource-usage %t.all.cubin | FileCheck %s --check-prefix=ALL-RES
+// ALL-NOT: HMMA
+// ALL-LABEL: Function : linattn_scan_reverse_features_4
+// ALL: DFMA
+// ALL-LABEL: Function : linattn_step_elu_normalized_3
+// ALL: FFMA
+// ALL: BAR.SYNC
+// ALL-LABEL: Function : linattn_query_readout_relu_normalized_2
+// ALL: FFMA
+// ALL-LABEL: Function : linattn_kv_summary_relu_1
+// ALL: FFMA
+// ALL-LABEL: Function : linattn_scan_forward_elu_normalized_0
+// ALL: MUFU.EX2
+// ALL: BAR.SYNC
+// ALL: FFMA
+// ALL-NOT: HMMA
+// ALL-NOT: DFMA
+
+// ALL-RES-COUNT-5: STACK:0 SHARED:{{[0-9]+}} LOCAL:0
+// ALL-RES-NOT: Function
+
+// ptxas' own report (-v) for every kernel: no stack, no
+// spill stores or loads.
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=isa" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.all.ptx
+// RUN: %ptxas -arch=sm_90 -O3 -v %t.all.ptx -o %t.all.ptxas.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+// PTXAS-COUNT-5: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
