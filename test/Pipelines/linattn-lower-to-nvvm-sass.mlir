@@ -9,7 +9,7 @@
 // C = 32), one HMMA per mma.sync of the PTX (128 and 104, see
 // linattn-lower-to-nvvm-chunked.mlir). cuobjdump lists the kernels in the
 // cubin's order, the last one first.
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.chunked.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.chunked.cubin
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED
 // RUN: %cuobjdump --dump-resource-usage %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED-RES
 
@@ -31,6 +31,20 @@
 // CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
 // CHUNKED-RES: Function linattn_scan_chunked_forward_elu_normalized_0:
 // CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
+
+// The sequence-parallel kernels of an f32 scan on tf32 tensor cores
+// (tf32=true; F = 64, C = 32): HMMA.1688 in the chunk-state (64) and output
+// (128) kernels, none in the scan over chunks.
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="tf32=true" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32.cubin
+// RUN: %cuobjdump --dump-sass %t.tf32.cubin | FileCheck %s --check-prefix=TF32
+// TF32-LABEL: Function : linattn_scan_chunk_outputs_forward_elu_normalized_2
+// TF32-COUNT-128: HMMA.1688.F32.TF32
+// TF32-NOT: HMMA
+// TF32-LABEL: Function : linattn_scan_chunk_prefix_forward_elu_normalized_1
+// TF32-NOT: HMMA
+// TF32-LABEL: Function : linattn_scan_chunk_states_forward_elu_normalized_0
+// TF32-COUNT-64: HMMA.1688.F32.TF32
+// TF32-NOT: HMMA
 
 // The same scans through the recurrent kernel (scan-kernel=recurrent): fp32
 // state updates on FFMA, no tensor cores.
