@@ -115,8 +115,20 @@ def configurations():
                 configs.append(Config(
                     f"chunked {dtype} F{f} chunk-size={chunk}",
                     scan_module(dtype, f, f),
-                    f"scan-kernel=chunked chunk-size={chunk}", "chunked", f, f,
-                    dtype))
+                    f"scan-kernel=chunked chunk-size={chunk} "
+                    "sequence-parallel-blocks=0", "chunked", f, f, dtype))
+            configs.append(Config(
+                f"chunked {dtype} F{f} sequence-parallel",
+                scan_module(dtype, f, f),
+                "scan-kernel=chunked sequence-parallel-blocks=1000000000",
+                "chunked", f, f, dtype))
+        for parallel in (0, 1000000000):
+            configs.append(Config(
+                f"chunked tf32 F{f}" +
+                (" sequence-parallel" if parallel else ""),
+                scan_module("f32", f, f),
+                f"tf32=true sequence-parallel-blocks={parallel}", "chunked", f,
+                f))
     for f in (64, 128):
         configs.append(Config(f"recurrent f32 F{f}",
                               scan_module("f32", f, f),
@@ -448,14 +460,20 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
 
 def chunked_shape(config, shared, threads, row, instructions):
     """Chunk C and value tile DT from the kernel's shared buffers (φ(Q_c):
-    C·F, φ(K_c): C·F, V_c: C·DT, scores: C·C, S: F·DT, 16-bit; z: F, f32),
+    C·F, φ(K_c): C·F, V_c: C·DT, scores: C·C, S: F·DT, in the data type;
+    z: F, f32; the chunk-state kernel: φ(K_c) and V_c),
     the flops of one chunk of one block, the shared-memory loads per HMMA."""
-    f = config.f
-    chunk = shared[0] // (2 * f)
-    dv_tile = shared[2] // (2 * chunk)
-    warps = threads // 32
     hmma = row["mix"]["HMMA"]  # per warp and chunk: the loop is unrolled
-    tc_flops = hmma * warps * 2 * 16 * 8 * 16
+    if not shared or not hmma:  # the sequence-parallel scan over chunks
+        return {}
+    f = config.f
+    size = 4 if config.dtype == "f32" else 2  # tf32 tiles are f32
+    k = 8 if config.dtype == "f32" else 16    # m16n8k8 or m16n8k16
+    chunk = shared[0] // (size * f)
+    # The chunk-state kernel stages only φ(K_c) and V_c.
+    dv_tile = shared[2 if len(shared) > 2 else 1] // (size * chunk)
+    warps = threads // 32
+    tc_flops = hmma * warps * 2 * 16 * 8 * k
     # Outside the tensor cores, per chunk: the normalizer φ(q)·z (2·C·F),
     # z += Σ φ(k) (C·F), the scores' row sums (C·C), the divisions (C·DT).
     cuda_flops = 2 * chunk * f + chunk * f + chunk * chunk + chunk * dv_tile
