@@ -4,6 +4,7 @@
   gpu_binary.py --elf  < module.mlir   a summary of the cubin of `format=bin`:
                                        ELF class and machine, the SM it is
                                        for, and its kernel symbols
+  gpu_binary.py --text < module.mlir   the MLIR text of `emulate=true`
 
 MLIR prints the object as a string with \\XX escapes for other bytes.
 """
@@ -80,6 +81,8 @@ def main():
     text = sys.stdin.read()
     if sys.argv[1:] == ["--ptx"]:
         sys.stdout.write(object_bytes(text, "assembly").decode())
+    elif sys.argv[1:] == ["--text"]:
+        sys.stdout.write(object_bytes(text, "bin").decode())
     elif sys.argv[1:] == ["--elf"]:
         elf_summary(object_bytes(text, "bin"))
     else:
