@@ -248,6 +248,8 @@ struct BufferInfo {
   /// Workgroup buffers: their static shape, elements in all.
   SmallVector<int64_t, 2> shape;
   int64_t elements = 0;
+  /// Whether the kernel stores to it (its accesses are then tracked).
+  bool stored = false;
 };
 
 /// Where a kernel argument goes.
@@ -288,6 +290,14 @@ struct Shadow {
 
 constexpr int32_t kSeveralReaders = -2;
 
+/// The last store to one element of a global buffer in the current launch:
+/// the storing thread (block * threads + lane + 1, 0 for none) and its
+/// worker's epoch. Blocks run on several host threads, hence the atomics.
+struct GlobalShadow {
+  std::atomic<uint64_t> writer{0};
+  std::atomic<uint32_t> epoch{0};
+};
+
 struct RuntimeBuffer {
   char *base = nullptr; // element 0 (aligned pointer + offset)
   SmallVector<int64_t, 2> sizes, strides;
@@ -295,6 +305,8 @@ struct RuntimeBuffer {
   unsigned elementBytes = 4;
   bool shared = false;
   Shadow *shadow = nullptr;
+  /// Global buffers the kernel stores to: by element offset from `base`.
+  GlobalShadow *globalShadow = nullptr;
   unsigned index = 0;
 };
 
@@ -306,6 +318,7 @@ struct Exec {
   std::vector<std::vector<uint8_t>> masks;
   unsigned depth = 0;
   uint8_t *mask = nullptr;
+  int64_t blockLinear = 0;
   int64_t blockId[3] = {0, 0, 0}, blockDim[3] = {1, 1, 1},
           gridDim[3] = {1, 1, 1};
   std::vector<int64_t> threadId[3];
@@ -1013,6 +1026,49 @@ inline void checkSharedWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
   s.writeInst = &in;
 }
 
+std::string blockString(const Exec &e, int64_t linear) {
+  return "(" + std::to_string(linear % e.gridDim[0]) + ", " +
+         std::to_string((linear / e.gridDim[0]) % e.gridDim[1]) + ", " +
+         std::to_string(linear / (e.gridDim[0] * e.gridDim[1])) + ")";
+}
+
+std::string threadString(const Exec &e, uint32_t lane) {
+  return "(" + std::to_string(e.threadId[0][lane]) + ", " +
+         std::to_string(e.threadId[1][lane]) + ", " +
+         std::to_string(e.threadId[2][lane]) + ")";
+}
+
+/// The thread that stored an element of a global buffer in this launch must
+/// be this one, one of its block ordered by a barrier, or none: blocks are
+/// not ordered with each other.
+inline void checkGlobalAccess(Exec &e, const Inst &in, const RuntimeBuffer &b,
+                              int64_t offset, uint32_t l, bool isStore) {
+  GlobalShadow &s = b.globalShadow[offset];
+  uint64_t me = static_cast<uint64_t>(e.blockLinear) * e.threads + l + 1;
+  uint64_t writer = isStore ? s.writer.exchange(me, std::memory_order_relaxed)
+                            : s.writer.load(std::memory_order_relaxed);
+  if (writer && writer != me) {
+    int64_t block = static_cast<int64_t>((writer - 1) / e.threads);
+    uint32_t lane = static_cast<uint32_t>((writer - 1) % e.threads);
+    std::string what = std::string(isStore ? "stores to" : "reads") +
+                       " element " + std::to_string(offset) + " of " +
+                       bufferName(e, b) + ", which thread " +
+                       threadString(e, lane) + " of block " +
+                       blockString(e, block) + " stored in this launch";
+    if (block != e.blockLinear)
+      fail(e, in, l,
+           "global memory race: this thread " + what +
+               " (blocks are not ordered: the result depends on their "
+               "schedule)");
+    if (s.epoch.load(std::memory_order_relaxed) == e.epoch)
+      fail(e, in, l,
+           "global memory race: this thread " + what +
+               " with no gpu.barrier in between");
+  }
+  if (isStore)
+    s.epoch.store(e.epoch, std::memory_order_relaxed);
+}
+
 /// memref.load of a rank-1 buffer: a = index, imm = buffer.
 template <unsigned Bytes, bool Shared>
 void loadOp(Exec &e, const Inst &in) {
@@ -1027,6 +1083,8 @@ void loadOp(Exec &e, const Inst &in) {
                std::to_string(i) + ", size " + std::to_string(b.size));
     if constexpr (Shared)
       checkSharedRead(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i * b.stride, l, /*isStore=*/false);
     r[l] = readElement<Bytes>(b.base + i * b.stride * Bytes);
   });
 }
@@ -1045,6 +1103,8 @@ void storeOp(Exec &e, const Inst &in) {
                std::to_string(i) + ", size " + std::to_string(b.size));
     if constexpr (Shared)
       checkSharedWrite(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i * b.stride, l, /*isStore=*/true);
     writeElement<Bytes>(b.base + i * b.stride * Bytes, value[l]);
   });
 }
@@ -1058,6 +1118,8 @@ void loadOpRanked(Exec &e, const Inst &in) {
     int64_t i = linearIndex(e, in, b, 0, l);
     if (b.shared)
       checkSharedRead(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i, l, /*isStore=*/false);
     r[l] = readElement<Bytes>(b.base + i * Bytes);
   });
 }
@@ -1071,6 +1133,8 @@ void storeOpRanked(Exec &e, const Inst &in) {
     int64_t i = linearIndex(e, in, b, 1, l);
     if (b.shared)
       checkSharedWrite(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i, l, /*isStore=*/true);
     writeElement<Bytes>(b.base + i * Bytes, value[l]);
   });
 }
@@ -1397,6 +1461,10 @@ unsigned intWidth(Type type) {
   return type.getIntOrFloatBitWidth();
 }
 
+/// Static shared memory per block CUDA allows (more needs dynamic shared
+/// memory and an opt-in attribute).
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
 class Compiler {
 public:
   explicit Compiler(Kernel &kernel) : k(kernel) {}
@@ -1439,6 +1507,15 @@ public:
                         " has no static shape or identity layout");
       addBuffer(attribution, memref, /*shared=*/true, i, func);
     }
+    int64_t sharedBytes = 0;
+    for (const BufferInfo &info : k.buffers)
+      if (info.shared)
+        sharedBytes += info.elements * info.elementBytes;
+    if (sharedBytes > kMaxStaticSharedBytes)
+      failCompile(k.name, func,
+                  "the kernel has " + std::to_string(sharedBytes) +
+                      " bytes of workgroup memory; a CUDA kernel has at "
+                      "most 48 KiB of static shared memory");
     if (!func.getPrivateAttributions().empty())
       failCompile(k.name, func, "private attributions are not emulated");
     k.programs.emplace_back();
@@ -2038,6 +2115,7 @@ private:
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
       uint32_t buffer = bufferOf(store.getMemref(), &op);
+      k.buffers[buffer].stored = true;
       const BufferInfo &info = k.buffers[buffer];
       Inst in;
       in.op = &op;
@@ -2375,6 +2453,7 @@ void setUpWorker(Exec &e, const Kernel &k, const int64_t block[3],
 }
 
 void runBlock(Exec &e, int64_t linear) {
+  e.blockLinear = linear;
   e.blockId[0] = linear % e.gridDim[0];
   e.blockId[1] = (linear / e.gridDim[0]) % e.gridDim[1];
   e.blockId[2] = linear / (e.gridDim[0] * e.gridDim[1]);
@@ -2489,6 +2568,7 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
 
   // The arguments.
   std::vector<RuntimeBuffer> globals(k.buffers.size());
+  std::vector<std::unique_ptr<GlobalShadow[]>> shadows;
   std::vector<std::pair<uint32_t, Word>> scalars;
   size_t p = 0;
   for (size_t i = 0; i < k.args.size(); ++i) {
@@ -2530,6 +2610,10 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
       failLaunch(k, "kernel argument #" + std::to_string(i) +
                         " is not (all) in device memory: a host buffer, or a "
                         "descriptor larger than its allocation");
+    if (info.stored && !empty) {
+      shadows.emplace_back(new GlobalShadow[last + 1]);
+      b.globalShadow = shadows.back().get();
+    }
   }
 
   int64_t blocks = grid[0] * grid[1] * grid[2];
