@@ -387,9 +387,8 @@ std::string locationOf(Operation *op) {
                "linattn GPU emulator: error: %s\n"
                "  kernel: @%s\n  op: %s\n  at: %s\n"
                "  block (%lld, %lld, %lld)%s\n",
-               message.c_str(), e.kernel->name.c_str(),
-               describe(in.op).c_str(), locationOf(in.op).c_str(),
-               static_cast<long long>(e.blockId[0]),
+               message.c_str(), e.kernel->name.c_str(), describe(in.op).c_str(),
+               locationOf(in.op).c_str(), static_cast<long long>(e.blockId[0]),
                static_cast<long long>(e.blockId[1]),
                static_cast<long long>(e.blockId[2]), thread.c_str());
   abortProcess();
@@ -690,8 +689,7 @@ void intBinary(Exec &e, const Inst &in) {
     if constexpr (K == IntBinaryKind::DivU || K == IntBinaryKind::DivS ||
                   K == IntBinaryKind::RemU || K == IntBinaryKind::RemS ||
                   K == IntBinaryKind::CeilDivU ||
-                  K == IntBinaryKind::CeilDivS ||
-                  K == IntBinaryKind::FloorDivS)
+                  K == IntBinaryKind::CeilDivS || K == IntBinaryKind::FloorDivS)
       if (y == 0)
         fail(e, in, l, "integer division by zero");
     switch (K) {
@@ -842,9 +840,9 @@ void intToFloat(Exec &e, const Inst &in) {
     Word x = a[l];
     double v;
     if (Signed) {
-      int64_t s = from < 64 ? static_cast<int64_t>(x << (64 - from)) >>
-                                  (64 - from)
-                            : static_cast<int64_t>(x);
+      int64_t s = from < 64
+                      ? static_cast<int64_t>(x << (64 - from)) >> (64 - from)
+                      : static_cast<int64_t>(x);
       v = static_cast<double>(s);
     } else {
       v = static_cast<double>(x);
@@ -1182,8 +1180,8 @@ void shuffleOp(Exec &e, const Inst &in) {
     int64_t w = static_cast<int32_t>(width[l]);
     int64_t o = static_cast<int32_t>(offset[l]);
     if (w <= 0 || w > 32)
-      fail(e, in, l, "gpu.shuffle width " + std::to_string(w) +
-                         " is not in 1..32");
+      fail(e, in, l,
+           "gpu.shuffle width " + std::to_string(w) + " is not in 1..32");
     // NVVM lowers the width to a member mask of lanes 0..width-1 of the
     // warp, all of which must execute the shuffle.
     if (lane >= w)
@@ -1350,10 +1348,9 @@ void forOp(Exec &e, const Inst &in) {
   for (;;) {
     bool any = false;
     for (uint32_t l = 0; l < e.threads; ++l) {
-      bool on = outer[l] &&
-                (isUnsigned ? iv[l] < ub[l]
-                            : static_cast<int64_t>(iv[l]) <
-                                  static_cast<int64_t>(ub[l]));
+      bool on = outer[l] && (isUnsigned ? iv[l] < ub[l]
+                                        : static_cast<int64_t>(iv[l]) <
+                                              static_cast<int64_t>(ub[l]));
       inner[l] = on;
       any |= on;
     }
@@ -1479,16 +1476,16 @@ public:
     for (BlockArgument arg : func.getArguments().take_front(numArgs)) {
       ArgInfo info;
       if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
-        info.buffer = addBuffer(arg, memref, /*shared=*/false,
-                                arg.getArgNumber(), func);
+        info.buffer =
+            addBuffer(arg, memref, /*shared=*/false, arg.getArgNumber(), func);
         k.params += 3 + 2 * memref.getRank();
       } else if (arg.getType().isIntOrIndexOrFloat()) {
         Slot s = define(arg, func);
         info.slot = s.offset;
-        info.bytes = arg.getType().isIndex()
-                         ? 8
-                         : std::max(1u, arg.getType().getIntOrFloatBitWidth() /
-                                            8);
+        info.bytes =
+            arg.getType().isIndex()
+                ? 8
+                : std::max(1u, arg.getType().getIntOrFloatBitWidth() / 8);
         info.isFloat = isa<FloatType>(arg.getType());
         k.params += 1;
       } else {
@@ -1738,21 +1735,16 @@ private:
 
   Handler floatBinaryHandler(Operation &op, FloatKind kind) {
     return llvm::TypeSwitch<Operation *, Handler>(&op)
-        .Case([&](arith::AddFOp) {
-          return floatHandler<Binary<AddOp>::H>(kind);
-        })
-        .Case([&](arith::SubFOp) {
-          return floatHandler<Binary<SubOp>::H>(kind);
-        })
-        .Case([&](arith::MulFOp) {
-          return floatHandler<Binary<MulOp>::H>(kind);
-        })
-        .Case([&](arith::DivFOp) {
-          return floatHandler<Binary<DivOp>::H>(kind);
-        })
-        .Case([&](arith::RemFOp) {
-          return floatHandler<Binary<RemOp>::H>(kind);
-        })
+        .Case(
+            [&](arith::AddFOp) { return floatHandler<Binary<AddOp>::H>(kind); })
+        .Case(
+            [&](arith::SubFOp) { return floatHandler<Binary<SubOp>::H>(kind); })
+        .Case(
+            [&](arith::MulFOp) { return floatHandler<Binary<MulOp>::H>(kind); })
+        .Case(
+            [&](arith::DivFOp) { return floatHandler<Binary<DivOp>::H>(kind); })
+        .Case(
+            [&](arith::RemFOp) { return floatHandler<Binary<RemOp>::H>(kind); })
         .Case([&](arith::MaximumFOp) {
           return floatHandler<Binary<MaximumOp>::H>(kind);
         })
@@ -1770,30 +1762,20 @@ private:
 
   Handler floatUnaryHandler(Operation &op, FloatKind kind) {
     return llvm::TypeSwitch<Operation *, Handler>(&op)
-        .Case([&](arith::NegFOp) {
-          return floatHandler<Unary<NegOp>::H>(kind);
-        })
-        .Case([&](math::ExpOp) {
-          return floatHandler<Unary<ExpOp>::H>(kind);
-        })
-        .Case([&](math::Exp2Op) {
-          return floatHandler<Unary<Exp2Op>::H>(kind);
-        })
-        .Case([&](math::LogOp) {
-          return floatHandler<Unary<LogOp>::H>(kind);
-        })
-        .Case([&](math::SqrtOp) {
-          return floatHandler<Unary<SqrtOp>::H>(kind);
-        })
+        .Case(
+            [&](arith::NegFOp) { return floatHandler<Unary<NegOp>::H>(kind); })
+        .Case([&](math::ExpOp) { return floatHandler<Unary<ExpOp>::H>(kind); })
+        .Case(
+            [&](math::Exp2Op) { return floatHandler<Unary<Exp2Op>::H>(kind); })
+        .Case([&](math::LogOp) { return floatHandler<Unary<LogOp>::H>(kind); })
+        .Case(
+            [&](math::SqrtOp) { return floatHandler<Unary<SqrtOp>::H>(kind); })
         .Case([&](math::RsqrtOp) {
           return floatHandler<Unary<RsqrtOp>::H>(kind);
         })
-        .Case([&](math::AbsFOp) {
-          return floatHandler<Unary<AbsOp>::H>(kind);
-        })
-        .Case([&](math::TanhOp) {
-          return floatHandler<Unary<TanhOp>::H>(kind);
-        })
+        .Case([&](math::AbsFOp) { return floatHandler<Unary<AbsOp>::H>(kind); })
+        .Case(
+            [&](math::TanhOp) { return floatHandler<Unary<TanhOp>::H>(kind); })
         .Default([](Operation *) { return Handler(nullptr); });
   }
 
@@ -1844,9 +1826,8 @@ private:
         .Case([&](arith::AndIOp) {
           return intHandler<IntBinaryKind::And>(w, &op);
         })
-        .Case([&](arith::OrIOp) {
-          return intHandler<IntBinaryKind::Or>(w, &op);
-        })
+        .Case(
+            [&](arith::OrIOp) { return intHandler<IntBinaryKind::Or>(w, &op); })
         .Case([&](arith::XOrIOp) {
           return intHandler<IntBinaryKind::Xor>(w, &op);
         })
@@ -1909,8 +1890,8 @@ private:
       return;
 
     Type resultType = op.getNumResults() ? op.getResult(0).getType() : Type();
-    bool scalarResult = resultType && wordsOf(resultType) == 1 &&
-                        !isa<VectorType>(resultType);
+    bool scalarResult =
+        resultType && wordsOf(resultType) == 1 && !isa<VectorType>(resultType);
 
     if (auto add = dyn_cast<arith::AddFOp>(op)) {
       if (Value fused = fusedOperand(add)) {
@@ -1930,8 +1911,7 @@ private:
     if (scalarResult && isa<FloatType>(resultType) &&
         op.getNumOperands() == 2 && op.getDialect() &&
         op.getDialect()->getNamespace() == "arith") {
-      if (Handler fn =
-              floatBinaryHandler(op, floatKind(resultType, &op)))
+      if (Handler fn = floatBinaryHandler(op, floatKind(resultType, &op)))
         return emit(program, scalarInst(op, fn));
     }
     if (scalarResult && isa<FloatType>(resultType) &&
@@ -1939,8 +1919,7 @@ private:
       if (Handler fn = floatUnaryHandler(op, floatKind(resultType, &op)))
         return emit(program, scalarInst(op, fn));
     }
-    if (scalarResult && resultType.isIntOrIndex() &&
-        op.getNumOperands() == 2) {
+    if (scalarResult && resultType.isIntOrIndex() && op.getNumOperands() == 2) {
       if (Handler fn = intBinaryHandler(op, intWidth(resultType)))
         return emit(program, scalarInst(op, fn));
     }
@@ -1948,9 +1927,8 @@ private:
     if (auto fma = dyn_cast<math::FmaOp>(op)) {
       if (!scalarResult)
         failCompile(k.name, &op, "vector math.fma is not emulated");
-      return emit(program,
-                  scalarInst(op, floatHandler<FmaH>(
-                                     floatKind(resultType, &op))));
+      return emit(program, scalarInst(op, floatHandler<FmaH>(
+                                              floatKind(resultType, &op))));
     }
     if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
       Inst in = scalarInst(
@@ -2003,8 +1981,8 @@ private:
       in.imm2 = static_cast<int64_t>(to);
       return emit(program, std::move(in));
     }
-    if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp,
-            arith::IndexCastOp, arith::IndexCastUIOp>(op)) {
+    if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp, arith::IndexCastOp,
+            arith::IndexCastUIOp>(op)) {
       if (!scalarResult)
         failCompile(k.name, &op, "vector conversions are not emulated");
       bool isSigned = isa<arith::ExtSIOp, arith::IndexCastOp>(op);
@@ -2017,7 +1995,7 @@ private:
       if (!scalarResult)
         failCompile(k.name, &op, "vector conversions are not emulated");
       Inst in = scalarInst(op, isa<arith::SIToFPOp>(op) ? intToFloat<true>
-                                                         : intToFloat<false>);
+                                                        : intToFloat<false>);
       in.imm = intWidth(op.getOperand(0).getType());
       in.imm2 = static_cast<int64_t>(floatKind(resultType, &op));
       return emit(program, std::move(in));
@@ -2026,9 +2004,8 @@ private:
       if (!scalarResult)
         failCompile(k.name, &op, "vector conversions are not emulated");
       Inst in = scalarInst(op, isa<arith::FPToSIOp>(op) ? floatToInt<true>
-                                                         : floatToInt<false>);
-      in.imm = static_cast<int64_t>(
-          floatKind(op.getOperand(0).getType(), &op));
+                                                        : floatToInt<false>);
+      in.imm = static_cast<int64_t>(floatKind(op.getOperand(0).getType(), &op));
       in.imm2 = intWidth(resultType);
       return emit(program, std::move(in));
     }
@@ -2226,8 +2203,7 @@ private:
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       if (!loop.getInductionVar().getType().isIndex() &&
           !loop.getInductionVar().getType().isInteger(64))
-        failCompile(k.name, &op,
-                    "scf.for over a type other than index or i64");
+        failCompile(k.name, &op, "scf.for over a type other than index or i64");
       Inst in;
       in.fn = forOp;
       in.op = &op;
@@ -2282,28 +2258,26 @@ private:
     NVVM::MMAShapeAttr shape = mma.getShape();
     auto typeA = mma.getMultiplicandAPtxType();
     auto typeB = mma.getMultiplicandBPtxType();
-    bool supported = shape.getM() == 16 && shape.getN() == 8 &&
-                     shape.getK() == 16 &&
-                     mma.getLayoutA() == NVVM::MMALayout::row &&
-                     mma.getLayoutB() == NVVM::MMALayout::col && typeA &&
-                     typeB && *typeA == *typeB &&
-                     (*typeA == NVVM::MMATypes::f16 ||
-                      *typeA == NVVM::MMATypes::bf16) &&
-                     mma.getOperandA().size() == 4 &&
-                     mma.getOperandB().size() == 2 &&
-                     mma.getOperandC().size() == 4;
+    bool supported =
+        shape.getM() == 16 && shape.getN() == 8 && shape.getK() == 16 &&
+        mma.getLayoutA() == NVVM::MMALayout::row &&
+        mma.getLayoutB() == NVVM::MMALayout::col && typeA && typeB &&
+        *typeA == *typeB &&
+        (*typeA == NVVM::MMATypes::f16 || *typeA == NVVM::MMATypes::bf16) &&
+        mma.getOperandA().size() == 4 && mma.getOperandB().size() == 2 &&
+        mma.getOperandC().size() == 4;
     auto result = dyn_cast<LLVM::LLVMStructType>(mma.getRes().getType());
-    supported = supported && result && result.getBody().size() == 4 &&
-                llvm::all_of(result.getBody(),
-                             [](Type t) { return t.isF32(); });
+    supported =
+        supported && result && result.getBody().size() == 4 &&
+        llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); });
     for (Value c : mma.getOperandC())
       supported = supported && c.getType().isF32();
     Type regType = mma.getOperandA()[0].getType();
     bool packed = regType.isInteger(32);
     auto vector = dyn_cast<VectorType>(regType);
-    supported = supported &&
-                (packed || (vector && vector.getNumElements() == 2 &&
-                            vector.getElementTypeBitWidth() == 16));
+    supported =
+        supported && (packed || (vector && vector.getNumElements() == 2 &&
+                                 vector.getElementTypeBitWidth() == 16));
     for (Value v : llvm::concat<Value>(mma.getOperandA(), mma.getOperandB()))
       supported = supported && v.getType() == regType;
     if (!supported)
@@ -2478,8 +2452,8 @@ void *linattn::gpu_emulator::loadModule(const void *data, size_t size) {
   registry.insert<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
                   NVVM::NVVMDialect, math::MathDialect, memref::MemRefDialect,
                   scf::SCFDialect, vector::VectorDialect>();
-  m->context = std::make_unique<MLIRContext>(registry,
-                                             MLIRContext::Threading::DISABLED);
+  m->context =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
   m->context->loadAllAvailableDialects();
   std::string diagnostics;
   {
@@ -2604,9 +2578,8 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
       else
         last += (b.sizes[d] - 1) * b.strides[d];
     }
-    if (!empty &&
-        !isDeviceRange(b.base, static_cast<uint64_t>(last + 1) *
-                                   info.elementBytes))
+    if (!empty && !isDeviceRange(b.base, static_cast<uint64_t>(last + 1) *
+                                             info.elementBytes))
       failLaunch(k, "kernel argument #" + std::to_string(i) +
                         " is not (all) in device memory: a host buffer, or a "
                         "descriptor larger than its allocation");

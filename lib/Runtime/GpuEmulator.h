@@ -40,8 +40,8 @@ void *getFunction(void *module, const char *name);
 const char *functionName(void *function);
 
 /// Whether [pointer, pointer + bytes) lies in one device allocation.
-using DeviceRangeCheck = std::function<bool(const void *pointer,
-                                            uint64_t bytes)>;
+using DeviceRangeCheck =
+    std::function<bool(const void *pointer, uint64_t bytes)>;
 
 /// Runs `function` on the grid: `params` as gpu-to-llvm passes them (five
 /// words per rank-1 memref: allocated and aligned pointers, offset, size,

@@ -210,21 +210,20 @@ LINATTN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   bool empty = gridX == 0 || gridY == 0 || gridZ == 0;
   s.write("%s %s grid %ldx%ldx%ld block %ldx%ldx%ld smem %d params %zu %s",
           empty ? "launch-skipped-empty-grid" : "launch",
-          functionName(function),
-          static_cast<long>(gridX), static_cast<long>(gridY),
-          static_cast<long>(gridZ), static_cast<long>(blockX),
-          static_cast<long>(blockY), static_cast<long>(blockZ), smem,
-          paramsCount, handleName("s", stream).c_str());
+          functionName(function), static_cast<long>(gridX),
+          static_cast<long>(gridY), static_cast<long>(gridZ),
+          static_cast<long>(blockX), static_cast<long>(blockY),
+          static_cast<long>(blockZ), smem, paramsCount,
+          handleName("s", stream).c_str());
 #ifdef LINATTN_GPU_EMULATOR
   if (empty)
     return;
   const int64_t grid[3] = {gridX, gridY, gridZ};
   const int64_t block[3] = {blockX, blockY, blockZ};
-  linattn::gpu_emulator::launch(
-      function, grid, block, params, paramsCount,
-      [&s](const void *pointer, uint64_t bytes) {
-        return s.contains(pointer, bytes);
-      });
+  linattn::gpu_emulator::launch(function, grid, block, params, paramsCount,
+                                [&s](const void *pointer, uint64_t bytes) {
+                                  return s.contains(pointer, bytes);
+                                });
 #else
   (void)params;
 #endif
@@ -417,8 +416,7 @@ LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {
   if (size <= 0)
     return 1;
 #ifdef LINATTN_GPU_EMULATOR
-  std::snprintf(name, size, "%s",
-                linattn::gpu_emulator::deviceName().c_str());
+  std::snprintf(name, size, "%s", linattn::gpu_emulator::deviceName().c_str());
 #else
   std::snprintf(name, size, "mock GPU (host memory, kernels not run)");
 #endif

@@ -49,13 +49,13 @@ struct LinAttnGPUEmbedKernelIRPass
         flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
         holder->print(os, flags);
       }
-      auto target = NVVM::NVVMTargetAttr::get(
-          ctx, /*optLevel=*/0, "nvptx64-nvidia-cuda", chip);
-      auto object = gpu::ObjectAttr::get(ctx, target,
-                                         gpu::CompilationTarget::Binary,
-                                         StringAttr::get(ctx, text),
-                                         /*properties=*/nullptr,
-                                         /*kernels=*/nullptr);
+      auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/0,
+                                              "nvptx64-nvidia-cuda", chip);
+      auto object =
+          gpu::ObjectAttr::get(ctx, target, gpu::CompilationTarget::Binary,
+                               StringAttr::get(ctx, text),
+                               /*properties=*/nullptr,
+                               /*kernels=*/nullptr);
       OpBuilder b(kernelModule);
       gpu::BinaryOp::create(b, kernelModule.getLoc(), kernelModule.getName(),
                             /*offloadingHandler=*/Attribute(),
