@@ -10,7 +10,8 @@
 // return host buffers); the kernels come from convert-linattn-to-gpu and go
 // through NVVM and gpu-module-to-binary; the host's GPU ops through
 // gpu-to-llvm, which calls the mgpu* functions of a runtime library
-// (lib/Runtime).
+// (lib/Runtime). With `emulate`, the kernels are embedded as MLIR text
+// instead, for the GPU emulator (liblinattn_gpu_emulator.so) to interpret.
 //
 //===----------------------------------------------------------------------===//
 

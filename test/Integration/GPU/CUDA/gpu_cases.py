@@ -20,9 +20,9 @@ With --emulate the kernels run on the CPU through the GPU emulator
 (linattn-run --emulate-gpu: linattn-lower-to-nvvm{emulate=true} and
 liblinattn_gpu_emulator.so), against the same references and tolerances as
 on a GPU; the emulator aborts the case on out-of-bounds accesses, reads of
-unwritten shared memory, shared-memory races and divergent barriers. Groups
-whose shapes take too long to interpret run their emulation subset
-(EMULATION_SUBSETS).
+unwritten shared memory, shared-memory and global-memory races and
+divergent barriers. Every group runs whole: the longest, chunked, takes
+about 30 s on two cores.
 
 Usage: gpu_cases.py --group=NAME --tools=DIR --workdir=DIR
                     [--mock | --emulate] [--chip=sm_90]
