@@ -52,6 +52,11 @@
 // MMA-NEXT: kernel: @mma_partial
 // MMA-NEXT: op: %{{.*}} = nvvm.mma.sync
 
+// RUN: not --crash linattn-run %s --entry=global_race --target=cuda --emulate-gpu --random-seed=1 2>&1 | FileCheck %s --check-prefix=GLOBAL-RACE
+// GLOBAL-RACE: error: global memory race: this thread stores to element {{[0-9]+}} of kernel argument #1, which thread ({{[0-9]+}}, 0, 0) of block ({{[01]}}, 0, 0) stored in this launch (blocks are not ordered: the result depends on their schedule)
+// GLOBAL-RACE-NEXT: kernel: @global_race
+// GLOBAL-RACE-NEXT: op: memref.store
+
 // RUN: not --crash linattn-run %s --entry=unsupported --target=cuda --emulate-gpu --random-seed=1 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OP
 // UNKNOWN-OP: error: unsupported op 'math.sin': the emulator does not know it
 // UNKNOWN-OP-NEXT: kernel: @unsupported
@@ -181,6 +186,13 @@ module attributes {gpu.container_module} {
       memref.store %r, %out[%tid] : memref<?xf32>
       gpu.return
     }
+    // Both blocks of the grid write the same 32 elements.
+    gpu.func @global_race(%in: memref<?xf32>, %out: memref<?xf32>) kernel {
+      %tid = gpu.thread_id x
+      %x = memref.load %in[%tid] : memref<?xf32>
+      memref.store %x, %out[%tid] : memref<?xf32>
+      gpu.return
+    }
     gpu.func @unsupported(%in: memref<?xf32>, %out: memref<?xf32>) kernel {
       %tid = gpu.thread_id x
       %x = memref.load %in[%tid] : memref<?xf32>
@@ -209,6 +221,8 @@ module attributes {gpu.container_module} {
       attributes {linattn.gpu_kernel = @linattn_kernels::@shuffle_inactive, linattn.gpu_outputs = array<i64: 1>}
   func.func private @launch_mma(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
       attributes {linattn.gpu_kernel = @linattn_kernels::@mma_partial, linattn.gpu_outputs = array<i64: 1>}
+  func.func private @launch_global_race(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
+      attributes {linattn.gpu_kernel = @linattn_kernels::@global_race, linattn.gpu_outputs = array<i64: 1>}
   func.func private @launch_unsupported(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
       attributes {linattn.gpu_kernel = @linattn_kernels::@unsupported, linattn.gpu_outputs = array<i64: 1>}
 
@@ -305,6 +319,19 @@ module attributes {gpu.container_module} {
     %out = memref.alloc() : memref<32xf32>
     %out_flat = memref.cast %out : memref<32xf32> to memref<?xf32>
     call @launch_mma(%c1, %c1, %c1, %c32, %c1, %c1, %in_flat, %out_flat)
+        : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
+    %r = bufferization.to_tensor %out restrict writable : memref<32xf32> to tensor<32xf32>
+    return %r : tensor<32xf32>
+  }
+  func.func @global_race(%x: tensor<32xf32>) -> tensor<32xf32> {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c32 = arith.constant 32 : index
+    %in = bufferization.to_buffer %x read_only : tensor<32xf32> to memref<32xf32>
+    %in_flat = memref.cast %in : memref<32xf32> to memref<?xf32>
+    %out = memref.alloc() : memref<32xf32>
+    %out_flat = memref.cast %out : memref<32xf32> to memref<?xf32>
+    call @launch_global_race(%c2, %c1, %c1, %c32, %c1, %c1, %in_flat, %out_flat)
         : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
     %r = bufferization.to_tensor %out restrict writable : memref<32xf32> to tensor<32xf32>
     return %r : tensor<32xf32>
