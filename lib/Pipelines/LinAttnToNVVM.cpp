@@ -10,7 +10,8 @@
 // return host buffers); the kernels come from convert-linattn-to-gpu and go
 // through NVVM and gpu-module-to-binary; the host's GPU ops through
 // gpu-to-llvm, which calls the mgpu* functions of a runtime library
-// (lib/Runtime).
+// (lib/Runtime). With `emulate`, the kernels are embedded as MLIR text
+// instead, for the GPU emulator (liblinattn_gpu_emulator.so) to interpret.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,9 +68,28 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addPass(createLinAttnGPUStageBuffersPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
+  // Emulation: the kernels, still structured (scf), cleaned up as the
+  // compiled path cleans them, embedded as MLIR text; the host side is
+  // lowered as below.
+  if (options.emulate) {
+    pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+    pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+    LinAttnGPUEmbedKernelIRPassOptions embed;
+    embed.chip = options.chip;
+    pm.addPass(createLinAttnGPUEmbedKernelIRPass(embed));
+  }
+
   // Host loops; the kernels' scf.
   pm.addPass(createConvertLinalgToLoopsPass());
   addBranchesStage(pm, options.cInterface);
+
+  if (options.emulate) {
+    addHostToLLVMStage(pm);
+    pm.addPass(createGpuToLLVMConversionPass());
+    pm.addPass(createReconcileUnrealizedCastsPass());
+    pm.addPass(createLinAttnCheckLoweredPass());
+    return;
+  }
 
   // Kernels -> NVVM.
   GpuNVVMAttachTargetOptions target;

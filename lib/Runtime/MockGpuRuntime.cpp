@@ -21,9 +21,22 @@
 // they are created. When the library is unloaded it reports buffers that were
 // never freed ("mgpu: leak d3 4096 bytes").
 //
+// Built with LINATTN_GPU_EMULATOR this is liblinattn_gpu_emulator.so: the
+// same memory and log (written only when $LINATTN_MOCK_GPU_LOG is set), but
+// the modules are the MLIR text of linattn-lower-to-nvvm{emulate=true} and
+// launches run the kernels through the interpreter of GpuEmulator.cpp. Fresh
+// device allocations are then filled with 0xff bytes (NaN in every float
+// type) instead of zeros, so that results a kernel never writes show.
+//
 //===----------------------------------------------------------------------===//
 
 #include "linattn/Runtime/CudaRuntime.h"
+
+#ifdef LINATTN_GPU_EMULATOR
+#include "GpuEmulator.h"
+
+#include <chrono>
+#endif
 
 #include <cstdarg>
 #include <cstdint>
@@ -69,8 +82,13 @@ struct State {
     if (!log) {
       const char *path = std::getenv("LINATTN_MOCK_GPU_LOG");
       log = path && *path ? std::fopen(path, "a") : nullptr;
+#ifdef LINATTN_GPU_EMULATOR
+      if (!log)
+        return;
+#else
       if (!log)
         log = stderr;
+#endif
     }
     std::fputs("mgpu: ", log);
     va_list args;
@@ -93,6 +111,16 @@ struct State {
     return nullptr;
   }
 
+  /// Whether [pointer, pointer + bytes) lies in one buffer.
+  bool contains(const void *pointer, uint64_t bytes) {
+    const char *p = static_cast<const char *>(pointer);
+    auto it = buffers.upper_bound(const_cast<char *>(p));
+    if (it == buffers.begin())
+      return false;
+    --it;
+    return p >= it->first && p + bytes <= it->first + it->second.bytes;
+  }
+
   std::string name(const void *pointer) {
     const Buffer *buffer = find(pointer);
     return buffer ? "d" + std::to_string(buffer->id) : "host";
@@ -104,6 +132,15 @@ State &state() {
   return instance;
 }
 
+/// The name of a function of mgpuModuleGetFunction.
+const char *functionName(void *function) {
+#ifdef LINATTN_GPU_EMULATOR
+  return linattn::gpu_emulator::functionName(function);
+#else
+  return static_cast<std::string *>(function)->c_str();
+#endif
+}
+
 /// Streams and events are small integers in disguise.
 std::string handleName(const char *prefix, const void *handle) {
   if (!handle)
@@ -113,11 +150,16 @@ std::string handleName(const char *prefix, const void *handle) {
 
 } // namespace
 
-LINATTN_EXPORT void *mgpuModuleLoad(void *, size_t size) {
+LINATTN_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.write("module-load bin %llu bytes", static_cast<unsigned long long>(size));
+#ifdef LINATTN_GPU_EMULATOR
+  return linattn::gpu_emulator::loadModule(data, size);
+#else
+  (void)data;
   return new Module();
+#endif
 }
 
 LINATTN_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
@@ -125,40 +167,66 @@ LINATTN_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
   std::lock_guard<std::mutex> lock(s.mutex);
   s.write("module-load ptx %zu bytes O%d",
           std::strlen(static_cast<const char *>(data)), optLevel);
+#ifdef LINATTN_GPU_EMULATOR
+  linattn::gpu_emulator::fatalError(
+      "mgpuModuleLoadJIT got PTX; the emulator runs the MLIR text of "
+      "linattn-lower-to-nvvm{emulate=true}");
+#else
   return new Module();
+#endif
 }
 
 LINATTN_EXPORT void mgpuModuleUnload(void *module) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.write("module-unload");
+#ifdef LINATTN_GPU_EMULATOR
+  linattn::gpu_emulator::unloadModule(module);
+#else
   delete static_cast<Module *>(module);
+#endif
 }
 
 LINATTN_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+#ifdef LINATTN_GPU_EMULATOR
+  return linattn::gpu_emulator::getFunction(module, name);
+#else
   auto *m = static_cast<Module *>(module);
   m->functions.push_back(std::make_unique<std::string>(name));
   return m->functions.back().get();
+#endif
 }
 
 LINATTN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
                                      intptr_t gridY, intptr_t gridZ,
                                      intptr_t blockX, intptr_t blockY,
                                      intptr_t blockZ, int32_t smem,
-                                     void *stream, void **, void **,
+                                     void *stream, void **params, void **,
                                      size_t paramsCount) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   bool empty = gridX == 0 || gridY == 0 || gridZ == 0;
   s.write("%s %s grid %ldx%ldx%ld block %ldx%ldx%ld smem %d params %zu %s",
           empty ? "launch-skipped-empty-grid" : "launch",
-          static_cast<std::string *>(function)->c_str(),
-          static_cast<long>(gridX), static_cast<long>(gridY),
-          static_cast<long>(gridZ), static_cast<long>(blockX),
-          static_cast<long>(blockY), static_cast<long>(blockZ), smem,
-          paramsCount, handleName("s", stream).c_str());
+          functionName(function), static_cast<long>(gridX),
+          static_cast<long>(gridY), static_cast<long>(gridZ),
+          static_cast<long>(blockX), static_cast<long>(blockY),
+          static_cast<long>(blockZ), smem, paramsCount,
+          handleName("s", stream).c_str());
+#ifdef LINATTN_GPU_EMULATOR
+  if (empty)
+    return;
+  const int64_t grid[3] = {gridX, gridY, gridZ};
+  const int64_t block[3] = {blockX, blockY, blockZ};
+  linattn::gpu_emulator::launch(function, grid, block, params, paramsCount,
+                                [&s](const void *pointer, uint64_t bytes) {
+                                  return s.contains(pointer, bytes);
+                                });
+#else
+  (void)params;
+#endif
 }
 
 LINATTN_EXPORT void mgpuLaunchClusterKernel(void *function, intptr_t, intptr_t,
@@ -168,7 +236,12 @@ LINATTN_EXPORT void mgpuLaunchClusterKernel(void *function, intptr_t, intptr_t,
                                             void **, size_t) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.write("launch-cluster %s", static_cast<std::string *>(function)->c_str());
+  s.write("launch-cluster %s", functionName(function));
+#ifdef LINATTN_GPU_EMULATOR
+  linattn::gpu_emulator::fatalError(
+      std::string("cluster launches are not emulated (kernel ") +
+      functionName(function) + ")");
+#endif
 }
 
 LINATTN_EXPORT void *mgpuStreamCreate() {
@@ -231,8 +304,15 @@ LINATTN_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream,
     s.write("alloc-empty %s", handleName("s", stream).c_str());
     return nullptr;
   }
+#ifdef LINATTN_GPU_EMULATOR
+  // NaN in every float type: results a kernel leaves unwritten show.
+  char *pointer = static_cast<char *>(std::malloc(bytes));
+  if (pointer)
+    std::memset(pointer, 0xff, bytes);
+#else
   // Zeroed, so that results of launches that never ran are deterministic.
   char *pointer = static_cast<char *>(std::calloc(bytes, 1));
+#endif
   int id = s.nextBuffer++;
   s.buffers[pointer] = {id, bytes};
   s.write("alloc%s d%d %llu bytes %s", isHostShared ? "-shared" : "", id,
@@ -335,10 +415,31 @@ LINATTN_EXPORT int linattnCudaGetDeviceCount(void) { return 1; }
 LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {
   if (size <= 0)
     return 1;
+#ifdef LINATTN_GPU_EMULATOR
+  std::snprintf(name, size, "%s", linattn::gpu_emulator::deviceName().c_str());
+#else
   std::snprintf(name, size, "mock GPU (host memory, kernels not run)");
+#endif
   return 0;
 }
 
+#ifdef LINATTN_GPU_EMULATOR
+// Host wall-clock time of the emulation: nothing like a GPU's, but it tells
+// how long a test takes.
+static std::chrono::steady_clock::time_point timerStart;
+
+LINATTN_EXPORT int linattnCudaTimerStart(void) {
+  timerStart = std::chrono::steady_clock::now();
+  return 0;
+}
+
+LINATTN_EXPORT double linattnCudaTimerStop(void) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - timerStart)
+      .count();
+}
+#else
 LINATTN_EXPORT int linattnCudaTimerStart(void) { return 0; }
 
 LINATTN_EXPORT double linattnCudaTimerStop(void) { return 0.0; }
+#endif

@@ -36,6 +36,14 @@ static cl::opt<bool>
                      "call to $LINATTN_MOCK_GPU_LOG or stderr (also "
                      "LINATTN_MOCK_GPU=1)"),
             cl::init(false));
+static cl::opt<bool> emulateGpu(
+    "emulate-gpu",
+    cl::desc("With --target=cuda: run the kernels on the CPU through the GPU "
+             "emulator (liblinattn_gpu_emulator.so), which interprets them "
+             "and aborts on out-of-bounds accesses, shared-memory races and "
+             "divergent barriers; adds emulate=true to linattn-lower-to-nvvm "
+             "(also LINATTN_EMULATE_GPU=1)"),
+    cl::init(false));
 static cl::opt<std::string>
     gpuRuntime("gpu-runtime",
                cl::desc("With --target=cuda: the runtime library to call "
@@ -74,16 +82,57 @@ static std::string defaultRuntime(const char *argv0, StringRef name) {
   return std::string(built);
 }
 
+static bool envFlag(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value && StringRef(value) != "0";
+}
+
+/// Adds emulate=true to the options of linattn-lower-to-nvvm in `pipeline`
+/// (unless it sets emulate itself); fails when it has no such pass.
+static LogicalResult addEmulateOption(std::string &pipeline) {
+  StringRef name = "linattn-lower-to-nvvm";
+  size_t at = pipeline.find(name.str());
+  if (at == std::string::npos) {
+    llvm::errs() << "linattn-run: --emulate-gpu needs linattn-lower-to-nvvm "
+                    "in the pipeline\n";
+    return failure();
+  }
+  size_t end = at + name.size();
+  if (end >= pipeline.size() || pipeline[end] != '{') {
+    pipeline.insert(end, "{emulate=true}");
+    return success();
+  }
+  int depth = 0;
+  for (size_t i = end; i < pipeline.size(); ++i) {
+    if (pipeline[i] == '{')
+      ++depth;
+    else if (pipeline[i] == '}' && --depth == 0) {
+      if (StringRef(pipeline).slice(end, i).contains("emulate="))
+        return success();
+      pipeline.insert(i, " emulate=true");
+      return success();
+    }
+  }
+  llvm::errs() << "linattn-run: unbalanced braces in the pipeline\n";
+  return failure();
+}
+
 LogicalResult linattn_run::setUpCudaTarget(const char *argv0,
                                            std::string &pipeline,
                                            bool pipelineGiven,
                                            SmallVectorImpl<std::string> &libs) {
-  const char *mockEnv = std::getenv("LINATTN_MOCK_GPU");
-  bool mock = mockGpu || (mockEnv && *mockEnv && StringRef(mockEnv) != "0");
+  bool emulate = emulateGpu || envFlag("LINATTN_EMULATE_GPU");
+  bool mock = !emulate && (mockGpu || envFlag("LINATTN_MOCK_GPU"));
+  if (emulate && mockGpu) {
+    llvm::errs() << "linattn-run: --emulate-gpu and --mock-gpu exclude each "
+                    "other\n";
+    return failure();
+  }
   std::string path = gpuRuntime;
   if (path.empty())
-    path = defaultRuntime(argv0, mock ? "liblinattn_mock_gpu_runtime.so"
-                                      : "liblinattn_cuda_runtime.so");
+    path = defaultRuntime(argv0, emulate ? "liblinattn_gpu_emulator.so"
+                                 : mock  ? "liblinattn_mock_gpu_runtime.so"
+                                         : "liblinattn_cuda_runtime.so");
   std::string error;
   auto library =
       llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &error);
@@ -118,6 +167,8 @@ LogicalResult linattn_run::setUpCudaTarget(const char *argv0,
     llvm::outs() << "device: " << name << "\n";
   if (!pipelineGiven)
     pipeline = "linattn-lower-to-nvvm";
+  if (emulate && failed(addEmulateOption(pipeline)))
+    return failure();
   libs.push_back(path);
   return success();
 }

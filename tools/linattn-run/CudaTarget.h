@@ -8,8 +8,9 @@
 // `linattn-run --target=cuda`: the module is lowered with
 // linattn-lower-to-nvvm and the JIT-compiled host code calls the mgpu*
 // functions of liblinattn_cuda_runtime.so (or of the mock runtime with
-// --mock-gpu); calls are timed with CUDA events. The options live in
-// CudaTarget.cpp.
+// --mock-gpu, or of the GPU emulator with --emulate-gpu, which also sets
+// emulate=true on the pipeline); calls are timed with CUDA events. The
+// options live in CudaTarget.cpp.
 //
 //===----------------------------------------------------------------------===//
 

@@ -265,4 +265,34 @@ def LinAttnGPUStageBuffersPass
   ];
 }
 
+def LinAttnGPUEmbedKernelIRPass
+    : Pass<"linattn-gpu-embed-kernel-ir", "::mlir::ModuleOp"> {
+  let summary = "Embed the GPU kernels as MLIR text for the GPU emulator";
+  let description = [{
+    Replaces every `gpu.module` by a `gpu.binary` of the same name whose one
+    object (format `bin`, target `#nvvm.target<chip = ...>`) is the module's
+    MLIR text, with locations. The host side is then lowered as usual:
+    `gpu-to-llvm` and the LLVM translation embed the text and pass it to
+    `mgpuModuleLoad(data, size)`, where `liblinattn_gpu_emulator.so` parses
+    it and interprets the kernels on the CPU. No CUDA toolkit is needed.
+    Run it while the kernels are still structured (before `scf` is lowered
+    to `cf`): the emulator interprets `scf.for` and `scf.if`.
+
+    ```mlir
+    gpu.module @linattn_kernels { gpu.func @k(...) kernel { ... } }
+    // becomes
+    gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<chip = "sm_90">,
+        bin = "gpu.module @linattn_kernels {...}">]
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Chip named by the objects' #nvvm.target (informative only)">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+  ];
+}
+
 #endif // LINATTN_CONVERSION_PASSES_TD

@@ -178,6 +178,12 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "
                      "memref descriptors by pointer"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Embed the kernels as MLIR text for the GPU emulator "
+                     "(liblinattn_gpu_emulator.so) instead of compiling them "
+                     "through NVVM; needs no CUDA toolkit"),
+      llvm::cl::init(false)};
 };
 
 /// Builds the pipeline from linattn on tensors to host code in the LLVM
@@ -185,7 +191,9 @@ struct LinAttnLowerToNVVMOptions
 /// pipeline (reassociation forced), `convert-linattn-to-gpu`, the CPU
 /// pipeline's bufferization, `linattn-gpu-stage-buffers` and
 /// `gpu-async-region`, the kernels through NVVM, the host through
-/// `gpu-to-llvm`, and `gpu-module-to-binary`.
+/// `gpu-to-llvm`, and `gpu-module-to-binary`. With `emulate`, the kernels
+/// are embedded as MLIR text by `linattn-gpu-embed-kernel-ir` right after
+/// the buffer staging instead (no NVVM, no binary).
 void buildLinAttnLowerToNVVMPipeline(OpPassManager &pm,
                                      const LinAttnLowerToNVVMOptions &options);
 

@@ -5,6 +5,7 @@
                                        ELF class and machine, the SM it is
                                        for, and its kernel symbols
   gpu_binary.py --cubin < module.mlir  the cubin itself, for cuobjdump
+  gpu_binary.py --text < module.mlir   the MLIR text of `emulate=true`
 
 MLIR prints the object as a string with \\XX escapes for other bytes.
 """
@@ -81,6 +82,8 @@ def main():
     text = sys.stdin.read()
     if sys.argv[1:] == ["--ptx"]:
         sys.stdout.write(object_bytes(text, "assembly").decode())
+    elif sys.argv[1:] == ["--text"]:
+        sys.stdout.write(object_bytes(text, "bin").decode())
     elif sys.argv[1:] == ["--elf"]:
         elf_summary(object_bytes(text, "bin"))
     elif sys.argv[1:] == ["--cubin"]:

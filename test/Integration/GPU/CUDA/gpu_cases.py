@@ -16,13 +16,23 @@ in host memory, kernels not run): that checks that every case lowers, that
 the host code runs, launches kernels and frees every device buffer, and that
 the results have the right shapes; not the numbers.
 
-Usage: gpu_cases.py --group=NAME --tools=DIR --workdir=DIR [--mock] [--chip=sm_90]
+With --emulate the kernels run on the CPU through the GPU emulator
+(linattn-run --emulate-gpu: linattn-lower-to-nvvm{emulate=true} and
+liblinattn_gpu_emulator.so), against the same references and tolerances as
+on a GPU; the emulator aborts the case on out-of-bounds accesses, reads of
+unwritten shared memory, shared-memory and global-memory races and
+divergent barriers. Every group runs whole: the longest, chunked, takes
+about 30 s on two cores.
+
+Usage: gpu_cases.py --group=NAME --tools=DIR --workdir=DIR
+                    [--mock | --emulate] [--chip=sm_90]
 """
 
 import argparse
 import os
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "CPU"))
@@ -251,8 +261,8 @@ def run_case(case, long_sequence, opts):
            f"--output-dir={d}"]
     env = dict(os.environ)
     log = os.path.join(d, "mgpu.log")
-    if opts.mock:
-        cmd.append("--mock-gpu")
+    if opts.mock or opts.emulate:
+        cmd.append("--mock-gpu" if opts.mock else "--emulate-gpu")
         env["LINATTN_MOCK_GPU_LOG"] = log
         if os.path.exists(log):
             os.remove(log)
@@ -278,6 +288,11 @@ def run_case(case, long_sequence, opts):
             if out.shape != expected.shape:
                 return False, f"result {i} has shape {out.shape}, expected {expected.shape}"
         return True, f"{launches} kernel launches"
+    if opts.emulate and os.path.exists(log):
+        with open(log) as f:
+            calls = f.read()
+        if "leak" in calls:
+            return False, "device buffers were not freed:\n" + calls
     tol = tolerance(case, long_sequence)
     worst = 0.0
     for i, expected in enumerate(case.expected):
@@ -298,13 +313,18 @@ def main():
     parser.add_argument("--group", required=True, choices=sorted(GROUPS))
     parser.add_argument("--tools", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--mock", action="store_true")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--mock", action="store_true")
+    mode.add_argument("--emulate", action="store_true")
     parser.add_argument("--chip", default="sm_90")
     opts = parser.parse_args()
     failures = 0
     cases = GROUPS[opts.group]()
     for case, long_sequence in cases:
+        start = time.monotonic()
         ok, message = run_case(case, long_sequence, opts)
+        if opts.emulate:
+            message += f" ({time.monotonic() - start:.1f} s)"
         print(f"{'PASS' if ok else 'FAIL'} {case.name}: {message}", flush=True)
         failures += not ok
     print(f"{opts.group}: {len(cases) - failures} of {len(cases)} cases passed")

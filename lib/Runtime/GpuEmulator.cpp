@@ -1,0 +1,2623 @@
+//===- GpuEmulator.cpp - an interpreter of linattn's GPU kernels ----------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs the gpu.func kernels of linattn-lower-to-nvvm{emulate=true} on the
+// CPU, for tests on machines without a GPU.
+//
+// A kernel is compiled once into a tree of instructions: every SSA value has
+// a slot of one 64-bit word per thread of the block (a vector or struct has
+// one word per element), every op a precomputed handler and the slots of its
+// operands and results. A block runs all its threads in lockstep: each
+// handler loops over the lanes of the active mask. scf.for runs while any
+// lane's induction variable is below its bound; scf.if runs both branches
+// under complementary masks and merges the yields per lane. Blocks are
+// independent and spread over a few host threads.
+//
+// Floats behave as IEEE types of their width: f32 in float, f64 in double,
+// f16 and bf16 stored as their bits and rounded to nearest even; a
+// contractible mulf feeding only a contractible addf becomes one fused
+// multiply-add, as NVPTX emits it. nvvm.mma.sync gathers the fragments of
+// the warp's 32 lanes in the PTX m16n8k16 layouts and accumulates the exact
+// products in f32.
+//
+// What a GPU would do wrong or leave undefined aborts the process with the
+// kernel, the op, its location and the thread: loads and stores out of the
+// bounds of a buffer (global: the size of its descriptor; workgroup: its
+// static size), reads of workgroup memory no thread of the block wrote,
+// shared-memory data races (two threads touching an element between two
+// barriers, one of them writing), gpu.barrier reached by part of the block,
+// gpu.shuffle with inactive lanes, nvvm.mma.sync without its whole warp,
+// integer division by zero, scf.for with a step that is not positive, ops
+// the emulator does not know.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuEmulator.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace mlir;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Scalars
+//===----------------------------------------------------------------------===//
+
+/// Every value of a lane is one or more 64-bit words: integers zero-extended
+/// from their width, floats as their bits (f32 in the low 32 bits).
+using Word = uint64_t;
+
+inline float bitsToF32(Word w) {
+  return llvm::bit_cast<float>(static_cast<uint32_t>(w));
+}
+inline Word f32ToBits(float f) { return llvm::bit_cast<uint32_t>(f); }
+inline double bitsToF64(Word w) { return llvm::bit_cast<double>(w); }
+inline Word f64ToBits(double d) { return llvm::bit_cast<uint64_t>(d); }
+
+inline float halfToFloat(uint16_t h) {
+  return static_cast<float>(llvm::bit_cast<_Float16>(h));
+}
+inline uint16_t floatToHalf(float f) {
+  return llvm::bit_cast<uint16_t>(static_cast<_Float16>(f));
+}
+inline uint16_t doubleToHalf(double d) {
+  return llvm::bit_cast<uint16_t>(static_cast<_Float16>(d));
+}
+inline float bf16ToFloat(uint16_t b) {
+  return llvm::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+inline uint16_t floatToBF16(float f) {
+  uint32_t u = llvm::bit_cast<uint32_t>(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40); // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+uint16_t doubleToBF16(double d) {
+  // Rounded once, from the double (through float it could round twice).
+  llvm::APFloat value(d);
+  bool lost;
+  value.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+  return static_cast<uint16_t>(value.bitcastToAPInt().getZExtValue());
+}
+
+/// The float types: their storage and the type they compute in.
+struct F32 {
+  using C = float;
+  static C get(Word w) { return bitsToF32(w); }
+  static Word put(C v) { return f32ToBits(v); }
+};
+struct F64 {
+  using C = double;
+  static C get(Word w) { return bitsToF64(w); }
+  static Word put(C v) { return f64ToBits(v); }
+};
+struct F16 {
+  using C = float;
+  static C get(Word w) { return halfToFloat(static_cast<uint16_t>(w)); }
+  static Word put(C v) { return floatToHalf(v); }
+};
+struct BF16 {
+  using C = float;
+  static C get(Word w) { return bf16ToFloat(static_cast<uint16_t>(w)); }
+  static Word put(C v) { return floatToBF16(v); }
+};
+
+enum class FloatKind { F16, BF16, F32, F64 };
+
+std::optional<FloatKind> floatKindOf(Type type) {
+  if (type.isF16())
+    return FloatKind::F16;
+  if (type.isBF16())
+    return FloatKind::BF16;
+  if (type.isF32())
+    return FloatKind::F32;
+  if (type.isF64())
+    return FloatKind::F64;
+  return std::nullopt;
+}
+
+/// The value of a float of kind `kind` as a double (exact).
+double floatToDouble(FloatKind kind, Word w) {
+  switch (kind) {
+  case FloatKind::F16:
+    return F16::get(w);
+  case FloatKind::BF16:
+    return BF16::get(w);
+  case FloatKind::F32:
+    return F32::get(w);
+  case FloatKind::F64:
+    return F64::get(w);
+  }
+  return 0;
+}
+
+/// `d` rounded once to kind `kind`.
+Word doubleToFloat(FloatKind kind, double d) {
+  switch (kind) {
+  case FloatKind::F16:
+    return doubleToHalf(d);
+  case FloatKind::BF16:
+    return doubleToBF16(d);
+  case FloatKind::F32:
+    return f32ToBits(static_cast<float>(d));
+  case FloatKind::F64:
+    return f64ToBits(d);
+  }
+  return 0;
+}
+
+/// Integers of width W (index is 64 bits).
+template <unsigned W>
+struct Int {
+  static constexpr Word mask = W >= 64 ? ~Word(0) : (Word(1) << W) - 1;
+  static Word wrap(Word v) { return v & mask; }
+  static int64_t sext(Word v) {
+    if constexpr (W >= 64)
+      return static_cast<int64_t>(v);
+    else
+      return static_cast<int64_t>(v << (64 - W)) >> (64 - W);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Compiled kernels
+//===----------------------------------------------------------------------===//
+
+struct Exec;
+struct Inst;
+using Handler = void (*)(Exec &, const Inst &);
+
+constexpr uint32_t kNone = ~0u;
+
+/// A value's slot: its first word and how many words it has.
+struct Slot {
+  uint32_t offset = 0;
+  uint32_t words = 1;
+};
+
+/// One op: its handler, the slots it reads and writes and what it needs
+/// besides.
+struct Inst {
+  Handler fn = nullptr;
+  Operation *op = nullptr;
+  /// First operands and result, for the common small ops.
+  uint32_t a = 0, b = 0, c = 0, r = 0;
+  /// Every operand and result, for the ops that need more.
+  SmallVector<Slot, 4> ins, outs;
+  /// Op-specific: a predicate, a buffer number, a position, a width.
+  int64_t imm = 0;
+  int64_t imm2 = 0;
+  /// Nested programs (scf.for body; scf.if then, else).
+  uint32_t region[2] = {kNone, kNone};
+};
+
+/// The ops of one block of a region, its arguments and what its terminator
+/// yields.
+struct Program {
+  std::vector<Inst> insts;
+  SmallVector<Slot, 4> args;
+  SmallVector<Slot, 4> yields;
+  /// Whether a yielded value is another position's block argument (the
+  /// copies back must go through a temporary).
+  bool yieldsAlias = false;
+};
+
+/// A memref the kernel reads or writes: an argument or a workgroup buffer.
+struct BufferInfo {
+  bool shared = false;
+  /// The kernel argument, or the workgroup attribution.
+  unsigned index = 0;
+  unsigned rank = 1;
+  unsigned elementBytes = 4;
+  /// Workgroup buffers: their static shape, elements in all.
+  SmallVector<int64_t, 2> shape;
+  int64_t elements = 0;
+  /// Whether the kernel stores to it (its accesses are then tracked).
+  bool stored = false;
+};
+
+/// Where a kernel argument goes.
+struct ArgInfo {
+  /// A memref: its buffer number; a scalar: kNone.
+  uint32_t buffer = kNone;
+  /// Scalars: their slot and how they are passed.
+  uint32_t slot = 0;
+  unsigned bytes = 8;
+  bool isFloat = false;
+};
+
+struct Kernel {
+  std::string name;
+  gpu::GPUFuncOp func;
+  std::vector<Program> programs; // programs[0] is the body
+  std::vector<BufferInfo> buffers;
+  std::vector<ArgInfo> args;
+  /// Constants, written once per worker into every lane.
+  std::vector<std::pair<uint32_t, Word>> constants;
+  uint32_t words = 0;
+  unsigned maxDepth = 1;
+  /// Launch parameters expected (memref descriptors expanded).
+  size_t params = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Execution state
+//===----------------------------------------------------------------------===//
+
+/// The last accesses to one element of workgroup memory, for the checks of
+/// uninitialized reads and data races. Epochs count barriers.
+struct Shadow {
+  uint32_t writeEpoch = 0, readEpoch = 0;
+  int32_t writer = -1, reader = -1; // reader -2: several threads
+  const Inst *writeInst = nullptr, *readInst = nullptr;
+};
+
+constexpr int32_t kSeveralReaders = -2;
+
+/// The last store to one element of a global buffer in the current launch:
+/// the storing thread (block * threads + lane + 1, 0 for none) and its
+/// worker's epoch. Blocks run on several host threads, hence the atomics.
+struct GlobalShadow {
+  std::atomic<uint64_t> writer{0};
+  std::atomic<uint32_t> epoch{0};
+};
+
+struct RuntimeBuffer {
+  char *base = nullptr; // element 0 (aligned pointer + offset)
+  SmallVector<int64_t, 2> sizes, strides;
+  int64_t size = 0, stride = 1; // rank 1
+  unsigned elementBytes = 4;
+  bool shared = false;
+  Shadow *shadow = nullptr;
+  /// Global buffers the kernel stores to: by element offset from `base`.
+  GlobalShadow *globalShadow = nullptr;
+  unsigned index = 0;
+};
+
+/// One worker: a block's registers, masks and workgroup memory.
+struct Exec {
+  const Kernel *kernel = nullptr;
+  uint32_t threads = 0;
+  std::vector<Word> regs;
+  std::vector<std::vector<uint8_t>> masks;
+  unsigned depth = 0;
+  uint8_t *mask = nullptr;
+  int64_t blockLinear = 0;
+  int64_t blockId[3] = {0, 0, 0}, blockDim[3] = {1, 1, 1},
+          gridDim[3] = {1, 1, 1};
+  std::vector<int64_t> threadId[3];
+  std::vector<RuntimeBuffer> buffers;
+  std::vector<std::vector<char>> sharedData;
+  std::vector<std::vector<Shadow>> shadows;
+  uint32_t epoch = 0, blockEpoch = 0;
+  std::vector<Word> scratch;
+
+  Word *reg(uint32_t slot) { return regs.data() + size_t(slot) * threads; }
+
+  uint8_t *pushMask() {
+    ++depth;
+    if (depth >= masks.size())
+      masks.emplace_back(threads);
+    return masks[depth].data();
+  }
+  void popMask() { --depth; }
+};
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// Ends the process on an error. The default SIGABRT action: no crash
+/// handler's stack dump (the error is in the kernel, not here).
+[[noreturn]] void abortProcess() {
+  std::fflush(stderr);
+  std::signal(SIGABRT, SIG_DFL);
+  std::abort();
+}
+
+std::mutex &errorMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os, OpPrintingFlags().skipRegions().elideLargeElementsAttrs(8));
+  if (text.size() > 300)
+    text = text.substr(0, 300) + " ...";
+  return text;
+}
+
+std::string locationOf(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getLoc();
+  return text;
+}
+
+/// Prints the error and aborts: a kernel that does something undefined must
+/// fail its test loudly, never continue.
+[[noreturn]] void fail(const Exec &e, const Inst &in, int64_t lane,
+                       const std::string &message) {
+  std::lock_guard<std::mutex> lock(errorMutex());
+  std::string thread = "";
+  if (lane >= 0) {
+    thread = ", thread (" + std::to_string(e.threadId[0][lane]) + ", " +
+             std::to_string(e.threadId[1][lane]) + ", " +
+             std::to_string(e.threadId[2][lane]) + ")";
+  }
+  std::fprintf(stderr,
+               "linattn GPU emulator: error: %s\n"
+               "  kernel: @%s\n  op: %s\n  at: %s\n"
+               "  block (%lld, %lld, %lld)%s\n",
+               message.c_str(), e.kernel->name.c_str(), describe(in.op).c_str(),
+               locationOf(in.op).c_str(), static_cast<long long>(e.blockId[0]),
+               static_cast<long long>(e.blockId[1]),
+               static_cast<long long>(e.blockId[2]), thread.c_str());
+  abortProcess();
+}
+
+[[noreturn]] void failLaunch(const Kernel &k, const std::string &message) {
+  std::lock_guard<std::mutex> lock(errorMutex());
+  std::fprintf(stderr, "linattn GPU emulator: error: %s\n  kernel: @%s\n",
+               message.c_str(), k.name.c_str());
+  abortProcess();
+}
+
+[[noreturn]] void failCompile(const std::string &kernel, Operation *op,
+                              const std::string &message) {
+  std::lock_guard<std::mutex> lock(errorMutex());
+  std::fprintf(stderr,
+               "linattn GPU emulator: error: %s\n  kernel: @%s\n  op: %s\n"
+               "  at: %s\n",
+               message.c_str(), kernel.c_str(), describe(op).c_str(),
+               locationOf(op).c_str());
+  abortProcess();
+}
+
+//===----------------------------------------------------------------------===//
+// Handlers
+//===----------------------------------------------------------------------===//
+
+void run(Exec &e, const Program &program) {
+  for (const Inst &in : program.insts)
+    in.fn(e, in);
+}
+
+/// r = f(a) on the active lanes.
+template <typename F>
+inline void forActive(Exec &e, F &&f) {
+  const uint8_t *m = e.mask;
+  for (uint32_t l = 0, n = e.threads; l < n; ++l)
+    if (m[l])
+      f(l);
+}
+
+template <typename T, typename Op>
+void floatBinary(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a), *b = e.reg(in.b);
+  forActive(e, [&](uint32_t l) {
+    r[l] = T::put(Op::apply(T::get(a[l]), T::get(b[l])));
+  });
+}
+
+struct AddOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    return x + y;
+  }
+};
+struct SubOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    return x - y;
+  }
+};
+struct MulOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    return x * y;
+  }
+};
+struct DivOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    return x / y;
+  }
+};
+struct RemOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    return std::fmod(x, y);
+  }
+};
+/// maximumf/minimumf: NaN if either is, -0 < +0.
+struct MaximumOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    if (std::isnan(x) || std::isnan(y))
+      return std::numeric_limits<C>::quiet_NaN();
+    if (x == y)
+      return std::signbit(x) ? y : x;
+    return x > y ? x : y;
+  }
+};
+struct MinimumOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    if (std::isnan(x) || std::isnan(y))
+      return std::numeric_limits<C>::quiet_NaN();
+    if (x == y)
+      return std::signbit(x) ? x : y;
+    return x < y ? x : y;
+  }
+};
+/// maxnumf/minnumf: the number if one is NaN.
+struct MaxNumOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    return std::fmax(x, y);
+  }
+};
+struct MinNumOp {
+  template <typename C>
+  static C apply(C x, C y) {
+    return std::fmin(x, y);
+  }
+};
+
+template <typename T, typename Op>
+void floatUnary(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  forActive(e, [&](uint32_t l) { r[l] = T::put(Op::apply(T::get(a[l]))); });
+}
+
+struct NegOp {
+  template <typename C>
+  static C apply(C x) {
+    return -x;
+  }
+};
+struct ExpOp {
+  template <typename C>
+  static C apply(C x) {
+    return std::exp(x);
+  }
+};
+struct Exp2Op {
+  template <typename C>
+  static C apply(C x) {
+    return std::exp2(x);
+  }
+};
+struct LogOp {
+  template <typename C>
+  static C apply(C x) {
+    return std::log(x);
+  }
+};
+struct SqrtOp {
+  template <typename C>
+  static C apply(C x) {
+    return std::sqrt(x);
+  }
+};
+struct RsqrtOp {
+  template <typename C>
+  static C apply(C x) {
+    return C(1) / std::sqrt(x);
+  }
+};
+struct AbsOp {
+  template <typename C>
+  static C apply(C x) {
+    return std::fabs(x);
+  }
+};
+struct TanhOp {
+  template <typename C>
+  static C apply(C x) {
+    return std::tanh(x);
+  }
+};
+
+/// r = a * b + c, rounded once.
+template <typename T>
+void floatFma(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a), *b = e.reg(in.b), *c = e.reg(in.c);
+  forActive(e, [&](uint32_t l) {
+    r[l] = T::put(std::fma(T::get(a[l]), T::get(b[l]), T::get(c[l])));
+  });
+}
+
+template <typename T>
+void floatCmp(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a), *b = e.reg(in.b);
+  auto pred = static_cast<arith::CmpFPredicate>(in.imm);
+  forActive(e, [&](uint32_t l) {
+    typename T::C x = T::get(a[l]), y = T::get(b[l]);
+    bool unordered = std::isnan(x) || std::isnan(y);
+    bool v = false;
+    switch (pred) {
+    case arith::CmpFPredicate::AlwaysFalse:
+      v = false;
+      break;
+    case arith::CmpFPredicate::OEQ:
+      v = !unordered && x == y;
+      break;
+    case arith::CmpFPredicate::OGT:
+      v = !unordered && x > y;
+      break;
+    case arith::CmpFPredicate::OGE:
+      v = !unordered && x >= y;
+      break;
+    case arith::CmpFPredicate::OLT:
+      v = !unordered && x < y;
+      break;
+    case arith::CmpFPredicate::OLE:
+      v = !unordered && x <= y;
+      break;
+    case arith::CmpFPredicate::ONE:
+      v = !unordered && x != y;
+      break;
+    case arith::CmpFPredicate::ORD:
+      v = !unordered;
+      break;
+    case arith::CmpFPredicate::UEQ:
+      v = unordered || x == y;
+      break;
+    case arith::CmpFPredicate::UGT:
+      v = unordered || x > y;
+      break;
+    case arith::CmpFPredicate::UGE:
+      v = unordered || x >= y;
+      break;
+    case arith::CmpFPredicate::ULT:
+      v = unordered || x < y;
+      break;
+    case arith::CmpFPredicate::ULE:
+      v = unordered || x <= y;
+      break;
+    case arith::CmpFPredicate::UNE:
+      v = unordered || x != y;
+      break;
+    case arith::CmpFPredicate::UNO:
+      v = unordered;
+      break;
+    case arith::CmpFPredicate::AlwaysTrue:
+      v = true;
+      break;
+    }
+    r[l] = v;
+  });
+}
+
+/// extf / truncf between any two float kinds: exact, or rounded once.
+template <typename From, typename To>
+void floatConvert(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  forActive(e, [&](uint32_t l) {
+    r[l] = To::put(static_cast<typename To::C>(From::get(a[l])));
+  });
+}
+
+/// Conversions that float arithmetic would round twice: through double.
+void floatConvertGeneric(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  auto from = static_cast<FloatKind>(in.imm),
+       to = static_cast<FloatKind>(in.imm2);
+  forActive(e, [&](uint32_t l) {
+    r[l] = doubleToFloat(to, floatToDouble(from, a[l]));
+  });
+}
+
+enum class IntBinaryKind {
+  Add,
+  Sub,
+  Mul,
+  DivU,
+  DivS,
+  RemU,
+  RemS,
+  CeilDivU,
+  CeilDivS,
+  FloorDivS,
+  MinU,
+  MaxU,
+  MinS,
+  MaxS,
+  And,
+  Or,
+  Xor,
+  Shl,
+  ShrU,
+  ShrS
+};
+
+template <unsigned W, IntBinaryKind K>
+void intBinary(Exec &e, const Inst &in) {
+  using I = Int<W>;
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a), *b = e.reg(in.b);
+  forActive(e, [&](uint32_t l) {
+    Word x = a[l], y = b[l];
+    int64_t sx = I::sext(x), sy = I::sext(y);
+    Word v = 0;
+    if constexpr (K == IntBinaryKind::DivU || K == IntBinaryKind::DivS ||
+                  K == IntBinaryKind::RemU || K == IntBinaryKind::RemS ||
+                  K == IntBinaryKind::CeilDivU ||
+                  K == IntBinaryKind::CeilDivS || K == IntBinaryKind::FloorDivS)
+      if (y == 0)
+        fail(e, in, l, "integer division by zero");
+    switch (K) {
+    case IntBinaryKind::Add:
+      v = x + y;
+      break;
+    case IntBinaryKind::Sub:
+      v = x - y;
+      break;
+    case IntBinaryKind::Mul:
+      v = x * y;
+      break;
+    case IntBinaryKind::DivU:
+      v = x / y;
+      break;
+    case IntBinaryKind::DivS:
+      v = static_cast<Word>(sy == -1 ? -sx : sx / sy);
+      break;
+    case IntBinaryKind::RemU:
+      v = x % y;
+      break;
+    case IntBinaryKind::RemS:
+      v = static_cast<Word>(sy == -1 ? 0 : sx % sy);
+      break;
+    case IntBinaryKind::CeilDivU:
+      v = x / y + (x % y != 0);
+      break;
+    case IntBinaryKind::CeilDivS: {
+      int64_t q = sy == -1 ? -sx : sx / sy;
+      if (sy != -1 && sx % sy != 0 && ((sx < 0) == (sy < 0)))
+        ++q;
+      v = static_cast<Word>(q);
+      break;
+    }
+    case IntBinaryKind::FloorDivS: {
+      int64_t q = sy == -1 ? -sx : sx / sy;
+      if (sy != -1 && sx % sy != 0 && ((sx < 0) != (sy < 0)))
+        --q;
+      v = static_cast<Word>(q);
+      break;
+    }
+    case IntBinaryKind::MinU:
+      v = std::min(x, y);
+      break;
+    case IntBinaryKind::MaxU:
+      v = std::max(x, y);
+      break;
+    case IntBinaryKind::MinS:
+      v = static_cast<Word>(std::min(sx, sy));
+      break;
+    case IntBinaryKind::MaxS:
+      v = static_cast<Word>(std::max(sx, sy));
+      break;
+    case IntBinaryKind::And:
+      v = x & y;
+      break;
+    case IntBinaryKind::Or:
+      v = x | y;
+      break;
+    case IntBinaryKind::Xor:
+      v = x ^ y;
+      break;
+    case IntBinaryKind::Shl:
+      v = y >= W ? 0 : x << y;
+      break;
+    case IntBinaryKind::ShrU:
+      v = y >= W ? 0 : x >> y;
+      break;
+    case IntBinaryKind::ShrS:
+      v = static_cast<Word>(y >= W ? (sx < 0 ? -1 : 0) : sx >> y);
+      break;
+    }
+    r[l] = I::wrap(v);
+  });
+}
+
+template <unsigned W>
+void intCmp(Exec &e, const Inst &in) {
+  using I = Int<W>;
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a), *b = e.reg(in.b);
+  auto pred = static_cast<arith::CmpIPredicate>(in.imm);
+  forActive(e, [&](uint32_t l) {
+    Word x = a[l], y = b[l];
+    int64_t sx = I::sext(x), sy = I::sext(y);
+    bool v = false;
+    switch (pred) {
+    case arith::CmpIPredicate::eq:
+      v = x == y;
+      break;
+    case arith::CmpIPredicate::ne:
+      v = x != y;
+      break;
+    case arith::CmpIPredicate::slt:
+      v = sx < sy;
+      break;
+    case arith::CmpIPredicate::sle:
+      v = sx <= sy;
+      break;
+    case arith::CmpIPredicate::sgt:
+      v = sx > sy;
+      break;
+    case arith::CmpIPredicate::sge:
+      v = sx >= sy;
+      break;
+    case arith::CmpIPredicate::ult:
+      v = x < y;
+      break;
+    case arith::CmpIPredicate::ule:
+      v = x <= y;
+      break;
+    case arith::CmpIPredicate::ugt:
+      v = x > y;
+      break;
+    case arith::CmpIPredicate::uge:
+      v = x >= y;
+      break;
+    }
+    r[l] = v;
+  });
+}
+
+/// Integer width changes: imm = source width, imm2 = result width; sign
+/// extension when `Signed`.
+template <bool Signed>
+void intResize(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  unsigned from = in.imm, to = in.imm2;
+  Word toMask = to >= 64 ? ~Word(0) : (Word(1) << to) - 1;
+  forActive(e, [&](uint32_t l) {
+    Word x = a[l];
+    if (Signed && from < 64)
+      x = static_cast<Word>(static_cast<int64_t>(x << (64 - from)) >>
+                            (64 - from));
+    r[l] = x & toMask;
+  });
+}
+
+/// sitofp / uitofp: imm = source width, imm2 = FloatKind; `Signed`.
+template <bool Signed>
+void intToFloat(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  unsigned from = in.imm;
+  auto to = static_cast<FloatKind>(in.imm2);
+  forActive(e, [&](uint32_t l) {
+    Word x = a[l];
+    double v;
+    if (Signed) {
+      int64_t s = from < 64
+                      ? static_cast<int64_t>(x << (64 - from)) >> (64 - from)
+                      : static_cast<int64_t>(x);
+      v = static_cast<double>(s);
+    } else {
+      v = static_cast<double>(x);
+    }
+    r[l] = doubleToFloat(to, v);
+  });
+}
+
+/// fptosi / fptoui: imm = FloatKind, imm2 = result width.
+template <bool Signed>
+void floatToInt(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  auto from = static_cast<FloatKind>(in.imm);
+  unsigned to = in.imm2;
+  Word toMask = to >= 64 ? ~Word(0) : (Word(1) << to) - 1;
+  forActive(e, [&](uint32_t l) {
+    double v = std::trunc(floatToDouble(from, a[l]));
+    Word x = Signed ? static_cast<Word>(static_cast<int64_t>(v))
+                    : static_cast<Word>(v);
+    r[l] = x & toMask;
+  });
+}
+
+/// arith.select on values of `in.imm` words.
+void selectOp(Exec &e, const Inst &in) {
+  uint32_t words = in.imm;
+  const Word *cond = e.reg(in.a);
+  for (uint32_t w = 0; w < words; ++w) {
+    Word *r = e.reg(in.r + w);
+    const Word *x = e.reg(in.b + w), *y = e.reg(in.c + w);
+    forActive(e, [&](uint32_t l) { r[l] = cond[l] ? x[l] : y[l]; });
+  }
+}
+
+/// Copies `words` words of slot `from` to slot `to` on the active lanes.
+void copySlot(Exec &e, uint32_t to, uint32_t from, uint32_t words,
+              const uint8_t *mask) {
+  for (uint32_t w = 0; w < words; ++w) {
+    Word *r = e.reg(to + w);
+    const Word *x = e.reg(from + w);
+    for (uint32_t l = 0; l < e.threads; ++l)
+      if (mask[l])
+        r[l] = x[l];
+  }
+}
+
+void threadIdOp(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const std::vector<int64_t> &ids = e.threadId[in.imm];
+  forActive(e, [&](uint32_t l) { r[l] = static_cast<Word>(ids[l]); });
+}
+
+/// block_id, block_dim, grid_dim: imm = 0, 1, 2 for which, imm2 the
+/// dimension.
+void uniformIdOp(Exec &e, const Inst &in) {
+  const int64_t *source =
+      in.imm == 0 ? e.blockId : (in.imm == 1 ? e.blockDim : e.gridDim);
+  Word v = static_cast<Word>(source[in.imm2]);
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) { r[l] = v; });
+}
+
+void laneIdOp(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) { r[l] = l % 32; });
+}
+
+//===--- Memory ----------------------------------------------------------===//
+
+template <unsigned Bytes>
+inline Word readElement(const char *p) {
+  if constexpr (Bytes == 1) {
+    uint8_t v;
+    std::memcpy(&v, p, 1);
+    return v;
+  } else if constexpr (Bytes == 2) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  } else if constexpr (Bytes == 4) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  } else {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+}
+
+template <unsigned Bytes>
+inline void writeElement(char *p, Word w) {
+  if constexpr (Bytes == 1) {
+    uint8_t v = static_cast<uint8_t>(w);
+    std::memcpy(p, &v, 1);
+  } else if constexpr (Bytes == 2) {
+    uint16_t v = static_cast<uint16_t>(w);
+    std::memcpy(p, &v, 2);
+  } else if constexpr (Bytes == 4) {
+    uint32_t v = static_cast<uint32_t>(w);
+    std::memcpy(p, &v, 4);
+  } else {
+    std::memcpy(p, &w, 8);
+  }
+}
+
+std::string bufferName(const Exec &e, const RuntimeBuffer &b) {
+  (void)e;
+  return b.shared ? "workgroup buffer #" + std::to_string(b.index)
+                  : "kernel argument #" + std::to_string(b.index);
+}
+
+/// The linear element of a multi-dimensional access on lane `l` (indices
+/// in.ins[first...]), or a failure when out of bounds.
+int64_t linearIndex(Exec &e, const Inst &in, const RuntimeBuffer &b,
+                    unsigned first, uint32_t l) {
+  int64_t linear = 0;
+  for (unsigned d = 0; d < b.sizes.size(); ++d) {
+    int64_t i = static_cast<int64_t>(e.reg(in.ins[first + d].offset)[l]);
+    if (i < 0 || i >= b.sizes[d])
+      fail(e, in, l,
+           "out-of-bounds access to " + bufferName(e, b) + ": index " +
+               std::to_string(i) + " of dimension " + std::to_string(d) +
+               " of size " + std::to_string(b.sizes[d]));
+    linear += i * b.strides[d];
+  }
+  return linear;
+}
+
+/// Checks a workgroup read on lane `l` of element `i`: written in this
+/// block, and not by another thread since the last barrier.
+inline void checkSharedRead(Exec &e, const Inst &in, const RuntimeBuffer &b,
+                            int64_t i, uint32_t l) {
+  Shadow &s = b.shadow[i];
+  int32_t lane = static_cast<int32_t>(l);
+  if (s.writeEpoch < e.blockEpoch)
+    fail(e, in, l,
+         "read of uninitialized workgroup memory: element " +
+             std::to_string(i) + " of " + bufferName(e, b) +
+             " was not written by any thread of this block");
+  if (s.writeEpoch == e.epoch && s.writer != lane)
+    fail(e, in, l,
+         "data race on " + bufferName(e, b) + " element " + std::to_string(i) +
+             ": thread " + std::to_string(s.writer) +
+             " wrote it since the last gpu.barrier (at " +
+             describe(s.writeInst->op) + ")");
+  if (s.readEpoch == e.epoch) {
+    if (s.reader != lane)
+      s.reader = kSeveralReaders;
+  } else {
+    s.readEpoch = e.epoch;
+    s.reader = lane;
+  }
+  s.readInst = &in;
+}
+
+inline void checkSharedWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
+                             int64_t i, uint32_t l) {
+  Shadow &s = b.shadow[i];
+  int32_t lane = static_cast<int32_t>(l);
+  if (s.writeEpoch == e.epoch && s.writer != lane)
+    fail(e, in, l,
+         "data race on " + bufferName(e, b) + " element " + std::to_string(i) +
+             ": thread " + std::to_string(s.writer) +
+             " also wrote it since the last gpu.barrier (at " +
+             describe(s.writeInst->op) + ")");
+  if (s.readEpoch == e.epoch && s.reader != lane)
+    fail(e, in, l,
+         "data race on " + bufferName(e, b) + " element " + std::to_string(i) +
+             ": " +
+             (s.reader == kSeveralReaders
+                  ? std::string("other threads")
+                  : "thread " + std::to_string(s.reader)) +
+             " read it since the last gpu.barrier (at " +
+             describe(s.readInst->op) + ")");
+  s.writeEpoch = e.epoch;
+  s.writer = lane;
+  s.writeInst = &in;
+}
+
+std::string blockString(const Exec &e, int64_t linear) {
+  return "(" + std::to_string(linear % e.gridDim[0]) + ", " +
+         std::to_string((linear / e.gridDim[0]) % e.gridDim[1]) + ", " +
+         std::to_string(linear / (e.gridDim[0] * e.gridDim[1])) + ")";
+}
+
+std::string threadString(const Exec &e, uint32_t lane) {
+  return "(" + std::to_string(e.threadId[0][lane]) + ", " +
+         std::to_string(e.threadId[1][lane]) + ", " +
+         std::to_string(e.threadId[2][lane]) + ")";
+}
+
+/// The thread that stored an element of a global buffer in this launch must
+/// be this one, one of its block ordered by a barrier, or none: blocks are
+/// not ordered with each other.
+inline void checkGlobalAccess(Exec &e, const Inst &in, const RuntimeBuffer &b,
+                              int64_t offset, uint32_t l, bool isStore) {
+  GlobalShadow &s = b.globalShadow[offset];
+  uint64_t me = static_cast<uint64_t>(e.blockLinear) * e.threads + l + 1;
+  uint64_t writer = isStore ? s.writer.exchange(me, std::memory_order_relaxed)
+                            : s.writer.load(std::memory_order_relaxed);
+  if (writer && writer != me) {
+    int64_t block = static_cast<int64_t>((writer - 1) / e.threads);
+    uint32_t lane = static_cast<uint32_t>((writer - 1) % e.threads);
+    std::string what = std::string(isStore ? "stores to" : "reads") +
+                       " element " + std::to_string(offset) + " of " +
+                       bufferName(e, b) + ", which thread " +
+                       threadString(e, lane) + " of block " +
+                       blockString(e, block) + " stored in this launch";
+    if (block != e.blockLinear)
+      fail(e, in, l,
+           "global memory race: this thread " + what +
+               " (blocks are not ordered: the result depends on their "
+               "schedule)");
+    if (s.epoch.load(std::memory_order_relaxed) == e.epoch)
+      fail(e, in, l,
+           "global memory race: this thread " + what +
+               " with no gpu.barrier in between");
+  }
+  if (isStore)
+    s.epoch.store(e.epoch, std::memory_order_relaxed);
+}
+
+/// memref.load of a rank-1 buffer: a = index, imm = buffer.
+template <unsigned Bytes, bool Shared>
+void loadOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  const Word *index = e.reg(in.a);
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) {
+    int64_t i = static_cast<int64_t>(index[l]);
+    if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(b.size))
+      fail(e, in, l,
+           "out-of-bounds load from " + bufferName(e, b) + ": index " +
+               std::to_string(i) + ", size " + std::to_string(b.size));
+    if constexpr (Shared)
+      checkSharedRead(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i * b.stride, l, /*isStore=*/false);
+    r[l] = readElement<Bytes>(b.base + i * b.stride * Bytes);
+  });
+}
+
+/// memref.store of a rank-1 buffer: a = value, b = index, imm = buffer.
+template <unsigned Bytes, bool Shared>
+void storeOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  const Word *value = e.reg(in.a);
+  const Word *index = e.reg(in.b);
+  forActive(e, [&](uint32_t l) {
+    int64_t i = static_cast<int64_t>(index[l]);
+    if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(b.size))
+      fail(e, in, l,
+           "out-of-bounds store to " + bufferName(e, b) + ": index " +
+               std::to_string(i) + ", size " + std::to_string(b.size));
+    if constexpr (Shared)
+      checkSharedWrite(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i * b.stride, l, /*isStore=*/true);
+    writeElement<Bytes>(b.base + i * b.stride * Bytes, value[l]);
+  });
+}
+
+/// memref.load of any rank: ins = indices.
+template <unsigned Bytes>
+void loadOpRanked(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) {
+    int64_t i = linearIndex(e, in, b, 0, l);
+    if (b.shared)
+      checkSharedRead(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i, l, /*isStore=*/false);
+    r[l] = readElement<Bytes>(b.base + i * Bytes);
+  });
+}
+
+/// memref.store of any rank: ins = value, indices.
+template <unsigned Bytes>
+void storeOpRanked(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  const Word *value = e.reg(in.ins[0].offset);
+  forActive(e, [&](uint32_t l) {
+    int64_t i = linearIndex(e, in, b, 1, l);
+    if (b.shared)
+      checkSharedWrite(e, in, b, i, l);
+    else if (b.globalShadow)
+      checkGlobalAccess(e, in, b, i, l, /*isStore=*/true);
+    writeElement<Bytes>(b.base + i * Bytes, value[l]);
+  });
+}
+
+/// memref.dim of an argument: imm = buffer, imm2 = dimension.
+void dimOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  Word v = static_cast<Word>(b.sizes[in.imm2]);
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) { r[l] = v; });
+}
+
+//===--- Synchronization and warps ---------------------------------------===//
+
+void barrierOp(Exec &e, const Inst &in) {
+  uint32_t active = 0;
+  int64_t missing = -1;
+  for (uint32_t l = 0; l < e.threads; ++l) {
+    if (e.mask[l])
+      ++active;
+    else if (missing < 0)
+      missing = l;
+  }
+  if (active != e.threads)
+    fail(e, in, missing,
+         "gpu.barrier reached by " + std::to_string(active) + " of the " +
+             std::to_string(e.threads) +
+             " threads of the block (a divergent barrier); this thread does "
+             "not reach it");
+  ++e.epoch;
+}
+
+/// gpu.shuffle: ins = value, offset, width; outs = value, valid; imm = mode.
+void shuffleOp(Exec &e, const Inst &in) {
+  const Word *value = e.reg(in.ins[0].offset);
+  const Word *offset = e.reg(in.ins[1].offset);
+  const Word *width = e.reg(in.ins[2].offset);
+  Word *r = e.reg(in.outs[0].offset);
+  Word *valid = e.reg(in.outs[1].offset);
+  auto mode = static_cast<gpu::ShuffleMode>(in.imm);
+  // Every source is read before any result is written: results have slots
+  // of their own.
+  forActive(e, [&](uint32_t l) {
+    uint32_t warp = l / 32 * 32, lane = l % 32;
+    int64_t w = static_cast<int32_t>(width[l]);
+    int64_t o = static_cast<int32_t>(offset[l]);
+    if (w <= 0 || w > 32)
+      fail(e, in, l,
+           "gpu.shuffle width " + std::to_string(w) + " is not in 1..32");
+    // NVVM lowers the width to a member mask of lanes 0..width-1 of the
+    // warp, all of which must execute the shuffle.
+    if (lane >= w)
+      fail(e, in, l,
+           "gpu.shuffle executed by lane " + std::to_string(lane) +
+               ", outside its width " + std::to_string(w));
+    for (int64_t m = 0; m < w; ++m)
+      if (warp + m >= e.threads || !e.mask[warp + m])
+        fail(e, in, l,
+             "gpu.shuffle with lane " + std::to_string(m) +
+                 " of the warp inactive (every lane of the width must "
+                 "execute it)");
+    int64_t source = lane;
+    bool ok = true;
+    switch (mode) {
+    case gpu::ShuffleMode::XOR:
+      source = lane ^ o;
+      ok = source < w;
+      break;
+    case gpu::ShuffleMode::DOWN:
+      source = lane + o;
+      ok = source < w;
+      break;
+    case gpu::ShuffleMode::UP:
+      source = lane - o;
+      ok = source >= 0;
+      break;
+    case gpu::ShuffleMode::IDX:
+      source = o;
+      ok = source >= 0 && source < w;
+      break;
+    }
+    if (!ok)
+      source = lane;
+    r[l] = value[warp + source];
+    valid[l] = ok;
+  });
+}
+
+/// nvvm.mma.sync m16n8k16 with 16-bit A and B (row and col layouts) and f32
+/// accumulators. ins: A0..A3, B0..B1, C0..C3; outs: the 4-word struct.
+/// imm: 1 for bf16; imm2: 1 when the A/B registers are i32 (packed).
+void mmaOp(Exec &e, const Inst &in) {
+  bool bf16 = in.imm == 1;
+  bool packed = in.imm2 == 1;
+  auto element = [&](const Slot &slot, uint32_t l, unsigned half) -> float {
+    Word bits;
+    if (packed)
+      bits = (e.reg(slot.offset)[l] >> (16 * half)) & 0xffff;
+    else
+      bits = e.reg(slot.offset + half)[l];
+    return bf16 ? bf16ToFloat(static_cast<uint16_t>(bits))
+                : halfToFloat(static_cast<uint16_t>(bits));
+  };
+  uint32_t warps = (e.threads + 31) / 32;
+  for (uint32_t wp = 0; wp < warps; ++wp) {
+    uint32_t base = wp * 32;
+    bool any = false;
+    for (uint32_t i = 0; i < 32 && base + i < e.threads; ++i)
+      any |= e.mask[base + i] != 0;
+    if (!any)
+      continue;
+    for (uint32_t i = 0; i < 32; ++i)
+      if (base + i >= e.threads || !e.mask[base + i])
+        fail(e, in, base + i < e.threads ? base + i : -1,
+             "nvvm.mma.sync executed without all 32 lanes of warp " +
+                 std::to_string(wp) + " (lane " + std::to_string(i) +
+                 " inactive)");
+    float A[16][16], B[16][8], C[16][8];
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      // A: a0a1 (g, 2t..), a2a3 (g+8, 2t..), a4a5 (g, 2t+8..),
+      // a6a7 (g+8, 2t+8..).
+      for (unsigned reg = 0; reg < 4; ++reg) {
+        unsigned row = g + (reg % 2) * 8, col = 2 * t + (reg / 2) * 8;
+        A[row][col] = element(in.ins[reg], l, 0);
+        A[row][col + 1] = element(in.ins[reg], l, 1);
+      }
+      // B: b0b1 (k = 2t.., n = g), b2b3 (k = 2t+8..).
+      for (unsigned reg = 0; reg < 2; ++reg) {
+        unsigned k = 2 * t + reg * 8;
+        B[k][g] = element(in.ins[4 + reg], l, 0);
+        B[k + 1][g] = element(in.ins[4 + reg], l, 1);
+      }
+      // C: c0c1 (g, 2t..), c2c3 (g+8, 2t..).
+      for (unsigned j = 0; j < 4; ++j)
+        C[g + (j / 2) * 8][2 * t + j % 2] =
+            bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
+    }
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      for (unsigned j = 0; j < 4; ++j) {
+        unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
+        // The products of 16-bit values are exact in f32.
+        float acc = C[row][col];
+        for (unsigned k = 0; k < 16; ++k)
+          acc = std::fma(A[row][k], B[k][col], acc);
+        e.reg(in.outs[0].offset + j)[l] = f32ToBits(acc);
+      }
+    }
+  }
+}
+
+//===--- Vectors and structs ---------------------------------------------===//
+
+/// Copies ins[i] (one word each) to word i of the result.
+void fromElementsOp(Exec &e, const Inst &in) {
+  for (size_t w = 0; w < in.ins.size(); ++w)
+    copySlot(e, in.r + w, in.ins[w].offset, 1, e.mask);
+}
+
+/// Word imm of the operand (vector.extract, llvm.extractvalue), imm2 words.
+void extractOp(Exec &e, const Inst &in) {
+  copySlot(e, in.r, in.a + in.imm, in.imm2, e.mask);
+}
+
+/// A scalar into every word of the result (vector.broadcast).
+void broadcastOp(Exec &e, const Inst &in) {
+  for (int64_t w = 0; w < in.imm; ++w)
+    copySlot(e, in.r + w, in.a, 1, e.mask);
+}
+
+/// vector.bitcast: imm = source element bits, imm2 = result element bits;
+/// ins[0] the source, outs[0] the result. Elements are packed little-endian.
+void bitcastOp(Exec &e, const Inst &in) {
+  unsigned fromBits = in.imm, toBits = in.imm2;
+  const Slot &from = in.ins[0], &to = in.outs[0];
+  forActive(e, [&](uint32_t l) {
+    uint8_t bytes[64] = {0};
+    for (uint32_t w = 0; w < from.words; ++w) {
+      Word v = e.reg(from.offset + w)[l];
+      std::memcpy(bytes + w * fromBits / 8, &v, fromBits / 8);
+    }
+    for (uint32_t w = 0; w < to.words; ++w) {
+      Word v = 0;
+      std::memcpy(&v, bytes + w * toBits / 8, toBits / 8);
+      e.reg(to.offset + w)[l] = v;
+    }
+  });
+}
+
+//===--- Structured control flow -----------------------------------------===//
+
+/// scf.for: a, b, c = lower bound, upper bound, step; ins = initial values;
+/// outs = results; region[0] = body (args: iv, iteration values); imm: 1 for
+/// an unsigned comparison.
+void forOp(Exec &e, const Inst &in) {
+  const Program &body = e.kernel->programs[in.region[0]];
+  uint8_t *outer = e.mask;
+  const Word *lb = e.reg(in.a), *ub = e.reg(in.b), *step = e.reg(in.c);
+  Word *iv = e.reg(body.args[0].offset);
+  bool isUnsigned = in.imm == 1;
+  forActive(e, [&](uint32_t l) {
+    if (static_cast<int64_t>(step[l]) <= 0)
+      fail(e, in, l,
+           "scf.for step " + std::to_string(static_cast<int64_t>(step[l])) +
+               " is not positive");
+    iv[l] = lb[l];
+  });
+  for (size_t j = 0; j < in.ins.size(); ++j)
+    copySlot(e, body.args[j + 1].offset, in.ins[j].offset, in.ins[j].words,
+             outer);
+  uint8_t *inner = e.pushMask();
+  for (;;) {
+    bool any = false;
+    for (uint32_t l = 0; l < e.threads; ++l) {
+      bool on = outer[l] && (isUnsigned ? iv[l] < ub[l]
+                                        : static_cast<int64_t>(iv[l]) <
+                                              static_cast<int64_t>(ub[l]));
+      inner[l] = on;
+      any |= on;
+    }
+    if (!any)
+      break;
+    e.mask = inner;
+    run(e, body);
+    if (body.yieldsAlias) {
+      // Through a temporary: a yielded value may be another iteration value.
+      size_t words = 0;
+      for (const Slot &y : body.yields)
+        words += y.words;
+      e.scratch.resize(words * e.threads);
+      size_t at = 0;
+      for (const Slot &y : body.yields)
+        for (uint32_t w = 0; w < y.words; ++w, ++at)
+          std::memcpy(e.scratch.data() + at * e.threads, e.reg(y.offset + w),
+                      e.threads * sizeof(Word));
+      at = 0;
+      for (size_t j = 0; j < body.yields.size(); ++j)
+        for (uint32_t w = 0; w < body.yields[j].words; ++w, ++at) {
+          Word *r = e.reg(body.args[j + 1].offset + w);
+          const Word *x = e.scratch.data() + at * e.threads;
+          for (uint32_t l = 0; l < e.threads; ++l)
+            if (inner[l])
+              r[l] = x[l];
+        }
+    } else {
+      for (size_t j = 0; j < body.yields.size(); ++j)
+        if (body.yields[j].offset != body.args[j + 1].offset)
+          copySlot(e, body.args[j + 1].offset, body.yields[j].offset,
+                   body.yields[j].words, inner);
+    }
+    for (uint32_t l = 0; l < e.threads; ++l)
+      if (inner[l])
+        iv[l] += step[l];
+  }
+  e.popMask();
+  e.mask = outer;
+  for (size_t j = 0; j < in.outs.size(); ++j)
+    copySlot(e, in.outs[j].offset, body.args[j + 1].offset, in.outs[j].words,
+             outer);
+}
+
+/// scf.if: a = condition; outs = results; region[0], region[1] = then,
+/// else (kNone when empty).
+void ifOp(Exec &e, const Inst &in) {
+  uint8_t *outer = e.mask;
+  const Word *cond = e.reg(in.a);
+  uint8_t *inner = e.pushMask();
+  for (int branch = 0; branch < 2; ++branch) {
+    if (in.region[branch] == kNone)
+      continue;
+    bool any = false;
+    for (uint32_t l = 0; l < e.threads; ++l) {
+      bool on = outer[l] && ((cond[l] & 1) == (branch == 0 ? 1u : 0u));
+      inner[l] = on;
+      any |= on;
+    }
+    if (!any)
+      continue;
+    const Program &p = e.kernel->programs[in.region[branch]];
+    e.mask = inner;
+    run(e, p);
+    for (size_t j = 0; j < in.outs.size(); ++j)
+      copySlot(e, in.outs[j].offset, p.yields[j].offset, in.outs[j].words,
+               inner);
+    e.mask = outer;
+  }
+  e.popMask();
+  e.mask = outer;
+}
+
+//===----------------------------------------------------------------------===//
+// The compiler: gpu.func -> programs
+//===----------------------------------------------------------------------===//
+
+/// Words of a value of type `type` per lane, 0 when the emulator has no
+/// representation for it.
+uint32_t wordsOf(Type type) {
+  if (type.isIntOrIndexOrFloat())
+    return type.isIndex() || type.getIntOrFloatBitWidth() <= 64 ? 1 : 0;
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    if (vector.getRank() != 1 || vector.isScalable() ||
+        !vector.getElementType().isIntOrIndexOrFloat())
+      return 0;
+    return vector.getNumElements();
+  }
+  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
+    uint32_t words = 0;
+    for (Type element : structType.getBody()) {
+      uint32_t w = wordsOf(element);
+      if (!w)
+        return 0;
+      words += w;
+    }
+    return words;
+  }
+  return 0;
+}
+
+unsigned intWidth(Type type) {
+  if (type.isIndex())
+    return 64;
+  return type.getIntOrFloatBitWidth();
+}
+
+/// Static shared memory per block CUDA allows (more needs dynamic shared
+/// memory and an opt-in attribute).
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+class Compiler {
+public:
+  explicit Compiler(Kernel &kernel) : k(kernel) {}
+
+  void compile() {
+    gpu::GPUFuncOp func = k.func;
+    Region &body = func.getBody();
+    if (!body.hasOneBlock())
+      failCompile(k.name, func, "the kernel body has more than one block");
+    // Arguments.
+    unsigned numArgs = func.getFunctionType().getNumInputs();
+    for (BlockArgument arg : func.getArguments().take_front(numArgs)) {
+      ArgInfo info;
+      if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
+        info.buffer =
+            addBuffer(arg, memref, /*shared=*/false, arg.getArgNumber(), func);
+        k.params += 3 + 2 * memref.getRank();
+      } else if (arg.getType().isIntOrIndexOrFloat()) {
+        Slot s = define(arg, func);
+        info.slot = s.offset;
+        info.bytes =
+            arg.getType().isIndex()
+                ? 8
+                : std::max(1u, arg.getType().getIntOrFloatBitWidth() / 8);
+        info.isFloat = isa<FloatType>(arg.getType());
+        k.params += 1;
+      } else {
+        failCompile(k.name, func,
+                    "kernel argument #" + std::to_string(arg.getArgNumber()) +
+                        " has a type the emulator does not support");
+      }
+      k.args.push_back(info);
+    }
+    for (auto [i, attribution] :
+         llvm::enumerate(func.getWorkgroupAttributions())) {
+      auto memref = cast<MemRefType>(attribution.getType());
+      if (!memref.hasStaticShape() || !memref.getLayout().isIdentity())
+        failCompile(k.name, func,
+                    "workgroup buffer #" + std::to_string(i) +
+                        " has no static shape or identity layout");
+      addBuffer(attribution, memref, /*shared=*/true, i, func);
+    }
+    int64_t sharedBytes = 0;
+    for (const BufferInfo &info : k.buffers)
+      if (info.shared)
+        sharedBytes += info.elements * info.elementBytes;
+    if (sharedBytes > kMaxStaticSharedBytes)
+      failCompile(k.name, func,
+                  "the kernel has " + std::to_string(sharedBytes) +
+                      " bytes of workgroup memory; a CUDA kernel has at "
+                      "most 48 KiB of static shared memory");
+    if (!func.getPrivateAttributions().empty())
+      failCompile(k.name, func, "private attributions are not emulated");
+    k.programs.emplace_back();
+    compileBlock(body.front(), 0, 1);
+    k.words = next;
+  }
+
+private:
+  uint32_t addBuffer(Value value, MemRefType type, bool shared, unsigned index,
+                     Operation *op) {
+    Type element = type.getElementType();
+    if (!element.isIntOrIndexOrFloat())
+      failCompile(k.name, op, "a buffer of elements the emulator cannot load");
+    unsigned bits = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+    if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
+      failCompile(k.name, op,
+                  "a buffer of " + std::to_string(bits) + "-bit elements");
+    BufferInfo info;
+    info.shared = shared;
+    info.index = index;
+    info.rank = type.getRank();
+    info.elementBytes = bits / 8;
+    if (shared) {
+      info.shape.assign(type.getShape().begin(), type.getShape().end());
+      info.elements = type.getNumElements();
+    }
+    k.buffers.push_back(info);
+    buffers[value] = k.buffers.size() - 1;
+    return k.buffers.size() - 1;
+  }
+
+  Slot define(Value value, Operation *op) {
+    uint32_t words = wordsOf(value.getType());
+    if (!words) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << value.getType();
+      failCompile(k.name, op, "values of type " + type + " are not emulated");
+    }
+    Slot s{next, words};
+    next += words;
+    slots[value] = s;
+    return s;
+  }
+
+  Slot use(Value value, Operation *op) {
+    auto it = slots.find(value);
+    if (it == slots.end())
+      failCompile(k.name, op, "an operand the emulator has no value for");
+    return it->second;
+  }
+
+  uint32_t bufferOf(Value value, Operation *op) {
+    auto it = buffers.find(value);
+    if (it == buffers.end())
+      failCompile(k.name, op,
+                  "a memref that is not a kernel argument or workgroup "
+                  "buffer");
+    return it->second;
+  }
+
+  /// Compiles `block` into program `index`, at nesting `depth`.
+  void compileBlock(Block &block, uint32_t index, unsigned depth) {
+    k.maxDepth = std::max(k.maxDepth, depth);
+    for (Operation &op : block.without_terminator())
+      compileOp(op, index, depth);
+    Operation *terminator = block.getTerminator();
+    if (isa<gpu::ReturnOp>(terminator)) {
+      if (terminator->getNumOperands())
+        failCompile(k.name, terminator, "gpu.return with values");
+      return;
+    }
+    auto yield = dyn_cast<scf::YieldOp>(terminator);
+    if (!yield)
+      failCompile(k.name, terminator,
+                  "unsupported terminator '" +
+                      terminator->getName().getStringRef().str() + "'");
+    SmallVector<Slot, 4> yields;
+    for (Value v : yield.getOperands())
+      yields.push_back(use(v, yield));
+    k.programs[index].yields = yields;
+  }
+
+  uint32_t newProgram() {
+    k.programs.emplace_back();
+    return k.programs.size() - 1;
+  }
+
+  void emit(uint32_t program, Inst in) {
+    k.programs[program].insts.push_back(std::move(in));
+  }
+
+  /// Whether `value` is a contractible mulf whose only use is a contractible
+  /// addf that will fuse it.
+  static bool isFusedMul(Value value) {
+    auto mul = value.getDefiningOp<arith::MulFOp>();
+    if (!mul || !value.hasOneUse() ||
+        !arith::bitEnumContainsAll(mul.getFastmath(),
+                                   arith::FastMathFlags::contract))
+      return false;
+    auto add = dyn_cast<arith::AddFOp>(*value.user_begin());
+    return add && fusedOperand(add) == value;
+  }
+
+  /// The operand of `add` that is a mulf it fuses with, if any.
+  static Value fusedOperand(arith::AddFOp add) {
+    if (!arith::bitEnumContainsAll(add.getFastmath(),
+                                   arith::FastMathFlags::contract))
+      return Value();
+    for (Value operand : {add.getLhs(), add.getRhs()}) {
+      auto mul = operand.getDefiningOp<arith::MulFOp>();
+      if (mul && operand.hasOneUse() &&
+          arith::bitEnumContainsAll(mul.getFastmath(),
+                                    arith::FastMathFlags::contract))
+        return operand;
+    }
+    return Value();
+  }
+
+  template <template <typename> class H>
+  Handler floatHandler(FloatKind kind) {
+    switch (kind) {
+    case FloatKind::F16:
+      return H<F16>::fn;
+    case FloatKind::BF16:
+      return H<BF16>::fn;
+    case FloatKind::F32:
+      return H<F32>::fn;
+    case FloatKind::F64:
+      return H<F64>::fn;
+    }
+    return nullptr;
+  }
+
+  template <typename Op>
+  struct Binary {
+    template <typename T>
+    struct H {
+      static constexpr Handler fn = floatBinary<T, Op>;
+    };
+  };
+  template <typename Op>
+  struct Unary {
+    template <typename T>
+    struct H {
+      static constexpr Handler fn = floatUnary<T, Op>;
+    };
+  };
+  template <typename T>
+  struct FmaH {
+    static constexpr Handler fn = floatFma<T>;
+  };
+  template <typename T>
+  struct CmpH {
+    static constexpr Handler fn = floatCmp<T>;
+  };
+
+  template <IntBinaryKind K>
+  Handler intHandler(unsigned width, Operation *op) {
+    switch (width) {
+    case 1:
+      return intBinary<1, K>;
+    case 8:
+      return intBinary<8, K>;
+    case 16:
+      return intBinary<16, K>;
+    case 32:
+      return intBinary<32, K>;
+    case 64:
+      return intBinary<64, K>;
+    }
+    failCompile(k.name, op,
+                "integers of width " + std::to_string(width) +
+                    " are not emulated");
+  }
+
+  Handler intCmpHandler(unsigned width, Operation *op) {
+    switch (width) {
+    case 1:
+      return intCmp<1>;
+    case 8:
+      return intCmp<8>;
+    case 16:
+      return intCmp<16>;
+    case 32:
+      return intCmp<32>;
+    case 64:
+      return intCmp<64>;
+    }
+    failCompile(k.name, op,
+                "integers of width " + std::to_string(width) +
+                    " are not emulated");
+  }
+
+  FloatKind floatKind(Type type, Operation *op) {
+    std::optional<FloatKind> kind = floatKindOf(type);
+    if (!kind)
+      failCompile(k.name, op, "a float type the emulator does not support");
+    return *kind;
+  }
+
+  /// An op on scalars: `in` with a, b, c, r filled.
+  Inst scalarInst(Operation &op, Handler fn) {
+    Inst in;
+    in.fn = fn;
+    in.op = &op;
+    for (Value operand : op.getOperands())
+      if (wordsOf(operand.getType()) != 1)
+        failCompile(k.name, &op, "vector operands are not emulated here");
+    if (op.getNumOperands() > 0)
+      in.a = use(op.getOperand(0), &op).offset;
+    if (op.getNumOperands() > 1)
+      in.b = use(op.getOperand(1), &op).offset;
+    if (op.getNumOperands() > 2)
+      in.c = use(op.getOperand(2), &op).offset;
+    if (op.getNumResults() > 0)
+      in.r = define(op.getResult(0), &op).offset;
+    return in;
+  }
+
+  Handler floatBinaryHandler(Operation &op, FloatKind kind) {
+    return llvm::TypeSwitch<Operation *, Handler>(&op)
+        .Case(
+            [&](arith::AddFOp) { return floatHandler<Binary<AddOp>::H>(kind); })
+        .Case(
+            [&](arith::SubFOp) { return floatHandler<Binary<SubOp>::H>(kind); })
+        .Case(
+            [&](arith::MulFOp) { return floatHandler<Binary<MulOp>::H>(kind); })
+        .Case(
+            [&](arith::DivFOp) { return floatHandler<Binary<DivOp>::H>(kind); })
+        .Case(
+            [&](arith::RemFOp) { return floatHandler<Binary<RemOp>::H>(kind); })
+        .Case([&](arith::MaximumFOp) {
+          return floatHandler<Binary<MaximumOp>::H>(kind);
+        })
+        .Case([&](arith::MinimumFOp) {
+          return floatHandler<Binary<MinimumOp>::H>(kind);
+        })
+        .Case([&](arith::MaxNumFOp) {
+          return floatHandler<Binary<MaxNumOp>::H>(kind);
+        })
+        .Case([&](arith::MinNumFOp) {
+          return floatHandler<Binary<MinNumOp>::H>(kind);
+        })
+        .Default([](Operation *) { return Handler(nullptr); });
+  }
+
+  Handler floatUnaryHandler(Operation &op, FloatKind kind) {
+    return llvm::TypeSwitch<Operation *, Handler>(&op)
+        .Case(
+            [&](arith::NegFOp) { return floatHandler<Unary<NegOp>::H>(kind); })
+        .Case([&](math::ExpOp) { return floatHandler<Unary<ExpOp>::H>(kind); })
+        .Case(
+            [&](math::Exp2Op) { return floatHandler<Unary<Exp2Op>::H>(kind); })
+        .Case([&](math::LogOp) { return floatHandler<Unary<LogOp>::H>(kind); })
+        .Case(
+            [&](math::SqrtOp) { return floatHandler<Unary<SqrtOp>::H>(kind); })
+        .Case([&](math::RsqrtOp) {
+          return floatHandler<Unary<RsqrtOp>::H>(kind);
+        })
+        .Case([&](math::AbsFOp) { return floatHandler<Unary<AbsOp>::H>(kind); })
+        .Case(
+            [&](math::TanhOp) { return floatHandler<Unary<TanhOp>::H>(kind); })
+        .Default([](Operation *) { return Handler(nullptr); });
+  }
+
+  Handler intBinaryHandler(Operation &op, unsigned w) {
+    return llvm::TypeSwitch<Operation *, Handler>(&op)
+        .Case([&](arith::AddIOp) {
+          return intHandler<IntBinaryKind::Add>(w, &op);
+        })
+        .Case([&](arith::SubIOp) {
+          return intHandler<IntBinaryKind::Sub>(w, &op);
+        })
+        .Case([&](arith::MulIOp) {
+          return intHandler<IntBinaryKind::Mul>(w, &op);
+        })
+        .Case([&](arith::DivUIOp) {
+          return intHandler<IntBinaryKind::DivU>(w, &op);
+        })
+        .Case([&](arith::DivSIOp) {
+          return intHandler<IntBinaryKind::DivS>(w, &op);
+        })
+        .Case([&](arith::RemUIOp) {
+          return intHandler<IntBinaryKind::RemU>(w, &op);
+        })
+        .Case([&](arith::RemSIOp) {
+          return intHandler<IntBinaryKind::RemS>(w, &op);
+        })
+        .Case([&](arith::CeilDivUIOp) {
+          return intHandler<IntBinaryKind::CeilDivU>(w, &op);
+        })
+        .Case([&](arith::CeilDivSIOp) {
+          return intHandler<IntBinaryKind::CeilDivS>(w, &op);
+        })
+        .Case([&](arith::FloorDivSIOp) {
+          return intHandler<IntBinaryKind::FloorDivS>(w, &op);
+        })
+        .Case([&](arith::MinUIOp) {
+          return intHandler<IntBinaryKind::MinU>(w, &op);
+        })
+        .Case([&](arith::MaxUIOp) {
+          return intHandler<IntBinaryKind::MaxU>(w, &op);
+        })
+        .Case([&](arith::MinSIOp) {
+          return intHandler<IntBinaryKind::MinS>(w, &op);
+        })
+        .Case([&](arith::MaxSIOp) {
+          return intHandler<IntBinaryKind::MaxS>(w, &op);
+        })
+        .Case([&](arith::AndIOp) {
+          return intHandler<IntBinaryKind::And>(w, &op);
+        })
+        .Case(
+            [&](arith::OrIOp) { return intHandler<IntBinaryKind::Or>(w, &op); })
+        .Case([&](arith::XOrIOp) {
+          return intHandler<IntBinaryKind::Xor>(w, &op);
+        })
+        .Case([&](arith::ShLIOp) {
+          return intHandler<IntBinaryKind::Shl>(w, &op);
+        })
+        .Case([&](arith::ShRUIOp) {
+          return intHandler<IntBinaryKind::ShrU>(w, &op);
+        })
+        .Case([&](arith::ShRSIOp) {
+          return intHandler<IntBinaryKind::ShrS>(w, &op);
+        })
+        .Default([](Operation *) { return Handler(nullptr); });
+  }
+
+  void compileConstant(arith::ConstantOp op) {
+    Slot s = define(op.getResult(), op);
+    Attribute value = op.getValue();
+    auto bitsOf = [&](Attribute attr, Type type) -> std::optional<Word> {
+      if (auto f = dyn_cast<FloatAttr>(attr))
+        return f.getValue().bitcastToAPInt().getZExtValue();
+      if (auto i = dyn_cast<IntegerAttr>(attr))
+        return i.getValue().getZExtValue() &
+               (intWidth(type) >= 64 ? ~Word(0)
+                                     : (Word(1) << intWidth(type)) - 1);
+      return std::nullopt;
+    };
+    if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+      Type element = dense.getElementType();
+      int64_t i = 0;
+      if (dense.isSplat()) {
+        Attribute splat = dense.getSplatValue<Attribute>();
+        std::optional<Word> bits = bitsOf(splat, element);
+        if (!bits)
+          failCompile(k.name, op, "an unsupported constant");
+        for (uint32_t w = 0; w < s.words; ++w)
+          k.constants.push_back({s.offset + w, *bits});
+        return;
+      }
+      for (Attribute attr : dense.getValues<Attribute>()) {
+        std::optional<Word> bits = bitsOf(attr, element);
+        if (!bits)
+          failCompile(k.name, op, "an unsupported constant");
+        k.constants.push_back({s.offset + i++, *bits});
+      }
+      return;
+    }
+    std::optional<Word> bits = bitsOf(value, op.getType());
+    if (!bits)
+      failCompile(k.name, op, "an unsupported constant");
+    k.constants.push_back({s.offset, *bits});
+  }
+
+  void compileOp(Operation &op, uint32_t program, unsigned depth) {
+    // Constants are written once, into every lane.
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      return compileConstant(constant);
+    // A mulf fused into the addf that uses it is computed there.
+    if (isa<arith::MulFOp>(op) && isFusedMul(op.getResult(0)))
+      return;
+
+    Type resultType = op.getNumResults() ? op.getResult(0).getType() : Type();
+    bool scalarResult =
+        resultType && wordsOf(resultType) == 1 && !isa<VectorType>(resultType);
+
+    if (auto add = dyn_cast<arith::AddFOp>(op)) {
+      if (Value fused = fusedOperand(add)) {
+        auto mul = fused.getDefiningOp<arith::MulFOp>();
+        Value other = fused == add.getLhs() ? add.getRhs() : add.getLhs();
+        Inst in;
+        in.op = &op;
+        in.fn = floatHandler<FmaH>(floatKind(resultType, &op));
+        in.a = use(mul.getLhs(), &op).offset;
+        in.b = use(mul.getRhs(), &op).offset;
+        in.c = use(other, &op).offset;
+        in.r = define(add.getResult(), &op).offset;
+        return emit(program, std::move(in));
+      }
+    }
+
+    if (scalarResult && isa<FloatType>(resultType) &&
+        op.getNumOperands() == 2 && op.getDialect() &&
+        op.getDialect()->getNamespace() == "arith") {
+      if (Handler fn = floatBinaryHandler(op, floatKind(resultType, &op)))
+        return emit(program, scalarInst(op, fn));
+    }
+    if (scalarResult && isa<FloatType>(resultType) &&
+        op.getNumOperands() == 1) {
+      if (Handler fn = floatUnaryHandler(op, floatKind(resultType, &op)))
+        return emit(program, scalarInst(op, fn));
+    }
+    if (scalarResult && resultType.isIntOrIndex() && op.getNumOperands() == 2) {
+      if (Handler fn = intBinaryHandler(op, intWidth(resultType)))
+        return emit(program, scalarInst(op, fn));
+    }
+
+    if (auto fma = dyn_cast<math::FmaOp>(op)) {
+      if (!scalarResult)
+        failCompile(k.name, &op, "vector math.fma is not emulated");
+      return emit(program, scalarInst(op, floatHandler<FmaH>(
+                                              floatKind(resultType, &op))));
+    }
+    if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+      Inst in = scalarInst(
+          op, floatHandler<CmpH>(floatKind(cmp.getLhs().getType(), &op)));
+      in.imm = static_cast<int64_t>(cmp.getPredicate());
+      return emit(program, std::move(in));
+    }
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      Inst in =
+          scalarInst(op, intCmpHandler(intWidth(cmp.getLhs().getType()), &op));
+      in.imm = static_cast<int64_t>(cmp.getPredicate());
+      return emit(program, std::move(in));
+    }
+    if (auto select = dyn_cast<arith::SelectOp>(op)) {
+      if (wordsOf(select.getCondition().getType()) != 1 ||
+          isa<VectorType>(select.getCondition().getType()))
+        failCompile(k.name, &op, "a vector condition is not emulated");
+      Inst in;
+      in.fn = selectOp;
+      in.op = &op;
+      in.a = use(select.getCondition(), &op).offset;
+      in.b = use(select.getTrueValue(), &op).offset;
+      in.c = use(select.getFalseValue(), &op).offset;
+      Slot r = define(select.getResult(), &op);
+      in.r = r.offset;
+      in.imm = r.words;
+      return emit(program, std::move(in));
+    }
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+      if (!scalarResult)
+        failCompile(k.name, &op, "vector conversions are not emulated");
+      FloatKind from = floatKind(op.getOperand(0).getType(), &op);
+      FloatKind to = floatKind(resultType, &op);
+      Handler fn = floatConvertGeneric;
+      // Through float arithmetic only where that rounds once.
+      if (from == FloatKind::F32 && to == FloatKind::F16)
+        fn = floatConvert<F32, F16>;
+      else if (from == FloatKind::F32 && to == FloatKind::BF16)
+        fn = floatConvert<F32, BF16>;
+      else if (from == FloatKind::F16 && to == FloatKind::F32)
+        fn = floatConvert<F16, F32>;
+      else if (from == FloatKind::BF16 && to == FloatKind::F32)
+        fn = floatConvert<BF16, F32>;
+      else if (from == FloatKind::F32 && to == FloatKind::F64)
+        fn = floatConvert<F32, F64>;
+      else if (from == FloatKind::F64 && to == FloatKind::F32)
+        fn = floatConvert<F64, F32>;
+      Inst in = scalarInst(op, fn);
+      in.imm = static_cast<int64_t>(from);
+      in.imm2 = static_cast<int64_t>(to);
+      return emit(program, std::move(in));
+    }
+    if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp, arith::IndexCastOp,
+            arith::IndexCastUIOp>(op)) {
+      if (!scalarResult)
+        failCompile(k.name, &op, "vector conversions are not emulated");
+      bool isSigned = isa<arith::ExtSIOp, arith::IndexCastOp>(op);
+      Inst in = scalarInst(op, isSigned ? intResize<true> : intResize<false>);
+      in.imm = intWidth(op.getOperand(0).getType());
+      in.imm2 = intWidth(resultType);
+      return emit(program, std::move(in));
+    }
+    if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
+      if (!scalarResult)
+        failCompile(k.name, &op, "vector conversions are not emulated");
+      Inst in = scalarInst(op, isa<arith::SIToFPOp>(op) ? intToFloat<true>
+                                                        : intToFloat<false>);
+      in.imm = intWidth(op.getOperand(0).getType());
+      in.imm2 = static_cast<int64_t>(floatKind(resultType, &op));
+      return emit(program, std::move(in));
+    }
+    if (isa<arith::FPToSIOp, arith::FPToUIOp>(op)) {
+      if (!scalarResult)
+        failCompile(k.name, &op, "vector conversions are not emulated");
+      Inst in = scalarInst(op, isa<arith::FPToSIOp>(op) ? floatToInt<true>
+                                                        : floatToInt<false>);
+      in.imm = static_cast<int64_t>(floatKind(op.getOperand(0).getType(), &op));
+      in.imm2 = intWidth(resultType);
+      return emit(program, std::move(in));
+    }
+    if (auto bitcast = dyn_cast<arith::BitcastOp>(op)) {
+      if (!scalarResult)
+        failCompile(k.name, &op, "vector bitcasts are not emulated here");
+      // Same width: the bits are the bits.
+      Inst in;
+      in.fn = extractOp;
+      in.op = &op;
+      in.a = use(bitcast.getIn(), &op).offset;
+      in.r = define(bitcast.getOut(), &op).offset;
+      in.imm = 0;
+      in.imm2 = 1;
+      return emit(program, std::move(in));
+    }
+
+    // GPU ids.
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+      Inst in = scalarInst(op, threadIdOp);
+      in.imm = static_cast<int64_t>(id.getDimension());
+      return emit(program, std::move(in));
+    }
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+      Inst in = scalarInst(op, uniformIdOp);
+      in.imm = 0;
+      in.imm2 = static_cast<int64_t>(id.getDimension());
+      return emit(program, std::move(in));
+    }
+    if (auto dim = dyn_cast<gpu::BlockDimOp>(op)) {
+      Inst in = scalarInst(op, uniformIdOp);
+      in.imm = 1;
+      in.imm2 = static_cast<int64_t>(dim.getDimension());
+      return emit(program, std::move(in));
+    }
+    if (auto dim = dyn_cast<gpu::GridDimOp>(op)) {
+      Inst in = scalarInst(op, uniformIdOp);
+      in.imm = 2;
+      in.imm2 = static_cast<int64_t>(dim.getDimension());
+      return emit(program, std::move(in));
+    }
+    if (isa<gpu::LaneIdOp>(op))
+      return emit(program, scalarInst(op, laneIdOp));
+    if (isa<gpu::BarrierOp>(op)) {
+      Inst in;
+      in.fn = barrierOp;
+      in.op = &op;
+      return emit(program, std::move(in));
+    }
+    if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      if (wordsOf(shuffle.getValue().getType()) != 1 ||
+          isa<VectorType>(shuffle.getValue().getType()))
+        failCompile(k.name, &op, "shuffles of vectors are not emulated");
+      Inst in;
+      in.fn = shuffleOp;
+      in.op = &op;
+      in.ins = {use(shuffle.getValue(), &op), use(shuffle.getOffset(), &op),
+                use(shuffle.getWidth(), &op)};
+      in.outs = {define(shuffle.getShuffleResult(), &op),
+                 define(shuffle.getValid(), &op)};
+      in.imm = static_cast<int64_t>(shuffle.getMode());
+      return emit(program, std::move(in));
+    }
+
+    // Memory.
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      uint32_t buffer = bufferOf(load.getMemref(), &op);
+      const BufferInfo &info = k.buffers[buffer];
+      Inst in;
+      in.op = &op;
+      in.imm = buffer;
+      if (wordsOf(load.getType()) != 1)
+        failCompile(k.name, &op, "loads of vectors are not emulated");
+      if (info.rank == 1) {
+        in.a = use(load.getIndices()[0], &op).offset;
+        in.fn = loadHandler(info.elementBytes, info.shared);
+      } else {
+        for (Value index : load.getIndices())
+          in.ins.push_back(use(index, &op));
+        in.fn = loadRankedHandler(info.elementBytes);
+      }
+      in.r = define(load.getResult(), &op).offset;
+      return emit(program, std::move(in));
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      uint32_t buffer = bufferOf(store.getMemref(), &op);
+      k.buffers[buffer].stored = true;
+      const BufferInfo &info = k.buffers[buffer];
+      Inst in;
+      in.op = &op;
+      in.imm = buffer;
+      if (info.rank == 1) {
+        in.a = use(store.getValueToStore(), &op).offset;
+        in.b = use(store.getIndices()[0], &op).offset;
+        in.fn = storeHandler(info.elementBytes, info.shared);
+      } else {
+        in.ins.push_back(use(store.getValueToStore(), &op));
+        for (Value index : store.getIndices())
+          in.ins.push_back(use(index, &op));
+        in.fn = storeRankedHandler(info.elementBytes);
+      }
+      return emit(program, std::move(in));
+    }
+    if (auto dim = dyn_cast<memref::DimOp>(op)) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!index)
+        failCompile(k.name, &op, "memref.dim with a dynamic dimension");
+      Inst in;
+      in.fn = dimOp;
+      in.op = &op;
+      in.imm = bufferOf(dim.getSource(), &op);
+      in.imm2 = *index;
+      in.r = define(dim.getResult(), &op).offset;
+      return emit(program, std::move(in));
+    }
+
+    // Vectors and LLVM structs.
+    if (auto fromElements = dyn_cast<vector::FromElementsOp>(op)) {
+      Inst in;
+      in.fn = fromElementsOp;
+      in.op = &op;
+      for (Value element : fromElements.getElements())
+        in.ins.push_back(use(element, &op));
+      in.r = define(fromElements.getResult(), &op).offset;
+      return emit(program, std::move(in));
+    }
+    if (auto extract = dyn_cast<vector::ExtractOp>(op)) {
+      if (!extract.getDynamicPosition().empty() ||
+          extract.getStaticPosition().size() != 1)
+        failCompile(k.name, &op,
+                    "vector.extract other than one static position");
+      Inst in;
+      in.fn = extractOp;
+      in.op = &op;
+      in.a = use(extract.getSource(), &op).offset;
+      Slot r = define(extract.getResult(), &op);
+      in.r = r.offset;
+      in.imm = extract.getStaticPosition()[0];
+      in.imm2 = r.words;
+      return emit(program, std::move(in));
+    }
+    if (auto broadcast = dyn_cast<vector::BroadcastOp>(op)) {
+      if (wordsOf(broadcast.getSource().getType()) != 1)
+        failCompile(k.name, &op, "vector.broadcast of a vector");
+      Inst in;
+      in.fn = broadcastOp;
+      in.op = &op;
+      in.a = use(broadcast.getSource(), &op).offset;
+      Slot r = define(broadcast.getResult(), &op);
+      in.r = r.offset;
+      in.imm = r.words;
+      return emit(program, std::move(in));
+    }
+    if (auto bitcast = dyn_cast<vector::BitCastOp>(op)) {
+      VectorType from = bitcast.getSourceVectorType();
+      VectorType to = bitcast.getResultVectorType();
+      unsigned fromBits = from.getElementTypeBitWidth();
+      unsigned toBits = to.getElementTypeBitWidth();
+      if (from.getRank() != 1 || fromBits % 8 || toBits % 8 ||
+          from.getNumElements() * fromBits > 512)
+        failCompile(k.name, &op, "this vector.bitcast is not emulated");
+      Inst in;
+      in.fn = bitcastOp;
+      in.op = &op;
+      in.ins = {use(bitcast.getSource(), &op)};
+      in.outs = {define(bitcast.getResult(), &op)};
+      in.imm = fromBits;
+      in.imm2 = toBits;
+      return emit(program, std::move(in));
+    }
+    if (auto extract = dyn_cast<LLVM::ExtractValueOp>(op)) {
+      auto structType =
+          dyn_cast<LLVM::LLVMStructType>(extract.getContainer().getType());
+      if (!structType || extract.getPosition().size() != 1)
+        failCompile(k.name, &op,
+                    "llvm.extractvalue other than one position of a struct");
+      int64_t position = extract.getPosition()[0];
+      uint32_t at = 0;
+      for (int64_t i = 0; i < position; ++i)
+        at += wordsOf(structType.getBody()[i]);
+      Inst in;
+      in.fn = extractOp;
+      in.op = &op;
+      in.a = use(extract.getContainer(), &op).offset;
+      Slot r = define(extract.getResult(), &op);
+      in.r = r.offset;
+      in.imm = at;
+      in.imm2 = r.words;
+      return emit(program, std::move(in));
+    }
+    if (auto mma = dyn_cast<NVVM::MmaOp>(op))
+      return compileMma(mma, program);
+
+    // Structured control flow.
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (!loop.getInductionVar().getType().isIndex() &&
+          !loop.getInductionVar().getType().isInteger(64))
+        failCompile(k.name, &op, "scf.for over a type other than index or i64");
+      Inst in;
+      in.fn = forOp;
+      in.op = &op;
+      in.a = use(loop.getLowerBound(), &op).offset;
+      in.b = use(loop.getUpperBound(), &op).offset;
+      in.c = use(loop.getStep(), &op).offset;
+      in.imm = loop.getUnsignedCmp() ? 1 : 0;
+      for (Value init : loop.getInitArgs())
+        in.ins.push_back(use(init, &op));
+      uint32_t body = newProgram();
+      Block &block = loop.getRegion().front();
+      SmallVector<Slot, 4> args;
+      for (BlockArgument arg : block.getArguments())
+        args.push_back(define(arg, &op));
+      k.programs[body].args = args;
+      compileBlock(block, body, depth + 1);
+      Program &p = k.programs[body];
+      for (size_t j = 0; j < p.yields.size(); ++j)
+        for (size_t i = 1; i < p.args.size(); ++i)
+          if (i != j + 1 && p.yields[j].offset == p.args[i].offset)
+            p.yieldsAlias = true;
+      in.region[0] = body;
+      for (Value result : loop.getResults())
+        in.outs.push_back(define(result, &op));
+      return emit(program, std::move(in));
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      Inst in;
+      in.fn = ifOp;
+      in.op = &op;
+      in.a = use(branch.getCondition(), &op).offset;
+      for (Value result : branch.getResults())
+        in.outs.push_back(define(result, &op));
+      uint32_t thenProgram = newProgram();
+      compileBlock(branch.getThenRegion().front(), thenProgram, depth + 1);
+      in.region[0] = thenProgram;
+      if (!branch.getElseRegion().empty()) {
+        uint32_t elseProgram = newProgram();
+        compileBlock(branch.getElseRegion().front(), elseProgram, depth + 1);
+        in.region[1] = elseProgram;
+      }
+      return emit(program, std::move(in));
+    }
+
+    failCompile(k.name, &op,
+                "unsupported op '" + op.getName().getStringRef().str() +
+                    "': the emulator does not know it");
+  }
+
+  void compileMma(NVVM::MmaOp mma, uint32_t program) {
+    Operation *op = mma;
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    auto typeA = mma.getMultiplicandAPtxType();
+    auto typeB = mma.getMultiplicandBPtxType();
+    bool supported =
+        shape.getM() == 16 && shape.getN() == 8 && shape.getK() == 16 &&
+        mma.getLayoutA() == NVVM::MMALayout::row &&
+        mma.getLayoutB() == NVVM::MMALayout::col && typeA && typeB &&
+        *typeA == *typeB &&
+        (*typeA == NVVM::MMATypes::f16 || *typeA == NVVM::MMATypes::bf16) &&
+        mma.getOperandA().size() == 4 && mma.getOperandB().size() == 2 &&
+        mma.getOperandC().size() == 4;
+    auto result = dyn_cast<LLVM::LLVMStructType>(mma.getRes().getType());
+    supported =
+        supported && result && result.getBody().size() == 4 &&
+        llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); });
+    for (Value c : mma.getOperandC())
+      supported = supported && c.getType().isF32();
+    Type regType = mma.getOperandA()[0].getType();
+    bool packed = regType.isInteger(32);
+    auto vector = dyn_cast<VectorType>(regType);
+    supported =
+        supported && (packed || (vector && vector.getNumElements() == 2 &&
+                                 vector.getElementTypeBitWidth() == 16));
+    for (Value v : llvm::concat<Value>(mma.getOperandA(), mma.getOperandB()))
+      supported = supported && v.getType() == regType;
+    if (!supported)
+      failCompile(k.name, op,
+                  "only nvvm.mma.sync m16n8k16 with f16 or bf16 A and B "
+                  "(row, col) and f32 accumulators is emulated");
+    Inst in;
+    in.fn = mmaOp;
+    in.op = op;
+    for (Value v : mma.getOperandA())
+      in.ins.push_back(use(v, op));
+    for (Value v : mma.getOperandB())
+      in.ins.push_back(use(v, op));
+    for (Value v : mma.getOperandC())
+      in.ins.push_back(use(v, op));
+    in.outs = {define(mma.getRes(), op)};
+    in.imm = *typeA == NVVM::MMATypes::bf16 ? 1 : 0;
+    in.imm2 = packed ? 1 : 0;
+    emit(program, std::move(in));
+  }
+
+  template <unsigned Bytes>
+  static Handler loadFor(bool shared) {
+    return shared ? loadOp<Bytes, true> : loadOp<Bytes, false>;
+  }
+  template <unsigned Bytes>
+  static Handler storeFor(bool shared) {
+    return shared ? storeOp<Bytes, true> : storeOp<Bytes, false>;
+  }
+  static Handler loadHandler(unsigned bytes, bool shared) {
+    switch (bytes) {
+    case 1:
+      return loadFor<1>(shared);
+    case 2:
+      return loadFor<2>(shared);
+    case 4:
+      return loadFor<4>(shared);
+    default:
+      return loadFor<8>(shared);
+    }
+  }
+  static Handler storeHandler(unsigned bytes, bool shared) {
+    switch (bytes) {
+    case 1:
+      return storeFor<1>(shared);
+    case 2:
+      return storeFor<2>(shared);
+    case 4:
+      return storeFor<4>(shared);
+    default:
+      return storeFor<8>(shared);
+    }
+  }
+  static Handler loadRankedHandler(unsigned bytes) {
+    switch (bytes) {
+    case 1:
+      return loadOpRanked<1>;
+    case 2:
+      return loadOpRanked<2>;
+    case 4:
+      return loadOpRanked<4>;
+    default:
+      return loadOpRanked<8>;
+    }
+  }
+  static Handler storeRankedHandler(unsigned bytes) {
+    switch (bytes) {
+    case 1:
+      return storeOpRanked<1>;
+    case 2:
+      return storeOpRanked<2>;
+    case 4:
+      return storeOpRanked<4>;
+    default:
+      return storeOpRanked<8>;
+    }
+  }
+
+  Kernel &k;
+  llvm::DenseMap<Value, Slot> slots;
+  llvm::DenseMap<Value, uint32_t> buffers;
+  uint32_t next = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+struct EmulatedModule {
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> module;
+  gpu::GPUModuleOp kernels;
+  std::map<std::string, std::unique_ptr<Kernel>> functions;
+  std::mutex mutex;
+};
+
+unsigned workerCount() {
+  if (const char *env = std::getenv("LINATTN_GPU_EMULATOR_THREADS"))
+    if (int n = std::atoi(env); n > 0)
+      return n;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// A worker's state for kernel `k` with `threads` threads per block.
+void setUpWorker(Exec &e, const Kernel &k, const int64_t block[3],
+                 const int64_t grid[3],
+                 const std::vector<RuntimeBuffer> &globals,
+                 const std::vector<std::pair<uint32_t, Word>> &scalars) {
+  e.kernel = &k;
+  e.threads = block[0] * block[1] * block[2];
+  e.regs.assign(size_t(k.words) * e.threads, 0);
+  for (auto [slot, bits] : k.constants)
+    std::fill_n(e.reg(slot), e.threads, bits);
+  for (auto [slot, bits] : scalars)
+    std::fill_n(e.reg(slot), e.threads, bits);
+  e.masks.assign(k.maxDepth + 2, std::vector<uint8_t>(e.threads, 0));
+  for (int d = 0; d < 3; ++d) {
+    e.blockDim[d] = block[d];
+    e.gridDim[d] = grid[d];
+    e.threadId[d].resize(e.threads);
+  }
+  for (uint32_t l = 0; l < e.threads; ++l) {
+    e.threadId[0][l] = l % block[0];
+    e.threadId[1][l] = (l / block[0]) % block[1];
+    e.threadId[2][l] = l / (block[0] * block[1]);
+  }
+  e.buffers = globals;
+  for (size_t i = 0; i < k.buffers.size(); ++i) {
+    const BufferInfo &info = k.buffers[i];
+    if (!info.shared)
+      continue;
+    e.sharedData.emplace_back(info.elements * info.elementBytes);
+    e.shadows.emplace_back(info.elements);
+    RuntimeBuffer &b = e.buffers[i];
+    b.shared = true;
+    b.index = info.index;
+    b.elementBytes = info.elementBytes;
+    b.base = e.sharedData.back().data();
+    b.shadow = e.shadows.back().data();
+    b.size = info.elements;
+    b.stride = 1;
+    b.sizes.assign(info.shape.begin(), info.shape.end());
+    b.strides.assign(info.shape.size(), 1);
+    for (int d = static_cast<int>(info.shape.size()) - 2; d >= 0; --d)
+      b.strides[d] = b.strides[d + 1] * info.shape[d + 1];
+  }
+}
+
+void runBlock(Exec &e, int64_t linear) {
+  e.blockLinear = linear;
+  e.blockId[0] = linear % e.gridDim[0];
+  e.blockId[1] = (linear / e.gridDim[0]) % e.gridDim[1];
+  e.blockId[2] = linear / (e.gridDim[0] * e.gridDim[1]);
+  // Epochs only grow: workgroup memory a previous block wrote reads as
+  // uninitialized.
+  e.blockEpoch = ++e.epoch;
+  e.depth = 0;
+  e.mask = e.masks[0].data();
+  std::fill_n(e.mask, e.threads, 1);
+  run(e, e.kernel->programs[0]);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The interface
+//===----------------------------------------------------------------------===//
+
+void *linattn::gpu_emulator::loadModule(const void *data, size_t size) {
+  auto m = std::make_unique<EmulatedModule>();
+  DialectRegistry registry;
+  registry.insert<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  NVVM::NVVMDialect, math::MathDialect, memref::MemRefDialect,
+                  scf::SCFDialect, vector::VectorDialect>();
+  m->context =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+  m->context->loadAllAvailableDialects();
+  std::string diagnostics;
+  {
+    ScopedDiagnosticHandler handler(m->context.get(), [&](Diagnostic &d) {
+      llvm::raw_string_ostream os(diagnostics);
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    ParserConfig config(m->context.get());
+    m->module = parseSourceString<ModuleOp>(
+        StringRef(static_cast<const char *>(data), size), config,
+        "linattn_kernels");
+  }
+  if (!m->module) {
+    std::fprintf(stderr,
+                 "linattn GPU emulator: error: the module given to "
+                 "mgpuModuleLoad is not MLIR text holding a gpu.module (was "
+                 "it compiled with linattn-lower-to-nvvm{emulate=true}?):\n%s",
+                 diagnostics.c_str());
+    abortProcess();
+  }
+  m->module->walk([&](gpu::GPUModuleOp kernels) {
+    if (!m->kernels)
+      m->kernels = kernels;
+  });
+  if (!m->kernels) {
+    std::fprintf(stderr, "linattn GPU emulator: error: the module given to "
+                         "mgpuModuleLoad holds no gpu.module\n");
+    abortProcess();
+  }
+  return m.release();
+}
+
+void linattn::gpu_emulator::unloadModule(void *module) {
+  delete static_cast<EmulatedModule *>(module);
+}
+
+void *linattn::gpu_emulator::getFunction(void *module, const char *name) {
+  auto *m = static_cast<EmulatedModule *>(module);
+  std::lock_guard<std::mutex> lock(m->mutex);
+  auto it = m->functions.find(name);
+  if (it != m->functions.end())
+    return it->second.get();
+  auto func = m->kernels.lookupSymbol<gpu::GPUFuncOp>(name);
+  if (!func || !func.isKernel()) {
+    std::fprintf(stderr,
+                 "linattn GPU emulator: error: no kernel @%s in gpu.module "
+                 "@%s\n",
+                 name, m->kernels.getName().str().c_str());
+    abortProcess();
+  }
+  auto kernel = std::make_unique<Kernel>();
+  kernel->name = name;
+  kernel->func = func;
+  Compiler(*kernel).compile();
+  Kernel *result = kernel.get();
+  m->functions[name] = std::move(kernel);
+  return result;
+}
+
+const char *linattn::gpu_emulator::functionName(void *function) {
+  return static_cast<Kernel *>(function)->name.c_str();
+}
+
+void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
+                                   const int64_t block[3], void **params,
+                                   size_t paramCount,
+                                   const DeviceRangeCheck &isDeviceRange) {
+  const Kernel &k = *static_cast<Kernel *>(function);
+  int64_t threads = block[0] * block[1] * block[2];
+  if (block[0] <= 0 || block[1] <= 0 || block[2] <= 0 || threads > 1024)
+    failLaunch(k, "block of " + std::to_string(block[0]) + "x" +
+                      std::to_string(block[1]) + "x" +
+                      std::to_string(block[2]) +
+                      " threads (a block has 1 to 1024)");
+  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0 || grid[1] > 65535 ||
+      grid[2] > 65535 || grid[0] > 2147483647)
+    failLaunch(k, "grid of " + std::to_string(grid[0]) + "x" +
+                      std::to_string(grid[1]) + "x" + std::to_string(grid[2]) +
+                      " blocks exceeds the CUDA limits");
+  if (paramCount != k.params)
+    failLaunch(k, "the launch passes " + std::to_string(paramCount) +
+                      " parameters, the kernel takes " +
+                      std::to_string(k.params) +
+                      " (five per rank-1 memref, one per scalar)");
+
+  // The arguments.
+  std::vector<RuntimeBuffer> globals(k.buffers.size());
+  std::vector<std::unique_ptr<GlobalShadow[]>> shadows;
+  std::vector<std::pair<uint32_t, Word>> scalars;
+  size_t p = 0;
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const ArgInfo &arg = k.args[i];
+    if (arg.buffer == kNone) {
+      Word bits = 0;
+      std::memcpy(&bits, params[p++], arg.bytes);
+      scalars.push_back({arg.slot, bits});
+      continue;
+    }
+    const BufferInfo &info = k.buffers[arg.buffer];
+    RuntimeBuffer &b = globals[arg.buffer];
+    char *aligned = *static_cast<char **>(params[p + 1]);
+    int64_t offset = *static_cast<int64_t *>(params[p + 2]);
+    b.sizes.resize(info.rank);
+    b.strides.resize(info.rank);
+    for (unsigned d = 0; d < info.rank; ++d) {
+      b.sizes[d] = *static_cast<int64_t *>(params[p + 3 + d]);
+      b.strides[d] = *static_cast<int64_t *>(params[p + 3 + info.rank + d]);
+    }
+    p += 3 + 2 * info.rank;
+    b.base = aligned + offset * info.elementBytes;
+    b.elementBytes = info.elementBytes;
+    b.index = i;
+    b.size = info.rank == 1 ? b.sizes[0] : 0;
+    b.stride = info.rank == 1 ? b.strides[0] : 1;
+    // The extent the descriptor allows must be device memory.
+    int64_t last = 0;
+    bool empty = false;
+    for (unsigned d = 0; d < info.rank; ++d) {
+      if (b.sizes[d] <= 0)
+        empty = true;
+      else
+        last += (b.sizes[d] - 1) * b.strides[d];
+    }
+    if (!empty && !isDeviceRange(b.base, static_cast<uint64_t>(last + 1) *
+                                             info.elementBytes))
+      failLaunch(k, "kernel argument #" + std::to_string(i) +
+                        " is not (all) in device memory: a host buffer, or a "
+                        "descriptor larger than its allocation");
+    if (info.stored && !empty) {
+      shadows.emplace_back(new GlobalShadow[last + 1]);
+      b.globalShadow = shadows.back().get();
+    }
+  }
+
+  int64_t blocks = grid[0] * grid[1] * grid[2];
+  unsigned workers =
+      static_cast<unsigned>(std::min<int64_t>(workerCount(), blocks));
+  std::atomic<int64_t> nextBlock{0};
+  auto work = [&]() {
+    Exec e;
+    setUpWorker(e, k, block, grid, globals, scalars);
+    for (int64_t b = nextBlock++; b < blocks; b = nextBlock++)
+      runBlock(e, b);
+  };
+  if (workers <= 1) {
+    work();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < workers; ++w)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+}
+
+void linattn::gpu_emulator::fatalError(const std::string &message) {
+  std::lock_guard<std::mutex> lock(errorMutex());
+  std::fprintf(stderr, "linattn GPU emulator: error: %s\n", message.c_str());
+  abortProcess();
+}
+
+std::string linattn::gpu_emulator::deviceName() {
+  return "emulated GPU (MLIR kernel interpreter on the host CPU, " +
+         std::to_string(workerCount()) + " threads)";
+}

@@ -1,0 +1,44 @@
+// RUN: linattn-opt %s --linattn-gpu-embed-kernel-ir | FileCheck %s
+// RUN: linattn-opt %s --linattn-gpu-embed-kernel-ir=chip=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: linattn-opt %s --linattn-gpu-embed-kernel-ir | %linattn_python %S/../../Pipelines/Inputs/gpu_binary.py --text | linattn-opt | FileCheck %s --check-prefix=TEXT
+
+// The gpu.module becomes a gpu.binary of the same name whose object is the
+// module's MLIR text, with locations; the host code and its launches are
+// left alone. The text parses back to the kernels.
+
+module attributes {gpu.container_module} {
+  gpu.module @linattn_kernels {
+    gpu.func @scale(%in: memref<?xf32>, %out: memref<?xf32>, %n: index)
+        workgroup(%tile: memref<32xf32, #gpu.address_space<workgroup>>)
+        kernel {
+      %tid = gpu.thread_id x
+      %inside = arith.cmpi ult, %tid, %n : index
+      scf.if %inside {
+        %x = memref.load %in[%tid] : memref<?xf32>
+        %y = arith.addf %x, %x : f32
+        memref.store %y, %out[%tid] : memref<?xf32>
+      }
+      gpu.return
+    }
+  }
+  func.func @host(%in: memref<?xf32>, %out: memref<?xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @linattn_kernels::@scale blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%in : memref<?xf32>, %out : memref<?xf32>, %n : index)
+    return
+  }
+}
+
+// CHECK-NOT: gpu.module
+// CHECK: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 0, chip = "sm_90">, bin = "{{.*}}gpu.module @linattn_kernels {{.*}}gpu.func @scale({{.*}}loc(
+// CHECK-NOT: gpu.module
+// CHECK-LABEL: func.func @host
+// CHECK: gpu.launch_func @linattn_kernels::@scale
+
+// SM80: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 0, chip = "sm_80">, bin =
+
+// TEXT: gpu.module @linattn_kernels {
+// TEXT-NEXT: gpu.func @scale(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel {
+// TEXT: scf.if
+// TEXT: arith.addf
+// TEXT: gpu.return
