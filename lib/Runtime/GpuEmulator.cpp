@@ -19,9 +19,9 @@
 // Floats behave as IEEE types of their width: f32 in float, f64 in double,
 // f16 and bf16 stored as their bits and rounded to nearest even; a
 // contractible mulf feeding only a contractible addf becomes one fused
-// multiply-add, as NVPTX emits it. nvvm.mma.sync gathers the fragments of
-// the warp's 32 lanes in the PTX m16n8k16 layouts and accumulates the exact
-// products in f32.
+// multiply-add, as NVPTX emits it. nvvm.mma.sync (m16n8k16 f16/bf16, m16n8k8
+// tf32) gathers the fragments of the warp's 32 lanes in the PTX layouts and
+// accumulates the exact products in f32.
 //
 // What a GPU would do wrong or leave undefined aborts the process with the
 // kernel, the op, its location and the thread: loads and stores out of the
@@ -1285,6 +1285,72 @@ void mmaOp(Exec &e, const Inst &in) {
   }
 }
 
+/// tf32 bits of an f32 word: the low 13 mantissa bits dropped (what the
+/// tensor cores read of a tf32 operand).
+static float tf32Value(Word bits) {
+  return bitsToF32(static_cast<uint32_t>(bits) & 0xffffe000u);
+}
+
+/// nvvm.mma.sync m16n8k8 with tf32 A and B (i32 registers holding f32 bits,
+/// row and col layouts) and f32 accumulators. ins: A0..A3, B0..B1, C0..C3;
+/// outs: the 4-word struct.
+void mmaTF32Op(Exec &e, const Inst &in) {
+  uint32_t warps = (e.threads + 31) / 32;
+  for (uint32_t wp = 0; wp < warps; ++wp) {
+    uint32_t base = wp * 32;
+    bool any = false;
+    for (uint32_t i = 0; i < 32 && base + i < e.threads; ++i)
+      any |= e.mask[base + i] != 0;
+    if (!any)
+      continue;
+    for (uint32_t i = 0; i < 32; ++i)
+      if (base + i >= e.threads || !e.mask[base + i])
+        fail(e, in, base + i < e.threads ? base + i : -1,
+             "nvvm.mma.sync executed without all 32 lanes of warp " +
+                 std::to_string(wp) + " (lane " + std::to_string(i) +
+                 " inactive)");
+    float A[16][8], B[8][8], C[16][8];
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      // A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4).
+      for (unsigned reg = 0; reg < 4; ++reg)
+        A[g + (reg % 2) * 8][t + (reg / 2) * 4] =
+            tf32Value(e.reg(in.ins[reg].offset)[l]);
+      // B: b0 (k = t, n = g), b1 (k = t+4).
+      for (unsigned reg = 0; reg < 2; ++reg)
+        B[t + reg * 4][g] = tf32Value(e.reg(in.ins[4 + reg].offset)[l]);
+      for (unsigned j = 0; j < 4; ++j)
+        C[g + (j / 2) * 8][2 * t + j % 2] =
+            bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
+    }
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      for (unsigned j = 0; j < 4; ++j) {
+        unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
+        // The products of 11-bit significands are exact in f32.
+        float acc = C[row][col];
+        for (unsigned k = 0; k < 8; ++k)
+          acc = std::fma(A[row][k], B[k][col], acc);
+        e.reg(in.outs[0].offset + j)[l] = f32ToBits(acc);
+      }
+    }
+  }
+}
+
+/// nvvm.convert.float.to.tf32 with rounding to nearest, ties away from zero
+/// (cvt.rna.tf32.f32): the f32 bits rounded at mantissa bit 13, as an i32.
+void convertToTF32Op(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  forActive(e, [&](uint32_t l) {
+    uint32_t bits = static_cast<uint32_t>(a[l]);
+    bool finite = (bits & 0x7f800000u) != 0x7f800000u;
+    if (finite)
+      bits = (bits + 0x1000u) & 0xffffe000u;
+    r[l] = bits;
+  });
+}
+
 //===--- Vectors and structs ---------------------------------------------===//
 
 /// Copies ins[i] (one word each) to word i of the result.
@@ -2198,6 +2264,14 @@ private:
     }
     if (auto mma = dyn_cast<NVVM::MmaOp>(op))
       return compileMma(mma, program);
+    if (auto cvt = dyn_cast<NVVM::ConvertFloatToTF32Op>(op)) {
+      if (cvt.getRnd() != NVVM::FPRoundingMode::RNA ||
+          cvt.getSat() != NVVM::SaturationMode::NONE || cvt.getRelu())
+        failCompile(k.name, &op,
+                    "only nvvm.convert.float.to.tf32 with rna rounding, no "
+                    "saturation and no relu is emulated");
+      return emit(program, scalarInst(op, convertToTF32Op));
+    }
 
     // Structured control flow.
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -2258,6 +2332,9 @@ private:
     NVVM::MMAShapeAttr shape = mma.getShape();
     auto typeA = mma.getMultiplicandAPtxType();
     auto typeB = mma.getMultiplicandBPtxType();
+    if (typeA && typeB && *typeA == NVVM::MMATypes::tf32 &&
+        *typeB == NVVM::MMATypes::tf32)
+      return compileMmaTF32(mma, program);
     bool supported =
         shape.getM() == 16 && shape.getN() == 8 && shape.getK() == 16 &&
         mma.getLayoutA() == NVVM::MMALayout::row &&
@@ -2296,6 +2373,36 @@ private:
     in.outs = {define(mma.getRes(), op)};
     in.imm = *typeA == NVVM::MMATypes::bf16 ? 1 : 0;
     in.imm2 = packed ? 1 : 0;
+    emit(program, std::move(in));
+  }
+
+  void compileMmaTF32(NVVM::MmaOp mma, uint32_t program) {
+    Operation *op = mma;
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    auto result = dyn_cast<LLVM::LLVMStructType>(mma.getRes().getType());
+    bool supported =
+        shape.getM() == 16 && shape.getN() == 8 && shape.getK() == 8 &&
+        mma.getLayoutA() == NVVM::MMALayout::row &&
+        mma.getLayoutB() == NVVM::MMALayout::col &&
+        mma.getOperandA().size() == 4 && mma.getOperandB().size() == 2 &&
+        mma.getOperandC().size() == 4 && result &&
+        result.getBody().size() == 4 &&
+        llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); });
+    for (Value v : llvm::concat<Value>(mma.getOperandA(), mma.getOperandB()))
+      supported = supported && v.getType().isInteger(32);
+    for (Value c : mma.getOperandC())
+      supported = supported && c.getType().isF32();
+    if (!supported)
+      failCompile(k.name, op,
+                  "only nvvm.mma.sync m16n8k8 with tf32 A and B in i32 "
+                  "registers (row, col) and f32 accumulators is emulated");
+    Inst in;
+    in.fn = mmaTF32Op;
+    in.op = op;
+    for (Value v : llvm::concat<Value>(mma.getOperandA(), mma.getOperandB(),
+                                       mma.getOperandC()))
+      in.ins.push_back(use(v, op));
+    in.outs = {define(mma.getRes(), op)};
     emit(program, std::move(in));
   }
 
