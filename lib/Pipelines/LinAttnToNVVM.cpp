@@ -63,10 +63,19 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   addLinalgStage(pm, /*fuseElementwise=*/true);
 
   // Bufferize as the CPU pipeline does, then give every kernel launch its
-  // device buffers and copies, on one stream per function.
-  addBufferizeStage(pm);
-  pm.addPass(createLinAttnGPUStageBuffersPass());
-  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // device buffers and copies, on one stream per function; or, with
+  // device-buffers, launch on the caller's buffers and stream (no
+  // deallocation pipeline: only stream-ordered temporaries are freed).
+  if (options.deviceBuffers) {
+    addBufferizeStage(pm, /*deallocate=*/false);
+    LinAttnGPUStageBuffersPassOptions stage;
+    stage.deviceBuffers = true;
+    pm.addPass(createLinAttnGPUStageBuffersPass(stage));
+  } else {
+    addBufferizeStage(pm);
+    pm.addPass(createLinAttnGPUStageBuffersPass());
+    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  }
 
   // Emulation: the kernels, still structured (scf), cleaned up as the
   // compiled path cleans them, embedded as MLIR text; the host side is

@@ -41,13 +41,14 @@ void mlir::linattn::addLinalgStage(OpPassManager &pm, bool fuseElementwise) {
     pm.addPass(createLinalgElementwiseOpFusionPass());
 }
 
-void mlir::linattn::addBufferizeStage(OpPassManager &pm) {
+void mlir::linattn::addBufferizeStage(OpPassManager &pm, bool deallocate) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::buildBufferDeallocationPipeline(pm);
+  if (deallocate)
+    bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 

@@ -29,8 +29,9 @@ void addLinalgStage(OpPassManager &pm, bool fuseElementwise);
 
 /// Tensors -> buffers: One-Shot Bufferize across function boundaries with
 /// identity layouts (callers pass plain dense descriptors), the buffer
-/// deallocation pipeline, bufferization ops -> memref.
-void addBufferizeStage(OpPassManager &pm);
+/// deallocation pipeline (unless `deallocate` is false), bufferization ops ->
+/// memref.
+void addBufferizeStage(OpPassManager &pm, bool deallocate = true);
 
 /// Structured control flow -> branches: C wrappers (when `cInterface`),
 /// affine and scf lowered, cleaned up.

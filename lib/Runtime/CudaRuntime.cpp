@@ -66,8 +66,10 @@ namespace {
   X(cuEventRecord)                                                             \
   X(cuEventElapsedTime)                                                        \
   X(cuMemAlloc)                                                                \
+  X(cuMemAllocAsync)                                                           \
   X(cuMemAllocManaged)                                                         \
   X(cuMemFree)                                                                 \
+  X(cuMemFreeAsync)                                                            \
   X(cuMemcpyAsync)                                                             \
   X(cuMemsetD32Async)                                                          \
   X(cuMemsetD16Async)                                                          \
@@ -308,7 +310,12 @@ LINATTN_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
 // Memory
 //===----------------------------------------------------------------------===//
 
-LINATTN_EXPORT void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/,
+// With a stream, allocations and frees are stream-ordered (the device's
+// default memory pool): they neither synchronize nor are illegal while the
+// stream is captured into a CUDA graph, where they become memory nodes.
+// Without one (and for host-shared memory) they are the synchronous calls.
+
+LINATTN_EXPORT void *mgpuMemAlloc(uint64_t bytes, CUstream stream,
                                   bool isHostShared) {
   CUdeviceptr pointer = 0;
   if (bytes == 0 || !ready())
@@ -316,13 +323,20 @@ LINATTN_EXPORT void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/,
   if (isHostShared)
     check(driver.cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL),
           "cuMemAllocManaged");
+  else if (stream)
+    check(driver.cuMemAllocAsync(&pointer, bytes, stream), "cuMemAllocAsync");
   else
     check(driver.cuMemAlloc(&pointer, bytes), "cuMemAlloc");
   return reinterpret_cast<void *>(pointer);
 }
 
-LINATTN_EXPORT void mgpuMemFree(void *pointer, CUstream /*stream*/) {
-  if (pointer && ready())
+LINATTN_EXPORT void mgpuMemFree(void *pointer, CUstream stream) {
+  if (!pointer || !ready())
+    return;
+  if (stream)
+    check(driver.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), stream),
+          "cuMemFreeAsync");
+  else
     check(driver.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
           "cuMemFree");
 }

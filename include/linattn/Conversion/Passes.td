@@ -258,9 +258,35 @@ def LinAttnGPUStageBuffersPass
     functions keep the host calling convention of `linattn-lower-to-cpu`.
     Synchronous GPU ops are made asynchronous on one stream by
     `gpu-async-region` afterwards.
+
+    With `device-buffers`, every public function takes device buffers
+    instead: its memref arguments are device memory, its results become
+    out-params (appended, caller-allocated device buffers the kernels write
+    directly), and a trailing `!llvm.ptr` argument is the CUDA stream every
+    kernel is launched on (`gpu.launch_func async` on a token chain that
+    starts at the stream). Buffers between kernels are stream-ordered
+    `gpu.alloc`/`gpu.dealloc` on that stream. Nothing is copied and nothing
+    synchronizes, so a call can be captured in a CUDA graph; anything that
+    would run on the host on device memory is an error.
+
+    ```mlir
+    func.func @step(%q: memref<8x16xf32>, ..., %o: memref<8x24xf32>,
+                    %stream: !llvm.ptr) {
+      %t = builtin.unrealized_conversion_cast %stream
+             : !llvm.ptr to !gpu.async.token
+      %t1 = gpu.launch_func async [%t] @linattn_kernels::@linattn_step_0 ...
+      return
+    }
+    ```
   }];
+  let options = [
+    Option<"deviceBuffers", "device-buffers", "bool", /*default=*/"false",
+           "Functions take device buffers, results as out-params and a "
+           "trailing stream argument (no host copies, no synchronization)">,
+  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
   ];
 }

@@ -184,16 +184,26 @@ struct LinAttnLowerToNVVMOptions
                      "(liblinattn_gpu_emulator.so) instead of compiling them "
                      "through NVVM; needs no CUDA toolkit"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> deviceBuffers{
+      *this, "device-buffers",
+      llvm::cl::desc("Functions take the caller's device buffers, write their "
+                     "results into out-params and launch on a trailing "
+                     "stream argument: no host copies, allocations or "
+                     "synchronization, so a call can be captured in a CUDA "
+                     "graph (host computation is an error)"),
+      llvm::cl::init(false)};
 };
 
 /// Builds the pipeline from linattn on tensors to host code in the LLVM
 /// dialect that launches NVIDIA GPU kernels: the rewrites of the CPU
 /// pipeline (reassociation forced), `convert-linattn-to-gpu`, the CPU
 /// pipeline's bufferization, `linattn-gpu-stage-buffers` and
-/// `gpu-async-region`, the kernels through NVVM, the host through
-/// `gpu-to-llvm`, and `gpu-module-to-binary`. With `emulate`, the kernels
-/// are embedded as MLIR text by `linattn-gpu-embed-kernel-ir` right after
-/// the buffer staging instead (no NVVM, no binary).
+/// `gpu-async-region` (with `deviceBuffers`: no deallocation pipeline,
+/// `linattn-gpu-stage-buffers{device-buffers}`), the kernels through NVVM,
+/// the host through `gpu-to-llvm`, and `gpu-module-to-binary`. With
+/// `emulate`, the kernels are embedded as MLIR text by
+/// `linattn-gpu-embed-kernel-ir` right after the buffer staging instead (no
+/// NVVM, no binary).
 void buildLinAttnLowerToNVVMPipeline(OpPassManager &pm,
                                      const LinAttnLowerToNVVMOptions &options);
 

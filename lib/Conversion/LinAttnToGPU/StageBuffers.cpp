@@ -5,15 +5,21 @@
 //===----------------------------------------------------------------------===//
 //
 // After bufferization, turns the launch stubs convert-linattn-to-gpu leaves on
-// the host into device buffers, copies and `gpu.launch_func`.
+// the host into `gpu.launch_func`: either with device buffers and copies
+// around each launch (host buffers in and out, the CPU pipeline's calling
+// convention), or, with device-buffers, on the caller's device buffers and
+// stream (results as out-params, no copies, nothing that synchronizes: a call
+// can be captured in a CUDA graph).
 //
 //===----------------------------------------------------------------------===//
 
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/Conversion/Passes.h"
 
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -26,6 +32,39 @@ namespace mlir::linattn {
 
 using namespace mlir;
 using namespace mlir::linattn;
+
+/// Erases the launch stubs once no call is left.
+static LogicalResult eraseLaunchStubs(ModuleOp module, RewriterBase &rewriter) {
+  SmallVector<func::FuncOp> stubs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(kKernelAttrName))
+      stubs.push_back(func);
+  for (func::FuncOp stub : stubs) {
+    if (!SymbolTable::symbolKnownUseEmpty(stub, module))
+      return stub.emitError("GPU launch stub still in use");
+    rewriter.eraseOp(stub);
+  }
+  return success();
+}
+
+/// The kernel, grid and block of a call to a launch stub.
+struct StubLaunch {
+  SymbolRefAttr kernel;
+  gpu::KernelDim3 grid, block;
+  ValueRange args;
+};
+
+static FailureOr<StubLaunch> getStubLaunch(func::CallOp call,
+                                           func::FuncOp callee) {
+  auto kernelRef = callee->getAttrOfType<SymbolRefAttr>(kKernelAttrName);
+  if (!kernelRef || call.getNumOperands() < 6)
+    return call.emitError("malformed GPU launch stub @") << callee.getName();
+  ValueRange operands = call.getOperands();
+  return StubLaunch{kernelRef,
+                    {operands[0], operands[1], operands[2]},
+                    {operands[3], operands[4], operands[5]},
+                    operands.drop_front(6)};
+}
 
 LogicalResult mlir::linattn::stageLinAttnGPUBuffers(ModuleOp module) {
   SmallVector<func::CallOp> calls;
@@ -82,16 +121,246 @@ LogicalResult mlir::linattn::stageLinAttnGPUBuffers(ModuleOp module) {
       gpu::DeallocOp::create(rewriter, loc, Type(), ValueRange{}, buffer);
     rewriter.eraseOp(call);
   }
-  SmallVector<func::FuncOp> stubs;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func->hasAttr(kKernelAttrName))
-      stubs.push_back(func);
-  for (func::FuncOp stub : stubs) {
-    if (!SymbolTable::symbolKnownUseEmpty(stub, module))
-      return stub.emitError("GPU launch stub still in use");
-    rewriter.eraseOp(stub);
+  return eraseLaunchStubs(module, rewriter);
+}
+
+//===----------------------------------------------------------------------===//
+// Device buffers: the caller's device memory and stream
+//===----------------------------------------------------------------------===//
+
+/// The argument attribute buffer-results-to-out-params puts on out-params.
+static constexpr llvm::StringLiteral kResultArgAttrName = "bufferize.result";
+
+namespace {
+/// Rewrites the public functions of a module to the device-buffer calling
+/// convention (see stageLinAttnGPUDeviceBuffers).
+class DeviceBufferStager {
+public:
+  DeviceBufferStager(ModuleOp module)
+      : module(module), symbols(module), rewriter(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  func::FuncOp stubOf(func::CallOp call) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    return callee && callee->hasAttr(kKernelAttrName) ? callee : nullptr;
   }
+  bool usedOnlyByLaunches(Value buffer, Operation *except);
+  void forwardOutParams(func::FuncOp func);
+  LogicalResult launchOnStream(func::FuncOp func);
+  LogicalResult checkNoHostCompute(func::FuncOp func);
+
+  ModuleOp module;
+  SymbolTable symbols;
+  IRRewriter rewriter;
+};
+} // namespace
+
+/// Whether every use of `buffer`, through casts and reshapes, is an operand of
+/// a kernel launch (or `except`, or a size query): a buffer the host never
+/// touches.
+bool DeviceBufferStager::usedOnlyByLaunches(Value buffer, Operation *except) {
+  SmallVector<Value> worklist{buffer};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (user == except || isa<memref::DimOp>(user))
+        continue;
+      if (isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(
+              user)) {
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
+      auto call = dyn_cast<func::CallOp>(user);
+      if (!call || !stubOf(call))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// buffer-results-to-out-params copied each returned buffer into its
+/// out-param. When that buffer is only written (and read) by kernels, the
+/// kernels get the out-param itself: no copy, no buffer.
+void DeviceBufferStager::forwardOutParams(func::FuncOp func) {
+  SmallVector<memref::CopyOp> copies;
+  func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+  for (memref::CopyOp copy : copies) {
+    auto out = dyn_cast<BlockArgument>(copy.getTarget());
+    if (!out || out.getOwner() != &func.front() ||
+        !func.getArgAttr(out.getArgNumber(), kResultArgAttrName))
+      continue;
+    Value source = copy.getSource();
+    while (auto cast = source.getDefiningOp<memref::CastOp>())
+      source = cast.getSource();
+    auto alloc = source.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !usedOnlyByLaunches(alloc, copy))
+      continue;
+    Value replacement = out;
+    if (out.getType() != alloc.getType()) {
+      if (!memref::CastOp::areCastCompatible(out.getType(), alloc.getType()))
+        continue;
+      rewriter.setInsertionPoint(alloc);
+      replacement = memref::CastOp::create(rewriter, alloc.getLoc(),
+                                           alloc.getType(), out);
+    }
+    rewriter.eraseOp(copy);
+    rewriter.replaceOp(alloc, replacement);
+  }
+}
+
+/// Appends the stream argument; every launch becomes asynchronous on the
+/// token chain that starts at it, every buffer between kernels a
+/// stream-ordered allocation freed at the end of the function.
+LogicalResult DeviceBufferStager::launchOnStream(func::FuncOp func) {
+  MLIRContext *context = module.getContext();
+  Location loc = func.getLoc();
+  auto streamType = LLVM::LLVMPointerType::get(context);
+  if (failed(func.insertArgument(func.getNumArguments(), streamType,
+                                 DictionaryAttr::get(context), loc)))
+    return func.emitError("cannot add the stream argument");
+  Block &body = func.front();
+  Value stream = body.getArguments().back();
+
+  // gpu-to-llvm lowers an async token to the stream it is ordered on (and
+  // takes a launch's stream from its dependency, not from an async object),
+  // so the chain starts at the caller's stream.
+  auto tokenType = gpu::AsyncTokenType::get(context);
+  rewriter.setInsertionPointToStart(&body);
+  Value token =
+      UnrealizedConversionCastOp::create(rewriter, loc, tokenType, stream)
+          .getResult(0);
+
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  SmallVector<Value> temporaries;
+  for (Operation *op : ops) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      if (!usedOnlyByLaunches(alloc, nullptr))
+        continue;
+      rewriter.setInsertionPoint(alloc);
+      auto deviceAlloc = gpu::AllocOp::create(
+          rewriter, alloc.getLoc(), alloc.getType(), tokenType,
+          ValueRange{token}, alloc.getDynamicSizes(), ValueRange{});
+      token = deviceAlloc.getAsyncToken();
+      temporaries.push_back(deviceAlloc.getMemref());
+      rewriter.replaceOp(alloc, deviceAlloc.getMemref());
+      continue;
+    }
+    auto call = dyn_cast<func::CallOp>(op);
+    func::FuncOp stub = call ? stubOf(call) : nullptr;
+    if (!stub)
+      continue;
+    FailureOr<StubLaunch> launch = getStubLaunch(call, stub);
+    if (failed(launch))
+      return failure();
+    rewriter.setInsertionPoint(call);
+    token = gpu::LaunchFuncOp::create(rewriter, call.getLoc(), launch->kernel,
+                                      launch->grid, launch->block,
+                                      /*dynamicSharedMemorySize=*/Value(),
+                                      launch->args, tokenType,
+                                      ValueRange{token})
+                .getAsyncToken();
+    rewriter.eraseOp(call);
+  }
+  rewriter.setInsertionPoint(body.getTerminator());
+  for (Value buffer : temporaries)
+    token = gpu::DeallocOp::create(rewriter, loc, tokenType, ValueRange{token},
+                                   buffer)
+                .getAsyncToken();
   return success();
+}
+
+/// Anything left that touches a buffer's elements would run on the host on
+/// device memory.
+LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
+  bool bad = false;
+  func.walk([&](Operation *op) {
+    if (op == func.getOperation() ||
+        isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::DeallocOp, func::ReturnOp,
+            UnrealizedConversionCastOp, memref::CastOp,
+            memref::CollapseShapeOp, memref::ExpandShapeOp, memref::DimOp,
+            memref::ExtractStridedMetadataOp>(op))
+      return;
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      if (stubOf(call))
+        op->emitError("device-buffers: a GPU kernel launch inside host "
+                      "control flow is not supported");
+      else
+        op->emitError("device-buffers: @")
+            << func.getName() << " calls @" << call.getCallee()
+            << ", which would run on the host";
+      bad = true;
+      return;
+    }
+    auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
+    if (llvm::none_of(op->getOperandTypes(), isBuffer) &&
+        llvm::none_of(op->getResultTypes(), isBuffer))
+      return;
+    if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      auto out = dyn_cast<BlockArgument>(copy.getTarget());
+      if (out && out.getOwner() == &func.front() &&
+          func.getArgAttr(out.getArgNumber(), kResultArgAttrName)) {
+        copy.emitError("device-buffers: a result of @")
+            << func.getName()
+            << " is not the output of a GPU kernel (it would be copied into "
+               "its out-param on the host)";
+        bad = true;
+        return;
+      }
+    }
+    op->emitError("device-buffers: '")
+        << op->getName()
+        << "' would run on the host on device memory (every computation "
+           "must be a GPU kernel: no host fallback, copies or constants)";
+    bad = true;
+  });
+  return failure(bad);
+}
+
+LogicalResult DeviceBufferStager::run() {
+  SmallVector<func::FuncOp> entries;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isDeclaration() ||
+        func->hasAttr(kKernelAttrName))
+      continue;
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+      if (!isa<MemRefType>(type))
+        return func.emitError("device-buffers: result #")
+               << i << " of @" << func.getName()
+               << " is not a tensor: results are returned in device buffers";
+    entries.push_back(func);
+  }
+
+  bufferization::BufferResultsToOutParamsOpts outParams;
+  outParams.addResultAttribute = true;
+  outParams.modifyPublicFunctions = true;
+  outParams.filterFn = [&](func::FuncOp *func) {
+    return llvm::is_contained(entries, *func);
+  };
+  if (failed(bufferization::promoteBufferResultsToOutParams(module, outParams)))
+    return failure();
+
+  bool bad = false;
+  for (func::FuncOp func : entries) {
+    forwardOutParams(func);
+    if (failed(launchOnStream(func)) || failed(checkNoHostCompute(func))) {
+      bad = true;
+      continue;
+    }
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      func.removeArgAttr(i, kResultArgAttrName);
+  }
+  if (bad)
+    return failure();
+  module->setAttr(kDeviceBuffersAttrName, UnitAttr::get(module.getContext()));
+  return eraseLaunchStubs(module, rewriter);
+}
+
+LogicalResult mlir::linattn::stageLinAttnGPUDeviceBuffers(ModuleOp module) {
+  return DeviceBufferStager(module).run();
 }
 
 //===----------------------------------------------------------------------===//
@@ -104,7 +373,8 @@ struct LinAttnGPUStageBuffersPass
           LinAttnGPUStageBuffersPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(stageLinAttnGPUBuffers(getOperation())))
+    if (failed(deviceBuffers ? stageLinAttnGPUDeviceBuffers(getOperation())
+                             : stageLinAttnGPUBuffers(getOperation())))
       signalPassFailure();
   }
 };

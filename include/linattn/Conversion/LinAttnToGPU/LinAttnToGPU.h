@@ -22,6 +22,11 @@ namespace linattn {
 inline constexpr llvm::StringLiteral kKernelAttrName = "linattn.gpu_kernel";
 inline constexpr llvm::StringLiteral kOutputsAttrName = "linattn.gpu_outputs";
 
+/// On a module whose public functions take device buffers and a stream
+/// (`linattn-gpu-stage-buffers{device-buffers}`).
+inline constexpr llvm::StringLiteral kDeviceBuffersAttrName =
+    "linattn.device_buffers";
+
 /// How `convertLinAttnToGPUKernels` shapes its kernels.
 struct LinAttnToGPUKernelOptions {
   /// Threads per block (value columns per block) of the scan kernel.
@@ -72,6 +77,17 @@ LogicalResult convertLinAttnToGPUKernels(ModuleOp module,
 /// the device, the `gpu.launch_func`, `gpu.memcpy` of its outputs back and
 /// `gpu.dealloc`; erases the stubs.
 LogicalResult stageLinAttnGPUBuffers(ModuleOp module);
+
+/// The device-buffer calling convention: in every public function of
+/// `module`, memref arguments are device buffers, memref results become
+/// out-params appended to the arguments (the kernel that produces a result
+/// writes the out-param directly) and a trailing `!llvm.ptr` argument is the
+/// stream: every launch stub call becomes a `gpu.launch_func async` on a
+/// token chain that starts at the stream, and buffers between kernels
+/// stream-ordered `gpu.alloc`/`gpu.dealloc`. Fails, with an error at the
+/// op, when a function would compute on the host (host-fallback ops,
+/// copies, constants, calls); erases the stubs.
+LogicalResult stageLinAttnGPUDeviceBuffers(ModuleOp module);
 
 } // namespace linattn
 } // namespace mlir
