@@ -16,11 +16,17 @@
 //   --link-flags=<f>    writes the linker flags the object needs (runtime
 //                       libraries, as a response file: `cc main.c x.o @f`).
 // Runtime libraries are found from the calls the code makes: MLIR's C runner
-// utilities (memrefCopy), the OpenMP runtime (__kmpc_*, --openmp=auto|on|off)
-// and MLIR's async runtime.
+// utilities (memrefCopy), the OpenMP runtime (__kmpc_*, --openmp=auto|on|off),
+// MLIR's async runtime and linattn's GPU runtime (mgpu*, --gpu-runtime).
+//
+// --target=cuda lowers with `linattn-lower-to-nvvm{device-buffers=true}`
+// instead: the entry points take device buffers, results as out-params and
+// a CUDA stream (docs/UsingLinAttn.md), and the kernels are embedded in the
+// object.
 //
 //===----------------------------------------------------------------------===//
 
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -76,11 +82,27 @@ static cl::opt<std::string> outputFilename("o",
                                                     "assembly or LLVM IR)"),
                                            cl::value_desc("file"),
                                            cl::init(""));
+enum class Target { CPU, CUDA };
+static cl::opt<Target> target(
+    "target", cl::desc("What the compiled functions run on"),
+    cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu",
+                          "the host CPU (linattn-lower-to-cpu, default)"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "an NVIDIA GPU: kernels on the caller's device "
+                          "buffers and stream "
+                          "(linattn-lower-to-nvvm{device-buffers=true})")));
 static cl::opt<std::string>
     pipeline("pipeline",
              cl::desc("Pass pipeline that lowers the module to the LLVM "
-                      "dialect"),
-             cl::init("linattn-lower-to-cpu"));
+                      "dialect (default: the --target's)"),
+             cl::init(""));
+static cl::opt<std::string> gpuRuntime(
+    "gpu-runtime",
+    cl::desc("GPU runtime library the link flags name when the code calls "
+             "mgpu* functions: cuda (liblinattn_cuda_runtime.so, default), "
+             "mock (liblinattn_mock_gpu_runtime.so) or a path"),
+    cl::init("cuda"));
 enum class EmitKind { Object, Assembly, LLVMIR };
 static cl::opt<EmitKind>
     emitKind("emit", cl::desc("What -o receives"), cl::init(EmitKind::Object),
@@ -219,10 +241,38 @@ static void writeDescriptor(llvm::raw_ostream &os, const CType &c) {
   os << "} " << c.descriptorName() << ";\n\n";
 }
 
-/// Writes the header for the public functions of the module (read before
-/// lowering, so the types are the user's tensors).
-static LogicalResult writeHeader(StringRef path, ArrayRef<func::FuncOp> funcs,
-                                 StringRef source) {
+namespace {
+/// A public function of the module, with the user's types (read before
+/// lowering).
+struct Entry {
+  std::string name;
+  FunctionType type;
+};
+} // namespace
+
+/// Checks that the header can declare every entry point.
+static LogicalResult checkHeaderTypes(ArrayRef<Entry> entries) {
+  for (const Entry &entry : entries) {
+    for (auto [what, types] :
+         {std::make_pair("argument", entry.type.getInputs()),
+          std::make_pair("result", entry.type.getResults())}) {
+      for (auto [i, type] : llvm::enumerate(types)) {
+        if (succeeded(cTypeOf(type)))
+          continue;
+        llvm::errs() << "linattn-compile: @" << entry.name << ": " << what
+                     << " #" << i << " has type " << type
+                     << ", which the header cannot declare\n";
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
+/// Writes the header for the entry points: with `deviceBuffers`, in the
+/// device-buffer calling convention of linattn-lower-to-nvvm.
+static LogicalResult writeHeader(StringRef path, ArrayRef<Entry> entries,
+                                 StringRef source, bool deviceBuffers) {
   std::string guard = "LINATTN_AOT_";
   for (char ch : llvm::sys::path::filename(path))
     guard += llvm::isAlnum(ch) ? llvm::toUpper(ch) : '_';
@@ -234,27 +284,35 @@ static LogicalResult writeHeader(StringRef path, ArrayRef<func::FuncOp> funcs,
     if (c.rank && written.insert(c.descriptorName()).second)
       writeDescriptor(descOs, c);
   };
-  for (func::FuncOp func : funcs) {
+  for (const Entry &entry : entries) {
     SmallVector<CType> args, results;
-    for (auto [what, types, out] :
-         {std::make_tuple("argument", func.getArgumentTypes(), &args),
-          std::make_tuple("result", func.getResultTypes(), &results)}) {
-      for (auto [i, type] : llvm::enumerate(types)) {
+    for (auto [types, out] : {std::make_pair(entry.type.getInputs(), &args),
+                              std::make_pair(entry.type.getResults(), &results)}) {
+      for (Type type : types) {
         FailureOr<CType> c = cTypeOf(type);
-        if (failed(c)) {
-          llvm::errs() << "linattn-compile: @" << func.getName() << ": " << what
-                       << " #" << i << " has type " << type
-                       << ", which the header cannot declare\n";
+        if (failed(c))
           return failure();
-        }
         need(*c);
         out->push_back(*c);
       }
     }
-    std::string name = func.getName().str();
-    bodyOs << "/// @" << name << " " << func.getFunctionType() << "\n";
+    const std::string &name = entry.name;
+    bodyOs << "/// @" << name << " " << entry.type << "\n";
     std::string returnType = "void";
     SmallVector<std::string> params;
+    if (deviceBuffers) {
+      // Arguments, then the results' out-params, then the stream.
+      for (auto [i, c] : llvm::enumerate(args))
+        params.push_back(c.rank ? c.descriptorName() + " *arg" +
+                                      std::to_string(i)
+                                : c.element + " arg" + std::to_string(i));
+      for (auto [i, c] : llvm::enumerate(results))
+        params.push_back(c.descriptorName() + " *result" + std::to_string(i));
+      params.push_back("void *stream");
+      bodyOs << "void _mlir_ciface_" << name << "(" << llvm::join(params, ", ")
+             << ");\n\n";
+      continue;
+    }
     if (results.size() == 1 && !results[0].rank) {
       returnType = results[0].element;
     } else if (results.size() == 1) {
@@ -287,11 +345,19 @@ static LogicalResult writeHeader(StringRef path, ArrayRef<func::FuncOp> funcs,
      << " *\n"
      << " * The entry points of the compiled module. Arguments are passed as\n"
      << " * pointers to memref descriptors (for a dense row-major array:\n"
-     << " * allocated = aligned = data, offset 0, strides the row-major\n"
-     << " * ones). Results are returned through the first parameter: each is\n"
-     << " * a freshly allocated memref the caller releases with\n"
-     << " * free(result.allocated), unless it aliases an argument.\n"
-     << " */\n"
+     << " * allocated = aligned = data, offset 0, strides the row-major\n";
+  if (deviceBuffers)
+    os << " * ones). Every buffer is device memory the caller owns: the\n"
+       << " * arguments, then one out-param per result (allocated with the\n"
+       << " * result's shape; the kernels write it), then the CUstream all\n"
+       << " * kernels are launched on. Nothing is copied or synchronized: the\n"
+       << " * results are ready when the stream reaches them, and a call can\n"
+       << " * be captured in a CUDA graph.\n";
+  else
+    os << " * ones). Results are returned through the first parameter: each\n"
+       << " * is a freshly allocated memref the caller releases with\n"
+       << " * free(result.allocated), unless it aliases an argument.\n";
+  os << " */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include <stdint.h>\n#ifndef __cplusplus\n#include <stdbool.h>\n"
      << "#endif\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
@@ -307,8 +373,25 @@ static LogicalResult writeHeader(StringRef path, ArrayRef<func::FuncOp> funcs,
 //===----------------------------------------------------------------------===//
 
 /// The libraries the code calls into, as linker arguments.
+/// The GPU runtime library --gpu-runtime names, next to the tool
+/// (<bin>/../lib) for cuda and mock.
+static std::string gpuRuntimeLibrary() {
+  if (gpuRuntime != "cuda" && gpuRuntime != "mock")
+    return gpuRuntime;
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&gpuRuntimeLibrary));
+  SmallString<256> path(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "lib",
+                          gpuRuntime == "cuda"
+                              ? "liblinattn_cuda_runtime.so"
+                              : "liblinattn_mock_gpu_runtime.so");
+  return std::string(path);
+}
+
 static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
-  bool runnerUtils = false, omp = openmp == OpenMPMode::On, async = false;
+  bool runnerUtils = false, omp = openmp == OpenMPMode::On, async = false,
+       gpu = false;
   for (const llvm::Function &f : module) {
     if (!f.isDeclaration() || f.isIntrinsic())
       continue;
@@ -321,6 +404,8 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
       omp = true;
     if (name.starts_with("mlirAsync"))
       async = true;
+    if (name.starts_with("mgpu"))
+      gpu = true;
   }
   std::vector<std::string> args;
   StringRef libDir = LINATTN_LLVM_LIBRARY_DIR;
@@ -334,6 +419,12 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
     args.push_back(LINATTN_OPENMP_LIBRARY);
   if (runnerUtils || async || omp)
     args.push_back(("-Wl,-rpath," + libDir).str());
+  if (gpu) {
+    std::string library = gpuRuntimeLibrary();
+    args.push_back(library);
+    args.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
+  }
   args.push_back("-lm");
   return args;
 }
@@ -357,23 +448,30 @@ static int compile(MLIRContext &context) {
     return 1;
 
   // The entry points: public functions with bodies, with their user types.
-  SmallVector<func::FuncOp> entries;
+  SmallVector<Entry> entries;
   for (auto func : module->getOps<func::FuncOp>())
     if (func.isPublic() && !func.isDeclaration())
-      entries.push_back(func);
-  if (!headerFilename.empty() &&
-      failed(writeHeader(headerFilename, entries, inputFilename)))
+      entries.push_back({func.getName().str(), func.getFunctionType()});
+  if (!headerFilename.empty() && failed(checkHeaderTypes(entries)))
     return 1;
-  SmallVector<std::string> entryNames;
-  for (func::FuncOp func : entries)
-    entryNames.push_back(func.getName().str());
 
   // Lower to the LLVM dialect, then to LLVM IR.
+  std::string pipelineText = pipeline;
+  if (pipeline.getNumOccurrences() == 0)
+    pipelineText = target == Target::CUDA
+                       ? "linattn-lower-to-nvvm{device-buffers=true}"
+                       : "linattn-lower-to-cpu";
   PassManager pm(&context);
-  if (!pipeline.empty() &&
-      failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+  if (!pipelineText.empty() &&
+      failed(parsePassPipeline(pipelineText, pm, llvm::errs())))
     return 1;
   if (failed(pm.run(*module)))
+    return 1;
+  // The device-buffer calling convention, as the pipeline reports it.
+  bool deviceBuffers = (*module)->hasAttr(linattn::kDeviceBuffersAttrName);
+  if (!headerFilename.empty() &&
+      failed(writeHeader(headerFilename, entries, inputFilename,
+                         deviceBuffers)))
     return 1;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -382,9 +480,9 @@ static int compile(MLIRContext &context) {
     return fail("cannot translate the lowered module to LLVM IR (did the "
                 "pipeline reach the LLVM dialect?)");
   if (!headerFilename.empty()) {
-    for (const std::string &name : entryNames) {
-      if (!llvmModule->getFunction("_mlir_ciface_" + name))
-        return fail("the lowered module has no _mlir_ciface_" + name +
+    for (const Entry &entry : entries) {
+      if (!llvmModule->getFunction("_mlir_ciface_" + entry.name))
+        return fail("the lowered module has no _mlir_ciface_" + entry.name +
                     " (was it lowered with c-interface?)");
     }
   }
@@ -419,6 +517,9 @@ static int compile(MLIRContext &context) {
   }
   unsigned level = std::min(optLevel.getValue(), 3u);
   llvm::TargetOptions targetOptions;
+  // The GPU binary is loaded by a global constructor: .init_array, which
+  // every linker runs (lld does not turn .ctors into it).
+  targetOptions.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
       std::nullopt, static_cast<llvm::CodeGenOptLevel>(level)));
