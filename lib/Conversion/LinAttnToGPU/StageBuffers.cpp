@@ -274,16 +274,17 @@ LogicalResult DeviceBufferStager::launchOnStream(func::FuncOp func) {
 }
 
 /// Anything left that touches a buffer's elements would run on the host on
-/// device memory.
+/// device memory: the first such op is an error. (Host allocations are only
+/// reported through their uses.)
 LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
-  bool bad = false;
-  func.walk([&](Operation *op) {
+  auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
+  WalkResult result = func.walk([&](Operation *op) {
     if (op == func.getOperation() ||
         isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::DeallocOp, func::ReturnOp,
-            UnrealizedConversionCastOp, memref::CastOp,
+            UnrealizedConversionCastOp, memref::AllocOp, memref::CastOp,
             memref::CollapseShapeOp, memref::ExpandShapeOp, memref::DimOp,
             memref::ExtractStridedMetadataOp>(op))
-      return;
+      return WalkResult::advance();
     if (auto call = dyn_cast<func::CallOp>(op)) {
       if (stubOf(call))
         op->emitError("device-buffers: a GPU kernel launch inside host "
@@ -292,13 +293,11 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
         op->emitError("device-buffers: @")
             << func.getName() << " calls @" << call.getCallee()
             << ", which would run on the host";
-      bad = true;
-      return;
+      return WalkResult::interrupt();
     }
-    auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
     if (llvm::none_of(op->getOperandTypes(), isBuffer) &&
         llvm::none_of(op->getResultTypes(), isBuffer))
-      return;
+      return WalkResult::advance();
     if (auto copy = dyn_cast<memref::CopyOp>(op)) {
       auto out = dyn_cast<BlockArgument>(copy.getTarget());
       if (out && out.getOwner() == &func.front() &&
@@ -307,17 +306,16 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
             << func.getName()
             << " is not the output of a GPU kernel (it would be copied into "
                "its out-param on the host)";
-        bad = true;
-        return;
+        return WalkResult::interrupt();
       }
     }
     op->emitError("device-buffers: '")
         << op->getName()
         << "' would run on the host on device memory (every computation "
            "must be a GPU kernel: no host fallback, copies or constants)";
-    bad = true;
+    return WalkResult::interrupt();
   });
-  return failure(bad);
+  return failure(result.wasInterrupted());
 }
 
 LogicalResult DeviceBufferStager::run() {

@@ -1,0 +1,102 @@
+// REQUIRES: cuda-toolkit
+// linattn-lower-to-nvvm{device-buffers}: every public function takes the
+// caller's device buffers, results as out-params and a trailing stream
+// (!llvm.ptr); kernels are launched asynchronously on that stream and write
+// the out-params directly; buffers between kernels are stream-ordered. No
+// host copies, no stream of its own, no synchronization. Checked after the
+// staging (STAGE) and in the final host code (HOST); ops that would need the
+// host are errors (Inputs/device-buffers-invalid.mlir).
+
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="device-buffers=true format=isa" --mlir-print-ir-after=linattn-gpu-stage-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="device-buffers=true format=isa" | FileCheck %s --check-prefix=HOST
+// RUN: not linattn-opt %S/Inputs/device-buffers-invalid.mlir --linattn-lower-to-nvvm="device-buffers=true format=isa" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=INVALID
+
+// A decode step over a batch of 8 states (F = 16, Dv = 24): o, S' and z'
+// are out-params, written by the step kernel.
+// STAGE-LABEL: func.func @decode(
+//  STAGE-SAME: %{{[a-z0-9]+}}: memref<8x16xf32>, %{{[a-z0-9]+}}: memref<8x16xf32>, %{{[a-z0-9]+}}: memref<8x24xf32>, %{{[a-z0-9]+}}: memref<8x16x24xf32>, %{{[a-z0-9]+}}: memref<8x16xf32>,
+//  STAGE-SAME: %[[O:[a-z0-9]+]]: memref<8x24xf32>, %[[S1:[a-z0-9]+]]: memref<8x16x24xf32>, %[[Z1:[a-z0-9]+]]: memref<8x16xf32>, %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
+//   STAGE-NOT: memref.alloc
+//   STAGE-NOT: gpu.alloc
+//   STAGE-NOT: gpu.memcpy
+//       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]] : !llvm.ptr to !gpu.async.token
+//       STAGE: memref.collapse_shape %[[S1]]
+//       STAGE: gpu.launch_func async [%[[T0]]] @linattn_kernels::@linattn_step_elu_normalized_{{[0-9]+}}
+//   STAGE-NOT: gpu.
+//       STAGE: return
+func.func @decode(%q: tensor<8x16xf32>, %k: tensor<8x16xf32>, %v: tensor<8x24xf32>, %s: tensor<8x16x24xf32>, %z: tensor<8x16xf32>) -> (tensor<8x24xf32>, tensor<8x16x24xf32>, tensor<8x16xf32>) {
+  %fq = linattn.feature_map elu %q : tensor<8x16xf32> -> tensor<8x16xf32>
+  %fk = linattn.feature_map elu %k : tensor<8x16xf32> -> tensor<8x16xf32>
+  %o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z normalize(eps = 1.0e-6) : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x24xf32>, tensor<8x16x24xf32>, tensor<8x16xf32> -> tensor<8x24xf32>, tensor<8x16x24xf32>, tensor<8x16xf32>
+  return %o, %s1, %z1 : tensor<8x24xf32>, tensor<8x16x24xf32>, tensor<8x16xf32>
+}
+
+// A causal scan with dynamic batch and length, from an initial state: the
+// output and the final state are out-params of the dynamic types; the final
+// normalizer, not returned, is a temporary on the stream.
+// STAGE-LABEL: func.func @causal(
+//  STAGE-SAME: %[[O:[a-z0-9]+]]: memref<?x4x?x40xf32>, %[[SF:[a-z0-9]+]]: memref<?x4x16x40xf32>, %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
+//       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
+//   STAGE-NOT: gpu.memcpy
+//       STAGE: %[[FO:.*]] = memref.collapse_shape %[[O]]
+//       STAGE: %[[FS:.*]] = memref.collapse_shape %[[SF]]
+//       STAGE: %[[ZT:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] (%{{.*}}) : memref<?x4x16xf32>
+//       STAGE: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @linattn_kernels::@linattn_scan_forward_elu_normalized_{{[0-9]+}} {{.*}} args({{.*}}%[[FO]] : memref<?xf32>, %[[FS]] : memref<?xf32>, %{{.*}} : memref<?xf32>,
+//       STAGE: gpu.dealloc async [%[[T2]]] %[[ZT]]
+//  STAGE-NEXT: return
+func.func @causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor<?x4x?x40xf32>, %s0: tensor<?x4x16x40xf32>, %z0: tensor<?x4x16xf32>) -> (tensor<?x4x?x40xf32>, tensor<?x4x16x40xf32>) {
+  %fq = linattn.feature_map elu %q : tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  %fk = linattn.feature_map elu %k : tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v init(%s0, %z0) normalize(eps = 1.0e-6) : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x40xf32>, tensor<?x4x16x40xf32>, tensor<?x4x16xf32> -> tensor<?x4x?x40xf32>, tensor<?x4x16x40xf32>, tensor<?x4x16xf32>
+  return %o, %s : tensor<?x4x?x40xf32>, tensor<?x4x16x40xf32>
+}
+
+// Attention decomposed into kv_summary and query_readout: S and z live on
+// the device between the two kernels, allocated and freed on the stream.
+// STAGE-LABEL: func.func @cross(
+//  STAGE-SAME: %[[O:[a-z0-9]+]]: memref<2x7x40xf32>, %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
+//       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
+//       STAGE: %[[SS:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<2x32x40xf32>
+//       STAGE: %[[ZZ:.*]], %[[T2:.*]] = gpu.alloc async [%[[T1]]] () : memref<2x32xf32>
+//       STAGE: %[[T3:.*]] = gpu.launch_func async [%[[T2]]] @linattn_kernels::@linattn_kv_summary_relu_{{[0-9]+}}
+//       STAGE: memref.collapse_shape %[[O]]
+//  STAGE-NEXT: %[[FO:.*]] = memref.cast
+//       STAGE: %[[T4:.*]] = gpu.launch_func async [%[[T3]]] @linattn_kernels::@linattn_query_readout_relu_normalized_{{[0-9]+}} {{.*}}, %{{.*}} : memref<?xf32>, %{{.*}} : memref<?xf32>, %{{.*}} : memref<?xf32>, %[[FO]] : memref<?xf32>,
+//       STAGE: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[SS]]
+//       STAGE: gpu.dealloc async [%[[T5]]] %[[ZZ]]
+//  STAGE-NEXT: return
+func.func @cross(%q: tensor<2x7x32xf32>, %k: tensor<2x13x32xf32>, %v: tensor<2x13x40xf32>) -> tensor<2x7x40xf32> {
+  %0 = linattn.attention relu %q, %k, %v normalize(eps = 1.0e-6) : tensor<2x7x32xf32>, tensor<2x13x32xf32>, tensor<2x13x40xf32> -> tensor<2x7x40xf32>
+  return %0 : tensor<2x7x40xf32>
+}
+
+// The host code: launches on the stream argument (the last one), stream-
+// ordered allocations and frees on it, and nothing else from the runtime.
+// HOST: module attributes {gpu.container_module, linattn.device_buffers}
+// HOST-LABEL: llvm.func @decode(
+//  HOST-SAME: %[[STREAM:arg60]]: !llvm.ptr) attributes {llvm.emit_c_interface} {
+//      HOST: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linattn_kernels::@linattn_step_elu_normalized_{{[0-9]+}}
+//  HOST-NOT: llvm.call
+//      HOST: llvm.return
+// The C wrapper: 5 argument descriptors, 3 out-param descriptors, the stream.
+// HOST-LABEL: llvm.func @_mlir_ciface_decode(
+//  HOST-SAME: %arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr, %arg5: !llvm.ptr, %arg6: !llvm.ptr, %arg7: !llvm.ptr, %[[CSTREAM:arg8]]: !llvm.ptr)
+//      HOST: llvm.call @decode({{.*}}, %[[CSTREAM]])
+// HOST-LABEL: llvm.func @causal(
+//      HOST: llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM:arg[0-9]+]], %{{.*}})
+//      HOST: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linattn_kernels::@linattn_scan_forward
+//      HOST: llvm.call @mgpuMemFree(%{{.*}}, %[[STREAM]])
+// HOST-LABEL: llvm.func @cross(
+//      HOST: llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM:arg[0-9]+]], %{{.*}})
+//      HOST: llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %{{.*}})
+//      HOST: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linattn_kernels::@linattn_kv_summary
+//      HOST: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linattn_kernels::@linattn_query_readout
+//      HOST: llvm.call @mgpuMemFree(%{{.*}}, %[[STREAM]])
+//      HOST: llvm.call @mgpuMemFree(%{{.*}}, %[[STREAM]])
+//  HOST-NOT: mgpuMemcpy
+//  HOST-NOT: mgpuStream
+//  HOST-NOT: mgpuEvent
+
+// INVALID: error: device-buffers: 'linalg.fill' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants)
+// INVALID: error: device-buffers: a result of @identity is not the output of a GPU kernel (it would be copied into its out-param on the host)
+// INVALID: error: device-buffers: result #0 of @scalar is not a tensor: results are returned in device buffers
