@@ -32,6 +32,10 @@ if config.linattn_has_cuda:
     if config.cuobjdump:
         config.available_features.add("cuobjdump")
         config.substitutions.append(("%cuobjdump", config.cuobjdump))
+    # cuda.h, for programs that call the driver API (dlopen'ed).
+    config.substitutions.append(
+        ("%cuda_include",
+         os.path.join(os.path.dirname(config.cuda_bin_dir), "include")))
 
 # Debian's own mlir-opt (not linattn-opt) and the plugin it loads: the Plugin
 # tests check that linattn works inside an upstream tool.

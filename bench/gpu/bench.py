@@ -4,7 +4,10 @@
 One run measures, on one GPU and with correctness checked in the same run:
 
 - linattn: the chunked tensor-core scan (bf16, fused elu+1) and the strict-fp32
-  recurrent scan, through `linattn-run --target=cuda`; the decode step;
+  recurrent scan, through `linattn-run --target=cuda`; the decode step,
+  compiled ahead of time with `linattn-compile --target=cuda` (device buffers,
+  the caller's stream) and timed per token by `decode_graph.cpp` as CUDA
+  graph replays and as plain launches, next to an empty kernel's;
 - flash-linear-attention (`fla.ops.linear_attn.chunk_linear_attn`,
   `fused_chunk_linear_attn`), bf16;
 - fast-transformers' CUDA causal product
@@ -55,7 +58,8 @@ PREFILL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
 # (B, H, D): decode, one token against a state per head.
 DECODE = [(b, 32, 128) for b in (1, 8, 64)]
 QUICK_PREFILL = [(2, 4, 1024, 64)]
-QUICK_DECODE = [(2, 4, 64)]
+# The decode step of decode_step.mlir has 32 heads of 128 features.
+QUICK_DECODE = [(2, 32, 128)]
 
 
 def prefill_bytes(b, h, t, d, elem):
@@ -89,18 +93,6 @@ def scan_module(b, h, t, d, dtype, normalized=False):
             f"  return %o : {x}\n}}\n")
 
 
-def step_module(b, h, d):
-    x = f"tensor<{b}x{h}x{d}xbf16>"
-    s = f"tensor<{b}x{h}x{d}x{d}xf32>"
-    z = f"tensor<{b}x{h}x{d}xf32>"
-    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}, %s: {s}, %z: {z}) -> ({x}, {s}) {{\n"
-            f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
-            f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
-            f"  %o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z : {x}, {x}, {x}, {s}, {z}"
-            f" -> {x}, {s}, {z}\n"
-            f"  return %o, %s1 : {x}, {s}\n}}\n")
-
-
 def linattn_command(tools, module, inputs, outdir, repeat, pipeline):
     cmd = [os.path.join(tools, "linattn-run"), module, "--target=cuda",
            f"--pipeline={pipeline}", f"--repeat={repeat}", f"--output-dir={outdir}"]
@@ -116,6 +108,61 @@ def run_linattn(cmd):
     if not m:
         raise RuntimeError(f"no time in linattn-run's output: {proc.stdout[-500:]}")
     return float(m.group(1))
+
+
+#===------------------------------------------------------------------------===#
+# The decode latency program (decode_graph.cpp)
+#===------------------------------------------------------------------------===#
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def cxx_compiler():
+    for c in (os.environ.get("CXX"), "/usr/lib/llvm-22/bin/clang++", "clang++", "c++"):
+        if c and shutil.which(c):
+            return c
+    return "c++"
+
+
+def cuda_include():
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.path.exists(os.path.join(root, "include", "cuda.h")):
+            return os.path.join(root, "include")
+    return "/usr/local/cuda/include"
+
+
+def decode_bench_commands(tools, workdir):
+    """linattn-compile the step for the GPU, then the C++ program."""
+    obj = os.path.join(workdir, "decode_step.o")
+    flags = os.path.join(workdir, "decode_step.flags")
+    exe = os.path.join(workdir, "decode-bench")
+    compile_step = [os.path.join(tools, "linattn-compile"),
+                    os.path.join(HERE, "decode_step.mlir"), "--target=cuda",
+                    "-o", obj, "--header=" + os.path.join(workdir, "decode_step.h"),
+                    "--link-flags=" + flags]
+    build = [cxx_compiler(), "-O2", "-std=c++17", "-I" + workdir, "-I" + cuda_include(),
+             os.path.join(HERE, "decode_graph.cpp"), obj, "@" + flags, "-ldl", "-o", exe]
+    return [compile_step, build], exe
+
+
+def run_decode_bench(tools, workdir, batches, tokens):
+    """{batch: RESULT dict} from decode_graph.cpp, or raises."""
+    commands, exe = decode_bench_commands(tools, workdir)
+    for cmd in commands:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-2000:]}")
+    cmd = [exe, "--batch=" + ",".join(str(b) for b in batches), f"--tokens={tokens}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    print(proc.stdout, end="", flush=True)
+    results = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            r = json.loads(line[len("RESULT "):])
+            results[r["batch"]] = r
+    if proc.returncode != 0 and not results:
+        raise RuntimeError(f"decode-bench failed: {proc.stderr.strip()[-2000:]}")
+    return results
 
 
 #===------------------------------------------------------------------------===#
@@ -314,7 +361,6 @@ def run_prefill(bench, shape, tmp):
 
 
 def run_decode(bench, shape, tmp):
-    import numpy as np
     torch = bench.torch
     args = bench.args
     b, h, d = shape
@@ -342,34 +388,41 @@ def run_decode(bench, shape, tmp):
                  error=bench.error(torch_step()[0], o_ref))
     if args.skip_linattn:
         return
-    paths = []
-    for i, x in enumerate((q, k, v, s, z)):
-        p = os.path.join(tmp, f"dec_{name}_in{i}.npy")
-        np.save(p, x.float().cpu().numpy())
-        paths.append(p)
-    module = os.path.join(tmp, f"dec_{name}.mlir")
-    with open(module, "w") as f:
-        f.write(step_module(b, h, d))
-    outdir = os.path.join(tmp, f"dec_{name}_out")
-    os.makedirs(outdir, exist_ok=True)
-    try:
-        ms = run_linattn(linattn_command(args.tools, module, paths, outdir, args.repeat,
-                                         "linattn-lower-to-nvvm"))
-        out = torch.from_numpy(np.load(os.path.join(outdir, "result0.npy"))).to(bench.dev)
-        err = bench.error(out, o_ref)
-        state_bytes = b * h * (d * d + d) * 4
-        copies = bench.host_copy_ms(state_bytes, state_bytes)
-        bench.record(**base, impl="linattn step (call)", ms=ms, floor_ms=floor,
-                     floor_fraction=floor / ms, launch_floor_ms=bench.launch_floor,
-                     error=err, correct=err <= 2.5e-2,
-                     note="host copies of the state included")
-        bench.record(**base, impl="linattn step (kernel est.)", ms=max(ms - copies, 1e-6),
-                     floor_ms=floor, floor_fraction=floor / max(ms - copies, 1e-6),
-                     launch_floor_ms=bench.launch_floor, error=err,
-                     correct=err <= 2.5e-2,
-                     note=f"call minus {copies:.3f} ms of state copies")
-    except Exception as e:  # noqa: BLE001
-        bench.record(**base, impl="linattn step", skipped=str(e))
+    # linattn: decode_graph.cpp, run once for every batch size (run_decodes).
+    r = bench.decode_results.get(b) if (h, d) == (32, 128) else None
+    if r is None:
+        bench.record(**base, impl="linattn step",
+                     skipped=bench.decode_error or "decode_graph.cpp has H32 D128 only")
+        return
+    floor_us = r["hbm_floor_us"]
+    launch_floor_us = max(r["empty_graph_us"], r["empty_launch_us"])
+    for impl, key, note in (
+            ("linattn step (graph replay)", "graph_us",
+             f"{r['graph_us'] / launch_floor_us:.2f}x the empty-kernel floor "
+             f"({r['empty_graph_us']:.2f} us graph, {r['empty_launch_us']:.2f} us launch)"),
+            ("linattn step (plain launches)", "plain_us",
+             "device buffers, one call per token")):
+        ms = r[key] * 1e-3
+        bench.record(**base, impl=impl, ms=ms, floor_ms=floor_us * 1e-3,
+                     floor_fraction=floor_us / r[key],
+                     launch_floor_ms=launch_floor_us * 1e-3,
+                     error=max(r["graph_error"], r["plain_error"]),
+                     correct=r["correct"], note=note)
+
+
+def run_decodes(bench, shapes, tmp):
+    """The decode latency program for every batch size, then each shape."""
+    bench.decode_results, bench.decode_error = {}, None
+    if not bench.args.skip_linattn:
+        batches = sorted({b for b, h, d in shapes if (h, d) == (32, 128)})
+        if batches:
+            try:
+                bench.decode_results = run_decode_bench(
+                    bench.args.tools, tmp, batches, bench.args.decode_tokens)
+            except Exception as e:  # noqa: BLE001
+                bench.decode_error = str(e)
+    for shape in shapes:
+        run_decode(bench, shape, tmp)
 
 
 #===------------------------------------------------------------------------===#
@@ -385,8 +438,9 @@ def markdown(results, device, copy_bw, launch_floor):
              "|---|---|---|---:|---:|---:|---:|---:|---|"]
     ours = {}
     for r in results:
-        if r.get("impl", "").startswith("linattn") and "kernel est." in r["impl"] \
-                and "ms" in r and ("chunked" in r["impl"] or r["kind"] == "decode"):
+        if r.get("impl", "").startswith("linattn") and "ms" in r and (
+                ("kernel est." in r["impl"] and "chunked" in r["impl"])
+                or (r["kind"] == "decode" and "graph replay" in r["impl"])):
             ours[(r["kind"], r["shape"])] = r["ms"]
     for r in results:
         if "skipped" in r:
@@ -403,7 +457,8 @@ def markdown(results, device, copy_bw, launch_floor):
             f"{ratio} | {'' if err is None else f'{err:.1e}'}"
             f"{'' if r.get('correct', True) else ' FAIL'} | {r.get('note', '')} |")
     lines += ["", "vs linattn: the peer's time over linattn's kernel estimate "
-              "(> 1: linattn is faster).", ""]
+              "(prefill) or its graph-replayed decode step (> 1: linattn is "
+              "faster).", ""]
     return "\n".join(lines)
 
 
@@ -417,6 +472,8 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     parser.add_argument("--skip-linattn", action="store_true")
     parser.add_argument("--only", choices=("prefill", "decode"))
+    parser.add_argument("--decode-tokens", type=int, default=2000,
+                        help="tokens per decode timing (graph replays, calls)")
     args = parser.parse_args()
 
     prefill = QUICK_PREFILL if args.quick else PREFILL
@@ -439,6 +496,11 @@ def main():
         for shape in decode:
             b, h, d = shape
             print(f"decode B{b} H{h} D{d}: compulsory bytes {decode_bytes(b, h, d) / 2**20:.1f} MiB")
+        commands, exe = decode_bench_commands(args.tools, "<tmp>")
+        for cmd in commands:
+            print("  " + " ".join(cmd))
+        batches = ",".join(str(b) for b, _, _ in decode)
+        print(f"  {exe} --batch={batches} --tokens={args.decode_tokens}")
         fake = [dict(kind="prefill", shape=case_name(prefill[0]) if prefill else "-",
                      impl="linattn-chunked-bf16 (kernel est.)", ms=1.0, floor_ms=0.5,
                      floor_fraction=0.5, error=1e-3, correct=True, note="dry run"),
@@ -465,8 +527,7 @@ def main():
         for shape in prefill:
             run_prefill(bench, shape, tmp)
             bench.torch.cuda.empty_cache()
-        for shape in decode:
-            run_decode(bench, shape, tmp)
+        run_decodes(bench, decode, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(args.out, exist_ok=True)
