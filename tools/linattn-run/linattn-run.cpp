@@ -26,6 +26,7 @@
 
 #include "CudaTarget.h"
 
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -525,6 +526,13 @@ static int run(MLIRContext &context, const char *argv0) {
     return 1;
   if (failed(pm.run(*module)))
     return 1;
+  if ((*module)->hasAttr(linattn::kDeviceBuffersAttrName)) {
+    llvm::errs() << "linattn-run: the functions were lowered with "
+                    "device-buffers: they take device buffers, out-params "
+                    "and a stream, not host arrays (call them from a program: "
+                    "linattn-compile --target=cuda)\n";
+    return 1;
+  }
 
   SmallVector<StringRef> libs(libNames.begin(), libNames.end());
   auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
