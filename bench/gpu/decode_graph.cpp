@@ -113,8 +113,8 @@ void check(CUresult result, const char *what) {
   const char *name = nullptr;
   if (cu.cuGetErrorName)
     cu.cuGetErrorName(result, &name);
-  die(std::string(what) + " failed: " +
-      (name ? name : std::to_string(static_cast<int>(result))));
+  die(std::string(what) +
+      " failed: " + (name ? name : std::to_string(static_cast<int>(result))));
 }
 
 /// The linattn runtime's sticky error, if a call of the entry point failed.
@@ -130,8 +130,8 @@ CUcontext openDriver() {
   if (!library)
     die(std::string("cannot load libcuda.so.1: ") + dlerror());
 #define BENCH_LOAD(name)                                                       \
-  cu.name = reinterpret_cast<decltype(&::name)>(                               \
-      dlsym(library, BENCH_XSTR(name)));                                       \
+  cu.name =                                                                    \
+      reinterpret_cast<decltype(&::name)>(dlsym(library, BENCH_XSTR(name)));   \
   if (!cu.name)                                                                \
     die("the CUDA driver has no " BENCH_XSTR(name));
   BENCH_DRIVER_FUNCTIONS(BENCH_LOAD)
@@ -270,8 +270,8 @@ struct Problem {
     z.assign(z0.begin(), z0.end());
     o.assign(tokens * token, 0.0);
     for (int64_t t = 0; t < tokens; ++t)
-      referenceStep(batch * kHeads, &q[t * token], &k[t * token],
-                    &v[t * token], s, z, &o[t * token]);
+      referenceStep(batch * kHeads, &q[t * token], &k[t * token], &v[t * token],
+                    s, z, &o[t * token]);
   }
 };
 
@@ -599,8 +599,7 @@ int main(int argc, char **argv) {
     for (int64_t batch : options.batches)
       std::printf("decode B%lld H%lld D%lld: %.2f MiB per step, %lld timed "
                   "tokens, %lld checked\n",
-                  static_cast<long long>(batch),
-                  static_cast<long long>(kHeads),
+                  static_cast<long long>(batch), static_cast<long long>(kHeads),
                   static_cast<long long>(kDim), stepBytes(batch) / (1 << 20),
                   static_cast<long long>(options.tokens),
                   static_cast<long long>(options.checkTokens));

@@ -286,8 +286,9 @@ static LogicalResult writeHeader(StringRef path, ArrayRef<Entry> entries,
   };
   for (const Entry &entry : entries) {
     SmallVector<CType> args, results;
-    for (auto [types, out] : {std::make_pair(entry.type.getInputs(), &args),
-                              std::make_pair(entry.type.getResults(), &results)}) {
+    for (auto [types, out] :
+         {std::make_pair(entry.type.getInputs(), &args),
+          std::make_pair(entry.type.getResults(), &results)}) {
       for (Type type : types) {
         FailureOr<CType> c = cTypeOf(type);
         if (failed(c))
@@ -303,9 +304,9 @@ static LogicalResult writeHeader(StringRef path, ArrayRef<Entry> entries,
     if (deviceBuffers) {
       // Arguments, then the results' out-params, then the stream.
       for (auto [i, c] : llvm::enumerate(args))
-        params.push_back(c.rank ? c.descriptorName() + " *arg" +
-                                      std::to_string(i)
-                                : c.element + " arg" + std::to_string(i));
+        params.push_back(c.rank
+                             ? c.descriptorName() + " *arg" + std::to_string(i)
+                             : c.element + " arg" + std::to_string(i));
       for (auto [i, c] : llvm::enumerate(results))
         params.push_back(c.descriptorName() + " *result" + std::to_string(i));
       params.push_back("void *stream");
@@ -470,8 +471,8 @@ static int compile(MLIRContext &context) {
   // The device-buffer calling convention, as the pipeline reports it.
   bool deviceBuffers = (*module)->hasAttr(linattn::kDeviceBuffersAttrName);
   if (!headerFilename.empty() &&
-      failed(writeHeader(headerFilename, entries, inputFilename,
-                         deviceBuffers)))
+      failed(
+          writeHeader(headerFilename, entries, inputFilename, deviceBuffers)))
     return 1;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -257,12 +257,12 @@ LogicalResult DeviceBufferStager::launchOnStream(func::FuncOp func) {
     if (failed(launch))
       return failure();
     rewriter.setInsertionPoint(call);
-    token = gpu::LaunchFuncOp::create(rewriter, call.getLoc(), launch->kernel,
-                                      launch->grid, launch->block,
-                                      /*dynamicSharedMemorySize=*/Value(),
-                                      launch->args, tokenType,
-                                      ValueRange{token})
-                .getAsyncToken();
+    token =
+        gpu::LaunchFuncOp::create(rewriter, call.getLoc(), launch->kernel,
+                                  launch->grid, launch->block,
+                                  /*dynamicSharedMemorySize=*/Value(),
+                                  launch->args, tokenType, ValueRange{token})
+            .getAsyncToken();
     rewriter.eraseOp(call);
   }
   rewriter.setInsertionPoint(body.getTerminator());
