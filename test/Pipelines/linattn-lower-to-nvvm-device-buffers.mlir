@@ -70,6 +70,35 @@ func.func @cross(%q: tensor<2x7x32xf32>, %k: tensor<2x13x32xf32>, %v: tensor<2x1
   return %0 : tensor<2x7x40xf32>
 }
 
+// bf16 with a dynamic length: the chunked scan chooses at run time between
+// the sequence-parallel kernels (chunk states, their prefix, the outputs)
+// and the fused kernel; both branches launch on the stream, write the
+// out-param and free their temporaries.
+// STAGE-LABEL: func.func @causal_bf16(
+//  STAGE-SAME: %[[O:[a-z0-9]+]]: memref<2x4x?x64xbf16>, %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
+//       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
+//       STAGE: scf.if
+//       STAGE: gpu.alloc async [%[[T0]]]
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunk_states_forward_elu_{{[0-9]+}}
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunk_prefix_forward_elu_{{[0-9]+}}
+//       STAGE: memref.collapse_shape %[[O]]
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunk_outputs_forward_elu_{{[0-9]+}}
+//       STAGE: gpu.dealloc async
+//       STAGE: scf.yield %[[O]]
+//       STAGE: } else {
+//       STAGE: memref.collapse_shape %[[O]]
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_elu_{{[0-9]+}}
+//       STAGE: gpu.dealloc async
+//       STAGE: scf.yield %[[O]]
+//   STAGE-NOT: memref.copy
+//       STAGE: return
+func.func @causal_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>, tensor<2x4x64x64xf32>, tensor<2x4x64xf32>
+  return %o : tensor<2x4x?x64xbf16>
+}
+
 // The host code: launches on the stream argument (the last one), stream-
 // ordered allocations and frees on it, and nothing else from the runtime.
 // HOST: module attributes {gpu.container_module, linattn.device_buffers}

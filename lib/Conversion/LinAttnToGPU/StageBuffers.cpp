@@ -21,6 +21,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
@@ -146,8 +147,9 @@ private:
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     return callee && callee->hasAttr(kKernelAttrName) ? callee : nullptr;
   }
-  bool usedOnlyByLaunches(Value buffer, Operation *except);
+  bool usedOnlyByLaunches(Value buffer, Operation *except, bool throughIfs);
   void forwardOutParams(func::FuncOp func);
+  Value launchOnStream(Block &block, Value token);
   LogicalResult launchOnStream(func::FuncOp func);
   LogicalResult checkNoHostCompute(func::FuncOp func);
 
@@ -157,19 +159,28 @@ private:
 };
 } // namespace
 
-/// Whether every use of `buffer`, through casts and reshapes, is an operand of
+/// Whether every use of `buffer`, through casts and reshapes (and, with
+/// `throughIfs`, the results of the `scf.if`s that yield it), is an operand of
 /// a kernel launch (or `except`, or a size query): a buffer the host never
 /// touches.
-bool DeviceBufferStager::usedOnlyByLaunches(Value buffer, Operation *except) {
+bool DeviceBufferStager::usedOnlyByLaunches(Value buffer, Operation *except,
+                                            bool throughIfs) {
   SmallVector<Value> worklist{buffer};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
-    for (Operation *user : value.getUsers()) {
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
       if (user == except || isa<memref::DimOp>(user))
         continue;
       if (isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(
               user)) {
         worklist.push_back(user->getResult(0));
+        continue;
+      }
+      if (throughIfs && isa<scf::YieldOp>(user) &&
+          isa<scf::IfOp>(user->getParentOp())) {
+        worklist.push_back(
+            user->getParentOp()->getResult(use.getOperandNumber()));
         continue;
       }
       auto call = dyn_cast<func::CallOp>(user);
@@ -180,9 +191,33 @@ bool DeviceBufferStager::usedOnlyByLaunches(Value buffer, Operation *except) {
   return true;
 }
 
+/// The allocations `value` may be: through casts and the branches of
+/// `scf.if`s (the run-time choice between kernels). Fails on anything else.
+static LogicalResult collectAllocs(Value value,
+                                   SmallVectorImpl<memref::AllocOp> &allocs) {
+  while (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  if (auto alloc = value.getDefiningOp<memref::AllocOp>()) {
+    allocs.push_back(alloc);
+    return success();
+  }
+  auto result = dyn_cast<OpResult>(value);
+  auto branch = result ? dyn_cast<scf::IfOp>(result.getOwner()) : nullptr;
+  if (!branch || branch.getElseRegion().empty())
+    return failure();
+  for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()}) {
+    auto yield = cast<scf::YieldOp>(region->front().getTerminator());
+    if (failed(
+            collectAllocs(yield.getOperand(result.getResultNumber()), allocs)))
+      return failure();
+  }
+  return success();
+}
+
 /// buffer-results-to-out-params copied each returned buffer into its
 /// out-param. When that buffer is only written (and read) by kernels, the
-/// kernels get the out-param itself: no copy, no buffer.
+/// kernels get the out-param itself: no copy, no buffer (in every branch,
+/// when the kernels are chosen at run time).
 void DeviceBufferStager::forwardOutParams(func::FuncOp func) {
   SmallVector<memref::CopyOp> copies;
   func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
@@ -191,28 +226,85 @@ void DeviceBufferStager::forwardOutParams(func::FuncOp func) {
     if (!out || out.getOwner() != &func.front() ||
         !func.getArgAttr(out.getArgNumber(), kResultArgAttrName))
       continue;
-    Value source = copy.getSource();
-    while (auto cast = source.getDefiningOp<memref::CastOp>())
-      source = cast.getSource();
-    auto alloc = source.getDefiningOp<memref::AllocOp>();
-    if (!alloc || !usedOnlyByLaunches(alloc, copy))
+    SmallVector<memref::AllocOp> allocs;
+    if (failed(collectAllocs(copy.getSource(), allocs)) ||
+        llvm::any_of(allocs, [&](memref::AllocOp alloc) {
+          return !usedOnlyByLaunches(alloc, copy, /*throughIfs=*/true) ||
+                 (out.getType() != alloc.getType() &&
+                  !memref::CastOp::areCastCompatible(out.getType(),
+                                                     alloc.getType()));
+        }))
       continue;
-    Value replacement = out;
-    if (out.getType() != alloc.getType()) {
-      if (!memref::CastOp::areCastCompatible(out.getType(), alloc.getType()))
-        continue;
-      rewriter.setInsertionPoint(alloc);
-      replacement = memref::CastOp::create(rewriter, alloc.getLoc(),
-                                           alloc.getType(), out);
-    }
     rewriter.eraseOp(copy);
-    rewriter.replaceOp(alloc, replacement);
+    for (memref::AllocOp alloc : allocs) {
+      Value replacement = out;
+      if (out.getType() != alloc.getType()) {
+        rewriter.setInsertionPoint(alloc);
+        replacement = memref::CastOp::create(rewriter, alloc.getLoc(),
+                                             alloc.getType(), out);
+      }
+      rewriter.replaceOp(alloc, replacement);
+    }
   }
 }
 
+/// Launches the stubs of `block` (and of the blocks nested in it) on the
+/// stream `token` stands for, turns its buffers between kernels into
+/// stream-ordered allocations freed at the end of the block; returns the
+/// token of the block's last operation. (A nested block continues from the
+/// token before its op: all are the same stream, in program order.)
+Value DeviceBufferStager::launchOnStream(Block &block, Value token) {
+  auto tokenType = gpu::AsyncTokenType::get(module.getContext());
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  SmallVector<Value> temporaries;
+  for (Operation *op : ops) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      if (!usedOnlyByLaunches(alloc, nullptr, /*throughIfs=*/false))
+        continue;
+      rewriter.setInsertionPoint(alloc);
+      auto deviceAlloc = gpu::AllocOp::create(
+          rewriter, alloc.getLoc(), alloc.getType(), tokenType,
+          ValueRange{token}, alloc.getDynamicSizes(), ValueRange{});
+      token = deviceAlloc.getAsyncToken();
+      temporaries.push_back(deviceAlloc.getMemref());
+      rewriter.replaceOp(alloc, deviceAlloc.getMemref());
+      continue;
+    }
+    auto call = dyn_cast<func::CallOp>(op);
+    func::FuncOp stub = call ? stubOf(call) : nullptr;
+    if (!stub) {
+      for (Region &region : op->getRegions())
+        for (Block &nested : region)
+          launchOnStream(nested, token);
+      continue;
+    }
+    FailureOr<StubLaunch> launch = getStubLaunch(call, stub);
+    if (failed(launch))
+      continue; // reported; the stub call is left and fails the check
+    rewriter.setInsertionPoint(call);
+    token =
+        gpu::LaunchFuncOp::create(rewriter, call.getLoc(), launch->kernel,
+                                  launch->grid, launch->block,
+                                  /*dynamicSharedMemorySize=*/Value(),
+                                  launch->args, tokenType, ValueRange{token})
+            .getAsyncToken();
+    rewriter.eraseOp(call);
+  }
+  if (Operation *terminator = block.getTerminator())
+    rewriter.setInsertionPoint(terminator);
+  else
+    rewriter.setInsertionPointToEnd(&block);
+  for (Value buffer : temporaries)
+    token = gpu::DeallocOp::create(rewriter, buffer.getLoc(), tokenType,
+                                   ValueRange{token}, buffer)
+                .getAsyncToken();
+  return token;
+}
+
 /// Appends the stream argument; every launch becomes asynchronous on the
-/// token chain that starts at it, every buffer between kernels a
-/// stream-ordered allocation freed at the end of the function.
+/// token chain that starts at it.
 LogicalResult DeviceBufferStager::launchOnStream(func::FuncOp func) {
   MLIRContext *context = module.getContext();
   Location loc = func.getLoc();
@@ -226,50 +318,11 @@ LogicalResult DeviceBufferStager::launchOnStream(func::FuncOp func) {
   // gpu-to-llvm lowers an async token to the stream it is ordered on (and
   // takes a launch's stream from its dependency, not from an async object),
   // so the chain starts at the caller's stream.
-  auto tokenType = gpu::AsyncTokenType::get(context);
   rewriter.setInsertionPointToStart(&body);
-  Value token =
-      UnrealizedConversionCastOp::create(rewriter, loc, tokenType, stream)
-          .getResult(0);
-
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
-  SmallVector<Value> temporaries;
-  for (Operation *op : ops) {
-    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-      if (!usedOnlyByLaunches(alloc, nullptr))
-        continue;
-      rewriter.setInsertionPoint(alloc);
-      auto deviceAlloc = gpu::AllocOp::create(
-          rewriter, alloc.getLoc(), alloc.getType(), tokenType,
-          ValueRange{token}, alloc.getDynamicSizes(), ValueRange{});
-      token = deviceAlloc.getAsyncToken();
-      temporaries.push_back(deviceAlloc.getMemref());
-      rewriter.replaceOp(alloc, deviceAlloc.getMemref());
-      continue;
-    }
-    auto call = dyn_cast<func::CallOp>(op);
-    func::FuncOp stub = call ? stubOf(call) : nullptr;
-    if (!stub)
-      continue;
-    FailureOr<StubLaunch> launch = getStubLaunch(call, stub);
-    if (failed(launch))
-      return failure();
-    rewriter.setInsertionPoint(call);
-    token =
-        gpu::LaunchFuncOp::create(rewriter, call.getLoc(), launch->kernel,
-                                  launch->grid, launch->block,
-                                  /*dynamicSharedMemorySize=*/Value(),
-                                  launch->args, tokenType, ValueRange{token})
-            .getAsyncToken();
-    rewriter.eraseOp(call);
-  }
-  rewriter.setInsertionPoint(body.getTerminator());
-  for (Value buffer : temporaries)
-    token = gpu::DeallocOp::create(rewriter, loc, tokenType, ValueRange{token},
-                                   buffer)
-                .getAsyncToken();
+  Value token = UnrealizedConversionCastOp::create(
+                    rewriter, loc, gpu::AsyncTokenType::get(context), stream)
+                    .getResult(0);
+  launchOnStream(body, token);
   return success();
 }
 
@@ -283,13 +336,11 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
         isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::DeallocOp, func::ReturnOp,
             UnrealizedConversionCastOp, memref::AllocOp, memref::CastOp,
             memref::CollapseShapeOp, memref::ExpandShapeOp, memref::DimOp,
-            memref::ExtractStridedMetadataOp>(op))
+            memref::ExtractStridedMetadataOp, scf::IfOp, scf::YieldOp>(op))
       return WalkResult::advance();
     if (auto call = dyn_cast<func::CallOp>(op)) {
-      if (stubOf(call))
-        op->emitError("device-buffers: a GPU kernel launch inside host "
-                      "control flow is not supported");
-      else
+      // A stub call left is a malformed stub, already reported.
+      if (!stubOf(call))
         op->emitError("device-buffers: @")
             << func.getName() << " calls @" << call.getCallee()
             << ", which would run on the host";
