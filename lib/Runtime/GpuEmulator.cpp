@@ -1221,6 +1221,24 @@ void shuffleOp(Exec &e, const Inst &in) {
   });
 }
 
+/// Whether warp `wp` executes a warp-wide nvvm.mma.sync: none of its lanes
+/// (false), all 32 (true), or some, which is an error.
+static bool mmaWarpActive(Exec &e, const Inst &in, uint32_t wp) {
+  uint32_t base = wp * 32;
+  bool any = false;
+  for (uint32_t i = 0; i < 32 && base + i < e.threads; ++i)
+    any |= e.mask[base + i] != 0;
+  if (!any)
+    return false;
+  for (uint32_t i = 0; i < 32; ++i)
+    if (base + i >= e.threads || !e.mask[base + i])
+      fail(e, in, base + i < e.threads ? base + i : -1,
+           "nvvm.mma.sync executed without all 32 lanes of warp " +
+               std::to_string(wp) + " (lane " + std::to_string(i) +
+               " inactive)");
+  return true;
+}
+
 /// nvvm.mma.sync m16n8k16 with 16-bit A and B (row and col layouts) and f32
 /// accumulators. ins: A0..A3, B0..B1, C0..C3; outs: the 4-word struct.
 /// imm: 1 for bf16; imm2: 1 when the A/B registers are i32 (packed).
@@ -1239,17 +1257,8 @@ void mmaOp(Exec &e, const Inst &in) {
   uint32_t warps = (e.threads + 31) / 32;
   for (uint32_t wp = 0; wp < warps; ++wp) {
     uint32_t base = wp * 32;
-    bool any = false;
-    for (uint32_t i = 0; i < 32 && base + i < e.threads; ++i)
-      any |= e.mask[base + i] != 0;
-    if (!any)
+    if (!mmaWarpActive(e, in, wp))
       continue;
-    for (uint32_t i = 0; i < 32; ++i)
-      if (base + i >= e.threads || !e.mask[base + i])
-        fail(e, in, base + i < e.threads ? base + i : -1,
-             "nvvm.mma.sync executed without all 32 lanes of warp " +
-                 std::to_string(wp) + " (lane " + std::to_string(i) +
-                 " inactive)");
     float A[16][16], B[16][8], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
@@ -1298,17 +1307,8 @@ void mmaTF32Op(Exec &e, const Inst &in) {
   uint32_t warps = (e.threads + 31) / 32;
   for (uint32_t wp = 0; wp < warps; ++wp) {
     uint32_t base = wp * 32;
-    bool any = false;
-    for (uint32_t i = 0; i < 32 && base + i < e.threads; ++i)
-      any |= e.mask[base + i] != 0;
-    if (!any)
+    if (!mmaWarpActive(e, in, wp))
       continue;
-    for (uint32_t i = 0; i < 32; ++i)
-      if (base + i >= e.threads || !e.mask[base + i])
-        fail(e, in, base + i < e.threads ? base + i : -1,
-             "nvvm.mma.sync executed without all 32 lanes of warp " +
-                 std::to_string(wp) + " (lane " + std::to_string(i) +
-                 " inactive)");
     float A[16][8], B[8][8], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
