@@ -254,7 +254,6 @@ public:
     }
     tid = kb.threadId();
     warp = kb.divU(tid, kb.idx(32));
-    lane = kb.remU(tid, kb.idx(32));
     cF = kb.idx(c.features);
     cC = kb.idx(c.shape.chunk);
     cDT = kb.idx(c.shape.dvTile);
@@ -332,9 +331,8 @@ public:
     // φ(q_t)ᵀ z_prev, four lanes per row, then the sums over the quad.
     Value rowLo = kb.add(r0, mb.group);
     Value rowHi = kb.add(rowLo, kb.idx(8));
-    Value quadLane = kb.remU(lane, kb.idx(4));
     for (int64_t f = 0; f < c.features; f += 4) {
-      Value feature = kb.add(kb.idx(f), quadLane);
+      Value feature = kb.add(kb.idx(f), mb.quad);
       Value z = loadShared(zs, feature);
       sumLo =
           kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowLo, cF), feature))), z,
@@ -504,7 +502,7 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs;
-  Value tid, warp, lane, cF, cC, cDT, cT;
+  Value tid, warp, cF, cC, cDT, cT;
 };
 } // namespace
 
