@@ -205,6 +205,14 @@ public:
         });
     return SmallVector<Value>(loop.getResults());
   }
+  /// `for (i = blockIdx.dim; i < extent; i += gridDim.dim) body(i)`: the
+  /// blocks along `dim` cover `extent` however few the launch has (grid y
+  /// and z are clamped by `gridSizeYZ`). Uniform within a block, so `body`
+  /// may hold barriers.
+  void gridStrideLoop(gpu::Dimension dim, Value extent,
+                      function_ref<void(Value)> body) {
+    forLoop(blockId(dim), extent, gpu::GridDimOp::create(b, loc, dim), body);
+  }
   void ifThen(Value cond, function_ref<void()> body) {
     scf::IfOp::create(b, loc, cond, [&](OpBuilder &, Location) {
       body();
@@ -376,6 +384,16 @@ inline SmallVector<OpFoldResult> leadingThen(OpBuilder &b, Location loc,
 inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
   return arith::CeilDivUIOp::create(
       b, loc, x, arith::ConstantIndexOp::create(b, loc, tile));
+}
+
+/// The largest grid y and z sizes CUDA launches.
+inline constexpr int64_t kMaxGridYZ = 65535;
+
+/// The grid y or z size of a launch whose kernel walks `extent` blocks along
+/// that dimension with `KernelBuilder::gridStrideLoop`.
+inline Value gridSizeYZ(OpBuilder &b, Location loc, Value extent) {
+  return arith::MinUIOp::create(
+      b, loc, extent, arith::ConstantIndexOp::create(b, loc, kMaxGridYZ));
 }
 
 /// Threads per block for `columns` value columns (static or not).

@@ -439,6 +439,7 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
       flatBufferType(cast<RankedTensorType>(op.getNormalizer().getType())
                          .getElementType()),
       indexType,
+      indexType,
       indexType};
   std::string name =
       kernelName((Twine("linattn_kv_summary_") + mapName(k)).str());
@@ -450,27 +451,28 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
     KernelBuilder kb(rewriter, loc, stateType);
     ArrayRef<BlockArgument> args = kernel.getArguments();
     Value kBuf = args[0], vBuf = args[1], sOut = args[2], zOut = args[3],
-          m = args[4], dv = args[5];
+          m = args[4], dv = args[5], batches = args[6];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
           cBlock = kb.idx(block);
     Value col =
         kb.add(kb.mul(kb.blockId(gpu::Dimension::x), cBlock), kb.threadId());
     Value f = kb.blockId(gpu::Dimension::y);
-    Value batch = kb.blockId(gpu::Dimension::z);
     Value active = kb.ult(col, dv);
-    SmallVector<Value> sums = kb.forLoop(
-        c0, m, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
-        [&](Value j, ValueRange acc) -> SmallVector<Value> {
-          Value row = kb.add(kb.mul(batch, m), j);
-          Value kf = kb.loadFeature(kBuf, kb.add(kb.mul(row, cF), f), k);
-          Value vd = kb.loadIf(active, vBuf, kb.add(kb.mul(row, dv), col));
-          return {kb.fma(kf, vd, acc[0]), kb.fadd(acc[1], kf)};
-        });
-    Value stateRow = kb.add(kb.mul(batch, cF), f);
-    kb.ifThen(active, [&] {
-      kb.store(sums[0], sOut, kb.add(kb.mul(stateRow, dv), col));
+    kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
+      SmallVector<Value> sums = kb.forLoop(
+          c0, m, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
+          [&](Value j, ValueRange acc) -> SmallVector<Value> {
+            Value row = kb.add(kb.mul(batch, m), j);
+            Value kf = kb.loadFeature(kBuf, kb.add(kb.mul(row, cF), f), k);
+            Value vd = kb.loadIf(active, vBuf, kb.add(kb.mul(row, dv), col));
+            return {kb.fma(kf, vd, acc[0]), kb.fadd(acc[1], kf)};
+          });
+      Value stateRow = kb.add(kb.mul(batch, cF), f);
+      kb.ifThen(active, [&] {
+        kb.store(sums[0], sOut, kb.add(kb.mul(stateRow, dv), col));
+      });
+      kb.ifThen(kb.eq(col, c0), [&] { kb.store(sums[1], zOut, stateRow); });
     });
-    kb.ifThen(kb.eq(col, c0), [&] { kb.store(sums[1], zOut, stateRow); });
   }
 
   rewriter.setInsertionPoint(op);
@@ -487,15 +489,17 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
   launch.output(cast<RankedTensorType>(op.getNormalizer().getType()),
                 leadingThen(rewriter, loc, values, batchDims, {fSize}));
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
+  Value batches = batchProduct(rewriter, loc, values, batchDims);
   launch.scalar(getValueOrCreateConstantIndexOp(rewriter, loc, mSize));
   launch.scalar(dvValue);
+  launch.scalar(batches);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = arith::MaxUIOp::create(
       rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
   SmallVector<Value> results = launch.launch(
       kernel,
       {tiles, arith::ConstantIndexOp::create(rewriter, loc, features),
-       batchProduct(rewriter, loc, values, batchDims)},
+       gridSizeYZ(rewriter, loc, batches)},
       {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
   rewriter.replaceOp(op, results);
   return std::nullopt;
@@ -526,6 +530,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
       flatBufferType(tensorTypeOf(op.getResult()).getElementType()));
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
+  argTypes.push_back(indexType);
   SmallVector<Type> shared = {workgroupBufferType(stateType, features)};
   std::string name = kernelName((Twine("linattn_query_readout_") + mapName(q) +
                                  (normalized ? "_normalized" : ""))
@@ -540,37 +545,40 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     unsigned a = 0;
     Value qBuf = args[a++], sBuf = args[a++];
     Value zBuf = normalized ? Value(args[a++]) : Value();
-    Value oBuf = args[a++], n = args[a++], dv = args[a++];
+    Value oBuf = args[a++], n = args[a++], dv = args[a++], batches = args[a++];
     Value qs = kernel.getWorkgroupAttributions()[0];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
           cBlock = kb.idx(block);
     Value token = kb.blockId(gpu::Dimension::x);
     Value tid = kb.threadId();
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), cBlock), tid);
-    Value batch = kb.blockId(gpu::Dimension::z);
     Value active = kb.ult(col, dv);
-    Value row = kb.add(kb.mul(batch, n), token);
-    kb.forLoop(tid, cF, cBlock, [&](Value f) {
-      memref::StoreOp::create(
-          rewriter, loc, kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f), q),
-          qs, ValueRange{f});
+    kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
+      Value row = kb.add(kb.mul(batch, n), token);
+      // The previous batch element's readers are done with φ(q).
+      kb.barrier();
+      kb.forLoop(tid, cF, cBlock, [&](Value f) {
+        memref::StoreOp::create(
+            rewriter, loc, kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f), q),
+            qs, ValueRange{f});
+      });
+      kb.barrier();
+      Value base = kb.mul(batch, cF);
+      SmallVector<Value> sums = kb.forLoop(
+          c0, cF, c1, ValueRange{kb.fconst(0.0), kb.fconst(eps)},
+          [&](Value f, ValueRange acc) -> SmallVector<Value> {
+            Value qf = memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
+            Value s = kb.loadIf(active, sBuf,
+                                kb.add(kb.mul(kb.add(base, f), dv), col));
+            SmallVector<Value> next = {kb.fma(qf, s, acc[0]), acc[1]};
+            if (normalized)
+              next[1] = kb.fma(qf, kb.load(zBuf, kb.add(base, f)), acc[1]);
+            return next;
+          });
+      Value out = normalized ? kb.fdiv(sums[0], sums[1]) : sums[0];
+      kb.ifThen(active,
+                [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), col)); });
     });
-    kb.barrier();
-    Value base = kb.mul(batch, cF);
-    SmallVector<Value> sums = kb.forLoop(
-        c0, cF, c1, ValueRange{kb.fconst(0.0), kb.fconst(eps)},
-        [&](Value f, ValueRange acc) -> SmallVector<Value> {
-          Value qf = memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
-          Value s =
-              kb.loadIf(active, sBuf, kb.add(kb.mul(kb.add(base, f), dv), col));
-          SmallVector<Value> next = {kb.fma(qf, s, acc[0]), acc[1]};
-          if (normalized)
-            next[1] = kb.fma(qf, kb.load(zBuf, kb.add(base, f)), acc[1]);
-          return next;
-        });
-    Value out = normalized ? kb.fdiv(sums[0], sums[1]) : sums[0];
-    kb.ifThen(active,
-              [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), col)); });
   }
 
   rewriter.setInsertionPoint(op);
@@ -588,20 +596,19 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
       leadingThen(rewriter, loc, queries, batchDims, {nSize, dvSize}));
   Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
+  Value batches = batchProduct(rewriter, loc, queries, batchDims);
   launch.scalar(nValue);
   launch.scalar(dvValue);
+  launch.scalar(batches);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   SmallVector<Value> results = launch.launch(
       kernel,
       {nValue, ceilDiv(rewriter, loc, dvValue, block),
-       batchProduct(rewriter, loc, queries, batchDims)},
+       gridSizeYZ(rewriter, loc, batches)},
       {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
   rewriter.replaceOp(op, results);
   return std::nullopt;
 }
-
-/// The largest grid y size CUDA launches.
-static constexpr int64_t kMaxGridY = 65535;
 
 std::optional<std::string> Converter::convert(ScoresOp op) {
   RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
@@ -610,9 +617,6 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
   int64_t features = qType.getShape().back();
   if (auto reason = checkFeatureSize(features))
     return reason;
-  int64_t queries = qType.getShape()[rank - 2];
-  if (!ShapedType::isDynamic(queries) && queries > kMaxGridY)
-    return std::string("more than 65535 queries");
   Type computeType = getAccumulatorType(resultType.getElementType());
   FeatureSource q = featureSourceOf(op.getQueryFeatures());
   FeatureSource k = featureSourceOf(op.getKeyFeatures());
@@ -621,12 +625,16 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
   double scale = op.getScaleValue();
   Location loc = op.getLoc();
 
-  // One thread per score: grid (key tiles, queries, batch).
+  // One thread per score: grid (key tiles, queries, batch), the queries and
+  // batch elements past the grid's limits by grid-stride loops.
   Type indexType = rewriter.getIndexType();
   SmallVector<Type> argTypes = {
       flatBufferType(tensorTypeOf(q.tensor).getElementType()),
       flatBufferType(tensorTypeOf(k.tensor).getElementType()),
-      flatBufferType(resultType.getElementType()), indexType, indexType};
+      flatBufferType(resultType.getElementType()),
+      indexType,
+      indexType,
+      indexType};
   std::string name = kernelName(
       (Twine("linattn_scores_") + mapName(q) + (causal ? "_causal" : ""))
           .str());
@@ -638,27 +646,30 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
     KernelBuilder kb(rewriter, loc, computeType);
     ArrayRef<BlockArgument> args = kernel.getArguments();
     Value qBuf = args[0], kBuf = args[1], out = args[2], n = args[3],
-          m = args[4];
+          m = args[4], batches = args[5];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features);
     Value j = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
                      kb.threadId());
-    Value i = kb.blockId(gpu::Dimension::y);
-    Value batch = kb.blockId(gpu::Dimension::z);
-    kb.ifThen(kb.ult(j, m), [&] {
-      Value qRow = kb.mul(kb.add(kb.mul(batch, n), i), cF);
-      Value kRow = kb.mul(kb.add(kb.mul(batch, m), j), cF);
-      Value dot =
-          kb.forLoop(c0, cF, c1, ValueRange{kb.fconst(0.0)},
-                     [&](Value f, ValueRange acc) -> SmallVector<Value> {
-                       Value qf = kb.loadFeature(qBuf, kb.add(qRow, f), q);
-                       Value kf = kb.loadFeature(kBuf, kb.add(kRow, f), k);
-                       return {kb.fma(qf, kf, acc[0])};
-                     })[0];
-      Value value = scale == 1.0 ? dot : kb.fmul(dot, kb.fconst(scale));
-      // The causal mask keeps the keys j <= i.
-      if (causal)
-        value = kb.select(kb.ult(i, j), kb.fconst(0.0), value);
-      kb.store(value, out, kb.add(kb.mul(kb.add(kb.mul(batch, n), i), m), j));
+    kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
+      kb.gridStrideLoop(gpu::Dimension::y, n, [&](Value i) {
+        kb.ifThen(kb.ult(j, m), [&] {
+          Value qRow = kb.mul(kb.add(kb.mul(batch, n), i), cF);
+          Value kRow = kb.mul(kb.add(kb.mul(batch, m), j), cF);
+          Value dot =
+              kb.forLoop(c0, cF, c1, ValueRange{kb.fconst(0.0)},
+                         [&](Value f, ValueRange acc) -> SmallVector<Value> {
+                           Value qf = kb.loadFeature(qBuf, kb.add(qRow, f), q);
+                           Value kf = kb.loadFeature(kBuf, kb.add(kRow, f), k);
+                           return {kb.fma(qf, kf, acc[0])};
+                         })[0];
+          Value value = scale == 1.0 ? dot : kb.fmul(dot, kb.fconst(scale));
+          // The causal mask keeps the keys j <= i.
+          if (causal)
+            value = kb.select(kb.ult(i, j), kb.fconst(0.0), value);
+          kb.store(value, out,
+                   kb.add(kb.mul(kb.add(kb.mul(batch, n), i), m), j));
+        });
+      });
     });
   }
 
@@ -673,13 +684,17 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
                                         {nSize, mSize}));
   Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
   Value mValue = getValueOrCreateConstantIndexOp(rewriter, loc, mSize);
+  Value batches = batchProduct(rewriter, loc, q.tensor, batchDims);
   launch.scalar(nValue);
   launch.scalar(mValue);
+  launch.scalar(batches);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = arith::MaxUIOp::create(
       rewriter, loc, ceilDiv(rewriter, loc, mValue, block), one);
   SmallVector<Value> results = launch.launch(
-      kernel, {tiles, nValue, batchProduct(rewriter, loc, q.tensor, batchDims)},
+      kernel,
+      {tiles, gridSizeYZ(rewriter, loc, nValue),
+       gridSizeYZ(rewriter, loc, batches)},
       {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
   rewriter.replaceOp(op, results);
   return std::nullopt;
@@ -690,9 +705,6 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
   RankedTensorType vType = tensorTypeOf(op.getValues());
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   int64_t rank = aType.getRank();
-  int64_t queries = aType.getShape()[rank - 2];
-  if (!ShapedType::isDynamic(queries) && queries > kMaxGridY)
-    return std::string("more than 65535 queries");
   Type computeType = getAccumulatorType(resultType.getElementType());
   int64_t block = blockSizeFor(vType.getShape().back(), options.blockSize);
   std::optional<double> eps;
@@ -700,11 +712,13 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
     eps = op.getEps()->convertToDouble();
   Location loc = op.getLoc();
 
-  // One thread per output element: grid (value tiles, queries, batch).
+  // One thread per output element: grid (value tiles, queries, batch), the
+  // queries and batch elements past the grid's limits by grid-stride loops.
   Type indexType = rewriter.getIndexType();
   SmallVector<Type> argTypes = {flatBufferType(aType.getElementType()),
                                 flatBufferType(vType.getElementType()),
                                 flatBufferType(resultType.getElementType()),
+                                indexType,
                                 indexType,
                                 indexType,
                                 indexType};
@@ -718,26 +732,29 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
     KernelBuilder kb(rewriter, loc, computeType);
     ArrayRef<BlockArgument> args = kernel.getArguments();
     Value aBuf = args[0], vBuf = args[1], out = args[2], n = args[3],
-          m = args[4], dv = args[5];
+          m = args[4], dv = args[5], batches = args[6];
     Value c0 = kb.idx(0), c1 = kb.idx(1);
     Value d = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
                      kb.threadId());
-    Value i = kb.blockId(gpu::Dimension::y);
-    Value batch = kb.blockId(gpu::Dimension::z);
-    kb.ifThen(kb.ult(d, dv), [&] {
-      Value aRow = kb.mul(kb.add(kb.mul(batch, n), i), m);
-      SmallVector<Value> sums = kb.forLoop(
-          c0, m, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
-          [&](Value j, ValueRange acc) -> SmallVector<Value> {
-            Value a = kb.load(aBuf, kb.add(aRow, j));
-            Value v = kb.load(
-                vBuf, kb.add(kb.mul(kb.add(kb.mul(batch, m), j), dv), d));
-            return {kb.fma(a, v, acc[0]), kb.fadd(acc[1], a)};
-          });
-      Value value = sums[0];
-      if (eps)
-        value = kb.fdiv(value, kb.fadd(sums[1], kb.fconst(*eps)));
-      kb.store(value, out, kb.add(kb.mul(kb.add(kb.mul(batch, n), i), dv), d));
+    kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
+      kb.gridStrideLoop(gpu::Dimension::y, n, [&](Value i) {
+        kb.ifThen(kb.ult(d, dv), [&] {
+          Value aRow = kb.mul(kb.add(kb.mul(batch, n), i), m);
+          SmallVector<Value> sums = kb.forLoop(
+              c0, m, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
+              [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                Value a = kb.load(aBuf, kb.add(aRow, j));
+                Value v = kb.load(
+                    vBuf, kb.add(kb.mul(kb.add(kb.mul(batch, m), j), dv), d));
+                return {kb.fma(a, v, acc[0]), kb.fadd(acc[1], a)};
+              });
+          Value value = sums[0];
+          if (eps)
+            value = kb.fdiv(value, kb.fadd(sums[1], kb.fconst(*eps)));
+          kb.store(value, out,
+                   kb.add(kb.mul(kb.add(kb.mul(batch, n), i), dv), d));
+        });
+      });
     });
   }
 
@@ -754,14 +771,18 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
                 leadingThen(rewriter, loc, scores, batchDims, {nSize, dvSize}));
   Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
+  Value batches = batchProduct(rewriter, loc, scores, batchDims);
   launch.scalar(nValue);
   launch.scalar(getValueOrCreateConstantIndexOp(rewriter, loc, mSize));
   launch.scalar(dvValue);
+  launch.scalar(batches);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = arith::MaxUIOp::create(
       rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
   SmallVector<Value> results = launch.launch(
-      kernel, {tiles, nValue, batchProduct(rewriter, loc, scores, batchDims)},
+      kernel,
+      {tiles, gridSizeYZ(rewriter, loc, nValue),
+       gridSizeYZ(rewriter, loc, batches)},
       {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
   rewriter.replaceOp(op, results);
   return std::nullopt;

@@ -75,9 +75,15 @@ func.func @scan_reverse_init(%fq: tensor<2x?x16xf32>, %fk: tensor<2x?x16xf32>, %
 //   CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 //       CHECK: call @__linattn_launch_linattn_kv_summary_relu_0(%[[C1]], %[[C32]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
 //       CHECK: call @__linattn_launch_linattn_query_readout_relu_normalized_1(%{{.*}}, %[[C1]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
-// CHECK: gpu.func @linattn_kv_summary_relu_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index) kernel
+// CHECK: gpu.func @linattn_kv_summary_relu_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %[[BATCHES:.*]]: index) kernel
+// CHECK:   %[[Z:.*]] = gpu.block_id z
+// CHECK:   %[[GZ:.*]] = gpu.grid_dim z
+// CHECK:   scf.for %{{.*}} = %[[Z]] to %[[BATCHES]] step %[[GZ]]
 // CHECK: arith.maximumf
-// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}: index, %{{.*}}: index, %{{.*}}: index) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.grid_dim z
+// CHECK: scf.for
+// CHECK: gpu.barrier
 // CHECK: gpu.barrier
 // CHECK: arith.divf
 func.func @linear_relu(%q: tensor<2x3x?x32xf32>, %k: tensor<2x3x?x32xf32>, %v: tensor<2x3x?x64xf32>) -> tensor<2x3x?x64xf32> {
@@ -125,6 +131,37 @@ func.func @quadratic(%q: tensor<2x7x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x
   %a = linattn.scores %fq, %fk causal scale(0.5) : tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x7x7xf32>
   %o = linattn.apply_scores %a, %v normalize(eps = 1.0e-6) : tensor<2x7x7xf32>, tensor<2x7x5xf32> -> tensor<2x7x5xf32>
   return %o : tensor<2x7x5xf32>
+}
+
+// -----
+
+// More queries than CUDA's grid y holds: the grid is clamped to 65535 and the
+// kernels walk queries and batch elements with grid-stride loops; a dynamic
+// query count is clamped at run time.
+
+// CHECK-LABEL: func.func @quadratic_many_queries
+//   CHECK-DAG: %[[MAX:.*]] = arith.constant 65535 : index
+//   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+//       CHECK: call @__linattn_launch_linattn_scores_features_{{[0-9]+}}(%[[C1]], %[[MAX]], %[[C1]],
+//       CHECK: %[[N:.*]] = tensor.dim
+//       CHECK: %[[GY:.*]] = arith.minui %[[N]], %[[MAX]]
+//       CHECK: call @__linattn_launch_linattn_apply_scores_{{[0-9]+}}(%[[C1]], %[[GY]], %[[C1]],
+//       CHECK: gpu.func @linattn_scores_features_{{[0-9]+}}(
+//  CHECK-SAME:     %[[N:[^:]*]]: index, %{{.*}}: index, %[[B:[^:]*]]: index) kernel
+//   CHECK-DAG:   %[[BZ:.*]] = gpu.block_id z
+//   CHECK-DAG:   %[[GZ:.*]] = gpu.grid_dim z
+//       CHECK:   scf.for %{{.*}} = %[[BZ]] to %[[B]] step %[[GZ]]
+//   CHECK-DAG:     %[[BY:.*]] = gpu.block_id y
+//   CHECK-DAG:     %[[GY:.*]] = gpu.grid_dim y
+//       CHECK:     scf.for %{{.*}} = %[[BY]] to %[[N]] step %[[GY]]
+//       CHECK: gpu.func @linattn_apply_scores_{{[0-9]+}}(
+//       CHECK:   gpu.grid_dim z
+//       CHECK:   gpu.grid_dim y
+func.func @quadratic_many_queries(%q: tensor<1x70000x16xf32>, %k: tensor<1x3x16xf32>, %a: tensor<1x?x3xf32>, %v: tensor<1x3x8xf32>) -> (tensor<1x70000x3xf32>, tensor<1x?x8xf32>) {
+  %s = linattn.scores %q, %k : tensor<1x70000x16xf32>, tensor<1x3x16xf32> -> tensor<1x70000x3xf32>
+  %o = linattn.apply_scores %a, %v : tensor<1x?x3xf32>, tensor<1x3x8xf32> -> tensor<1x?x8xf32>
+  return %s, %o : tensor<1x70000x3xf32>, tensor<1x?x8xf32>
 }
 
 // -----

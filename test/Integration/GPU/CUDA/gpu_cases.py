@@ -167,6 +167,12 @@ def large_cases():
         (cc.attention_case("elu", (1,), 4097, 4097, 128, 64, causal=True, eps=EPS), True),
         (cc.attention_case("relu", (2,), 1000, 4097, 64, 32, causal=False, eps=EPS, dyn=(1,)), True),
         (cc.scan_case((1,), 4097, 16, 16, False, False, EPS, dyn=(1,)), True),
+        # Past CUDA's grid y and z limits (65535): more queries than the
+        # quadratic kernels' grid holds (dynamic, clamped at run time), more
+        # batch elements than the linear form's kernels' grid holds.
+        (as_written(cc.attention_case("elu", (1,), 70000, 3, 16, 4, causal=False, eps=EPS,
+                                      dyn=(1,))), False),
+        (cc.linear_case((65600,), 1, 2, 4, 2, eps=EPS), False),
     ]
 
 
