@@ -654,7 +654,8 @@ static constexpr int64_t kChunkScanThreads = 256;
 /// chunks of one state element (and of one normalizer element in the first
 /// blocks), writes the state at each chunk's start (exclusive prefix, S in
 /// the data type for the tensor cores, z in f32) and the final S and z.
-/// Grid (batch, element tiles of 256).
+/// Grid (batch, element tiles of 256; more tiles than grid y holds by a
+/// grid-stride loop).
 static gpu::GPUFuncOp buildChunkScan(RewriterBase &rewriter, Location loc,
                                      gpu::GPUModuleOp kernels, StringRef name,
                                      const ChunkedScanConfig &c) {
@@ -707,12 +708,16 @@ static gpu::GPUFuncOp buildChunkScan(RewriterBase &rewriter, Location loc,
   };
 
   Value elements = kb.mul(cF, dv);
-  Value e = kb.add(
-      kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(kChunkScanThreads)), tid);
-  kb.ifThen(kb.ult(e, elements), [&] {
-    Value at = kb.add(kb.mul(batch, elements), e);
-    Value init = c.hasInit ? kb.load(s0Buf, at) : kb.fconst(0.0);
-    kb.store(scanElement(hBuf, prefixBuf, e, elements, init), sBuf, at);
+  Value cTile = kb.idx(kChunkScanThreads);
+  Value elementTiles =
+      kb.divU(kb.add(elements, kb.idx(kChunkScanThreads - 1)), cTile);
+  kb.gridStrideLoop(gpu::Dimension::y, elementTiles, [&](Value tile) {
+    Value e = kb.add(kb.mul(tile, cTile), tid);
+    kb.ifThen(kb.ult(e, elements), [&] {
+      Value at = kb.add(kb.mul(batch, elements), e);
+      Value init = c.hasInit ? kb.load(s0Buf, at) : kb.fconst(0.0);
+      kb.store(scanElement(hBuf, prefixBuf, e, elements, init), sBuf, at);
+    });
   });
   kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
     kb.forLoop(tid, cF, kb.idx(kChunkScanThreads), [&](Value f) {
@@ -822,8 +827,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     int64_t tiles =
         std::max<int64_t>(1, llvm::divideCeil(vType.getShape().back(), dvTile));
     int64_t n = vType.getDimSize(batchDims);
-    sequenceParallel =
-        n > chunk && batch * tiles < options.sequenceParallelBlocks;
+    sequenceParallel = n > chunk &&
+                       batch * tiles < options.sequenceParallelBlocks &&
+                       batch <= kMaxGridYZ;
   }
 
   std::string suffix = c.suffix();
@@ -904,8 +910,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     prefix.scalar(dv);
     Value elementTiles = atLeastOne(
         ceilDiv(rewriter, loc, mul(index(features), dv), kChunkScanThreads));
-    SmallVector<Value> p = prefix.launch(scanKernel, {batch, elementTiles, one},
-                                         {index(kChunkScanThreads), one, one});
+    SmallVector<Value> p = prefix.launch(
+        scanKernel, {batch, gridSizeYZ(rewriter, loc, elementTiles), one},
+        {index(kChunkScanThreads), one, one});
 
     // The chunks' outputs.
     LaunchBuilder outputs(rewriter, loc, module);
@@ -928,13 +935,18 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   if (sequenceParallel) {
     results = *sequenceParallel ? parallel() : fused();
   } else {
-    // More than one chunk and too few blocks for the batch-parallel kernel.
+    // More than one chunk and too few blocks for the batch-parallel kernel
+    // (and the batch within the sequence-parallel grid's y).
     Value several = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::ugt, n, index(chunk));
     Value few = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
                                       mul(batch, tiles),
                                       index(options.sequenceParallelBlocks));
-    Value cond = arith::AndIOp::create(rewriter, loc, several, few);
+    Value fits = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                       batch, index(kMaxGridYZ));
+    Value cond = arith::AndIOp::create(
+        rewriter, loc, arith::AndIOp::create(rewriter, loc, several, few),
+        fits);
     auto branch = scf::IfOp::create(
         rewriter, loc, cond,
         [&](OpBuilder &, Location) {
