@@ -107,6 +107,9 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   target.features = options.features;
   target.cmdOptions = options.ptxasOptions;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  // nvgpu.ldmatrix of the chunked kernels first: it reads memrefs the GPU
+  // lowering then converts.
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());

@@ -21,7 +21,9 @@
 // contractible mulf feeding only a contractible addf becomes one fused
 // multiply-add, as NVPTX emits it. nvvm.mma.sync (m16n8k16 f16/bf16, m16n8k8
 // tf32) gathers the fragments of the warp's 32 lanes in the PTX layouts and
-// accumulates the exact products in f32.
+// accumulates the exact products in f32; nvgpu.ldmatrix reads the 8x8 b16
+// matrices of its lanes' row addresses and hands them out (transposed or
+// not) as the PTX instruction does.
 //
 // What a GPU would do wrong or leave undefined aborts the process with the
 // kernel, the op, its location and the thread: loads and stores out of the
@@ -29,7 +31,8 @@
 // static size), reads of workgroup memory no thread of the block wrote,
 // shared-memory data races (two threads touching an element between two
 // barriers, one of them writing), gpu.barrier reached by part of the block,
-// gpu.shuffle with inactive lanes, nvvm.mma.sync without its whole warp,
+// gpu.shuffle with inactive lanes, nvvm.mma.sync or nvgpu.ldmatrix without
+// its whole warp, ldmatrix rows that are not 16-byte aligned,
 // integer division by zero, scf.for with a step that is not positive, ops
 // the emulator does not know.
 //
@@ -43,6 +46,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -250,6 +254,9 @@ struct BufferInfo {
   int64_t elements = 0;
   /// Whether the kernel stores to it (its accesses are then tracked).
   bool stored = false;
+  /// Workgroup buffers: their alignment in bytes (llvm.align, else the
+  /// element size).
+  int64_t alignment = 1;
 };
 
 /// Where a kernel argument goes.
@@ -1221,9 +1228,9 @@ void shuffleOp(Exec &e, const Inst &in) {
   });
 }
 
-/// Whether warp `wp` executes a warp-wide nvvm.mma.sync: none of its lanes
-/// (false), all 32 (true), or some, which is an error.
-static bool mmaWarpActive(Exec &e, const Inst &in, uint32_t wp) {
+/// Whether warp `wp` executes a warp-wide op (nvvm.mma.sync, nvgpu.ldmatrix):
+/// none of its lanes (false), all 32 (true), or some, which is an error.
+static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
   uint32_t base = wp * 32;
   bool any = false;
   for (uint32_t i = 0; i < 32 && base + i < e.threads; ++i)
@@ -1233,9 +1240,9 @@ static bool mmaWarpActive(Exec &e, const Inst &in, uint32_t wp) {
   for (uint32_t i = 0; i < 32; ++i)
     if (base + i >= e.threads || !e.mask[base + i])
       fail(e, in, base + i < e.threads ? base + i : -1,
-           "nvvm.mma.sync executed without all 32 lanes of warp " +
-               std::to_string(wp) + " (lane " + std::to_string(i) +
-               " inactive)");
+           in.op->getName().getStringRef().str() +
+               " executed without all 32 lanes of warp " + std::to_string(wp) +
+               " (lane " + std::to_string(i) + " inactive)");
   return true;
 }
 
@@ -1257,7 +1264,7 @@ void mmaOp(Exec &e, const Inst &in) {
   uint32_t warps = (e.threads + 31) / 32;
   for (uint32_t wp = 0; wp < warps; ++wp) {
     uint32_t base = wp * 32;
-    if (!mmaWarpActive(e, in, wp))
+    if (!warpActive(e, in, wp))
       continue;
     float A[16][16], B[16][8], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
@@ -1307,7 +1314,7 @@ void mmaTF32Op(Exec &e, const Inst &in) {
   uint32_t warps = (e.threads + 31) / 32;
   for (uint32_t wp = 0; wp < warps; ++wp) {
     uint32_t base = wp * 32;
-    if (!mmaWarpActive(e, in, wp))
+    if (!warpActive(e, in, wp))
       continue;
     float A[16][8], B[8][8], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
@@ -1349,6 +1356,60 @@ void convertToTF32Op(Exec &e, const Inst &in) {
       bits = (bits + 0x1000u) & 0xffffe000u;
     r[l] = bits;
   });
+}
+
+/// nvgpu.ldmatrix from a rank-1 workgroup buffer: a = the element index of
+/// this lane's row, imm = buffer, imm2 = matrices | transpose << 8; r = the
+/// result, (matrices x 32 bits) words: two 16-bit elements per matrix, or
+/// one 32-bit element. Lanes 8i..8i+7 address the rows of matrix i (only
+/// lanes 0..8·matrices-1 are read); lane 4g+t receives row g, b16 columns
+/// 2t and 2t+1 of each matrix, or with transpose its column g, rows 2t and
+/// 2t+1.
+void ldmatrixOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  unsigned matrices = in.imm2 & 0xff;
+  bool transpose = (in.imm2 >> 8) & 1;
+  unsigned eb = b.elementBytes;
+  unsigned perRow = 16 / eb;
+  const Word *index = e.reg(in.a);
+  uint32_t warps = (e.threads + 31) / 32;
+  for (uint32_t wp = 0; wp < warps; ++wp) {
+    uint32_t base = wp * 32;
+    if (!warpActive(e, in, wp))
+      continue;
+    uint16_t m[4][8][8];
+    for (unsigned i = 0; i < matrices; ++i)
+      for (unsigned r = 0; r < 8; ++r) {
+        uint32_t l = base + 8 * i + r;
+        int64_t at = static_cast<int64_t>(index[l]);
+        if (at < 0 || at + perRow > b.size)
+          fail(e, in, l,
+               "out-of-bounds ldmatrix row in " + bufferName(e, b) +
+                   ": elements " + std::to_string(at) + ".." +
+                   std::to_string(at + perRow - 1) + ", size " +
+                   std::to_string(b.size));
+        if ((at * eb) % 16)
+          fail(e, in, l,
+               "ldmatrix row at byte " + std::to_string(at * eb) + " of " +
+                   bufferName(e, b) + " is not 16-byte aligned");
+        for (unsigned c = 0; c < perRow; ++c)
+          checkSharedRead(e, in, b, at + c, l);
+        std::memcpy(m[i][r], b.base + at * eb, 16);
+      }
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      uint32_t l = base + lane, g = lane / 4, t = lane % 4;
+      for (unsigned i = 0; i < matrices; ++i) {
+        uint16_t lo = transpose ? m[i][2 * t][g] : m[i][g][2 * t];
+        uint16_t hi = transpose ? m[i][2 * t + 1][g] : m[i][g][2 * t + 1];
+        if (eb == 2) {
+          e.reg(in.r + 2 * i)[l] = lo;
+          e.reg(in.r + 2 * i + 1)[l] = hi;
+        } else {
+          e.reg(in.r + i)[l] = static_cast<Word>(lo) | (Word(hi) << 16);
+        }
+      }
+    }
+  }
 }
 
 //===--- Vectors and structs ---------------------------------------------===//
@@ -1500,8 +1561,7 @@ uint32_t wordsOf(Type type) {
   if (type.isIntOrIndexOrFloat())
     return type.isIndex() || type.getIntOrFloatBitWidth() <= 64 ? 1 : 0;
   if (auto vector = dyn_cast<VectorType>(type)) {
-    if (vector.getRank() != 1 || vector.isScalable() ||
-        !vector.getElementType().isIntOrIndexOrFloat())
+    if (vector.isScalable() || !vector.getElementType().isIntOrIndexOrFloat())
       return 0;
     return vector.getNumElements();
   }
@@ -1568,7 +1628,14 @@ public:
         failCompile(k.name, func,
                     "workgroup buffer #" + std::to_string(i) +
                         " has no static shape or identity layout");
-      addBuffer(attribution, memref, /*shared=*/true, i, func);
+      uint32_t buffer =
+          addBuffer(attribution, memref, /*shared=*/true, i, func);
+      BufferInfo &info = k.buffers[buffer];
+      info.alignment = info.elementBytes;
+      if (auto align =
+              dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
+                  i, LLVM::LLVMDialect::getAlignAttrName())))
+        info.alignment = std::max<int64_t>(info.alignment, align.getInt());
     }
     int64_t sharedBytes = 0;
     for (const BufferInfo &info : k.buffers)
@@ -2199,17 +2266,21 @@ private:
       return emit(program, std::move(in));
     }
     if (auto extract = dyn_cast<vector::ExtractOp>(op)) {
-      if (!extract.getDynamicPosition().empty() ||
-          extract.getStaticPosition().size() != 1)
-        failCompile(k.name, &op,
-                    "vector.extract other than one static position");
+      if (!extract.getDynamicPosition().empty())
+        failCompile(k.name, &op, "vector.extract at a dynamic position");
       Inst in;
       in.fn = extractOp;
       in.op = &op;
       in.a = use(extract.getSource(), &op).offset;
       Slot r = define(extract.getResult(), &op);
       in.r = r.offset;
-      in.imm = extract.getStaticPosition()[0];
+      // The row-major position of the extracted element or subvector, in
+      // words (one per element).
+      ArrayRef<int64_t> shape = extract.getSourceVectorType().getShape();
+      int64_t at = 0;
+      for (auto [i, position] : llvm::enumerate(extract.getStaticPosition()))
+        at = at * shape[i] + position;
+      in.imm = at * r.words;
       in.imm2 = r.words;
       return emit(program, std::move(in));
     }
@@ -2264,6 +2335,34 @@ private:
     }
     if (auto mma = dyn_cast<NVVM::MmaOp>(op))
       return compileMma(mma, program);
+    if (auto ldmatrix = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+      uint32_t buffer = bufferOf(ldmatrix.getSrcMemref(), &op);
+      const BufferInfo &info = k.buffers[buffer];
+      auto type = cast<VectorType>(ldmatrix.getRes().getType());
+      uint32_t matrices = ldmatrix.getNumTiles();
+      if (!info.shared || info.rank != 1)
+        failCompile(k.name, &op,
+                    "nvgpu.ldmatrix from other than a rank-1 workgroup buffer");
+      if (info.alignment < 16)
+        failCompile(k.name, &op,
+                    "nvgpu.ldmatrix from workgroup buffer #" +
+                        std::to_string(info.index) +
+                        ", which is not 16-byte aligned (llvm.align)");
+      if ((info.elementBytes != 2 && info.elementBytes != 4) ||
+          (matrices != 1 && matrices != 2 && matrices != 4) ||
+          type.getRank() != 2 || type.getDimSize(0) != matrices ||
+          type.getDimSize(1) * info.elementBytes != 4 ||
+          (ldmatrix.getTranspose() && info.elementBytes != 2))
+        failCompile(k.name, &op, "this nvgpu.ldmatrix is not emulated");
+      Inst in;
+      in.fn = ldmatrixOp;
+      in.op = &op;
+      in.imm = buffer;
+      in.imm2 = matrices | (ldmatrix.getTranspose() ? 1 << 8 : 0);
+      in.a = use(ldmatrix.getIndices()[0], &op).offset;
+      in.r = define(ldmatrix.getRes(), &op).offset;
+      return emit(program, std::move(in));
+    }
     if (auto cvt = dyn_cast<NVVM::ConvertFloatToTF32Op>(op)) {
       if (cvt.getRnd() != NVVM::FPRoundingMode::RNA ||
           cvt.getSat() != NVVM::SaturationMode::NONE || cvt.getRelu())
@@ -2556,9 +2655,10 @@ void runBlock(Exec &e, int64_t linear) {
 void *linattn::gpu_emulator::loadModule(const void *data, size_t size) {
   auto m = std::make_unique<EmulatedModule>();
   DialectRegistry registry;
-  registry.insert<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
-                  NVVM::NVVMDialect, math::MathDialect, memref::MemRefDialect,
-                  scf::SCFDialect, vector::VectorDialect>();
+  registry
+      .insert<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+              NVVM::NVVMDialect, nvgpu::NVGPUDialect, math::MathDialect,
+              memref::MemRefDialect, scf::SCFDialect, vector::VectorDialect>();
   m->context =
       std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
   m->context->loadAllAvailableDialects();

@@ -1,10 +1,12 @@
 // REQUIRES: cuda-toolkit
 // The chunked tensor-core scan down to PTX and SASS resources: every product
-// is an m16n8k16 mma.sync with f32 accumulators, and ptxas (-v) fits the
-// kernels in registers without spilling and in static shared memory.
+// is an m16n8k16 mma.sync with f32 accumulators on fragments ldmatrix reads
+// (plain and .trans), and ptxas (-v) fits the kernels in registers without
+// spilling and in static shared memory.
 
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: FileCheck %s --check-prefix=LDMATRIX < %t.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80 sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
@@ -28,14 +30,31 @@
 // PTX-NOT: mma.sync
 // PTX: ret;
 
-// (CUDA 13's ptxas reports the last kernel first. At the time of writing:
-// 245 registers for F = 128, 168 for F = 64.)
+// The fragments, all x4 loads: φ(Q_c) and two key tiles at a time for the
+// scores, the scores and two value tiles (.trans) and φ(Q_c) and two state
+// tiles (.trans) for the outputs, φ(K_c) (.trans, as the A of φ(K_c)ᵀV_c)
+// and two value tiles (.trans) for the state. A fragment used for several
+// tiles is loaded once: bf16, F = 64, C = 64 has 52 plain and 52 .trans.
+// LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_0(
+// LDMATRIX-COUNT-104: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
+// LDMATRIX-NOT: ldmatrix
+// LDMATRIX: ret;
+// f16, F = 128, C = 32, value tile 32: 82, x4 loads only.
+// LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
+// LDMATRIX-COUNT-82: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
+// LDMATRIX-NOT: ldmatrix
+// LDMATRIX: ret;
+
+// Shared memory: the tiles' rows padded by 16 bytes (F = 64: 5 tiles of
+// 64 x 72 bf16 and z; F = 128, C = 32, DT = 32: 2 x 32 x 136 + 2 x 32 x 40 +
+// 128 x 40 f16 and z). (CUDA 13's ptxas reports the last kernel first. At
+// the time of writing: 168 registers for F = 128, 137 for F = 64.)
 // PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 29184 bytes smem
+// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 33280 bytes smem
 // PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_0' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 41216 bytes smem
+// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 46336 bytes smem
 
 // The sequence-parallel variant: per chunk φ(K_c)ᵀV_c (32 products at F = 64,
 // DT = 64), the scan over chunks (no tensor cores), per chunk the outputs

@@ -12,6 +12,7 @@
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.chunked.cubin
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED
 // RUN: %cuobjdump --dump-resource-usage %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED-RES
+// RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=LDSM
 
 // CHUNKED: code for sm_90
 // CHUNKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
@@ -23,6 +24,17 @@
 // CHUNKED-COUNT-128: HMMA.16816.F32.BF16
 // CHUNKED-NOT: HMMA
 // CHUNKED: EXIT
+
+// The fragments come from LDSM (ldmatrix, plain M88 and transposing MT88),
+// one per ldmatrix of the PTX: 82 (f16, F = 128) and 104 (bf16, F = 64).
+// LDSM-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// LDSM-COUNT-82: LDSM.16.{{M|MT}}88.4
+// LDSM-NOT: LDSM
+// LDSM: EXIT
+// LDSM-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// LDSM-COUNT-104: LDSM.16.{{M|MT}}88.4
+// LDSM-NOT: LDSM
+// LDSM: EXIT
 
 // No local memory (no spills, no stack). SHARED is ptxas' static size plus
 // the 1 KiB sm_90 reserves per block (linattn-lower-to-nvvm-chunked.mlir

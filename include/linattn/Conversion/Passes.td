@@ -237,6 +237,7 @@ def ConvertLinAttnToGPUPass
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
     "::mlir::vector::VectorDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",

@@ -15,9 +15,8 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::linattn;
@@ -32,20 +31,27 @@ struct ChunkedScanShape {
 };
 } // namespace
 
+/// Elements of padding at the end of each row of a shared tile: 16 bytes,
+/// which puts the eight 16-byte rows one ldmatrix phase reads in distinct
+/// banks (unpadded rows of 64 or 128 16-bit elements all start in bank 0).
+static int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
+
 /// Picks the chunk and value tile of the chunked scan for F features: the
 /// largest chunk up to `maxChunk`, then the widest value tile, such that the
 /// shared memory (φ(Q_c), φ(K_c), V_c, the masked scores and the state, in
-/// the data type of `dataBytes` bytes) fits the 48 KiB of static shared
-/// memory and the state fragments each thread accumulates fit 64 registers.
+/// the data type of `dataBytes` bytes, rows padded) fits the 48 KiB of
+/// static shared memory and the state fragments each thread accumulates fit
+/// 64 registers.
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t dataBytes) {
+  int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
       continue;
     int64_t warps = chunk / 16;
     for (int64_t dvTile = 64; dvTile >= 8 * warps; dvTile /= 2) {
-      int64_t elements = 2 * chunk * features + chunk * dvTile + chunk * chunk +
-                         features * dvTile;
+      int64_t elements = 2 * chunk * (features + pad) + chunk * (dvTile + pad) +
+                         chunk * (chunk + pad) + features * (dvTile + pad);
       int64_t bytes = dataBytes * elements + 4 * features;
       int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
       if (bytes <= 48 * 1024 && registers <= 64)
@@ -78,63 +84,104 @@ mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op, bool tf32) {
 }
 
 namespace {
-/// Tensor-core products with f32 accumulators on fragments gathered from
-/// shared memory: m16n8k16 of f16/bf16 operands, m16n8k8 of tf32 operands
-/// (f32 data already rounded to tf32, passed as i32).
+/// A matrix in a shared tile: element (i, j) at buffer[i·ld + j] (row major)
+/// or buffer[j·ld + i] (column major). Rows are 16-byte aligned (the buffer
+/// by its alignment, `ld` by padding), so ldmatrix can read them.
+struct SharedMatrix {
+  Value buffer;
+  int64_t ld;
+  bool rowMajor;
+};
+
+/// Tensor-core products with f32 accumulators on fragments of shared tiles:
+/// m16n8k16 of f16/bf16 operands, m16n8k8 of tf32 operands (f32 data already
+/// rounded to tf32, passed as i32). Fragments are loaded with ldmatrix (the
+/// transposing form for 16-bit operands stored the other way round); tf32
+/// operands ldmatrix cannot transpose are gathered element by element.
 class MmaBuilder {
 public:
   MmaBuilder(KernelBuilder &kb, Type dataType, Value lane)
-      : kb(kb), b(kb.b), loc(kb.loc), dataType(dataType) {
+      : kb(kb), b(kb.b), loc(kb.loc), dataType(dataType), lane(lane) {
     group = kb.divU(lane, kb.idx(4));
     quad = kb.remU(lane, kb.idx(4));
     pair = kb.mul(quad, kb.idx(2));
+    matrix = kb.divU(lane, kb.idx(8));
+    matrixRow = kb.remU(lane, kb.idx(8));
   }
 
+  bool isTF32() const { return dataType.isF32(); }
   /// The k extent of one product: 16, or 8 for tf32.
-  int64_t kStep() const { return dataType.isF32() ? 8 : 16; }
+  int64_t kStep() const { return isTF32() ? 8 : 16; }
 
-  /// Element (row, col) of a matrix, as a value of the data type.
-  using Element = function_ref<Value(Value row, Value col)>;
-
-  /// acc + A[r0:r0+16, k0:k0+K] · B[k0:k0+K, n0:n0+8] (K = kStep()),
-  /// `acc` and the result in the accumulator layout (rows g and g+8, columns
-  /// 2t and 2t+1 of lane 4g+t).
-  SmallVector<Value> mma(Element a, Element bm, Value r0, Value k0, Value n0,
-                         ValueRange acc) {
-    if (dataType.isF32())
-      return mmaTF32(a, bm, r0, k0, n0, acc);
-    Value rowLo = kb.add(r0, group), rowHi = kb.add(rowLo, kb.idx(8));
-    Value kLo = kb.add(k0, pair), kHi = kb.add(kLo, kb.idx(8));
-    Value col = kb.add(n0, group);
-    auto aPair = [&](Value row, Value k) {
-      return pack(a(row, k), a(row, kb.add(k, kb.idx(1))));
-    };
-    auto bPair = [&](Value k) {
-      return pack(bm(k, col), bm(kb.add(k, kb.idx(1)), col));
-    };
-    SmallVector<Value> aRegs = {aPair(rowLo, kLo), aPair(rowHi, kLo),
-                                aPair(rowLo, kHi), aPair(rowHi, kHi)};
-    SmallVector<Value> bRegs = {bPair(kLo), bPair(kHi)};
-    NVVM::MMATypes ptxType =
-        dataType.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    return create(aRegs, bRegs, acc, 16, ptxType);
-  }
-
-  /// The m16n8k8 tf32 product: a0..a3 are A[g][t], A[g+8][t], A[g][t+4],
-  /// A[g+8][t+4], b0, b1 are B[t][g], B[t+4][g], each f32 as an i32.
-  SmallVector<Value> mmaTF32(Element a, Element bm, Value r0, Value k0,
-                             Value n0, ValueRange acc) {
+  /// The A fragment (4 registers) of the 16 x kStep() tile of `a` at
+  /// (r0, k0).
+  SmallVector<Value> fragmentA(const SharedMatrix &a, Value r0, Value k0) {
+    // Matrix i of an x4 ldmatrix: rows +8·(i % 2), columns +16 bytes·(i / 2)
+    // of A.
+    Value rowOff = kb.mul(kb.remU(matrix, kb.idx(2)), kb.idx(8));
+    Value colOff = kb.mul(kb.divU(matrix, kb.idx(2)), kb.idx(rowElements()));
+    if (a.rowMajor)
+      return ldmatrix(a, kb.add(kb.add(r0, matrixRow), rowOff),
+                      kb.add(k0, colOff), /*transpose=*/false, 4);
+    if (!isTF32())
+      // Stored as Aᵀ: matrix i holds rows k0 + 8·(i / 2) .. of the tile.
+      return ldmatrix(a, kb.add(kb.add(k0, matrixRow), colOff),
+                      kb.add(r0, rowOff), /*transpose=*/true, 4);
     Value rowLo = kb.add(r0, group), rowHi = kb.add(rowLo, kb.idx(8));
     Value kLo = kb.add(k0, quad), kHi = kb.add(kLo, kb.idx(4));
-    Value col = kb.add(n0, group);
-    Type i32 = b.getI32Type();
-    auto bits = [&](Value v) {
-      return arith::BitcastOp::create(b, loc, i32, v).getResult();
-    };
-    SmallVector<Value> aRegs = {bits(a(rowLo, kLo)), bits(a(rowHi, kLo)),
-                                bits(a(rowLo, kHi)), bits(a(rowHi, kHi))};
-    SmallVector<Value> bRegs = {bits(bm(kLo, col)), bits(bm(kHi, col))};
-    return create(aRegs, bRegs, acc, 8, NVVM::MMATypes::tf32);
+    return {gather(a, rowLo, kLo), gather(a, rowHi, kLo), gather(a, rowLo, kHi),
+            gather(a, rowHi, kHi)};
+  }
+
+  /// The B fragments (2 registers each) of the kStep() x 8 tiles of `bm` at
+  /// (k0, n0) and, with `count` 2, (k0, n0 + 8).
+  SmallVector<Value> fragmentsB(const SharedMatrix &bm, Value k0, Value n0,
+                                int64_t count) {
+    // An x4 ldmatrix reads both tiles (matrix i: k +16 bytes·(i % 2), n +8·
+    // (i / 2)), an x2 one (lanes 0..15 address it) one tile.
+    Value m = count == 2 ? matrix : kb.remU(matrix, kb.idx(2));
+    Value kOff = kb.remU(m, kb.idx(2));
+    Value nOff = kb.mul(kb.divU(m, kb.idx(2)), kb.idx(8));
+    if (!bm.rowMajor)
+      // Stored as Bᵀ (n rows of k): what the mma's col layout reads.
+      return ldmatrix(bm, kb.add(kb.add(n0, matrixRow), nOff),
+                      kb.add(k0, kb.mul(kOff, kb.idx(rowElements()))),
+                      /*transpose=*/false, 2 * count);
+    if (!isTF32())
+      return ldmatrix(bm,
+                      kb.add(kb.add(k0, matrixRow), kb.mul(kOff, kb.idx(8))),
+                      kb.add(n0, nOff), /*transpose=*/true, 2 * count);
+    SmallVector<Value> regs;
+    for (int64_t j = 0; j < count; ++j) {
+      Value col = kb.add(kb.add(n0, kb.idx(8 * j)), group);
+      Value kLo = kb.add(k0, quad);
+      regs.push_back(gather(bm, kLo, col));
+      regs.push_back(gather(bm, kb.add(kLo, kb.idx(4)), col));
+    }
+    return regs;
+  }
+
+  /// acc + A·B of one A fragment and one B fragment, `acc` and the result in
+  /// the accumulator layout (rows g and g+8, columns 2t and 2t+1 of lane
+  /// 4g+t).
+  SmallVector<Value> mma(ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
+                         ValueRange acc) {
+    NVVM::MMATypes ptxType = isTF32()            ? NVVM::MMATypes::tf32
+                             : dataType.isBF16() ? NVVM::MMATypes::bf16
+                                                 : NVVM::MMATypes::f16;
+    Type f32 = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4, f32));
+    auto op = NVVM::MmaOp::create(
+        b, loc, resultType, aRegs, bRegs, acc, {16, 8, kStep()},
+        /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < 4; ++i)
+      result.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
+    return result;
   }
 
   /// Row and column of accumulator element `i` (0..3) of the tile at
@@ -152,39 +199,53 @@ public:
   Value group, quad, pair;
 
 private:
-  SmallVector<Value> create(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
-                            int64_t k, NVVM::MMATypes ptxType) {
-    Type f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(4, f32));
-    auto op =
-        NVVM::MmaOp::create(b, loc, resultType, aRegs, bRegs, acc, {16, 8, k},
-                            /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-                            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                            std::array<NVVM::MMALayout, 2>{
-                                NVVM::MMALayout::row, NVVM::MMALayout::col});
-    SmallVector<Value> result;
-    for (int64_t i = 0; i < 4; ++i)
-      result.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
-    return result;
+  /// Elements in the 16 bytes of one ldmatrix row.
+  int64_t rowElements() const { return isTF32() ? 4 : 8; }
+
+  /// An ldmatrix of `count` 8x8 b16 matrices, this lane addressing row
+  /// (`row`, `col`) of the tile; returns the registers as the mma takes them.
+  SmallVector<Value> ldmatrix(const SharedMatrix &m, Value row, Value col,
+                              bool transpose, int64_t count) {
+    Value index = kb.add(kb.mul(row, kb.idx(m.ld)), col);
+    int64_t perRegister = isTF32() ? 1 : 2;
+    auto type = VectorType::get({count, perRegister}, dataType);
+    Value tiles =
+        nvgpu::LdMatrixOp::create(b, loc, type, m.buffer, ValueRange{index},
+                                  transpose, static_cast<uint32_t>(count));
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < count; ++i) {
+      Value reg =
+          vector::ExtractOp::create(b, loc, tiles, ArrayRef<int64_t>{i});
+      regs.push_back(toRegister(reg));
+    }
+    return regs;
   }
 
-  /// Two 16-bit values in one 32-bit register (bf16 goes as i32).
-  Value pack(Value lo, Value hi) {
-    auto vectorType = VectorType::get({2}, dataType);
-    Value v =
-        vector::FromElementsOp::create(b, loc, vectorType, ValueRange{lo, hi});
+  /// One 32-bit operand register from a vector of its elements: f16 pairs
+  /// stay vector<2xf16>, bf16 pairs and tf32 values go as i32.
+  Value toRegister(Value elements) {
     if (dataType.isF16())
-      return v;
+      return elements;
     auto i32x1 = VectorType::get({1}, b.getI32Type());
-    Value cast = vector::BitCastOp::create(b, loc, i32x1, v);
+    Value cast = vector::BitCastOp::create(b, loc, i32x1, elements);
     return vector::ExtractOp::create(b, loc, cast, ArrayRef<int64_t>{0});
+  }
+
+  /// Element (i, j) of a tf32 matrix as an i32 register.
+  Value gather(const SharedMatrix &m, Value i, Value j) {
+    Value index = m.rowMajor ? kb.add(kb.mul(i, kb.idx(m.ld)), j)
+                             : kb.add(kb.mul(j, kb.idx(m.ld)), i);
+    Value value = memref::LoadOp::create(b, loc, m.buffer, ValueRange{index});
+    return arith::BitcastOp::create(b, loc, b.getI32Type(), value);
   }
 
   KernelBuilder &kb;
   OpBuilder &b;
   Location loc;
   Type dataType;
+  Value lane;
+  /// This lane's ldmatrix row address: matrix lane / 8, row lane % 8.
+  Value matrix, matrixRow;
 };
 } // namespace
 
@@ -201,6 +262,14 @@ struct ChunkedScanConfig {
   double eps;
 
   int64_t threads() const { return 32 * shape.warps; }
+  /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
+  /// φ(K_c) are C x F, V_c is C x DT, S is F x DT, the scores C x C.
+  int64_t ldF() const { return features + pad(); }
+  int64_t ldDT() const { return shape.dvTile + pad(); }
+  int64_t ldC() const { return shape.chunk + pad(); }
+  int64_t pad() const {
+    return rowPadding(dataType.getIntOrFloatBitWidth() / 8);
+  }
   /// The kernels' name suffix: direction, map, normalization.
   std::string suffix() const {
     return ((reverse ? "reverse_" : "forward_") + mapName(q) +
@@ -213,16 +282,30 @@ struct ChunkedScanConfig {
 /// V_c, the masked scores, S at the chunk start (in the data type) and z at
 /// the chunk start (f32). `queries` false: only φ(K_c) and V_c.
 SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c, bool queries) {
-  int64_t chunk = c.shape.chunk, dvTile = c.shape.dvTile, f = c.features;
+  int64_t chunk = c.shape.chunk;
   if (!queries)
-    return {workgroupBufferType(c.dataType, chunk * f),
-            workgroupBufferType(c.dataType, chunk * dvTile)};
-  return {workgroupBufferType(c.dataType, chunk * f),
-          workgroupBufferType(c.dataType, chunk * f),
-          workgroupBufferType(c.dataType, chunk * dvTile),
-          workgroupBufferType(c.dataType, chunk * chunk),
-          workgroupBufferType(c.dataType, f * dvTile),
-          workgroupBufferType(c.stateType, f)};
+    return {workgroupBufferType(c.dataType, chunk * c.ldF()),
+            workgroupBufferType(c.dataType, chunk * c.ldDT())};
+  return {workgroupBufferType(c.dataType, chunk * c.ldF()),
+          workgroupBufferType(c.dataType, chunk * c.ldF()),
+          workgroupBufferType(c.dataType, chunk * c.ldDT()),
+          workgroupBufferType(c.dataType, chunk * c.ldC()),
+          workgroupBufferType(c.dataType, c.features * c.ldDT()),
+          workgroupBufferType(c.stateType, c.features)};
+}
+
+/// Creates a chunked kernel with the workgroup buffers of
+/// `chunkSharedBuffers`, each 16-byte aligned for ldmatrix.
+gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
+                                 gpu::GPUModuleOp kernels, StringRef name,
+                                 TypeRange args, const ChunkedScanConfig &c,
+                                 bool queries) {
+  gpu::GPUFuncOp kernel =
+      createKernel(b, loc, kernels, name, args, chunkSharedBuffers(c, queries));
+  for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+    kernel.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(16));
+  return kernel;
 }
 
 Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
@@ -230,11 +313,10 @@ Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
 /// Emits the parts of a chunked kernel for one block: a chunk of C tokens of
 /// batch element `batch` and the value columns [colBase, colBase + DT).
 /// Each warp owns 16 rows (tokens) of the chunk's outputs and the state
-/// fragments (every feature tile, value tiles warp + j·W).
+/// fragments of every feature tile and its value tiles (pairs of adjacent
+/// tiles when they pair up, so one ldmatrix reads the B fragments of both).
 class ChunkEmitter {
 public:
-  using ElementFn = std::function<Value(Value, Value)>;
-
   ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
                ValueRange shared, Value qBuf, Value kBuf, Value vBuf, Value n,
                Value dv, Value batch, Value colBase)
@@ -255,16 +337,20 @@ public:
     tid = kb.threadId();
     warp = kb.divU(tid, kb.idx(32));
     cF = kb.idx(c.features);
-    cC = kb.idx(c.shape.chunk);
     cDT = kb.idx(c.shape.dvTile);
     cT = kb.idx(c.threads());
+    ldF = kb.idx(c.ldF());
+    ldDT = kb.idx(c.ldDT());
+    ldC = kb.idx(c.ldC());
   }
 
   KernelBuilder &builder() { return kb; }
   Value threadIndex() const { return tid; }
 
   /// Tokens of the chunk starting at scan position `t0` (t0 < N).
-  Value count(Value t0) { return kb.minU(cC, kb.sub(n, t0)); }
+  Value count(Value t0) {
+    return kb.minU(kb.idx(c.shape.chunk), kb.sub(n, t0));
+  }
 
   /// Stages φ(Q_c) (when staged), φ(K_c) and V_c of the chunk at `t0`, zeros
   /// past the sequence and the value columns; `extra` stages more before the
@@ -286,9 +372,10 @@ public:
             });
         return branch.getResult(0);
       };
+      Value slot = kb.add(kb.mul(t, ldF), f);
       if (qs)
-        storeShared(feature(qBuf, c.q), qs, i);
-      storeShared(feature(kBuf, c.k), ks, i);
+        storeShared(feature(qBuf, c.q), qs, slot);
+      storeShared(feature(kBuf, c.k), ks, slot);
     });
     kb.forLoop(tid, kb.idx(c.shape.chunk * c.shape.dvTile), cT, [&](Value i) {
       Value t = kb.divU(i, cDT), d = kb.remU(i, cDT);
@@ -296,7 +383,7 @@ public:
       Value valid =
           arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
       storeShared(kb.loadIf(valid, vBuf, kb.add(kb.mul(row(t0, t), dv), col)),
-                  vs, i);
+                  vs, kb.add(kb.mul(t, ldDT), d));
     });
     if (extra)
       extra();
@@ -309,18 +396,19 @@ public:
   std::optional<std::pair<Value, Value>> scores() {
     Value r0 = warpRow();
     Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
-    for (int64_t j = 0; j < c.shape.chunk / 8; ++j) {
-      Value n0 = kb.idx(8 * j);
-      SmallVector<Value> acc(4, kb.fconst(0.0));
+    // Two key tiles at a time: one A fragment for both products.
+    for (int64_t j = 0; j < c.shape.chunk / 8; j += 2) {
+      SmallVector<Value> acc(8, kb.fconst(0.0));
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
-        acc = mb.mma(qAt(), kTransposedAt(), r0, kb.idx(f0), n0, acc);
-      for (int64_t i = 0; i < 4; ++i) {
-        auto [row, col] = mb.position(r0, n0, i);
+        acc = products(queryTile(), keysTransposed(), r0, kb.idx(f0),
+                       kb.idx(8 * j), 2, acc);
+      for (int64_t i = 0; i < 8; ++i) {
+        auto [row, col] = mb.position(r0, kb.idx(8 * (j + i / 4)), i % 4);
         Value causal =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
         Value masked = kb.select(causal, acc[i], kb.fconst(0.0));
-        storeShared(masked, ps, kb.add(kb.mul(row, cC), col));
-        if (i < 2)
+        storeShared(masked, ps, kb.add(kb.mul(row, ldC), col));
+        if (i % 4 < 2)
           sumLo = kb.fadd(sumLo, masked);
         else
           sumHi = kb.fadd(sumHi, masked);
@@ -335,11 +423,11 @@ public:
       Value feature = kb.add(kb.idx(f), mb.quad);
       Value z = loadShared(zs, feature);
       sumLo =
-          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowLo, cF), feature))), z,
-                 sumLo);
+          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowLo, ldF), feature))),
+                 z, sumLo);
       sumHi =
-          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowHi, cF), feature))), z,
-                 sumHi);
+          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowHi, ldF), feature))),
+                 z, sumHi);
     }
     Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
     for (int64_t offset : {1, 2}) {
@@ -357,25 +445,33 @@ public:
 
   /// O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S for this warp's rows, divided
   /// by the denominators, to `oBuf` (scores and S in shared memory).
-  void outputs(Value t0, Value count,
+  void outputs(Value t0, Value tokens,
                std::optional<std::pair<Value, Value>> den, Value oBuf) {
     Value r0 = warpRow();
-    for (int64_t j = 0; j < c.shape.dvTile / 8; ++j) {
+    // One division per row, multiplications per element.
+    std::optional<std::pair<Value, Value>> inverse;
+    if (den)
+      inverse = std::make_pair(kb.fdiv(kb.fconst(1.0), den->first),
+                               kb.fdiv(kb.fconst(1.0), den->second));
+    int64_t tiles = c.shape.dvTile / 8;
+    for (int64_t j = 0; j < tiles; j += 2) {
+      int64_t count = std::min<int64_t>(2, tiles - j);
       Value n0 = kb.idx(8 * j);
-      SmallVector<Value> acc(4, kb.fconst(0.0));
+      SmallVector<Value> acc(4 * count, kb.fconst(0.0));
       for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
-        acc = mb.mma(pAt(), vAt(), r0, kb.idx(t), n0, acc);
+        acc = products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
-        acc = mb.mma(qAt(), sAt(), r0, kb.idx(f0), n0, acc);
-      for (int64_t i = 0; i < 4; ++i) {
-        auto [token, d] = mb.position(r0, n0, i);
+        acc =
+            products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
+      for (int64_t i = 0; i < 4 * count; ++i) {
+        auto [token, d] = mb.position(r0, kb.idx(8 * (j + i / 4)), i % 4);
         Value t = token;
         Value value = acc[i];
-        if (den)
-          value = kb.fdiv(value, i < 2 ? den->first : den->second);
+        if (inverse)
+          value = kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
         Value col = kb.add(colBase, d);
         Value valid =
-            arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
+            arith::AndIOp::create(b, loc, kb.ult(t, tokens), kb.ult(col, dv));
         kb.ifThen(valid, [&] {
           kb.store(value, oBuf, kb.add(kb.mul(row(t0, t), dv), col));
         });
@@ -389,7 +485,7 @@ public:
     unsigned s = 0;
     for (int64_t fi = 0; fi < c.features / 16; ++fi)
       for (int64_t j = 0; j < nTilesPerWarp(); ++j) {
-        auto [r0, n0] = stateTile(fi, j);
+        auto [r0, n0] = stateTileAt(fi, j);
         for (int64_t i = 0; i < 4; ++i) {
           auto [f, d] = mb.position(r0, n0, i);
           fn(f, d, s++);
@@ -401,23 +497,29 @@ public:
   /// The state fragments in shared memory, for `outputs`.
   void storeStateToShared(ValueRange fragments) {
     forEachStateElement([&](Value f, Value d, unsigned s) {
-      storeShared(fragments[s], ss, kb.add(kb.mul(f, cDT), d));
+      storeShared(fragments[s], ss, kb.add(kb.mul(f, ldDT), d));
     });
   }
 
   /// fragments + φ(K_c)ᵀ V_c.
   SmallVector<Value> accumulateState(ValueRange fragments) {
-    SmallVector<Value> next;
-    unsigned s = 0;
+    SmallVector<Value> next(fragments.begin(), fragments.end());
+    int64_t tiles = nTilesPerWarp(), step = pairedTiles() ? 2 : 1;
     for (int64_t fi = 0; fi < c.features / 16; ++fi)
-      for (int64_t j = 0; j < nTilesPerWarp(); ++j) {
-        auto [r0, n0] = stateTile(fi, j);
-        SmallVector<Value> acc(fragments.begin() + s,
-                               fragments.begin() + s + 4);
-        s += 4;
-        for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
-          acc = mb.mma(kTransposedAt(), vAt(), r0, kb.idx(t), n0, acc);
-        llvm::append_range(next, acc);
+      for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep()) {
+        SmallVector<Value> a =
+            mb.fragmentA(keysTransposed(), kb.idx(16 * fi), kb.idx(t));
+        for (int64_t j = 0; j < tiles; j += step) {
+          auto [r0, n0] = stateTileAt(fi, j);
+          SmallVector<Value> bRegs =
+              mb.fragmentsB(valueTile(), kb.idx(t), n0, step);
+          for (int64_t p = 0; p < step; ++p) {
+            unsigned s = 4 * (fi * tiles + j + p);
+            SmallVector<Value> acc(next.begin() + s, next.begin() + s + 4);
+            acc = mb.mma(a, ArrayRef<Value>(bRegs).slice(2 * p, 2), acc);
+            std::copy(acc.begin(), acc.end(), next.begin() + s);
+          }
+        }
       }
     return next;
   }
@@ -427,15 +529,15 @@ public:
     return kb.forLoop(kb.idx(0), count, kb.idx(1), ValueRange{kb.fconst(0.0)},
                       [&](Value t, ValueRange sum) -> SmallVector<Value> {
                         Value key =
-                            toState(loadShared(ks, kb.add(kb.mul(t, cF), f)));
+                            toState(loadShared(ks, kb.add(kb.mul(t, ldF), f)));
                         return {kb.fadd(sum[0], key)};
                       })[0];
   }
 
   Value zShared() const { return zs; }
-  /// Element `index` of the shared state tile (f·DT + d).
-  void storeStateElement(Value value, Value index) {
-    storeShared(value, ss, index);
+  /// Element (f, d) of the shared state tile.
+  void storeStateElement(Value value, Value f, Value d) {
+    storeShared(value, ss, kb.add(kb.mul(f, ldDT), d));
   }
 
 private:
@@ -448,9 +550,32 @@ private:
   }
   Value warpRow() { return kb.mul(warp, kb.idx(16)); }
   int64_t nTilesPerWarp() { return c.shape.dvTile / 8 / c.shape.warps; }
-  std::pair<Value, Value> stateTile(int64_t fi, int64_t j) {
-    Value n0 = kb.mul(kb.add(warp, kb.idx(j * c.shape.warps)), kb.idx(8));
-    return {kb.idx(16 * fi), n0};
+  bool pairedTiles() { return nTilesPerWarp() % 2 == 0; }
+  /// The j-th state tile of this warp in feature tile `fi`: value tiles
+  /// 2(warp + pW) and 2(warp + pW) + 1 for j = 2p, 2p + 1 when they pair
+  /// up, warp + jW otherwise.
+  std::pair<Value, Value> stateTileAt(int64_t fi, int64_t j) {
+    int64_t w = c.shape.warps;
+    Value tile =
+        pairedTiles()
+            ? kb.add(kb.mul(kb.add(warp, kb.idx(j / 2 * w)), kb.idx(2)),
+                     kb.idx(j % 2))
+            : kb.add(warp, kb.idx(j * w));
+    return {kb.idx(16 * fi), kb.mul(tile, kb.idx(8))};
+  }
+  /// `acc` (4 values per key or value tile) plus the products of the A
+  /// fragment at (r0, k0) and the `count` B tiles from (k0, n0) on.
+  SmallVector<Value> products(const SharedMatrix &a, const SharedMatrix &bm,
+                              Value r0, Value k0, Value n0, int64_t count,
+                              ArrayRef<Value> acc) {
+    SmallVector<Value> aRegs = mb.fragmentA(a, r0, k0);
+    SmallVector<Value> bRegs = mb.fragmentsB(bm, k0, n0, count);
+    SmallVector<Value> next;
+    for (int64_t p = 0; p < count; ++p)
+      llvm::append_range(next,
+                         mb.mma(aRegs, ArrayRef<Value>(bRegs).slice(2 * p, 2),
+                                acc.slice(4 * p, 4)));
+    return next;
   }
   Value toState(Value v) { return convertFloat(b, loc, v, c.stateType); }
   Value loadShared(Value buffer, Value index) {
@@ -468,32 +593,13 @@ private:
     }
     memref::StoreOp::create(b, loc, value, buffer, ValueRange{index});
   }
-  // Row-major views of the shared tiles.
-  ElementFn qAt() {
-    return [this](Value r, Value col) {
-      return loadShared(qs, kb.add(kb.mul(r, cF), col));
-    };
-  }
-  ElementFn kTransposedAt() {
-    return [this](Value f, Value t) {
-      return loadShared(ks, kb.add(kb.mul(t, cF), f));
-    };
-  }
-  ElementFn vAt() {
-    return [this](Value r, Value col) {
-      return loadShared(vs, kb.add(kb.mul(r, cDT), col));
-    };
-  }
-  ElementFn pAt() {
-    return [this](Value r, Value col) {
-      return loadShared(ps, kb.add(kb.mul(r, cC), col));
-    };
-  }
-  ElementFn sAt() {
-    return [this](Value r, Value col) {
-      return loadShared(ss, kb.add(kb.mul(r, cDT), col));
-    };
-  }
+  // The shared tiles as matrices of the products.
+  SharedMatrix queryTile() { return {qs, c.ldF(), /*rowMajor=*/true}; }
+  /// φ(K_c)ᵀ (F x C), stored as φ(K_c).
+  SharedMatrix keysTransposed() { return {ks, c.ldF(), /*rowMajor=*/false}; }
+  SharedMatrix valueTile() { return {vs, c.ldDT(), /*rowMajor=*/true}; }
+  SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true}; }
+  SharedMatrix stateTile() { return {ss, c.ldDT(), /*rowMajor=*/true}; }
 
   const ChunkedScanConfig &c;
   OpBuilder &b;
@@ -502,7 +608,7 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs;
-  Value tid, warp, cF, cC, cDT, cT;
+  Value tid, warp, cF, cDT, cT, ldF, ldDT, ldC;
 };
 } // namespace
 
@@ -525,8 +631,8 @@ static gpu::GPUFuncOp buildFusedChunkedScan(RewriterBase &rewriter,
   argTypes.push_back(flatBufferType(c.stateType));
   argTypes.push_back(rewriter.getIndexType()); // N
   argTypes.push_back(rewriter.getIndexType()); // Dv
-  gpu::GPUFuncOp kernel = createKernel(rewriter, loc, kernels, name, argTypes,
-                                       chunkSharedBuffers(c, true));
+  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
+                                            argTypes, c, /*queries=*/true);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   ScanKernelArgs a = scanKernelArgs(kernel, c.hasInit);
@@ -608,8 +714,8 @@ static gpu::GPUFuncOp buildChunkStates(RewriterBase &rewriter, Location loc,
                                 flatBufferType(c.stateType),
                                 index,
                                 index};
-  gpu::GPUFuncOp kernel = createKernel(rewriter, loc, kernels, name, argTypes,
-                                       chunkSharedBuffers(c, false));
+  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
+                                            argTypes, c, /*queries=*/false);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   ArrayRef<BlockArgument> args = kernel.getArguments();
@@ -744,8 +850,8 @@ static gpu::GPUFuncOp buildChunkOutputs(RewriterBase &rewriter, Location loc,
                                 flatBufferType(c.resultType),
                                 index,
                                 index};
-  gpu::GPUFuncOp kernel = createKernel(rewriter, loc, kernels, name, argTypes,
-                                       chunkSharedBuffers(c, true));
+  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
+                                            argTypes, c, /*queries=*/true);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   ArrayRef<BlockArgument> args = kernel.getArguments();
@@ -774,7 +880,7 @@ static gpu::GPUFuncOp buildChunkOutputs(RewriterBase &rewriter, Location loc,
                    Value at =
                        kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
                    Value s = kb.loadIf(kb.ult(col, dv), prefixBuf, at);
-                   e.storeStateElement(s, i);
+                   e.storeStateElement(s, f, d);
                  });
       kb.forLoop(e.threadIndex(), cF, cT, [&](Value f) {
         memref::StoreOp::create(

@@ -10,8 +10,9 @@
 // A bf16 scan with an f32 state takes the chunked tensor-core kernel: four
 // warps per (batch element, tile of 64 value columns), chunks of 64 tokens;
 // φ(Q_c), φ(K_c), V_c, the masked scores and the state staged in shared
-// memory as bf16, z in f32; the state fragments carried in registers across
-// chunks.
+// memory as bf16 (rows of 64 padded to 72, 16-byte aligned), z in f32;
+// fragments read with ldmatrix (transposed for V_c, S and φ(K_c) as the A
+// of φ(K_c)ᵀV_c); the state fragments carried in registers across chunks.
 
 // CHECK-LABEL: func.func @chunked_bf16
 //   CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
@@ -21,16 +22,18 @@
 
 // CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
 // CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
-// CHECK-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK:   gpu.barrier
 // CHECK:   math.exp
 // CHECK:   gpu.barrier
+// CHECK:   nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<4608xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK:   vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:   nvvm.mma.sync A[{{.*}}] {{.*}}{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:   arith.cmpi ule
 // CHECK:   gpu.shuffle  xor
 // CHECK:   gpu.barrier
+// CHECK:   nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:   nvvm.mma.sync
 // CHECK:   arith.divf
 // CHECK:   scf.yield
@@ -41,7 +44,7 @@
 // RECURRENT-NOT: nvvm.mma.sync
 
 // C32: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_0(
-// C32: workgroup(%{{.*}} : memref<2048xbf16, #gpu.address_space<workgroup>>
+// C32: workgroup(%{{.*}} : memref<2304xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
 
 // BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
@@ -64,7 +67,8 @@
 //       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c1, %c1, %c128, %c1, %c1,
 // SEQ-LABEL: gpu.func @linattn_scan_chunk_states_forward_elu_normalized_0(
 // SEQ-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
-// SEQ-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>) kernel
+// SEQ-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// SEQ: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // SEQ: nvvm.mma.sync
 // SEQ-LABEL: gpu.func @linattn_scan_chunk_prefix_forward_elu_normalized_1(
 // SEQ-NOT: nvvm.mma.sync
@@ -111,15 +115,19 @@ func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %
 
 // CHECK-LABEL: func.func @negative_f32
 // With tf32=true, f32 data takes the chunked kernel too: m16n8k8 tf32
-// products on f32 tiles (F = 16: C = 64, four warps), the operands rounded to
-// tf32 as they are staged.
+// products on f32 tiles (F = 16: C = 64, four warps; rows padded by 4), the
+// operands rounded to tf32 as they are staged. ldmatrix reads the fragments
+// it can without transposing 32-bit elements (φ(Q_c), the scores, φ(K_c) as
+// the B of the scores); the others are gathered from shared memory.
 // TF32-LABEL: func.func @negative_f32
 // TF32: call @__linattn_launch_linattn_scan_chunked_forward_features_0(
 // TF32-LABEL: func.func @negative_bf16_state
 // TF32: call @__linattn_launch_linattn_scan_forward_features_1(
 // TF32: gpu.func @linattn_scan_chunked_forward_features_0(
-// TF32-SAME: workgroup(%{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>
+// TF32-SAME: workgroup(%{{.*}} : memref<1280xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
 // TF32: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// TF32: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<1280xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// TF32-NOT: transpose = true
 // TF32: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: call @__linattn_launch_linattn_scan_forward_features_0(
 // CHECK-LABEL: func.func @negative_bf16_state
