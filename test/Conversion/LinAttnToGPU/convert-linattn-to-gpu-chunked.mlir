@@ -33,9 +33,10 @@
 // CHECK:   arith.cmpi ule
 // CHECK:   gpu.shuffle  xor
 // CHECK:   gpu.barrier
+// CHECK:   %[[INV:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
 // CHECK:   nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:   nvvm.mma.sync
-// CHECK:   arith.divf
+// CHECK:   arith.mulf %{{.*}}, %[[INV]] : f32
 // CHECK:   scf.yield
 // CHECK: gpu.return
 
@@ -77,6 +78,7 @@
 // SEQ: nvvm.mma.sync
 // SEQ: gpu.shuffle  xor
 // SEQ: arith.divf
+// SEQ: arith.mulf
 
 // SEQ-LABEL: func.func @chunked_f16_small
 // SEQ: scf.if
