@@ -460,22 +460,25 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
 
 def chunked_shape(config, shared, threads, row, instructions):
     """Chunk C and value tile DT from the kernel's shared buffers (φ(Q_c):
-    C·F, φ(K_c): C·F, V_c: C·DT, scores: C·C, S: F·DT, in the data type;
-    z: F, f32; the chunk-state kernel: φ(K_c) and V_c),
-    the flops of one chunk of one block, the shared-memory loads per HMMA."""
+    C·(F+p), φ(K_c): C·(F+p), V_c: C·(DT+p), scores: C·(C+p), S: F·(DT+p),
+    in the data type, rows padded by p = 16 bytes; z: F, f32; the
+    chunk-state kernel: φ(K_c) and V_c), the flops of one chunk of one
+    block, the shared-memory loads per HMMA."""
     hmma = row["mix"]["HMMA"]  # per warp and chunk: the loop is unrolled
     if not shared or not hmma:  # the sequence-parallel scan over chunks
         return {}
     f = config.f
     size = 4 if config.dtype == "f32" else 2  # tf32 tiles are f32
     k = 8 if config.dtype == "f32" else 16    # m16n8k8 or m16n8k16
-    chunk = shared[0] // (size * f)
+    pad = 16 // size
+    chunk = shared[0] // (size * (f + pad))
     # The chunk-state kernel stages only φ(K_c) and V_c.
-    dv_tile = shared[2 if len(shared) > 2 else 1] // (size * chunk)
+    dv_tile = shared[2 if len(shared) > 2 else 1] // (size * chunk) - pad
     warps = threads // 32
     tc_flops = hmma * warps * 2 * 16 * 8 * k
     # Outside the tensor cores, per chunk: the normalizer φ(q)·z (2·C·F),
-    # z += Σ φ(k) (C·F), the scores' row sums (C·C), the divisions (C·DT).
+    # z += Σ φ(k) (C·F), the scores' row sums (C·C), the scaling by the
+    # reciprocal denominators (C·DT).
     cuda_flops = 2 * chunk * f + chunk * f + chunk * chunk + chunk * dv_tile
     section = mma_section(instructions)
     smix = mix(section)
@@ -590,7 +593,7 @@ def write_reports(rows, meta, out_dir):
                       "chunk-size=64 at F = 128 gives C = 32); HMMA flops per chunk and block "
                       "= HMMAs per warp × warps × 4096 (m16n8k16); CUDA-core "
                       "flops per chunk = 2·C·F (normalizer) + C·F (z) + C² "
-                      "(row sums) + C·DT (divisions); the MMA section is the "
+                      "(row sums) + C·DT (scaling); the MMA section is the "
                       "SASS from the first HMMA to the last.\n")
             md.append("| configuration | C | DT | warps | HMMA/warp | HMMA "
                       "flops/chunk | CUDA-core flops/chunk | tensor-core "
