@@ -18,6 +18,8 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::linattn;
 using namespace mlir::linattn::gpukernels;
@@ -317,12 +319,15 @@ Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
 /// tiles when they pair up, so one ldmatrix reads the B fragments of both).
 class ChunkEmitter {
 public:
+  /// `stageBatch`: global loads per thread in flight while staging (more
+  /// hide more latency and take more registers).
   ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
                ValueRange shared, Value qBuf, Value kBuf, Value vBuf, Value n,
-               Value dv, Value batch, Value colBase)
-      : c(c), b(rewriter), loc(loc), kb(rewriter, loc, c.stateType),
-        mb(kb, c.dataType, laneOf(kb)), qBuf(qBuf), kBuf(kBuf), vBuf(vBuf),
-        n(n), dv(dv), batch(batch), colBase(colBase) {
+               Value dv, Value batch, Value colBase, int64_t stageBatch)
+      : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
+        kb(rewriter, loc, c.stateType), mb(kb, c.dataType, laneOf(kb)),
+        qBuf(qBuf), kBuf(kBuf), vBuf(vBuf), n(n), dv(dv), batch(batch),
+        colBase(colBase) {
     if (shared.size() == 2) {
       ks = shared[0];
       vs = shared[1];
@@ -354,36 +359,36 @@ public:
 
   /// Stages φ(Q_c) (when staged), φ(K_c) and V_c of the chunk at `t0`, zeros
   /// past the sequence and the value columns; `extra` stages more before the
-  /// closing barrier.
+  /// closing barrier. Each thread handles elements tid + r·T (F/2 and DT/2
+  /// of them) in batches whose global loads are all issued before their
+  /// stores: 2-byte loads are latency bound unless many are in flight.
   void stage(Value t0, Value count, function_ref<void()> extra = {}) {
     kb.barrier();
-    kb.forLoop(tid, kb.idx(c.shape.chunk * c.features), cT, [&](Value i) {
+    // Tokens past the sequence read token 0 of the chunk (count >= 1) and
+    // are replaced by zeros: no branches around the loads.
+    staged(c.shape.chunk * c.features, [&](Value i) -> StagedElements {
       Value t = kb.divU(i, cF), f = kb.remU(i, cF);
       Value valid = kb.ult(t, count);
-      Value at = kb.add(kb.mul(row(t0, t), cF), f);
+      Value at = kb.add(kb.mul(row(t0, kb.select(valid, t, kb.idx(0))), cF), f);
       auto feature = [&](Value buffer, const FeatureSource &source) {
-        auto branch = scf::IfOp::create(
-            b, loc, valid,
-            [&](OpBuilder &, Location) {
-              scf::YieldOp::create(b, loc, kb.loadFeature(buffer, at, source));
-            },
-            [&](OpBuilder &, Location) {
-              scf::YieldOp::create(b, loc, kb.fconst(0.0));
-            });
-        return branch.getResult(0);
+        return kb.select(valid, kb.loadFeature(buffer, at, source),
+                         kb.fconst(0.0));
       };
       Value slot = kb.add(kb.mul(t, ldF), f);
+      StagedElements loaded;
       if (qs)
-        storeShared(feature(qBuf, c.q), qs, slot);
-      storeShared(feature(kBuf, c.k), ks, slot);
+        loaded.push_back({feature(qBuf, c.q), qs, slot});
+      loaded.push_back({feature(kBuf, c.k), ks, slot});
+      return loaded;
     });
-    kb.forLoop(tid, kb.idx(c.shape.chunk * c.shape.dvTile), cT, [&](Value i) {
+    // Value columns past Dv have no element to read (Dv may be 0).
+    staged(c.shape.chunk * c.shape.dvTile, [&](Value i) -> StagedElements {
       Value t = kb.divU(i, cDT), d = kb.remU(i, cDT);
       Value col = kb.add(colBase, d);
       Value valid =
           arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
-      storeShared(kb.loadIf(valid, vBuf, kb.add(kb.mul(row(t0, t), dv), col)),
-                  vs, kb.add(kb.mul(t, ldDT), d));
+      Value v = kb.loadIf(valid, vBuf, kb.add(kb.mul(row(t0, t), dv), col));
+      return {{v, vs, kb.add(kb.mul(t, ldDT), d)}};
     });
     if (extra)
       extra();
@@ -541,6 +546,31 @@ public:
   }
 
 private:
+  /// Values loaded for shared memory: value, buffer, index.
+  struct StagedElement {
+    Value value, buffer, index;
+  };
+  using StagedElements = SmallVector<StagedElement, 2>;
+
+  /// Stages the `elements` (a multiple of the block size) of a tile: `load`
+  /// returns what element i stores where. A loop over batches of up to
+  /// `stageBatch` elements per thread, unrolled within a batch, the batch's
+  /// loads before its stores (a loop, so that ptxas does not hoist every
+  /// load of the tile and run out of registers).
+  void staged(int64_t elements, function_ref<StagedElements(Value)> load) {
+    int64_t trips = elements / c.threads();
+    int64_t batch = std::gcd(trips, stageBatch);
+    Value stride = kb.idx(batch * c.threads());
+    kb.forLoop(tid, kb.idx(elements), stride, [&](Value first) {
+      SmallVector<StagedElement> loaded;
+      for (int64_t r = 0; r < batch; ++r)
+        llvm::append_range(loaded,
+                           load(kb.add(first, kb.idx(r * c.threads()))));
+      for (const StagedElement &e : loaded)
+        storeShared(e.value, e.buffer, e.index);
+    });
+  }
+
   /// The row of token t of the chunk at `t0` in the flat [batch·N, ...]
   /// buffers.
   Value row(Value t0, Value t) {
@@ -602,6 +632,7 @@ private:
   SharedMatrix stateTile() { return {ss, c.ldDT(), /*rowMajor=*/true}; }
 
   const ChunkedScanConfig &c;
+  int64_t stageBatch;
   OpBuilder &b;
   Location loc;
   KernelBuilder kb;
@@ -640,8 +671,10 @@ static gpu::GPUFuncOp buildFusedChunkedScan(RewriterBase &rewriter,
   Value batch = kb.blockId(gpu::Dimension::x);
   Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
   SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  // The state fragments stay in registers: two loads in flight per thread
+  // keep ptxas below 180 registers (eight take all 255).
   ChunkEmitter e(rewriter, loc, c, shared, a.q, a.k, a.v, a.n, a.dv, batch,
-                 colBase);
+                 colBase, /*stageBatch=*/2);
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
   Value stateBase = kb.mul(batch, cF);
@@ -730,7 +763,7 @@ static gpu::GPUFuncOp buildChunkStates(RewriterBase &rewriter, Location loc,
   kb.ifThen(kb.ult(t0, n), [&] {
     SmallVector<Value> shared(kernel.getWorkgroupAttributions());
     ChunkEmitter e(rewriter, loc, c, shared, Value(), kBuf, vBuf, n, dv, batch,
-                   colBase);
+                   colBase, /*stageBatch=*/8);
     Value count = e.count(t0);
     e.stage(t0, count);
     SmallVector<Value> zeros(e.stateFragmentSize(), kb.fconst(0.0));
@@ -865,7 +898,7 @@ static gpu::GPUFuncOp buildChunkOutputs(RewriterBase &rewriter, Location loc,
   kb.ifThen(kb.ult(t0, n), [&] {
     SmallVector<Value> shared(kernel.getWorkgroupAttributions());
     ChunkEmitter e(rewriter, loc, c, shared, qBuf, kBuf, vBuf, n, dv, batch,
-                   colBase);
+                   colBase, /*stageBatch=*/8);
     Value cF = kb.idx(c.features), cDT = kb.idx(c.shape.dvTile),
           cT = kb.idx(c.threads());
     Value chunks =
