@@ -103,7 +103,7 @@ struct SharedMatrix {
 class MmaBuilder {
 public:
   MmaBuilder(KernelBuilder &kb, Type dataType, Value lane)
-      : kb(kb), b(kb.b), loc(kb.loc), dataType(dataType), lane(lane) {
+      : kb(kb), b(kb.b), loc(kb.loc), dataType(dataType) {
     group = kb.divU(lane, kb.idx(4));
     quad = kb.remU(lane, kb.idx(4));
     pair = kb.mul(quad, kb.idx(2));
@@ -245,7 +245,6 @@ private:
   OpBuilder &b;
   Location loc;
   Type dataType;
-  Value lane;
   /// This lane's ldmatrix row address: matrix lane / 8, row lane % 8.
   Value matrix, matrixRow;
 };

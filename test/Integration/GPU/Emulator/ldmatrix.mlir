@@ -150,7 +150,6 @@ module attributes {gpu.container_module} {
     // Rows at element 4 + 16r: 8 bytes past a 16-byte boundary.
     gpu.func @ldmatrix_misaligned(%in: memref<?xf32>, %out: memref<?xf32>)
         workgroup(%s : !tile {llvm.align = 16 : i64}) kernel {
-      %c0 = arith.constant 0 : index
       %c4 = arith.constant 4 : index
       %c16 = arith.constant 16 : index
       %lane = gpu.thread_id x
