@@ -56,16 +56,17 @@
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 46336 bytes smem
 
-// The sequence-parallel variant: per chunk φ(K_c)ᵀV_c (32 products at F = 64,
-// DT = 64), the scan over chunks (no tensor cores), per chunk the outputs
-// (32 + 64 products).
-// SEQ-LABEL: .visible .entry linattn_scan_chunk_states_forward_elu_normalized_0(
+// The sequence-parallel variant: per segment the sum of its chunks' φ(K_c)ᵀV_c
+// (32 products per chunk at F = 64, DT = 64), the scan over segments (no
+// tensor cores), per segment the chunk loop of the batch-parallel kernel
+// (32 + 64 + 32 products per chunk).
+// SEQ-LABEL: .visible .entry linattn_scan_segment_states_forward_elu_normalized_0(
 // SEQ-COUNT-32: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SEQ-NOT: mma.sync
-// SEQ-LABEL: .visible .entry linattn_scan_chunk_prefix_forward_elu_normalized_1(
+// SEQ-LABEL: .visible .entry linattn_scan_segment_prefix_forward_elu_normalized_1(
 // SEQ-NOT: mma.sync
-// SEQ-LABEL: .visible .entry linattn_scan_chunk_outputs_forward_elu_normalized_2(
-// SEQ-COUNT-96: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SEQ-LABEL: .visible .entry linattn_scan_segment_outputs_forward_elu_normalized_2(
+// SEQ-COUNT-128: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SEQ-NOT: mma.sync
 // SEQ: ret;
 
@@ -74,14 +75,14 @@
 // tf32 (f32 data, F = 64: C = 32, 64 value columns, f32 tiles): the
 // sequence-parallel kernels for a batch of 2, m16n8k8 products, operands
 // rounded to tf32 with cvt.rna as they are staged.
-// TF32-LABEL: .visible .entry linattn_scan_chunk_states_forward_elu_normalized_0(
+// TF32-LABEL: .visible .entry linattn_scan_segment_states_forward_elu_normalized_0(
 // TF32: cvt.rna.tf32.f32
 // TF32-COUNT-64: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // TF32-NOT: mma.sync
-// TF32-LABEL: .visible .entry linattn_scan_chunk_prefix_forward_elu_normalized_1(
+// TF32-LABEL: .visible .entry linattn_scan_segment_prefix_forward_elu_normalized_1(
 // TF32-NOT: mma.sync
-// TF32-LABEL: .visible .entry linattn_scan_chunk_outputs_forward_elu_normalized_2(
-// TF32-COUNT-128: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF32-LABEL: .visible .entry linattn_scan_segment_outputs_forward_elu_normalized_2(
+// TF32-COUNT-192: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // TF32-NOT: mma.sync
 // TF32: ret;
 // TF32-PTXAS-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

@@ -79,10 +79,10 @@ func.func @cross(%q: tensor<2x7x32xf32>, %k: tensor<2x13x32xf32>, %v: tensor<2x1
 //       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
 //       STAGE: scf.if
 //       STAGE: gpu.alloc async [%[[T0]]]
-//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunk_states_forward_elu_{{[0-9]+}}
-//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunk_prefix_forward_elu_{{[0-9]+}}
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_states_forward_elu_{{[0-9]+}}
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_prefix_forward_elu_{{[0-9]+}}
 //       STAGE: memref.collapse_shape %[[O]]
-//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunk_outputs_forward_elu_{{[0-9]+}}
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_outputs_forward_elu_{{[0-9]+}}
 //       STAGE: gpu.dealloc async
 //       STAGE: scf.yield %[[O]]
 //       STAGE: } else {

@@ -45,16 +45,17 @@
 // CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
 
 // The sequence-parallel kernels of an f32 scan on tf32 tensor cores
-// (tf32=true; F = 64, C = 32): HMMA.1688 in the chunk-state (64) and output
-// (128) kernels, none in the scan over chunks.
+// (tf32=true; F = 64, C = 32): HMMA.1688 in the segment-state (64) and
+// output (192: scores, outputs and the state update) kernels, none in the
+// scan over segments.
 // RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="tf32=true" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32.cubin
 // RUN: %cuobjdump --dump-sass %t.tf32.cubin | FileCheck %s --check-prefix=TF32
-// TF32-LABEL: Function : linattn_scan_chunk_outputs_forward_elu_normalized_2
-// TF32-COUNT-128: HMMA.1688.F32.TF32
+// TF32-LABEL: Function : linattn_scan_segment_outputs_forward_elu_normalized_2
+// TF32-COUNT-192: HMMA.1688.F32.TF32
 // TF32-NOT: HMMA
-// TF32-LABEL: Function : linattn_scan_chunk_prefix_forward_elu_normalized_1
+// TF32-LABEL: Function : linattn_scan_segment_prefix_forward_elu_normalized_1
 // TF32-NOT: HMMA
-// TF32-LABEL: Function : linattn_scan_chunk_states_forward_elu_normalized_0
+// TF32-LABEL: Function : linattn_scan_segment_states_forward_elu_normalized_0
 // TF32-COUNT-64: HMMA.1688.F32.TF32
 // TF32-NOT: HMMA
 

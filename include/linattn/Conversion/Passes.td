@@ -223,9 +223,10 @@ def ConvertLinAttnToGPUPass
            "Largest chunk of the chunked scan kernel (16, 32 or 64 tokens)">,
     Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
            /*default=*/"264",
-           "Run the chunked scan sequence-parallel (chunk states, a scan over "
-           "them, the chunks' outputs) when its batch-parallel kernel would "
-           "launch fewer blocks than this; 0: never">,
+           "Blocks the chunked scan aims to launch: when its batch-parallel "
+           "kernel would launch fewer, the sequence splits into segments of "
+           "whole chunks (segment states, a scan over them, the segments' "
+           "outputs) to reach this; 0: never">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "Causal scans with f32 data take the chunked kernel on tf32 tensor "
            "cores (products with 10-bit mantissas, f32 accumulation)">,

@@ -164,9 +164,9 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(64)};
   PassOptions::Option<int64_t> sequenceParallelBlocks{
       *this, "sequence-parallel-blocks",
-      llvm::cl::desc("Run the chunked scan sequence-parallel when its "
-                     "batch-parallel kernel would launch fewer blocks than "
-                     "this (0: never)"),
+      llvm::cl::desc("Blocks the chunked scan aims to launch: when its "
+                     "batch-parallel kernel would launch fewer, the sequence "
+                     "splits into segments run in parallel (0: never)"),
       llvm::cl::init(264)};
   PassOptions::Option<bool> tf32{
       *this, "tf32",

@@ -642,30 +642,68 @@ private:
 };
 } // namespace
 
-/// The batch-parallel chunked scan: one block per batch element and value
-/// tile walks the chunks in order, the state in registers.
-static gpu::GPUFuncOp buildFusedChunkedScan(RewriterBase &rewriter,
-                                            Location loc,
-                                            gpu::GPUModuleOp kernels,
-                                            StringRef name,
-                                            const ChunkedScanConfig &c) {
+/// The first chunk position and the end of the segment `segment` of
+/// `perSegment` chunks (scan positions, the end clamped to N).
+static std::pair<Value, Value> segmentRange(KernelBuilder &kb,
+                                            const ChunkedScanConfig &c, Value n,
+                                            Value segment, Value perSegment) {
+  Value span = kb.mul(perSegment, kb.idx(c.shape.chunk));
+  Value begin = kb.mul(segment, span);
+  return {begin, kb.minU(n, kb.add(begin, span))};
+}
+
+/// The chunk loop: one block per batch element, value tile and segment of
+/// the sequence walks the segment's chunks in order, the state in registers.
+///
+/// Batch-parallel (`segmented` false): the arguments of `launchScan`, grid
+/// (batch, value tiles); one segment, starting from the initial state (or
+/// zero), which writes the final state and normalizer.
+///
+/// Segment outputs (`segmented` true, pass 3 of the sequence-parallel scan):
+/// q, k, v, the f32 states and normalizers at each segment's start (pass 2),
+/// O, N, Dv, chunks per segment and segments; grid (batch, value tiles,
+/// segments).
+static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
+                                     gpu::GPUModuleOp kernels, StringRef name,
+                                     const ChunkedScanConfig &c,
+                                     bool segmented) {
+  Type index = rewriter.getIndexType();
   SmallVector<Type> argTypes = {flatBufferType(c.dataType),
                                 flatBufferType(c.dataType),
                                 flatBufferType(c.dataType)};
-  if (c.hasInit) {
+  if (segmented || c.hasInit) {
     argTypes.push_back(flatBufferType(c.stateType));
     argTypes.push_back(flatBufferType(c.stateType));
   }
   argTypes.push_back(flatBufferType(c.resultType));
-  argTypes.push_back(flatBufferType(c.stateType));
-  argTypes.push_back(flatBufferType(c.stateType));
-  argTypes.push_back(rewriter.getIndexType()); // N
-  argTypes.push_back(rewriter.getIndexType()); // Dv
+  if (!segmented) {
+    argTypes.push_back(flatBufferType(c.stateType));
+    argTypes.push_back(flatBufferType(c.stateType));
+  }
+  argTypes.append({index, index}); // N, Dv
+  if (segmented)
+    argTypes.append({index, index}); // chunks per segment, segments
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
                                             argTypes, c, /*queries=*/true);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
-  ScanKernelArgs a = scanKernelArgs(kernel, c.hasInit);
+  ScanKernelArgs a;
+  Value perSegment, segments;
+  if (segmented) {
+    ArrayRef<BlockArgument> args = kernel.getArguments();
+    a.q = args[0];
+    a.k = args[1];
+    a.v = args[2];
+    a.s0 = args[3];
+    a.z0 = args[4];
+    a.o = args[5];
+    a.n = args[6];
+    a.dv = args[7];
+    perSegment = args[8];
+    segments = args[9];
+  } else {
+    a = scanKernelArgs(kernel, c.hasInit);
+  }
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
   Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
@@ -676,28 +714,36 @@ static gpu::GPUFuncOp buildFusedChunkedScan(RewriterBase &rewriter,
                  colBase, /*stageBatch=*/2);
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
-  Value stateBase = kb.mul(batch, cF);
-  auto stateIndex = [&](Value f, Value col) {
-    return kb.add(kb.mul(kb.add(stateBase, f), a.dv), col);
+  Value begin = kb.idx(0), end = a.n;
+  // The row of the initial state: the batch element's, or the segment's.
+  Value initBase = kb.mul(batch, cF);
+  if (segmented) {
+    Value segment = kb.blockId(gpu::Dimension::z);
+    std::tie(begin, end) = segmentRange(kb, c, a.n, segment, perSegment);
+    initBase = kb.mul(kb.add(kb.mul(batch, segments), segment), cF);
+  }
+  auto stateIndex = [&](Value base, Value f, Value col) {
+    return kb.add(kb.mul(kb.add(base, f), a.dv), col);
   };
+  bool hasInit = segmented || c.hasInit;
 
   SmallVector<Value> state;
   e.forEachStateElement([&](Value f, Value d, unsigned) {
-    if (!c.hasInit) {
+    if (!hasInit) {
       state.push_back(kb.fconst(0.0));
       return;
     }
     Value col = kb.add(colBase, d);
-    state.push_back(kb.loadIf(kb.ult(col, a.dv), a.s0, stateIndex(f, col)));
+    state.push_back(
+        kb.loadIf(kb.ult(col, a.dv), a.s0, stateIndex(initBase, f, col)));
   });
   kb.forLoop(tid, cF, cT, [&](Value f) {
-    Value init =
-        c.hasInit ? kb.load(a.z0, kb.add(stateBase, f)) : kb.fconst(0.0);
+    Value init = hasInit ? kb.load(a.z0, kb.add(initBase, f)) : kb.fconst(0.0);
     memref::StoreOp::create(rewriter, loc, init, e.zShared(), ValueRange{f});
   });
 
   state = kb.forLoop(
-      kb.idx(0), a.n, kb.idx(c.shape.chunk), state,
+      begin, end, kb.idx(c.shape.chunk), state,
       [&](Value t0, ValueRange carried) {
         Value count = e.count(t0);
         e.stage(t0, count);
@@ -714,36 +760,43 @@ static gpu::GPUFuncOp buildFusedChunkedScan(RewriterBase &rewriter,
         });
         return next;
       });
+  if (segmented)
+    return kernel;
 
   // The final state and normalizer.
   e.forEachStateElement([&](Value f, Value d, unsigned s) {
     Value col = kb.add(colBase, d);
     Value value = state[s];
     kb.ifThen(kb.ult(col, a.dv),
-              [&] { kb.store(value, a.s, stateIndex(f, col)); });
+              [&] { kb.store(value, a.s, stateIndex(initBase, f, col)); });
   });
   kb.barrier();
   kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
     kb.forLoop(tid, cF, cT, [&](Value f) {
       Value z =
           memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
-      kb.store(z, a.z, kb.add(stateBase, f));
+      kb.store(z, a.z, kb.add(initBase, f));
     });
   });
   return kernel;
 }
 
-/// Sequence-parallel pass 1: the contribution of each chunk to the state,
-/// H_c = φ(K_c)ᵀ V_c and Σ_t φ(k_t), into flat [batch, chunks, F, Dv] and
-/// [batch, chunks, F] f32 buffers. Grid (chunks, batch, value tiles).
-static gpu::GPUFuncOp buildChunkStates(RewriterBase &rewriter, Location loc,
-                                       gpu::GPUModuleOp kernels, StringRef name,
-                                       const ChunkedScanConfig &c) {
+/// Sequence-parallel pass 1: the contribution of each segment of the
+/// sequence to the state, Σ_c φ(K_c)ᵀ V_c and Σ_t φ(k_t) over its chunks,
+/// into flat [batch, segments, F, Dv] and [batch, segments, F] f32 buffers.
+/// Arguments k, v, the two buffers, N, Dv, chunks per segment, segments;
+/// grid (batch, value tiles, segments).
+static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
+                                         gpu::GPUModuleOp kernels,
+                                         StringRef name,
+                                         const ChunkedScanConfig &c) {
   Type index = rewriter.getIndexType();
   SmallVector<Type> argTypes = {flatBufferType(c.dataType),
                                 flatBufferType(c.dataType),
                                 flatBufferType(c.stateType),
                                 flatBufferType(c.stateType),
+                                index,
+                                index,
                                 index,
                                 index};
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
@@ -752,63 +805,88 @@ static gpu::GPUFuncOp buildChunkStates(RewriterBase &rewriter, Location loc,
   setInsertionPointToKernelBody(rewriter, kernel);
   ArrayRef<BlockArgument> args = kernel.getArguments();
   Value kBuf = args[0], vBuf = args[1], hBuf = args[2], zBuf = args[3],
-        n = args[4], dv = args[5];
+        n = args[4], dv = args[5], perSegment = args[6], segments = args[7];
   KernelBuilder kb(rewriter, loc, c.stateType);
-  Value chunkIndex = kb.blockId(gpu::Dimension::x);
-  Value batch = kb.blockId(gpu::Dimension::y);
-  Value colBase = kb.mul(kb.blockId(gpu::Dimension::z), kb.idx(c.shape.dvTile));
-  Value t0 = kb.mul(chunkIndex, kb.idx(c.shape.chunk));
-  // The grid has a block even for N = 0.
-  kb.ifThen(kb.ult(t0, n), [&] {
-    SmallVector<Value> shared(kernel.getWorkgroupAttributions());
-    ChunkEmitter e(rewriter, loc, c, shared, Value(), kBuf, vBuf, n, dv, batch,
-                   colBase, /*stageBatch=*/8);
-    Value count = e.count(t0);
-    e.stage(t0, count);
-    SmallVector<Value> zeros(e.stateFragmentSize(), kb.fconst(0.0));
-    SmallVector<Value> h = e.accumulateState(zeros);
-    Value cF = kb.idx(c.features);
-    Value chunks =
-        kb.divU(kb.add(n, kb.idx(c.shape.chunk - 1)), kb.idx(c.shape.chunk));
-    Value slot = kb.add(kb.mul(batch, chunks), chunkIndex);
-    e.forEachStateElement([&](Value f, Value d, unsigned s) {
-      Value col = kb.add(colBase, d);
-      Value at = kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
-      kb.ifThen(kb.ult(col, dv), [&] { kb.store(h[s], hBuf, at); });
-    });
-    kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::z), kb.idx(0)), [&] {
-      kb.forLoop(e.threadIndex(), cF, kb.idx(c.threads()), [&](Value f) {
-        kb.store(e.keySum(f, count), zBuf, kb.add(kb.mul(slot, cF), f));
-      });
-    });
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
+  Value segment = kb.blockId(gpu::Dimension::z);
+  // The first value tile's blocks also sum the keys.
+  Value keyBlock = kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0));
+  auto [begin, end] = segmentRange(kb, c, n, segment, perSegment);
+  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  ChunkEmitter e(rewriter, loc, c, shared, Value(), kBuf, vBuf, n, dv, batch,
+                 colBase, /*stageBatch=*/8);
+  Value tid = e.threadIndex();
+  Value cF = kb.idx(c.features);
+  // Features tid + j·T of the key sums, j < keyParts.
+  int64_t keyParts = llvm::divideCeil(c.features, c.threads());
+  auto keyFeature = [&](int64_t j) {
+    return kb.add(tid, kb.idx(j * c.threads()));
+  };
+  auto keyFeatureValid = [&](int64_t j) {
+    return arith::AndIOp::create(rewriter, loc, keyBlock,
+                                 kb.ult(keyFeature(j), cF))
+        .getResult();
+  };
+
+  int64_t fragments = e.stateFragmentSize();
+  SmallVector<Value> init(fragments + keyParts, kb.fconst(0.0));
+  SmallVector<Value> sums =
+      kb.forLoop(begin, end, kb.idx(c.shape.chunk), init,
+                 [&](Value t0, ValueRange carried) {
+                   Value count = e.count(t0);
+                   e.stage(t0, count);
+                   SmallVector<Value> next =
+                       e.accumulateState(carried.take_front(fragments));
+                   for (int64_t j = 0; j < keyParts; ++j) {
+                     Value sum = carried[fragments + j];
+                     auto branch = scf::IfOp::create(
+                         rewriter, loc, keyFeatureValid(j),
+                         [&](OpBuilder &, Location) {
+                           scf::YieldOp::create(
+                               rewriter, loc,
+                               kb.fadd(sum, e.keySum(keyFeature(j), count)));
+                         },
+                         [&](OpBuilder &, Location) {
+                           scf::YieldOp::create(rewriter, loc, sum);
+                         });
+                     next.push_back(branch.getResult(0));
+                   }
+                   return next;
+                 });
+
+  Value slot = kb.add(kb.mul(batch, segments), segment);
+  e.forEachStateElement([&](Value f, Value d, unsigned s) {
+    Value col = kb.add(colBase, d);
+    Value at = kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
+    kb.ifThen(kb.ult(col, dv), [&] { kb.store(sums[s], hBuf, at); });
   });
+  for (int64_t j = 0; j < keyParts; ++j)
+    kb.ifThen(keyFeatureValid(j), [&] {
+      kb.store(sums[fragments + j], zBuf,
+               kb.add(kb.mul(slot, cF), keyFeature(j)));
+    });
   return kernel;
 }
 
-/// Threads per block of the sequence-parallel scan over chunk states.
-static constexpr int64_t kChunkScanThreads = 256;
+/// Threads per block of the sequence-parallel scan over segment states.
+static constexpr int64_t kSegmentScanThreads = 256;
 
-/// Sequence-parallel pass 2: the scan over the chunks. Each thread walks the
-/// chunks of one state element (and of one normalizer element in the first
-/// blocks), writes the state at each chunk's start (exclusive prefix, S in
-/// the data type for the tensor cores, z in f32) and the final S and z.
-/// Grid (batch, element tiles of 256; more tiles than grid y holds by a
-/// grid-stride loop).
-static gpu::GPUFuncOp buildChunkScan(RewriterBase &rewriter, Location loc,
-                                     gpu::GPUModuleOp kernels, StringRef name,
-                                     const ChunkedScanConfig &c) {
+/// Sequence-parallel pass 2: the scan over the segments. Each thread walks
+/// the segments of one state element (and of one normalizer element in the
+/// first blocks), writes the f32 state at each segment's start (exclusive
+/// prefix, from the initial state when there is one) and the final S and z.
+/// Arguments: the segment states and normalizers of pass 1, the initial
+/// state and normalizer (when there are), the prefixes, S, z, Dv and the
+/// segment count; grid (batch, element tiles of 256; more tiles than grid y
+/// holds by a grid-stride loop).
+static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
+                                       gpu::GPUModuleOp kernels, StringRef name,
+                                       const ChunkedScanConfig &c) {
   Type index = rewriter.getIndexType();
-  SmallVector<Type> argTypes = {flatBufferType(c.stateType),
-                                flatBufferType(c.stateType)};
-  if (c.hasInit) {
-    argTypes.push_back(flatBufferType(c.stateType));
-    argTypes.push_back(flatBufferType(c.stateType));
-  }
-  llvm::append_range(argTypes, SmallVector<Type>{flatBufferType(c.dataType),
-                                                 flatBufferType(c.stateType),
-                                                 flatBufferType(c.stateType),
-                                                 flatBufferType(c.stateType),
-                                                 index, index});
+  int64_t buffers = c.hasInit ? 8 : 6;
+  SmallVector<Type> argTypes(buffers, flatBufferType(c.stateType));
+  argTypes.append({index, index});
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels, name, argTypes, TypeRange{});
   OpBuilder::InsertionGuard guard(rewriter);
@@ -822,23 +900,21 @@ static gpu::GPUFuncOp buildChunkScan(RewriterBase &rewriter, Location loc,
     z0Buf = args[a++];
   }
   Value prefixBuf = args[a++], zPrefixBuf = args[a++], sBuf = args[a++],
-        zBuf = args[a++], n = args[a++], dv = args[a++];
+        zBuf = args[a++], dv = args[a++], segments = args[a++];
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
   Value tid = kb.threadId();
   Value cF = kb.idx(c.features);
-  Value chunks =
-      kb.divU(kb.add(n, kb.idx(c.shape.chunk - 1)), kb.idx(c.shape.chunk));
-  Value first = kb.mul(batch, chunks);
+  Value first = kb.mul(batch, segments);
 
-  // The prefix over chunks of the element at `offset` within a chunk's
+  // The prefix over segments of the element at `offset` within a segment's
   // `stride` elements.
   auto scanElement = [&](Value src, Value dst, Value offset, Value stride,
                          Value init) {
-    return kb.forLoop(kb.idx(0), chunks, kb.idx(1), ValueRange{init},
-                      [&](Value chunk, ValueRange run) -> SmallVector<Value> {
-                        Value at = kb.add(kb.mul(kb.add(first, chunk), stride),
-                                          offset);
+    return kb.forLoop(kb.idx(0), segments, kb.idx(1), ValueRange{init},
+                      [&](Value segment, ValueRange run) -> SmallVector<Value> {
+                        Value at = kb.add(
+                            kb.mul(kb.add(first, segment), stride), offset);
                         Value h = kb.load(src, at);
                         kb.store(run[0], dst, at);
                         return {kb.fadd(run[0], h)};
@@ -846,9 +922,9 @@ static gpu::GPUFuncOp buildChunkScan(RewriterBase &rewriter, Location loc,
   };
 
   Value elements = kb.mul(cF, dv);
-  Value cTile = kb.idx(kChunkScanThreads);
+  Value cTile = kb.idx(kSegmentScanThreads);
   Value elementTiles =
-      kb.divU(kb.add(elements, kb.idx(kChunkScanThreads - 1)), cTile);
+      kb.divU(kb.add(elements, kb.idx(kSegmentScanThreads - 1)), cTile);
   kb.gridStrideLoop(gpu::Dimension::y, elementTiles, [&](Value tile) {
     Value e = kb.add(kb.mul(tile, cTile), tid);
     kb.ifThen(kb.ult(e, elements), [&] {
@@ -858,71 +934,11 @@ static gpu::GPUFuncOp buildChunkScan(RewriterBase &rewriter, Location loc,
     });
   });
   kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
-    kb.forLoop(tid, cF, kb.idx(kChunkScanThreads), [&](Value f) {
+    kb.forLoop(tid, cF, kb.idx(kSegmentScanThreads), [&](Value f) {
       Value at = kb.add(kb.mul(batch, cF), f);
       Value init = c.hasInit ? kb.load(z0Buf, at) : kb.fconst(0.0);
       kb.store(scanElement(zcBuf, zPrefixBuf, f, cF, init), zBuf, at);
     });
-  });
-  return kernel;
-}
-
-/// Sequence-parallel pass 3: each chunk's outputs from the state and
-/// normalizer at its start. Grid (chunks, batch, value tiles).
-static gpu::GPUFuncOp buildChunkOutputs(RewriterBase &rewriter, Location loc,
-                                        gpu::GPUModuleOp kernels,
-                                        StringRef name,
-                                        const ChunkedScanConfig &c) {
-  Type index = rewriter.getIndexType();
-  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
-                                flatBufferType(c.dataType),
-                                flatBufferType(c.dataType),
-                                flatBufferType(c.dataType),
-                                flatBufferType(c.stateType),
-                                flatBufferType(c.resultType),
-                                index,
-                                index};
-  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
-                                            argTypes, c, /*queries=*/true);
-  OpBuilder::InsertionGuard guard(rewriter);
-  setInsertionPointToKernelBody(rewriter, kernel);
-  ArrayRef<BlockArgument> args = kernel.getArguments();
-  Value qBuf = args[0], kBuf = args[1], vBuf = args[2], prefixBuf = args[3],
-        zPrefixBuf = args[4], oBuf = args[5], n = args[6], dv = args[7];
-  KernelBuilder kb(rewriter, loc, c.stateType);
-  Value chunkIndex = kb.blockId(gpu::Dimension::x);
-  Value batch = kb.blockId(gpu::Dimension::y);
-  Value colBase = kb.mul(kb.blockId(gpu::Dimension::z), kb.idx(c.shape.dvTile));
-  Value t0 = kb.mul(chunkIndex, kb.idx(c.shape.chunk));
-  kb.ifThen(kb.ult(t0, n), [&] {
-    SmallVector<Value> shared(kernel.getWorkgroupAttributions());
-    ChunkEmitter e(rewriter, loc, c, shared, qBuf, kBuf, vBuf, n, dv, batch,
-                   colBase, /*stageBatch=*/8);
-    Value cF = kb.idx(c.features), cDT = kb.idx(c.shape.dvTile),
-          cT = kb.idx(c.threads());
-    Value chunks =
-        kb.divU(kb.add(n, kb.idx(c.shape.chunk - 1)), kb.idx(c.shape.chunk));
-    Value slot = kb.add(kb.mul(batch, chunks), chunkIndex);
-    Value count = e.count(t0);
-    e.stage(t0, count, [&] {
-      kb.forLoop(e.threadIndex(), kb.idx(c.features * c.shape.dvTile), cT,
-                 [&](Value i) {
-                   Value f = kb.divU(i, cDT), d = kb.remU(i, cDT);
-                   Value col = kb.add(colBase, d);
-                   Value at =
-                       kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
-                   Value s = kb.loadIf(kb.ult(col, dv), prefixBuf, at);
-                   e.storeStateElement(s, f, d);
-                 });
-      kb.forLoop(e.threadIndex(), cF, cT, [&](Value f) {
-        memref::StoreOp::create(
-            rewriter, loc, kb.load(zPrefixBuf, kb.add(kb.mul(slot, cF), f)),
-            e.zShared(), ValueRange{f});
-      });
-    });
-    auto den = e.scores();
-    kb.barrier();
-    e.outputs(t0, count, den, oBuf);
   });
   return kernel;
 }
@@ -952,72 +968,79 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   Location loc = op.getLoc();
   int64_t chunk = shape->chunk, dvTile = shape->dvTile;
   int64_t batchDims = vType.getRank() - 2;
-
-  // Which variant: batch-parallel when it fills the GPU, sequence-parallel
-  // otherwise; decided here when the sizes are static, at run time if not.
-  std::optional<bool> sequenceParallel;
-  if (options.sequenceParallelBlocks == 0) {
-    sequenceParallel = false;
-  } else if (vType.hasStaticShape()) {
-    int64_t batch = 1;
-    for (int64_t i = 0; i < batchDims; ++i)
-      batch *= vType.getDimSize(i);
-    int64_t tiles =
-        std::max<int64_t>(1, llvm::divideCeil(vType.getShape().back(), dvTile));
-    int64_t n = vType.getDimSize(batchDims);
-    sequenceParallel = n > chunk &&
-                       batch * tiles < options.sequenceParallelBlocks &&
-                       batch <= kMaxGridYZ;
-  }
-
-  std::string suffix = c.suffix();
-  auto fused = [&]() {
-    gpu::GPUFuncOp kernel =
-        buildFusedChunkedScan(rewriter, loc, kernels(),
-                              kernelName("linattn_scan_chunked_" + suffix), c);
-    return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, dvTile,
-                      c.threads());
-  };
-
   Value values = op.getValues();
+  rewriter.setInsertionPoint(op);
+
+  // Sizes fold to constants where they are static, so that the variant is
+  // chosen here for static shapes and at run time otherwise.
   auto index = [&](int64_t value) {
     return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
   };
   auto mul = [&](Value x, Value y) {
-    return arith::MulIOp::create(rewriter, loc, x, y).getResult();
+    return rewriter.createOrFold<arith::MulIOp>(loc, x, y);
+  };
+  auto minU = [&](Value x, Value y) {
+    return rewriter.createOrFold<arith::MinUIOp>(loc, x, y);
   };
   auto atLeastOne = [&](Value x) {
-    return arith::MaxUIOp::create(rewriter, loc, x, index(1)).getResult();
+    return rewriter.createOrFold<arith::MaxUIOp>(loc, x, index(1));
   };
-  rewriter.setInsertionPoint(op);
+  auto divideCeil = [&](Value x, Value y) {
+    return rewriter.createOrFold<arith::CeilDivUIOp>(loc, x, y);
+  };
   Value one = index(1);
   OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
   Value n = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
   Value dv = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
-  Value batch = batchProduct(rewriter, loc, values, batchDims);
-  Value tiles = atLeastOne(ceilDiv(rewriter, loc, dv, dvTile));
+  Value batch = one;
+  for (int64_t i = 0; i < batchDims; ++i)
+    batch = mul(batch, getValueOrCreateConstantIndexOp(
+                           rewriter, loc, sizeOf(rewriter, loc, values, i)));
+  Value tiles = atLeastOne(divideCeil(dv, index(dvTile)));
+
+  // Which variant: batch-parallel when batch × value tiles reaches
+  // `sequenceParallelBlocks` blocks; otherwise the sequence splits into
+  // enough segments of whole chunks to reach it (at most one per chunk and
+  // CUDA's grid z limit), each segment as long as that count needs.
+  Value chunks = divideCeil(n, index(chunk));
+  Value segments = one, perSegment = chunks;
+  if (options.sequenceParallelBlocks > 0) {
+    Value wanted = divideCeil(index(options.sequenceParallelBlocks),
+                              atLeastOne(mul(batch, tiles)));
+    Value split = atLeastOne(minU(minU(wanted, chunks), index(kMaxGridYZ)));
+    perSegment = atLeastOne(divideCeil(chunks, split));
+    segments = atLeastOne(divideCeil(chunks, perSegment));
+  }
+
+  std::string suffix = c.suffix();
+  auto fused = [&]() {
+    gpu::GPUFuncOp kernel = buildChunkLoop(
+        rewriter, loc, kernels(), kernelName("linattn_scan_chunked_" + suffix),
+        c, /*segmented=*/false);
+    return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, dvTile,
+                      c.threads());
+  };
 
   auto parallel = [&]() -> SmallVector<Value> {
-    gpu::GPUFuncOp statesKernel =
-        buildChunkStates(rewriter, loc, kernels(),
-                         kernelName("linattn_scan_chunk_states_" + suffix), c);
-    gpu::GPUFuncOp scanKernel =
-        buildChunkScan(rewriter, loc, kernels(),
-                       kernelName("linattn_scan_chunk_prefix_" + suffix), c);
-    gpu::GPUFuncOp outputsKernel = buildChunkOutputs(
+    gpu::GPUFuncOp statesKernel = buildSegmentStates(
         rewriter, loc, kernels(),
-        kernelName("linattn_scan_chunk_outputs_" + suffix), c);
-    Value chunks = ceilDiv(rewriter, loc, n, chunk);
-    Value gridChunks = atLeastOne(chunks);
-    Value slots = mul(mul(batch, chunks), index(features));
+        kernelName("linattn_scan_segment_states_" + suffix), c);
+    gpu::GPUFuncOp scanKernel = buildSegmentScan(
+        rewriter, loc, kernels(),
+        kernelName("linattn_scan_segment_prefix_" + suffix), c);
+    gpu::GPUFuncOp outputsKernel =
+        buildChunkLoop(rewriter, loc, kernels(),
+                       kernelName("linattn_scan_segment_outputs_" + suffix), c,
+                       /*segmented=*/true);
+    Value slots = mul(mul(batch, segments), index(features));
     OpFoldResult stateSize = mul(slots, dv), normalizerSize = slots;
     auto flat = [](Type type) {
       return RankedTensorType::get({ShapedType::kDynamic}, type);
     };
     Value threads = index(c.threads());
 
-    // The chunks' contributions to the state.
+    // The segments' contributions to the state.
     LaunchBuilder contributions(rewriter, loc, module);
     contributions.input(c.k.tensor);
     contributions.input(values);
@@ -1025,10 +1048,12 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     contributions.output(flat(c.stateType), {normalizerSize});
     contributions.scalar(n);
     contributions.scalar(dv);
+    contributions.scalar(perSegment);
+    contributions.scalar(segments);
     SmallVector<Value> h = contributions.launch(
-        statesKernel, {gridChunks, batch, tiles}, {threads, one, one});
+        statesKernel, {batch, tiles, segments}, {threads, one, one});
 
-    // The scan over the chunks.
+    // The scan over the segments.
     LaunchBuilder prefix(rewriter, loc, module);
     prefix.input(h[0]);
     prefix.input(h[1]);
@@ -1037,22 +1062,22 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       prefix.input(op.getInitialNormalizer());
     }
     OpFoldResult fSize = rewriter.getIndexAttr(features);
-    prefix.output(flat(c.dataType), {stateSize});
+    prefix.output(flat(c.stateType), {stateSize});
     prefix.output(flat(c.stateType), {normalizerSize});
     prefix.output(
         cast<RankedTensorType>(op.getFinalState().getType()),
         leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
     prefix.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
                   leadingThen(rewriter, loc, values, batchDims, {fSize}));
-    prefix.scalar(n);
     prefix.scalar(dv);
+    prefix.scalar(segments);
     Value elementTiles = atLeastOne(
-        ceilDiv(rewriter, loc, mul(index(features), dv), kChunkScanThreads));
+        divideCeil(mul(index(features), dv), index(kSegmentScanThreads)));
     SmallVector<Value> p = prefix.launch(
         scanKernel, {batch, gridSizeYZ(rewriter, loc, elementTiles), one},
-        {index(kChunkScanThreads), one, one});
+        {index(kSegmentScanThreads), one, one});
 
-    // The chunks' outputs.
+    // The segments' outputs.
     LaunchBuilder outputs(rewriter, loc, module);
     outputs.input(c.q.tensor);
     outputs.input(c.k.tensor);
@@ -1064,29 +1089,21 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
         leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
     outputs.scalar(n);
     outputs.scalar(dv);
+    outputs.scalar(perSegment);
+    outputs.scalar(segments);
     SmallVector<Value> o = outputs.launch(
-        outputsKernel, {gridChunks, batch, tiles}, {threads, one, one});
+        outputsKernel, {batch, tiles, segments}, {threads, one, one});
     return {o[0], p[2], p[3]};
   };
 
   SmallVector<Value> results;
-  if (sequenceParallel) {
-    results = *sequenceParallel ? parallel() : fused();
+  if (std::optional<int64_t> count = getConstantIntValue(segments)) {
+    results = *count > 1 ? parallel() : fused();
   } else {
-    // More than one chunk and too few blocks for the batch-parallel kernel
-    // (and the batch within the sequence-parallel grid's y).
-    Value several = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ugt, n, index(chunk));
-    Value few = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                      mul(batch, tiles),
-                                      index(options.sequenceParallelBlocks));
-    Value fits = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
-                                       batch, index(kMaxGridYZ));
-    Value cond = arith::AndIOp::create(
-        rewriter, loc, arith::AndIOp::create(rewriter, loc, several, few),
-        fits);
+    Value split = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ugt, segments, one);
     auto branch = scf::IfOp::create(
-        rewriter, loc, cond,
+        rewriter, loc, split,
         [&](OpBuilder &, Location) {
           scf::YieldOp::create(rewriter, loc, parallel());
         },

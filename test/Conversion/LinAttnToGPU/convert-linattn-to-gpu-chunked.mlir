@@ -51,34 +51,57 @@
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative
 
-// With the default threshold (264 blocks) and a dynamic sequence length, the
-// choice between the batch-parallel kernel (8 blocks here) and the
-// sequence-parallel one is made at run time: more than one chunk (the block
-// count is static here and below 264). The sequence-parallel side is three launches: the chunks'
-// contributions (grid chunks x batch x value tiles), the scan over chunks
-// (grid batch x element tiles of 256), the chunks' outputs.
+// With the default target (264 blocks) and a dynamic sequence length, the
+// segment count is computed at run time: batch x value tiles is 8 blocks, so
+// min(ceil(264 / 8) = 33, chunks) segments of ceil(chunks / that) chunks,
+// and the sequence-parallel side runs when there are two segments or more.
+// It is three launches: the segments' contributions (grid batch x value
+// tiles x segments), the scan over the segments (grid batch x element tiles
+// of 256), the segments' outputs (grid as the contributions).
 // SEQ-LABEL: func.func @chunked_bf16
 //       SEQ: %[[N:.*]] = tensor.dim
-//       SEQ: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[N]], %c64
+//       SEQ: %[[CHUNKS:.*]] = arith.ceildivui %[[N]], %c64
+//       SEQ: %[[WANTED:.*]] = arith.minui %[[CHUNKS]], %c33
+//       SEQ: %[[SPLIT0:.*]] = arith.minui %[[WANTED]], %c65535
+//       SEQ: %[[SPLIT:.*]] = arith.maxui %[[SPLIT0]], %c1
+//       SEQ: %[[PER0:.*]] = arith.ceildivui %[[CHUNKS]], %[[SPLIT]]
+//       SEQ: %[[PER:.*]] = arith.maxui %[[PER0]], %c1
+//       SEQ: %[[SEGS0:.*]] = arith.ceildivui %[[CHUNKS]], %[[PER]]
+//       SEQ: %[[SEGS:.*]] = arith.maxui %[[SEGS0]], %c1
+//       SEQ: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[SEGS]], %c1
 //       SEQ: scf.if %[[SEVERAL]]
-//       SEQ:   call @__linattn_launch_linattn_scan_chunk_states_forward_elu_normalized_0(%{{.*}}, %c8, %c1, %c128, %c1, %c1,
-//       SEQ:   call @__linattn_launch_linattn_scan_chunk_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1,
-//       SEQ:   call @__linattn_launch_linattn_scan_chunk_outputs_forward_elu_normalized_2(%{{.*}}, %c8, %c1, %c128, %c1, %c1,
+//       SEQ:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%c8, %c1, %[[SEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[PER]], %[[SEGS]])
+//       SEQ:   call @__linattn_launch_linattn_scan_segment_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1, {{.*}}, %c64, %[[SEGS]])
+//       SEQ:   call @__linattn_launch_linattn_scan_segment_outputs_forward_elu_normalized_2(%c8, %c1, %[[SEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[PER]], %[[SEGS]])
 //       SEQ: } else {
 //       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c1, %c1, %c128, %c1, %c1,
-// SEQ-LABEL: gpu.func @linattn_scan_chunk_states_forward_elu_normalized_0(
-// SEQ-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// The contributions: the keys and values of a segment's chunks, the sums in
+// registers across chunks.
+// SEQ-LABEL: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
+// SEQ-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // SEQ-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// SEQ: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // SEQ: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // SEQ: nvvm.mma.sync
-// SEQ-LABEL: gpu.func @linattn_scan_chunk_prefix_forward_elu_normalized_1(
+// SEQ: scf.yield
+// The scan: f32 prefixes, no tensor cores.
+// SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(
+// SEQ-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
 // SEQ-NOT: nvvm.mma.sync
 // SEQ: scf.for
-// SEQ-LABEL: gpu.func @linattn_scan_chunk_outputs_forward_elu_normalized_2(
+// The outputs: the chunk loop of the batch-parallel kernel over a segment,
+// from the f32 state at its start.
+// SEQ-LABEL: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(
+// SEQ-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
+// SEQ: memref.load %{{.*}} : memref<?xf32>
+// SEQ: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // SEQ: nvvm.mma.sync
 // SEQ: gpu.shuffle  xor
 // SEQ: arith.divf
 // SEQ: arith.mulf
+// SEQ: scf.yield
+// SEQ-NOT: memref.store %{{.*}} : memref<?xf32>
+// SEQ: gpu.return
 
 // SEQ-LABEL: func.func @chunked_f16_small
 // SEQ: scf.if
@@ -155,9 +178,12 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 
 // -----
 
-// Static shapes decide at compile time: 2 batch elements and 1000 tokens go
-// sequence-parallel; 300 batch elements fill the GPU and one chunk of 64
-// tokens has nothing to split, so both take the batch-parallel kernel.
+// Static shapes decide at compile time. 2 batch elements and 1000 tokens
+// (16 chunks) go sequence-parallel, one chunk per segment (264 / 2 > 16); 64
+// batch elements and 4096 tokens (64 chunks) want ceil(264 / 64) = 5
+// segments, of 13 chunks (the last of 12). 300 batch elements fill the GPU
+// and one chunk of 64 tokens has nothing to split, so both take the
+// batch-parallel kernel.
 
 // With sequence-parallel-blocks=0, always the batch-parallel kernel.
 // CHECK-LABEL: func.func @static_small_batch
@@ -165,19 +191,29 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 
 // SEQ-LABEL: func.func @static_small_batch
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunk_states_forward_features_0(%c16, %c2, %c1,
-// SEQ: call @__linattn_launch_linattn_scan_chunk_prefix_forward_features_1(%c2, %c16, %c1,
-// SEQ: call @__linattn_launch_linattn_scan_chunk_outputs_forward_features_2(%c16, %c2, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
+// SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_1(%c2, %c16, %c1, {{.*}}, %c64, %c16)
+// SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_2(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
+// SEQ-LABEL: func.func @static_long_segments
+// SEQ-NOT: scf.if
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_3(%c64, %c1, %c5, {{.*}}, %c4096, %c64, %c13, %c5)
+// SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_4(%c64, %c16, %c1, {{.*}}, %c64, %c5)
+// SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_5(%c64, %c1, %c5, {{.*}}, %c4096, %c64, %c13, %c5)
 // SEQ-LABEL: func.func @static_large_batch
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_3(%c300, %c1, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_6(%c300, %c1, %c1,
 // SEQ-LABEL: func.func @static_one_chunk
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_4(%c2, %c1, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_7(%c2, %c1, %c1,
 
 func.func @static_small_batch(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
   return %o : tensor<2x1000x64xbf16>
+}
+
+func.func @static_long_segments(%fq: tensor<64x4096x64xbf16>, %fk: tensor<64x4096x64xbf16>, %v: tensor<64x4096x64xbf16>) -> tensor<64x4096x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<64x4096x64xbf16>, tensor<64x4096x64xbf16>, tensor<64x4096x64xbf16> -> tensor<64x4096x64xbf16>, tensor<64x64x64xf32>, tensor<64x64xf32>
+  return %o : tensor<64x4096x64xbf16>
 }
 
 func.func @static_large_batch(%fq: tensor<300x100x64xbf16>, %fk: tensor<300x100x64xbf16>, %v: tensor<300x100x64xbf16>) -> tensor<300x100x64xbf16> {

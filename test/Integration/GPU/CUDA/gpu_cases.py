@@ -136,6 +136,15 @@ def batch_parallel(case):
     return case
 
 
+def few_blocks(case, blocks):
+    """`case` with the chunked scan aiming at `blocks` blocks: segments of
+    several chunks each, the last one shorter."""
+    case.name += f"__blocks{blocks}"
+    case.gpu_options = getattr(case, "gpu_options", []) + [
+        f"sequence-parallel-blocks={blocks}"]
+    return case
+
+
 def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
@@ -195,8 +204,8 @@ def chunked_cases():
                            dtype=dtype),
             cc.kernel_case("elu", (2,), 4097, 128, 128, EPS, dtype=dtype),
         ]
-    # The small batches above run sequence-parallel (chunk states, a scan
-    # over them, the chunks' outputs); these take the batch-parallel kernel.
+    # The small batches above run sequence-parallel (segment states, a scan
+    # over them, the segments' outputs); these take the batch-parallel kernel.
     for dtype in ("bf16", "f16"):
         cases += [
             batch_parallel(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS, dtype=dtype))
@@ -208,6 +217,13 @@ def chunked_cases():
             batch_parallel(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, init=True,
                                           dyn=(2,), dtype=dtype)),
         ]
+    # Segments of several chunks (the defaults above give one chunk each).
+    cases += [
+        few_blocks(cc.kernel_case("elu", (2, 3), 1000, 64, 64, EPS, dtype="bf16"), 16),
+        few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, dtype="bf16"), 8),
+        few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, reverse=True,
+                                  init=True, dyn=(2,), dtype="f16"), 8),
+    ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
     # f32 data on tf32 tensor cores: operands rounded to 10-bit mantissas,
@@ -216,6 +232,8 @@ def chunked_cases():
         with_tf32(cc.kernel_case("elu", (2, 3), 65, 64, 64, EPS)),
         with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, init=True)),
         with_tf32(cc.kernel_case("elu", (2,), 100, 32, 40, EPS, reverse=True)),
+        few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS,
+                                            init=True)), 8),
         batch_parallel(with_tf32(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                 init=True, dyn=(2,)))),
     ]
