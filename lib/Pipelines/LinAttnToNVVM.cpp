@@ -59,6 +59,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.chunkSize = options.chunkSize;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.tf32 = options.tf32;
+  kernels.vectorLoads = options.vectorLoads;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);
 

@@ -23,18 +23,29 @@
 // tf32) gathers the fragments of the warp's 32 lanes in the PTX layouts and
 // accumulates the exact products in f32; nvgpu.ldmatrix reads the 8x8 b16
 // matrices of its lanes' row addresses and hands them out (transposed or
-// not) as the PTX instruction does.
+// not) as the PTX instruction does. vector.load and vector.store move 1 to 8
+// consecutive elements of a rank-1 buffer per thread, checked element by
+// element as memref.load and memref.store are; vector.extract and
+// vector.insert at static positions, vector.from_elements, broadcast and
+// bitcast rearrange the words of a vector. The aligned pointer of a kernel
+// argument (memref.extract_aligned_pointer_as_index) is its host address,
+// the emulated device address, so kernels can test alignment at run time.
 //
 // What a GPU would do wrong or leave undefined aborts the process with the
 // kernel, the op, its location and the thread: loads and stores out of the
 // bounds of a buffer (global: the size of its descriptor; workgroup: its
 // static size), reads of workgroup memory no thread of the block wrote,
 // shared-memory data races (two threads touching an element between two
-// barriers, one of them writing), gpu.barrier reached by part of the block,
-// gpu.shuffle with inactive lanes, nvvm.mma.sync or nvgpu.ldmatrix without
-// its whole warp, ldmatrix rows that are not 16-byte aligned,
-// integer division by zero, scf.for with a step that is not positive, ops
-// the emulator does not know.
+// barriers, one of them writing), global-memory races (an element stored by
+// another block, or by another thread of the block with no barrier in
+// between), gpu.barrier reached by part of the block, gpu.shuffle with
+// inactive lanes, nvvm.mma.sync or nvgpu.ldmatrix without its whole warp,
+// ldmatrix rows that are not 16-byte aligned, vector.load and vector.store
+// at an address that is not a multiple of their alignment attribute, or
+// without one of their element size (global buffers: the host address;
+// workgroup buffers: the byte offset, and a buffer whose llvm.align is
+// smaller fails when the kernel is compiled), integer division by zero,
+// scf.for with a step that is not positive, ops the emulator does not know.
 //
 //===----------------------------------------------------------------------===//
 
@@ -307,6 +318,8 @@ struct GlobalShadow {
 
 struct RuntimeBuffer {
   char *base = nullptr; // element 0 (aligned pointer + offset)
+  /// Global buffers: the descriptor's aligned pointer.
+  char *aligned = nullptr;
   SmallVector<int64_t, 2> sizes, strides;
   int64_t size = 0, stride = 1; // rank 1
   unsigned elementBytes = 4;
@@ -1144,6 +1157,92 @@ void storeOpRanked(Exec &e, const Inst &in) {
   });
 }
 
+/// Checks a vector access of `n` elements from element `i` of a rank-1
+/// buffer on lane `l`: consecutive elements (a global descriptor's stride
+/// is 1), in bounds, and its address a multiple of `alignment` bytes (global
+/// buffers: the host address; workgroup buffers: the byte offset, their
+/// llvm.align being checked when compiled).
+inline void checkVectorAccess(Exec &e, const Inst &in, const RuntimeBuffer &b,
+                              int64_t i, int64_t n, int64_t alignment,
+                              uint32_t l) {
+  const char *what =
+      isa<vector::LoadOp>(in.op) ? "vector.load from " : "vector.store to ";
+  if (b.stride != 1)
+    fail(e, in, l,
+         std::string(what) + bufferName(e, b) +
+             ", whose descriptor has stride " + std::to_string(b.stride) +
+             " (a vector access reads or writes consecutive elements)");
+  if (i < 0 || i > b.size - n)
+    fail(e, in, l,
+         "out-of-bounds " + std::string(what) + bufferName(e, b) +
+             ": elements " + std::to_string(i) + ".." +
+             std::to_string(i + n - 1) + ", size " + std::to_string(b.size));
+  int64_t byte = i * b.elementBytes;
+  uint64_t address =
+      b.shared ? static_cast<uint64_t>(byte)
+               : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(b.base)) +
+                     static_cast<uint64_t>(byte);
+  if (address % static_cast<uint64_t>(alignment)) {
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "0x%llx",
+                  static_cast<unsigned long long>(address));
+    fail(e, in, l,
+         in.op->getName().getStringRef().str() + " at byte " +
+             std::to_string(byte) + " of " + bufferName(e, b) +
+             (b.shared ? "" : " (address " + std::string(hex) + ")") +
+             " is not " + std::to_string(alignment) + "-byte aligned");
+  }
+}
+
+/// vector.load of a rank-1 buffer: a = index, imm = buffer, imm2 = elements
+/// | alignment in bytes << 8; r = the result, one word per element.
+template <unsigned Bytes, bool Shared>
+void vectorLoadOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  int64_t n = in.imm2 & 0xff, alignment = in.imm2 >> 8;
+  const Word *index = e.reg(in.a);
+  forActive(e, [&](uint32_t l) {
+    int64_t i = static_cast<int64_t>(index[l]);
+    checkVectorAccess(e, in, b, i, n, alignment, l);
+    for (int64_t j = 0; j < n; ++j) {
+      if constexpr (Shared)
+        checkSharedRead(e, in, b, i + j, l);
+      else if (b.globalShadow)
+        checkGlobalAccess(e, in, b, i + j, l, /*isStore=*/false);
+      e.reg(in.r + j)[l] = readElement<Bytes>(b.base + (i + j) * Bytes);
+    }
+  });
+}
+
+/// vector.store to a rank-1 buffer: a = value (one word per element), b =
+/// index, imm = buffer, imm2 = elements | alignment in bytes << 8.
+template <unsigned Bytes, bool Shared>
+void vectorStoreOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  int64_t n = in.imm2 & 0xff, alignment = in.imm2 >> 8;
+  const Word *index = e.reg(in.b);
+  forActive(e, [&](uint32_t l) {
+    int64_t i = static_cast<int64_t>(index[l]);
+    checkVectorAccess(e, in, b, i, n, alignment, l);
+    for (int64_t j = 0; j < n; ++j) {
+      if constexpr (Shared)
+        checkSharedWrite(e, in, b, i + j, l);
+      else if (b.globalShadow)
+        checkGlobalAccess(e, in, b, i + j, l, /*isStore=*/true);
+      writeElement<Bytes>(b.base + (i + j) * Bytes, e.reg(in.a + j)[l]);
+    }
+  });
+}
+
+/// memref.extract_aligned_pointer_as_index of a global buffer: imm =
+/// buffer; the host address of the descriptor's aligned pointer.
+void alignedPointerOp(Exec &e, const Inst &in) {
+  Word v =
+      static_cast<Word>(reinterpret_cast<uintptr_t>(e.buffers[in.imm].aligned));
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) { r[l] = v; });
+}
+
 /// memref.dim of an argument: imm = buffer, imm2 = dimension.
 void dimOp(Exec &e, const Inst &in) {
   const RuntimeBuffer &b = e.buffers[in.imm];
@@ -1423,6 +1522,13 @@ void fromElementsOp(Exec &e, const Inst &in) {
 /// Word imm of the operand (vector.extract, llvm.extractvalue), imm2 words.
 void extractOp(Exec &e, const Inst &in) {
   copySlot(e, in.r, in.a + in.imm, in.imm2, e.mask);
+}
+
+/// vector.insert: the destination ins[0] with imm2 words from imm on
+/// replaced by ins[1].
+void insertOp(Exec &e, const Inst &in) {
+  copySlot(e, in.r, in.ins[0].offset, in.ins[0].words, e.mask);
+  copySlot(e, in.r + in.imm, in.ins[1].offset, in.imm2, e.mask);
 }
 
 /// A scalar into every word of the result (vector.broadcast).
@@ -2255,6 +2361,28 @@ private:
       return emit(program, std::move(in));
     }
 
+    if (auto load = dyn_cast<vector::LoadOp>(op))
+      return compileVectorAccess(op, load.getBase(), load.getIndices(), Value(),
+                                 load.getResult(), load.getAlignment(),
+                                 program);
+    if (auto store = dyn_cast<vector::StoreOp>(op))
+      return compileVectorAccess(op, store.getBase(), store.getIndices(),
+                                 store.getValueToStore(), Value(),
+                                 store.getAlignment(), program);
+    if (auto pointer = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
+      uint32_t buffer = bufferOf(pointer.getSource(), &op);
+      if (k.buffers[buffer].shared)
+        failCompile(k.name, &op,
+                    "memref.extract_aligned_pointer_as_index of a workgroup "
+                    "buffer is not emulated");
+      Inst in;
+      in.fn = alignedPointerOp;
+      in.op = &op;
+      in.imm = buffer;
+      in.r = define(pointer.getResult(), &op).offset;
+      return emit(program, std::move(in));
+    }
+
     // Vectors and LLVM structs.
     if (auto fromElements = dyn_cast<vector::FromElementsOp>(op)) {
       Inst in;
@@ -2282,6 +2410,28 @@ private:
         at = at * shape[i] + position;
       in.imm = at * r.words;
       in.imm2 = r.words;
+      return emit(program, std::move(in));
+    }
+    if (auto insert = dyn_cast<vector::InsertOp>(op)) {
+      if (!insert.getDynamicPosition().empty())
+        failCompile(k.name, &op, "vector.insert at a dynamic position");
+      Inst in;
+      in.fn = insertOp;
+      in.op = &op;
+      Slot value = use(insert.getValueToStore(), &op);
+      in.ins = {use(insert.getDest(), &op), value};
+      in.r = define(insert.getResult(), &op).offset;
+      // The row-major position of the inserted element or subvector, in
+      // words (one per element).
+      ArrayRef<int64_t> shape = insert.getDestVectorType().getShape();
+      int64_t at = 0;
+      for (auto [i, position] : llvm::enumerate(insert.getStaticPosition())) {
+        if (position < 0)
+          failCompile(k.name, &op, "vector.insert at a poison position");
+        at = at * shape[i] + position;
+      }
+      in.imm = at * value.words;
+      in.imm2 = value.words;
       return emit(program, std::move(in));
     }
     if (auto broadcast = dyn_cast<vector::BroadcastOp>(op)) {
@@ -2426,6 +2576,48 @@ private:
                     "': the emulator does not know it");
   }
 
+  /// vector.load (into `result`) or vector.store (of `value`) of 1 to 8
+  /// elements of a rank-1 buffer. The address must be a multiple of the
+  /// `alignment` attribute, else of the element size (what the LLVM lowering
+  /// assumes); a workgroup buffer must be declared that aligned.
+  void compileVectorAccess(Operation &op, Value memref, ValueRange indices,
+                           Value value, Value result,
+                           std::optional<uint64_t> alignment,
+                           uint32_t program) {
+    bool isLoad = static_cast<bool>(result);
+    std::string name = op.getName().getStringRef().str();
+    uint32_t buffer = bufferOf(memref, &op);
+    if (!isLoad)
+      k.buffers[buffer].stored = true;
+    const BufferInfo &info = k.buffers[buffer];
+    auto type = cast<VectorType>(isLoad ? result.getType() : value.getType());
+    if (info.rank != 1 || type.getRank() != 1 || type.isScalable() ||
+        type.getNumElements() < 1 || type.getNumElements() > 8)
+      failCompile(k.name, &op,
+                  "only " + name +
+                      " of 1 to 8 elements of a rank-1 buffer is emulated");
+    int64_t bytes =
+        alignment ? static_cast<int64_t>(*alignment) : info.elementBytes;
+    if (info.shared && info.alignment < bytes)
+      failCompile(k.name, &op,
+                  name + (isLoad ? " from" : " to") + " workgroup buffer #" +
+                      std::to_string(info.index) + ", which is not " +
+                      std::to_string(bytes) + "-byte aligned (llvm.align)");
+    Inst in;
+    in.op = &op;
+    in.imm = buffer;
+    in.imm2 = type.getNumElements() | bytes << 8;
+    in.fn = vectorHandler(info.elementBytes, isLoad, info.shared);
+    if (isLoad) {
+      in.a = use(indices[0], &op).offset;
+      in.r = define(result, &op).offset;
+    } else {
+      in.a = use(value, &op).offset;
+      in.b = use(indices[0], &op).offset;
+    }
+    emit(program, std::move(in));
+  }
+
   void compileMma(NVVM::MmaOp mma, uint32_t program) {
     Operation *op = mma;
     NVVM::MMAShapeAttr shape = mma.getShape();
@@ -2535,6 +2727,24 @@ private:
       return storeFor<4>(shared);
     default:
       return storeFor<8>(shared);
+    }
+  }
+  template <unsigned Bytes>
+  static Handler vectorFor(bool load, bool shared) {
+    if (load)
+      return shared ? vectorLoadOp<Bytes, true> : vectorLoadOp<Bytes, false>;
+    return shared ? vectorStoreOp<Bytes, true> : vectorStoreOp<Bytes, false>;
+  }
+  static Handler vectorHandler(unsigned bytes, bool load, bool shared) {
+    switch (bytes) {
+    case 1:
+      return vectorFor<1>(load, shared);
+    case 2:
+      return vectorFor<2>(load, shared);
+    case 4:
+      return vectorFor<4>(load, shared);
+    default:
+      return vectorFor<8>(load, shared);
     }
   }
   static Handler loadRankedHandler(unsigned bytes) {
@@ -2772,6 +2982,7 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
     }
     p += 3 + 2 * info.rank;
     b.base = aligned + offset * info.elementBytes;
+    b.aligned = aligned;
     b.elementBytes = info.elementBytes;
     b.index = i;
     b.size = info.rank == 1 ? b.sizes[0] : 0;

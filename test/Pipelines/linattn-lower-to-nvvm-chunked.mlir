@@ -7,6 +7,8 @@
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: FileCheck %s --check-prefix=LDMATRIX < %t.ptx
+// RUN: FileCheck %s --check-prefix=VLOAD < %t.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 vector-loads=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=NO-VLOAD
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80 sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
@@ -44,6 +46,20 @@
 // LDMATRIX-COUNT-82: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
 // LDMATRIX-NOT: ldmatrix
 // LDMATRIX: ret;
+
+// Staging: q, k and v rows 16 bytes per load where the buffers are 16-byte
+// aligned (a run-time test; element by element otherwise, and for the
+// values when Dv is not a multiple of 8), stored to shared memory 16 bytes
+// at a time.
+// VLOAD-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_0(
+// VLOAD-COUNT-3: ld.global.v4.b32
+// VLOAD-NOT: ld.global.v4
+// VLOAD: ret;
+// VLOAD-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
+// VLOAD-COUNT-3: st.shared.v4.b32
+// VLOAD: ret;
+// NO-VLOAD-NOT: ld.global.v4
+// NO-VLOAD-NOT: st.shared.v4
 
 // Shared memory: the tiles' rows padded by 16 bytes (F = 64: 5 tiles of
 // 64 x 72 bf16 and z; F = 128, C = 32, DT = 32: 2 x 32 x 136 + 2 x 32 x 40 +

@@ -13,6 +13,7 @@
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED
 // RUN: %cuobjdump --dump-resource-usage %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED-RES
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=LDSM
+// RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=LDG
 
 // CHUNKED: code for sm_90
 // CHUNKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
@@ -35,6 +36,17 @@
 // LDSM-COUNT-104: LDSM.16.{{M|MT}}88.4
 // LDSM-NOT: LDSM
 // LDSM: EXIT
+
+// Staging reads q, k and v with one 16-byte LDG each per group (the aligned
+// path; the element-wise fallback is LDG.E.U16).
+// LDG-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// LDG-COUNT-3: LDG.E.128
+// LDG-NOT: LDG.E.128
+// LDG: EXIT
+// LDG-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// LDG-COUNT-3: LDG.E.128
+// LDG-NOT: LDG.E.128
+// LDG: EXIT
 
 // No local memory (no spills, no stack). SHARED is ptxas' static size plus
 // the 1 KiB sm_90 reserves per block (linattn-lower-to-nvvm-chunked.mlir

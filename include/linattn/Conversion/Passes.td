@@ -230,6 +230,10 @@ def ConvertLinAttnToGPUPass
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "Causal scans with f32 data take the chunked kernel on tf32 tensor "
            "cores (products with 10-bit mantissas, f32 accumulation)">,
+    Option<"vectorLoads", "vector-loads", "bool", /*default=*/"true",
+           "The chunked kernels stage global memory 16 bytes per load where "
+           "the buffers are 16-byte aligned (tested at run time); false: "
+           "element by element">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

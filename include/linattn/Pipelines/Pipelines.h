@@ -173,6 +173,12 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Causal scans with f32 data take the chunked kernel on "
                      "tf32 tensor cores"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> vectorLoads{
+      *this, "vector-loads",
+      llvm::cl::desc("The chunked kernels stage global memory 16 bytes per "
+                     "load where the buffers are 16-byte aligned (false: "
+                     "element by element)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

@@ -261,6 +261,8 @@ struct ChunkedScanConfig {
   FeatureSource q, k;
   bool reverse, normalized, hasInit;
   double eps;
+  /// Whether staging may load 16 bytes at a time.
+  bool vectorLoads;
 
   int64_t threads() const { return 32 * shape.warps; }
   /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
@@ -341,11 +343,17 @@ public:
     tid = kb.threadId();
     warp = kb.divU(tid, kb.idx(32));
     cF = kb.idx(c.features);
-    cDT = kb.idx(c.shape.dvTile);
-    cT = kb.idx(c.threads());
     ldF = kb.idx(c.ldF());
     ldDT = kb.idx(c.ldDT());
     ldC = kb.idx(c.ldC());
+    featuresAligned = aligned16(kBuf);
+    if (qBuf)
+      featuresAligned =
+          arith::AndIOp::create(b, loc, featuresAligned, aligned16(qBuf));
+    // Rows of V are 16-byte aligned when Dv is a multiple of the width too.
+    valuesAligned = arith::AndIOp::create(
+        b, loc, aligned16(vBuf),
+        kb.eq(kb.remU(dv, kb.idx(vectorWidth())), kb.idx(0)));
   }
 
   KernelBuilder &builder() { return kb; }
@@ -357,40 +365,23 @@ public:
   }
 
   /// Stages φ(Q_c) (when staged), φ(K_c) and V_c of the chunk at `t0`, zeros
-  /// past the sequence and the value columns; `extra` stages more before the
-  /// closing barrier. Each thread handles elements tid + r·T (F/2 and DT/2
-  /// of them) in batches whose global loads are all issued before their
-  /// stores: 2-byte loads are latency bound unless many are in flight.
-  void stage(Value t0, Value count, function_ref<void()> extra = {}) {
+  /// past the sequence and the value columns. Each thread stages groups of
+  /// 16 bytes: one load where the rows are 16-byte aligned (tested at run
+  /// time, the same for the whole block), element by element otherwise (one
+  /// loop either way: two copies of it cost ptxas 60 registers at F = 128).
+  void stage(Value t0, Value count) {
     kb.barrier();
-    // Tokens past the sequence read token 0 of the chunk (count >= 1) and
-    // are replaced by zeros: no branches around the loads.
-    staged(c.shape.chunk * c.features, [&](Value i) -> StagedElements {
-      Value t = kb.divU(i, cF), f = kb.remU(i, cF);
-      Value valid = kb.ult(t, count);
-      Value at = kb.add(kb.mul(row(t0, kb.select(valid, t, kb.idx(0))), cF), f);
-      auto feature = [&](Value buffer, const FeatureSource &source) {
-        return kb.select(valid, kb.loadFeature(buffer, at, source),
-                         kb.fconst(0.0));
-      };
-      Value slot = kb.add(kb.mul(t, ldF), f);
-      StagedElements loaded;
-      if (qs)
-        loaded.push_back({feature(qBuf, c.q), qs, slot});
-      loaded.push_back({feature(kBuf, c.k), ks, slot});
-      return loaded;
-    });
-    // Value columns past Dv have no element to read (Dv may be 0).
-    staged(c.shape.chunk * c.shape.dvTile, [&](Value i) -> StagedElements {
-      Value t = kb.divU(i, cDT), d = kb.remU(i, cDT);
-      Value col = kb.add(colBase, d);
-      Value valid =
-          arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
-      Value v = kb.loadIf(valid, vBuf, kb.add(kb.mul(row(t0, t), dv), col));
-      return {{v, vs, kb.add(kb.mul(t, ldDT), d)}};
-    });
-    if (extra)
-      extra();
+    int64_t width = vectorWidth();
+    if (width == 1)
+      stageFeatures(t0, count, 1);
+    else
+      kb.ifElse(
+          featuresAligned, [&] { stageFeatures(t0, count, width); },
+          [&] { stageFeatures(t0, count, 1); });
+    stageValues(t0, count,
+                (c.shape.chunk * c.shape.dvTile / width) % c.threads() == 0
+                    ? width
+                    : 1);
     kb.barrier();
   }
 
@@ -545,29 +536,157 @@ public:
   }
 
 private:
-  /// Values loaded for shared memory: value, buffer, index.
-  struct StagedElement {
-    Value value, buffer, index;
+  /// Elements loaded for shared memory (1, or the elements of 16 bytes, in
+  /// the state type), the buffer and the index of the first.
+  struct StagedElements {
+    SmallVector<Value, 8> values;
+    Value buffer, index;
   };
-  using StagedElements = SmallVector<StagedElement, 2>;
+  using StagedGroup = SmallVector<StagedElements, 2>;
 
-  /// Stages the `elements` (a multiple of the block size) of a tile: `load`
-  /// returns what element i stores where. A loop over batches of up to
-  /// `stageBatch` elements per thread, unrolled within a batch, the batch's
-  /// loads before its stores (a loop, so that ptxas does not hoist every
-  /// load of the tile and run out of registers).
-  void staged(int64_t elements, function_ref<StagedElements(Value)> load) {
-    int64_t trips = elements / c.threads();
-    int64_t batch = std::gcd(trips, stageBatch);
+  /// Elements per staged group: those of 16 bytes of the data type, or 1
+  /// without vector loads.
+  int64_t vectorWidth() const {
+    return c.vectorLoads ? 16 / (c.dataType.getIntOrFloatBitWidth() / 8) : 1;
+  }
+
+  /// Whether `buffer`'s first element is 16-byte aligned.
+  Value aligned16(Value buffer) {
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    return kb.eq(kb.remU(address, kb.idx(16)), kb.idx(0));
+  }
+
+  /// Stages the `groups` (a multiple of the block size) of `width` elements
+  /// of a tile: `load` returns what group i stores where. A loop over
+  /// batches of up to `stageBatch` elements per thread (at least one group),
+  /// unrolled within a batch, the batch's loads before its stores (a loop,
+  /// so that ptxas does not hoist every load of the tile and run out of
+  /// registers).
+  void staged(int64_t groups, int64_t width,
+              function_ref<StagedGroup(Value)> load) {
+    int64_t trips = groups / c.threads();
+    int64_t batch = std::gcd(trips, std::max<int64_t>(1, stageBatch / width));
     Value stride = kb.idx(batch * c.threads());
-    kb.forLoop(tid, kb.idx(elements), stride, [&](Value first) {
-      SmallVector<StagedElement> loaded;
+    kb.forLoop(tid, kb.idx(groups), stride, [&](Value first) {
+      SmallVector<StagedElements> loaded;
       for (int64_t r = 0; r < batch; ++r)
         llvm::append_range(loaded,
                            load(kb.add(first, kb.idx(r * c.threads()))));
-      for (const StagedElement &e : loaded)
-        storeShared(e.value, e.buffer, e.index);
+      for (const StagedElements &e : loaded)
+        storeShared(e.values, e.buffer, e.index);
     });
+  }
+
+  /// φ(Q_c) (when staged) and φ(K_c), `width` consecutive features per
+  /// group. Tokens past the sequence read token 0 of the chunk (count >= 1)
+  /// and are replaced by zeros: no branches around the loads.
+  void stageFeatures(Value t0, Value count, int64_t width) {
+    Value perRow = kb.idx(c.features / width);
+    staged(c.shape.chunk * c.features / width, width,
+           [&](Value i) -> StagedGroup {
+             Value t = kb.divU(i, perRow);
+             Value f = kb.mul(kb.remU(i, perRow), kb.idx(width));
+             Value valid = kb.ult(t, count);
+             Value at =
+                 kb.add(kb.mul(row(t0, kb.select(valid, t, kb.idx(0))), cF), f);
+             auto features = [&](Value buffer, const FeatureSource &source) {
+               SmallVector<Value, 8> xs =
+                   loadElements(buffer, at, width, /*aligned=*/Value(),
+                                [](int64_t) { return Value(); });
+               for (Value &x : xs)
+                 x = kb.select(valid, kb.featureOf(x, source), kb.fconst(0.0));
+               return xs;
+             };
+             Value slot = kb.add(kb.mul(t, ldF), f);
+             StagedGroup loaded;
+             if (qs)
+               loaded.push_back({features(qBuf, c.q), qs, slot});
+             loaded.push_back({features(kBuf, c.k), ks, slot});
+             return loaded;
+           });
+  }
+
+  /// V_c, `width` consecutive columns per group, zeros past the sequence and
+  /// Dv (which may be 0: those loads are under branches).
+  void stageValues(Value t0, Value count, int64_t width) {
+    Value perRow = kb.idx(c.shape.dvTile / width);
+    staged(c.shape.chunk * c.shape.dvTile / width, width,
+           [&](Value i) -> StagedGroup {
+             Value t = kb.divU(i, perRow);
+             Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
+             Value col = kb.add(colBase, d);
+             Value token = kb.ult(t, count);
+             Value at = kb.add(kb.mul(row(t0, t), dv), col);
+             // Column col + e is in Dv; with aligned rows Dv is a multiple of
+             // the width, so the first column decides for the group.
+             auto inColumns = [&](int64_t e) {
+               return arith::AndIOp::create(b, loc, token,
+                                            kb.ult(kb.add(col, kb.idx(e)), dv))
+                   .getResult();
+             };
+             SmallVector<Value, 8> values =
+                 loadElements(vBuf, at, width, valuesAligned, inColumns);
+             return {{values, vs, kb.add(kb.mul(t, ldDT), d)}};
+           });
+  }
+
+  /// Elements `at` … `at` + `width` - 1 of a global buffer in the state
+  /// type: one 16-byte load, or with `aligned` one where it holds and
+  /// element by element where not. `valid(e)` (when it returns a value) says
+  /// whether element e exists; zeros replace those that do not, and their
+  /// loads are skipped.
+  SmallVector<Value, 8> loadElements(Value buffer, Value at, int64_t width,
+                                     Value aligned,
+                                     function_ref<Value(int64_t)> valid) {
+    auto loadOne = [&](int64_t e) {
+      Value index = kb.add(at, kb.idx(e));
+      if (Value exists = valid(e))
+        return kb.loadIf(exists, buffer, index);
+      return kb.load(buffer, index);
+    };
+    if (width == 1)
+      return {loadOne(0)};
+    auto vectorLoad = [&] {
+      auto type = VectorType::get({width}, c.dataType);
+      Value vector =
+          vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      SmallVector<Value, 8> elements;
+      for (int64_t e = 0; e < width; ++e)
+        elements.push_back(toState(
+            vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e})));
+      return elements;
+    };
+    auto yield = [&](ArrayRef<Value> values) {
+      scf::YieldOp::create(b, loc, ValueRange(values));
+    };
+    // A vector load of elements that may not exist, under a branch.
+    auto guardedVectorLoad = [&]() -> SmallVector<Value, 8> {
+      Value exists = valid(0);
+      if (!exists)
+        return vectorLoad();
+      auto branch = scf::IfOp::create(
+          b, loc, exists, [&](OpBuilder &, Location) { yield(vectorLoad()); },
+          [&](OpBuilder &, Location) {
+            yield(SmallVector<Value>(width, kb.fconst(0.0)));
+          });
+      return SmallVector<Value, 8>(branch.getResults());
+    };
+    if (!aligned)
+      return guardedVectorLoad();
+    // The element-wise loads are conditional, so the vector load cannot be
+    // replaced by them.
+    auto branch = scf::IfOp::create(
+        b, loc, aligned,
+        [&](OpBuilder &, Location) { yield(guardedVectorLoad()); },
+        [&](OpBuilder &, Location) {
+          SmallVector<Value> elements;
+          for (int64_t e = 0; e < width; ++e)
+            elements.push_back(loadOne(e));
+          yield(elements);
+        });
+    return SmallVector<Value, 8>(branch.getResults());
   }
 
   /// The row of token t of the chunk at `t0` in the flat [batch·N, ...]
@@ -611,16 +730,33 @@ private:
     return memref::LoadOp::create(b, loc, buffer, ValueRange{index});
   }
   void storeShared(Value value, Value buffer, Value index) {
+    storeShared(ArrayRef<Value>{value}, buffer, index);
+  }
+  /// Stores consecutive elements from `index` on: one store, 16-byte
+  /// aligned when there are several.
+  void storeShared(ArrayRef<Value> values, Value buffer, Value index) {
     Type type = cast<MemRefType>(buffer.getType()).getElementType();
-    value = convertFloat(b, loc, value, type);
-    // The f32 operands of tf32 products, rounded to nearest (ties away) once
-    // here rather than truncated by the tensor cores.
-    if (c.dataType.isF32() && buffer != zs) {
-      Value bits = NVVM::ConvertFloatToTF32Op::create(
-          b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
-      value = arith::BitcastOp::create(b, loc, type, bits);
+    SmallVector<Value> elements;
+    for (Value value : values) {
+      value = convertFloat(b, loc, value, type);
+      // The f32 operands of tf32 products, rounded to nearest (ties away)
+      // once here rather than truncated by the tensor cores.
+      if (c.dataType.isF32() && buffer != zs) {
+        Value bits = NVVM::ConvertFloatToTF32Op::create(
+            b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
+        value = arith::BitcastOp::create(b, loc, type, bits);
+      }
+      elements.push_back(value);
     }
-    memref::StoreOp::create(b, loc, value, buffer, ValueRange{index});
+    if (elements.size() == 1) {
+      memref::StoreOp::create(b, loc, elements[0], buffer, ValueRange{index});
+      return;
+    }
+    auto vectorType =
+        VectorType::get({static_cast<int64_t>(elements.size())}, type);
+    Value vector = vector::FromElementsOp::create(b, loc, vectorType, elements);
+    vector::StoreOp::create(b, loc, vector, buffer, ValueRange{index},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
   // The shared tiles as matrices of the products.
   SharedMatrix queryTile() { return {qs, c.ldF(), /*rowMajor=*/true}; }
@@ -638,7 +774,10 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs;
-  Value tid, warp, cF, cDT, cT, ldF, ldDT, ldC;
+  Value tid, warp, cF, ldF, ldDT, ldC;
+  /// Whether the feature rows (φ(Q) and φ(K)) and the value rows can be
+  /// read 16 bytes at a time.
+  Value featuresAligned, valuesAligned;
 };
 } // namespace
 
@@ -964,7 +1103,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       op.isReverse(),
                       op.isNormalized(),
                       op.hasInitialState(),
-                      op.isNormalized() ? op.getEps()->convertToDouble() : 0.0};
+                      op.isNormalized() ? op.getEps()->convertToDouble() : 0.0,
+                      options.vectorLoads};
   Location loc = op.getLoc();
   int64_t chunk = shape->chunk, dvTile = shape->dvTile;
   int64_t batchDims = vType.getRank() - 2;

@@ -155,7 +155,11 @@ public:
   /// Loads a feature: applies the source's feature map, rounds to the
   /// feature type, converts to the state type.
   Value loadFeature(Value buffer, Value index, const FeatureSource &source) {
-    Value x = load(buffer, index);
+    return featureOf(load(buffer, index), source);
+  }
+  /// The feature of `x` (an element of the source, in the state type): the
+  /// source's feature map, rounded to the feature type, in the state type.
+  Value featureOf(Value x, const FeatureSource &source) {
     if (!source.map)
       return x;
     Value y = x;
@@ -212,6 +216,19 @@ public:
   void gridStrideLoop(gpu::Dimension dim, Value extent,
                       function_ref<void(Value)> body) {
     forLoop(blockId(dim), extent, gpu::GridDimOp::create(b, loc, dim), body);
+  }
+  void ifElse(Value cond, function_ref<void()> then,
+              function_ref<void()> otherwise) {
+    scf::IfOp::create(
+        b, loc, cond,
+        [&](OpBuilder &, Location) {
+          then();
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &, Location) {
+          otherwise();
+          scf::YieldOp::create(b, loc);
+        });
   }
   void ifThen(Value cond, function_ref<void()> body) {
     scf::IfOp::create(b, loc, cond, [&](OpBuilder &, Location) {

@@ -853,6 +853,7 @@ struct ConvertLinAttnToGPUPass
     opts.chunkSize = chunkSize;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
     opts.tf32 = tf32;
+    opts.vectorLoads = vectorLoads;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {
       getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");
       return signalPassFailure();

@@ -23,8 +23,18 @@
 // CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
 // CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// Staging loads 16 bytes at a time where q, k (and v, with Dv a multiple of
+// 8) are 16-byte aligned, tested once per block; element by element if not.
+// CHECK: %[[KP:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<?xbf16> -> index
+// CHECK: arith.remui %[[KP]], %c16
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK:   gpu.barrier
+// CHECK:   scf.if
+// CHECK:   vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// CHECK:   math.exp
+// CHECK:   vector.store %{{.*}} {alignment = 16 : i64} : memref<4608xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK:   } else {
+// CHECK:   memref.load %{{.*}} : memref<?xbf16>
 // CHECK:   math.exp
 // CHECK:   gpu.barrier
 // CHECK:   nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<4608xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>

@@ -51,6 +51,10 @@ struct LinAttnToGPUKernelOptions {
   /// Causal scans with f32 data and an f32 state take the chunked kernel
   /// too, on tf32 tensor cores (10-bit mantissas in the products).
   bool tf32 = false;
+  /// The chunked kernels stage global memory 16 bytes per load where the
+  /// buffers are 16-byte aligned (tested at run time); off: element by
+  /// element always.
+  bool vectorLoads = true;
 };
 
 /// Replaces every `linattn.scan`, `step`, `kv_summary` and `query_readout` in

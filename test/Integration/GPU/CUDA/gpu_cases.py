@@ -145,6 +145,14 @@ def few_blocks(case, blocks):
     return case
 
 
+def scalar_loads(case):
+    """`case` staged element by element (vector-loads=false): the path
+    buffers that are not 16-byte aligned take."""
+    case.name += "__scalar_loads"
+    case.gpu_options = getattr(case, "gpu_options", []) + ["vector-loads=false"]
+    return case
+
+
 def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
@@ -219,6 +227,10 @@ def chunked_cases():
         ]
     # Segments of several chunks (the defaults above give one chunk each).
     cases += [
+        scalar_loads(cc.kernel_case("elu", (2, 3), 1000, 64, 64, EPS, init=True,
+                                    dtype="bf16")),
+        scalar_loads(few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 64, EPS,
+                                               dtype="f16"), 8)),
         few_blocks(cc.kernel_case("elu", (2, 3), 1000, 64, 64, EPS, dtype="bf16"), 16),
         few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, dtype="bf16"), 8),
         few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, reverse=True,
@@ -234,6 +246,7 @@ def chunked_cases():
         with_tf32(cc.kernel_case("elu", (2,), 100, 32, 40, EPS, reverse=True)),
         few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS,
                                             init=True)), 8),
+        scalar_loads(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
         batch_parallel(with_tf32(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                 init=True, dyn=(2,)))),
     ]
