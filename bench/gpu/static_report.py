@@ -462,17 +462,17 @@ def chunked_shape(config, shared, threads, row, instructions):
     """Chunk C and value tile DT from the kernel's shared buffers (φ(Q_c):
     C·(F+p), φ(K_c): C·(F+p), V_c: C·(DT+p), scores: C·(C+p), S: F·(DT+p),
     in the data type, rows padded by p = 16 bytes; z: F, f32; the
-    chunk-state kernel: φ(K_c) and V_c), the flops of one chunk of one
+    segment-state kernel: φ(K_c) and V_c), the flops of one chunk of one
     block, the shared-memory loads per HMMA."""
     hmma = row["mix"]["HMMA"]  # per warp and chunk: the loop is unrolled
-    if not shared or not hmma:  # the sequence-parallel scan over chunks
+    if not shared or not hmma:  # the sequence-parallel scan over segments
         return {}
     f = config.f
     size = 4 if config.dtype == "f32" else 2  # tf32 tiles are f32
     k = 8 if config.dtype == "f32" else 16    # m16n8k8 or m16n8k16
     pad = 16 // size
     chunk = shared[0] // (size * (f + pad))
-    # The chunk-state kernel stages only φ(K_c) and V_c.
+    # The segment-state kernel stages only φ(K_c) and V_c.
     dv_tile = shared[2 if len(shared) > 2 else 1] // (size * chunk) - pad
     warps = threads // 32
     tc_flops = hmma * warps * 2 * 16 * 8 * k

@@ -1194,42 +1194,31 @@ inline void checkVectorAccess(Exec &e, const Inst &in, const RuntimeBuffer &b,
   }
 }
 
-/// vector.load of a rank-1 buffer: a = index, imm = buffer, imm2 = elements
-/// | alignment in bytes << 8; r = the result, one word per element.
-template <unsigned Bytes, bool Shared>
-void vectorLoadOp(Exec &e, const Inst &in) {
+/// vector.load from / vector.store to a rank-1 buffer: imm = buffer, imm2 =
+/// elements | alignment in bytes << 8. Loads: a = index, r = the result;
+/// stores: a = the value, b = index (one word per element).
+template <unsigned Bytes, bool Shared, bool IsStore>
+void vectorAccessOp(Exec &e, const Inst &in) {
   const RuntimeBuffer &b = e.buffers[in.imm];
   int64_t n = in.imm2 & 0xff, alignment = in.imm2 >> 8;
-  const Word *index = e.reg(in.a);
+  const Word *index = e.reg(IsStore ? in.b : in.a);
   forActive(e, [&](uint32_t l) {
     int64_t i = static_cast<int64_t>(index[l]);
     checkVectorAccess(e, in, b, i, n, alignment, l);
     for (int64_t j = 0; j < n; ++j) {
-      if constexpr (Shared)
-        checkSharedRead(e, in, b, i + j, l);
-      else if (b.globalShadow)
-        checkGlobalAccess(e, in, b, i + j, l, /*isStore=*/false);
-      e.reg(in.r + j)[l] = readElement<Bytes>(b.base + (i + j) * Bytes);
-    }
-  });
-}
-
-/// vector.store to a rank-1 buffer: a = value (one word per element), b =
-/// index, imm = buffer, imm2 = elements | alignment in bytes << 8.
-template <unsigned Bytes, bool Shared>
-void vectorStoreOp(Exec &e, const Inst &in) {
-  const RuntimeBuffer &b = e.buffers[in.imm];
-  int64_t n = in.imm2 & 0xff, alignment = in.imm2 >> 8;
-  const Word *index = e.reg(in.b);
-  forActive(e, [&](uint32_t l) {
-    int64_t i = static_cast<int64_t>(index[l]);
-    checkVectorAccess(e, in, b, i, n, alignment, l);
-    for (int64_t j = 0; j < n; ++j) {
-      if constexpr (Shared)
-        checkSharedWrite(e, in, b, i + j, l);
-      else if (b.globalShadow)
-        checkGlobalAccess(e, in, b, i + j, l, /*isStore=*/true);
-      writeElement<Bytes>(b.base + (i + j) * Bytes, e.reg(in.a + j)[l]);
+      if constexpr (Shared) {
+        if constexpr (IsStore)
+          checkSharedWrite(e, in, b, i + j, l);
+        else
+          checkSharedRead(e, in, b, i + j, l);
+      } else if (b.globalShadow) {
+        checkGlobalAccess(e, in, b, i + j, l, IsStore);
+      }
+      char *at = b.base + (i + j) * Bytes;
+      if constexpr (IsStore)
+        writeElement<Bytes>(at, e.reg(in.a + j)[l]);
+      else
+        e.reg(in.r + j)[l] = readElement<Bytes>(at);
     }
   });
 }
@@ -2732,8 +2721,10 @@ private:
   template <unsigned Bytes>
   static Handler vectorFor(bool load, bool shared) {
     if (load)
-      return shared ? vectorLoadOp<Bytes, true> : vectorLoadOp<Bytes, false>;
-    return shared ? vectorStoreOp<Bytes, true> : vectorStoreOp<Bytes, false>;
+      return shared ? vectorAccessOp<Bytes, true, false>
+                    : vectorAccessOp<Bytes, false, false>;
+    return shared ? vectorAccessOp<Bytes, true, true>
+                  : vectorAccessOp<Bytes, false, true>;
   }
   static Handler vectorHandler(unsigned bytes, bool load, bool shared) {
     switch (bytes) {
