@@ -367,8 +367,9 @@ public:
   /// Stages φ(Q_c) (when staged), φ(K_c) and V_c of the chunk at `t0`, zeros
   /// past the sequence and the value columns. Each thread stages groups of
   /// 16 bytes: one load where the rows are 16-byte aligned (tested at run
-  /// time, the same for the whole block), element by element otherwise (one
-  /// loop either way: two copies of it cost ptxas 60 registers at F = 128).
+  /// time, the same for the whole block), element by element otherwise: a
+  /// second loop for φ(Q) and φ(K), a branch per group for V (see
+  /// `loadElements`).
   void stage(Value t0, Value count) {
     kb.barrier();
     int64_t width = vectorWidth();
