@@ -346,6 +346,8 @@ public:
     ldF = kb.idx(c.ldF());
     ldDT = kb.idx(c.ldDT());
     ldC = kb.idx(c.ldC());
+    if (vectorWidth() == 1)
+      return;
     featuresAligned = aligned16(kBuf);
     if (qBuf)
       featuresAligned =
@@ -777,7 +779,7 @@ private:
   Value qs, ks, vs, ps, ss, zs;
   Value tid, warp, cF, ldF, ldDT, ldC;
   /// Whether the feature rows (φ(Q) and φ(K)) and the value rows can be
-  /// read 16 bytes at a time.
+  /// read 16 bytes at a time (only with vector loads).
   Value featuresAligned, valuesAligned;
 };
 } // namespace
