@@ -49,3 +49,9 @@ clean:
 .PHONY: bench
 bench: build
 	bench/run.sh $(BUILD_DIR) $(BENCH_ARGS)
+
+# The relocatable bundle for a GPU machine without LLVM 22 and without
+# network (bench/gpu/README.md): $(BUILD_DIR)/linattn-bundle.tar.xz.
+.PHONY: bundle
+bundle: build
+	scripts/bundle.sh $(BUILD_DIR)

@@ -46,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -254,6 +255,48 @@ class Bench:
         return float((out - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
+def fast_transformers_causal_product(bench):
+    """fast-transformers' causal_dot_product: from the installed package, or
+    its CUDA extension built by torch from the sdist --fast-transformers-sdist
+    names (only causal_product_cuda.cu, unchanged; the package's setup.py
+    builds a dozen other extensions). Called as the package's forward does."""
+    if getattr(bench, "causal_dot_product", None):
+        return bench.causal_dot_product
+    torch = bench.torch
+    try:
+        module = importlib.import_module("fast_transformers.causal_product")
+        bench.causal_dot_product = module.causal_dot_product
+        return bench.causal_dot_product
+    except ImportError:
+        if not bench.args.fast_transformers_sdist:
+            raise
+    import tarfile
+    from torch.utils.cpp_extension import load
+    src_dir = os.path.join(bench.args.build_dir, "fast-transformers-src")
+    os.makedirs(src_dir, exist_ok=True)
+    source = os.path.join(src_dir, "causal_product_cuda.cu")
+    with tarfile.open(bench.args.fast_transformers_sdist) as tar:
+        member = next(m for m in tar.getmembers()
+                      if m.name.endswith("fast_transformers/causal_product/causal_product_cuda.cu"))
+        with tar.extractfile(member) as f, open(source, "wb") as out:
+            out.write(f.read())
+    start = time.time()
+    ext = load(name="causal_product_cuda", sources=[source],
+               extra_cuda_cflags=["-O3"],
+               build_directory=src_dir, verbose=False)
+    print(f"built fast-transformers' causal_product_cuda from "
+          f"{os.path.basename(bench.args.fast_transformers_sdist)} in "
+          f"{time.time() - start:.0f} s", flush=True)
+
+    def causal_dot_product(q, k, v):
+        n, h, length, _ = q.shape
+        product = torch.zeros((n, h, length, v.shape[-1]), device=q.device)
+        ext.causal_dot_product(q, k, v, product)
+        return product
+    bench.causal_dot_product = causal_dot_product
+    return causal_dot_product
+
+
 def run_prefill(bench, shape, tmp):
     torch = bench.torch
     args = bench.args
@@ -281,6 +324,10 @@ def run_prefill(bench, shape, tmp):
             p = os.path.join(tmp, f"{name}_in{i}.npy")
             np.save(p, x.float().cpu().numpy())  # linattn-run rounds to bf16 exactly
             paths.append(p)
+        # Each linattn-run call copies its inputs from the host: above 1 GiB
+        # of (f32) inputs, 5 calls give the median.
+        linattn_repeat = (args.repeat if 3 * b * h * t * d * 4 <= 2**30
+                          else min(args.repeat, 5))
         for dtype, pipeline, floor, tol in (
                 ("bf16", "linattn-lower-to-nvvm", floor_bf16, 2.5e-2),
                 ("f32", "linattn-lower-to-nvvm{scan-kernel=recurrent}", floor_f32, 1e-4)):
@@ -292,7 +339,7 @@ def run_prefill(bench, shape, tmp):
             impl = f"linattn-{'chunked-bf16' if dtype == 'bf16' else 'recurrent-f32'}"
             try:
                 ms = run_linattn(linattn_command(args.tools, module, paths, outdir,
-                                                 args.repeat, pipeline))
+                                                 linattn_repeat, pipeline))
                 out = torch.from_numpy(np.load(os.path.join(outdir, "result0.npy")))
                 err = bench.error(out.to(bench.dev), ref)
                 elem = 2 if dtype == "bf16" else 4
@@ -337,11 +384,11 @@ def run_prefill(bench, shape, tmp):
 
     # fast-transformers, fp32.
     try:
-        cp = importlib.import_module("fast_transformers.causal_product")
+        causal_dot_product = fast_transformers_causal_product(bench)
         qf, kf, vf = (x.float() for x in (q, k, v))
 
         def call():
-            return cp.causal_dot_product(fq(qf), fq(kf), vf)
+            return causal_dot_product(fq(qf), fq(kf), vf)
         out = call()
         ms = bench.time(call)
         report("fast_transformers.causal_dot_product (f32)", ms, bench.error(out, ref),
@@ -474,7 +521,26 @@ def main():
     parser.add_argument("--only", choices=("prefill", "decode"))
     parser.add_argument("--decode-tokens", type=int, default=2000,
                         help="tokens per decode timing (graph replays, calls)")
+    parser.add_argument("--shapes", default="",
+                        help="comma-separated case names to run (prefill BxHxTxD, "
+                             "decode BxHxD), e.g. 8x16x16384x64,1x32x128")
+    parser.add_argument("--budget-s", type=float, default=0,
+                        help="start no case after this many seconds (the rest "
+                             "are reported as skipped); 0: no limit")
+    parser.add_argument("--name", default="",
+                        help="results file name (default: <device>-<date>)")
+    parser.add_argument("--fast-transformers-sdist", default="",
+                        help="pytorch-fast-transformers sdist to build the causal "
+                             "product from when the package is not installed")
+    parser.add_argument("--build-dir", default=os.path.join(ROOT, "build", "gpu-bench"),
+                        help="where extensions built from peers' sources go")
+    parser.add_argument("--merge", nargs="+", metavar="JSON",
+                        help="combine the results of earlier runs on one device "
+                             "into one report (--name, --out); measures nothing")
     args = parser.parse_args()
+
+    if args.merge:
+        return merge(args)
 
     prefill = QUICK_PREFILL if args.quick else PREFILL
     decode = QUICK_DECODE if args.quick else DECODE
@@ -482,6 +548,13 @@ def main():
         prefill = []
     if args.only == "prefill":
         decode = []
+    if args.shapes:
+        wanted = set(args.shapes.split(","))
+        unknown = wanted - {case_name(x) for x in prefill + decode}
+        if unknown:
+            parser.error(f"--shapes: no such case: {', '.join(sorted(unknown))}")
+        prefill = [x for x in prefill if case_name(x) in wanted]
+        decode = [x for x in decode if case_name(x) in wanted]
 
     if args.dry_run:
         print("plan (dry run: nothing is measured)")
@@ -522,25 +595,75 @@ def main():
     bench = Bench(args)
     print(f"device: {bench.device_name}; copy bandwidth {bench.copy_bw / 1e6:.1f} GB/s; "
           f"launch floor {bench.launch_floor * 1e3:.1f} us", flush=True)
-    tmp = tempfile.mkdtemp(prefix="linattn-bench-")
-    try:
-        for shape in prefill:
-            run_prefill(bench, shape, tmp)
-            bench.torch.cuda.empty_cache()
-        run_decodes(bench, decode, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M")
     device = re.sub(r"[^A-Za-z0-9]+", "-", bench.device_name).strip("-")
-    base = os.path.join(args.out, f"{device}-{stamp}{'-quick' if args.quick else ''}")
+    base = os.path.join(args.out, args.name or
+                        f"{device}-{stamp}{'-quick' if args.quick else ''}")
     meta = dict(device=bench.device_name, copy_bandwidth_bytes_per_ms=bench.copy_bw,
                 launch_floor_ms=bench.launch_floor, host=platform.node(),
                 torch=bench.torch.__version__, results=bench.results)
+    start = time.time()
+
+    def over_budget(kind, shape):
+        if args.budget_s and time.time() - start > args.budget_s:
+            bench.record(kind=kind, shape=case_name(shape), impl="all",
+                         skipped=f"not started: the run's --budget-s={args.budget_s:g} was spent")
+            return True
+        return False
+
+    tmp = tempfile.mkdtemp(prefix="linattn-bench-")
+    try:
+        for shape in prefill:
+            if not over_budget("prefill", shape):
+                run_prefill(bench, shape, tmp)
+                bench.torch.cuda.empty_cache()
+            write_results(base, meta)
+        if decode and not over_budget("decode", decode[0]):
+            run_decodes(bench, decode, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        write_results(base, meta)
+    print(f"wrote {base}.json and {base}.md")
+    return 0
+
+
+def write_results(base, meta):
+    """The JSON and the Markdown report so far (a run cut short keeps them)."""
     with open(base + ".json", "w") as f:
         json.dump(meta, f, indent=1)
     with open(base + ".md", "w") as f:
-        f.write(markdown(bench.results, bench.device_name, bench.copy_bw, bench.launch_floor))
+        f.write(markdown(meta["results"], meta["device"],
+                         meta["copy_bandwidth_bytes_per_ms"], meta["launch_floor_ms"]))
+
+
+def merge(args):
+    """One report from the JSON files of several runs on one device: each
+    case from the last run that measured it; the copy bandwidth and launch
+    floor of the first run (every run's floors use its own)."""
+    runs = [json.load(open(p)) for p in args.merge]
+    devices = {r["device"] for r in runs}
+    if len(devices) != 1:
+        sys.exit(f"--merge: runs from different devices: {', '.join(sorted(devices))}")
+    merged = {}
+    for run in runs:
+        measured = {(r["kind"], r["shape"]) for r in run["results"]
+                    if r.get("impl") != "all"}
+        for key in measured:
+            merged[key] = [r for r in run["results"] if (r["kind"], r["shape"]) == key]
+        for r in run["results"]:
+            if r.get("impl") == "all":
+                merged.setdefault((r["kind"], r["shape"]), [r])
+    order = [case_name(x) for x in PREFILL + DECODE]
+    results = [r for key in sorted(merged, key=lambda k: (
+        k[0] != "prefill", order.index(k[1]) if k[1] in order else len(order)))
+        for r in merged[key]]
+    first = runs[0]
+    meta = dict(first, results=results, merged_from=[os.path.basename(p) for p in args.merge])
+    os.makedirs(args.out, exist_ok=True)
+    device = re.sub(r"[^A-Za-z0-9]+", "-", first["device"]).strip("-")
+    base = os.path.join(args.out, args.name or f"{device}-merged")
+    write_results(base, meta)
     print(f"wrote {base}.json and {base}.md")
     return 0
 

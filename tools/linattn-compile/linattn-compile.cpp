@@ -26,6 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolLibraries.h"
+
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/InitAll.h"
 
@@ -373,23 +375,19 @@ static LogicalResult writeHeader(StringRef path, ArrayRef<Entry> entries,
 // Runtime libraries
 //===----------------------------------------------------------------------===//
 
-/// The libraries the code calls into, as linker arguments.
-/// The GPU runtime library --gpu-runtime names, next to the tool
+/// The GPU runtime library --gpu-runtime names, beside the tool
 /// (<bin>/../lib) for cuda and mock.
 static std::string gpuRuntimeLibrary() {
   if (gpuRuntime != "cuda" && gpuRuntime != "mock")
     return gpuRuntime;
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      nullptr, reinterpret_cast<void *>(&gpuRuntimeLibrary));
-  SmallString<256> path(llvm::sys::path::parent_path(exe));
-  llvm::sys::path::remove_filename(path);
-  llvm::sys::path::append(path, "lib",
-                          gpuRuntime == "cuda"
-                              ? "liblinattn_cuda_runtime.so"
-                              : "liblinattn_mock_gpu_runtime.so");
+  SmallString<256> path(linattn_tools::toolLibraryDir(nullptr));
+  llvm::sys::path::append(path, gpuRuntime == "cuda"
+                                    ? "liblinattn_cuda_runtime.so"
+                                    : "liblinattn_mock_gpu_runtime.so");
   return std::string(path);
 }
 
+/// The libraries the code calls into, as linker arguments.
 static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
   bool runnerUtils = false, omp = openmp == OpenMPMode::On, async = false,
        gpu = false;
@@ -416,10 +414,22 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
     args.push_back("-lmlir_c_runner_utils");
   if (async)
     args.push_back("-lmlir_async_runtime");
-  if (omp)
-    args.push_back(LINATTN_OPENMP_LIBRARY);
-  if (runnerUtils || async || omp)
+  if (runnerUtils || async)
     args.push_back(("-Wl,-rpath," + libDir).str());
+  if (omp) {
+    // The OpenMP runtime beside the tool, else the configured one (a path,
+    // or -lomp when configuring found none).
+    std::string library =
+        linattn_tools::findToolLibrary(linattn_tools::toolLibraryDir(nullptr),
+                                       LINATTN_OPENMP_LIBRARY)
+            .value_or(LINATTN_OPENMP_LIBRARY);
+    args.push_back(library);
+    if (llvm::sys::path::is_absolute(library))
+      args.push_back(
+          ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
+    else
+      args.push_back(("-Wl,-rpath," + libDir).str());
+  }
   if (gpu) {
     std::string library = gpuRuntimeLibrary();
     args.push_back(library);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTarget.h"
+#include "ToolLibraries.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
@@ -68,18 +69,14 @@ static Runtime runtime;
 
 bool linattn_run::isCudaTarget() { return target == Target::CUDA; }
 
-/// The runtime library of this build: next to the tool's lib/ directory, or
-/// where the build put it.
+/// The runtime library `name`: beside the tool (<bin>/../lib), or where the
+/// build put it.
 static std::string defaultRuntime(const char *argv0, StringRef name) {
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&defaultRuntime));
-  SmallString<256> path(llvm::sys::path::parent_path(exe));
-  llvm::sys::path::append(path, "..", "lib", name);
-  if (llvm::sys::fs::exists(path))
-    return std::string(path);
   SmallString<256> built(LINATTN_RUNTIME_DIR);
   llvm::sys::path::append(built, name);
-  return std::string(built);
+  return linattn_tools::findToolLibrary(linattn_tools::toolLibraryDir(argv0),
+                                        built)
+      .value_or(std::string(built));
 }
 
 static bool envFlag(const char *name) {
@@ -128,6 +125,14 @@ LogicalResult linattn_run::setUpCudaTarget(const char *argv0,
                     "other\n";
     return failure();
   }
+#ifdef LINATTN_STATIC_TOOL
+  // The emulator library links libMLIR.so, a second MLIR in this process.
+  if (emulate) {
+    llvm::errs() << "linattn-run: this statically linked linattn-run (the "
+                    "bundle's) cannot emulate the GPU; use the build's\n";
+    return failure();
+  }
+#endif
   std::string path = gpuRuntime;
   if (path.empty())
     path = defaultRuntime(argv0, emulate ? "liblinattn_gpu_emulator.so"

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTarget.h"
+#include "ToolLibraries.h"
 
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/InitAll.h"
@@ -510,10 +511,17 @@ static int run(MLIRContext &context, const char *argv0) {
   // Lower and JIT-compile.
   std::string pipelineText = pipeline;
   SmallVector<std::string> libNames(sharedLibs.begin(), sharedLibs.end());
+  // MLIR's runner utilities and the OpenMP runtime, beside the tool or where
+  // configured; a tree without them (the bundle has no runner utilities)
+  // leaves their functions unresolved, which the JIT reports by name.
+  std::string libDir = linattn_tools::toolLibraryDir(argv0);
   if (sharedLibs.empty())
-    libNames.push_back(LINATTN_C_RUNNER_UTILS);
+    if (auto lib =
+            linattn_tools::findToolLibrary(libDir, LINATTN_C_RUNNER_UTILS))
+      libNames.push_back(*lib);
 #ifdef LINATTN_OMP_LIBRARY
-    libNames.push_back(LINATTN_OMP_LIBRARY);
+  if (auto lib = linattn_tools::findToolLibrary(libDir, LINATTN_OMP_LIBRARY))
+    libNames.push_back(*lib);
 #endif
   bool cuda = linattn_run::isCudaTarget();
   if (cuda && failed(linattn_run::setUpCudaTarget(
