@@ -3,11 +3,13 @@
 
 One run measures, on one GPU and with correctness checked in the same run:
 
-- linattn: the chunked tensor-core scan (bf16, fused elu+1) and the strict-fp32
-  recurrent scan, through `linattn-run --target=cuda`; the decode step,
-  compiled ahead of time with `linattn-compile --target=cuda` (device buffers,
-  the caller's stream) and timed per token by `decode_graph.cpp` as CUDA
-  graph replays and as plain launches, next to an empty kernel's;
+- linattn: the causal scan compiled ahead of time (`linattn-compile
+  --target=cuda --shared`: device buffers, the caller's stream; aot.py) and
+  called through ctypes on the same torch tensors as the peers, on torch's
+  stream: the chunked tensor-core scan in bf16 and, on f32 inputs, in tf32
+  (both with fused elu+1), and the strict-fp32 recurrent scan; the decode
+  step, compiled the same way and timed per token by `decode_graph.cpp` as
+  CUDA graph replays and as plain launches, next to an empty kernel's;
 - flash-linear-attention (`fla.ops.linear_attn.chunk_linear_attn`,
   `fused_chunk_linear_attn`), bf16;
 - fast-transformers' CUDA causal product
@@ -20,20 +22,19 @@ peers get φ applied by torch inside the timed region. Every output is compared
 with a float32 chunked reference computed by torch on the GPU from the same
 (bf16-rounded) inputs.
 
-Reported per case: median ms, the HBM floor (compulsory bytes / copy
-bandwidth, measured in the same run with a large device-to-device copy), the
-fraction of that floor reached, and ratios to linattn. Results go to
+Every implementation is timed the same way: CUDA events around one call on
+torch's stream, the median of --repeat calls after a first one. Reported per
+case: median ms, the HBM floor (compulsory bytes / copy bandwidth, measured in
+the same run with a large device-to-device copy), the fraction of that floor
+reached, ratios to linattn, and the targets of issue 7. Results go to
 bench/results/<device>-<date>.{json,md}.
-
-linattn-run times a whole call: host-to-device copies, kernels, copies back.
-The kernel-only time is estimated as call time minus the same copies timed
-with torch (pageable host memory), and reported as such.
 
 Peers that are not installed are reported as skipped. `--dry-run` needs
 neither a GPU nor torch: it prints the plan (shapes, bytes, commands).
 """
 
 import argparse
+import ctypes
 import datetime
 import importlib
 import importlib.util
@@ -78,44 +79,42 @@ def case_name(shape):
 
 
 #===------------------------------------------------------------------------===#
-# linattn modules
+# linattn's prefill: aot.py
 #===------------------------------------------------------------------------===#
 
-def scan_module(b, h, t, d, dtype, normalized=False):
-    x = f"tensor<{b}x{h}x{t}x{d}x{dtype}>"
-    s = f"tensor<{b}x{h}x{d}x{d}xf32>"
-    z = f"tensor<{b}x{h}x{d}xf32>"
-    norm = " normalize(eps = 1.0e-06)" if normalized else ""
-    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}) -> {x} {{\n"
-            f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
-            f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
-            f"  %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {x}"
-            f" -> {x}, {s}, {z}\n"
-            f"  return %o : {x}\n}}\n")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import aot  # noqa: E402
+
+# (implementation, element type, linattn-lower-to-nvvm options, tolerance):
+# the chunked scan on tensor cores in bf16 and, for f32 inputs, in tf32; the
+# strict-fp32 recurrent scan.
+LINATTN_VARIANTS = [
+    ("linattn chunked bf16", "bf16", "", 2.5e-2),
+    ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
+    ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
+]
+LINATTN_NOTES = {
+    "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
+    "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent)",
+}
 
 
-def linattn_command(tools, module, inputs, outdir, repeat, pipeline):
-    cmd = [os.path.join(tools, "linattn-run"), module, "--target=cuda",
-           f"--pipeline={pipeline}", f"--repeat={repeat}", f"--output-dir={outdir}"]
-    return cmd + [f"--input={p}" for p in inputs]
+def torch_buffer(tensor):
+    """aot.Buffer of a contiguous tensor on the GPU."""
+    return aot.Buffer(tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
 
 
-def run_linattn(cmd):
-    env = dict(os.environ, LINATTN_CUDA_ABORT_ON_ERROR="1")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"linattn-run failed: {proc.stderr.strip()[-2000:]}")
-    m = re.search(r"median time: ([0-9.]+) ms", proc.stdout)
-    if not m:
-        raise RuntimeError(f"no time in linattn-run's output: {proc.stdout[-500:]}")
-    return float(m.group(1))
+def linattn_commands(tools, name, b, h, t, d):
+    """The linattn-compile commands of one prefill shape (for --dry-run)."""
+    return [aot.compile_command(tools, f"<{name}_{element}.mlir>",
+                                f"<lib{name}_{impl.replace(' ', '_')}.so>", options)
+            for impl, element, options, _ in LINATTN_VARIANTS]
 
 
 #===------------------------------------------------------------------------===#
 # The decode latency program (decode_graph.cpp)
 #===------------------------------------------------------------------------===#
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def cxx_compiler():
@@ -177,6 +176,7 @@ class Bench:
         self.args = args
         self.dev = torch.device("cuda")
         self.results = []
+        self.cuda_runtime = None
         self.device_name = torch.cuda.get_device_name(0)
         self.copy_bw = self.copy_bandwidth()
         self.launch_floor = self.launch_floor_ms()
@@ -212,14 +212,20 @@ class Bench:
         x = self.torch.zeros(1, device=self.dev)
         return self.time(lambda: x.add_(1.0), 200)
 
-    def host_copy_ms(self, nbytes_in, nbytes_out):
-        """Pageable host<->device copies of the sizes linattn-run moves."""
-        torch = self.torch
-        hin = torch.empty(nbytes_in, dtype=torch.uint8)
-        din = torch.empty(nbytes_in, dtype=torch.uint8, device=self.dev)
-        dout = torch.empty(nbytes_out, dtype=torch.uint8, device=self.dev)
-        hout = torch.empty(nbytes_out, dtype=torch.uint8)
-        return self.time(lambda: (din.copy_(hin), hout.copy_(dout)), 5)
+    def check_linattn(self, call):
+        """Runs `call` (if any), synchronizes, and raises the error the
+        linattn CUDA runtime recorded, if one was."""
+        if call:
+            call()
+        self.torch.cuda.synchronize()
+        if self.cuda_runtime is None:
+            self.cuda_runtime = ctypes.CDLL(os.path.join(
+                self.args.tools, "..", "lib", "liblinattn_cuda_runtime.so"))
+            self.cuda_runtime.linattnCudaGetLastError.restype = ctypes.c_char_p
+        error = self.cuda_runtime.linattnCudaGetLastError()
+        if error:
+            self.cuda_runtime.linattnCudaClearLastError()
+            raise RuntimeError(error.decode())
 
     def record(self, **kw):
         self.results.append(kw)
@@ -312,45 +318,40 @@ def run_prefill(bench, shape, tmp):
     base = dict(kind="prefill", shape=name)
 
     def report(impl, ms, err, floor, tol, note=""):
-        bench.record(**base, impl=impl, ms=ms, floor_ms=floor,
+        bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
+                     ms=ms, floor_ms=floor,
                      floor_fraction=floor / ms if ms else None, error=err,
                      correct=err is not None and err <= tol, note=note)
 
-    # linattn, bf16 chunked and fp32 recurrent.
+    # linattn: the scan compiled ahead of time (device buffers, torch's
+    # stream), called on the same tensors as the peers.
     if not args.skip_linattn:
-        import numpy as np
-        paths = []
-        for i, x in enumerate((q, k, v)):
-            p = os.path.join(tmp, f"{name}_in{i}.npy")
-            np.save(p, x.float().cpu().numpy())  # linattn-run rounds to bf16 exactly
-            paths.append(p)
-        # Each linattn-run call copies its inputs from the host: above 1 GiB
-        # of (f32) inputs, 5 calls give the median.
-        linattn_repeat = (args.repeat if 3 * b * h * t * d * 4 <= 2**30
-                          else min(args.repeat, 5))
-        for dtype, pipeline, floor, tol in (
-                ("bf16", "linattn-lower-to-nvvm", floor_bf16, 2.5e-2),
-                ("f32", "linattn-lower-to-nvvm{scan-kernel=recurrent}", floor_f32, 1e-4)):
-            module = os.path.join(tmp, f"{name}_{dtype}.mlir")
-            with open(module, "w") as f:
-                f.write(scan_module(b, h, t, d, dtype))
-            outdir = os.path.join(tmp, f"{name}_{dtype}_out")
-            os.makedirs(outdir, exist_ok=True)
-            impl = f"linattn-{'chunked-bf16' if dtype == 'bf16' else 'recurrent-f32'}"
+        stream = torch.cuda.current_stream().cuda_stream
+        inputs = {"bf16": (q, k, v)}
+        for impl, element, options, tol in LINATTN_VARIANTS:
             try:
-                ms = run_linattn(linattn_command(args.tools, module, paths, outdir,
-                                                 linattn_repeat, pipeline))
-                out = torch.from_numpy(np.load(os.path.join(outdir, "result0.npy")))
-                err = bench.error(out.to(bench.dev), ref)
-                elem = 2 if dtype == "bf16" else 4
-                copies = bench.host_copy_ms(3 * b * h * t * d * 4,
-                                            b * h * t * d * elem)
-                report(impl + " (call)", ms, err, floor, tol,
-                       "linattn-run call: host copies included")
-                report(impl + " (kernel est.)", max(ms - copies, 1e-6), err, floor, tol,
-                       f"call minus {copies:.3f} ms of host copies timed by torch")
+                module = os.path.join(tmp, f"{name}_{element}.mlir")
+                with open(module, "w") as f:
+                    f.write(aot.scan_module(b, h, t, d, element))
+                library = aot.compile_library(
+                    args.tools, module,
+                    os.path.join(tmp, f"lib{name}_{impl.replace(' ', '_')}.so"), options)
+                if element not in inputs:
+                    inputs[element] = tuple(x.float() for x in (q, k, v))
+                xs = inputs[element]
+                out = torch.empty_like(xs[0])
+                call = aot.Function(library).bind([torch_buffer(x) for x in xs],
+                                                  [torch_buffer(out)], stream)
+                bench.check_linattn(call)
+                err = bench.error(out, ref)
+                ms = bench.time(call)
+                bench.check_linattn(None)
+                report(impl, ms, err, floor_bf16 if element == "bf16" else floor_f32, tol,
+                       LINATTN_NOTES.get(impl, ""))
+                del out
             except Exception as e:  # noqa: BLE001
-                bench.record(**base, impl=impl, skipped=str(e))
+                bench.record(**base, impl=impl, skipped=f"{type(e).__name__}: {e}")
+        del inputs
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
 
@@ -476,6 +477,68 @@ def run_decodes(bench, shapes, tmp):
 # Reports
 #===------------------------------------------------------------------------===#
 
+# What each row is compared with ("vs linattn"): prefill rows of bf16
+# inputs with the chunked bf16 scan, rows of f32 inputs with the strict-fp32
+# recurrent scan; decode rows with the graph-replayed step.
+OURS = {("prefill", "bf16"): "linattn chunked bf16",
+        ("prefill", "f32"): "linattn recurrent f32",
+        ("decode", None): "linattn step (graph replay)"}
+
+
+def ours_ms(results):
+    ours = {}
+    for r in results:
+        for (kind, precision), impl in OURS.items():
+            if r["kind"] == kind and r.get("impl") == impl and "ms" in r:
+                ours[(kind, r["shape"], precision)] = r["ms"]
+    return ours
+
+
+def targets(results):
+    """The targets of issue 7 (item 5), from the measured rows."""
+    rows = {(r["kind"], r["shape"], r.get("impl")): r for r in results if "ms" in r}
+
+    def ms(kind, shape, impl):
+        r = rows.get((kind, shape, impl))
+        return r["ms"] if r else None
+
+    lines = ["## Targets", "", "| target | case | measured | met |", "|---|---|---:|---|"]
+
+    def line(target, case, value, ok, unit=""):
+        lines.append(f"| {target} | {case} | "
+                     f"{'not measured' if value is None else f'{value:.2f}{unit}'} | "
+                     f"{'' if value is None else ('yes' if ok else 'no')} |")
+
+    prefill = [r["shape"] for r in results if r["kind"] == "prefill"
+               and re.fullmatch(r"\d+x\d+x\d+x\d+", r["shape"])]
+    for shape in dict.fromkeys(prefill):
+        t = int(shape.split("x")[2])
+        ours = rows.get(("prefill", shape, "linattn chunked bf16"))
+        if t >= 16384:
+            frac = ours["floor_fraction"] if ours else None
+            line(">= 60% of the HBM floor (T >= 16K)", shape,
+                 None if frac is None else 100 * frac, frac is not None and frac >= 0.6, "%")
+        mine = ours["ms"] if ours else None
+        if shape == "2x16x16384x128":
+            fla = ms("prefill", shape, "fla.chunk_linear_attn")
+            ratio = fla / mine if fla and mine else None
+            line(">= 1.3x FLA chunk_linear_attn", shape, ratio, ratio and ratio >= 1.3, "x")
+        if t == 16384:
+            sdpa = ms("prefill", shape, "torch SDPA causal (softmax)")
+            ratio = sdpa / mine if sdpa and mine else None
+            line(">= 5x SDPA (T = 16K)", shape, ratio, ratio and ratio >= 5, "x")
+        ft = ms("prefill", shape, "fast_transformers.causal_dot_product (f32)")
+        f32 = ms("prefill", shape, "linattn recurrent f32")
+        ratio = ft / f32 if ft and f32 else None
+        line(">= 2x fast-transformers, fp32 (strict)", shape, ratio, ratio and ratio >= 2, "x")
+    for r in results:
+        if r["kind"] == "decode" and r.get("impl") == "linattn step (graph replay)" and "ms" in r:
+            ratio = r["ms"] / r["launch_floor_ms"] if r.get("launch_floor_ms") else None
+            line("decode within 2x of the launch floor", r["shape"], ratio,
+                 ratio is not None and ratio <= 2, "x")
+    return lines
+
+
 def markdown(results, device, copy_bw, launch_floor):
     lines = [f"# linattn GPU benchmark on {device}", "",
              f"Copy bandwidth (device-to-device, read + write): "
@@ -483,18 +546,14 @@ def markdown(results, device, copy_bw, launch_floor):
              "| kind | shape | implementation | ms | HBM floor ms | of floor | "
              "vs linattn | max rel. error | note |",
              "|---|---|---|---:|---:|---:|---:|---:|---|"]
-    ours = {}
-    for r in results:
-        if r.get("impl", "").startswith("linattn") and "ms" in r and (
-                ("kernel est." in r["impl"] and "chunked" in r["impl"])
-                or (r["kind"] == "decode" and "graph replay" in r["impl"])):
-            ours[(r["kind"], r["shape"])] = r["ms"]
+    ours = ours_ms(results)
     for r in results:
         if "skipped" in r:
             lines.append(f"| {r['kind']} | {r['shape']} | {r['impl']} | skipped | | | | | "
                          f"{r['skipped'][:80]} |")
             continue
-        mine = ours.get((r["kind"], r["shape"]))
+        precision = r.get("precision") if r["kind"] == "prefill" else None
+        mine = ours.get((r["kind"], r["shape"], precision))
         ratio = f"{r['ms'] / mine:.2f}x" if mine else ""
         frac = r.get("floor_fraction")
         err = r.get("error")
@@ -503,9 +562,13 @@ def markdown(results, device, copy_bw, launch_floor):
             f"{r['floor_ms']:.4f} | {'' if frac is None else f'{100 * frac:.0f}%'} | "
             f"{ratio} | {'' if err is None else f'{err:.1e}'}"
             f"{'' if r.get('correct', True) else ' FAIL'} | {r.get('note', '')} |")
-    lines += ["", "vs linattn: the peer's time over linattn's kernel estimate "
-              "(prefill) or its graph-replayed decode step (> 1: linattn is "
-              "faster).", ""]
+    lines += ["", "vs linattn: the row's time over linattn's on the same inputs (> 1: "
+              "linattn is faster): the chunked bf16 scan for bf16 inputs, the "
+              "strict-fp32 recurrent scan for f32 inputs, the graph-replayed step "
+              "for decode. Every linattn prefill is a call of the function "
+              "compiled ahead of time (device buffers, torch's stream), timed with "
+              "CUDA events like the peers.", ""]
+    lines += targets(results) + [""]
     return "\n".join(lines)
 
 
@@ -558,14 +621,14 @@ def main():
 
     if args.dry_run:
         print("plan (dry run: nothing is measured)")
-        for shape in prefill:
+        for i, shape in enumerate(prefill):
             b, h, t, d = shape
             print(f"prefill B{b} H{h} T{t} D{d}: compulsory bytes bf16 "
                   f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB, f32 "
                   f"{prefill_bytes(b, h, t, d, 4) / 2**20:.0f} MiB")
-            print("  " + " ".join(linattn_command(args.tools, f"<{case_name(shape)}_bf16.mlir>",
-                                                  ["<q.npy>", "<k.npy>", "<v.npy>"], "<out>",
-                                                  args.repeat, "linattn-lower-to-nvvm")))
+            if i == 0:  # the same for every shape
+                for cmd in linattn_commands(args.tools, case_name(shape), b, h, t, d):
+                    print("  " + " ".join(cmd))
         for shape in decode:
             b, h, d = shape
             print(f"decode B{b} H{h} D{d}: compulsory bytes {decode_bytes(b, h, d) / 2**20:.1f} MiB")
@@ -575,10 +638,10 @@ def main():
         batches = ",".join(str(b) for b, _, _ in decode)
         print(f"  {exe} --batch={batches} --tokens={args.decode_tokens}")
         fake = [dict(kind="prefill", shape=case_name(prefill[0]) if prefill else "-",
-                     impl="linattn-chunked-bf16 (kernel est.)", ms=1.0, floor_ms=0.5,
+                     impl="linattn chunked bf16", precision="bf16", ms=1.0, floor_ms=0.5,
                      floor_fraction=0.5, error=1e-3, correct=True, note="dry run"),
                 dict(kind="prefill", shape=case_name(prefill[0]) if prefill else "-",
-                     impl="fla.chunk_linear_attn", ms=1.5, floor_ms=0.5,
+                     impl="fla.chunk_linear_attn", precision="bf16", ms=1.5, floor_ms=0.5,
                      floor_fraction=1 / 3, error=2e-3, correct=True),
                 dict(kind="prefill", shape="-", impl="fast_transformers",
                      skipped="ModuleNotFoundError: dry run")]
@@ -589,7 +652,7 @@ def main():
             except (ImportError, ValueError):
                 found = False
             print(f"python module {mod}: {'found' if found else 'missing'}")
-        print(f"linattn-run: {'found' if os.path.exists(os.path.join(args.tools, 'linattn-run')) else 'missing'}")
+        print(f"linattn-compile: {'found' if os.path.exists(os.path.join(args.tools, 'linattn-compile')) else 'missing'}")
         return 0
 
     bench = Bench(args)

@@ -150,8 +150,9 @@ static cl::opt<OpenMPMode>
                       clEnumValN(OpenMPMode::Off, "off", "never")));
 static cl::opt<std::string>
     linker("linker",
-           cl::desc("Compiler driver that links --shared (default: the C "
-                    "compiler linattn was configured with)"),
+           cl::desc("Compiler driver that links --shared, with its own "
+                    "linker (default: the C compiler and linker linattn was "
+                    "configured with; cc where that compiler is missing)"),
            cl::init(LINATTN_LINKER_DRIVER));
 static cl::list<std::string>
     extraLinkArgs("Xlinker-arg",
@@ -375,16 +376,18 @@ static LogicalResult writeHeader(StringRef path, ArrayRef<Entry> entries,
 // Runtime libraries
 //===----------------------------------------------------------------------===//
 
-/// The GPU runtime library --gpu-runtime names, beside the tool
-/// (<bin>/../lib) for cuda and mock.
+/// The GPU runtime library --gpu-runtime names: for cuda and mock, beside the
+/// tool (<bin>/../lib), or where the build put it.
 static std::string gpuRuntimeLibrary() {
   if (gpuRuntime != "cuda" && gpuRuntime != "mock")
     return gpuRuntime;
-  SmallString<256> path(linattn_tools::toolLibraryDir(nullptr));
-  llvm::sys::path::append(path, gpuRuntime == "cuda"
-                                    ? "liblinattn_cuda_runtime.so"
-                                    : "liblinattn_mock_gpu_runtime.so");
-  return std::string(path);
+  SmallString<256> built(LINATTN_RUNTIME_DIR);
+  llvm::sys::path::append(built, gpuRuntime == "cuda"
+                                     ? "liblinattn_cuda_runtime.so"
+                                     : "liblinattn_mock_gpu_runtime.so");
+  return linattn_tools::findToolLibrary(linattn_tools::toolLibraryDir(nullptr),
+                                        built)
+      .value_or(std::string(built));
 }
 
 /// The libraries the code calls into, as linker arguments.
@@ -580,12 +583,27 @@ static int compile(MLIRContext &context) {
       return fail("--shared needs --emit=obj");
     if (linker.empty())
       return fail("no compiler driver to link with: give --linker");
-    auto program = llvm::sys::findProgramByName(linker);
+    // The configured driver links with the configured linker (lld). Where it
+    // is missing (the bundle on another machine) the system's `cc` links
+    // with its own.
+    bool configured = linker.getNumOccurrences() == 0;
+    // (A name with a slash comes back unchecked.)
+    auto found = [](StringRef name) -> std::optional<std::string> {
+      auto program = llvm::sys::findProgramByName(name);
+      if (!program || !llvm::sys::fs::can_execute(*program))
+        return std::nullopt;
+      return *program;
+    };
+    std::optional<std::string> program = found(linker);
+    if (!program && configured) {
+      program = found("cc");
+      configured = false;
+    }
     if (!program)
       return fail("cannot find the linker driver '" + linker + "'");
     std::vector<std::string> args = {*program, "-shared", "-o", sharedFilename,
                                      outputFilename};
-    if (StringRef(LINATTN_LINKER_FLAVOR).size())
+    if (configured && StringRef(LINATTN_LINKER_FLAVOR).size())
       args.push_back("-fuse-ld=" LINATTN_LINKER_FLAVOR);
     llvm::append_range(args, linkArgs);
     llvm::append_range(args, extraLinkArgs);

@@ -1,10 +1,22 @@
 // The GPU benchmark's plan, shapes and report format without a GPU.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin | FileCheck %s
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=2x16x16384x128,8x32x128 | FileCheck %s --check-prefix=SHAPES
+// RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --shapes=8x16x100x64 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // CHECK: plan (dry run: nothing is measured)
 // CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 256 MiB, f32 512 MiB
+// CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o {{.*}} --shared=
+// CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32=true}
+// CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
 // CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 8192 MiB
 // CHECK: prefill B2 H16 T16384 D128:
 // CHECK: decode B64 H32 D128:
 // CHECK: | kind | shape | implementation | ms | HBM floor ms | of floor | vs linattn |
 // CHECK: | prefill | 8x16x4096x64 | fla.chunk_linear_attn | 1.5000 | 0.5000 | 33% | 1.50x |
-// CHECK: linattn-run: found
+// CHECK: ## Targets
+// CHECK: linattn-compile: found
+
+// SHAPES: prefill B2 H16 T16384 D128:
+// SHAPES-NOT: prefill B
+// SHAPES: decode B8 H32 D128:
+// SHAPES-NOT: decode B
+// UNKNOWN: --shapes: no such case: 8x16x100x64

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""linattn functions compiled ahead of time for the GPU, called from Python.
+
+`linattn-compile --target=cuda --shared` lowers a module with
+`linattn-lower-to-nvvm{device-buffers=true}`: each public function takes
+memref descriptors of the caller's device memory, out-params for its results
+and a CUDA stream, and only enqueues kernels on that stream
+(docs/UsingLinAttn.md). This module loads such a library with ctypes and calls
+its functions on device pointers: torch tensors on the GPU (bench.py times
+the calls with CUDA events on torch's stream, as it times the peers), or
+buffers of the GPU emulator's runtime (`--self-test`, which needs no GPU).
+
+    bench/gpu/aot.py --self-test --tools=build/bin \\
+        --runtime=build/lib/liblinattn_gpu_emulator.so
+"""
+
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+from collections import namedtuple
+
+# A device buffer: its address and, in elements, its shape and strides.
+Buffer = namedtuple("Buffer", "pointer shape strides")
+
+_descriptor_types = {}
+
+
+def descriptor_type(rank):
+    """The memref descriptor of that rank: allocated and aligned pointers,
+    offset, sizes, strides (linattn_memref_<T>_<R>d of the generated header;
+    the element type does not change the layout)."""
+    if rank not in _descriptor_types:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        _descriptor_types[rank] = type(f"MemRef{rank}D", (ctypes.Structure,),
+                                       {"_fields_": fields})
+    return _descriptor_types[rank]
+
+
+def descriptor(buffer):
+    rank = len(buffer.shape)
+    d = descriptor_type(rank)()
+    d.allocated = d.aligned = buffer.pointer
+    d.offset = 0
+    for i in range(rank):
+        d.sizes[i] = buffer.shape[i]
+        d.strides[i] = buffer.strides[i]
+    return d
+
+
+def scan_module(b, h, t, d, dtype, normalized=False):
+    """The benchmark's function: O of the causal scan of elu+1 features."""
+    x = f"tensor<{b}x{h}x{t}x{d}x{dtype}>"
+    s = f"tensor<{b}x{h}x{d}x{d}xf32>"
+    z = f"tensor<{b}x{h}x{d}xf32>"
+    norm = " normalize(eps = 1.0e-06)" if normalized else ""
+    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}) -> {x} {{\n"
+            f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
+            f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
+            f"  %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {x}"
+            f" -> {x}, {s}, {z}\n"
+            f"  return %o : {x}\n}}\n")
+
+
+def compile_command(tools, module, library, options="", gpu_runtime=None):
+    """linattn-compile of `module` into the shared library `library`."""
+    pipeline = f"linattn-lower-to-nvvm{{device-buffers=true{' ' + options if options else ''}}}"
+    cmd = [os.path.join(tools, "linattn-compile"), module, "--target=cuda",
+           f"--pipeline={pipeline}", "-o", library + ".o", f"--shared={library}"]
+    if gpu_runtime:
+        cmd.append(f"--gpu-runtime={gpu_runtime}")
+    return cmd
+
+
+def compile_library(tools, module, library, options="", gpu_runtime=None):
+    cmd = compile_command(tools, module, library, options, gpu_runtime)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-2000:]}")
+    return library
+
+
+class Function:
+    """`_mlir_ciface_<name>` of a library linattn-compile made."""
+
+    def __init__(self, library, name="main"):
+        self.library = ctypes.CDLL(os.path.abspath(library))
+        self.entry = getattr(self.library, "_mlir_ciface_" + name)
+        self.entry.restype = None
+
+    def bind(self, arguments, results, stream):
+        """A call on these buffers and stream (an integer CUstream; 0 is the
+        legacy default stream), as a function of no arguments: the
+        descriptors are built once, so a timed call costs one ctypes call."""
+        descriptors = [descriptor(b) for b in list(arguments) + list(results)]
+        args = [ctypes.byref(d) for d in descriptors] + [ctypes.c_void_p(stream)]
+        entry = self.entry
+
+        def call():
+            entry(*args)
+        call.descriptors = descriptors  # alive as long as the call
+        return call
+
+
+#===------------------------------------------------------------------------===#
+# Self-test on the GPU emulator
+#===------------------------------------------------------------------------===#
+
+def reference(q, k, v):
+    """O = tril(φ(Q)φ(K)ᵀ)V in float64, φ = elu + 1."""
+    import numpy as np
+    phi = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))  # noqa: E731
+    fq, fk = phi(q.astype(np.float64)), phi(k.astype(np.float64))
+    scores = np.tril(fq @ np.swapaxes(fk, -1, -2))
+    return scores @ v.astype(np.float64)
+
+
+def self_test(args):
+    """Compiles the benchmark's function in each of its linattn variants for
+    the emulator, calls it through Function on buffers of the emulator's
+    runtime (from its mgpuMemAlloc, on a stream of its own) and checks the
+    outputs against float64."""
+    import numpy as np
+    runtime = ctypes.CDLL(os.path.abspath(args.runtime))
+    runtime.mgpuStreamCreate.restype = ctypes.c_void_p
+    runtime.mgpuMemAlloc.restype = ctypes.c_void_p
+    runtime.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
+    runtime.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    runtime.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
+    stream = runtime.mgpuStreamCreate()
+
+    def device_copy(array):
+        pointer = runtime.mgpuMemAlloc(array.nbytes, None, False)
+        ctypes.memmove(pointer, array.ctypes.data, array.nbytes)
+        strides = [s // array.itemsize for s in array.strides]
+        return Buffer(pointer, array.shape, strides)
+
+    os.makedirs(args.workdir, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    # (name, element type, numpy type, options, tolerance); bench.py's bf16
+    # variant is the f16 one with another element type (numpy has no bf16).
+    variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
+                ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
+                ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5)]
+    failures = 0
+    for b, h, t, d in ((2, 3, 100, 64), (1, 2, 37, 32)):
+        q, k, v = (rng.uniform(-1, 1, (b, h, t, d)) for _ in range(3))
+        for name, element, np_type, options, tol in variants:
+            case = f"{name}_{b}x{h}x{t}x{d}"
+            module = os.path.join(args.workdir, case + ".mlir")
+            with open(module, "w") as f:
+                f.write(scan_module(b, h, t, d, element))
+            library = os.path.join(args.workdir, f"lib{case}.so")
+            try:
+                compile_library(args.tools, module, library,
+                                " ".join(filter(None, [options, "emulate=true"])),
+                                args.runtime)
+            except RuntimeError as e:
+                print(f"FAIL {case}: {e}")
+                failures += 1
+                continue
+            inputs = [np.ascontiguousarray(x.astype(np_type)) for x in (q, k, v)]
+            out = np.empty((b, h, t, d), np_type)
+            buffers = [device_copy(x) for x in inputs]
+            result = device_copy(out)
+            Function(library).bind(buffers, [result], stream)()
+            runtime.mgpuStreamSynchronize(stream)
+            ctypes.memmove(out.ctypes.data, result.pointer, out.nbytes)
+            for buffer in buffers + [result]:
+                runtime.mgpuMemFree(buffer.pointer, None)
+            ref = reference(*inputs)
+            err = float(np.abs(out.astype(np.float64) - ref).max() / np.abs(ref).max())
+            ok = err <= tol
+            failures += not ok
+            print(f"{'ok' if ok else 'FAIL'} {case}: max rel. error {err:.2e} (tolerance {tol:g})")
+    return 1 if failures else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--self-test", action="store_true", required=True)
+    parser.add_argument("--tools", required=True, help="directory of linattn-compile")
+    parser.add_argument("--runtime", required=True,
+                        help="liblinattn_gpu_emulator.so")
+    parser.add_argument("--workdir", default="aot-self-test")
+    parser.add_argument("--seed", type=int, default=3)
+    return self_test(parser.parse_args())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
