@@ -34,7 +34,8 @@ setup() {
     shopt -s nullglob
     local wheels=("$dev"/linattn-bundle/peers/*.whl)
     if ((${#wheels[@]})); then
-      "$python" -m pip install -q --no-index --no-deps --target "$dev/site" "${wheels[@]}"
+      PIP_ROOT_USER_ACTION=ignore "$python" -m pip install -q --no-index --no-deps \
+        --target "$dev/site" "${wheels[@]}"
     fi
     echo "$stamp" >"$dev/stamp"
   fi
