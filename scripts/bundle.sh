@@ -12,8 +12,8 @@
 #                                          LLVM (cmake/LinAttnBundle.cmake)
 #   bin/FileCheck, bin/not, bin/count      LLVM 22's, for lit
 #   bin/lit, lit/                          LLVM 22's lit
-#   lib/                                   linattn's GPU runtimes, LLVM's
-#                                          OpenMP runtime
+#   lib/                                   linattn's GPU runtimes and
+#                                          memrefCopy, LLVM's OpenMP runtime
 #   lib/stubs/libz3.so.4                   an empty library: FileCheck, not
 #                                          and count name Z3 but use none of it
 #   peers/                                 the benchmark's peers from PyPI
@@ -23,8 +23,9 @@
 #   MANIFEST                               versions and sizes
 #
 # bench/gpu/device.sh unpacks and uses it on the GPU machine. The tools have no
-# MLIR runner utilities (libmlir_c_runner_utils needs libMLIR.so): host code
-# that calls memrefCopy or the print functions fails to link there, by name.
+# MLIR runner utilities (libmlir_c_runner_utils needs libMLIR.so), only
+# linattn's memrefCopy (liblinattn_runner_utils.so): host code that calls the
+# print functions fails to link there, by name.
 set -euo pipefail
 
 build=${1:-build}
@@ -46,7 +47,8 @@ for tool in FileCheck not count; do
   cp "$llvm/bin/$tool" "$dest/bin/"
 done
 for lib in "$build"/lib/liblinattn_cuda_runtime.so \
-           "$build"/lib/liblinattn_mock_gpu_runtime.so; do
+           "$build"/lib/liblinattn_mock_gpu_runtime.so \
+           "$build"/lib/liblinattn_runner_utils.so; do
   [[ -f "$lib" ]] && cp "$lib" "$dest/lib/"
 done
 if [[ -f "$llvm/lib/libomp.so.5" ]]; then

@@ -411,6 +411,22 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
   }
   std::vector<std::string> args;
   StringRef libDir = LINATTN_LLVM_LIBRARY_DIR;
+  // MLIR's runner utilities, else (the relocatable bundle, where no LLVM is
+  // installed) linattn's memrefCopy beside the tool.
+  std::optional<std::string> ownRunnerUtils;
+  SmallString<256> mlirRunnerUtils(libDir);
+  llvm::sys::path::append(mlirRunnerUtils, "libmlir_c_runner_utils.so");
+  if (runnerUtils && !llvm::sys::fs::exists(mlirRunnerUtils)) {
+    ownRunnerUtils = linattn_tools::findToolLibrary(
+        linattn_tools::toolLibraryDir(nullptr),
+        LINATTN_RUNTIME_DIR "/liblinattn_runner_utils.so");
+    runnerUtils = !ownRunnerUtils;
+  }
+  if (ownRunnerUtils) {
+    args.push_back(*ownRunnerUtils);
+    args.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(*ownRunnerUtils)).str());
+  }
   if (runnerUtils || async)
     args.push_back(("-L" + libDir).str());
   if (runnerUtils)

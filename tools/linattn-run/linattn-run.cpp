@@ -60,6 +60,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -512,13 +513,18 @@ static int run(MLIRContext &context, const char *argv0) {
   std::string pipelineText = pipeline;
   SmallVector<std::string> libNames(sharedLibs.begin(), sharedLibs.end());
   // MLIR's runner utilities and the OpenMP runtime, beside the tool or where
-  // configured; a tree without them (the bundle has no runner utilities)
-  // leaves their functions unresolved, which the JIT reports by name.
+  // configured. Without MLIR's (the relocatable bundle), linattn's
+  // memrefCopy, the one of them linattn's lowerings call.
   std::string libDir = linattn_tools::toolLibraryDir(argv0);
-  if (sharedLibs.empty())
-    if (auto lib =
-            linattn_tools::findToolLibrary(libDir, LINATTN_C_RUNNER_UTILS))
+  if (sharedLibs.empty()) {
+    std::optional<std::string> lib =
+        linattn_tools::findToolLibrary(libDir, LINATTN_C_RUNNER_UTILS);
+    if (!lib)
+      lib = linattn_tools::findToolLibrary(
+          libDir, LINATTN_RUNTIME_DIR "/liblinattn_runner_utils.so");
+    if (lib)
       libNames.push_back(*lib);
+  }
 #ifdef LINATTN_OMP_LIBRARY
   if (auto lib = linattn_tools::findToolLibrary(libDir, LINATTN_OMP_LIBRARY))
     libNames.push_back(*lib);
