@@ -451,6 +451,15 @@ public:
     if (den)
       inverse = std::make_pair(kb.fdiv(kb.fconst(1.0), den->first),
                                kb.fdiv(kb.fconst(1.0), den->second));
+    // A lane's two values of a row (columns 2t and 2t+1 of the tile) are one
+    // store where the output's rows keep pairs aligned: its first element
+    // aligned to a pair and Dv even (tested once, hoisted out of the loop).
+    Type oType = cast<MemRefType>(oBuf.getType()).getElementType();
+    int64_t pairBytes = 2 * oType.getIntOrFloatBitWidth() / 8;
+    Value pairs;
+    if (c.vectorLoads)
+      pairs = arith::AndIOp::create(b, loc, alignedTo(oBuf, pairBytes),
+                                    kb.eq(kb.remU(dv, kb.idx(2)), kb.idx(0)));
     int64_t tiles = c.shape.dvTile / 8;
     for (int64_t j = 0; j < tiles; j += 2) {
       int64_t count = std::min<int64_t>(2, tiles - j);
@@ -461,17 +470,43 @@ public:
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
-      for (int64_t i = 0; i < 4 * count; ++i) {
-        auto [token, d] = mb.position(r0, kb.idx(8 * (j + i / 4)), i % 4);
-        Value t = token;
-        Value value = acc[i];
+      for (int64_t i = 0; i < 4 * count; i += 2) {
+        // Values i and i + 1: columns col and col + 1 of one row.
+        auto [t, d] = mb.position(r0, kb.idx(8 * (j + i / 4)), i % 4);
+        SmallVector<Value, 2> values = {acc[i], acc[i + 1]};
         if (inverse)
-          value = kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
+          for (Value &value : values)
+            value =
+                kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
         Value col = kb.add(colBase, d);
-        Value valid =
-            arith::AndIOp::create(b, loc, kb.ult(t, tokens), kb.ult(col, dv));
-        kb.ifThen(valid, [&] {
-          kb.store(value, oBuf, kb.add(kb.mul(row(t0, t), dv), col));
+        Value at = kb.add(kb.mul(row(t0, t), dv), col);
+        auto storeEach = [&] {
+          for (int64_t e = 0; e < 2; ++e) {
+            Value column = kb.add(col, kb.idx(e));
+            kb.ifThen(kb.ult(column, dv), [&] {
+              kb.store(values[e], oBuf, kb.add(at, kb.idx(e)));
+            });
+          }
+        };
+        kb.ifThen(kb.ult(t, tokens), [&] {
+          if (!pairs) {
+            storeEach();
+            return;
+          }
+          // col is even: with Dv even, col < Dv covers col + 1.
+          kb.ifElse(
+              arith::AndIOp::create(b, loc, pairs, kb.ult(col, dv)),
+              [&] {
+                SmallVector<Value, 2> elements;
+                for (Value value : values)
+                  elements.push_back(convertFloat(b, loc, value, oType));
+                Value pair = vector::FromElementsOp::create(
+                    b, loc, VectorType::get({2}, oType), elements);
+                vector::StoreOp::create(b, loc, pair, oBuf, ValueRange{at},
+                                        /*nontemporal=*/false,
+                                        llvm::MaybeAlign(pairBytes));
+              },
+              storeEach);
         });
       }
     }
@@ -553,12 +588,13 @@ private:
     return c.vectorLoads ? 16 / (c.dataType.getIntOrFloatBitWidth() / 8) : 1;
   }
 
-  /// Whether `buffer`'s first element is 16-byte aligned.
-  Value aligned16(Value buffer) {
+  /// Whether `buffer`'s first element is aligned to `bytes`.
+  Value alignedTo(Value buffer, int64_t bytes) {
     Value address =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-    return kb.eq(kb.remU(address, kb.idx(16)), kb.idx(0));
+    return kb.eq(kb.remU(address, kb.idx(bytes)), kb.idx(0));
   }
+  Value aligned16(Value buffer) { return alignedTo(buffer, 16); }
 
   /// Stages the `groups` (a multiple of the block size) of `width` elements
   /// of a tile: `load` returns what group i stores where. A loop over

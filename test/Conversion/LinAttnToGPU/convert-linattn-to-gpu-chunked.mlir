@@ -47,6 +47,11 @@
 // CHECK:   nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:   nvvm.mma.sync
 // CHECK:   arith.mulf %{{.*}}, %[[INV]] : f32
+// A lane's two values of a row are one 4-byte store where the output is
+// 4-byte aligned and Dv even (tested once per block); one by one otherwise.
+// CHECK:   vector.store %{{.*}} {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
+// CHECK:   } else {
+// CHECK:   memref.store %{{.*}} : memref<?xbf16>
 // CHECK:   scf.yield
 // CHECK: gpu.return
 

@@ -202,7 +202,8 @@ def chunked_cases():
     for dtype in ("bf16", "f16"):
         for n in (1, 7, 63, 64, 65, 1000):
             cases.append(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS, dtype=dtype))
-        for d, dv in ((16, 8), (32, 40), (48, 100), (128, 64), (128, 100)):
+        # An odd Dv: the outputs are stored one element at a time.
+        for d, dv in ((16, 8), (32, 40), (48, 100), (64, 37), (128, 64), (128, 100)):
             cases.append(cc.kernel_case("relu", (2,), 129, d, dv, EPS, dtype=dtype))
         cases += [
             cc.kernel_case("identity", (2,), 100, 64, 64, None, dtype=dtype),
@@ -244,6 +245,7 @@ def chunked_cases():
         with_tf32(cc.kernel_case("elu", (2, 3), 65, 64, 64, EPS)),
         with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, init=True)),
         with_tf32(cc.kernel_case("elu", (2,), 100, 32, 40, EPS, reverse=True)),
+        with_tf32(cc.kernel_case("relu", (2,), 129, 64, 37, EPS)),
         few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS,
                                             init=True)), 8),
         scalar_loads(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
