@@ -7,7 +7,7 @@ memref descriptors of the caller's device memory, out-params for its results
 and a CUDA stream, and only enqueues kernels on that stream
 (docs/UsingLinAttn.md). This module loads such a library with ctypes and calls
 its functions on device pointers: torch tensors on the GPU (bench.py times
-the calls with CUDA events on torch's stream, as it times the peers), or
+the calls with CUDA events on a torch stream, as it times the peers), or
 buffers of the GPU emulator's runtime (`--self-test`, which needs no GPU).
 
     bench/gpu/aot.py --self-test --tools=build/bin \\

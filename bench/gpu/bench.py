@@ -5,7 +5,7 @@ One run measures, on one GPU and with correctness checked in the same run:
 
 - linattn: the causal scan compiled ahead of time (`linattn-compile
   --target=cuda --shared`: device buffers, the caller's stream; aot.py) and
-  called through ctypes on the same torch tensors as the peers, on torch's
+  called through ctypes on the same torch tensors as the peers, on a torch
   stream: the chunked tensor-core scan in bf16 and, on f32 inputs, in tf32
   (both with fused elu+1), and the strict-fp32 recurrent scan; the decode
   step, compiled the same way and timed per token by `decode_graph.cpp` as
@@ -23,7 +23,7 @@ with a float32 chunked reference computed by torch on the GPU from the same
 (bf16-rounded) inputs.
 
 Every implementation is timed the same way: CUDA events around one call on
-torch's stream, the median of --repeat calls after a first one. Reported per
+the stream it runs on, the median of --repeat calls after a first one. Reported per
 case: median ms, the HBM floor (compulsory bytes / copy bandwidth, measured in
 the same run with a large device-to-device copy), the fraction of that floor
 reached, ratios to linattn, and the targets of issue 7. Results go to
@@ -177,6 +177,7 @@ class Bench:
         self.dev = torch.device("cuda")
         self.results = []
         self.cuda_runtime = None
+        self.linattn_stream = torch.cuda.Stream()
         self.device_name = torch.cuda.get_device_name(0)
         self.copy_bw = self.copy_bandwidth()
         self.launch_floor = self.launch_floor_ms()
@@ -323,11 +324,15 @@ def run_prefill(bench, shape, tmp):
                      floor_fraction=floor / ms if ms else None, error=err,
                      correct=err is not None and err <= tol, note=note)
 
-    # linattn: the scan compiled ahead of time (device buffers, torch's
-    # stream), called on the same tensors as the peers.
+    # linattn: the scan compiled ahead of time (device buffers, the caller's
+    # stream), called on the same tensors as the peers. The stream is one of
+    # torch's own, not the legacy default stream: there the runtime would
+    # allocate the sequence-parallel workspace with cuMemAlloc and cuMemFree,
+    # which synchronize; on a stream it comes from the stream-ordered pool.
     if not args.skip_linattn:
-        stream = torch.cuda.current_stream().cuda_stream
+        stream = bench.linattn_stream
         inputs = {"bf16": (q, k, v)}
+        torch.cuda.synchronize()
         for impl, element, options, tol in LINATTN_VARIANTS:
             try:
                 module = os.path.join(tmp, f"{name}_{element}.mlir")
@@ -339,18 +344,22 @@ def run_prefill(bench, shape, tmp):
                 if element not in inputs:
                     inputs[element] = tuple(x.float() for x in (q, k, v))
                 xs = inputs[element]
-                out = torch.empty_like(xs[0])
-                call = aot.Function(library).bind([torch_buffer(x) for x in xs],
-                                                  [torch_buffer(out)], stream)
-                bench.check_linattn(call)
-                err = bench.error(out, ref)
-                ms = bench.time(call)
-                bench.check_linattn(None)
+                torch.cuda.synchronize()
+                with torch.cuda.stream(stream):
+                    out = torch.empty_like(xs[0])
+                    call = aot.Function(library).bind(
+                        [torch_buffer(x) for x in xs], [torch_buffer(out)],
+                        stream.cuda_stream)
+                    bench.check_linattn(call)
+                    err = bench.error(out, ref)
+                    ms = bench.time(call)  # events on `stream`
+                    bench.check_linattn(None)
+                    del out
                 report(impl, ms, err, floor_bf16 if element == "bf16" else floor_f32, tol,
                        LINATTN_NOTES.get(impl, ""))
-                del out
             except Exception as e:  # noqa: BLE001
                 bench.record(**base, impl=impl, skipped=f"{type(e).__name__}: {e}")
+        torch.cuda.synchronize()
         del inputs
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
@@ -566,7 +575,7 @@ def markdown(results, device, copy_bw, launch_floor):
               "linattn is faster): the chunked bf16 scan for bf16 inputs, the "
               "strict-fp32 recurrent scan for f32 inputs, the graph-replayed step "
               "for decode. Every linattn prefill is a call of the function "
-              "compiled ahead of time (device buffers, torch's stream), timed with "
+              "compiled ahead of time (device buffers, a torch stream), timed with "
               "CUDA events like the peers.", ""]
     lines += targets(results) + [""]
     return "\n".join(lines)
