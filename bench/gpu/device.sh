@@ -29,8 +29,11 @@ setup() {
   if [[ "$(cat "$dev/stamp" 2>/dev/null)" != "$stamp" ]]; then
     rm -rf "$dev"
     mkdir -p "$dev"
-    "$python" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-      "$tarball" "$dev"
+    "$python" - "$tarball" "$dev" <<'PY'
+import sys, tarfile
+safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)
+PY
     shopt -s nullglob
     local wheels=("$dev"/linattn-bundle/peers/*.whl)
     if ((${#wheels[@]})); then
