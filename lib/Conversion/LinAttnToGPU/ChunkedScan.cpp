@@ -915,29 +915,39 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
     state.push_back(
         kb.loadIf(kb.ult(col, a.dv), a.s0, stateIndex(initBase, f, col)));
   });
-  kb.forLoop(tid, cF, cT, [&](Value f) {
-    Value init = hasInit ? kb.load(a.z0, kb.add(initBase, f)) : kb.fconst(0.0);
-    memref::StoreOp::create(rewriter, loc, init, e.zShared(), ValueRange{f});
-  });
+  // z feeds the denominators and the final normalizer. A segment's outputs
+  // kernel writes no normalizer (the segment prefix kernel does), so an
+  // unnormalized one needs no z.
+  bool needZ = !segmented || c.normalized;
+  if (needZ)
+    kb.forLoop(tid, cF, cT, [&](Value f) {
+      Value init =
+          hasInit ? kb.load(a.z0, kb.add(initBase, f)) : kb.fconst(0.0);
+      memref::StoreOp::create(rewriter, loc, init, e.zShared(), ValueRange{f});
+    });
 
-  state = kb.forLoop(
-      begin, end, kb.idx(c.shape.chunk), state,
-      [&](Value t0, ValueRange carried) {
-        Value count = e.count(t0);
-        e.stage(t0, count);
-        auto den = e.scores();
-        e.storeStateToShared(carried);
-        kb.barrier();
-        e.outputs(t0, count, den, a.o);
-        SmallVector<Value> next = e.accumulateState(carried);
-        kb.forLoop(tid, cF, cT, [&](Value f) {
-          Value z =
-              memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
-          memref::StoreOp::create(rewriter, loc, kb.fadd(z, e.keySum(f, count)),
-                                  e.zShared(), ValueRange{f});
-        });
-        return next;
-      });
+  auto updateZ = [&](Value count) {
+    if (!needZ)
+      return;
+    kb.forLoop(tid, cF, cT, [&](Value f) {
+      Value z =
+          memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
+      memref::StoreOp::create(rewriter, loc, kb.fadd(z, e.keySum(f, count)),
+                              e.zShared(), ValueRange{f});
+    });
+  };
+  state = kb.forLoop(begin, end, kb.idx(c.shape.chunk), state,
+                     [&](Value t0, ValueRange carried) {
+                       Value count = e.count(t0);
+                       e.stage(t0, count);
+                       auto den = e.scores();
+                       e.storeStateToShared(carried);
+                       kb.barrier();
+                       e.outputs(t0, count, den, a.o);
+                       SmallVector<Value> next = e.accumulateState(carried);
+                       updateZ(count);
+                       return next;
+                     });
   if (segmented)
     return kernel;
 

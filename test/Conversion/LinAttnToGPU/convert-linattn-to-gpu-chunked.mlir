@@ -120,6 +120,14 @@
 
 // SEQ-LABEL: func.func @chunked_f16_small
 // SEQ: scf.if
+// Unnormalized, a segment's outputs kernel keeps no z (the normalizer comes
+// from the segment prefix kernel); the batch-parallel kernel accumulates it
+// for its final normalizer.
+// SEQ-LABEL: gpu.func @linattn_scan_segment_outputs_reverse_features_2(
+// SEQ-NOT: memref.{{load|store}} {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// SEQ: gpu.return
+// SEQ-LABEL: gpu.func @linattn_scan_chunked_reverse_features_3(
+// SEQ: memref.store {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
 
 func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
   %fq = linattn.feature_map elu %q : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>

@@ -233,6 +233,10 @@ def chunked_cases():
         scalar_loads(few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 64, EPS,
                                                dtype="f16"), 8)),
         few_blocks(cc.kernel_case("elu", (2, 3), 1000, 64, 64, EPS, dtype="bf16"), 16),
+        # Unnormalized (the segments' outputs kernels keep no z).
+        few_blocks(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None, dtype="bf16"), 16),
+        few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 100, None, init=True,
+                                  dtype="f16"), 8),
         few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, dtype="bf16"), 8),
         few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, reverse=True,
                                   init=True, dyn=(2,), dtype="f16"), 8),
@@ -249,6 +253,7 @@ def chunked_cases():
         few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS,
                                             init=True)), 8),
         scalar_loads(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
+        few_blocks(with_tf32(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None)), 16),
         batch_parallel(with_tf32(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                 init=True, dyn=(2,)))),
     ]
