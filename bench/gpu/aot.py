@@ -144,11 +144,18 @@ def self_test(args):
     rng = np.random.default_rng(args.seed)
     # (name, element type, numpy type, options, tolerance); bench.py's bf16
     # variant is the f16 one with another element type (numpy has no bf16).
+    # The function returns only O: the kernels skip the unused normalizer.
+    # The default small-batch choice is sequence-parallel; the batch-parallel
+    # kernel and segments of several chunks are forced here too.
     variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
+                ("chunked-f16-batch-parallel", "f16", np.float16,
+                 "sequence-parallel-blocks=0", 1e-2),
+                ("chunked-f16-segments", "f16", np.float16,
+                 "sequence-parallel-blocks=8", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5)]
     failures = 0
-    for b, h, t, d in ((2, 3, 100, 64), (1, 2, 37, 32)):
+    for b, h, t, d in ((2, 3, 300, 64), (1, 2, 37, 32)):
         q, k, v = (rng.uniform(-1, 1, (b, h, t, d)) for _ in range(3))
         for name, element, np_type, options, tol in variants:
             case = f"{name}_{b}x{h}x{t}x{d}"

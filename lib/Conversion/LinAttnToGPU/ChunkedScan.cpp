@@ -263,6 +263,9 @@ struct ChunkedScanConfig {
   double eps;
   /// Whether staging may load 16 bytes at a time.
   bool vectorLoads;
+  /// Whether the final normalizer z is used: an unnormalized scan whose z
+  /// has no uses accumulates none.
+  bool finalNormalizer;
 
   int64_t threads() const { return 32 * shape.warps; }
   /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
@@ -917,8 +920,8 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
   });
   // z feeds the denominators and the final normalizer. A segment's outputs
   // kernel writes no normalizer (the segment prefix kernel does), so an
-  // unnormalized one needs no z.
-  bool needZ = !segmented || c.normalized;
+  // unnormalized one needs no z; nor does one whose z is unused.
+  bool needZ = c.normalized || (!segmented && c.finalNormalizer);
   if (needZ)
     kb.forLoop(tid, cF, cT, [&](Value f) {
       Value init =
@@ -958,6 +961,8 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
     kb.ifThen(kb.ult(col, a.dv),
               [&] { kb.store(value, a.s, stateIndex(initBase, f, col)); });
   });
+  if (!needZ)
+    return kernel;
   kb.barrier();
   kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
     kb.forLoop(tid, cF, cT, [&](Value f) {
@@ -1006,8 +1011,11 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
                  colBase, /*stageBatch=*/8);
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features);
-  // Features tid + j·T of the key sums, j < keyParts.
-  int64_t keyParts = llvm::divideCeil(c.features, c.threads());
+  // Features tid + j·T of the key sums, j < keyParts (none when neither the
+  // denominators nor the final normalizer use them).
+  int64_t keyParts = c.normalized || c.finalNormalizer
+                         ? llvm::divideCeil(c.features, c.threads())
+                         : 0;
   auto keyFeature = [&](int64_t j) {
     return kb.add(tid, kb.idx(j * c.threads()));
   };
@@ -1121,6 +1129,8 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
       kb.store(scanElement(hBuf, prefixBuf, e, elements, init), sBuf, at);
     });
   });
+  if (!c.normalized && !c.finalNormalizer)
+    return kernel;
   kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
     kb.forLoop(tid, cF, kb.idx(kSegmentScanThreads), [&](Value f) {
       Value at = kb.add(kb.mul(batch, cF), f);
@@ -1153,7 +1163,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       op.isNormalized(),
                       op.hasInitialState(),
                       op.isNormalized() ? op.getEps()->convertToDouble() : 0.0,
-                      options.vectorLoads};
+                      options.vectorLoads,
+                      !op.getFinalNormalizer().use_empty()};
   Location loc = op.getLoc();
   int64_t chunk = shape->chunk, dvTile = shape->dvTile;
   int64_t batchDims = vType.getRank() - 2;

@@ -120,14 +120,25 @@
 
 // SEQ-LABEL: func.func @chunked_f16_small
 // SEQ: scf.if
-// Unnormalized, a segment's outputs kernel keeps no z (the normalizer comes
-// from the segment prefix kernel); the batch-parallel kernel accumulates it
-// for its final normalizer.
+// Unnormalized, with the final normalizer unused: no kernel accumulates z.
+// The segment states kernel sums no keys, and the segment prefix kernel
+// writes only the state (two stores: the segments' prefixes, the final S). The segment outputs kernel and the
+// batch-parallel kernel keep no z in shared memory.
+// SEQ-LABEL: gpu.func @linattn_scan_segment_states_reverse_features_0(
+// SEQ-NOT: arith.addf
+// SEQ: nvvm.mma.sync
+// SEQ-NOT: arith.addf
+// SEQ: gpu.return
+// SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_reverse_features_1(
+// SEQ-COUNT-2: memref.store
+// SEQ-NOT: memref.store
+// SEQ: gpu.return
 // SEQ-LABEL: gpu.func @linattn_scan_segment_outputs_reverse_features_2(
 // SEQ-NOT: memref.{{load|store}} {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
 // SEQ: gpu.return
 // SEQ-LABEL: gpu.func @linattn_scan_chunked_reverse_features_3(
-// SEQ: memref.store {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// SEQ-NOT: memref.{{load|store}} {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// SEQ: gpu.return
 
 func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
   %fq = linattn.feature_map elu %q : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
@@ -154,6 +165,33 @@ func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %v: tensor<3x?x8xf16>) -> tensor<3x?x8xf16> {
   %o, %s, %z = linattn.scan reverse %fq, %fk, %v : tensor<3x?x16xf16>, tensor<3x?x16xf16>, tensor<3x?x8xf16> -> tensor<3x?x8xf16>, tensor<3x16x8xf32>, tensor<3x16xf32>
   return %o : tensor<3x?x8xf16>
+}
+
+// -----
+
+// The same scan returning its final normalizer: the segment prefix kernel
+// writes it, the batch-parallel kernel accumulates it in shared memory and
+// writes it; the segment outputs kernel still keeps none.
+
+// CHECK-LABEL: func.func @chunked_f16_small_normalizer
+// CHECK: gpu.func @linattn_scan_chunked_reverse_features_0(
+// CHECK: memref.store {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.return
+
+// SEQ-LABEL: func.func @chunked_f16_small_normalizer
+// SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_reverse_features_1(
+// SEQ-COUNT-4: memref.store
+// SEQ: gpu.return
+// SEQ-LABEL: gpu.func @linattn_scan_segment_outputs_reverse_features_2(
+// SEQ-NOT: memref.{{load|store}} {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// SEQ: gpu.return
+// SEQ-LABEL: gpu.func @linattn_scan_chunked_reverse_features_3(
+// SEQ: memref.store {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// SEQ: gpu.return
+
+func.func @chunked_f16_small_normalizer(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %v: tensor<3x?x8xf16>) -> (tensor<3x?x8xf16>, tensor<3x16xf32>) {
+  %o, %s, %z = linattn.scan reverse %fq, %fk, %v : tensor<3x?x16xf16>, tensor<3x?x16xf16>, tensor<3x?x8xf16> -> tensor<3x?x8xf16>, tensor<3x16x8xf32>, tensor<3x16xf32>
+  return %o, %z : tensor<3x?x8xf16>, tensor<3x16xf32>
 }
 
 // -----
