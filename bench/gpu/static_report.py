@@ -55,16 +55,18 @@ def _t(shape, dtype):
     return "tensor<" + "x".join(str(s) for s in shape) + f"x{dtype}>"
 
 
-def scan_module(dtype, f, dv):
-    """Causal elu+1 attention as a normalized scan, f32 state."""
+def scan_module(dtype, f, dv, normalized=True):
+    """Causal elu+1 attention as a scan, f32 state, returning O only;
+    normalized, or not (the benchmark's function)."""
     x = _t((BATCH, HEADS, "?", f), dtype)
     v = _t((BATCH, HEADS, "?", dv), dtype)
     s = _t((BATCH, HEADS, f, dv), "f32")
     z = _t((BATCH, HEADS, f), "f32")
+    norm = " normalize(eps = 1.0e-6)" if normalized else ""
     return f"""func.func @scan(%q: {x}, %k: {x}, %v: {v}) -> {v} {{
   %fq = linattn.feature_map elu %q : {x} -> {x}
   %fk = linattn.feature_map elu %k : {x} -> {x}
-  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : {x}, {x}, {v} -> {v}, {s}, {z}
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {v} -> {v}, {s}, {z}
   return %o : {v}
 }}
 """
@@ -97,7 +99,7 @@ def attention_module(f, causal):
 
 class Config:
     def __init__(self, label, module, options, kind, f=None, dv=None,
-                 dtype="f32"):
+                 dtype="f32", normalized=True):
         self.label = label
         self.module = module
         self.options = options
@@ -105,6 +107,7 @@ class Config:
         self.f = f
         self.dv = dv
         self.dtype = dtype
+        self.normalized = normalized
 
 
 def configurations():
@@ -122,6 +125,14 @@ def configurations():
                 scan_module(dtype, f, f),
                 "scan-kernel=chunked sequence-parallel-blocks=1000000000",
                 "chunked", f, f, dtype))
+        # The benchmark's function: unnormalized, O only (no z anywhere).
+        for parallel in (0, 1000000000):
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized" +
+                (" sequence-parallel" if parallel else ""),
+                scan_module("bf16", f, f, normalized=False),
+                f"scan-kernel=chunked sequence-parallel-blocks={parallel}",
+                "chunked", f, f, "bf16", normalized=False))
         for parallel in (0, 1000000000):
             configs.append(Config(
                 f"chunked tf32 F{f}" +
@@ -479,7 +490,8 @@ def chunked_shape(config, shared, threads, row, instructions):
     # Outside the tensor cores, per chunk: the normalizer φ(q)·z (2·C·F),
     # z += Σ φ(k) (C·F), the scores' row sums (C·C), the scaling by the
     # reciprocal denominators (C·DT).
-    cuda_flops = 2 * chunk * f + chunk * f + chunk * chunk + chunk * dv_tile
+    cuda_flops = (2 * chunk * f + chunk * f + chunk * chunk + chunk * dv_tile
+                  if config.normalized else 0)
     section = mma_section(instructions)
     smix = mix(section)
     lds = smix["LDS.16"] + smix["LDS.32"] + smix["LDS.64/128"] + smix["LDSM"]
@@ -528,7 +540,9 @@ def write_reports(rows, meta, out_dir):
         md.append(f"{k}: {v}")
     md.append("```\n")
     md.append(f"Modules: batch {BATCH} × {HEADS} heads, dynamic sequence "
-              "length, elu+1 features, normalized; Dv = F. Each module is "
+              "length, elu+1 features, normalized unless the configuration "
+              "says unnormalized (those return O only, the benchmark's "
+              "function); Dv = F. Each module is "
               "lowered with `linattn-lower-to-nvvm=\"format=isa chip=... "
               "<options>\"`, its PTX compiled with `ptxas -O3 -v` and the "
               "cubin disassembled with `cuobjdump --dump-sass`. Instruction "
@@ -593,7 +607,8 @@ def write_reports(rows, meta, out_dir):
                       "chunk-size=64 at F = 128 gives C = 32); HMMA flops per chunk and block "
                       "= HMMAs per warp × warps × 4096 (m16n8k16); CUDA-core "
                       "flops per chunk = 2·C·F (normalizer) + C·F (z) + C² "
-                      "(row sums) + C·DT (scaling); the MMA section is the "
+                      "(row sums) + C·DT (scaling), none unnormalized; the "
+                      "MMA section is the "
                       "SASS from the first HMMA to the last.\n")
             md.append("| configuration | C | DT | warps | HMMA/warp | HMMA "
                       "flops/chunk | CUDA-core flops/chunk | tensor-core "
