@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // linattn-run and linattn-compile load or link runtime libraries: linattn's GPU
-// runtimes, MLIR's C runner utilities, the OpenMP runtime. Each is looked for
+// runtimes, MLIR's C runner utilities (or linattn's memrefCopy where those
+// are missing), the OpenMP runtime. Each is looked for
 // first in the `lib` directory beside the tool's `bin` (the build tree, an
 // installed tree, or the relocatable bundle of bench/gpu/README.md), then at
 // the path found when the tool was configured.
