@@ -74,6 +74,8 @@ for mod in ("numpy", "torch", "triton", "fla", "fast_transformers"):
     except Exception as e:  # noqa: BLE001
         print(mod, "missing:", type(e).__name__, e)
 PY
+      ls "$LINATTN_BUNDLE"/peers/pytorch-fast-transformers-*.tar.gz 2>/dev/null |
+        sed 's|^|fast_transformers: bench builds its causal product from |' || true
       ldd "$LINATTN_BUNDLE/bin/linattn-run" "$LINATTN_BUNDLE/bin/FileCheck" | grep -i 'not found' || true
       "$LINATTN_BUNDLE/bin/linattn-run" --version | head -3
     } 2>&1 | tee "$out/device-info.txt"
