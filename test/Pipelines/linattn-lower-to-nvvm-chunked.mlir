@@ -64,7 +64,7 @@
 // Shared memory: the tiles' rows padded by 16 bytes (F = 64: 5 tiles of
 // 64 x 72 bf16 and z; F = 128, C = 32, DT = 32: 2 x 32 x 136 + 2 x 32 x 40 +
 // 128 x 40 f16 and z). (CUDA 13's ptxas reports the last kernel first. At
-// the time of writing: 220 registers for F = 128, 164 for F = 64.)
+// the time of writing: 220 registers for F = 128, 148 for F = 64.)
 // PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 33280 bytes smem

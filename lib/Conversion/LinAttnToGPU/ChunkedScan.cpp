@@ -560,14 +560,52 @@ public:
     return next;
   }
 
-  /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32.
-  Value keySum(Value f, Value count) {
-    return kb.forLoop(kb.idx(0), count, kb.idx(1), ValueRange{kb.fconst(0.0)},
+  /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32: tokens
+  /// first, first + step, ... (all of them by default).
+  Value keySum(Value f, Value count, Value first = {}, int64_t step = 1) {
+    if (!first)
+      first = kb.idx(0);
+    return kb.forLoop(first, count, kb.idx(step), ValueRange{kb.fconst(0.0)},
                       [&](Value t, ValueRange sum) -> SmallVector<Value> {
                         Value key =
                             toState(loadShared(ks, kb.add(kb.mul(t, ldF), f)));
                         return {kb.fadd(sum[0], key)};
                       })[0];
+  }
+
+  /// Adds Σ_t φ(k_t) of the chunk's `count` staged keys to z in shared
+  /// memory. Where the block has a power-of-two multiple P ≤ 32 of F
+  /// threads, P adjacent lanes share a feature, each summing every P-th
+  /// token, and a butterfly of shuffles adds their sums: every warp takes
+  /// part and a chain is C/P additions long. Otherwise threads take whole
+  /// features.
+  void addKeySums(Value count) {
+    int64_t threads = c.threads();
+    int64_t parts = threads % c.features == 0 ? threads / c.features : 1;
+    if (parts > 32 || !llvm::isPowerOf2_64(parts))
+      parts = 1;
+    if (parts == 1) {
+      kb.forLoop(tid, cF, kb.idx(threads), [&](Value f) {
+        Value z = loadShared(zs, f);
+        memref::StoreOp::create(b, loc, kb.fadd(z, keySum(f, count)), zs,
+                                ValueRange{f});
+      });
+      return;
+    }
+    Value f = kb.divU(tid, kb.idx(parts));
+    Value part = kb.remU(tid, kb.idx(parts));
+    Value sum = keySum(f, count, part, parts);
+    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+    for (int64_t offset = 1; offset < parts; offset *= 2) {
+      Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
+      sum = kb.fadd(sum, gpu::ShuffleOp::create(b, loc, sum, o, width,
+                                                gpu::ShuffleMode::XOR)
+                             .getShuffleResult());
+    }
+    kb.ifThen(kb.eq(part, kb.idx(0)), [&] {
+      memref::StoreOp::create(b, loc, kb.fadd(loadShared(zs, f), sum), zs,
+                              ValueRange{f});
+    });
   }
 
   Value zShared() const { return zs; }
@@ -930,14 +968,8 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
     });
 
   auto updateZ = [&](Value count) {
-    if (!needZ)
-      return;
-    kb.forLoop(tid, cF, cT, [&](Value f) {
-      Value z =
-          memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
-      memref::StoreOp::create(rewriter, loc, kb.fadd(z, e.keySum(f, count)),
-                              e.zShared(), ValueRange{f});
-    });
+    if (needZ)
+      e.addKeySums(count);
   };
   state = kb.forLoop(begin, end, kb.idx(c.shape.chunk), state,
                      [&](Value t0, ValueRange carried) {
