@@ -54,6 +54,9 @@ gpu::GPUModuleOp Converter::kernels() {
   return kernelModule;
 }
 
+/// Partial sums of the recurrent scan's readout φ(q)ᵀS[:, d] per token.
+static constexpr int64_t kReadoutChains = 4;
+
 /// Size of the token block the scan stages in shared memory: the query and
 /// key features and the normalizer partial products of TT tokens, about 8 KiB
 /// each.
@@ -260,7 +263,11 @@ std::optional<std::string> Converter::convert(ScanOp op) {
             Value vt = kb.loadIf(active, vBuf, kb.add(kb.mul(row, dv), col));
             Value rowBase = kb.mul(t, cF);
             SmallVector<Value> next;
-            Value acc = kb.fconst(0.0);
+            // The readout φ(q)ᵀS[:, d] in kReadoutChains interleaved partial
+            // sums: one chain of F dependent fused multiply-adds would bound
+            // each token by F FMA latencies.
+            SmallVector<Value> partial(
+                std::min<int64_t>(kReadoutChains, features), kb.fconst(0.0));
             for (int64_t f = 0; f < features; ++f) {
               Value i = kb.add(rowBase, kb.idx(f));
               Value kf =
@@ -268,8 +275,19 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               Value qf =
                   memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
               next.push_back(kb.fma(kf, vt, s[f]));
-              acc = kb.fma(qf, next.back(), acc);
+              Value &sum = partial[f % partial.size()];
+              sum = kb.fma(qf, next.back(), sum);
             }
+            // Pairwise: ((p0 + p1) + (p2 + p3)).
+            while (partial.size() > 1) {
+              SmallVector<Value> halved;
+              for (size_t j = 0; j + 1 < partial.size(); j += 2)
+                halved.push_back(kb.fadd(partial[j], partial[j + 1]));
+              if (partial.size() % 2)
+                halved.push_back(partial.back());
+              partial = std::move(halved);
+            }
+            Value acc = partial.front();
             if (normalized)
               acc = kb.fdiv(acc, memref::LoadOp::create(rewriter, loc, den,
                                                         ValueRange{t}));
