@@ -540,6 +540,10 @@ def targets(results):
         f32 = ms("prefill", shape, "linattn recurrent f32")
         ratio = ft / f32 if ft and f32 else None
         line(">= 2x fast-transformers, fp32 (strict)", shape, ratio, ratio and ratio >= 2, "x")
+        tf32 = ms("prefill", shape, "linattn chunked tf32")
+        ratio = ft / tf32 if ft and tf32 else None
+        line(">= 2x fast-transformers, fp32 inputs via tf32 (option)", shape, ratio,
+             ratio and ratio >= 2, "x")
     for r in results:
         if r["kind"] == "decode" and r.get("impl") == "linattn step (graph replay)" and "ms" in r:
             ratio = r["ms"] / r["launch_floor_ms"] if r.get("launch_floor_ms") else None
