@@ -129,6 +129,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   bool normalized = op.isNormalized();
   bool reverse = op.isReverse();
   bool hasInit = op.hasInitialState();
+  bool needZ = normalized || !op.getFinalNormalizer().use_empty();
   double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
   int64_t tile = options.scanTile;
   int64_t tokens = scanTokensPerBlock(features, stateType);
@@ -221,26 +222,28 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       });
       kb.barrier();
       // The running normalizer, one feature per thread, and the partial
-      // products of the denominators φ(qᵢ)ᵀzᵢ.
-      kb.forLoop(tid, cF, cTile, [&](Value f) {
-        Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
-        Value z = kb.forLoop(
-            c0, count, c1, ValueRange{z0},
-            [&](Value t, ValueRange zc) -> SmallVector<Value> {
-              Value i = kb.add(kb.mul(t, cF), f);
-              Value kf =
-                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
-              Value next = kb.fadd(zc[0], kf);
-              if (normalized) {
-                Value qf =
-                    memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
-                memref::StoreOp::create(rewriter, loc, kb.fmul(qf, next), pz,
-                                        ValueRange{i});
-              }
-              return {next};
-            })[0];
-        memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
-      });
+      // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
+      // the final normalizer is unused.
+      if (needZ)
+        kb.forLoop(tid, cF, cTile, [&](Value f) {
+          Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+          Value z = kb.forLoop(
+              c0, count, c1, ValueRange{z0},
+              [&](Value t, ValueRange zc) -> SmallVector<Value> {
+                Value i = kb.add(kb.mul(t, cF), f);
+                Value kf =
+                    memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
+                Value next = kb.fadd(zc[0], kf);
+                if (normalized) {
+                  Value qf =
+                      memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
+                  memref::StoreOp::create(rewriter, loc, kb.fmul(qf, next), pz,
+                                          ValueRange{i});
+                }
+                return {next};
+              })[0];
+          memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
+        });
       if (normalized) {
         kb.barrier();
         kb.forLoop(tid, count, cTile, [&](Value t) {
@@ -304,12 +307,13 @@ std::optional<std::string> Converter::convert(ScanOp op) {
         kb.store(column[f], sBuf,
                  kb.add(kb.mul(kb.add(stateBase, kb.idx(f)), dv), col));
     });
-    kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
-      kb.forLoop(tid, cF, cTile, [&](Value f) {
-        Value z = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
-        kb.store(z, zBuf, kb.add(stateBase, f));
+    if (needZ)
+      kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
+        kb.forLoop(tid, cF, cTile, [&](Value f) {
+          Value z = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+          kb.store(z, zBuf, kb.add(stateBase, f));
+        });
       });
-    });
   }
 
   // The launch: grid (batch, value tiles), one thread per value column.

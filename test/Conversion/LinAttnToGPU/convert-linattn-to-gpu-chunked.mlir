@@ -159,8 +159,13 @@ func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: gpu.return
 
-// RECURRENT-LABEL: func.func @chunked_f16_small
+// RECURRENT-LABEL: func.func @chunked_f16_small(
 // RECURRENT-NOT: nvvm.mma.sync
+// Unnormalized with the final normalizer unused, the recurrent kernel keeps
+// and writes no normalizer (z is argument 5).
+// RECURRENT: gpu.func @linattn_scan_reverse_features_0(
+// RECURRENT-NOT: memref.store {{.*}}, %arg5[{{.*}}] : memref<?xf32>
+// RECURRENT: gpu.return
 
 func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %v: tensor<3x?x8xf16>) -> tensor<3x?x8xf16> {
   %o, %s, %z = linattn.scan reverse %fq, %fk, %v : tensor<3x?x16xf16>, tensor<3x?x16xf16>, tensor<3x?x8xf16> -> tensor<3x?x8xf16>, tensor<3x16x8xf32>, tensor<3x16xf32>
@@ -177,6 +182,11 @@ func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %
 // CHECK: gpu.func @linattn_scan_chunked_reverse_features_0(
 // CHECK: memref.store {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.return
+
+// RECURRENT-LABEL: func.func @chunked_f16_small_normalizer
+// RECURRENT: gpu.func @linattn_scan_reverse_features_0(
+// RECURRENT: memref.store {{.*}}, %arg5[{{.*}}] : memref<?xf32>
+// RECURRENT: gpu.return
 
 // SEQ-LABEL: func.func @chunked_f16_small_normalizer
 // SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_reverse_features_1(
