@@ -153,7 +153,9 @@ def self_test(args):
                 ("chunked-f16-segments", "f16", np.float16,
                  "sequence-parallel-blocks=8", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
-                ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5)]
+                ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
+                ("recurrent-f32-one-lane", "f32", np.float32,
+                 "scan-kernel=recurrent scan-feature-lanes=1", 1e-5)]
     failures = 0
     for b, h, t, d in ((2, 3, 300, 64), (1, 2, 37, 32)):
         q, k, v = (rng.uniform(-1, 1, (b, h, t, d)) for _ in range(3))

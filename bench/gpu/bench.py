@@ -93,10 +93,14 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16", "bf16", "", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
+    ("linattn recurrent f32, 1 lane/column", "f32",
+     "scan-kernel=recurrent scan-feature-lanes=1", 1e-4),
 ]
 LINATTN_NOTES = {
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
-    "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent)",
+    "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
+    "linattn recurrent f32, 1 lane/column":
+        "the same with scan-feature-lanes=1: one thread per column",
 }
 
 
@@ -108,7 +112,7 @@ def torch_buffer(tensor):
 def linattn_commands(tools, name, b, h, t, d):
     """The linattn-compile commands of one prefill shape (for --dry-run)."""
     return [aot.compile_command(tools, f"<{name}_{element}.mlir>",
-                                f"<lib{name}_{impl.replace(' ', '_')}.so>", options)
+                                f"<lib{name}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so>", options)
             for impl, element, options, _ in LINATTN_VARIANTS]
 
 
@@ -340,7 +344,8 @@ def run_prefill(bench, shape, tmp):
                     f.write(aot.scan_module(b, h, t, d, element))
                 library = aot.compile_library(
                     args.tools, module,
-                    os.path.join(tmp, f"lib{name}_{impl.replace(' ', '_')}.so"), options)
+                    os.path.join(tmp, f"lib{name}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so"),
+                    options)
                 if element not in inputs:
                     inputs[element] = tuple(x.float() for x in (q, k, v))
                 xs = inputs[element]

@@ -53,6 +53,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addPass(createLinAttnDecomposePass());
   ConvertLinAttnToGPUPassOptions kernels;
   kernels.scanTile = options.scanTile;
+  kernels.scanFeatureLanes = options.scanFeatureLanes;
   kernels.blockSize = options.blockSize;
   kernels.hostFallback = options.hostFallback;
   kernels.scanKernel = options.scanKernel;

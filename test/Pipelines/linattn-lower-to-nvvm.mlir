@@ -48,14 +48,18 @@
 // HOST-NOT: linattn.
 
 // The scan: features and normalizer partials in shared memory, the state
-// column in registers, fused multiply-adds.
+// column in registers split over four lanes (16 of its 64 features each:
+// 32 fused multiply-adds per token), the readout added over the lanes with
+// two butterfly shuffles.
 // PTX: .target sm_90
 // PTX-LABEL: .visible .entry linattn_scan_forward_elu_normalized_0(
 // PTX-COUNT-32: .param .u64
 // PTX: .shared .align 4 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[8192];
 // PTX: bar.sync 0;
 // PTX: ex2.approx
-// PTX-COUNT-128: fma.rn.f32
+// PTX-COUNT-32: fma.rn.f32
+// PTX: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
+// PTX: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
 // PTX: div.rn.f32
 // PTX-LABEL: .visible .entry linattn_kv_summary_relu_1(
 // PTX: max.NaN.f32

@@ -165,8 +165,10 @@ def ConvertLinAttnToGPUPass
     dynamic. Kernels read flattened row-major buffers of the operand tensors
     and compute in the state element type.
 
-    - scan: grid (batch, value-column tiles of `scan-tile` threads), each
-      thread keeps one column of S in registers and walks the sequence;
+    - scan: grid (batch, value-column tiles), `scan-tile` threads per
+      block, `scan-feature-lanes` adjacent threads per column of S, each
+      keeping its share of the column's features in registers and walking
+      the sequence (the readout summed over the lanes with shuffles);
       the features of a block of tokens are staged in shared memory with the
       feature map applied once, the normalizer and denominators are computed
       there cooperatively;
@@ -205,7 +207,11 @@ def ConvertLinAttnToGPUPass
   }];
   let options = [
     Option<"scanTile", "scan-tile", "int64_t", /*default=*/"32",
-           "Threads per block of the scan kernel (value columns per block)">,
+           "Threads per block of the scan kernel">,
+    Option<"scanFeatureLanes", "scan-feature-lanes", "int64_t",
+           /*default=*/"4",
+           "Threads sharing a value column in the recurrent scan kernel, each "
+           "with F / lanes of its features (1, 2, 4, ..., 32)">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
            "Most threads per block of the other kernels">,
     Option<"maxRegisterState", "max-register-state", "int64_t",

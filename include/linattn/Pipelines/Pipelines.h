@@ -149,6 +149,11 @@ struct LinAttnLowerToNVVMOptions
       *this, "scan-tile",
       llvm::cl::desc("Threads per block of the scan kernel"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> scanFeatureLanes{
+      *this, "scan-feature-lanes",
+      llvm::cl::desc("Threads sharing a value column in the recurrent scan "
+                     "kernel, each with F / lanes of its features"),
+      llvm::cl::init(4)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Most threads per block of the other kernels"),

@@ -117,11 +117,22 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   if (auto reason = checkFeatureSize(features))
     return reason;
   Type stateType = sType.getElementType();
+  int64_t tile = options.scanTile;
+  // Lanes per value column: each keeps F / lanes features of the column and
+  // the lanes add their readouts with shuffles, so the lanes of a column
+  // must be adjacent in a full warp.
+  int64_t lanes = options.scanFeatureLanes;
+  while (lanes > 1 && (features % lanes || tile % 32))
+    lanes /= 2;
+  int64_t laneFeatures = features / lanes;
   int64_t registers =
-      features * std::max<int64_t>(1, stateType.getIntOrFloatBitWidth() / 32);
+      laneFeatures *
+      std::max<int64_t>(1, stateType.getIntOrFloatBitWidth() / 32);
   if (registers > options.maxRegisterState)
-    return "the state column (F = " + std::to_string(features) +
-           ") does not fit the scan's register budget of " +
+    return "the state column (F = " + std::to_string(features) + ", " +
+           std::to_string(laneFeatures) +
+           " per thread) does not fit the "
+           "scan's register budget of " +
            std::to_string(options.maxRegisterState) + " registers";
 
   FeatureSource q = featureSourceOf(op.getQueryFeatures());
@@ -131,7 +142,6 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   bool hasInit = op.hasInitialState();
   bool needZ = normalized || !op.getFinalNormalizer().use_empty();
   double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
-  int64_t tile = options.scanTile;
   int64_t tokens = scanTokensPerBlock(features, stateType);
   Location loc = op.getLoc();
 
@@ -179,19 +189,27 @@ std::optional<std::string> Converter::convert(ScanOp op) {
           cTT = kb.idx(tokens), cTile = kb.idx(tile);
     Value batch = kb.blockId(gpu::Dimension::x);
     Value tid = kb.threadId();
-    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), cTile), tid);
+    // Thread tid keeps features [part·F/lanes, (part+1)·F/lanes) of column
+    // col: `lanes` adjacent lanes share a column.
+    Value cLanes = kb.idx(lanes);
+    Value col =
+        kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tile / lanes)),
+               kb.divU(tid, cLanes));
+    Value part = kb.remU(tid, cLanes);
+    Value firstFeature = kb.mul(part, kb.idx(laneFeatures));
+    auto featureAt = [&](int64_t j) { return kb.add(firstFeature, kb.idx(j)); };
     // Threads past the last column compute on zeros and store nothing: every
-    // thread takes part in the barriers.
+    // thread takes part in the barriers and shuffles.
     Value active = kb.ult(col, dv);
     Value stateBase = kb.mul(batch, cF); // row b*F of S and z
 
     // The state column in registers, the normalizer in shared memory.
     SmallVector<Value> column;
-    for (int64_t f = 0; f < features; ++f) {
+    for (int64_t j = 0; j < laneFeatures; ++j) {
       if (hasInit)
-        column.push_back(
-            kb.loadIf(active, s0Buf,
-                      kb.add(kb.mul(kb.add(stateBase, kb.idx(f)), dv), col)));
+        column.push_back(kb.loadIf(
+            active, s0Buf,
+            kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), col)));
       else
         column.push_back(kb.fconst(0.0));
     }
@@ -270,9 +288,10 @@ std::optional<std::string> Converter::convert(ScanOp op) {
             // sums: one chain of F dependent fused multiply-adds would bound
             // each token by F FMA latencies.
             SmallVector<Value> partial(
-                std::min<int64_t>(kReadoutChains, features), kb.fconst(0.0));
-            for (int64_t f = 0; f < features; ++f) {
-              Value i = kb.add(rowBase, kb.idx(f));
+                std::min<int64_t>(kReadoutChains, laneFeatures),
+                kb.fconst(0.0));
+            for (int64_t f = 0; f < laneFeatures; ++f) {
+              Value i = kb.add(rowBase, featureAt(f));
               Value kf =
                   memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
               Value qf =
@@ -291,10 +310,21 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               partial = std::move(halved);
             }
             Value acc = partial.front();
+            // The column's lanes add their parts (every lane takes part).
+            Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
+            for (int64_t offset = 1; offset < lanes; offset *= 2) {
+              Value o = arith::ConstantIntOp::create(rewriter, loc, offset, 32);
+              acc = kb.fadd(acc,
+                            gpu::ShuffleOp::create(rewriter, loc, acc, o, width,
+                                                   gpu::ShuffleMode::XOR)
+                                .getShuffleResult());
+            }
             if (normalized)
               acc = kb.fdiv(acc, memref::LoadOp::create(rewriter, loc, den,
                                                         ValueRange{t}));
-            kb.ifThen(active, [&] {
+            Value writes = arith::AndIOp::create(rewriter, loc, active,
+                                                 kb.eq(part, kb.idx(0)));
+            kb.ifThen(writes, [&] {
               kb.store(acc, oBuf, kb.add(kb.mul(row, dv), col));
             });
             return next;
@@ -303,9 +333,9 @@ std::optional<std::string> Converter::convert(ScanOp op) {
 
     // The final state.
     kb.ifThen(active, [&] {
-      for (int64_t f = 0; f < features; ++f)
-        kb.store(column[f], sBuf,
-                 kb.add(kb.mul(kb.add(stateBase, kb.idx(f)), dv), col));
+      for (int64_t j = 0; j < laneFeatures; ++j)
+        kb.store(column[j], sBuf,
+                 kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), col));
     });
     if (needZ)
       kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
@@ -316,10 +346,11 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       });
   }
 
-  // The launch: grid (batch, value tiles), one thread per value column.
+  // The launch: grid (batch, value tiles of tile / lanes columns), `lanes`
+  // threads per value column.
   rewriter.setInsertionPoint(op);
-  rewriter.replaceOp(
-      op, launchScan(op, kernel, q.tensor, k.tensor, features, tile, tile));
+  rewriter.replaceOp(op, launchScan(op, kernel, q.tensor, k.tensor, features,
+                                    tile / lanes, tile));
   return std::nullopt;
 }
 
@@ -869,6 +900,7 @@ struct ConvertLinAttnToGPUPass
   void runOnOperation() override {
     LinAttnToGPUKernelOptions opts;
     opts.scanTile = scanTile;
+    opts.scanFeatureLanes = scanFeatureLanes;
     opts.blockSize = blockSize;
     opts.maxRegisterState = maxRegisterState;
     opts.hostFallback = hostFallback;
@@ -889,6 +921,12 @@ struct ConvertLinAttnToGPUPass
         opts.blockSize > 1024) {
       getOperation().emitError(
           "scan-tile and block-size must be between 1 and 1024");
+      return signalPassFailure();
+    }
+    if (opts.scanFeatureLanes < 1 || opts.scanFeatureLanes > 32 ||
+        !llvm::isPowerOf2_64(opts.scanFeatureLanes)) {
+      getOperation().emitError(
+          "scan-feature-lanes must be a power of two from 1 to 32");
       return signalPassFailure();
     }
     if (opts.sequenceParallelBlocks < 0) {

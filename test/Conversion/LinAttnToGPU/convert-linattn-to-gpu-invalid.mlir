@@ -20,9 +20,10 @@ func.func @negative_dynamic_features(%k: tensor<2x7x?xf32>, %v: tensor<2x7x8xf32
 
 // -----
 
-func.func @negative_wide_state(%fq: tensor<7x200xf32>, %fk: tensor<7x200xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
-  // expected-error @+1 {{has no GPU kernel: the state column (F = 200) does not fit the scan's register budget of 128 registers}}
-  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x200xf32>, tensor<7x200xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<200x8xf32>, tensor<200xf32>
+// Four lanes share a column (scan-feature-lanes): 130 features each.
+func.func @negative_wide_state(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  // expected-error @+1 {{has no GPU kernel: the state column (F = 520, 130 per thread) does not fit the scan's register budget of 128 registers}}
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x520xf32>, tensor<7x520xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<520x8xf32>, tensor<520xf32>
   return %o : tensor<7x8xf32>
 }
 

@@ -1,14 +1,19 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-feature-lanes=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-feature-lanes=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LANES
 
 // The causal scan with a fused elu feature map: the host passes flat buffers
 // of the raw inputs and fresh result buffers to the launch stub; the kernel
-// stages φ(q) and φ(k) of a block of tokens in shared memory and keeps its
-// column of S in registers.
+// stages φ(q) and φ(k) of a block of tokens in shared memory. Four adjacent
+// lanes share a column of S, each keeping 4 of its 16 features in
+// registers, and add their readouts with two shuffles; a block of 32
+// threads covers 8 columns: grid (8, ⌈40 / 8⌉ = 5).
 
 // CHECK-LABEL: func.func @scan_elu
 //  CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x16xf32>, %[[K:.*]]: tensor<2x4x?x16xf32>, %[[V:.*]]: tensor<2x4x?x40xf32>)
 //   CHECK-NOT: linattn.
 //   CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+//   CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
 //   CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 //   CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 //   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -19,7 +24,7 @@
 //       CHECK: %[[O:.*]] = memref.alloc(%[[N]]) : memref<2x4x?x40xf32>
 //       CHECK: %[[S:.*]] = memref.alloc() : memref<2x4x16x40xf32>
 //       CHECK: %[[Z:.*]] = memref.alloc() : memref<2x4x16xf32>
-//       CHECK: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%[[C8]], %[[C2]], %[[C1]], %[[C32]], %[[C1]], %[[C1]], %[[QF]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %[[C40]])
+//       CHECK: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%[[C8]], %[[C5]], %[[C1]], %[[C32]], %[[C1]], %[[C1]], %[[QF]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %[[C40]])
 //       CHECK: %[[OT:.*]] = bufferization.to_tensor %[[O]] restrict writable
 //       CHECK: return %[[OT]]
 
@@ -28,15 +33,31 @@
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: workgroup(%[[QS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK: gpu.block_id x
-// CHECK: gpu.thread_id x
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: arith.divui %[[TID]], %c4
+// CHECK: arith.remui %[[TID]], %c4
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
 // CHECK:   gpu.barrier
 // CHECK:   math.exp
 // CHECK:   memref.store %{{.*}}, %[[QS]]
 // CHECK:   gpu.barrier
-// CHECK-COUNT-16: arith.mulf {{.*}} fastmath<contract>
+// CHECK-COUNT-8: arith.mulf {{.*}} fastmath<contract>
+// CHECK-NOT: arith.mulf
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
 // CHECK:   arith.divf
 // CHECK: gpu.return
+
+// With one lane per column, a thread keeps the whole column (16 features), a
+// block covers 32 columns (grid (8, 2)) and there are no shuffles.
+// LANES1-LABEL: func.func @scan_elu
+// LANES1: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%c8, %c2, %c1, %c32, %c1, %c1,
+// LANES1: gpu.func @linattn_scan_forward_elu_normalized_0(
+// LANES1: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// LANES1-NOT: gpu.shuffle
+// LANES1: gpu.return
+
+// BAD-LANES: scan-feature-lanes must be a power of two from 1 to 32
 
 // CHECK: func.func private @__linattn_launch_linattn_scan_forward_elu_normalized_0
 // CHECK-SAME: linattn.gpu_kernel = @linattn_kernels::@linattn_scan_forward_elu_normalized_0
@@ -187,9 +208,10 @@ func.func @negative_dynamic_features(%k: tensor<2x7x?xf32>, %v: tensor<2x7x8xf32
 
 // -----
 
+// 130 features per thread (four lanes per column) exceed the 128 registers.
 // CHECK-LABEL: func.func @negative_wide_state
 //       CHECK: linattn.scan
-func.func @negative_wide_state(%fq: tensor<7x200xf32>, %fk: tensor<7x200xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
-  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x200xf32>, tensor<7x200xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<200x8xf32>, tensor<200xf32>
+func.func @negative_wide_state(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x520xf32>, tensor<7x520xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<520x8xf32>, tensor<520xf32>
   return %o : tensor<7x8xf32>
 }

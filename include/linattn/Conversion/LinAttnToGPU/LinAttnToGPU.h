@@ -29,8 +29,13 @@ inline constexpr llvm::StringLiteral kDeviceBuffersAttrName =
 
 /// How `convertLinAttnToGPUKernels` shapes its kernels.
 struct LinAttnToGPUKernelOptions {
-  /// Threads per block (value columns per block) of the scan kernel.
+  /// Threads per block of the scan kernel.
   int64_t scanTile = 32;
+  /// Adjacent threads sharing a value column in the recurrent scan kernel,
+  /// each with F / scanFeatureLanes features of it (a power of two up to
+  /// 32; lowered for an op until it divides F, 1 when scanTile is not a
+  /// multiple of 32).
+  int64_t scanFeatureLanes = 4;
   /// Most threads per block of the other kernels.
   int64_t blockSize = 128;
   /// Largest state column the scan keeps in registers, in 32-bit registers

@@ -73,6 +73,9 @@ def scan_cases():
         (cc.scan_case((1, 2), 7, 128, 100, False, False, EPS, dyn=(0, 1, 2)), False),
         (cc.scan_case((), 7, 32, 64, True, True, None, dyn=(0,)), False),
         (cc.scan_case((3,), 1000, 128, 32, False, True, EPS), True),
+        # F = 6 and 7: two lanes and one lane per column (F = 16 and up: four).
+        (cc.scan_case((2,), 9, 6, 37, False, True, EPS), False),
+        (cc.scan_case((2,), 9, 7, 33, True, False, EPS), False),
     ]
     return cases
 

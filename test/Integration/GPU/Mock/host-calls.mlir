@@ -28,7 +28,7 @@
 // CAUSAL-NEXT: mgpu: alloc d4 8960 bytes s1
 // CAUSAL-NEXT: mgpu: alloc d5 20480 bytes s1
 // CAUSAL-NEXT: mgpu: alloc d6 512 bytes s1
-// CAUSAL-NEXT: mgpu: launch linattn_scan_forward_elu_normalized_0 grid 8x2x1 block 32x1x1 smem 0 params 32 s1
+// CAUSAL-NEXT: mgpu: launch linattn_scan_forward_elu_normalized_0 grid 8x5x1 block 32x1x1 smem 0 params 32 s1
 // CAUSAL-NEXT: mgpu: memcpy d2h d4 8960 bytes s1
 // CAUSAL-NEXT: mgpu: memcpy d2h d5 20480 bytes s1
 // CAUSAL-NEXT: mgpu: memcpy d2h d6 512 bytes s1
