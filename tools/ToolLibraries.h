@@ -48,6 +48,17 @@ inline std::optional<std::string> findToolLibrary(llvm::StringRef libDir,
   return std::nullopt;
 }
 
+/// The C runner utilities lowered code may call: MLIR's (`mlir`, beside the
+/// tool or where configured), else linattn's (`own`: memrefCopy alone, for
+/// the relocatable bundle, where there is no libMLIR.so for MLIR's).
+inline std::optional<std::string> findRunnerUtils(llvm::StringRef libDir,
+                                                  llvm::StringRef mlir,
+                                                  llvm::StringRef own) {
+  if (std::optional<std::string> lib = findToolLibrary(libDir, mlir))
+    return lib;
+  return findToolLibrary(libDir, own);
+}
+
 } // namespace linattn_tools
 
 #endif // LINATTN_TOOLS_TOOLLIBRARIES_H

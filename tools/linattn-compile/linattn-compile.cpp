@@ -411,30 +411,22 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
   }
   std::vector<std::string> args;
   StringRef libDir = LINATTN_LLVM_LIBRARY_DIR;
-  // MLIR's runner utilities, else (the relocatable bundle, where no LLVM is
-  // installed) linattn's memrefCopy beside the tool.
-  std::optional<std::string> ownRunnerUtils;
-  SmallString<256> mlirRunnerUtils(libDir);
-  llvm::sys::path::append(mlirRunnerUtils, "libmlir_c_runner_utils.so");
-  if (runnerUtils && !llvm::sys::fs::exists(mlirRunnerUtils)) {
-    ownRunnerUtils = linattn_tools::findToolLibrary(
-        linattn_tools::toolLibraryDir(nullptr),
-        LINATTN_RUNTIME_DIR "/liblinattn_runner_utils.so");
-    runnerUtils = !ownRunnerUtils;
-  }
-  if (ownRunnerUtils) {
-    args.push_back(*ownRunnerUtils);
+  if (runnerUtils) {
+    // A missing library is left to the linker, which names the functions.
+    std::string library =
+        linattn_tools::findRunnerUtils(
+            linattn_tools::toolLibraryDir(nullptr), LINATTN_C_RUNNER_UTILS,
+            LINATTN_RUNTIME_DIR "/liblinattn_runner_utils.so")
+            .value_or(LINATTN_C_RUNNER_UTILS);
+    args.push_back(library);
     args.push_back(
-        ("-Wl,-rpath," + llvm::sys::path::parent_path(*ownRunnerUtils)).str());
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
   }
-  if (runnerUtils || async)
+  if (async) {
     args.push_back(("-L" + libDir).str());
-  if (runnerUtils)
-    args.push_back("-lmlir_c_runner_utils");
-  if (async)
     args.push_back("-lmlir_async_runtime");
-  if (runnerUtils || async)
     args.push_back(("-Wl,-rpath," + libDir).str());
+  }
   if (omp) {
     // The OpenMP runtime beside the tool, else the configured one (a path,
     // or -lomp when configuring found none).

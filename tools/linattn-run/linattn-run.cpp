@@ -516,15 +516,11 @@ static int run(MLIRContext &context, const char *argv0) {
   // configured. Without MLIR's (the relocatable bundle), linattn's
   // memrefCopy, the one of them linattn's lowerings call.
   std::string libDir = linattn_tools::toolLibraryDir(argv0);
-  if (sharedLibs.empty()) {
-    std::optional<std::string> lib =
-        linattn_tools::findToolLibrary(libDir, LINATTN_C_RUNNER_UTILS);
-    if (!lib)
-      lib = linattn_tools::findToolLibrary(
-          libDir, LINATTN_RUNTIME_DIR "/liblinattn_runner_utils.so");
-    if (lib)
+  if (sharedLibs.empty())
+    if (auto lib = linattn_tools::findRunnerUtils(
+            libDir, LINATTN_C_RUNNER_UTILS,
+            LINATTN_RUNTIME_DIR "/liblinattn_runner_utils.so"))
       libNames.push_back(*lib);
-  }
 #ifdef LINATTN_OMP_LIBRARY
   if (auto lib = linattn_tools::findToolLibrary(libDir, LINATTN_OMP_LIBRARY))
     libNames.push_back(*lib);

@@ -268,6 +268,8 @@ struct ChunkedScanConfig {
   bool finalNormalizer;
 
   int64_t threads() const { return 32 * shape.warps; }
+  /// Whether any kernel accumulates z: for the denominators or the result.
+  bool keepsNormalizer() const { return normalized || finalNormalizer; }
   /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
   /// φ(K_c) are C x F, V_c is C x DT, S is F x DT, the scores C x C.
   int64_t ldF() const { return features + pad(); }
@@ -444,25 +446,33 @@ public:
                           kb.fadd(sumHi, kb.fconst(c.eps)));
   }
 
+  /// Whether `outputs` may store a lane's two values of a row (columns 2t
+  /// and 2t+1 of a tile) as one: the output's first element aligned to a
+  /// pair and Dv even, so that every row keeps pairs aligned. Null without
+  /// vector loads. Emitted once, before the chunk loop.
+  Value pairedStores(Value oBuf) {
+    if (!c.vectorLoads)
+      return {};
+    Type oType = cast<MemRefType>(oBuf.getType()).getElementType();
+    return arith::AndIOp::create(
+        b, loc, alignedTo(oBuf, 2 * oType.getIntOrFloatBitWidth() / 8),
+        kb.eq(kb.remU(dv, kb.idx(2)), kb.idx(0)));
+  }
+
   /// O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S for this warp's rows, divided
-  /// by the denominators, to `oBuf` (scores and S in shared memory).
+  /// by the denominators, to `oBuf` (scores and S in shared memory); pairs of
+  /// values in one store where `pairs` (`pairedStores`) holds.
   void outputs(Value t0, Value tokens,
-               std::optional<std::pair<Value, Value>> den, Value oBuf) {
+               std::optional<std::pair<Value, Value>> den, Value oBuf,
+               Value pairs) {
     Value r0 = warpRow();
     // One division per row, multiplications per element.
     std::optional<std::pair<Value, Value>> inverse;
     if (den)
       inverse = std::make_pair(kb.fdiv(kb.fconst(1.0), den->first),
                                kb.fdiv(kb.fconst(1.0), den->second));
-    // A lane's two values of a row (columns 2t and 2t+1 of the tile) are one
-    // store where the output's rows keep pairs aligned: its first element
-    // aligned to a pair and Dv even (tested once, hoisted out of the loop).
     Type oType = cast<MemRefType>(oBuf.getType()).getElementType();
     int64_t pairBytes = 2 * oType.getIntOrFloatBitWidth() / 8;
-    Value pairs;
-    if (c.vectorLoads)
-      pairs = arith::AndIOp::create(b, loc, alignedTo(oBuf, pairBytes),
-                                    kb.eq(kb.remU(dv, kb.idx(2)), kb.idx(0)));
     int64_t tiles = c.shape.dvTile / 8;
     for (int64_t j = 0; j < tiles; j += 2) {
       int64_t count = std::min<int64_t>(2, tiles - j);
@@ -960,6 +970,7 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
   // kernel writes no normalizer (the segment prefix kernel does), so an
   // unnormalized one needs no z; nor does one whose z is unused.
   bool needZ = c.normalized || (!segmented && c.finalNormalizer);
+  Value pairs = e.pairedStores(a.o);
   if (needZ)
     kb.forLoop(tid, cF, cT, [&](Value f) {
       Value init =
@@ -978,7 +989,7 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
                        auto den = e.scores();
                        e.storeStateToShared(carried);
                        kb.barrier();
-                       e.outputs(t0, count, den, a.o);
+                       e.outputs(t0, count, den, a.o, pairs);
                        SmallVector<Value> next = e.accumulateState(carried);
                        updateZ(count);
                        return next;
@@ -1045,9 +1056,8 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
   Value cF = kb.idx(c.features);
   // Features tid + j·T of the key sums, j < keyParts (none when neither the
   // denominators nor the final normalizer use them).
-  int64_t keyParts = c.normalized || c.finalNormalizer
-                         ? llvm::divideCeil(c.features, c.threads())
-                         : 0;
+  int64_t keyParts =
+      c.keepsNormalizer() ? llvm::divideCeil(c.features, c.threads()) : 0;
   auto keyFeature = [&](int64_t j) {
     return kb.add(tid, kb.idx(j * c.threads()));
   };
@@ -1161,7 +1171,7 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
       kb.store(scanElement(hBuf, prefixBuf, e, elements, init), sBuf, at);
     });
   });
-  if (!c.normalized && !c.finalNormalizer)
+  if (!c.keepsNormalizer())
     return kernel;
   kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
     kb.forLoop(tid, cF, kb.idx(kSegmentScanThreads), [&](Value f) {
