@@ -61,6 +61,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.tf32 = options.tf32;
   kernels.vectorLoads = options.vectorLoads;
+  kernels.asyncCopies = options.asyncCopies;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);
 
@@ -102,7 +103,12 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
     return;
   }
 
-  // Kernels -> NVVM.
+  // Kernels -> NVVM; workgroup buffers above CUDA's 48 KiB of static shared
+  // memory (the double-buffered chunked kernels) first become dynamic shared
+  // memory.
+  LinAttnGPUDynamicSharedMemoryPassOptions shared;
+  shared.chip = options.chip;
+  pm.addPass(createLinAttnGPUDynamicSharedMemoryPass(shared));
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = options.optLevel;

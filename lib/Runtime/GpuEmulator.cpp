@@ -304,6 +304,8 @@ struct Shadow {
   uint32_t writeEpoch = 0, readEpoch = 0;
   int32_t writer = -1, reader = -1; // reader -2: several threads
   const Inst *writeInst = nullptr, *readInst = nullptr;
+  /// The thread whose async copy to the element is in flight, or -1.
+  int32_t asyncWriter = -1;
 };
 
 constexpr int32_t kSeveralReaders = -2;
@@ -330,6 +332,20 @@ struct RuntimeBuffer {
   unsigned index = 0;
 };
 
+/// An async copy (nvgpu.device_async_copy) a thread issued and no wait has
+/// completed: where it writes, what (read from global memory at issue) and
+/// its group (kUncommitted until a device_async_create_group).
+struct AsyncCopy {
+  uint32_t buffer = 0;
+  int64_t element = 0;
+  uint32_t elements = 0;
+  uint64_t group = 0;
+  const Inst *inst = nullptr;
+  uint8_t data[16] = {};
+};
+
+constexpr uint64_t kUncommitted = ~uint64_t(0);
+
 /// One worker: a block's registers, masks and workgroup memory.
 struct Exec {
   const Kernel *kernel = nullptr;
@@ -347,6 +363,9 @@ struct Exec {
   std::vector<std::vector<Shadow>> shadows;
   uint32_t epoch = 0, blockEpoch = 0;
   std::vector<Word> scratch;
+  /// Per thread: its async copies in flight and the groups it committed.
+  std::vector<std::vector<AsyncCopy>> asyncCopies;
+  std::vector<uint64_t> asyncGroups;
 
   Word *reg(uint32_t slot) { return regs.data() + size_t(slot) * threads; }
 
@@ -995,10 +1014,24 @@ int64_t linearIndex(Exec &e, const Inst &in, const RuntimeBuffer &b,
 
 /// Checks a workgroup read on lane `l` of element `i`: written in this
 /// block, and not by another thread since the last barrier.
+/// Fails on an access to an element an async copy still writes: only a
+/// wait of the issuing thread completes it (then a barrier publishes it).
+inline void checkNoAsyncWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
+                              int64_t i, uint32_t l, const Shadow &s) {
+  if (s.asyncWriter < 0)
+    return;
+  fail(e, in, l,
+       "access to element " + std::to_string(i) + " of " + bufferName(e, b) +
+           " while the async copy of thread " + std::to_string(s.asyncWriter) +
+           " to it is in flight (no nvgpu.device_async_wait of that thread "
+           "has completed it)");
+}
+
 inline void checkSharedRead(Exec &e, const Inst &in, const RuntimeBuffer &b,
                             int64_t i, uint32_t l) {
   Shadow &s = b.shadow[i];
   int32_t lane = static_cast<int32_t>(l);
+  checkNoAsyncWrite(e, in, b, i, l, s);
   if (s.writeEpoch < e.blockEpoch)
     fail(e, in, l,
          "read of uninitialized workgroup memory: element " +
@@ -1024,6 +1057,7 @@ inline void checkSharedWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
                              int64_t i, uint32_t l) {
   Shadow &s = b.shadow[i];
   int32_t lane = static_cast<int32_t>(l);
+  checkNoAsyncWrite(e, in, b, i, l, s);
   if (s.writeEpoch == e.epoch && s.writer != lane)
     fail(e, in, l,
          "data race on " + bufferName(e, b) + " element " + std::to_string(i) +
@@ -1238,6 +1272,121 @@ void dimOp(Exec &e, const Inst &in) {
   Word v = static_cast<Word>(b.sizes[in.imm2]);
   Word *r = e.reg(in.r);
   forActive(e, [&](uint32_t l) { r[l] = v; });
+}
+
+//===--- Async copies ----------------------------------------------------===//
+
+/// nvgpu.device_async_copy (cp.async) from a rank-1 global buffer to a
+/// rank-1 workgroup buffer: imm = destination buffer, imm2 = source buffer;
+/// ins = destination index, source index, [source elements]; c = the
+/// elements of the copy (4, 8 or 16 bytes). Reads the source now (the
+/// elements it names, both address and extent checked; zeros for the rest)
+/// and claims the destination, which reads and writes must not touch until
+/// a wait of this thread completes the copy.
+void asyncCopyOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &dst = e.buffers[in.imm];
+  const RuntimeBuffer &src = e.buffers[in.imm2];
+  uint32_t n = in.c, bytes = n * dst.elementBytes;
+  const Word *dstIndex = e.reg(in.ins[0].offset);
+  const Word *srcIndex = e.reg(in.ins[1].offset);
+  const Word *srcCount = in.ins.size() > 2 ? e.reg(in.ins[2].offset) : nullptr;
+  forActive(e, [&](uint32_t l) {
+    int64_t d = static_cast<int64_t>(dstIndex[l]);
+    int64_t s = static_cast<int64_t>(srcIndex[l]);
+    int64_t reads = srcCount ? static_cast<int64_t>(srcCount[l]) : n;
+    if (d < 0 || d > dst.size - n)
+      fail(e, in, l,
+           "out-of-bounds async copy to " + bufferName(e, dst) + ": elements " +
+               std::to_string(d) + ".." + std::to_string(d + n - 1) +
+               ", size " + std::to_string(dst.size));
+    if ((d * dst.elementBytes) % bytes)
+      fail(e, in, l,
+           "async copy to byte " + std::to_string(d * dst.elementBytes) +
+               " of " + bufferName(e, dst) + ", which is not " +
+               std::to_string(bytes) + "-byte aligned");
+    if (reads < 0 || reads > n)
+      fail(e, in, l,
+           "async copy of " + std::to_string(reads) +
+               " source elements into a copy of " + std::to_string(n));
+    AsyncCopy copy;
+    copy.buffer = static_cast<uint32_t>(in.imm);
+    copy.element = d;
+    copy.elements = n;
+    copy.group = kUncommitted;
+    copy.inst = &in;
+    if (reads > 0) {
+      if (src.stride != 1)
+        fail(e, in, l,
+             "async copy from " + bufferName(e, src) +
+                 ", whose descriptor has stride " + std::to_string(src.stride));
+      if (s < 0 || s > src.size - reads)
+        fail(e, in, l,
+             "out-of-bounds async copy from " + bufferName(e, src) +
+                 ": elements " + std::to_string(s) + ".." +
+                 std::to_string(s + reads - 1) + ", size " +
+                 std::to_string(src.size));
+      uintptr_t address =
+          reinterpret_cast<uintptr_t>(src.base) + s * src.elementBytes;
+      if (address % bytes)
+        fail(e, in, l,
+             "async copy from element " + std::to_string(s) + " of " +
+                 bufferName(e, src) + ", whose address is not " +
+                 std::to_string(bytes) + "-byte aligned");
+      for (int64_t j = 0; j < reads; ++j)
+        if (src.globalShadow)
+          checkGlobalAccess(e, in, src, s + j, l, /*isStore=*/false);
+      std::memcpy(copy.data, src.base + s * src.elementBytes,
+                  reads * src.elementBytes);
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      checkSharedWrite(e, in, dst, d + j, l);
+      dst.shadow[d + j].asyncWriter = static_cast<int32_t>(l);
+    }
+    e.asyncCopies[l].push_back(copy);
+  });
+}
+
+/// nvgpu.device_async_create_group (cp.async.commit_group): this thread's
+/// uncommitted copies become its next group (possibly empty).
+void asyncCommitOp(Exec &e, const Inst &) {
+  forActive(e, [&](uint32_t l) {
+    for (AsyncCopy &copy : e.asyncCopies[l])
+      if (copy.group == kUncommitted)
+        copy.group = e.asyncGroups[l];
+    ++e.asyncGroups[l];
+  });
+}
+
+/// Writes an async copy's data and hands its elements to the thread as if
+/// it stored them now.
+void completeCopy(Exec &e, const AsyncCopy &copy, uint32_t l) {
+  RuntimeBuffer &b = e.buffers[copy.buffer];
+  std::memcpy(b.base + copy.element * b.elementBytes, copy.data,
+              copy.elements * b.elementBytes);
+  for (uint32_t j = 0; j < copy.elements; ++j) {
+    Shadow &s = b.shadow[copy.element + j];
+    s.asyncWriter = -1;
+    s.writeEpoch = e.epoch;
+    s.writer = static_cast<int32_t>(l);
+    s.writeInst = copy.inst;
+  }
+}
+
+/// nvgpu.device_async_wait (cp.async.wait_group imm): completes this
+/// thread's committed groups but the imm most recent.
+void asyncWaitOp(Exec &e, const Inst &in) {
+  uint64_t keep = static_cast<uint64_t>(in.imm);
+  forActive(e, [&](uint32_t l) {
+    uint64_t committed = e.asyncGroups[l];
+    std::vector<AsyncCopy> &copies = e.asyncCopies[l];
+    auto done = [&](const AsyncCopy &copy) {
+      return copy.group != kUncommitted && copy.group + keep < committed;
+    };
+    for (const AsyncCopy &copy : copies)
+      if (done(copy))
+        completeCopy(e, copy, l);
+    llvm::erase_if(copies, done);
+  });
 }
 
 //===--- Synchronization and warps ---------------------------------------===//
@@ -1679,9 +1828,10 @@ unsigned intWidth(Type type) {
   return type.getIntOrFloatBitWidth();
 }
 
-/// Static shared memory per block CUDA allows (more needs dynamic shared
-/// memory and an opt-in attribute).
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+/// Shared memory per block every GPU of sm_80 and later allows (99 KiB on
+/// sm_86, sm_89 and sm_120; more elsewhere). Kernels above 48 KiB take it as
+/// dynamic shared memory when compiled (linattn-gpu-dynamic-shared-memory).
+constexpr int64_t kMaxSharedBytes = 99 * 1024;
 
 class Compiler {
 public:
@@ -1736,11 +1886,11 @@ public:
     for (const BufferInfo &info : k.buffers)
       if (info.shared)
         sharedBytes += info.elements * info.elementBytes;
-    if (sharedBytes > kMaxStaticSharedBytes)
+    if (sharedBytes > kMaxSharedBytes)
       failCompile(k.name, func,
                   "the kernel has " + std::to_string(sharedBytes) +
-                      " bytes of workgroup memory; a CUDA kernel has at "
-                      "most 48 KiB of static shared memory");
+                      " bytes of workgroup memory; a CUDA kernel on sm_80 "
+                      "or later has at most 99 KiB on every GPU");
     if (!func.getPrivateAttributions().empty())
       failCompile(k.name, func, "private attributions are not emulated");
     k.programs.emplace_back();
@@ -1858,6 +2008,43 @@ private:
         return operand;
     }
     return Value();
+  }
+
+  /// nvgpu.device_async_copy between rank-1 buffers: global to a 16-byte
+  /// aligned workgroup buffer of the same element type. Its token is not a
+  /// value: groups and waits are per thread, in program order.
+  void compileAsyncCopy(nvgpu::DeviceAsyncCopyOp copy, uint32_t program) {
+    Operation *op = copy.getOperation();
+    uint32_t dst = bufferOf(copy.getDst(), op);
+    uint32_t src = bufferOf(copy.getSrc(), op);
+    const BufferInfo &to = k.buffers[dst];
+    const BufferInfo &from = k.buffers[src];
+    int64_t elements = copy.getDstElements().getZExtValue();
+    int64_t bytes = elements * to.elementBytes;
+    if (!to.shared || from.shared || to.rank != 1 || from.rank != 1 ||
+        to.elementBytes != from.elementBytes ||
+        (bytes != 4 && bytes != 8 && bytes != 16))
+      failCompile(k.name, op,
+                  "only nvgpu.device_async_copy of 4, 8 or 16 bytes from a "
+                  "rank-1 global buffer to a rank-1 workgroup buffer of the "
+                  "same element type is emulated");
+    if (to.alignment < bytes)
+      failCompile(k.name, op,
+                  "nvgpu.device_async_copy to workgroup buffer #" +
+                      std::to_string(to.index) + ", which is not " +
+                      std::to_string(bytes) + "-byte aligned (llvm.align)");
+    k.buffers[dst].stored = true;
+    Inst in;
+    in.fn = asyncCopyOp;
+    in.op = op;
+    in.imm = dst;
+    in.imm2 = src;
+    in.c = static_cast<uint32_t>(elements);
+    in.ins = {use(copy.getDstIndices()[0], op),
+              use(copy.getSrcIndices()[0], op)};
+    if (Value count = copy.getSrcElements())
+      in.ins.push_back(use(count, op));
+    emit(program, std::move(in));
   }
 
   template <template <typename> class H>
@@ -2502,6 +2689,21 @@ private:
       in.r = define(ldmatrix.getRes(), &op).offset;
       return emit(program, std::move(in));
     }
+    if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
+      return compileAsyncCopy(copy, program);
+    if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+      Inst in;
+      in.fn = asyncCommitOp;
+      in.op = &op;
+      return emit(program, std::move(in));
+    }
+    if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+      Inst in;
+      in.fn = asyncWaitOp;
+      in.op = &op;
+      in.imm = wait.getNumGroups().value_or(0);
+      return emit(program, std::move(in));
+    }
     if (auto cvt = dyn_cast<NVVM::ConvertFloatToTF32Op>(op)) {
       if (cvt.getRnd() != NVVM::FPRoundingMode::RNA ||
           cvt.getSat() != NVVM::SaturationMode::NONE || cvt.getRelu())
@@ -2844,7 +3046,18 @@ void runBlock(Exec &e, int64_t linear) {
   e.depth = 0;
   e.mask = e.masks[0].data();
   std::fill_n(e.mask, e.threads, 1);
+  e.asyncCopies.assign(e.threads, {});
+  e.asyncGroups.assign(e.threads, 0);
   run(e, e.kernel->programs[0]);
+  // A copy still in flight at the end was issued for nothing (or waited for
+  // with too high a count).
+  for (uint32_t l = 0; l < e.threads; ++l)
+    if (!e.asyncCopies[l].empty())
+      fail(e, *e.asyncCopies[l].front().inst, l,
+           "the kernel returns with " +
+               std::to_string(e.asyncCopies[l].size()) +
+               " async copies of this thread that no "
+               "nvgpu.device_async_wait completed");
 }
 
 } // namespace

@@ -240,6 +240,10 @@ def ConvertLinAttnToGPUPass
            "The chunked kernels stage global memory 16 bytes per load where "
            "the buffers are 16-byte aligned (tested at run time); false: "
            "element by element">,
+    Option<"asyncCopies", "async-copies", "bool", /*default=*/"false",
+           "The chunked kernels (f16/bf16, with vector loads) copy the next "
+           "chunk with cp.async while they compute the current one, in two "
+           "slots per staged tile; false: staged synchronously">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -299,6 +303,46 @@ def LinAttnGPUStageBuffersPass
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def LinAttnGPUDynamicSharedMemoryPass
+    : Pass<"linattn-gpu-dynamic-shared-memory", "::mlir::ModuleOp"> {
+  let summary = "Give kernels with more than 48 KiB of workgroup memory "
+                "dynamic shared memory";
+  let description = [{
+    CUDA limits a kernel's static shared memory to 48 KiB; more must be
+    dynamic shared memory, sized at launch, and opted into per kernel
+    (`mgpuLaunchKernel` of linattn's runtime sets
+    `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` when a launch asks for
+    more than 48 KiB). Every kernel whose workgroup attributions take more
+    than 48 KiB (each at an offset aligned to its `llvm.align`, at least its
+    element size) loses them: each becomes a `memref.view` of
+    `gpu.dynamic_shared_memory` at its offset, and every `gpu.launch_func`
+    of the kernel gets the total as its dynamic shared memory size. Kernels
+    of 48 KiB or less are left as they are. A kernel that needs more than
+    `chip` allows per block, or a launch of a converted kernel that already
+    has a dynamic size, is an error. Runs before the kernels are lowered to
+    NVVM, on modules that hold their launches.
+
+    ```mlir
+    gpu.func @k(...) workgroup(%a : memref<24576xbf16, 3>, %b : ...) kernel
+    // becomes
+    gpu.func @k(...) kernel {
+      %base = gpu.dynamic_shared_memory : memref<?xi8, 3>
+      %a = memref.view %base[%c0][] : memref<?xi8, 3> to memref<24576xbf16, 3>
+      ...
+    gpu.launch_func @kernels::@k ... dynamic_shared_memory_size %c73984_i32
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The target GPU (sm_XY), whose per-block limit is checked">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect",
   ];
 }

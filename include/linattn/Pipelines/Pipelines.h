@@ -184,6 +184,12 @@ struct LinAttnLowerToNVVMOptions
                      "load where the buffers are 16-byte aligned (false: "
                      "element by element)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> asyncCopies{
+      *this, "async-copies",
+      llvm::cl::desc("The chunked kernels (f16/bf16, with vector loads) copy "
+                     "the next chunk with cp.async while they compute the "
+                     "current one (false: staged synchronously)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

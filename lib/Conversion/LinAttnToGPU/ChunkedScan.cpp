@@ -86,13 +86,16 @@ mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op, bool tf32) {
 }
 
 namespace {
-/// A matrix in a shared tile: element (i, j) at buffer[i·ld + j] (row major)
-/// or buffer[j·ld + i] (column major). Rows are 16-byte aligned (the buffer
-/// by its alignment, `ld` by padding), so ldmatrix can read them.
+/// A matrix in a shared tile: element (i, j) at buffer[base + i·ld + j] (row
+/// major) or buffer[base + j·ld + i] (column major). Rows are 16-byte aligned
+/// (the buffer by its alignment, `base` and `ld` by padding), so ldmatrix can
+/// read them.
 struct SharedMatrix {
   Value buffer;
   int64_t ld;
   bool rowMajor;
+  /// The tile's first element: its slot of a double-buffered tile.
+  Value base;
 };
 
 /// Tensor-core products with f32 accumulators on fragments of shared tiles:
@@ -208,7 +211,7 @@ private:
   /// (`row`, `col`) of the tile; returns the registers as the mma takes them.
   SmallVector<Value> ldmatrix(const SharedMatrix &m, Value row, Value col,
                               bool transpose, int64_t count) {
-    Value index = kb.add(kb.mul(row, kb.idx(m.ld)), col);
+    Value index = kb.add(m.base, kb.add(kb.mul(row, kb.idx(m.ld)), col));
     int64_t perRegister = isTF32() ? 1 : 2;
     auto type = VectorType::get({count, perRegister}, dataType);
     Value tiles =
@@ -235,8 +238,9 @@ private:
 
   /// Element (i, j) of a tf32 matrix as an i32 register.
   Value gather(const SharedMatrix &m, Value i, Value j) {
-    Value index = m.rowMajor ? kb.add(kb.mul(i, kb.idx(m.ld)), j)
-                             : kb.add(kb.mul(j, kb.idx(m.ld)), i);
+    Value index =
+        kb.add(m.base, m.rowMajor ? kb.add(kb.mul(i, kb.idx(m.ld)), j)
+                                  : kb.add(kb.mul(j, kb.idx(m.ld)), i));
     Value value = memref::LoadOp::create(b, loc, m.buffer, ValueRange{index});
     return arith::BitcastOp::create(b, loc, b.getI32Type(), value);
   }
@@ -266,8 +270,14 @@ struct ChunkedScanConfig {
   /// Whether the final normalizer z is used: an unnormalized scan whose z
   /// has no uses accumulates none.
   bool finalNormalizer;
+  /// Whether the chunk loops stage the next chunk with cp.async while they
+  /// compute the current one (16-bit data with vector loads only): φ(Q_c),
+  /// φ(K_c) and V_c then have two slots each.
+  bool asyncCopies;
 
   int64_t threads() const { return 32 * shape.warps; }
+  /// Slots of the staged tiles: 2 with async copies.
+  int64_t slots() const { return asyncCopies ? 2 : 1; }
   /// Whether any kernel accumulates z: for the denominators or the result.
   bool keepsNormalizer() const { return normalized || finalNormalizer; }
   /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
@@ -287,16 +297,18 @@ struct ChunkedScanConfig {
 };
 
 /// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
-/// V_c, the masked scores, S at the chunk start (in the data type) and z at
-/// the chunk start (f32). `queries` false: only φ(K_c) and V_c.
+/// V_c (each in `slots()` slots), the masked scores, S at the chunk start
+/// (in the data type) and z at the chunk start (f32). `queries` false: only
+/// φ(K_c) and V_c.
 SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c, bool queries) {
+  int64_t staged = c.slots() * c.shape.chunk;
   int64_t chunk = c.shape.chunk;
   if (!queries)
-    return {workgroupBufferType(c.dataType, chunk * c.ldF()),
-            workgroupBufferType(c.dataType, chunk * c.ldDT())};
-  return {workgroupBufferType(c.dataType, chunk * c.ldF()),
-          workgroupBufferType(c.dataType, chunk * c.ldF()),
-          workgroupBufferType(c.dataType, chunk * c.ldDT()),
+    return {workgroupBufferType(c.dataType, staged * c.ldF()),
+            workgroupBufferType(c.dataType, staged * c.ldDT())};
+  return {workgroupBufferType(c.dataType, staged * c.ldF()),
+          workgroupBufferType(c.dataType, staged * c.ldF()),
+          workgroupBufferType(c.dataType, staged * c.ldDT()),
           workgroupBufferType(c.dataType, chunk * c.ldC()),
           workgroupBufferType(c.dataType, c.features * c.ldDT()),
           workgroupBufferType(c.stateType, c.features)};
@@ -347,6 +359,8 @@ public:
     }
     tid = kb.threadId();
     warp = kb.divU(tid, kb.idx(32));
+    zero = kb.idx(0);
+    featureSlot = valueSlot = zero;
     cF = kb.idx(c.features);
     ldF = kb.idx(c.ldF());
     ldDT = kb.idx(c.ldDT());
@@ -381,16 +395,103 @@ public:
     kb.barrier();
     int64_t width = vectorWidth();
     if (width == 1)
-      stageFeatures(t0, count, 1);
+      stageFeatures(t0, count, 1, zero);
     else
       kb.ifElse(
-          featuresAligned, [&] { stageFeatures(t0, count, width); },
-          [&] { stageFeatures(t0, count, 1); });
-    stageValues(t0, count,
-                (c.shape.chunk * c.shape.dvTile / width) % c.threads() == 0
-                    ? width
-                    : 1);
+          featuresAligned, [&] { stageFeatures(t0, count, width, zero); },
+          [&] { stageFeatures(t0, count, 1, zero); });
+    stageValues(
+        t0, count,
+        (c.shape.chunk * c.shape.dvTile / width) % c.threads() == 0 ? width : 1,
+        zero);
     kb.barrier();
+  }
+
+  /// Async copies (`c.asyncCopies`): starts staging the chunk at `t0` into
+  /// slot `slot`, each thread issuing cp.async of 16-byte groups (zero-filled
+  /// past the sequence and Dv) where the rows are 16-byte aligned and
+  /// staging synchronously where not. The caller commits the group.
+  void issue(Value t0, Value slot) {
+    Value count = this->count(t0);
+    Value fBase = kb.mul(slot, kb.idx(c.shape.chunk * c.ldF()));
+    Value vBase = kb.mul(slot, kb.idx(c.shape.chunk * c.ldDT()));
+    kb.ifElse(
+        featuresAligned, [&] { copyFeatures(t0, count, fBase); },
+        [&] { stageFeatures(t0, count, 1, fBase); });
+    kb.ifElse(
+        valuesAligned, [&] { copyValues(t0, count, vBase); },
+        [&] { stageValues(t0, count, 1, vBase); });
+  }
+
+  /// Closes the group of async copies issued since the last one.
+  Value commit() {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+  }
+
+  /// Makes the chunk at `t0` in slot `slot` the current one: waits for all
+  /// but the `pending` most recent groups of this thread's copies (the
+  /// chunk's among them), applies the feature maps to the groups it copied
+  /// (elu and relu: a copy moves the source), then a barrier publishes the
+  /// tiles to the block.
+  void complete(Value t0, Value slot, Value group, int64_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                     b.getI32IntegerAttr(pending));
+    useSlot(slot);
+    bool mapQ = qs && mapsOnCopy(c.q), mapK = mapsOnCopy(c.k);
+    if (mapQ || mapK) {
+      Value count = this->count(t0);
+      kb.ifThen(featuresAligned, [&] {
+        forEachFeatureGroup(
+            vectorWidth(),
+            [&](Value t, Value f, Value valid) {
+              Value at = kb.add(featureSlot, kb.add(kb.mul(t, ldF), f));
+              if (mapQ)
+                mapInPlace(qs, at, valid, c.q);
+              if (mapK)
+                mapInPlace(ks, at, valid, c.k);
+            },
+            count);
+      });
+    }
+    kb.barrier();
+  }
+
+  /// The chunk loop over scan positions [begin, end): each chunk staged,
+  /// then `body(t0, count, carried)` on it. With async copies the next
+  /// chunk's copies are in flight while `body` computes: the first chunk is
+  /// issued before the loop, and each iteration issues the next one into
+  /// the other slot (after a barrier: every thread is done with that slot),
+  /// then waits for its own chunk's group.
+  SmallVector<Value>
+  walkChunks(Value begin, Value end, ValueRange init,
+             function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+    Value step = kb.idx(c.shape.chunk);
+    if (!c.asyncCopies)
+      return kb.forLoop(begin, end, step, init,
+                        [&](Value t0, ValueRange carried) {
+                          Value tokens = count(t0);
+                          stage(t0, tokens);
+                          return body(t0, tokens, carried);
+                        });
+    kb.ifThen(kb.ult(begin, end), [&] { issue(begin, kb.idx(0)); });
+    commit();
+    return kb.forLoop(
+        begin, end, step, init, [&](Value t0, ValueRange carried) {
+          Value slot = kb.remU(kb.divU(kb.sub(t0, begin), step), kb.idx(2));
+          kb.barrier();
+          Value next = kb.add(t0, step);
+          kb.ifThen(kb.ult(next, end),
+                    [&] { issue(next, kb.sub(kb.idx(1), slot)); });
+          complete(t0, slot, commit(), /*pending=*/1);
+          return body(t0, count(t0), carried);
+        });
+  }
+
+  /// The slot of the staged tiles the products read.
+  void useSlot(Value slot) {
+    featureSlot = kb.mul(slot, kb.idx(c.shape.chunk * c.ldF()));
+    valueSlot = kb.mul(slot, kb.idx(c.shape.chunk * c.ldDT()));
   }
 
   /// This warp's 16 rows of tril(φ(Q_c)φ(K_c)ᵀ) to shared memory; returns
@@ -425,12 +526,12 @@ public:
     for (int64_t f = 0; f < c.features; f += 4) {
       Value feature = kb.add(kb.idx(f), mb.quad);
       Value z = loadShared(zs, feature);
-      sumLo =
-          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowLo, ldF), feature))),
-                 z, sumLo);
-      sumHi =
-          kb.fma(toState(loadShared(qs, kb.add(kb.mul(rowHi, ldF), feature))),
-                 z, sumHi);
+      auto query = [&](Value row) {
+        return toState(loadShared(
+            qs, kb.add(featureSlot, kb.add(kb.mul(row, ldF), feature))));
+      };
+      sumLo = kb.fma(query(rowLo), z, sumLo);
+      sumHi = kb.fma(query(rowHi), z, sumHi);
     }
     Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
     for (int64_t offset : {1, 2}) {
@@ -575,12 +676,13 @@ public:
   Value keySum(Value f, Value count, Value first = {}, int64_t step = 1) {
     if (!first)
       first = kb.idx(0);
-    return kb.forLoop(first, count, kb.idx(step), ValueRange{kb.fconst(0.0)},
-                      [&](Value t, ValueRange sum) -> SmallVector<Value> {
-                        Value key =
-                            toState(loadShared(ks, kb.add(kb.mul(t, ldF), f)));
-                        return {kb.fadd(sum[0], key)};
-                      })[0];
+    return kb.forLoop(
+        first, count, kb.idx(step), ValueRange{kb.fconst(0.0)},
+        [&](Value t, ValueRange sum) -> SmallVector<Value> {
+          Value key = toState(
+              loadShared(ks, kb.add(featureSlot, kb.add(kb.mul(t, ldF), f))));
+          return {kb.fadd(sum[0], key)};
+        })[0];
   }
 
   /// Adds Σ_t φ(k_t) of the chunk's `count` staged keys to z in shared
@@ -668,10 +770,11 @@ private:
     });
   }
 
-  /// φ(Q_c) (when staged) and φ(K_c), `width` consecutive features per
-  /// group. Tokens past the sequence read token 0 of the chunk (count >= 1)
-  /// and are replaced by zeros: no branches around the loads.
-  void stageFeatures(Value t0, Value count, int64_t width) {
+  /// φ(Q_c) (when staged) and φ(K_c) into the slot at `base`, `width`
+  /// consecutive features per group. Tokens past the sequence read token 0
+  /// of the chunk (count >= 1) and are replaced by zeros: no branches around
+  /// the loads.
+  void stageFeatures(Value t0, Value count, int64_t width, Value base) {
     Value perRow = kb.idx(c.features / width);
     staged(c.shape.chunk * c.features / width, width,
            [&](Value i) -> StagedGroup {
@@ -688,7 +791,7 @@ private:
                  x = kb.select(valid, kb.featureOf(x, source), kb.fconst(0.0));
                return xs;
              };
-             Value slot = kb.add(kb.mul(t, ldF), f);
+             Value slot = kb.add(base, kb.add(kb.mul(t, ldF), f));
              StagedGroup loaded;
              if (qs)
                loaded.push_back({features(qBuf, c.q), qs, slot});
@@ -697,9 +800,10 @@ private:
            });
   }
 
-  /// V_c, `width` consecutive columns per group, zeros past the sequence and
-  /// Dv (which may be 0: those loads are under branches).
-  void stageValues(Value t0, Value count, int64_t width) {
+  /// V_c into the slot at `base`, `width` consecutive columns per group,
+  /// zeros past the sequence and Dv (which may be 0: those loads are under
+  /// branches).
+  void stageValues(Value t0, Value count, int64_t width, Value base) {
     Value perRow = kb.idx(c.shape.dvTile / width);
     staged(c.shape.chunk * c.shape.dvTile / width, width,
            [&](Value i) -> StagedGroup {
@@ -717,8 +821,104 @@ private:
              };
              SmallVector<Value, 8> values =
                  loadElements(vBuf, at, width, valuesAligned, inColumns);
-             return {{values, vs, kb.add(kb.mul(t, ldDT), d)}};
+             return {{values, vs, kb.add(base, kb.add(kb.mul(t, ldDT), d))}};
            });
+  }
+
+  /// Calls `fn(i)` for the groups 0 … `groups` - 1 this thread handles:
+  /// tid, tid + T, ... A loop, not unrolled: the addresses of unrolled
+  /// groups are loop-invariant in the chunk loop, and hoisting them would
+  /// keep dozens of registers live across it.
+  void forEachGroup(int64_t groups, function_ref<void(Value)> fn) {
+    kb.forLoop(tid, kb.idx(groups), kb.idx(c.threads()), fn);
+  }
+
+  /// Calls `fn(t, f, valid)` for this thread's groups of `width` features of
+  /// the chunk's feature tiles: token t (valid: t < count), features f ….
+  void forEachFeatureGroup(int64_t width,
+                           function_ref<void(Value, Value, Value)> fn,
+                           Value count) {
+    Value perRow = kb.idx(c.features / width);
+    forEachGroup(c.shape.chunk * c.features / width, [&](Value i) {
+      Value t = kb.divU(i, perRow);
+      fn(t, kb.mul(kb.remU(i, perRow), kb.idx(width)), kb.ult(t, count));
+    });
+  }
+
+  /// cp.async of one 16-byte group of `src` at `at` to `dst` at `slot`,
+  /// reading `srcElements` of its elements (all or none) and zero-filling
+  /// the rest; L1 is bypassed (the data is read once).
+  void copyGroup(Value src, Value at, Value dst, Value slot,
+                 Value srcElements) {
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        ValueRange{slot}, src, ValueRange{at}, b.getIndexAttr(vectorWidth()),
+        srcElements, b.getUnitAttr());
+  }
+
+  /// φ(Q_c) (when staged) and φ(K_c) of the chunk at `t0` into the slot at
+  /// `base` by async copies of rows that are 16-byte aligned. Tokens past
+  /// the sequence address token 0 of the chunk and read nothing.
+  void copyFeatures(Value t0, Value count, Value base) {
+    int64_t width = vectorWidth();
+    Value none = kb.idx(0), all = kb.idx(width);
+    forEachFeatureGroup(
+        width,
+        [&](Value t, Value f, Value valid) {
+          Value at =
+              kb.add(kb.mul(row(t0, kb.select(valid, t, kb.idx(0))), cF), f);
+          Value slot = kb.add(base, kb.add(kb.mul(t, ldF), f));
+          Value elements = kb.select(valid, all, none);
+          if (qs)
+            copyGroup(qBuf, at, qs, slot, elements);
+          copyGroup(kBuf, at, ks, slot, elements);
+        },
+        count);
+  }
+
+  /// V_c of the chunk at `t0` into the slot at `base` by async copies (rows
+  /// 16-byte aligned and Dv a multiple of the group, so a group is wholly in
+  /// Dv or out). Groups past the sequence or Dv address element 0 and read
+  /// nothing.
+  void copyValues(Value t0, Value count, Value base) {
+    int64_t width = vectorWidth();
+    Value perRow = kb.idx(c.shape.dvTile / width);
+    Value none = kb.idx(0), all = kb.idx(width);
+    forEachGroup(c.shape.chunk * c.shape.dvTile / width, [&](Value i) {
+      Value t = kb.divU(i, perRow);
+      Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
+      Value col = kb.add(colBase, d);
+      Value exists =
+          arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
+      Value at = kb.select(exists, kb.add(kb.mul(row(t0, t), dv), col), none);
+      copyGroup(vBuf, at, vs, kb.add(base, kb.add(kb.mul(t, ldDT), d)),
+                kb.select(exists, all, none));
+    });
+  }
+
+  /// Whether async copies of `source` need its feature map applied after
+  /// they land: elu and relu (features and identity maps of the data type
+  /// are copied as they are).
+  static bool mapsOnCopy(const FeatureSource &source) {
+    return source.map && *source.map != FeatureMapKind::Identity;
+  }
+
+  /// Replaces the group of staged elements at `at` of `buffer` by their
+  /// features, zeros where not `valid`.
+  void mapInPlace(Value buffer, Value at, Value valid,
+                  const FeatureSource &source) {
+    auto type = VectorType::get({vectorWidth()}, c.dataType);
+    Value group =
+        vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
+                               /*nontemporal=*/false, llvm::MaybeAlign(16));
+    SmallVector<Value> features;
+    for (int64_t e = 0; e < vectorWidth(); ++e) {
+      Value x = toState(
+          vector::ExtractOp::create(b, loc, group, ArrayRef<int64_t>{e}));
+      features.push_back(
+          kb.select(valid, kb.featureOf(x, source), kb.fconst(0.0)));
+    }
+    storeShared(features, buffer, at);
   }
 
   /// Elements `at` … `at` + `width` - 1 of a global buffer in the state
@@ -849,12 +1049,18 @@ private:
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
   // The shared tiles as matrices of the products.
-  SharedMatrix queryTile() { return {qs, c.ldF(), /*rowMajor=*/true}; }
+  SharedMatrix queryTile() {
+    return {qs, c.ldF(), /*rowMajor=*/true, featureSlot};
+  }
   /// φ(K_c)ᵀ (F x C), stored as φ(K_c).
-  SharedMatrix keysTransposed() { return {ks, c.ldF(), /*rowMajor=*/false}; }
-  SharedMatrix valueTile() { return {vs, c.ldDT(), /*rowMajor=*/true}; }
-  SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true}; }
-  SharedMatrix stateTile() { return {ss, c.ldDT(), /*rowMajor=*/true}; }
+  SharedMatrix keysTransposed() {
+    return {ks, c.ldF(), /*rowMajor=*/false, featureSlot};
+  }
+  SharedMatrix valueTile() {
+    return {vs, c.ldDT(), /*rowMajor=*/true, valueSlot};
+  }
+  SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true, zero}; }
+  SharedMatrix stateTile() { return {ss, c.ldDT(), /*rowMajor=*/true, zero}; }
 
   const ChunkedScanConfig &c;
   int64_t stageBatch;
@@ -864,7 +1070,9 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs;
-  Value tid, warp, cF, ldF, ldDT, ldC;
+  Value tid, warp, cF, ldF, ldDT, ldC, zero;
+  /// The first elements of the current slot of the staged tiles.
+  Value featureSlot, valueSlot;
   /// Whether the feature rows (φ(Q) and φ(K)) and the value rows can be
   /// read 16 bytes at a time (only with vector loads).
   Value featuresAligned, valuesAligned;
@@ -982,18 +1190,16 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
     if (needZ)
       e.addKeySums(count);
   };
-  state = kb.forLoop(begin, end, kb.idx(c.shape.chunk), state,
-                     [&](Value t0, ValueRange carried) {
-                       Value count = e.count(t0);
-                       e.stage(t0, count);
-                       auto den = e.scores();
-                       e.storeStateToShared(carried);
-                       kb.barrier();
-                       e.outputs(t0, count, den, a.o, pairs);
-                       SmallVector<Value> next = e.accumulateState(carried);
-                       updateZ(count);
-                       return next;
-                     });
+  state = e.walkChunks(begin, end, state,
+                       [&](Value t0, Value count, ValueRange carried) {
+                         auto den = e.scores();
+                         e.storeStateToShared(carried);
+                         kb.barrier();
+                         e.outputs(t0, count, den, a.o, pairs);
+                         SmallVector<Value> next = e.accumulateState(carried);
+                         updateZ(count);
+                         return next;
+                       });
   if (segmented)
     return kernel;
 
@@ -1069,29 +1275,26 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
 
   int64_t fragments = e.stateFragmentSize();
   SmallVector<Value> init(fragments + keyParts, kb.fconst(0.0));
-  SmallVector<Value> sums =
-      kb.forLoop(begin, end, kb.idx(c.shape.chunk), init,
-                 [&](Value t0, ValueRange carried) {
-                   Value count = e.count(t0);
-                   e.stage(t0, count);
-                   SmallVector<Value> next =
-                       e.accumulateState(carried.take_front(fragments));
-                   for (int64_t j = 0; j < keyParts; ++j) {
-                     Value sum = carried[fragments + j];
-                     auto branch = scf::IfOp::create(
-                         rewriter, loc, keyFeatureValid(j),
-                         [&](OpBuilder &, Location) {
-                           scf::YieldOp::create(
-                               rewriter, loc,
-                               kb.fadd(sum, e.keySum(keyFeature(j), count)));
-                         },
-                         [&](OpBuilder &, Location) {
-                           scf::YieldOp::create(rewriter, loc, sum);
-                         });
-                     next.push_back(branch.getResult(0));
-                   }
-                   return next;
-                 });
+  SmallVector<Value> sums = e.walkChunks(
+      begin, end, init, [&](Value t0, Value count, ValueRange carried) {
+        SmallVector<Value> next =
+            e.accumulateState(carried.take_front(fragments));
+        for (int64_t j = 0; j < keyParts; ++j) {
+          Value sum = carried[fragments + j];
+          auto branch = scf::IfOp::create(
+              rewriter, loc, keyFeatureValid(j),
+              [&](OpBuilder &, Location) {
+                scf::YieldOp::create(
+                    rewriter, loc,
+                    kb.fadd(sum, e.keySum(keyFeature(j), count)));
+              },
+              [&](OpBuilder &, Location) {
+                scf::YieldOp::create(rewriter, loc, sum);
+              });
+          next.push_back(branch.getResult(0));
+        }
+        return next;
+      });
 
   Value slot = kb.add(kb.mul(batch, segments), segment);
   e.forEachStateElement([&](Value f, Value d, unsigned s) {
@@ -1206,7 +1409,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       op.hasInitialState(),
                       op.isNormalized() ? op.getEps()->convertToDouble() : 0.0,
                       options.vectorLoads,
-                      !op.getFinalNormalizer().use_empty()};
+                      !op.getFinalNormalizer().use_empty(),
+                      options.asyncCopies && options.vectorLoads &&
+                          vType.getElementType().getIntOrFloatBitWidth() == 16};
   Location loc = op.getLoc();
   int64_t chunk = shape->chunk, dvTile = shape->dvTile;
   int64_t batchDims = vType.getRank() - 2;

@@ -908,6 +908,7 @@ struct ConvertLinAttnToGPUPass
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
     opts.tf32 = tf32;
     opts.vectorLoads = vectorLoads;
+    opts.asyncCopies = asyncCopies;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {
       getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");
       return signalPassFailure();

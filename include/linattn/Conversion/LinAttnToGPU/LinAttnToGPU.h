@@ -60,6 +60,14 @@ struct LinAttnToGPUKernelOptions {
   /// buffers are 16-byte aligned (tested at run time); off: element by
   /// element always.
   bool vectorLoads = true;
+  /// The chunk loops of the chunked kernels (f16/bf16, with vector loads)
+  /// copy the next chunk to shared memory with cp.async while they compute
+  /// the current one, in two slots per staged tile (more than 48 KiB of
+  /// shared memory for F = 64: `linattn-gpu-dynamic-shared-memory` moves
+  /// such kernels to dynamic shared memory). Off by default until measured:
+  /// the slot chosen at run time costs registers (187 instead of 148 at
+  /// F = 64, 2 blocks per SM instead of 3).
+  bool asyncCopies = false;
 };
 
 /// Replaces every `linattn.scan`, `step`, `kv_summary` and `query_readout` in

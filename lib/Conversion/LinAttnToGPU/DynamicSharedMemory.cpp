@@ -1,0 +1,196 @@
+//===- DynamicSharedMemory.cpp - workgroup buffers above 48 KiB -----------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// CUDA gives a kernel at most 48 KiB of static shared memory; beyond that it
+// must use dynamic shared memory, sized at launch. Kernels are generated
+// with workgroup attributions (what the GPU emulator runs); this pass moves
+// those of kernels above 48 KiB into views of gpu.dynamic_shared_memory and
+// sizes their launches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linattn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::linattn {
+#define GEN_PASS_DEF_LINATTNGPUDYNAMICSHAREDMEMORYPASS
+#include "linattn/Conversion/Passes.h.inc"
+} // namespace mlir::linattn
+
+using namespace mlir;
+using namespace mlir::linattn;
+
+/// Static shared memory CUDA allows per kernel.
+static constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// Shared memory per block `chip` (sm_XY, with any suffix) allows with the
+/// opt-in attribute; nullopt if the name is not sm_ and a number.
+static std::optional<int64_t> maxSharedBytes(StringRef chip) {
+  unsigned version;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, version))
+    return std::nullopt;
+  constexpr int64_t kib = 1024;
+  if (version < 70)
+    return 48 * kib;
+  if (version == 75)
+    return 64 * kib;
+  if (version < 80)
+    return 96 * kib;
+  if (version == 80 || version == 87)
+    return 163 * kib;
+  if (version < 90 || version >= 120)
+    return 99 * kib;
+  return 227 * kib;
+}
+
+namespace {
+struct LinAttnGPUDynamicSharedMemoryPass
+    : public linattn::impl::LinAttnGPUDynamicSharedMemoryPassBase<
+          LinAttnGPUDynamicSharedMemoryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<int64_t> limit = maxSharedBytes(chip);
+    if (!limit) {
+      module.emitError("linattn-gpu-dynamic-shared-memory: chip '")
+          << chip << "' is not sm_ followed by a number";
+      return signalPassFailure();
+    }
+    // Kernels moved, by symbol, and their shared memory in bytes.
+    llvm::DenseMap<SymbolRefAttr, int64_t> moved;
+    for (auto kernels : module.getOps<gpu::GPUModuleOp>())
+      for (auto func : kernels.getOps<gpu::GPUFuncOp>()) {
+        std::optional<int64_t> bytes = convert(func, kernels);
+        if (!bytes)
+          return signalPassFailure();
+        if (*bytes > 0)
+          moved[SymbolRefAttr::get(
+              kernels.getNameAttr(),
+              {FlatSymbolRefAttr::get(func.getNameAttr())})] = *bytes;
+      }
+    if (moved.empty())
+      return;
+    WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
+      auto it = moved.find(launch.getKernel());
+      if (it == moved.end())
+        return WalkResult::advance();
+      if (launch.getDynamicSharedMemorySize()) {
+        launch.emitError("a launch of ")
+            << launch.getKernel()
+            << ", whose workgroup buffers move to dynamic shared memory, "
+               "already has a dynamic shared memory size";
+        return WalkResult::interrupt();
+      }
+      OpBuilder b(launch);
+      Value size = arith::ConstantIntOp::create(b, launch.getLoc(), it->second,
+                                                /*width=*/32);
+      launch.getDynamicSharedMemorySizeMutable().assign(size);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  /// Moves the workgroup attributions of `func` to dynamic shared memory if
+  /// they take more than 48 KiB: returns their bytes, 0 when left alone, or
+  /// nullopt after an error.
+  std::optional<int64_t> convert(gpu::GPUFuncOp func,
+                                 gpu::GPUModuleOp kernels) {
+    auto space = gpu::AddressSpaceAttr::get(func.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    ArrayRef<BlockArgument> buffers = func.getWorkgroupAttributions();
+    SmallVector<int64_t> offsets;
+    int64_t end = 0;
+    for (auto [i, buffer] : llvm::enumerate(buffers)) {
+      auto type = dyn_cast<MemRefType>(buffer.getType());
+      if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          !type.getElementType().isIntOrIndexOrFloat() ||
+          type.getElementType().isIndex() || type.getMemorySpace() != space) {
+        func.emitError("workgroup buffer #")
+            << i << " of " << func.getName()
+            << " is not a static memref of integers or floats in "
+               "#gpu.address_space<workgroup>";
+        return std::nullopt;
+      }
+      int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      int64_t align = elementBytes;
+      if (auto attr =
+              dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
+                  i, LLVM::LLVMDialect::getAlignAttrName())))
+        align = std::max<int64_t>(align, attr.getInt());
+      end = llvm::alignTo(end, align);
+      offsets.push_back(end);
+      end += type.getNumElements() * elementBytes;
+    }
+    if (end <= kStaticSharedBytes)
+      return 0;
+    if (end > *maxSharedBytes(chip)) {
+      func.emitError("kernel ")
+          << func.getName() << " needs " << end << " bytes of shared memory; "
+          << chip << " allows at most " << *maxSharedBytes(chip)
+          << " per block";
+      return std::nullopt;
+    }
+    Block &entry = func.getBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Location loc = func.getLoc();
+    auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                     MemRefLayoutAttrInterface{}, space);
+    memref::GlobalOp global = dynamicSharedGlobal(kernels);
+    Value declared = memref::GetGlobalOp::create(b, loc, global.getType(),
+                                                 global.getSymName());
+    Value base = memref::CastOp::create(b, loc, bytesType, declared);
+    for (auto [buffer, offset] : llvm::zip_equal(buffers, offsets)) {
+      BlockArgument attribution = buffer;
+      Value at = arith::ConstantIndexOp::create(b, loc, offset);
+      auto type = cast<MemRefType>(buffer.getType());
+      Value view = memref::ViewOp::create(b, loc, type, base, at, ValueRange{});
+      attribution.replaceAllUsesWith(view);
+    }
+    unsigned first = func.getFirstWorkgroupAttributionIndex();
+    entry.eraseArguments(first, buffers.size());
+    func->setAttr(gpu::GPUFuncOp::getNumWorkgroupAttributionsAttrName(),
+                  b.getI64IntegerAttr(0));
+    func.removeWorkgroupAttribAttrsAttr();
+    return end;
+  }
+
+  /// The module's declaration of the dynamic shared memory: an external
+  /// memref.global of no elements in workgroup memory, 16-byte aligned,
+  /// which NVPTX emits as `.extern .shared .align 16 .b8 name[]`.
+  /// (gpu.dynamic_shared_memory becomes an internal zero-length global,
+  /// which ptxas allocates as one byte of static shared memory that the
+  /// dynamic part then follows.)
+  memref::GlobalOp dynamicSharedGlobal(gpu::GPUModuleOp kernels) {
+    auto it = globals.find(kernels);
+    if (it != globals.end())
+      return it->second;
+    MLIRContext *ctx = kernels.getContext();
+    auto type = MemRefType::get(
+        {0}, IntegerType::get(ctx, 8), MemRefLayoutAttrInterface{},
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    OpBuilder b = OpBuilder::atBlockBegin(kernels.getBody());
+    auto global = memref::GlobalOp::create(
+        b, kernels.getLoc(), "linattn_dynamic_shared",
+        /*sym_visibility=*/StringAttr(), type, /*initial_value=*/Attribute(),
+        /*constant=*/false, b.getI64IntegerAttr(16));
+    SymbolTable(kernels).insert(global);
+    globals[kernels] = global;
+    return global;
+  }
+
+  llvm::DenseMap<Operation *, memref::GlobalOp> globals;
+};
+} // namespace
