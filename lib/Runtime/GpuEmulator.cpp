@@ -30,6 +30,11 @@
 // bitcast rearrange the words of a vector. The aligned pointer of a kernel
 // argument (memref.extract_aligned_pointer_as_index) is its host address,
 // the emulated device address, so kernels can test alignment at run time.
+// nvgpu.device_async_copy (cp.async) reads global memory when issued and
+// claims its shared elements until a wait of the issuing thread
+// (nvgpu.device_async_wait or nvvm.cp.async.wait.group, counting the groups
+// that nvgpu.device_async_create_group or nvvm.cp.async.commit.group
+// closed) completes it; the copy then counts as that thread's store.
 //
 // What a GPU would do wrong or leave undefined aborts the process with the
 // kernel, the op, its location and the thread: loads and stores out of the
@@ -44,8 +49,11 @@
 // at an address that is not a multiple of their alignment attribute, or
 // without one of their element size (global buffers: the host address;
 // workgroup buffers: the byte offset, and a buffer whose llvm.align is
-// smaller fails when the kernel is compiled), integer division by zero,
-// scf.for with a step that is not positive, ops the emulator does not know.
+// smaller fails when the kernel is compiled), accesses to shared elements an
+// async copy still writes, async copies out of bounds or misaligned (source
+// and destination to the copy size) and copies left in flight when the
+// kernel returns, integer division by zero, scf.for with a step that is not
+// positive, ops the emulator does not know.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1346,8 +1354,8 @@ void asyncCopyOp(Exec &e, const Inst &in) {
   });
 }
 
-/// nvgpu.device_async_create_group (cp.async.commit_group): this thread's
-/// uncommitted copies become its next group (possibly empty).
+/// nvgpu.device_async_create_group or nvvm.cp.async.commit.group: this
+/// thread's uncommitted copies become its next group (possibly empty).
 void asyncCommitOp(Exec &e, const Inst &) {
   forActive(e, [&](uint32_t l) {
     for (AsyncCopy &copy : e.asyncCopies[l])
@@ -1372,8 +1380,9 @@ void completeCopy(Exec &e, const AsyncCopy &copy, uint32_t l) {
   }
 }
 
-/// nvgpu.device_async_wait (cp.async.wait_group imm): completes this
-/// thread's committed groups but the imm most recent.
+/// nvgpu.device_async_wait or nvvm.cp.async.wait.group (imm = the groups
+/// left in flight): completes this thread's committed groups but the imm
+/// most recent.
 void asyncWaitOp(Exec &e, const Inst &in) {
   uint64_t keep = static_cast<uint64_t>(in.imm);
   forActive(e, [&](uint32_t l) {
@@ -2691,7 +2700,7 @@ private:
     }
     if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
       return compileAsyncCopy(copy, program);
-    if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+    if (isa<nvgpu::DeviceAsyncCreateGroupOp, NVVM::CpAsyncCommitGroupOp>(op)) {
       Inst in;
       in.fn = asyncCommitOp;
       in.op = &op;
@@ -2702,6 +2711,13 @@ private:
       in.fn = asyncWaitOp;
       in.op = &op;
       in.imm = wait.getNumGroups().value_or(0);
+      return emit(program, std::move(in));
+    }
+    if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
+      Inst in;
+      in.fn = asyncWaitOp;
+      in.op = &op;
+      in.imm = wait.getN();
       return emit(program, std::move(in));
     }
     if (auto cvt = dyn_cast<NVVM::ConvertFloatToTF32Op>(op)) {

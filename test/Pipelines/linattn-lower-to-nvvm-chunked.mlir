@@ -10,6 +10,11 @@
 // RUN: FileCheck %s --check-prefix=VLOAD < %t.ptx
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 vector-loads=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=NO-VLOAD
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 async-copies=true" > %t.async.mlir
+// RUN: FileCheck %s --check-prefix=ASYNC-HOST < %t.async.mlir
+// RUN: %linattn_python %S/Inputs/gpu_binary.py --ptx < %t.async.mlir > %t.async.ptx
+// RUN: FileCheck %s --check-prefix=ASYNC < %t.async.ptx
+// RUN: %ptxas -arch=sm_90 -O3 -v %t.async.ptx -o %t.async.cubin 2>&1 | FileCheck %s --check-prefix=ASYNC-PTXAS
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80 sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.seq.ptx
@@ -65,6 +70,32 @@
 // 64 x 72 bf16 and z; F = 128, C = 32, DT = 32: 2 x 32 x 136 + 2 x 32 x 40 +
 // 128 x 40 f16 and z). (CUDA 13's ptxas reports the last kernel first. At
 // the time of writing: 220 registers for F = 128, 148 for F = 64.)
+// With async copies the staged tiles take two slots: 73984 bytes at F = 64
+// and 53248 at F = 128, above CUDA's 48 KiB of static shared memory, so the
+// kernels use dynamic shared memory (an external declaration: no static
+// shared memory at all) and their launches ask for it; each chunk's
+// cp.async (16 bytes, L1 bypassed, zero-filled past the sequence) is
+// committed as a group, and a chunk waits for all groups but the newest.
+// ASYNC-HOST: %[[S0:.*]] = llvm.mlir.constant(73984 : i32) : i32
+// ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_elu_normalized_0 {{.*}} dynamic_shared_memory_size %[[S0]] args
+// ASYNC-HOST: %[[S1:.*]] = llvm.mlir.constant(53248 : i32) : i32
+// ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_relu_normalized_1 {{.*}} dynamic_shared_memory_size %[[S1]] args
+// ASYNC: .extern .shared .align 16 .b8 linattn_dynamic_shared[];
+// ASYNC-NOT: .shared .align
+// ASYNC: .entry linattn_scan_chunked_forward_elu_normalized_0(
+// ASYNC: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// ASYNC: cp.async.commit_group;
+// ASYNC: cp.async.commit_group;
+// ASYNC-NEXT: cp.async.wait_group 1;
+// ASYNC: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// ASYNC: .entry linattn_scan_chunked_forward_relu_normalized_1(
+// ASYNC: cp.async.cg.shared.global
+// ASYNC-PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
+// ASYNC-PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// ASYNC-PTXAS: Used {{[0-9]+}} registers, used 1 barriers{{$}}
+// ASYNC-PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_0' for 'sm_90'
+// ASYNC-PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// ASYNC-PTXAS: Used {{[0-9]+}} registers, used 1 barriers{{$}}
 // PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 33280 bytes smem

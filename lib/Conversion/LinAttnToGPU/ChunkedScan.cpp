@@ -423,20 +423,18 @@ public:
         [&] { stageValues(t0, count, 1, vBase); });
   }
 
-  /// Closes the group of async copies issued since the last one.
-  Value commit() {
-    return nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
-  }
+  /// Closes the group of async copies issued since the last one
+  /// (cp.async.commit_group; nvgpu's create_group without tokens does not
+  /// round-trip through its textual form).
+  void commit() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
 
   /// Makes the chunk at `t0` in slot `slot` the current one: waits for all
   /// but the `pending` most recent groups of this thread's copies (the
   /// chunk's among them), applies the feature maps to the groups it copied
   /// (elu and relu: a copy moves the source), then a barrier publishes the
   /// tiles to the block.
-  void complete(Value t0, Value slot, Value group, int64_t pending) {
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                     b.getI32IntegerAttr(pending));
+  void complete(Value t0, Value slot, int64_t pending) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
     useSlot(slot);
     bool mapQ = qs && mapsOnCopy(c.q), mapK = mapsOnCopy(c.k);
     if (mapQ || mapK) {
@@ -483,7 +481,8 @@ public:
           Value next = kb.add(t0, step);
           kb.ifThen(kb.ult(next, end),
                     [&] { issue(next, kb.sub(kb.idx(1), slot)); });
-          complete(t0, slot, commit(), /*pending=*/1);
+          commit();
+          complete(t0, slot, /*pending=*/1);
           return body(t0, count(t0), carried);
         });
   }

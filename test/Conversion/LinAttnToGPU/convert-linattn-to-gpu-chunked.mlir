@@ -3,6 +3,8 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent" -split-input-file | FileCheck %s --check-prefix=RECURRENT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=C32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
@@ -14,6 +16,35 @@
 // fragments read with ldmatrix (transposed for V_c, S and φ(K_c) as the A
 // of φ(K_c)ᵀV_c); the state fragments carried in registers across chunks.
 
+// With async copies, φ(Q_c), φ(K_c) and V_c have two slots each (9216
+// elements); the first chunk is issued before the loop, and each chunk
+// issues the next one (cp.async of 8 elements, zero-filled past the
+// sequence, bypassing L1) after a barrier, commits, waits for all groups but
+// the newest, applies elu to the groups it copied and publishes the tiles
+// with a barrier. Values whose rows are not 16-byte aligned are staged
+// synchronously.
+// ASYNC: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
+// ASYNC-SAME: workgroup(%[[QS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[QS]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<?xbf16> to memref<9216xbf16, #gpu.address_space<workgroup>>
+// ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[KS]][%{{.*}}], 8, %{{.*}} {bypassL1}
+// ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[VS]][%{{.*}}], 8, %{{.*}} {bypassL1}
+// ASYNC: } else {
+// ASYNC: memref.load %{{.*}} : memref<?xbf16>
+// ASYNC: nvvm.cp.async.commit.group
+// ASYNC-NEXT: scf.for {{.*}} step %c64 iter_args(
+// ASYNC: gpu.barrier
+// ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[QS]][%{{.*}}], 8, %{{.*}} {bypassL1}
+// ASYNC: nvvm.cp.async.commit.group
+// ASYNC-NEXT: nvvm.cp.async.wait.group 1
+// ASYNC: vector.load %[[QS]][%{{.*}}] {alignment = 16 : i64} : memref<9216xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// ASYNC: math.exp
+// ASYNC: vector.store %{{.*}}, %[[QS]][%{{.*}}] {alignment = 16 : i64}
+// ASYNC: vector.load %[[KS]]
+// ASYNC: vector.store %{{.*}}, %[[KS]]
+// ASYNC: gpu.barrier
+// ASYNC: nvgpu.ldmatrix %[[QS]]
+// ASYNC-NOT: nvgpu.device_async_copy
+// ASYNC: gpu.return
 // CHECK-LABEL: func.func @chunked_bf16
 //   CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 //   CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -215,6 +246,11 @@ func.func @chunked_f16_small_normalizer(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?
 // operands rounded to tf32 as they are staged. ldmatrix reads the fragments
 // it can without transposing 32-bit elements (φ(Q_c), the scores, φ(K_c) as
 // the B of the scores); the others are gathered from shared memory.
+// f32 data (tf32) is staged synchronously whatever async-copies says.
+// ASYNC-TF32: gpu.func @linattn_scan_chunked_forward_features_0(%{{[^:]*}}: memref<?xf32>
+// ASYNC-TF32-NOT: nvgpu.device_async_copy
+// ASYNC-TF32-NOT: nvvm.cp.async
+// ASYNC-TF32: gpu.return
 // TF32-LABEL: func.func @negative_f32
 // TF32: call @__linattn_launch_linattn_scan_chunked_forward_features_0(
 // TF32-LABEL: func.func @negative_bf16_state

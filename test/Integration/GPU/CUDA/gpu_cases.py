@@ -156,6 +156,14 @@ def scalar_loads(case):
     return case
 
 
+def async_copies(case):
+    """`case` with the chunk loops copying the next chunk by cp.async while
+    they compute (async-copies=true): two slots per staged tile."""
+    case.name += "__async"
+    case.gpu_options = getattr(case, "gpu_options", []) + ["async-copies=true"]
+    return case
+
+
 def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
@@ -244,6 +252,27 @@ def chunked_cases():
         few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, reverse=True,
                                   init=True, dyn=(2,), dtype="f16"), 8),
     ]
+    # Async copies: one chunk, a partial last one, even and odd chunk counts
+    # (the loop takes two per trip), elu and relu applied after the copies
+    # and identity copied as is, values that fall back to synchronous
+    # staging (Dv not a multiple of 8), F = 16 (groups that do not divide
+    # among the threads), segments, reverse scans with initial states.
+    cases += [
+        async_copies(batch_parallel(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS,
+                                                   dtype="bf16")))
+        for n in (1, 63, 129, 1000)
+    ] + [
+        async_copies(cc.kernel_case("relu", (2,), 129, 128, 100, EPS, dtype="f16")),
+        async_copies(cc.kernel_case("relu", (2,), 129, 64, 37, EPS, dtype="bf16")),
+        async_copies(cc.kernel_case("relu", (2,), 129, 16, 8, EPS, dtype="f16")),
+        async_copies(cc.kernel_case("identity", (2,), 100, 64, 64, None,
+                                    dtype="bf16")),
+        async_copies(few_blocks(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None,
+                                               dtype="bf16"), 16)),
+        async_copies(few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
+                                               reverse=True, init=True, dyn=(2,),
+                                               dtype="f16"), 8)),
+    ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
     # f32 data on tf32 tensor cores: operands rounded to 10-bit mantissas,
@@ -259,6 +288,8 @@ def chunked_cases():
         few_blocks(with_tf32(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None)), 16),
         batch_parallel(with_tf32(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                 init=True, dyn=(2,)))),
+        # Async copies do not apply to f32 data: staged as before.
+        async_copies(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
@@ -278,6 +309,8 @@ def smoke_cases():
         (cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True, dtype="bf16"), False),
         (batch_parallel(cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True,
                                        dtype="bf16")), False),
+        (async_copies(batch_parallel(cc.kernel_case("elu", (2,), 100, 64, 64, EPS,
+                                                    dtype="bf16"))), False),
         (as_written(cc.attention_case("elu", (2,), 7, 7, 16, 8, causal=True, eps=EPS)), False),
     ]
 
