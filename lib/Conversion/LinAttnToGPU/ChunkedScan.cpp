@@ -413,8 +413,8 @@ public:
   /// staging synchronously where not. The caller commits the group.
   void issue(Value t0, Value slot) {
     Value count = this->count(t0);
-    Value fBase = kb.mul(slot, kb.idx(c.shape.chunk * c.ldF()));
-    Value vBase = kb.mul(slot, kb.idx(c.shape.chunk * c.ldDT()));
+    Value fBase, vBase;
+    std::tie(fBase, vBase) = slotBases(slot);
     kb.ifElse(
         featuresAligned, [&] { copyFeatures(t0, count, fBase); },
         [&] { stageFeatures(t0, count, 1, fBase); });
@@ -474,8 +474,8 @@ public:
                         });
     kb.ifThen(kb.ult(begin, end), [&] { issue(begin, kb.idx(0)); });
     commit();
-    return kb.forLoop(
-        begin, end, step, init, [&](Value t0, ValueRange carried) {
+    SmallVector<Value> results =
+        kb.forLoop(begin, end, step, init, [&](Value t0, ValueRange carried) {
           Value slot = kb.remU(kb.divU(kb.sub(t0, begin), step), kb.idx(2));
           kb.barrier();
           Value next = kb.add(t0, step);
@@ -485,12 +485,19 @@ public:
           complete(t0, slot, /*pending=*/1);
           return body(t0, count(t0), carried);
         });
+    featureSlot = valueSlot = zero;
+    return results;
+  }
+
+  /// The first elements of slot `slot` of the feature and value tiles.
+  std::pair<Value, Value> slotBases(Value slot) {
+    return {kb.mul(slot, kb.idx(c.shape.chunk * c.ldF())),
+            kb.mul(slot, kb.idx(c.shape.chunk * c.ldDT()))};
   }
 
   /// The slot of the staged tiles the products read.
   void useSlot(Value slot) {
-    featureSlot = kb.mul(slot, kb.idx(c.shape.chunk * c.ldF()));
-    valueSlot = kb.mul(slot, kb.idx(c.shape.chunk * c.ldDT()));
+    std::tie(featureSlot, valueSlot) = slotBases(slot);
   }
 
   /// This warp's 16 rows of tril(φ(Q_c)φ(K_c)ᵀ) to shared memory; returns
