@@ -298,6 +298,8 @@ struct Kernel {
   std::vector<std::pair<uint32_t, Word>> constants;
   uint32_t words = 0;
   unsigned maxDepth = 1;
+  /// Whether the kernel issues async copies (its blocks then track them).
+  bool asyncCopies = false;
   /// Launch parameters expected (memref descriptors expanded).
   size_t params = 0;
 };
@@ -1020,8 +1022,6 @@ int64_t linearIndex(Exec &e, const Inst &in, const RuntimeBuffer &b,
   return linear;
 }
 
-/// Checks a workgroup read on lane `l` of element `i`: written in this
-/// block, and not by another thread since the last barrier.
 /// Fails on an access to an element an async copy still writes: only a
 /// wait of the issuing thread completes it (then a barrier publishes it).
 inline void checkNoAsyncWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
@@ -1031,10 +1031,11 @@ inline void checkNoAsyncWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
   fail(e, in, l,
        "access to element " + std::to_string(i) + " of " + bufferName(e, b) +
            " while the async copy of thread " + std::to_string(s.asyncWriter) +
-           " to it is in flight (no nvgpu.device_async_wait of that thread "
-           "has completed it)");
+           " to it is in flight (no wait of that thread has completed it)");
 }
 
+/// Checks a workgroup read on lane `l` of element `i`: written in this
+/// block, and not by another thread since the last barrier.
 inline void checkSharedRead(Exec &e, const Inst &in, const RuntimeBuffer &b,
                             int64_t i, uint32_t l) {
   Shadow &s = b.shadow[i];
@@ -1898,8 +1899,8 @@ public:
     if (sharedBytes > kMaxSharedBytes)
       failCompile(k.name, func,
                   "the kernel has " + std::to_string(sharedBytes) +
-                      " bytes of workgroup memory; a CUDA kernel on sm_80 "
-                      "or later has at most 99 KiB on every GPU");
+                      " bytes of workgroup memory; every GPU of sm_80 and "
+                      "later allows a block 99 KiB");
     if (!func.getPrivateAttributions().empty())
       failCompile(k.name, func, "private attributions are not emulated");
     k.programs.emplace_back();
@@ -2019,6 +2020,22 @@ private:
     return Value();
   }
 
+  /// The first word of the element or subvector of `words` words at the
+  /// static `positions` of a vector of `shape` (row major, one word per
+  /// element), for vector.extract and vector.insert; poison positions fail.
+  int64_t wordPosition(Operation *op, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> positions, uint32_t words) {
+    int64_t at = 0;
+    for (auto [i, position] : llvm::enumerate(positions)) {
+      if (position < 0)
+        failCompile(k.name, op,
+                    op->getName().getStringRef().str() +
+                        " at a poison position");
+      at = at * shape[i] + position;
+    }
+    return at * words;
+  }
+
   /// nvgpu.device_async_copy between rank-1 buffers: global to a 16-byte
   /// aligned workgroup buffer of the same element type. Its token is not a
   /// value: groups and waits are per thread, in program order.
@@ -2043,6 +2060,7 @@ private:
                       std::to_string(to.index) + ", which is not " +
                       std::to_string(bytes) + "-byte aligned (llvm.align)");
     k.buffers[dst].stored = true;
+    k.asyncCopies = true;
     Inst in;
     in.fn = asyncCopyOp;
     in.op = op;
@@ -2587,13 +2605,8 @@ private:
       in.a = use(extract.getSource(), &op).offset;
       Slot r = define(extract.getResult(), &op);
       in.r = r.offset;
-      // The row-major position of the extracted element or subvector, in
-      // words (one per element).
-      ArrayRef<int64_t> shape = extract.getSourceVectorType().getShape();
-      int64_t at = 0;
-      for (auto [i, position] : llvm::enumerate(extract.getStaticPosition()))
-        at = at * shape[i] + position;
-      in.imm = at * r.words;
+      in.imm = wordPosition(&op, extract.getSourceVectorType().getShape(),
+                            extract.getStaticPosition(), r.words);
       in.imm2 = r.words;
       return emit(program, std::move(in));
     }
@@ -2606,16 +2619,8 @@ private:
       Slot value = use(insert.getValueToStore(), &op);
       in.ins = {use(insert.getDest(), &op), value};
       in.r = define(insert.getResult(), &op).offset;
-      // The row-major position of the inserted element or subvector, in
-      // words (one per element).
-      ArrayRef<int64_t> shape = insert.getDestVectorType().getShape();
-      int64_t at = 0;
-      for (auto [i, position] : llvm::enumerate(insert.getStaticPosition())) {
-        if (position < 0)
-          failCompile(k.name, &op, "vector.insert at a poison position");
-        at = at * shape[i] + position;
-      }
-      in.imm = at * value.words;
+      in.imm = wordPosition(&op, insert.getDestVectorType().getShape(),
+                            insert.getStaticPosition(), value.words);
       in.imm2 = value.words;
       return emit(program, std::move(in));
     }
@@ -2706,18 +2711,14 @@ private:
       in.op = &op;
       return emit(program, std::move(in));
     }
-    if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+    if (isa<nvgpu::DeviceAsyncWaitOp, NVVM::CpAsyncWaitGroupOp>(op)) {
       Inst in;
       in.fn = asyncWaitOp;
       in.op = &op;
-      in.imm = wait.getNumGroups().value_or(0);
-      return emit(program, std::move(in));
-    }
-    if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
-      Inst in;
-      in.fn = asyncWaitOp;
-      in.op = &op;
-      in.imm = wait.getN();
+      // The groups left in flight.
+      auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op);
+      in.imm = wait ? wait.getNumGroups().value_or(0)
+                    : cast<NVVM::CpAsyncWaitGroupOp>(op).getN();
       return emit(program, std::move(in));
     }
     if (auto cvt = dyn_cast<NVVM::ConvertFloatToTF32Op>(op)) {
@@ -3030,6 +3031,8 @@ void setUpWorker(Exec &e, const Kernel &k, const int64_t block[3],
     e.threadId[2][l] = l / (block[0] * block[1]);
   }
   e.buffers = globals;
+  e.asyncCopies.assign(k.asyncCopies ? e.threads : 0, {});
+  e.asyncGroups.assign(k.asyncCopies ? e.threads : 0, 0);
   for (size_t i = 0; i < k.buffers.size(); ++i) {
     const BufferInfo &info = k.buffers[i];
     if (!info.shared)
@@ -3062,18 +3065,18 @@ void runBlock(Exec &e, int64_t linear) {
   e.depth = 0;
   e.mask = e.masks[0].data();
   std::fill_n(e.mask, e.threads, 1);
-  e.asyncCopies.assign(e.threads, {});
-  e.asyncGroups.assign(e.threads, 0);
+  // Group numbers restart with the block; the copies are all completed (or
+  // the last block failed).
+  std::fill(e.asyncGroups.begin(), e.asyncGroups.end(), 0);
   run(e, e.kernel->programs[0]);
   // A copy still in flight at the end was issued for nothing (or waited for
   // with too high a count).
-  for (uint32_t l = 0; l < e.threads; ++l)
+  for (uint32_t l = 0; l < e.asyncCopies.size(); ++l)
     if (!e.asyncCopies[l].empty())
       fail(e, *e.asyncCopies[l].front().inst, l,
            "the kernel returns with " +
                std::to_string(e.asyncCopies[l].size()) +
-               " async copies of this thread that no "
-               "nvgpu.device_async_wait completed");
+               " async copies of this thread that no wait completed");
 }
 
 } // namespace

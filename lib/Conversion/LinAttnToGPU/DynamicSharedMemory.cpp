@@ -68,6 +68,7 @@ struct LinAttnGPUDynamicSharedMemoryPass
           << chip << "' is not sm_ followed by a number";
       return signalPassFailure();
     }
+    limitBytes = *limit;
     // Kernels moved, by symbol, and their shared memory in bytes.
     llvm::DenseMap<SymbolRefAttr, int64_t> moved;
     for (auto kernels : module.getOps<gpu::GPUModuleOp>())
@@ -136,11 +137,10 @@ struct LinAttnGPUDynamicSharedMemoryPass
     }
     if (end <= kStaticSharedBytes)
       return 0;
-    if (end > *maxSharedBytes(chip)) {
+    if (end > limitBytes) {
       func.emitError("kernel ")
           << func.getName() << " needs " << end << " bytes of shared memory; "
-          << chip << " allows at most " << *maxSharedBytes(chip)
-          << " per block";
+          << chip << " allows at most " << limitBytes << " per block";
       return std::nullopt;
     }
     Block &entry = func.getBody().front();
@@ -191,6 +191,8 @@ struct LinAttnGPUDynamicSharedMemoryPass
     return global;
   }
 
+  /// What the chip allows per block, in bytes.
+  int64_t limitBytes = 0;
   llvm::DenseMap<Operation *, memref::GlobalOp> globals;
 };
 } // namespace

@@ -16,7 +16,7 @@
 // VALUES: async ok
 
 // RUN: not --crash linattn-run %s --entry=in_flight --target=cuda --emulate-gpu --input=%t/in.npy 2>&1 | FileCheck %s --check-prefix=IN-FLIGHT
-// IN-FLIGHT: linattn GPU emulator: error: access to element 0 of workgroup buffer #0 while the async copy of thread 0 to it is in flight (no nvgpu.device_async_wait of that thread has completed it)
+// IN-FLIGHT: linattn GPU emulator: error: access to element 0 of workgroup buffer #0 while the async copy of thread 0 to it is in flight (no wait of that thread has completed it)
 // IN-FLIGHT-NEXT: kernel: @in_flight
 // IN-FLIGHT-NEXT: op: %{{.*}} = memref.load
 // IN-FLIGHT: thread (0, 0, 0)
@@ -38,7 +38,7 @@
 // ISSUE-RACE: thread (0, 0, 0)
 
 // RUN: not --crash linattn-run %s --entry=never_waited --target=cuda --emulate-gpu --input=%t/in.npy 2>&1 | FileCheck %s --check-prefix=NEVER
-// NEVER: error: the kernel returns with 1 async copies of this thread that no nvgpu.device_async_wait completed
+// NEVER: error: the kernel returns with 1 async copies of this thread that no wait completed
 // NEVER-NEXT: kernel: @never_waited
 // NEVER: thread (0, 0, 0)
 
