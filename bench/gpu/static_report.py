@@ -99,7 +99,7 @@ def attention_module(f, causal):
 
 class Config:
     def __init__(self, label, module, options, kind, f=None, dv=None,
-                 dtype="f32", normalized=True):
+                 dtype="f32", normalized=True, slots=1):
         self.label = label
         self.module = module
         self.options = options
@@ -108,6 +108,7 @@ class Config:
         self.dv = dv
         self.dtype = dtype
         self.normalized = normalized
+        self.slots = slots  # of the staged tiles: 2 with async-copies
 
 
 def configurations():
@@ -133,6 +134,16 @@ def configurations():
                 scan_module("bf16", f, f, normalized=False),
                 f"scan-kernel=chunked sequence-parallel-blocks={parallel}",
                 "chunked", f, f, "bf16", normalized=False))
+        # cp.async double buffering: doubled staged tiles in dynamic shared
+        # memory, normalized and as the benchmark calls it.
+        for normalized in (True, False):
+            configs.append(Config(
+                f"chunked bf16 F{f} " +
+                ("" if normalized else "unnormalized ") + "async-copies",
+                scan_module("bf16", f, f, normalized=normalized),
+                "scan-kernel=chunked sequence-parallel-blocks=0 "
+                "async-copies=true", "chunked", f, f, "bf16",
+                normalized=normalized, slots=2))
         for parallel in (0, 1000000000):
             configs.append(Config(
                 f"chunked tf32 F{f}" +
@@ -233,8 +244,9 @@ def embedded_object(text, key):
 
 
 def launch_sizes(host):
-    """{kernel: (grid, block)} from the gpu.launch_func ops of the host code;
-    sizes that are not constants are None."""
+    """{kernel: (grid, block, dynamic shared memory bytes)} from the
+    gpu.launch_func ops of the host code; sizes that are not constants are
+    None, no dynamic shared memory is 0."""
     lines = host.splitlines()
     result = {}
     for n, line in enumerate(lines):
@@ -255,21 +267,31 @@ def launch_sizes(host):
 
         grid = tuple(resolve(x.strip()) for x in m.group(2).split(","))
         block = tuple(resolve(x.strip()) for x in m.group(3).split(","))
-        result[m.group(1)] = (grid, block)
+        d = re.search(r"dynamic_shared_memory_size (%\w+)", line)
+        dynamic = resolve(d.group(1)) if d else 0
+        result[m.group(1)] = (grid, block, dynamic)
     return result
 
 
-def ptx_shared(ptx):
-    """{kernel: [bytes of each .shared declaration, in order]}."""
-    result, current = {}, None
-    for line in ptx.splitlines():
-        m = re.match(r"\.visible \.entry (\w+)\(", line)
-        if m:
-            current = m.group(1)
-            result[current] = []
-        m = re.match(r"\s*\.shared \.align \d+ \.b8 \w+\[(\d+)\];", line)
-        if m and current:
-            result[current].append(int(m.group(1)))
+def ptx_kernels(ptx):
+    """The kernels' names in the PTX's order (the module's launches')."""
+    return re.findall(r"^\.visible \.entry (\w+)\(", ptx, re.M)
+
+
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
+def workgroup_buffers(ir):
+    """{kernel: [bytes of each workgroup buffer, in order]} from the gpu.func
+    ops of the IR after convert-linattn-to-gpu (before
+    linattn-gpu-dynamic-shared-memory turns large ones into views)."""
+    result = {}
+    for m in re.finditer(r"gpu\.func @(\w+)\(.*?\) workgroup\((.*?)\) "
+                         r"kernel", ir):
+        result[m.group(1)] = [
+            int(n) * ELEMENT_BYTES[t] for n, t in
+            re.findall(r"memref<(\d+)x(\w+), #gpu\.address_space<"
+                       r"workgroup>>", m.group(2))]
     return result
 
 
@@ -421,11 +443,12 @@ def occupancy(chip, registers, smem, threads):
 
 def analyze(config, chip, opt, ptxas, cuobjdump, keep):
     options = f"format=isa chip={chip} {config.options}".strip()
-    host, _ = run([opt, "-", f"--linattn-lower-to-nvvm={options}"],
-                  stdin=config.module)
+    host, converted = run([opt, "-", f"--linattn-lower-to-nvvm={options}",
+                           "--mlir-print-ir-after=convert-linattn-to-gpu"],
+                          stdin=config.module)
     ptx = embedded_object(host, "assembly").decode()
     launches = launch_sizes(host)
-    shared = ptx_shared(ptx)
+    shared = workgroup_buffers(converted)
     with tempfile.TemporaryDirectory() as tmp:
         stem = re.sub(r"\W+", "_", f"{config.label}_{chip}").strip("_")
         ptx_path = os.path.join(keep or tmp, stem + ".ptx")
@@ -441,10 +464,14 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
     resources = ptxas_resources(log)
     functions = sass_functions(sass)
     rows = []
-    for kernel in shared:  # PTX order: the order of the module's launches
+    for kernel in ptx_kernels(ptx):
         res = resources[kernel]
         instructions = functions[kernel]
-        grid, block = launches.get(kernel, ((None,) * 3, (None,) * 3))
+        grid, block, dynamic = launches.get(kernel,
+                                            ((None,) * 3, (None,) * 3, 0))
+        # ptxas counts static shared memory only; the launch adds the rest.
+        res["smem"] += dynamic
+        res["dynamic_smem"] = dynamic
         threads = math.prod(b for b in block if b) if all(block) else None
         row = dict(config=config.label, chip=chip, kernel=kernel,
                    threads=threads, grid="×".join(str(g) if g else "?"
@@ -463,7 +490,7 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
                 # (above 1: more than one wave).
                 row["fill"] = math.prod(grid) / (blocks * GPUS[chip]["sms"])
         if config.kind == "chunked":
-            row.update(chunked_shape(config, shared[kernel], threads, row,
+            row.update(chunked_shape(config, shared.get(kernel, []), threads, row,
                                      instructions))
         rows.append(row)
     return rows
@@ -482,9 +509,10 @@ def chunked_shape(config, shared, threads, row, instructions):
     size = 4 if config.dtype == "f32" else 2  # tf32 tiles are f32
     k = 8 if config.dtype == "f32" else 16    # m16n8k8 or m16n8k16
     pad = 16 // size
-    chunk = shared[0] // (size * (f + pad))
+    chunk = shared[0] // (config.slots * size * (f + pad))
     # The segment-state kernel stages only φ(K_c) and V_c.
-    dv_tile = shared[2 if len(shared) > 2 else 1] // (size * chunk) - pad
+    dv_tile = shared[2 if len(shared) > 2 else 1] // \
+        (config.slots * size * chunk) - pad
     warps = threads // 32
     tc_flops = hmma * warps * 2 * 16 * 8 * k
     # Outside the tensor cores, per chunk: the normalizer φ(q)·z (2·C·F),
@@ -507,7 +535,7 @@ def write_reports(rows, meta, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     csv_path = os.path.join(out_dir, "gpu-static.csv")
     fields = ["config", "chip", "kernel", "threads", "grid", "registers",
-              "smem", "stack", "spill_st", "spill_ld", "barriers",
+              "smem", "dynamic_smem", "stack", "spill_st", "spill_ld", "barriers",
               "blocks_per_sm", "limits", "occupancy", "limiter", "fill"] + \
         ["sass_" + c for c in CLASSES] + ["sass_total"] + \
         ["chunk", "dv_tile", "warps", "tc_flops", "cuda_flops", "tc_share",
@@ -565,7 +593,8 @@ def write_reports(rows, meta, out_dir):
                   f"four sub-partitions (as `cuda_occupancy.h` computes it); "
                   f"`r/s/t` are the block limits from registers, shared "
                   f"memory and threads. `smem` is ptxas' static shared memory "
-                  f"per block. The grid is the launch's for any sequence "
+                  f"per block plus the launch's dynamic shared memory (marked "
+                  f"d: all of it is dynamic). The grid is the launch's for any sequence "
                   f"length (? where it depends on it); `fill` is the grid's "
                   f"blocks over the resident blocks of all {g['sms']} SMs "
                   f"(below 100%: SMs idle or under-occupied).\n")
@@ -578,7 +607,8 @@ def write_reports(rows, meta, out_dir):
             fill = f"{r['fill']:.0%}" if "fill" in r else "?"
             md.append(f"| {r['config']} | `{r['kernel']}` | "
                       f"{r['threads'] or '?'} | {r['grid']} | "
-                      f"{r['registers']} | {r['smem']} | "
+                      f"{r['registers']} | {r['smem']}"
+                      f"{' d' if r['dynamic_smem'] else ''} | "
                       f"{r['spill_st']}/{r['spill_ld']} | "
                       f"{r.get('blocks_per_sm', '?')} | "
                       f"{r.get('limits', '?')} | {occ} | "

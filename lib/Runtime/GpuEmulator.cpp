@@ -79,6 +79,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -89,6 +90,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -302,6 +304,9 @@ struct Kernel {
   bool asyncCopies = false;
   /// Launch parameters expected (memref descriptors expanded).
   size_t params = 0;
+  /// The block size every launch must have (`known_block_size`), if any:
+  /// ptxas allocates registers for it, and a larger block fails to launch.
+  std::optional<std::array<int64_t, 3>> knownBlockSize;
 };
 
 //===----------------------------------------------------------------------===//
@@ -3148,6 +3153,8 @@ void *linattn::gpu_emulator::getFunction(void *module, const char *name) {
   auto kernel = std::make_unique<Kernel>();
   kernel->name = name;
   kernel->func = func;
+  if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize())
+    kernel->knownBlockSize = {(*known)[0], (*known)[1], (*known)[2]};
   Compiler(*kernel).compile();
   Kernel *result = kernel.get();
   m->functions[name] = std::move(kernel);
@@ -3169,6 +3176,16 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
                       std::to_string(block[1]) + "x" +
                       std::to_string(block[2]) +
                       " threads (a block has 1 to 1024)");
+  if (k.knownBlockSize && (block[0] != (*k.knownBlockSize)[0] ||
+                           block[1] != (*k.knownBlockSize)[1] ||
+                           block[2] != (*k.knownBlockSize)[2]))
+    failLaunch(k, "block of " + std::to_string(block[0]) + "x" +
+                      std::to_string(block[1]) + "x" +
+                      std::to_string(block[2]) +
+                      " threads, but the kernel's known_block_size is " +
+                      std::to_string((*k.knownBlockSize)[0]) + "x" +
+                      std::to_string((*k.knownBlockSize)[1]) + "x" +
+                      std::to_string((*k.knownBlockSize)[2]));
   if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0 || grid[1] > 65535 ||
       grid[2] > 65535 || grid[0] > 2147483647)
     failLaunch(k, "grid of " + std::to_string(grid[0]) + "x" +

@@ -56,6 +56,33 @@
 // CHUNKED-RES: Function linattn_scan_chunked_forward_elu_normalized_0:
 // CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
 
+// The chunk loop, each iteration (Inputs/sass_loop.py cuts out the loop that
+// holds the HMMAs). Synchronous staging: 16-byte loads, every HMMA, no local
+// memory. With async-copies: the next chunk's cp.async copies (LDGSTS, L1
+// bypassed), one commit (LDGDEPBAR), then a wait for all groups but the newest
+// (DEPBAR.LE SB0, 0x1) before the products, and no local memory either (the
+// few bytes ptxas spills at F = 64 to stay within 168 registers are outside
+// the loop).
+// RUN: %cuobjdump --dump-sass %t.chunked.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=LOOP --implicit-check-not=STL --implicit-check-not=LDL
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 async-copies=true" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.async.cubin
+// RUN: %cuobjdump --dump-sass %t.async.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=ASYNC-LOOP --implicit-check-not=STL --implicit-check-not=LDL
+// LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// LOOP: LDG.E.128
+// LOOP-COUNT-104: HMMA.16816.F32
+// LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// LOOP: LDG.E.128
+// LOOP-COUNT-128: HMMA.16816.F32.BF16
+// ASYNC-LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// ASYNC-LOOP: LDGSTS.E.BYPASS.128
+// ASYNC-LOOP: LDGDEPBAR
+// ASYNC-LOOP: DEPBAR.LE SB0, 0x1
+// ASYNC-LOOP-COUNT-104: HMMA.16816.F32
+// ASYNC-LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// ASYNC-LOOP: LDGSTS.E.BYPASS.128
+// ASYNC-LOOP: LDGDEPBAR
+// ASYNC-LOOP: DEPBAR.LE SB0, 0x1
+// ASYNC-LOOP-COUNT-128: HMMA.16816.F32.BF16
+
 // The sequence-parallel kernels of an f32 scan on tf32 tensor cores
 // (tf32=true; F = 64, C = 32): HMMA.1688 in the segment-state (64) and
 // output (192: scores, outputs and the state update) kernels, none in the

@@ -1491,7 +1491,6 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     auto flat = [](Type type) {
       return RankedTensorType::get({ShapedType::kDynamic}, type);
     };
-    Value threads = index(c.threads());
 
     // The segments' contributions to the state.
     LaunchBuilder contributions(rewriter, loc, module);
@@ -1504,7 +1503,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     contributions.scalar(perSegment);
     contributions.scalar(segments);
     SmallVector<Value> h = contributions.launch(
-        statesKernel, {batch, tiles, segments}, {threads, one, one});
+        statesKernel, {batch, tiles, segments}, c.threads());
 
     // The scan over the segments.
     LaunchBuilder prefix(rewriter, loc, module);
@@ -1528,7 +1527,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
         divideCeil(mul(index(features), dv), index(kSegmentScanThreads)));
     SmallVector<Value> p = prefix.launch(
         scanKernel, {batch, gridSizeYZ(rewriter, loc, elementTiles), one},
-        {index(kSegmentScanThreads), one, one});
+        kSegmentScanThreads);
 
     // The segments' outputs.
     LaunchBuilder outputs(rewriter, loc, module);
@@ -1544,8 +1543,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     outputs.scalar(dv);
     outputs.scalar(perSegment);
     outputs.scalar(segments);
-    SmallVector<Value> o = outputs.launch(
-        outputsKernel, {batch, tiles, segments}, {threads, one, one});
+    SmallVector<Value> o =
+        outputs.launch(outputsKernel, {batch, tiles, segments}, c.threads());
     return {o[0], p[2], p[3]};
   };
 

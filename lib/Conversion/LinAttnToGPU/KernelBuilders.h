@@ -312,12 +312,18 @@ public:
 
   void scalar(Value value) { args.push_back(value); }
 
-  /// Calls the launch stub of `kernel` with the grid and block sizes and
-  /// returns the result tensors.
+  /// Calls the launch stub of `kernel` with the grid and blocks of `threads`
+  /// threads, and returns the result tensors. The kernel gets the block size
+  /// as its `known_block_size` (ptxas's `.maxntid`: registers are allocated
+  /// for blocks of that size, and thread ids have a known range).
   SmallVector<Value> launch(gpu::GPUFuncOp kernel, ArrayRef<Value> grid,
-                            ArrayRef<Value> block) {
+                            int64_t threads) {
+    kernel.setKnownBlockSizeAttr(
+        b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
     SmallVector<Value> operands(grid.begin(), grid.end());
-    llvm::append_range(operands, block);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    operands.append(
+        {arith::ConstantIndexOp::create(b, loc, threads), one, one});
     llvm::append_range(operands, args);
     // The stub: a private declaration the bufferization passes see as an
     // opaque call on buffers.

@@ -102,7 +102,7 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
       rewriter, loc, ceilDiv(rewriter, loc, dvValue, dvTile), one);
   SmallVector<Value> results = launch.launch(
       kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
-      {arith::ConstantIndexOp::create(rewriter, loc, threads), one, one});
+      threads);
   return results;
 }
 
@@ -466,7 +466,7 @@ std::optional<std::string> Converter::convert(StepOp op) {
       rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
   SmallVector<Value> results = launch.launch(
       kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
-      {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
+      block);
   rewriter.replaceOp(op, results);
   return std::nullopt;
 }
@@ -553,7 +553,7 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
       kernel,
       {tiles, arith::ConstantIndexOp::create(rewriter, loc, features),
        gridSizeYZ(rewriter, loc, batches)},
-      {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
+      block);
   rewriter.replaceOp(op, results);
   return std::nullopt;
 }
@@ -653,12 +653,11 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   launch.scalar(nValue);
   launch.scalar(dvValue);
   launch.scalar(batches);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  SmallVector<Value> results = launch.launch(
-      kernel,
-      {nValue, ceilDiv(rewriter, loc, dvValue, block),
-       gridSizeYZ(rewriter, loc, batches)},
-      {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
+  SmallVector<Value> results =
+      launch.launch(kernel,
+                    {nValue, ceilDiv(rewriter, loc, dvValue, block),
+                     gridSizeYZ(rewriter, loc, batches)},
+                    block);
   rewriter.replaceOp(op, results);
   return std::nullopt;
 }
@@ -744,11 +743,11 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = arith::MaxUIOp::create(
       rewriter, loc, ceilDiv(rewriter, loc, mValue, block), one);
-  SmallVector<Value> results = launch.launch(
-      kernel,
-      {tiles, gridSizeYZ(rewriter, loc, nValue),
-       gridSizeYZ(rewriter, loc, batches)},
-      {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
+  SmallVector<Value> results =
+      launch.launch(kernel,
+                    {tiles, gridSizeYZ(rewriter, loc, nValue),
+                     gridSizeYZ(rewriter, loc, batches)},
+                    block);
   rewriter.replaceOp(op, results);
   return std::nullopt;
 }
@@ -832,11 +831,11 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = arith::MaxUIOp::create(
       rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
-  SmallVector<Value> results = launch.launch(
-      kernel,
-      {tiles, gridSizeYZ(rewriter, loc, nValue),
-       gridSizeYZ(rewriter, loc, batches)},
-      {arith::ConstantIndexOp::create(rewriter, loc, block), one, one});
+  SmallVector<Value> results =
+      launch.launch(kernel,
+                    {tiles, gridSizeYZ(rewriter, loc, nValue),
+                     gridSizeYZ(rewriter, loc, batches)},
+                    block);
   rewriter.replaceOp(op, results);
   return std::nullopt;
 }

@@ -54,6 +54,7 @@
 // CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
 // CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-SAME: attributes {known_block_size = array<i32: 128, 1, 1>}
 // Staging loads 16 bytes at a time where q, k (and v, with Dv a multiple of
 // 8) are 16-byte aligned, tested once per block; element by element if not.
 // CHECK: %[[KP:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<?xbf16> -> index
@@ -126,6 +127,7 @@
 // SEQ-LABEL: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
 // SEQ-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // SEQ-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// SEQ-SAME: attributes {known_block_size = array<i32: 128, 1, 1>}
 // SEQ: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // SEQ: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // SEQ: nvvm.mma.sync
@@ -133,6 +135,7 @@
 // The scan: f32 prefixes, no tensor cores.
 // SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(
 // SEQ-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// SEQ-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // SEQ-NOT: nvvm.mma.sync
 // SEQ: scf.for
 // The outputs: the chunk loop of the batch-parallel kernel over a segment,

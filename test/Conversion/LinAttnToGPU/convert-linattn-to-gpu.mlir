@@ -32,6 +32,8 @@
 // CHECK: gpu.func @linattn_scan_forward_elu_normalized_0(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: workgroup(%[[QS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>) kernel
+// The launch's block size, which ptxas gets as .maxntid.
+// CHECK-SAME: attributes {known_block_size = array<i32: 32, 1, 1>}
 // CHECK: gpu.block_id x
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: arith.divui %[[TID]], %c4
@@ -96,12 +98,12 @@ func.func @scan_reverse_init(%fq: tensor<2x?x16xf32>, %fk: tensor<2x?x16xf32>, %
 //   CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 //       CHECK: call @__linattn_launch_linattn_kv_summary_relu_0(%[[C1]], %[[C32]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
 //       CHECK: call @__linattn_launch_linattn_query_readout_relu_normalized_1(%{{.*}}, %[[C1]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
-// CHECK: gpu.func @linattn_kv_summary_relu_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %[[BATCHES:.*]]: index) kernel
+// CHECK: gpu.func @linattn_kv_summary_relu_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %[[BATCHES:.*]]: index) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // CHECK:   %[[Z:.*]] = gpu.block_id z
 // CHECK:   %[[GZ:.*]] = gpu.grid_dim z
 // CHECK:   scf.for %{{.*}} = %[[Z]] to %[[BATCHES]] step %[[GZ]]
 // CHECK: arith.maximumf
-// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}: index, %{{.*}}: index, %{{.*}}: index) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}: index, %{{.*}}: index, %{{.*}}: index) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // CHECK: gpu.grid_dim z
 // CHECK: scf.for
 // CHECK: gpu.barrier

@@ -65,8 +65,8 @@ struct LinAttnToGPUKernelOptions {
   /// the current one, in two slots per staged tile (more than 48 KiB of
   /// shared memory for F = 64: `linattn-gpu-dynamic-shared-memory` moves
   /// such kernels to dynamic shared memory). Off by default until measured:
-  /// the slot chosen at run time costs registers (187 instead of 148 at
-  /// F = 64, 2 blocks per SM instead of 3).
+  /// the doubled tiles and registers (168 instead of 146 at F = 64) cost
+  /// occupancy where the synchronous kernel fits 4 blocks per SM.
   bool asyncCopies = false;
 };
 

@@ -62,6 +62,10 @@
 // UNKNOWN-OP-NEXT: kernel: @unsupported
 // UNKNOWN-OP-NEXT: op: %{{.*}} = math.sin
 
+// RUN: not --crash linattn-run %s --entry=block_size --target=cuda --emulate-gpu --random-seed=1 2>&1 | FileCheck %s --check-prefix=BLOCK-SIZE
+// BLOCK-SIZE: linattn GPU emulator: error: block of 32x1x1 threads, but the kernel's known_block_size is 16x1x1
+// BLOCK-SIZE-NEXT: kernel: @known_block_size
+
 module attributes {gpu.container_module} {
   gpu.module @linattn_kernels {
     // out[i] = in[i] + in[i ^ 1] through a shuffle; correct.
@@ -193,6 +197,14 @@ module attributes {gpu.container_module} {
       memref.store %x, %out[%tid] : memref<?xf32>
       gpu.return
     }
+    // Declares blocks of 16 threads; @block_size launches 32.
+    gpu.func @known_block_size(%in: memref<?xf32>, %out: memref<?xf32>) kernel
+        attributes {known_block_size = array<i32: 16, 1, 1>} {
+      %tid = gpu.thread_id x
+      %x = memref.load %in[%tid] : memref<?xf32>
+      memref.store %x, %out[%tid] : memref<?xf32>
+      gpu.return
+    }
     gpu.func @unsupported(%in: memref<?xf32>, %out: memref<?xf32>) kernel {
       %tid = gpu.thread_id x
       %x = memref.load %in[%tid] : memref<?xf32>
@@ -225,6 +237,8 @@ module attributes {gpu.container_module} {
       attributes {linattn.gpu_kernel = @linattn_kernels::@global_race, linattn.gpu_outputs = array<i64: 1>}
   func.func private @launch_unsupported(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
       attributes {linattn.gpu_kernel = @linattn_kernels::@unsupported, linattn.gpu_outputs = array<i64: 1>}
+  func.func private @launch_block_size(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
+      attributes {linattn.gpu_kernel = @linattn_kernels::@known_block_size, linattn.gpu_outputs = array<i64: 1>}
 
   func.func @ok(%x: tensor<32xf32>) -> tensor<32xf32> {
     %c1 = arith.constant 1 : index
@@ -344,6 +358,18 @@ module attributes {gpu.container_module} {
     %out = memref.alloc() : memref<32xf32>
     %out_flat = memref.cast %out : memref<32xf32> to memref<?xf32>
     call @launch_unsupported(%c1, %c1, %c1, %c32, %c1, %c1, %in_flat, %out_flat)
+        : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
+    %r = bufferization.to_tensor %out restrict writable : memref<32xf32> to tensor<32xf32>
+    return %r : tensor<32xf32>
+  }
+  func.func @block_size(%x: tensor<32xf32>) -> tensor<32xf32> {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %in = bufferization.to_buffer %x read_only : tensor<32xf32> to memref<32xf32>
+    %in_flat = memref.cast %in : memref<32xf32> to memref<?xf32>
+    %out = memref.alloc() : memref<32xf32>
+    %out_flat = memref.cast %out : memref<32xf32> to memref<?xf32>
+    call @launch_block_size(%c1, %c1, %c1, %c32, %c1, %c1, %in_flat, %out_flat)
         : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
     %r = bufferization.to_tensor %out restrict writable : memref<32xf32> to tensor<32xf32>
     return %r : tensor<32xf32>
