@@ -34,10 +34,12 @@
 // PTX-COUNT-128: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-NOT: mma.sync
 // PTX: ret;
-// f16, F = 128, C = 32, value tile 32: 32 + 40 + 32 products.
+// f16, F = 128, C = 32, value tile 64, four warps (two per row tile, each
+// with half the keys and half the value columns): per warp 16 products for
+// the scores, 40 for the outputs, 32 for the state update.
 // PTX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
-// PTX: .maxntid 64, 1, 1
-// PTX-COUNT-104: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX: .maxntid 128, 1, 1
+// PTX-COUNT-88: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX-NOT: mma.sync
 // PTX: ret;
 
@@ -50,9 +52,9 @@
 // LDMATRIX-COUNT-104: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
 // LDMATRIX-NOT: ldmatrix
 // LDMATRIX: ret;
-// f16, F = 128, C = 32, value tile 32: 82, x4 loads only.
+// f16, F = 128, C = 32, value tile 64: 74, x4 loads only.
 // LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
-// LDMATRIX-COUNT-82: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
+// LDMATRIX-COUNT-74: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
 // LDMATRIX-NOT: ldmatrix
 // LDMATRIX: ret;
 
@@ -71,18 +73,18 @@
 // NO-VLOAD-NOT: st.shared.v4
 
 // Shared memory: the tiles' rows padded by 16 bytes (F = 64: 5 tiles of
-// 64 x 72 bf16 and z; F = 128, C = 32, DT = 32: 2 x 32 x 136 + 2 x 32 x 40 +
-// 128 x 40 f16 and z). (CUDA 13's ptxas reports the last kernel first. At
-// the time of writing: 226 registers for F = 128, 146 for F = 64.)
+// 64 x 72 bf16 and z; F = 128, C = 32, DT = 64: 2 x 32 x 136 + 32 x 72 +
+// 32 x 40 + 128 x 72 f16, z and the two warps' row sums, 2 x 32 f32). (CUDA 13's ptxas reports the last kernel first. At
+// the time of writing: 168 registers for F = 128, 146 for F = 64.)
 // With async copies the staged tiles take two slots: 73984 bytes at F = 64
-// and 53248 at F = 128, above CUDA's 48 KiB of static shared memory, so the
+// and 65792 at F = 128, above CUDA's 48 KiB of static shared memory, so the
 // kernels use dynamic shared memory (an external declaration: no static
 // shared memory at all) and their launches ask for it; each chunk's
 // cp.async (16 bytes, L1 bypassed, zero-filled past the sequence) is
 // committed as a group, and a chunk waits for all groups but the newest.
 // ASYNC-HOST: %[[S0:.*]] = llvm.mlir.constant(73984 : i32) : i32
 // ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_elu_normalized_0 {{.*}} dynamic_shared_memory_size %[[S0]] args
-// ASYNC-HOST: %[[S1:.*]] = llvm.mlir.constant(53248 : i32) : i32
+// ASYNC-HOST: %[[S1:.*]] = llvm.mlir.constant(65792 : i32) : i32
 // ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_relu_normalized_1 {{.*}} dynamic_shared_memory_size %[[S1]] args
 // ASYNC: .extern .shared .align 16 .b8 linattn_dynamic_shared[];
 // ASYNC-NOT: .shared .align
@@ -105,7 +107,7 @@
 // ASYNC-PTXAS: Used {{([0-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])}} registers, used 1 barriers, {{[0-9]+}} bytes cumulative stack size{{$}}
 // PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 33280 bytes smem
+// PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 43776 bytes smem
 // PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_0' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 46336 bytes smem

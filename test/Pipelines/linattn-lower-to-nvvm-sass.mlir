@@ -6,7 +6,7 @@
 // instructions and counts, not their order, which ptxas schedules freely.
 
 // The chunked tensor-core scan: bf16 (F = 64, C = 64) and f16 (F = 128,
-// C = 32), one HMMA per mma.sync of the PTX (128 and 104, see
+// C = 32), one HMMA per mma.sync of the PTX (128 and 88, see
 // linattn-lower-to-nvvm-chunked.mlir). cuobjdump lists the kernels in the
 // cubin's order, the last one first.
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.chunked.cubin
@@ -18,7 +18,7 @@
 // CHUNKED: code for sm_90
 // CHUNKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
 // CHUNKED-NOT: BF16
-// CHUNKED-COUNT-104: {{HMMA\.16816\.F32 }}
+// CHUNKED-COUNT-88: {{HMMA\.16816\.F32 }}
 // CHUNKED-NOT: {{HMMA|BF16}}
 // CHUNKED: EXIT
 // CHUNKED-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
@@ -27,9 +27,9 @@
 // CHUNKED: EXIT
 
 // The fragments come from LDSM (ldmatrix, plain M88 and transposing MT88),
-// one per ldmatrix of the PTX: 82 (f16, F = 128) and 104 (bf16, F = 64).
+// one per ldmatrix of the PTX: 74 (f16, F = 128) and 104 (bf16, F = 64).
 // LDSM-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
-// LDSM-COUNT-82: LDSM.16.{{M|MT}}88.4
+// LDSM-COUNT-74: LDSM.16.{{M|MT}}88.4
 // LDSM-NOT: LDSM
 // LDSM: EXIT
 // LDSM-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
@@ -68,7 +68,7 @@
 // RUN: %cuobjdump --dump-sass %t.async.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=ASYNC-LOOP --implicit-check-not=STL --implicit-check-not=LDL
 // LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
 // LOOP: LDG.E.128
-// LOOP-COUNT-104: HMMA.16816.F32
+// LOOP-COUNT-88: HMMA.16816.F32
 // LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
 // LOOP: LDG.E.128
 // LOOP-COUNT-128: HMMA.16816.F32.BF16
@@ -76,7 +76,7 @@
 // ASYNC-LOOP: LDGSTS.E.BYPASS.128
 // ASYNC-LOOP: LDGDEPBAR
 // ASYNC-LOOP: DEPBAR.LE SB0, 0x1
-// ASYNC-LOOP-COUNT-104: HMMA.16816.F32
+// ASYNC-LOOP-COUNT-88: HMMA.16816.F32
 // ASYNC-LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
 // ASYNC-LOOP: LDGSTS.E.BYPASS.128
 // ASYNC-LOOP: LDGDEPBAR

@@ -230,7 +230,8 @@ def ConvertLinAttnToGPUPass
     Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
            /*default=*/"264",
            "Blocks the chunked scan aims to launch: when its batch-parallel "
-           "kernel would launch fewer, the sequence splits into segments of "
+           "kernel would launch fewer than half as many (by default one per "
+           "H100 SM), the sequence splits into segments of "
            "whole chunks (segment states, a scan over them, the segments' "
            "outputs) to reach this; 0: never">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",

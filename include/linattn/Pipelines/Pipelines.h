@@ -170,8 +170,9 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<int64_t> sequenceParallelBlocks{
       *this, "sequence-parallel-blocks",
       llvm::cl::desc("Blocks the chunked scan aims to launch: when its "
-                     "batch-parallel kernel would launch fewer, the sequence "
-                     "splits into segments run in parallel (0: never)"),
+                     "batch-parallel kernel would launch fewer than half as "
+                     "many, the sequence splits into segments run in "
+                     "parallel (0: never)"),
       llvm::cl::init(264)};
   PassOptions::Option<bool> tf32{
       *this, "tf32",

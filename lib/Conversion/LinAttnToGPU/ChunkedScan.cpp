@@ -25,11 +25,16 @@ using namespace mlir::linattn;
 using namespace mlir::linattn::gpukernels;
 
 namespace {
-/// Tile sizes of the chunked scan kernel.
+/// Tile sizes of the chunked scan kernel. Each of the C / 16 row tiles of a
+/// chunk (16 tokens) has G warps: one G-th of the keys of the scores and of
+/// the value columns of the outputs each.
 struct ChunkedScanShape {
-  int64_t chunk;  // C tokens per chunk, 16 per warp
-  int64_t warps;  // W = C / 16
+  int64_t chunk;  // C tokens per chunk
+  int64_t groups; // G warps per row tile
+  int64_t warps;  // W = G·C / 16
   int64_t dvTile; // DT value columns per block
+
+  int64_t rowTiles() const { return chunk / 16; }
 };
 } // namespace
 
@@ -38,26 +43,38 @@ struct ChunkedScanShape {
 /// banks (unpadded rows of 64 or 128 16-bit elements all start in bank 0).
 static int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
 
-/// Picks the chunk and value tile of the chunked scan for F features: the
-/// largest chunk up to `maxChunk`, then the widest value tile, such that the
-/// shared memory (φ(Q_c), φ(K_c), V_c, the masked scores and the state, in
-/// the data type of `dataBytes` bytes, rows padded) fits the 48 KiB of
-/// static shared memory and the state fragments each thread accumulates fit
-/// 64 registers.
+/// Picks the chunk, value tile and warps of the chunked scan for F features:
+/// the largest chunk up to `maxChunk`, then the widest value tile, then the
+/// fewest warps per row tile (1 or 2), such that the shared memory (φ(Q_c),
+/// φ(K_c), V_c, the masked scores and the state, in the data type of
+/// `dataBytes` bytes, rows padded; z and, with two warps per row tile, their
+/// partial row sums in f32) fits the 48 KiB of static shared memory and the
+/// state fragments each thread accumulates fit 64 registers. More warps per
+/// row tile spread the state over more threads, so that a block covers more
+/// value columns and fewer blocks recompute the same scores (F = 128: 64
+/// columns on four warps instead of 32 on two).
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t dataBytes) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
       continue;
-    int64_t warps = chunk / 16;
-    for (int64_t dvTile = 64; dvTile >= 8 * warps; dvTile /= 2) {
-      int64_t elements = 2 * chunk * (features + pad) + chunk * (dvTile + pad) +
-                         chunk * (chunk + pad) + features * (dvTile + pad);
-      int64_t bytes = dataBytes * elements + 4 * features;
-      int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
-      if (bytes <= 48 * 1024 && registers <= 64)
-        return ChunkedScanShape{chunk, warps, dvTile};
+    for (int64_t dvTile = 64; dvTile >= 8; dvTile /= 2) {
+      for (int64_t groups = 1; groups <= 2; ++groups) {
+        int64_t warps = groups * chunk / 16;
+        // Every warp needs a value tile of the state and of the outputs,
+        // and a pair of key tiles of the scores.
+        if (dvTile < 8 * warps || (chunk / 16) % groups != 0)
+          continue;
+        int64_t elements = 2 * chunk * (features + pad) +
+                           chunk * (dvTile + pad) + chunk * (chunk + pad) +
+                           features * (dvTile + pad);
+        int64_t bytes = dataBytes * elements + 4 * features +
+                        (groups > 1 ? 4 * groups * chunk : 0);
+        int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
+        if (bytes <= 48 * 1024 && registers <= 64)
+          return ChunkedScanShape{chunk, groups, warps, dvTile};
+      }
     }
   }
   return std::nullopt;
@@ -280,6 +297,9 @@ struct ChunkedScanConfig {
   int64_t slots() const { return asyncCopies ? 2 : 1; }
   /// Whether any kernel accumulates z: for the denominators or the result.
   bool keepsNormalizer() const { return normalized || finalNormalizer; }
+  /// Whether the denominators are added up in shared memory: the warps of a
+  /// row tile each hold the row sums of their keys.
+  bool sharedRowSums() const { return normalized && shape.groups > 1; }
   /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
   /// φ(K_c) are C x F, V_c is C x DT, S is F x DT, the scores C x C.
   int64_t ldF() const { return features + pad(); }
@@ -298,20 +318,26 @@ struct ChunkedScanConfig {
 
 /// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
 /// V_c (each in `slots()` slots), the masked scores, S at the chunk start
-/// (in the data type) and z at the chunk start (f32). `queries` false: only
-/// φ(K_c) and V_c.
+/// (in the data type), z at the chunk start (f32) and, for normalized scans
+/// with several warps per row tile, their partial row sums (f32, G x C).
+/// `queries` false: only φ(K_c) and V_c.
 SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c, bool queries) {
   int64_t staged = c.slots() * c.shape.chunk;
   int64_t chunk = c.shape.chunk;
   if (!queries)
     return {workgroupBufferType(c.dataType, staged * c.ldF()),
             workgroupBufferType(c.dataType, staged * c.ldDT())};
-  return {workgroupBufferType(c.dataType, staged * c.ldF()),
-          workgroupBufferType(c.dataType, staged * c.ldF()),
-          workgroupBufferType(c.dataType, staged * c.ldDT()),
-          workgroupBufferType(c.dataType, chunk * c.ldC()),
-          workgroupBufferType(c.dataType, c.features * c.ldDT()),
-          workgroupBufferType(c.stateType, c.features)};
+  SmallVector<Type> buffers = {
+      workgroupBufferType(c.dataType, staged * c.ldF()),
+      workgroupBufferType(c.dataType, staged * c.ldF()),
+      workgroupBufferType(c.dataType, staged * c.ldDT()),
+      workgroupBufferType(c.dataType, chunk * c.ldC()),
+      workgroupBufferType(c.dataType, c.features * c.ldDT()),
+      workgroupBufferType(c.stateType, c.features)};
+  if (c.sharedRowSums())
+    buffers.push_back(
+        workgroupBufferType(c.stateType, c.shape.groups * c.shape.chunk));
+  return buffers;
 }
 
 /// Creates a chunked kernel with the workgroup buffers of
@@ -332,9 +358,12 @@ Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
 
 /// Emits the parts of a chunked kernel for one block: a chunk of C tokens of
 /// batch element `batch` and the value columns [colBase, colBase + DT).
-/// Each warp owns 16 rows (tokens) of the chunk's outputs and the state
-/// fragments of every feature tile and its value tiles (pairs of adjacent
-/// tiles when they pair up, so one ldmatrix reads the B fragments of both).
+/// Warp w takes row tile w mod (C/16) (16 tokens) of the chunk and, of that
+/// row tile, group w div (C/16) of the G groups: a G-th of the keys of the
+/// scores and of the value columns of the outputs. For the state it owns
+/// the fragments of every feature tile and its value tiles (pairs of
+/// adjacent tiles when they pair up, so one ldmatrix reads the B fragments
+/// of both).
 class ChunkEmitter {
 public:
   /// `stageBatch`: global loads per thread in flight while staging (more
@@ -356,6 +385,8 @@ public:
       ps = shared[3];
       ss = shared[4];
       zs = shared[5];
+      if (c.sharedRowSums())
+        rs = shared[6];
     }
     tid = kb.threadId();
     warp = kb.divU(tid, kb.idx(32));
@@ -500,20 +531,26 @@ public:
     std::tie(featureSlot, valueSlot) = slotBases(slot);
   }
 
-  /// This warp's 16 rows of tril(φ(Q_c)φ(K_c)ᵀ) to shared memory; returns
-  /// the denominators of its rows g and g + 8 (normalized scans; z at the
-  /// chunk start in shared memory), nothing otherwise.
+  /// This warp's 16 rows and keys of tril(φ(Q_c)φ(K_c)ᵀ) to shared memory;
+  /// returns the denominators of its rows g and g + 8 (normalized scans; z
+  /// at the chunk start in shared memory), nothing otherwise. With several
+  /// warps per row tile each stores its part of the row sums (its keys, its
+  /// share of φ(q_t)ᵀ z) instead, and `denominators` adds them up.
   std::optional<std::pair<Value, Value>> scores() {
     Value r0 = warpRow();
+    int64_t keys = c.shape.chunk / c.shape.groups;
+    Value key0 = kb.mul(warpGroup(), kb.idx(keys));
     Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
     // Two key tiles at a time: one A fragment for both products.
-    for (int64_t j = 0; j < c.shape.chunk / 8; j += 2) {
+    for (int64_t j = 0; j < keys / 8; j += 2) {
+      Value n0 = kb.add(key0, kb.idx(8 * j));
       SmallVector<Value> acc(8, kb.fconst(0.0));
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
-        acc = products(queryTile(), keysTransposed(), r0, kb.idx(f0),
-                       kb.idx(8 * j), 2, acc);
+        acc =
+            products(queryTile(), keysTransposed(), r0, kb.idx(f0), n0, 2, acc);
       for (int64_t i = 0; i < 8; ++i) {
-        auto [row, col] = mb.position(r0, kb.idx(8 * (j + i / 4)), i % 4);
+        auto [row, col] =
+            mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
         Value causal =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
         Value masked = kb.select(causal, acc[i], kb.fconst(0.0));
@@ -526,11 +563,14 @@ public:
     }
     if (!c.normalized)
       return std::nullopt;
-    // φ(q_t)ᵀ z_prev, four lanes per row, then the sums over the quad.
+    // φ(q_t)ᵀ z_prev (this group's share of the features), four lanes per
+    // row, then the sums over the quad.
     Value rowLo = kb.add(r0, mb.group);
     Value rowHi = kb.add(rowLo, kb.idx(8));
-    for (int64_t f = 0; f < c.features; f += 4) {
-      Value feature = kb.add(kb.idx(f), mb.quad);
+    int64_t features = c.features / c.shape.groups;
+    Value feature0 = kb.mul(warpGroup(), kb.idx(features));
+    for (int64_t f = 0; f < features; f += 4) {
+      Value feature = kb.add(feature0, kb.add(kb.idx(f), mb.quad));
       Value z = loadShared(zs, feature);
       auto query = [&](Value row) {
         return toState(loadShared(
@@ -549,8 +589,34 @@ public:
                                                     gpu::ShuffleMode::XOR)
                                  .getShuffleResult());
     }
+    if (c.sharedRowSums()) {
+      Value at = kb.mul(warpGroup(), kb.idx(c.shape.chunk));
+      kb.ifThen(kb.eq(mb.quad, kb.idx(0)), [&] {
+        storeShared(sumLo, rs, kb.add(at, rowLo));
+        storeShared(sumHi, rs, kb.add(at, rowHi));
+      });
+      return std::nullopt;
+    }
     return std::make_pair(kb.fadd(sumLo, kb.fconst(c.eps)),
                           kb.fadd(sumHi, kb.fconst(c.eps)));
+  }
+
+  /// The denominators of this warp's rows g and g + 8: `den` from `scores`,
+  /// or, with the row sums in shared memory (after a barrier), their sum
+  /// over the groups.
+  std::optional<std::pair<Value, Value>>
+  denominators(std::optional<std::pair<Value, Value>> den) {
+    if (!c.sharedRowSums())
+      return den;
+    Value rowLo = kb.add(warpRow(), mb.group);
+    Value rowHi = kb.add(rowLo, kb.idx(8));
+    Value sumLo = kb.fconst(c.eps), sumHi = kb.fconst(c.eps);
+    for (int64_t g = 0; g < c.shape.groups; ++g) {
+      Value at = kb.idx(g * c.shape.chunk);
+      sumLo = kb.fadd(sumLo, loadShared(rs, kb.add(at, rowLo)));
+      sumHi = kb.fadd(sumHi, loadShared(rs, kb.add(at, rowHi)));
+    }
+    return std::make_pair(sumLo, sumHi);
   }
 
   /// Whether `outputs` may store a lane's two values of a row (columns 2t
@@ -580,10 +646,12 @@ public:
                                kb.fdiv(kb.fconst(1.0), den->second));
     Type oType = cast<MemRefType>(oBuf.getType()).getElementType();
     int64_t pairBytes = 2 * oType.getIntOrFloatBitWidth() / 8;
-    int64_t tiles = c.shape.dvTile / 8;
+    // This warp's group of the value tiles.
+    int64_t tiles = c.shape.dvTile / 8 / c.shape.groups;
+    Value tile0 = kb.mul(warpGroup(), kb.idx(8 * tiles));
     for (int64_t j = 0; j < tiles; j += 2) {
       int64_t count = std::min<int64_t>(2, tiles - j);
-      Value n0 = kb.idx(8 * j);
+      Value n0 = kb.add(tile0, kb.idx(8 * j));
       SmallVector<Value> acc(4 * count, kb.fconst(0.0));
       for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
         acc = products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
@@ -592,7 +660,7 @@ public:
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
       for (int64_t i = 0; i < 4 * count; i += 2) {
         // Values i and i + 1: columns col and col + 1 of one row.
-        auto [t, d] = mb.position(r0, kb.idx(8 * (j + i / 4)), i % 4);
+        auto [t, d] = mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
         SmallVector<Value, 2> values = {acc[i], acc[i + 1]};
         if (inverse)
           for (Value &value : values)
@@ -992,7 +1060,11 @@ private:
     Value token = c.reverse ? kb.sub(kb.sub(n, kb.idx(1)), i) : i;
     return kb.add(kb.mul(batch, n), token);
   }
-  Value warpRow() { return kb.mul(warp, kb.idx(16)); }
+  /// The first row of this warp's row tile, and its group in the tile.
+  Value warpRow() {
+    return kb.mul(kb.remU(warp, kb.idx(c.shape.rowTiles())), kb.idx(16));
+  }
+  Value warpGroup() { return kb.divU(warp, kb.idx(c.shape.rowTiles())); }
   int64_t nTilesPerWarp() { return c.shape.dvTile / 8 / c.shape.warps; }
   bool pairedTiles() { return nTilesPerWarp() % 2 == 0; }
   /// The j-th state tile of this warp in feature tile `fi`: value tiles
@@ -1075,7 +1147,7 @@ private:
   KernelBuilder kb;
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
-  Value qs, ks, vs, ps, ss, zs;
+  Value qs, ks, vs, ps, ss, zs, rs;
   Value tid, warp, cF, ldF, ldDT, ldC, zero;
   /// The first elements of the current slot of the staged tiles.
   Value featureSlot, valueSlot;
@@ -1201,7 +1273,7 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
                          auto den = e.scores();
                          e.storeStateToShared(carried);
                          kb.barrier();
-                         e.outputs(t0, count, den, a.o, pairs);
+                         e.outputs(t0, count, e.denominators(den), a.o, pairs);
                          SmallVector<Value> next = e.accumulateState(carried);
                          updateZ(count);
                          return next;
@@ -1452,15 +1524,22 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                            rewriter, loc, sizeOf(rewriter, loc, values, i)));
   Value tiles = atLeastOne(divideCeil(dv, index(dvTile)));
 
-  // Which variant: batch-parallel when batch × value tiles reaches
-  // `sequenceParallelBlocks` blocks; otherwise the sequence splits into
-  // enough segments of whole chunks to reach it (at most one per chunk and
-  // CUDA's grid z limit), each segment as long as that count needs.
+  // Which variant: batch-parallel when batch × value tiles reaches half of
+  // `sequenceParallelBlocks` blocks (by default one per SM: every SM has
+  // work, and the segments' extra reads of k and v, half the compulsory
+  // bytes, would cost more than more blocks gain); otherwise the sequence
+  // splits into enough segments of whole chunks to reach the target (at
+  // most one per chunk and CUDA's grid z limit), each segment as long as
+  // that count needs.
   Value chunks = divideCeil(n, index(chunk));
   Value segments = one, perSegment = chunks;
   if (options.sequenceParallelBlocks > 0) {
-    Value wanted = divideCeil(index(options.sequenceParallelBlocks),
-                              atLeastOne(mul(batch, tiles)));
+    Value target = index(options.sequenceParallelBlocks);
+    Value blocks = atLeastOne(mul(batch, tiles));
+    Value fills = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::uge, mul(blocks, index(2)), target);
+    Value wanted = rewriter.createOrFold<arith::SelectOp>(
+        loc, fills, one, divideCeil(target, blocks));
     Value split = atLeastOne(minU(minU(wanted, chunks), index(kMaxGridYZ)));
     perSegment = atLeastOne(divideCeil(chunks, split));
     segments = atLeastOne(divideCeil(chunks, perSegment));

@@ -293,7 +293,8 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // batch elements and 4096 tokens (64 chunks) want ceil(264 / 64) = 5
 // segments, of 13 chunks (the last of 12). 300 batch elements fill the GPU
 // and one chunk of 64 tokens has nothing to split, so both take the
-// batch-parallel kernel.
+// batch-parallel kernel; so do 132, half the target (a block per SM), while
+// 131 split into ceil(264 / 131) = 3 segments.
 
 // With sequence-parallel-blocks=0, always the batch-parallel kernel.
 // CHECK-LABEL: func.func @static_small_batch
@@ -315,6 +316,12 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // SEQ-LABEL: func.func @static_one_chunk
 // SEQ-NOT: scf.if
 // SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_7(%c2, %c1, %c1,
+// SEQ-LABEL: func.func @static_half_target
+// SEQ-NOT: scf.if
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_8(%c132, %c1, %c1,
+// SEQ-LABEL: func.func @static_below_half
+// SEQ-NOT: scf.if
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_9(%c131, %c1, %c3,
 
 func.func @static_small_batch(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
@@ -334,4 +341,14 @@ func.func @static_large_batch(%fq: tensor<300x100x64xbf16>, %fk: tensor<300x100x
 func.func @static_one_chunk(%fq: tensor<2x64x64xbf16>, %fk: tensor<2x64x64xbf16>, %v: tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16> -> tensor<2x64x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
   return %o : tensor<2x64x64xbf16>
+}
+
+func.func @static_half_target(%fq: tensor<132x1000x64xbf16>, %fk: tensor<132x1000x64xbf16>, %v: tensor<132x1000x64xbf16>) -> tensor<132x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<132x1000x64xbf16>, tensor<132x1000x64xbf16>, tensor<132x1000x64xbf16> -> tensor<132x1000x64xbf16>, tensor<132x64x64xf32>, tensor<132x64xf32>
+  return %o : tensor<132x1000x64xbf16>
+}
+
+func.func @static_below_half(%fq: tensor<131x1000x64xbf16>, %fk: tensor<131x1000x64xbf16>, %v: tensor<131x1000x64xbf16>) -> tensor<131x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<131x1000x64xbf16>, tensor<131x1000x64xbf16>, tensor<131x1000x64xbf16> -> tensor<131x1000x64xbf16>, tensor<131x64x64xf32>, tensor<131x64xf32>
+  return %o : tensor<131x1000x64xbf16>
 }

@@ -49,9 +49,10 @@ struct LinAttnToGPUKernelOptions {
   /// Largest chunk of the chunked scan kernel, in tokens (16, 32 or 64).
   int64_t chunkSize = 64;
   /// Blocks the chunked scan aims to launch. When its batch-parallel kernel
-  /// would launch fewer, the sequence splits into enough segments of whole
-  /// chunks to reach this, run sequence-parallel (segment states, a scan
-  /// over them, then the segments' outputs: three kernels); 0 never splits.
+  /// would launch fewer than half as many (by default one per H100 SM), the
+  /// sequence splits into enough segments of whole chunks to reach this,
+  /// run sequence-parallel (segment states, a scan over them, then the
+  /// segments' outputs: three kernels); 0 never splits.
   int64_t sequenceParallelBlocks = 264;
   /// Causal scans with f32 data and an f32 state take the chunked kernel
   /// too, on tf32 tensor cores (10-bit mantissas in the products).

@@ -223,6 +223,15 @@ def chunked_cases():
             cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, init=True, dyn=(2,),
                            dtype=dtype),
             cc.kernel_case("elu", (2,), 4097, 128, 128, EPS, dtype=dtype),
+            # Two warps per row tile, each with half the keys of the scores
+            # and half the value columns (F = 112: DT = 64; F = 160: DT = 32,
+            # one state tile per warp), the row sums added up in shared
+            # memory; and without a normalizer.
+            cc.kernel_case("elu", (2,), 100, 112, 72, EPS, reverse=True, init=True,
+                           dtype=dtype),
+            cc.kernel_case("relu", (2,), 129, 160, 40, EPS, dtype=dtype),
+            batch_parallel(cc.kernel_case("elu", (2,), 97, 128, 130, None,
+                                          dtype=dtype)),
         ]
     # The small batches above run sequence-parallel (segment states, a scan
     # over them, the segments' outputs); these take the batch-parallel kernel.
