@@ -565,8 +565,8 @@ public:
       return std::nullopt;
     // φ(q_t)ᵀ z_prev (this group's share of the features), four lanes per
     // row, then the sums over the quad.
-    Value rowLo = kb.add(r0, mb.group);
-    Value rowHi = kb.add(rowLo, kb.idx(8));
+    Value rowLo, rowHi;
+    std::tie(rowLo, rowHi) = laneRows();
     int64_t features = c.features / c.shape.groups;
     Value feature0 = kb.mul(warpGroup(), kb.idx(features));
     for (int64_t f = 0; f < features; f += 4) {
@@ -608,8 +608,7 @@ public:
   denominators(std::optional<std::pair<Value, Value>> den) {
     if (!c.sharedRowSums())
       return den;
-    Value rowLo = kb.add(warpRow(), mb.group);
-    Value rowHi = kb.add(rowLo, kb.idx(8));
+    auto [rowLo, rowHi] = laneRows();
     Value sumLo = kb.fconst(c.eps), sumHi = kb.fconst(c.eps);
     for (int64_t g = 0; g < c.shape.groups; ++g) {
       Value at = kb.idx(g * c.shape.chunk);
@@ -1060,11 +1059,23 @@ private:
     Value token = c.reverse ? kb.sub(kb.sub(n, kb.idx(1)), i) : i;
     return kb.add(kb.mul(batch, n), token);
   }
-  /// The first row of this warp's row tile, and its group in the tile.
+  /// The first row of this warp's row tile, and its group in the tile (with
+  /// one warp per row tile: the warp's, and 0).
   Value warpRow() {
-    return kb.mul(kb.remU(warp, kb.idx(c.shape.rowTiles())), kb.idx(16));
+    Value tile =
+        c.shape.groups == 1 ? warp : kb.remU(warp, kb.idx(c.shape.rowTiles()));
+    return kb.mul(tile, kb.idx(16));
   }
-  Value warpGroup() { return kb.divU(warp, kb.idx(c.shape.rowTiles())); }
+  /// The rows g and g + 8 of this warp's row tile that this lane's
+  /// accumulators hold.
+  std::pair<Value, Value> laneRows() {
+    Value lo = kb.add(warpRow(), mb.group);
+    return {lo, kb.add(lo, kb.idx(8))};
+  }
+  Value warpGroup() {
+    return c.shape.groups == 1 ? zero
+                               : kb.divU(warp, kb.idx(c.shape.rowTiles()));
+  }
   int64_t nTilesPerWarp() { return c.shape.dvTile / 8 / c.shape.warps; }
   bool pairedTiles() { return nTilesPerWarp() % 2 == 0; }
   /// The j-th state tile of this warp in feature tile `fi`: value tiles
