@@ -120,26 +120,52 @@ def reference(q, k, v):
     return scores @ v.astype(np.float64)
 
 
+class EmulatorRuntime:
+    """Device buffers and a stream of the GPU emulator's runtime
+    (liblinattn_gpu_emulator.so), for calls of libraries compiled with
+    `emulate=true`: what a test uses in place of a GPU."""
+
+    def __init__(self, path):
+        self.runtime = runtime = ctypes.CDLL(os.path.abspath(path))
+        runtime.mgpuStreamCreate.restype = ctypes.c_void_p
+        runtime.mgpuMemAlloc.restype = ctypes.c_void_p
+        runtime.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
+        runtime.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        runtime.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        self.stream = runtime.mgpuStreamCreate()
+
+    def to_device(self, array):
+        """A Buffer holding a copy of a contiguous numpy array."""
+        pointer = self.runtime.mgpuMemAlloc(array.nbytes, None, False)
+        ctypes.memmove(pointer, array.ctypes.data, array.nbytes)
+        strides = [s // array.itemsize for s in array.strides]
+        return Buffer(pointer, array.shape, strides)
+
+    def to_host(self, buffer, array):
+        """Copies `buffer` into the numpy array of its shape."""
+        self.synchronize()
+        ctypes.memmove(array.ctypes.data, buffer.pointer, array.nbytes)
+
+    def free(self, buffer):
+        self.runtime.mgpuMemFree(buffer.pointer, None)
+
+    def synchronize(self):
+        self.runtime.mgpuStreamSynchronize(self.stream)
+
+
+def relative_error(out, ref):
+    """max |out - ref| / max |ref|, in float64."""
+    import numpy as np
+    return float(np.abs(out.astype(np.float64) - ref).max() / np.abs(ref).max())
+
+
 def self_test(args):
     """Compiles the benchmark's function in each of its linattn variants for
     the emulator, calls it through Function on buffers of the emulator's
     runtime (from its mgpuMemAlloc, on a stream of its own) and checks the
     outputs against float64."""
     import numpy as np
-    runtime = ctypes.CDLL(os.path.abspath(args.runtime))
-    runtime.mgpuStreamCreate.restype = ctypes.c_void_p
-    runtime.mgpuMemAlloc.restype = ctypes.c_void_p
-    runtime.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
-    runtime.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    runtime.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
-    stream = runtime.mgpuStreamCreate()
-
-    def device_copy(array):
-        pointer = runtime.mgpuMemAlloc(array.nbytes, None, False)
-        ctypes.memmove(pointer, array.ctypes.data, array.nbytes)
-        strides = [s // array.itemsize for s in array.strides]
-        return Buffer(pointer, array.shape, strides)
-
+    device = EmulatorRuntime(args.runtime)
     os.makedirs(args.workdir, exist_ok=True)
     rng = np.random.default_rng(args.seed)
     # (name, element type, numpy type, options, tolerance); bench.py's bf16
@@ -178,15 +204,13 @@ def self_test(args):
                 continue
             inputs = [np.ascontiguousarray(x.astype(np_type)) for x in (q, k, v)]
             out = np.empty((b, h, t, d), np_type)
-            buffers = [device_copy(x) for x in inputs]
-            result = device_copy(out)
-            Function(library).bind(buffers, [result], stream)()
-            runtime.mgpuStreamSynchronize(stream)
-            ctypes.memmove(out.ctypes.data, result.pointer, out.nbytes)
+            buffers = [device.to_device(x) for x in inputs]
+            result = device.to_device(out)
+            Function(library).bind(buffers, [result], device.stream)()
+            device.to_host(result, out)
             for buffer in buffers + [result]:
-                runtime.mgpuMemFree(buffer.pointer, None)
-            ref = reference(*inputs)
-            err = float(np.abs(out.astype(np.float64) - ref).max() / np.abs(ref).max())
+                device.free(buffer)
+            err = relative_error(out, reference(*inputs))
             ok = err <= tol
             failures += not ok
             print(f"{'ok' if ok else 'FAIL'} {case}: max rel. error {err:.2e} (tolerance {tol:g})")

@@ -240,6 +240,32 @@ class Bench:
         self.results.append(kw)
         print(json.dumps(kw), flush=True)
 
+    def prefill_inputs(self, shape):
+        """q, k, v of a prefill shape (B, H, T, D): bf16, uniform in [-1, 1),
+        the same for every run."""
+        torch = self.torch
+        gen = torch.Generator(device=self.dev).manual_seed(0)
+        return tuple(torch.rand(shape, generator=gen, device=self.dev,
+                                dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
+                     for _ in range(3))
+
+    def time_linattn(self, library, inputs, ref):
+        """(max rel. error, median ms) of the function `main` of a library
+        aot.py compiled, called on `inputs` (tensors of its element type) on
+        linattn's torch stream: the linattn CUDA runtime's errors raise."""
+        torch = self.torch
+        stream = self.linattn_stream
+        torch.cuda.synchronize()
+        with torch.cuda.stream(stream):
+            out = torch.empty_like(inputs[0])
+            call = aot.Function(library).bind(
+                [torch_buffer(x) for x in inputs], [torch_buffer(out)], stream.cuda_stream)
+            self.check_linattn(call)
+            err = self.error(out, ref)
+            ms = self.time(call)  # events on `stream`
+            self.check_linattn(None)
+        return err, ms
+
     # The reference: O = tril(φ(Q)φ(K)ᵀ)V, f32, chunks of 64 on the GPU.
     def reference(self, q, k, v, normalized=False):
         torch = self.torch
@@ -316,10 +342,7 @@ def run_prefill(bench, shape, tmp):
     torch = bench.torch
     args = bench.args
     b, h, t, d = shape
-    gen = torch.Generator(device=bench.dev).manual_seed(0)
-    q, k, v = (torch.rand(b, h, t, d, generator=gen, device=bench.dev,
-                          dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
-               for _ in range(3))
+    q, k, v = bench.prefill_inputs(shape)
     ref = bench.reference(q, k, v)
     floor_bf16 = prefill_bytes(b, h, t, d, 2) / bench.copy_bw
     floor_f32 = prefill_bytes(b, h, t, d, 4) / bench.copy_bw
@@ -338,7 +361,6 @@ def run_prefill(bench, shape, tmp):
     # allocate the sequence-parallel workspace with cuMemAlloc and cuMemFree,
     # which synchronize; on a stream it comes from the stream-ordered pool.
     if not args.skip_linattn:
-        stream = bench.linattn_stream
         inputs = {"bf16": (q, k, v)}
         torch.cuda.synchronize()
         for impl, element, options, tol in LINATTN_VARIANTS:
@@ -352,18 +374,7 @@ def run_prefill(bench, shape, tmp):
                     options)
                 if element not in inputs:
                     inputs[element] = tuple(x.float() for x in (q, k, v))
-                xs = inputs[element]
-                torch.cuda.synchronize()
-                with torch.cuda.stream(stream):
-                    out = torch.empty_like(xs[0])
-                    call = aot.Function(library).bind(
-                        [torch_buffer(x) for x in xs], [torch_buffer(out)],
-                        stream.cuda_stream)
-                    bench.check_linattn(call)
-                    err = bench.error(out, ref)
-                    ms = bench.time(call)  # events on `stream`
-                    bench.check_linattn(None)
-                    del out
+                err, ms = bench.time_linattn(library, inputs[element], ref)
                 report(impl, ms, err, floor_bf16 if element == "bf16" else floor_f32, tol,
                        LINATTN_NOTES.get(impl, ""))
             except Exception as e:  # noqa: BLE001

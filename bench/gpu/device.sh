@@ -8,6 +8,7 @@
 #   bench/gpu/device.sh info                  the machine, the toolchain, the bundle
 #   bench/gpu/device.sh test [LIT ARGS]       the GPU test suites (test/Integration/GPU/CUDA)
 #   bench/gpu/device.sh bench [BENCH ARGS]    bench/gpu/bench.py with the bundle's tools
+#   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
 #
 # Every step first unpacks the bundle into build/device (once per tarball) and
 # installs the peers it carries there (pip, offline, --target). Logs and
@@ -90,8 +91,11 @@ PY
       --build-dir "$dev/bench" ${sdist:+--fast-transformers-sdist "$sdist"} \
       --out "${OUT:-bench/results}" "$@"
     ;;
+  tune)
+    "$python" bench/gpu/tune.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
+    ;;
   *)
-    echo "device.sh: unknown step $step (info, test or bench)" >&2
+    echo "device.sh: unknown step $step (info, test, bench or tune)" >&2
     exit 2
     ;;
 esac
