@@ -4,7 +4,9 @@ The library is taken from, first match wins: the file named by
 ``LINATTN_LIBRARY``; ``$LINATTN_BUILD_DIR/lib``; ``<repository>/build/lib``
 (what ``make build`` produces). It lands in ``linattn/_lib/``, where the
 installed package finds it at run time; it links to Debian's LLVM/MLIR 22
-libraries in /usr/lib/llvm-22/lib through its RUNPATH.
+libraries in /usr/lib/llvm-22/lib through its RUNPATH. The GPU runtimes
+the ``cuda`` and ``gpu-emulator`` backends load are copied beside it from
+the same directory, those that were built.
 """
 
 import os
@@ -17,6 +19,7 @@ from setuptools.dist import Distribution
 
 HERE = pathlib.Path(__file__).resolve().parent
 LIBRARY = "libLinAttnCAPI.so"
+GPU_RUNTIMES = ("liblinattn_cuda_runtime.so", "liblinattn_gpu_emulator.so")
 
 
 def find_built_library() -> pathlib.Path:
@@ -39,15 +42,18 @@ def find_built_library() -> pathlib.Path:
 
 
 class BuildPyWithLibrary(build_py):
-    """Copies libLinAttnCAPI.so into the package being built."""
+    """Copies libLinAttnCAPI.so and the GPU runtimes into the package being
+    built."""
 
     def run(self) -> None:
         super().run()
         source = find_built_library()
         target = pathlib.Path(self.build_lib) / "linattn" / "_lib" / LIBRARY
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-        self.announce(f"copied {source} to {target}", level=2)
+        for path in [source] + [source.parent / name for name in GPU_RUNTIMES]:
+            if path.is_file():
+                shutil.copy2(path, target.parent / path.name)
+                self.announce(f"copied {path} to {target.parent}", level=2)
 
 
 class BinaryDistribution(Distribution):

@@ -48,6 +48,7 @@ namespace {
   X(cuDeviceGetCount)                                                          \
   X(cuDeviceGet)                                                               \
   X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxSetCurrent)                                                           \
   X(cuModuleLoadData)                                                          \
@@ -451,6 +452,21 @@ LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {
     return 1;
   return check(driver.cuDeviceGetName(name, size, driver.device),
                "cuDeviceGetName")
+             ? 0
+             : 1;
+}
+
+LINATTN_EXPORT int linattnCudaGetComputeCapability(int *major, int *minor) {
+  if (!ready() || !major || !minor)
+    return 1;
+  return check(driver.cuDeviceGetAttribute(
+                   major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                   driver.device),
+               "cuDeviceGetAttribute") &&
+                 check(driver.cuDeviceGetAttribute(
+                           minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                           driver.device),
+                       "cuDeviceGetAttribute")
              ? 0
              : 1;
 }

@@ -423,6 +423,15 @@ LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {
   return 0;
 }
 
+// The chip linattn-lower-to-nvvm compiles for by default.
+LINATTN_EXPORT int linattnCudaGetComputeCapability(int *major, int *minor) {
+  if (!major || !minor)
+    return 1;
+  *major = 9;
+  *minor = 0;
+  return 0;
+}
+
 #ifdef LINATTN_GPU_EMULATOR
 // Host wall-clock time of the emulation: nothing like a GPU's, but it tells
 // how long a test takes.

@@ -5,7 +5,9 @@ High level:
 * `linear_attention` -- causal or not, normalized or not, any feature map,
   cross-attention and Dv != D, on [B, H, N, D] float32/float64 arrays;
 * `RecurrentState` -- step-by-step decoding with the (S, z) state;
-* `cache_info`, `clear_cache` -- the compile cache.
+* `cache_info`, `clear_cache` -- the compile cache;
+* ``backend=``: ``"cpu"``, ``"cuda"`` (an NVIDIA GPU) or ``"gpu-emulator"``
+  (the GPU kernels interpreted on the CPU); `available_backends`.
 
 Low level (`linattn.ir`, `linattn.jit`): parse, verify and print MLIR
 modules, run pass pipelines (MLIR diagnostics become `MLIRError`), and

@@ -225,6 +225,8 @@ _SIGNATURES = {
     "mlirExecutionEngineDestroy": (None, [MlirExecutionEngine]),
     "mlirExecutionEngineLookup": (_c.c_void_p, [MlirExecutionEngine,
                                                 MlirStringRef]),
+    "mlirExecutionEngineRegisterSymbol": (None, [MlirExecutionEngine,
+                                                 MlirStringRef, _c.c_void_p]),
 }
 
 

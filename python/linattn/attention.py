@@ -3,9 +3,9 @@
 Each call builds a small MLIR module for the shapes, dtype and options at
 hand -- a destination-passing function whose inputs and outputs are memrefs
 over the caller's numpy buffers -- compiles it once through the backend
-(``linattn-lower-to-cpu`` on the CPU) and keeps it in a compile cache keyed by
-shapes, dtype and options. Later calls with the same key reuse the compiled
-code; `cache_info` and `clear_cache` inspect and empty the cache.
+(``linattn-lower-to-cpu`` on the CPU, ``linattn-lower-to-nvvm`` for the GPU)
+and keeps it in a compile cache keyed by shapes, dtype and options. Later
+calls with the same key reuse the compiled code; `cache_info` and `clear_cache` inspect and empty the cache.
 
 The generated function for `linear_attention` (elu, causal, normalized)::
 
@@ -281,7 +281,8 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
       normalize: divide by φ(q_i)·Σφ(k_j) + eps.
       eps: the denominator's stabilizer, > 0.
       projection: for ``"favor"``, the [D, F] random projection.
-      backend: ``"cpu"``; ``"cuda"`` raises until the GPU path is wired in.
+      backend: ``"cpu"``, ``"cuda"`` (the first NVIDIA GPU) or
+        ``"gpu-emulator"`` (the GPU kernels interpreted on the CPU).
       out: optional C-contiguous [B, H, N, Dv] array to write the result to.
 
     All arrays must be C-contiguous numpy arrays of one dtype, float32 or
@@ -295,6 +296,7 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
       ValueError: wrong rank, mismatched or empty dimensions, a
         non-contiguous array, causal with N != M, bad options.
       NotImplementedError: an unavailable backend.
+      linattn.backends.GPURuntimeError: the GPU runtime failed.
       linattn.MLIRError: compilation failed (a bug: please report it).
     """
     _check_options(feature_map, normalize, eps, backend)

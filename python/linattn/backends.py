@@ -1,17 +1,32 @@
 """Where compiled kernels run: the ``backend=`` argument of the high-level API.
 
 A backend turns a module of linattn ops on memrefs (the destination-passing
-functions `linattn.attention` generates) into callable functions. ``"cpu"``
-lowers with ``linattn-lower-to-cpu`` and JIT-compiles for the host.
-``"cuda"`` is the hook for the NVIDIA path: it raises `BackendUnavailable`
-until a CUDA lowering and runtime are wired in; a GPU backend registers itself
-with `register_backend` and overrides `Backend.compile`.
+functions `linattn.attention` generates) into callable functions:
+
+* ``"cpu"``: ``linattn-lower-to-cpu``, JIT-compiled for the host;
+* ``"cuda"``: ``linattn-lower-to-nvvm`` for the first NVIDIA GPU (its compute
+  capability picks the chip; ptxas from the CUDA toolkit builds the cubin),
+  host code JIT-compiled around it that copies the numpy arrays to the
+  device, launches the kernels and copies the results back, through
+  ``liblinattn_cuda_runtime.so``;
+* ``"gpu-emulator"``: the same kernels, embedded as MLIR and interpreted on
+  the CPU by ``liblinattn_gpu_emulator.so``, which aborts the process on
+  anything a GPU would do wrong or leave undefined (races, out-of-bounds
+  accesses). Slow: for tests of the GPU path without a GPU.
+
+Failures the GPU runtime records during a call (a launch error, a device out
+of memory) raise `GPURuntimeError` after the call. Other backends install
+themselves with `register_backend`.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List
+import ctypes
+import pathlib
+import threading
+from typing import Dict, List, Optional, Tuple
 
+from ._capi import find_library
 from .jit import ExecutionEngine, default_shared_libs
 
 __all__ = [
@@ -19,6 +34,8 @@ __all__ = [
     "BackendUnavailable",
     "CPUBackend",
     "CUDABackend",
+    "GPUEmulatorBackend",
+    "GPURuntimeError",
     "available_backends",
     "get_backend",
     "register_backend",
@@ -58,33 +75,180 @@ class CPUBackend(Backend):
     pipeline = "linattn-lower-to-cpu"
 
 
-def _cuda_driver_present() -> bool:
-    import ctypes
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
+# The runtime API of MLIR's GPU lowering (gpu-to-llvm and the translation
+# of gpu.binary and gpu.launch_func): every linattn GPU runtime defines it.
+MGPU_FUNCTIONS = (
+    "mgpuEventCreate", "mgpuEventDestroy", "mgpuEventRecord",
+    "mgpuEventSynchronize", "mgpuLaunchClusterKernel", "mgpuLaunchKernel",
+    "mgpuMemAlloc", "mgpuMemFree", "mgpuMemHostRegister",
+    "mgpuMemHostRegisterMemRef", "mgpuMemHostUnregister",
+    "mgpuMemHostUnregisterMemRef", "mgpuMemcpy", "mgpuMemset16", "mgpuMemset32",
+    "mgpuModuleGetFunction", "mgpuModuleLoad", "mgpuModuleLoadJIT",
+    "mgpuModuleUnload", "mgpuSetDefaultDevice", "mgpuStreamCreate",
+    "mgpuStreamDestroy", "mgpuStreamSynchronize", "mgpuStreamWaitEvent")
 
 
-class CUDABackend(Backend):
-    """NVIDIA GPUs. Not wired into the Python package yet: the GPU lowering
-    and its runtime are built separately; this class is where they plug in
-    (override `pipeline`, `shared_libs` and `check_available`)."""
+class GPURuntimeError(RuntimeError):
+    """The GPU runtime recorded a failure during a call."""
+
+
+class _GPURuntime:
+    """A linattn GPU runtime library (the CUDA one or the emulator), loaded
+    with ctypes for its extras (include/linattn/Runtime/CudaRuntime.h): the
+    device, and the failures it records. The compiled code loads the same
+    file, so both see one runtime."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self.path = path
+        lib = ctypes.CDLL(str(path))
+        lib.linattnCudaGetLastError.restype = ctypes.c_char_p
+        lib.linattnCudaGetDeviceCount.restype = ctypes.c_int
+        lib.linattnCudaGetDeviceName.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        lib.linattnCudaGetComputeCapability.argtypes = [
+            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+        self.lib = lib
+
+    def take_error(self) -> Optional[str]:
+        """The recorded failure, if any, which is then forgotten."""
+        error = self.lib.linattnCudaGetLastError()
+        if not error:
+            return None
+        self.lib.linattnCudaClearLastError()
+        return error.decode(errors="replace")
+
+    def device_count(self) -> int:
+        return self.lib.linattnCudaGetDeviceCount()
+
+    def device_name(self) -> str:
+        name = ctypes.create_string_buffer(256)
+        if self.lib.linattnCudaGetDeviceName(name, len(name)) != 0:
+            raise GPURuntimeError(self.take_error() or "cannot read the device name")
+        return name.value.decode(errors="replace")
+
+    def compute_capability(self) -> Tuple[int, int]:
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        if self.lib.linattnCudaGetComputeCapability(ctypes.byref(major),
+                                                    ctypes.byref(minor)) != 0:
+            raise GPURuntimeError(self.take_error()
+                                  or "cannot read the compute capability")
+        return major.value, minor.value
+
+    def entry_points(self) -> Dict[str, int]:
+        """The addresses of the library's `MGPU_FUNCTIONS`."""
+        return {name: ctypes.cast(getattr(self.lib, name), ctypes.c_void_p).value
+                for name in MGPU_FUNCTIONS}
+
+    def check(self) -> None:
+        """Raises `GPURuntimeError` with the failure recorded since the last
+        check, if one was."""
+        error = self.take_error()
+        if error:
+            raise GPURuntimeError(f"the GPU runtime failed: {error}")
+
+
+class _GPUBackend(Backend):
+    """A backend over ``linattn-lower-to-nvvm`` and a linattn GPU runtime
+    library found beside libLinAttnCAPI.so (``build/lib``, or the installed
+    package's ``_lib``)."""
+
+    library_name = ""
+
+    def __init__(self) -> None:
+        self._runtime: Optional[_GPURuntime] = None
+        self._lock = threading.RLock()
+
+    def library_path(self) -> pathlib.Path:
+        return find_library().parent / self.library_name
+
+    def runtime(self) -> _GPURuntime:
+        with self._lock:
+            if self._runtime is None:
+                path = self.library_path()
+                if not path.is_file():
+                    raise BackendUnavailable(
+                        f"backend={self.name!r} is not available: this build "
+                        f"has no {self.library_name} (looked for {path})")
+                try:
+                    self._runtime = _GPURuntime(path)
+                except (OSError, AttributeError) as e:
+                    raise BackendUnavailable(
+                        f"backend={self.name!r} is not available: cannot load "
+                        f"{path}: {e}") from None
+            return self._runtime
+
+    def compile(self, module_text: str) -> ExecutionEngine:
+        # The runtime is not among the shared libraries: its mgpu* functions
+        # are bound to this engine alone, since the other GPU runtimes
+        # define the same names (a process may use several backends).
+        self.check_available()
+        runtime = self.runtime()
+        runtime.take_error()  # not this module's
+        return ExecutionEngine(
+            module_text, pipeline=self.pipeline_for(runtime),
+            shared_libs=self.shared_libs(), after_call=runtime.check,
+            symbols=runtime.entry_points())
+
+    def pipeline_for(self, runtime: _GPURuntime) -> str:
+        return self.pipeline
+
+
+class CUDABackend(_GPUBackend):
+    """The first NVIDIA GPU, through linattn's CUDA runtime (the driver API;
+    ptxas from the CUDA toolkit at compile time)."""
 
     name = "cuda"
     pipeline = "linattn-lower-to-nvvm"
+    library_name = "liblinattn_cuda_runtime.so"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._checked = False
+        self._unavailable: Optional[str] = None
 
     def check_available(self) -> None:
-        driver = ("a CUDA driver is present" if _cuda_driver_present() else
-                  "no CUDA driver (libcuda.so.1) was found on this machine")
-        raise BackendUnavailable(
-            "backend='cuda' is not available in this build of the linattn "
-            f"Python package ({driver}); the Python package runs kernels on "
-            "the CPU only for now: use backend='cpu'")
+        with self._lock:
+            if not self._checked:
+                self._unavailable = self._why_unavailable()
+                self._checked = True
+        if self._unavailable:
+            raise BackendUnavailable(
+                f"backend='cuda' is not available: {self._unavailable}; "
+                "backend='gpu-emulator' runs the same kernels on the CPU")
+
+    def _why_unavailable(self) -> Optional[str]:
+        """Why there is no device, or None. The driver and the device are
+        looked for once per process; without a driver the runtime is not
+        asked (it would print why on stderr)."""
+        try:
+            ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            return f"no CUDA driver ({e})"
+        runtime = self.runtime()
+        if runtime.device_count() <= 0:
+            return "no CUDA device (" + (runtime.take_error()
+                                         or "the CUDA driver sees none") + ")"
+        return None
+
+    def pipeline_for(self, runtime: _GPURuntime) -> str:
+        major, minor = runtime.compute_capability()
+        return f"{self.pipeline}{{chip=sm_{major}{minor}}}"
 
 
-_BACKENDS: Dict[str, Backend] = {"cpu": CPUBackend(), "cuda": CUDABackend()}
+class GPUEmulatorBackend(_GPUBackend):
+    """The GPU kernels interpreted on the CPU (liblinattn_gpu_emulator.so):
+    what ``"cuda"`` would run, checked for races and out-of-bounds accesses,
+    without a GPU."""
+
+    name = "gpu-emulator"
+    pipeline = "linattn-lower-to-nvvm{emulate=true}"
+    library_name = "liblinattn_gpu_emulator.so"
+
+    def check_available(self) -> None:
+        self.runtime()
+
+
+_BACKENDS: Dict[str, Backend] = {"cpu": CPUBackend(), "cuda": CUDABackend(),
+                                 "gpu-emulator": GPUEmulatorBackend()}
 
 
 def register_backend(backend: Backend) -> None:

@@ -38,7 +38,8 @@ import os
 import pathlib
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple, Union)
 
 import numpy as np
 
@@ -345,16 +346,23 @@ class JitFunction:
         del keep
 
         if not self.results:
-            return None
-        if results is None:
-            return ret
-        if len(self.results) == 1:
-            return self._convert_result(self.results[0], results, arrays, {})
-        owners: Dict[int, _ResultBuffer] = {}
-        return tuple(
-            self._convert_result(spec, getattr(results, f"r{i}"), arrays,
-                                 owners)
-            for i, spec in enumerate(self.results))
+            converted = None
+        elif results is None:
+            converted = ret
+        elif len(self.results) == 1:
+            converted = self._convert_result(self.results[0], results, arrays,
+                                             {})
+        else:
+            owners: Dict[int, _ResultBuffer] = {}
+            converted = tuple(
+                self._convert_result(spec, getattr(results, f"r{i}"), arrays,
+                                     owners)
+                for i, spec in enumerate(self.results))
+        # After the conversion, so that results the compiled code allocated
+        # are owned (and freed) even when this raises.
+        if self.engine.after_call is not None:
+            self.engine.after_call()
+        return converted
 
     def _convert_result(self, spec: ArgSpec, value: Any,
                         inputs: Sequence[np.ndarray],
@@ -412,6 +420,14 @@ class ExecutionEngine:
       shared_libs: libraries the compiled code may call; default
         `default_shared_libs()` (MLIR's C runner utilities, OpenMP).
       context: the context to parse text in (default: the shared one).
+      after_call: called after every call of a compiled function, once its
+        results are converted; what it raises reaches the caller (the GPU
+        backends raise the failures their runtime recorded).
+      symbols: addresses of functions the compiled code calls, by name,
+        bound to this engine before the shared libraries are searched. The
+        GPU backends bind the ``mgpu*`` functions to their runtime this way,
+        so that two runtimes defining them can serve two engines of one
+        process.
 
     Raises `MLIRError` (with MLIR's diagnostics) when the module does not
     parse, the pipeline fails or the module cannot be translated to LLVM IR.
@@ -420,7 +436,9 @@ class ExecutionEngine:
     def __init__(self, module: Union[Module, str], *,
                  pipeline: str = "linattn-lower-to-cpu", opt_level: int = 3,
                  shared_libs: Optional[Sequence[Union[str, os.PathLike]]] = None,
-                 context: Optional[Context] = None) -> None:
+                 context: Optional[Context] = None,
+                 after_call: Optional[Callable[[], None]] = None,
+                 symbols: Optional[Mapping[str, int]] = None) -> None:
         if not 0 <= opt_level <= 3:
             raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
         if isinstance(module, str):
@@ -429,6 +447,7 @@ class ExecutionEngine:
             raise TypeError("module must be a linattn.ir.Module or MLIR text")
         self.context = module.context
         self.pipeline = pipeline
+        self.after_call = after_call
         libs = [str(p) for p in (default_shared_libs() if shared_libs is None
                                  else shared_libs)]
         for path in libs:
@@ -470,6 +489,11 @@ class ExecutionEngine:
                 raise cap.fail("cannot JIT-compile the module (translation "
                                "to LLVM IR or code generation failed)")
         self._handle = handle
+        # Before initialization, which runs the module's constructors (the
+        # GPU binaries' loads among them).
+        for name, address in (symbols or {}).items():
+            c.mlirExecutionEngineRegisterSymbol(
+                handle, MlirStringRef.of(name.encode()), ctypes.c_void_p(address))
         c.mlirExecutionEngineInitialize(handle)
         self._addresses: Dict[str, int] = {}
 

@@ -148,5 +148,8 @@ def test_constructor_errors():
         RecurrentState(1, 1, 4, feature_map="favor")
     with pytest.raises(ValueError, match="unknown feature_map"):
         RecurrentState(1, 1, 4, feature_map="softmax")
-    with pytest.raises(NotImplementedError, match="backend='cuda'"):
-        RecurrentState(1, 1, 4, backend="cuda")
+    with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+        RecurrentState(1, 1, 4, backend="tpu")
+    if "cuda" not in linattn.available_backends():
+        with pytest.raises(NotImplementedError, match="backend='cuda'"):
+            RecurrentState(1, 1, 4, backend="cuda")

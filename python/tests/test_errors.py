@@ -154,9 +154,11 @@ def test_backends(qkv):
     q, k, v = qkv
     with pytest.raises(ValueError, match="unknown backend 'tpu'"):
         linattn.linear_attention(q, k, v, backend="tpu")
-    with pytest.raises(NotImplementedError, match="backend='cuda' is not available"):
-        linattn.linear_attention(q, k, v, backend="cuda")
-    with pytest.raises(BackendUnavailable):
-        get_backend("cuda").check_available()
-    assert "cpu" in linattn.available_backends()
-    assert "cuda" not in linattn.available_backends()
+    assert {"cpu", "gpu-emulator"} <= set(linattn.available_backends())
+    if "cuda" not in linattn.available_backends():
+        # BackendUnavailable is a NotImplementedError.
+        with pytest.raises(NotImplementedError,
+                           match="backend='cuda' is not available"):
+            linattn.linear_attention(q, k, v, backend="cuda")
+        with pytest.raises(BackendUnavailable):
+            get_backend("cuda").check_available()

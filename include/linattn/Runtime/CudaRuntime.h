@@ -37,6 +37,10 @@ int linattnCudaGetDeviceCount(void);
 /// bytes, NUL-terminated); returns 0 on success.
 int linattnCudaGetDeviceName(char *name, int size);
 
+/// Writes the compute capability of the device the runtime uses (9 and 0 for
+/// sm_90); returns 0 on success.
+int linattnCudaGetComputeCapability(int *major, int *minor);
+
 /// Records a timing event on the default stream; returns 0 on success.
 int linattnCudaTimerStart(void);
 
