@@ -37,14 +37,6 @@ namespace mlir::linattn {
 using namespace mlir;
 using namespace mlir::linattn;
 
-/// The element type the scan state accumulates in: f32 for 16-bit floats,
-/// whose prefix sums lose too much precision, else the data type itself.
-static Type stateElementType(Type dataType) {
-  if (isa<Float16Type, BFloat16Type>(dataType))
-    return Float32Type::get(dataType.getContext());
-  return dataType;
-}
-
 namespace {
 /// apply_scores(scores(φQ, φK causal scale(s)), V [normalize(eps)])
 ///   -> scan forward φQ, φK, V [normalize(eps / s)]   (times s unnormalized).
@@ -105,7 +97,7 @@ struct CausalScoresToScan : OpRewritePattern<ApplyScoresOp> {
     stateShape.push_back(features);
     stateShape.push_back(getFirstStaticSize({valueType, resultType}, rank - 1));
     normalizerShape.push_back(features);
-    Type stateElement = stateElementType(resultType.getElementType());
+    Type stateElement = getAccumulatorType(resultType.getElementType());
     auto stateType = RankedTensorType::get(stateShape, stateElement);
     auto normalizerType = RankedTensorType::get(normalizerShape, stateElement);
 

@@ -148,7 +148,8 @@ struct ReassociateScores : OpRewritePattern<ApplyScoresOp> {
     SmallVector<int64_t> normalizerShape(stateShape);
     stateShape.append({f, dv});
     normalizerShape.push_back(f);
-    Type elementType = resultType.getElementType();
+    // 16-bit data sums into an f32 summary, as a scan's state does.
+    Type elementType = getAccumulatorType(resultType.getElementType());
     auto stateType = RankedTensorType::get(stateShape, elementType);
     auto normalizerType = RankedTensorType::get(normalizerShape, elementType);
 

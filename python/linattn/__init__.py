@@ -3,7 +3,7 @@
 High level:
 
 * `linear_attention` -- causal or not, normalized or not, any feature map,
-  cross-attention and Dv != D, on [B, H, N, D] float32/float64 arrays;
+  cross-attention and Dv != D, on [B, H, N, D] float16/float32/float64 arrays;
 * `RecurrentState` -- step-by-step decoding with the (S, z) state;
 * `cache_info`, `clear_cache` -- the compile cache;
 * ``backend=``: ``"cpu"``, ``"cuda"`` (an NVIDIA GPU) or ``"gpu-emulator"``

@@ -40,8 +40,17 @@ __all__ = [
     "linear_attention",
 ]
 
-SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_MLIR_ELEMENT = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+SUPPORTED_DTYPES = (np.dtype(np.float16), np.dtype(np.float32),
+                    np.dtype(np.float64))
+_MLIR_ELEMENT = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
+                 np.dtype(np.float64): "f64"}
+
+
+def state_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype sums over tokens accumulate in: float32 for float16 data
+    (a float16 sum over a few thousand tokens keeps only its top bits), the
+    data's own otherwise."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
 
 #===------------------------------------------------------------------------===#
 # Compile cache
@@ -133,15 +142,17 @@ class _Builder:
         self.args: List[str] = []
         self.body: List[str] = []
 
-    def input(self, name: str, shape: Sequence[int]) -> Tuple[str, str]:
-        t = _shape_str(shape, self.elt)
+    def input(self, name: str, shape: Sequence[int],
+              elt: Optional[str] = None) -> Tuple[str, str]:
+        t = _shape_str(shape, elt or self.elt)
         self.args.append(f"%{name}: memref<{t}>")
         self.body.append(f"%t{name} = bufferization.to_tensor %{name} restrict "
                          f": memref<{t}> to tensor<{t}>")
         return f"%t{name}", f"tensor<{t}>"
 
-    def output(self, name: str, value: str, shape: Sequence[int]) -> None:
-        t = _shape_str(shape, self.elt)
+    def output(self, name: str, value: str, shape: Sequence[int],
+               elt: Optional[str] = None) -> None:
+        t = _shape_str(shape, elt or self.elt)
         self.args.append(f"%{name}: memref<{t}>")
         self.body.append(f"bufferization.materialize_in_destination {value} in "
                          f"restrict writable %{name} : (tensor<{t}>, "
@@ -194,7 +205,8 @@ def _check_array(name: str, x: Any, rank: int, layout: str) -> np.ndarray:
                         f"{type(x).__name__}")
     if x.dtype not in SUPPORTED_DTYPES:
         raise TypeError(f"{name} has dtype {x.dtype}; linattn computes in "
-                        "float32 or float64 (convert with x.astype(np.float32))")
+                        "float16, float32 or float64 (convert with "
+                        "x.astype(np.float32))")
     if x.ndim != rank:
         raise ValueError(f"{name} must have rank {rank} ({layout}), got shape "
                          f"{x.shape}")
@@ -285,8 +297,11 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
         ``"gpu-emulator"`` (the GPU kernels interpreted on the CPU).
       out: optional C-contiguous [B, H, N, Dv] array to write the result to.
 
-    All arrays must be C-contiguous numpy arrays of one dtype, float32 or
-    float64; nothing is copied on the way in or out.
+    All arrays must be C-contiguous numpy arrays of one dtype, float16,
+    float32 or float64; nothing is copied on the way in or out. float16 data
+    is summed over tokens in float32 (the scan's state, the non-causal
+    summary) and products accumulate in float32; on a GPU its causal scans
+    take the tensor-core kernels.
 
     Returns:
       O, [B, H, N, Dv], same dtype as the inputs.
@@ -385,7 +400,9 @@ class RecurrentState:
       value_dim: Dv of the values (default D).
       feature_map, normalize, eps, projection, backend: as for
         `linear_attention`.
-      dtype: float32 (default) or float64, for inputs, outputs and state.
+      dtype: float32 (default), float64 or float16, for inputs and outputs;
+        the state `S`, `z` is float32 for float16 (`state_dtype`), else the
+        same.
     """
 
     def __init__(self, batch: int, heads: int, head_dim: int,
@@ -402,8 +419,10 @@ class RecurrentState:
                                  f"{size!r}")
         self.dtype = np.dtype(dtype)
         if self.dtype not in SUPPORTED_DTYPES:
-            raise TypeError(f"dtype must be float32 or float64, got "
-                            f"{self.dtype}")
+            raise TypeError(f"dtype must be float16, float32 or float64, "
+                            f"got {self.dtype}")
+        self.state_dtype = state_dtype(self.dtype)
+        """The dtype of S and z: float32 for float16 data."""
         self.batch, self.heads = int(batch), int(heads)
         self.head_dim, self.value_dim = int(head_dim), int(value_dim)
         self.feature_map = feature_map
@@ -432,8 +451,8 @@ class RecurrentState:
     def reset(self) -> None:
         """Back to the empty prefix: S = 0, z = 0, position 0."""
         b, h, f, dv = self.batch, self.heads, self.feature_dim, self.value_dim
-        self._s = np.zeros((b, h, f, dv), self.dtype)
-        self._z = np.zeros((b, h, f), self.dtype)
+        self._s = np.zeros((b, h, f, dv), self.state_dtype)
+        self._z = np.zeros((b, h, f), self.state_dtype)
         self.position = 0
         """The number of tokens consumed since the last reset."""
 
@@ -483,8 +502,9 @@ class RecurrentState:
             tq, q_type = bld.input("q", q.shape)
             tk, k_type = bld.input("k", k.shape)
             tv, v_type = bld.input("v", v.shape)
-            ts, s_type = bld.input("s0", s_shape)
-            tz, z_type = bld.input("z0", z_shape)
+            state = _MLIR_ELEMENT[self.state_dtype]
+            ts, s_type = bld.input("s0", s_shape, state)
+            tz, z_type = bld.input("z0", z_shape, state)
             proj = bld.input("p", p.shape) if p is not None else None
             fq = bld.feature_map(fm, tq, q_type, f_shape, proj, "fq")
             fk = bld.feature_map(fm, tk, k_type, f_shape, proj, "fk")
@@ -500,14 +520,14 @@ class RecurrentState:
                 f"{f_type}, {f_type}, {v_type}, {s_type}, {z_type} -> "
                 f"{o_type}, {s_type}, {z_type}")
             bld.output("o", "%ro", o_shape)
-            bld.output("s1", "%rs", s_shape)
-            bld.output("z1", "%rz", z_shape)
+            bld.output("s1", "%rs", s_shape, state)
+            bld.output("z1", "%rz", z_shape, state)
             return bld.text()
 
         fn = _compiled(key, self.backend, text, 5 if p is None else 6)
         o = np.empty(o_shape, self.dtype)
-        s1 = np.empty(s_shape, self.dtype)
-        z1 = np.empty(z_shape, self.dtype)
+        s1 = np.empty(s_shape, self.state_dtype)
+        z1 = np.empty(z_shape, self.state_dtype)
         if p is None:
             fn(q, k, v, self._s, self._z, o, s1, z1)
         else:

@@ -4,8 +4,8 @@
     o = lt.linear_attention(q, k, v)          # q, k, v: CPU tensors [B, H, N, D]
 
 Tensors are shared with numpy without a copy when they are contiguous CPU
-float32/float64 tensors that do not require grad; the result is a tensor
-sharing the output's memory. Autograd is not supported: inputs that require
+float16/float32/float64 tensors that do not require grad; the result is a
+tensor sharing the output's memory. Autograd is not supported: inputs that require
 grad raise an error (call ``.detach()`` to run the forward only).
 """
 
@@ -35,9 +35,9 @@ def _to_numpy(name: str, t: Any) -> np.ndarray:
     if t.requires_grad:
         raise ValueError(f"{name} requires grad; linattn.torch has no "
                          "backward: pass {name}.detach()")
-    if t.dtype not in (_torch.float32, _torch.float64):
+    if t.dtype not in (_torch.float16, _torch.float32, _torch.float64):
         raise TypeError(f"{name} has dtype {t.dtype}; linattn computes in "
-                        "float32 or float64")
+                        "float16, float32 or float64")
     if not t.is_contiguous():
         raise ValueError(f"{name} is not contiguous; pass {name}.contiguous()")
     return t.numpy()

@@ -53,6 +53,34 @@ def test_float64(rng, causal, feature_map):
     assert rel_err(got, want) < TOL[np.float64]
 
 
+@pytest.mark.parametrize("feature_map", FEATURE_MAPS)
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_float16(rng, feature_map, causal, normalize):
+    n, m = (70, 70) if causal else (70, 50)
+    q, k, v, p = inputs(rng, 2, 3, n, m, 16, 24, feature_map=feature_map,
+                        dtype=np.float16)
+    got = linattn.linear_attention(q, k, v, feature_map=feature_map,
+                                   causal=causal, normalize=normalize,
+                                   projection=p)
+    want = ref.linear_attention(q, k, v, feature_map=feature_map,
+                                causal=causal, normalize=normalize,
+                                projection=p)
+    assert got.dtype == np.float16
+    assert rel_err(got, want) < TOL[np.float16]
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_float16_long_sums_in_float32(rng, causal):
+    # 4000 tokens: summed in float16 the state and normalizer would keep
+    # about 3 significant digits of sums near 4000 (spacing 2 there); in
+    # float32 the error stays at the output's rounding.
+    q, k, v, _ = inputs(rng, 1, 2, 4000, 4000, 32, 32, dtype=np.float16)
+    got = linattn.linear_attention(q, k, v, causal=causal)
+    assert rel_err(got, ref.linear_attention(q, k, v, causal=causal)) \
+        < TOL[np.float16]
+
+
 @pytest.mark.parametrize("n, m, d, dv", [
     (1, 1, 16, 16),
     (1, 9, 32, 8),       # one query, many keys

@@ -25,7 +25,7 @@ def decode(state, q, k, v):
     return np.stack(outs, axis=2)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("feature_map", ["elu", "relu", "poly2", "favor"])
 def test_decode_equals_full_scan(rng, dtype, feature_map):
     b, h, n, d, dv = 2, 3, 12, 4, 5
@@ -49,6 +49,8 @@ def test_decode_equals_full_scan(rng, dtype, feature_map):
     assert rel_err(state.S, s) < TOL[dtype]
     assert rel_err(state.z, z) < TOL[dtype]
     assert state.position == n
+    assert state.S.dtype == state.z.dtype == state.state_dtype
+    assert state.state_dtype == (np.float32 if dtype == np.float16 else dtype)
     assert state.S.shape == (b, h, state.feature_dim, dv)
     assert state.z.shape == (b, h, state.feature_dim)
 
@@ -142,8 +144,9 @@ def test_step_errors(rng):
 def test_constructor_errors():
     with pytest.raises(ValueError, match="heads must be a positive integer"):
         RecurrentState(1, 0, 4)
-    with pytest.raises(TypeError, match="dtype must be float32 or float64"):
-        RecurrentState(1, 1, 4, dtype=np.float16)
+    with pytest.raises(TypeError,
+                       match="dtype must be float16, float32 or float64"):
+        RecurrentState(1, 1, 4, dtype=np.int16)
     with pytest.raises(ValueError, match="needs a projection"):
         RecurrentState(1, 1, 4, feature_map="favor")
     with pytest.raises(ValueError, match="unknown feature_map"):

@@ -23,10 +23,11 @@ def test_no_compilation_on_errors(qkv):
     assert linattn.cache_info().misses == before
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float16, np.complex64])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.complex64,
+                                   np.longdouble])
 def test_wrong_dtype(qkv, dtype):
     q, k, v = qkv
-    with pytest.raises(TypeError, match="float32 or float64"):
+    with pytest.raises(TypeError, match="float16, float32 or float64"):
         linattn.linear_attention(q.astype(dtype), k.astype(dtype),
                                  v.astype(dtype))
 

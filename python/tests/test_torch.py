@@ -40,7 +40,7 @@ def test_errors():
     with pytest.raises(ValueError, match="not contiguous"):
         x = torch.rand(1, 1, 4, 3).transpose(2, 3)
         lt.linear_attention(x, x, x)
-    with pytest.raises(TypeError, match="float32 or float64"):
+    with pytest.raises(TypeError, match="float16, float32 or float64"):
         x = torch.ones(1, 1, 3, 4, dtype=torch.int32)
         lt.linear_attention(x, x, x)
     with pytest.raises(TypeError, match="torch.Tensor"):

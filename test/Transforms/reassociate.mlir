@@ -190,3 +190,26 @@ func.func @negative_not_scores(%fq: tensor<4096x64xf32>, %fk: tensor<4096x64xf32
   %p = linattn.apply_scores %b, %v : tensor<4096x4096xf32>, tensor<4096x64xf32> -> tensor<4096x64xf32>
   return %o, %p : tensor<4096x64xf32>, tensor<4096x64xf32>
 }
+
+// -----
+
+// 16-bit data: the summary and the normalizer accumulate in f32, as a scan's
+// state does (a bf16 sum over 4096 keys would keep 8 bits of it); the scale
+// multiplies the f32 summary, and the readout takes bf16 features with the
+// f32 summary and rounds its result to bf16.
+// CHECK-LABEL: func.func @bf16_summary_in_f32
+// CHECK-SAME: (%[[FQ:.*]]: tensor<4096x64xbf16>, %[[FK:.*]]: tensor<4096x64xbf16>, %[[V:.*]]: tensor<4096x64xbf16>)
+// AUTO-NEXT: %[[S:.*]], %[[Z:.*]] = linattn.kv_summary %[[FK]], %[[V]] : tensor<4096x64xbf16>, tensor<4096x64xbf16> -> tensor<64x64xf32>, tensor<64xf32>
+// AUTO: arith.constant -5.000000e-01 : f32
+// AUTO: outs(%[[S]] : tensor<64x64xf32>)
+// AUTO: outs(%[[Z]] : tensor<64xf32>)
+// AUTO: linattn.query_readout %[[FQ]], %{{.*}} normalize(%{{.*}}, eps = 9.9999999999999995E-7) : tensor<4096x64xbf16>, tensor<64x64xf32>, tensor<64xf32> -> tensor<4096x64xbf16>
+// ALWAYS: linattn.kv_summary {{.*}} -> tensor<64x64xf32>, tensor<64xf32>
+// NEVER: linattn.apply_scores
+func.func @bf16_summary_in_f32(%fq: tensor<4096x64xbf16>, %fk: tensor<4096x64xbf16>,
+                               %v: tensor<4096x64xbf16>) -> tensor<4096x64xbf16> {
+  %a = linattn.scores %fq, %fk scale(-0.5) : tensor<4096x64xbf16>, tensor<4096x64xbf16> -> tensor<4096x4096xbf16>
+  %o = linattn.apply_scores %a, %v normalize(eps = 1.0e-6)
+      : tensor<4096x4096xbf16>, tensor<4096x64xbf16> -> tensor<4096x64xbf16>
+  return %o : tensor<4096x64xbf16>
+}
