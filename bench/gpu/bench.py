@@ -448,7 +448,6 @@ def run_decode(bench, shape, tmp):
     q, k, v = (torch.rand(b, h, d, generator=gen, device=bench.dev).mul_(2).sub_(1)
                .to(torch.bfloat16) for _ in range(3))
     s = torch.rand(b, h, d, d, generator=gen, device=bench.dev)
-    z = torch.rand(b, h, d, generator=gen, device=bench.dev).add_(0.5)
     fk = torch.nn.functional.elu(k.float()) + 1
     fq = torch.nn.functional.elu(q.float()) + 1
     s_ref = s + fk.unsqueeze(-1) * v.float().unsqueeze(-2)
