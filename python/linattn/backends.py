@@ -158,16 +158,19 @@ class _GPUBackend(Backend):
         self._lock = threading.RLock()
 
     def library_path(self) -> pathlib.Path:
-        return find_library().parent / self.library_name
+        """The runtime library; raises `BackendUnavailable` where this build
+        has none."""
+        path = find_library().parent / self.library_name
+        if not path.is_file():
+            raise BackendUnavailable(
+                f"backend={self.name!r} is not available: this build has no "
+                f"{self.library_name} (looked for {path})")
+        return path
 
     def runtime(self) -> _GPURuntime:
         with self._lock:
             if self._runtime is None:
                 path = self.library_path()
-                if not path.is_file():
-                    raise BackendUnavailable(
-                        f"backend={self.name!r} is not available: this build "
-                        f"has no {self.library_name} (looked for {path})")
                 try:
                     self._runtime = _GPURuntime(path)
                 except (OSError, AttributeError) as e:
@@ -244,7 +247,8 @@ class GPUEmulatorBackend(_GPUBackend):
     library_name = "liblinattn_gpu_emulator.so"
 
     def check_available(self) -> None:
-        self.runtime()
+        # The library is loaded on the first compile, not to list backends.
+        self.library_path()
 
 
 _BACKENDS: Dict[str, Backend] = {"cpu": CPUBackend(), "cuda": CUDABackend(),

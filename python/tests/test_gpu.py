@@ -10,8 +10,9 @@ import pytest
 import linattn
 from linattn import RecurrentState
 from linattn import reference as ref
-from linattn.backends import (CUDABackend, GPURuntimeError, get_backend,
-                              register_backend)
+from linattn import backends
+from linattn.backends import (CUDABackend, GPUEmulatorBackend, GPURuntimeError,
+                              get_backend, register_backend)
 
 from conftest import rand, rel_err
 
@@ -21,7 +22,7 @@ from conftest import rand, rel_err
 TOL = {np.float16: 2e-3, np.float32: 2e-5, np.float64: 1e-12}
 
 
-def backends():
+def gpu_backends():
     out = [pytest.param("gpu-emulator")]
     skip = pytest.mark.skipif("cuda" not in linattn.available_backends(),
                               reason="no CUDA device")
@@ -29,7 +30,7 @@ def backends():
     return out
 
 
-@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("backend", gpu_backends())
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("feature_map,causal,normalize", [
     ("elu", True, True), ("relu", True, False), ("elu", False, True),
@@ -50,7 +51,7 @@ def test_linear_attention(rng, backend, dtype, feature_map, causal, normalize):
     assert rel_err(got, want) <= TOL[dtype]
 
 
-@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("backend", gpu_backends())
 def test_cross_attention_and_out(rng, backend):
     # Not causal, M != N, written into `out`.
     q = rand(rng, 1, 2, 33, 8)
@@ -62,7 +63,7 @@ def test_cross_attention_and_out(rng, backend):
     assert rel_err(out, ref.linear_attention(q, k, v, causal=False)) <= 2e-5
 
 
-@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("backend", gpu_backends())
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_decode_equals_full_scan(rng, backend, dtype):
     # A prompt through the scan, then token by token.
@@ -98,6 +99,17 @@ def test_availability():
                            match="backend='cuda' is not available: no CUDA "
                                  "(driver|device).*backend='gpu-emulator'"):
             get_backend("cuda").check_available()
+
+
+def test_build_without_runtimes(tmp_path, monkeypatch):
+    # A libLinAttnCAPI.so with no GPU runtime beside it.
+    monkeypatch.setattr(backends, "find_library",
+                        lambda: tmp_path / "libLinAttnCAPI.so")
+    for backend, library in ((GPUEmulatorBackend(), "liblinattn_gpu_emulator.so"),
+                             (_MockCUDA(), "liblinattn_mock_gpu_runtime.so")):
+        with pytest.raises(linattn.BackendUnavailable,
+                           match=f"this build has no {library}"):
+            backend.check_available()
 
 
 class _MockCUDA(CUDABackend):
