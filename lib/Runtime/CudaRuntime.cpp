@@ -459,16 +459,13 @@ LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {
 LINATTN_EXPORT int linattnCudaGetComputeCapability(int *major, int *minor) {
   if (!ready() || !major || !minor)
     return 1;
-  return check(driver.cuDeviceGetAttribute(
-                   major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                   driver.device),
-               "cuDeviceGetAttribute") &&
-                 check(driver.cuDeviceGetAttribute(
-                           minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                           driver.device),
-                       "cuDeviceGetAttribute")
-             ? 0
-             : 1;
+  auto attribute = [](int *value, CUdevice_attribute which) {
+    return check(driver.cuDeviceGetAttribute(value, which, driver.device),
+                 "cuDeviceGetAttribute");
+  };
+  bool ok = attribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) &&
+            attribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  return ok ? 0 : 1;
 }
 
 namespace {
