@@ -55,6 +55,18 @@ endforeach()
 
 add_custom_target(linattn-bundle-tools)
 
+# The archives of linattn's own libraries, for the statically linked targets
+# below.
+function(_linattn_bundle_linattn_archives out_archives out_targets)
+  get_target_property(libs MLIRLinAttn INTERFACE_LINK_LIBRARIES)
+  set(archives)
+  foreach(lib ${libs})
+    list(APPEND archives $<TARGET_FILE:${lib}>)
+  endforeach()
+  set(${out_archives} ${archives} PARENT_SCOPE)
+  set(${out_targets} ${libs} PARENT_SCOPE)
+endfunction()
+
 # linattn_add_bundle_tool(<tool> <sources>...)
 # Adds <tool>-bundle: the sources of <tool> compiled as <tool> is, linked
 # statically against linattn, MLIR and LLVM, stripped, as
@@ -70,16 +82,53 @@ function(linattn_add_bundle_tool tool)
     OUTPUT_NAME ${tool}
     RUNTIME_OUTPUT_DIRECTORY ${LINATTN_BUNDLE_DIR}/bin)
 
-  get_target_property(linattn_libs MLIRLinAttn INTERFACE_LINK_LIBRARIES)
-  set(archives)
-  foreach(lib ${linattn_libs})
-    list(APPEND archives $<TARGET_FILE:${lib}>)
-  endforeach()
+  _linattn_bundle_linattn_archives(archives linattn_libs)
   add_dependencies(${target} ${linattn_libs})
   target_link_libraries(${target} PRIVATE
     -Wl,--start-group ${archives} ${LINATTN_BUNDLE_ARCHIVES} -Wl,--end-group
     -Wl,--as-needed ${LINATTN_BUNDLE_SYSTEM_LIBS} ${FFI_LIBRARIES}
     ${CMAKE_DL_LIBS} pthread m rt
     -Wl,--gc-sections -s)
+  add_dependencies(linattn-bundle-tools ${target})
+endfunction()
+
+# linattn_add_bundle_capi(<sources> ARCHIVES <C API archives>)
+# Adds LinAttnCAPI-bundle: libLinAttnCAPI.so (lib/CAPI) linked statically
+# against linattn, MLIR and LLVM, as ${LINATTN_BUNDLE_DIR}/lib/libLinAttnCAPI.so,
+# for the Python package on a machine without LLVM 22. The C API archives are
+# linked in whole, as in the shared build; a version script exports the C API
+# (mlir*, linattn*) and nothing else, so the copy of MLIR and LLVM inside stays
+# private to it (no clash with another LLVM in the process, e.g. Triton's).
+function(linattn_add_bundle_capi)
+  cmake_parse_arguments(ARG "" "" "ARCHIVES" ${ARGN})
+  set(target LinAttnCAPI-bundle)
+  add_library(${target} SHARED EXCLUDE_FROM_ALL ${ARG_UNPARSED_ARGUMENTS}
+              ${LINATTN_BUNDLE_DIR}/bundle-stubs.c)
+  llvm_update_compile_flags(${target})
+  add_dependencies(${target} MLIRLinAttnPassesCAPIIncGen)
+  target_include_directories(${target} PRIVATE
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+  target_compile_definitions(${target} PRIVATE MLIR_CAPI_BUILDING_LIBRARY=1)
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME LinAttnCAPI
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    LIBRARY_OUTPUT_DIRECTORY ${LINATTN_BUNDLE_DIR}/lib)
+
+  set(script ${LINATTN_BUNDLE_DIR}/LinAttnCAPI.exports)
+  file(CONFIGURE OUTPUT ${script} CONTENT
+       "{\n  global: mlir[A-Z]*; linattn[A-Z]*;\n  local: *;\n};\n")
+  set(capi_archives)
+  foreach(archive ${ARG_ARCHIVES})
+    list(APPEND capi_archives $<TARGET_FILE:${archive}>)
+  endforeach()
+  _linattn_bundle_linattn_archives(archives linattn_libs)
+  add_dependencies(${target} ${linattn_libs})
+  target_link_libraries(${target} PRIVATE
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${capi_archives}>"
+    -Wl,--start-group ${archives} ${LINATTN_BUNDLE_ARCHIVES} -Wl,--end-group
+    -Wl,--as-needed ${LINATTN_BUNDLE_SYSTEM_LIBS} ${FFI_LIBRARIES}
+    ${CMAKE_DL_LIBS} pthread m rt
+    -Wl,--version-script=${script} -Wl,--no-undefined -Wl,--gc-sections -s)
   add_dependencies(linattn-bundle-tools ${target})
 endfunction()

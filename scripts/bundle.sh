@@ -12,7 +12,9 @@
 #                                          LLVM (cmake/LinAttnBundle.cmake)
 #   bin/FileCheck, bin/not, bin/count      LLVM 22's, for lit
 #   bin/lit, lit/                          LLVM 22's lit
-#   lib/                                   linattn's GPU runtimes and
+#   lib/libLinAttnCAPI.so                  the C API for the Python package,
+#                                          MLIR and LLVM linked in statically
+#   lib/                                   linattn's CUDA and mock runtimes,
 #                                          memrefCopy, LLVM's OpenMP runtime
 #   lib/stubs/libz3.so.4                   an empty library: FileCheck, not
 #                                          and count name Z3 but use none of it
@@ -46,7 +48,8 @@ cp "$build/bundle/bin/linattn-run" "$build/bundle/bin/linattn-compile" \
 for tool in FileCheck not count; do
   cp "$llvm/bin/$tool" "$dest/bin/"
 done
-for lib in "$build"/lib/liblinattn_cuda_runtime.so \
+for lib in "$build"/bundle/lib/libLinAttnCAPI.so \
+           "$build"/lib/liblinattn_cuda_runtime.so \
            "$build"/lib/liblinattn_mock_gpu_runtime.so \
            "$build"/lib/liblinattn_runner_utils.so; do
   [[ -f "$lib" ]] && cp "$lib" "$dest/lib/"
@@ -105,7 +108,10 @@ fi
   (cd "$dest" && find . -type f ! -path './lit/*' -printf '%P %s\n' | sort)
 } >"$dest/MANIFEST"
 
-# xz with the x86 filter: about 20 MB per tool.
+# xz with the x86 filter and a dictionary that spans the tar: the tools and
+# libLinAttnCAPI.so each hold most of MLIR and LLVM, and the later copies
+# compress against the first (one stream, a few minutes; unpacking needs
+# 512 MiB of memory).
 tar -C "$build" -cf - linattn-bundle |
-  xz -T0 --x86 --lzma2=preset=9 >"$build/linattn-bundle.tar.xz"
+  xz -T1 --x86 --lzma2=preset=9,dict=512MiB >"$build/linattn-bundle.tar.xz"
 echo "bundle: $build/linattn-bundle.tar.xz ($(du -h "$build/linattn-bundle.tar.xz" | cut -f1))"

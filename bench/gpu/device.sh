@@ -6,7 +6,10 @@
 # (LINATTN_BUNDLE_TARBALL overrides):
 #
 #   bench/gpu/device.sh info                  the machine, the toolchain, the bundle
-#   bench/gpu/device.sh test [LIT ARGS]       the GPU test suites (test/Integration/GPU/CUDA)
+#   bench/gpu/device.sh test [LIT ARGS]       the GPU test suites (test/Integration/GPU/CUDA),
+#                                             then the Python package's suite
+#   bench/gpu/device.sh pytest [PYTEST ARGS]  the Python package's suite (python/tests) on
+#                                             the bundle's libLinAttnCAPI.so: backend="cuda"
 #   bench/gpu/device.sh bench [BENCH ARGS]    bench/gpu/bench.py with the bundle's tools
 #   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
 #
@@ -53,6 +56,20 @@ PY
   mkdir -p "$out"
 }
 
+lit_suite() {
+  "$python" bench/gpu/bundle_lit.py -sv "$@" test/Integration/GPU/CUDA 2>&1 |
+    tee "$out/device-lit.log"
+}
+
+# The package from this tree over the bundle's self-contained library, which
+# finds the GPU runtimes, the runner utilities and libomp beside it.
+python_suite() {
+  LINATTN_LIBRARY=$LINATTN_BUNDLE/lib/libLinAttnCAPI.so \
+    PYTHONPATH=$root/python:$PYTHONPATH \
+    "$python" -m pytest -q -rs -p no:cacheprovider "$@" python/tests 2>&1 |
+    tee "$out/device-pytest.log"
+}
+
 step=${1:-info}
 shift || true
 setup
@@ -77,13 +94,19 @@ for mod in ("numpy", "torch", "triton", "fla", "fast_transformers"):
 PY
       ls "$LINATTN_BUNDLE"/peers/pytorch-fast-transformers-*.tar.gz 2>/dev/null |
         sed 's|^|fast_transformers: bench builds its causal product from |' || true
-      ldd "$LINATTN_BUNDLE/bin/linattn-run" "$LINATTN_BUNDLE/bin/FileCheck" | grep -i 'not found' || true
+      ldd "$LINATTN_BUNDLE/bin/linattn-run" "$LINATTN_BUNDLE/bin/FileCheck" \
+        "$LINATTN_BUNDLE/lib/libLinAttnCAPI.so" | grep -i 'not found' || true
       "$LINATTN_BUNDLE/bin/linattn-run" --version | head -3
     } 2>&1 | tee "$out/device-info.txt"
     ;;
   test)
-    "$python" bench/gpu/bundle_lit.py -sv "$@" test/Integration/GPU/CUDA 2>&1 |
-      tee "$out/device-lit.log"
+    status=0
+    lit_suite "$@" || status=$?
+    python_suite || status=$?
+    exit $status
+    ;;
+  pytest)
+    python_suite "$@"
     ;;
   bench)
     sdist=$(ls "$LINATTN_BUNDLE"/peers/pytorch-fast-transformers-*.tar.gz 2>/dev/null | head -1)
@@ -95,7 +118,7 @@ PY
     "$python" bench/gpu/tune.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
     ;;
   *)
-    echo "device.sh: unknown step $step (info, test, bench or tune)" >&2
+    echo "device.sh: unknown step $step (info, test, pytest, bench or tune)" >&2
     exit 2
     ;;
 esac

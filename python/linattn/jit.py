@@ -63,7 +63,8 @@ __all__ = [
 def llvm_library_dir() -> pathlib.Path:
     """The directory of the LLVM/MLIR libraries libLinAttnCAPI.so uses:
     ``LINATTN_LLVM_LIBRARY_DIR`` if set, else the directory libMLIR.so was
-    loaded from, else ``/usr/lib/llvm-22/lib``."""
+    loaded from, else (a libLinAttnCAPI.so that carries MLIR itself, as the
+    relocatable bundle's does) the directory of libLinAttnCAPI.so."""
     env = os.environ.get("LINATTN_LLVM_LIBRARY_DIR")
     if env:
         return pathlib.Path(env)
@@ -76,16 +77,25 @@ def llvm_library_dir() -> pathlib.Path:
                     return pathlib.Path(path).parent
     except OSError:
         pass
-    return pathlib.Path("/usr/lib/llvm-22/lib")
+    return _capi.find_library().parent
 
 
 def default_shared_libs() -> List[str]:
-    """The libraries compiled code may call: MLIR's C runner utilities
-    (``memrefCopy``) and LLVM's OpenMP runtime (threaded loops), those of
-    them that exist."""
+    """The libraries compiled code may call, those of them that exist in
+    :func:`llvm_library_dir`: the runner utilities (``memrefCopy``: MLIR's
+    C runner utilities, else linattn's copy of that one function) and LLVM's
+    OpenMP runtime (threaded loops)."""
     libdir = llvm_library_dir()
-    candidates = [libdir / "libmlir_c_runner_utils.so", libdir / "libomp.so"]
-    return [str(p) for p in candidates if p.is_file()]
+    alternatives = [
+        ["libmlir_c_runner_utils.so", "liblinattn_runner_utils.so"],
+        ["libomp.so", "libomp.so.5"],
+    ]
+    found = []
+    for names in alternatives:
+        path = next((libdir / n for n in names if (libdir / n).is_file()), None)
+        if path is not None:
+            found.append(str(path))
+    return found
 
 
 #===------------------------------------------------------------------------===#

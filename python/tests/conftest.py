@@ -9,6 +9,15 @@ Run from the repository with the build tree's library:
 import numpy as np
 import pytest
 
+from linattn import find_library
+
+# The GPU emulator runtime links Debian's libMLIR.so, so the relocatable
+# bundle's self-contained libLinAttnCAPI.so (bench/gpu/device.sh) comes
+# without it; every build has it.
+HAS_EMULATOR = (find_library().parent / "liblinattn_gpu_emulator.so").is_file()
+needs_emulator = pytest.mark.skipif(
+    not HAS_EMULATOR, reason="no liblinattn_gpu_emulator.so beside the library")
+
 
 @pytest.fixture
 def rng():

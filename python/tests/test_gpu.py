@@ -14,7 +14,7 @@ from linattn import backends
 from linattn.backends import (CUDABackend, GPUEmulatorBackend, GPURuntimeError,
                               get_backend, register_backend)
 
-from conftest import rand, rel_err
+from conftest import needs_emulator, rand, rel_err
 
 # f16 data takes the tensor-core kernels for causal scans (products exact in
 # f32, the state in f32), f32 the strict-fp32 ones, f64 the f64 ones; f16's
@@ -23,7 +23,7 @@ TOL = {np.float16: 2e-3, np.float32: 2e-5, np.float64: 1e-12}
 
 
 def gpu_backends():
-    out = [pytest.param("gpu-emulator")]
+    out = [pytest.param("gpu-emulator", marks=needs_emulator)]
     skip = pytest.mark.skipif("cuda" not in linattn.available_backends(),
                               reason="no CUDA device")
     out.append(pytest.param("cuda", marks=skip))
@@ -81,6 +81,7 @@ def test_decode_equals_full_scan(rng, backend, dtype):
     assert rel_err(state.S, s) <= TOL[dtype] and rel_err(state.z, z) <= TOL[dtype]
 
 
+@needs_emulator
 def test_cache_is_per_backend(rng):
     linattn.clear_cache()
     q, k, v = (rand(rng, 1, 1, 5, 4) for _ in range(3))
@@ -91,6 +92,7 @@ def test_cache_is_per_backend(rng):
     assert (info.misses, info.hits) == (2, 1)
 
 
+@needs_emulator
 def test_availability():
     assert "gpu-emulator" in linattn.available_backends()
     get_backend("gpu-emulator").check_available()

@@ -72,7 +72,8 @@ def engine():
 
 def test_default_shared_libs():
     libs = default_shared_libs()
-    assert any(p.endswith("libmlir_c_runner_utils.so") for p in libs)
+    assert any(p.endswith(("libmlir_c_runner_utils.so",
+                           "liblinattn_runner_utils.so")) for p in libs)
 
 
 def test_tensor_result_is_owned_without_copy(engine):
@@ -226,7 +227,7 @@ func.func @scan(%q: tensor<2x9x4xf64>, %k: tensor<2x9x4xf64>, %v: tensor<2x9x3xf
     assert rel_err(z, want_z) < 1e-12
 
 
-@pytest.mark.skipif(not any(p.endswith("libomp.so")
+@pytest.mark.skipif(not any(p.endswith(("libomp.so", "libomp.so.5"))
                             for p in default_shared_libs()),
                     reason="LLVM's OpenMP runtime (libomp-22-dev) is absent")
 def test_openmp_loops_run_through_libomp():
