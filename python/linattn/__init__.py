@@ -5,6 +5,8 @@ High level:
 * `linear_attention` -- causal or not, normalized or not, any feature map,
   cross-attention and Dv != D, on [B, H, N, D] float16/float32/float64 arrays;
 * `RecurrentState` -- step-by-step decoding with the (S, z) state;
+* `linear_attention_device` -- the same on GPU memory (`DeviceArray`s) and a
+  stream, for frameworks (``linattn.torch`` on CUDA tensors);
 * `cache_info`, `clear_cache` -- the compile cache;
 * ``backend=``: ``"cpu"``, ``"cuda"`` (an NVIDIA GPU) or ``"gpu-emulator"``
   (the GPU kernels interpreted on the CPU); `available_backends`.
@@ -14,21 +16,23 @@ modules, run pass pipelines (MLIR diagnostics become `MLIRError`), and
 JIT-compile modules for the CPU to call their functions with numpy arrays.
 
 `linattn.reference` holds plain numpy definitions; `linattn.torch` takes and
-returns PyTorch CPU tensors when torch is installed.
+returns PyTorch tensors (CPU, or CUDA without copies) when torch is
+installed.
 """
 
 from ._version import __version__
 from ._capi import LibraryNotFoundError, find_library
 from .attention import (CacheInfo, RecurrentState, cache_info, clear_cache,
-                        linear_attention)
+                        linear_attention, linear_attention_device)
 from .backends import BackendUnavailable, available_backends
 from .ir import Context, Diagnostic, MLIRError, MLIRWarning, Module, PassManager
-from .jit import ExecutionEngine
+from .jit import DeviceArray, ExecutionEngine
 
 __all__ = [
     "BackendUnavailable",
     "CacheInfo",
     "Context",
+    "DeviceArray",
     "Diagnostic",
     "ExecutionEngine",
     "LibraryNotFoundError",
@@ -43,4 +47,5 @@ __all__ = [
     "clear_cache",
     "find_library",
     "linear_attention",
+    "linear_attention_device",
 ]

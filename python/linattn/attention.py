@@ -30,14 +30,18 @@ from typing import (Any, Callable, Hashable, List, NamedTuple, Optional,
 import numpy as np
 
 from .backends import get_backend
+from .jit import DeviceArray
 from .reference import FEATURE_MAPS, feature_dim
 
 __all__ = [
     "CacheInfo",
+    "DEVICE_ELEMENTS",
+    "DEVICE_FEATURE_MAPS",
     "RecurrentState",
     "cache_info",
     "clear_cache",
     "linear_attention",
+    "linear_attention_device",
 ]
 
 SUPPORTED_DTYPES = (np.dtype(np.float16), np.dtype(np.float32),
@@ -135,16 +139,23 @@ def _float_literal(x: float) -> str:
 
 
 class _Builder:
-    """Accumulates the body of one destination-passing function."""
+    """Accumulates the body of one function: destination-passing on memrefs
+    over the caller's arrays, or, with `tensors`, on tensors in and out (the
+    device-buffer convention, where results are the caller's out-params)."""
 
-    def __init__(self, elt: str) -> None:
+    def __init__(self, elt: str, tensors: bool = False) -> None:
         self.elt = elt
+        self.tensors = tensors
         self.args: List[str] = []
         self.body: List[str] = []
+        self.results: List[Tuple[str, str]] = []
 
     def input(self, name: str, shape: Sequence[int],
               elt: Optional[str] = None) -> Tuple[str, str]:
         t = _shape_str(shape, elt or self.elt)
+        if self.tensors:
+            self.args.append(f"%{name}: tensor<{t}>")
+            return f"%{name}", f"tensor<{t}>"
         self.args.append(f"%{name}: memref<{t}>")
         self.body.append(f"%t{name} = bufferization.to_tensor %{name} restrict "
                          f": memref<{t}> to tensor<{t}>")
@@ -153,6 +164,9 @@ class _Builder:
     def output(self, name: str, value: str, shape: Sequence[int],
                elt: Optional[str] = None) -> None:
         t = _shape_str(shape, elt or self.elt)
+        if self.tensors:
+            self.results.append((value, f"tensor<{t}>"))
+            return
         self.args.append(f"%{name}: memref<{t}>")
         self.body.append(f"bufferization.materialize_in_destination {value} in "
                          f"restrict writable %{name} : (tensor<{t}>, "
@@ -175,8 +189,12 @@ class _Builder:
 
     def text(self) -> str:
         body = "\n".join("  " + line for line in self.body)
-        return (f"func.func @linattn({', '.join(self.args)}) {{\n{body}\n"
-                f"  return\n}}\n")
+        values = ", ".join(v for v, _ in self.results)
+        types = ", ".join(t for _, t in self.results)
+        signature = f" -> ({types})" if self.results else ""
+        ret = f"return {values} : {types}" if self.results else "return"
+        return (f"func.func @linattn({', '.join(self.args)}){signature} {{\n"
+                f"{body}\n  {ret}\n}}\n")
 
 
 def _normalize_clause(normalize: bool, eps: float) -> str:
@@ -320,48 +338,18 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     v = _check_array("v", v, 4, "[B, H, M, Dv]")
     dtype = _check_same_dtype(q=q, k=k, v=v, projection=projection
                               if isinstance(projection, np.ndarray) else None)
-    b, h, n, d = q.shape
-    if k.shape[:2] != (b, h) or v.shape[:2] != (b, h):
-        raise ValueError(f"q, k and v must share batch and head dimensions "
-                         f"[B, H], got {q.shape}, {k.shape}, {v.shape}")
-    if k.shape[3] != d:
-        raise ValueError(f"q and k must have the same head dimension D, got "
-                         f"{d} and {k.shape[3]}")
-    m = k.shape[2]
-    if v.shape[2] != m:
-        raise ValueError(f"k and v must have the same sequence length M, got "
-                         f"{m} and {v.shape[2]}")
-    if causal and n != m:
-        raise ValueError(f"causal attention needs as many queries as keys, got "
-                         f"N = {n} and M = {m}; use causal=False for "
-                         "cross-attention")
-    p = _check_projection(feature_map, projection, d)
-    dv = v.shape[3]
-    o = _check_output(out, (b, h, n, dv), dtype)
+    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
+    p = _check_projection(feature_map, projection, q.shape[3])
+    o = _check_output(out, o_shape, dtype)
 
     key = ("attention", backend, dtype.str, q.shape, k.shape, v.shape,
            None if p is None else p.shape, feature_map, bool(causal),
            bool(normalize), float(eps) if normalize else None)
 
     def text() -> str:
-        bld = _Builder(_MLIR_ELEMENT[dtype])
-        tq, q_type = bld.input("q", q.shape)
-        tk, k_type = bld.input("k", k.shape)
-        tv, v_type = bld.input("v", v.shape)
-        operands = f"{tq}, {tk}, {tv}"
-        types = f"{q_type}, {k_type}, {v_type}"
-        proj = ""
-        if p is not None:
-            tp, p_type = bld.input("p", p.shape)
-            proj = f" projection({tp})"
-            types += f", {p_type}"
-        o_type = f"tensor<{_shape_str(o.shape, bld.elt)}>"
-        bld.body.append(
-            f"%r = linattn.attention {feature_map} {operands}{proj}"
-            f"{' causal' if causal else ''}"
-            f"{_normalize_clause(normalize, eps)} : {types} -> {o_type}")
-        bld.output("o", "%r", o.shape)
-        return bld.text()
+        return _attention_text(_MLIR_ELEMENT[dtype], q.shape, k.shape,
+                               v.shape, None if p is None else p.shape,
+                               feature_map, causal, normalize, eps)
 
     fn = _compiled(key, backend, text, 3 if p is None else 4)
     if p is None:
@@ -369,6 +357,151 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     else:
         fn(q, k, v, p, o)
     return o
+
+
+def _attention_output_shape(q: Tuple[int, ...], k: Tuple[int, ...],
+                            v: Tuple[int, ...], causal: bool
+                            ) -> Tuple[int, int, int, int]:
+    """Checks that the shapes of q [B, H, N, D], k [B, H, M, D] and
+    v [B, H, M, Dv] fit together; returns O's, [B, H, N, Dv]."""
+    b, h, n, d = q
+    if k[:2] != (b, h) or v[:2] != (b, h):
+        raise ValueError(f"q, k and v must share batch and head dimensions "
+                         f"[B, H], got {q}, {k}, {v}")
+    if k[3] != d:
+        raise ValueError(f"q and k must have the same head dimension D, got "
+                         f"{d} and {k[3]}")
+    m = k[2]
+    if v[2] != m:
+        raise ValueError(f"k and v must have the same sequence length M, got "
+                         f"{m} and {v[2]}")
+    if causal and n != m:
+        raise ValueError(f"causal attention needs as many queries as keys, got "
+                         f"N = {n} and M = {m}; use causal=False for "
+                         "cross-attention")
+    return (b, h, n, v[3])
+
+
+def _attention_text(elt: str, q: Sequence[int], k: Sequence[int],
+                    v: Sequence[int], p: Optional[Sequence[int]],
+                    feature_map: str, causal: bool, normalize: bool,
+                    eps: float, tensors: bool = False) -> str:
+    """The function @linattn computing `linear_attention` on these shapes:
+    destination-passing on memrefs, or on tensors (`tensors`)."""
+    bld = _Builder(elt, tensors)
+    tq, q_type = bld.input("q", q)
+    tk, k_type = bld.input("k", k)
+    tv, v_type = bld.input("v", v)
+    operands = f"{tq}, {tk}, {tv}"
+    types = f"{q_type}, {k_type}, {v_type}"
+    proj = ""
+    if p is not None:
+        tp, p_type = bld.input("p", p)
+        proj = f" projection({tp})"
+        types += f", {p_type}"
+    o_shape = tuple(q[:3]) + (v[3],)
+    o_type = f"tensor<{_shape_str(o_shape, elt)}>"
+    bld.body.append(
+        f"%r = linattn.attention {feature_map} {operands}{proj}"
+        f"{' causal' if causal else ''}"
+        f"{_normalize_clause(normalize, eps)} : {types} -> {o_type}")
+    bld.output("o", "%r", o_shape)
+    return bld.text()
+
+
+#===------------------------------------------------------------------------===#
+# linear_attention_device
+#===------------------------------------------------------------------------===#
+
+DEVICE_ELEMENTS = ("f16", "bf16", "f32", "f64")
+"""The element types `linear_attention_device` takes."""
+
+DEVICE_FEATURE_MAPS = ("elu", "relu", "identity")
+"""The feature maps with GPU kernels: on device memory every op must run as
+a kernel (poly2 and favor run on the host)."""
+
+
+def _check_device_array(name: str, x: Any, rank: int, layout: str
+                        ) -> DeviceArray:
+    if not isinstance(x, DeviceArray):
+        raise TypeError(f"{name} must be a linattn.DeviceArray, got "
+                        f"{type(x).__name__}")
+    if x.element not in DEVICE_ELEMENTS:
+        raise TypeError(f"{name} has element type {x.element}; on the GPU "
+                        "linattn computes in " + ", ".join(DEVICE_ELEMENTS))
+    if len(x.shape) != rank:
+        raise ValueError(f"{name} must have rank {rank} ({layout}), got shape "
+                         f"{tuple(x.shape)}")
+    if any(size < 1 for size in x.shape):
+        raise ValueError(f"{name} has an empty dimension (shape "
+                         f"{tuple(x.shape)}); every size must be at least 1")
+    if not x.pointer:
+        raise ValueError(f"{name} is a null pointer")
+    return DeviceArray(int(x.pointer), tuple(int(d) for d in x.shape),
+                       x.element)
+
+
+def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
+                            out: DeviceArray, *, stream: int,
+                            feature_map: str = "elu", causal: bool = True,
+                            normalize: bool = True, eps: float = 1e-6,
+                            backend: str = "cuda") -> None:
+    """`linear_attention` on GPU memory, enqueued on a stream: what a
+    framework calls on its own tensors (``linattn.torch`` does on CUDA
+    tensors).
+
+    q [B, H, N, D], k [B, H, M, D], v [B, H, M, Dv] and out [B, H, N, Dv] are
+    dense row-major `DeviceArray`s of one element type (``"f16"``,
+    ``"bf16"``, ``"f32"`` or ``"f64"``) in memory of the device the
+    backend's runtime uses (the first GPU; the context is the device's
+    primary one, which CUDA's runtime API and the frameworks share). `out`
+    must not overlap the inputs. The kernels (compiled with
+    ``linattn-lower-to-nvvm{device-buffers=true}``, once per shape and
+    options) are enqueued on `stream` (a ``CUstream``; 0 is the legacy
+    default stream), and nothing is copied or synchronized: `out` is ready
+    when the stream gets there. 16-bit data takes the tensor-core kernels
+    for causal scans, with the state and every sum in float32.
+
+    Raises as `linear_attention` does; also TypeError for an element type
+    without GPU kernels, ValueError for a feature map without them
+    (`DEVICE_FEATURE_MAPS`), and `BackendUnavailable` for a backend that
+    does not run on device memory (``"cpu"``).
+    """
+    _check_options(feature_map, normalize, eps, backend)
+    if feature_map not in DEVICE_FEATURE_MAPS:
+        raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; on "
+                         "device memory linattn runs "
+                         + ", ".join(repr(f) for f in DEVICE_FEATURE_MAPS))
+    if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool):
+        raise TypeError(f"stream must be a CUstream handle (an int), got "
+                        f"{type(stream).__name__}")
+    q = _check_device_array("q", q, 4, "[B, H, N, D]")
+    k = _check_device_array("k", k, 4, "[B, H, M, D]")
+    v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
+    out = _check_device_array("out", out, 4, "[B, H, N, Dv]")
+    elements = {name: x.element for name, x in
+                (("q", q), ("k", k), ("v", v), ("out", out))}
+    if len(set(elements.values())) > 1:
+        raise TypeError("q, k, v and out must have the same element type, "
+                        "got " + ", ".join(f"{n}: {e}"
+                                           for n, e in elements.items()))
+    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
+    if out.shape != o_shape:
+        raise ValueError(f"out must have shape {o_shape}, got {out.shape}")
+
+    elt = q.element
+    key = ("attention-device", backend, elt, q.shape, k.shape, v.shape,
+           feature_map, bool(causal), bool(normalize),
+           float(eps) if normalize else None)
+
+    def build() -> Callable[..., Any]:
+        text = _attention_text(elt, q.shape, k.shape, v.shape, None,
+                               feature_map, causal, normalize, eps,
+                               tensors=True)
+        return get_backend(backend).compile(
+            text, device_buffers=True).device_function("linattn")
+
+    _cache.get(key, build)([q, k, v], [out], int(stream))
 
 
 #===------------------------------------------------------------------------===#

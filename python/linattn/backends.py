@@ -60,10 +60,16 @@ class Backend:
         """Libraries the compiled code may call."""
         return default_shared_libs()
 
-    def compile(self, module_text: str) -> ExecutionEngine:
+    def compile(self, module_text: str, *,
+                device_buffers: bool = False) -> ExecutionEngine:
         """Lowers and compiles `module_text`; the result's `function(name)`
-        gives callables taking numpy arrays."""
+        gives callables taking numpy arrays. With `device_buffers` (GPU
+        backends only) its functions take device memory and a stream
+        instead (`ExecutionEngine.device_function`)."""
         self.check_available()
+        if device_buffers:
+            raise BackendUnavailable(f"backend={self.name!r} does not run on "
+                                     "device memory")
         return ExecutionEngine(module_text, pipeline=self.pipeline,
                                shared_libs=self.shared_libs())
 
@@ -179,20 +185,27 @@ class _GPUBackend(Backend):
                         f"{path}: {e}") from None
             return self._runtime
 
-    def compile(self, module_text: str) -> ExecutionEngine:
+    def compile(self, module_text: str, *,
+                device_buffers: bool = False) -> ExecutionEngine:
         # The runtime is not among the shared libraries: its mgpu* functions
         # are bound to this engine alone, since the other GPU runtimes
         # define the same names (a process may use several backends).
         self.check_available()
         runtime = self.runtime()
         runtime.take_error()  # not this module's
+        options = self.pipeline_options(runtime)
+        if device_buffers:
+            options.append("device-buffers=true")
+        pipeline = self.pipeline + ("{" + " ".join(options) + "}"
+                                    if options else "")
         return ExecutionEngine(
-            module_text, pipeline=self.pipeline_for(runtime),
-            shared_libs=self.shared_libs(), after_call=runtime.check,
-            symbols=runtime.entry_points())
+            module_text, pipeline=pipeline, shared_libs=self.shared_libs(),
+            after_call=runtime.check, symbols=runtime.entry_points(),
+            device_buffers=device_buffers)
 
-    def pipeline_for(self, runtime: _GPURuntime) -> str:
-        return self.pipeline
+    def pipeline_options(self, runtime: _GPURuntime) -> List[str]:
+        """The options of `pipeline` for this runtime's device."""
+        return []
 
 
 class CUDABackend(_GPUBackend):
@@ -232,9 +245,9 @@ class CUDABackend(_GPUBackend):
                                          or "the CUDA driver sees none") + ")"
         return None
 
-    def pipeline_for(self, runtime: _GPURuntime) -> str:
+    def pipeline_options(self, runtime: _GPURuntime) -> List[str]:
         major, minor = runtime.compute_capability()
-        return f"{self.pipeline}{{chip=sm_{major}{minor}}}"
+        return [f"chip=sm_{major}{minor}"]
 
 
 class GPUEmulatorBackend(_GPUBackend):
@@ -243,8 +256,11 @@ class GPUEmulatorBackend(_GPUBackend):
     without a GPU."""
 
     name = "gpu-emulator"
-    pipeline = "linattn-lower-to-nvvm{emulate=true}"
+    pipeline = "linattn-lower-to-nvvm"
     library_name = "liblinattn_gpu_emulator.so"
+
+    def pipeline_options(self, runtime: _GPURuntime) -> List[str]:
+        return ["emulate=true"]
 
     def check_available(self) -> None:
         # The library is loaded on the first compile, not to list backends.

@@ -29,6 +29,12 @@ Calling convention:
   buffer the compiled code allocated (no copy; it is freed when the array is
   garbage-collected). A result that aliases an argument or a constant is
   copied instead. Scalar results come back as Python numbers.
+
+A module lowered for the GPU with ``device-buffers=true`` (the GPU backends'
+``compile(..., device_buffers=True)``) follows the device-buffer convention
+instead: `ExecutionEngine.device_function` gives a `DeviceFunction`, called
+with `DeviceArray`s (device pointers) for its tensor arguments and results
+and a stream.
 """
 
 from __future__ import annotations
@@ -38,8 +44,8 @@ import os
 import pathlib
 import weakref
 from dataclasses import dataclass
-from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
-                    Tuple, Union)
+from typing import (Any, Callable, Dict, List, Mapping, NamedTuple, Optional,
+                    Sequence, Tuple, Union)
 
 import numpy as np
 
@@ -49,6 +55,8 @@ from .ir import Context, MLIRError, Module, _print_type, default_context
 
 __all__ = [
     "ArgSpec",
+    "DeviceArray",
+    "DeviceFunction",
     "ExecutionEngine",
     "JitFunction",
     "default_shared_libs",
@@ -416,6 +424,101 @@ def _within(pointer: int, array: np.ndarray) -> bool:
 
 
 #===------------------------------------------------------------------------===#
+# Functions on device buffers
+#===------------------------------------------------------------------------===#
+
+
+class DeviceArray(NamedTuple):
+    """A dense row-major array in GPU memory, as a function compiled with
+    device buffers takes it: its address, its sizes, and its element type as
+    MLIR spells it (``"f16"``, ``"bf16"``, ``"f32"``, ``"f64"``, ...)."""
+
+    pointer: int
+    shape: Tuple[int, ...]
+    element: str
+
+
+def _element_name(spec: ArgSpec) -> str:
+    """The element type of a shaped type as printed: ``tensor<2x?xbf16>`` ->
+    ``bf16``."""
+    inner = spec.type[spec.type.index("<") + 1:spec.type.rindex(">")]
+    return inner.split(",")[0].split("x")[-1]
+
+
+class DeviceFunction:
+    """A public function of an `ExecutionEngine` lowered with
+    ``device-buffers=true`` (docs/UsingLinAttn.md, "device buffers and the
+    caller's stream"): it takes the caller's device memory for its tensor
+    arguments and results and a stream, and only enqueues kernels on that
+    stream. Called as ``f(inputs, outputs, stream)`` with `DeviceArray`
+    sequences; returns nothing (the outputs are ready when the stream gets
+    there)."""
+
+    def __init__(self, engine: "ExecutionEngine", name: str,
+                 inputs: Sequence[ArgSpec], results: Sequence[ArgSpec],
+                 address: int) -> None:
+        self.engine = engine
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.results = tuple(results)
+        self._unsupported = next(
+            (f"@{name}: {spec.type} is not supported by the device-buffer "
+             "calling convention (tensors only)"
+             for spec in self.inputs + self.results if spec.kind != "tensor"),
+            None)
+        count = len(self.inputs) + len(self.results) + 1
+        self._cfunc = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)(address)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(s.type for s in self.inputs)
+        outs = ", ".join(s.type for s in self.results)
+        return f"<DeviceFunction @{self.name}({ins}) -> ({outs})>"
+
+    def _check(self, what: str, i: int, spec: ArgSpec, value: Any) -> None:
+        where = f"@{self.name} {what} {i} ({spec.type})"
+        if not isinstance(value, DeviceArray):
+            raise TypeError(f"{where}: expected a DeviceArray, got "
+                            f"{type(value).__name__}")
+        if value.element != _element_name(spec):
+            raise TypeError(f"{where}: expected element type "
+                            f"{_element_name(spec)}, got {value.element}")
+        assert spec.shape is not None
+        if len(value.shape) != spec.rank or any(
+                want is not None and want != got
+                for want, got in zip(spec.shape, value.shape)):
+            raise ValueError(f"{where}: got shape {tuple(value.shape)}")
+        if not value.pointer:
+            raise ValueError(f"{where}: null pointer")
+
+    def __call__(self, inputs: Sequence[DeviceArray],
+                 outputs: Sequence[DeviceArray], stream: int) -> None:
+        if self._unsupported:
+            raise TypeError(self._unsupported)
+        if len(inputs) != len(self.inputs) or len(outputs) != len(self.results):
+            raise TypeError(f"@{self.name} takes {len(self.inputs)} inputs and "
+                            f"{len(self.results)} outputs, got {len(inputs)} "
+                            f"and {len(outputs)}")
+        keep = []
+        for what, specs, values in (("argument", self.inputs, inputs),
+                                    ("result", self.results, outputs)):
+            for i, (spec, value) in enumerate(zip(specs, values)):
+                self._check(what, i, spec, value)
+                desc = memref_descriptor_type(spec.rank)()
+                desc.allocated = desc.aligned = value.pointer
+                desc.offset = 0
+                stride = 1
+                for d in reversed(range(spec.rank)):
+                    desc.sizes[d] = value.shape[d]
+                    desc.strides[d] = stride
+                    stride *= value.shape[d]
+                keep.append(desc)
+        self._cfunc(*[ctypes.addressof(d) for d in keep],
+                    ctypes.c_void_p(stream))
+        if self.engine.after_call is not None:
+            self.engine.after_call()
+
+
+#===------------------------------------------------------------------------===#
 # Execution engine
 #===------------------------------------------------------------------------===#
 
@@ -438,6 +541,9 @@ class ExecutionEngine:
         GPU backends bind the ``mgpu*`` functions to their runtime this way,
         so that two runtimes defining them can serve two engines of one
         process.
+      device_buffers: the pipeline lowers with the device-buffer calling
+        convention (``linattn-lower-to-nvvm{device-buffers=true}``): the
+        functions are called through `device_function`, not `function`.
 
     Raises `MLIRError` (with MLIR's diagnostics) when the module does not
     parse, the pipeline fails or the module cannot be translated to LLVM IR.
@@ -448,7 +554,8 @@ class ExecutionEngine:
                  shared_libs: Optional[Sequence[Union[str, os.PathLike]]] = None,
                  context: Optional[Context] = None,
                  after_call: Optional[Callable[[], None]] = None,
-                 symbols: Optional[Mapping[str, int]] = None) -> None:
+                 symbols: Optional[Mapping[str, int]] = None,
+                 device_buffers: bool = False) -> None:
         if not 0 <= opt_level <= 3:
             raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
         if isinstance(module, str):
@@ -458,6 +565,7 @@ class ExecutionEngine:
         self.context = module.context
         self.pipeline = pipeline
         self.after_call = after_call
+        self.device_buffers = device_buffers
         libs = [str(p) for p in (default_shared_libs() if shared_libs is None
                                  else shared_libs)]
         for path in libs:
@@ -512,13 +620,7 @@ class ExecutionEngine:
         """The public functions that can be called."""
         return list(self._signatures)
 
-    def function(self, name: str, *, read_only: Sequence[int] = ()
-                 ) -> JitFunction:
-        """The compiled public function `name` (it keeps the engine alive).
-
-        Memref arguments may be written by the function, so read-only arrays
-        are refused for them, except at the positions in `read_only`, which
-        the caller knows the function only reads."""
+    def _address(self, name: str) -> int:
         address = self._addresses.get(name)
         if address is None:
             if name not in self._signatures:
@@ -533,8 +635,31 @@ class ExecutionEngine:
                                 f"(_mlir_ciface_{name}) in the compiled "
                                 "module; lower with c-interface enabled")
             self._addresses[name] = address
+        return address
+
+    def function(self, name: str, *, read_only: Sequence[int] = ()
+                 ) -> JitFunction:
+        """The compiled public function `name` (it keeps the engine alive).
+
+        Memref arguments may be written by the function, so read-only arrays
+        are refused for them, except at the positions in `read_only`, which
+        the caller knows the function only reads."""
+        if self.device_buffers:
+            raise TypeError("this module was lowered with device buffers: "
+                            "call its functions through device_function()")
+        address = self._address(name)
         ins, outs = self._signatures[name]
         return JitFunction(self, name, ins, outs, address, read_only)
+
+    def device_function(self, name: str) -> DeviceFunction:
+        """The compiled public function `name` of a module lowered with
+        device buffers (it keeps the engine alive)."""
+        if not self.device_buffers:
+            raise TypeError("this module was lowered for host arrays: call "
+                            "its functions through function()")
+        address = self._address(name)
+        ins, outs = self._signatures[name]
+        return DeviceFunction(self, name, ins, outs, address)
 
     def invoke(self, name: str, *args: Any) -> Any:
         """Calls the public function `name` with `args` (see the module

@@ -3,6 +3,7 @@ arrays, checked against float64 on the GPU emulator (``gpu-emulator``, on
 every machine) and on a GPU (``cuda``, skipped without one)."""
 
 import ctypes
+import os
 
 import numpy as np
 import pytest
@@ -124,24 +125,60 @@ class _MockCUDA(CUDABackend):
         self.runtime()
 
 
-def test_cuda_compile_path_on_the_mock(rng, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def mock_log(tmp_path_factory):
+    """The mock runtime's log. The library opens it at its first call and
+    keeps it for the process: every test here reads the lines it added."""
+    path = tmp_path_factory.mktemp("mock") / "mock.log"
+    old = os.environ.get("LINATTN_MOCK_GPU_LOG")
+    os.environ["LINATTN_MOCK_GPU_LOG"] = str(path)
+    path.touch()
+    yield path
+    if old is None:
+        del os.environ["LINATTN_MOCK_GPU_LOG"]
+    else:
+        os.environ["LINATTN_MOCK_GPU_LOG"] = old
+
+
+def test_cuda_compile_path_on_the_mock(rng, mock_log):
     # The chip comes from the runtime's compute capability, ptxas builds a
     # cubin, and the host code is JIT-compiled and runs: the mock's log shows
     # the cubin loaded, the copies and the scan kernel launched. The mock
     # runs no kernels, so the values are not checked.
-    log = tmp_path / "mock.log"
-    monkeypatch.setenv("LINATTN_MOCK_GPU_LOG", str(log))
+    before = len(mock_log.read_text().splitlines())
     backend = _MockCUDA()
     register_backend(backend)
-    assert backend.pipeline_for(backend.runtime()) == \
-        "linattn-lower-to-nvvm{chip=sm_90}"
+    assert backend.pipeline_options(backend.runtime()) == ["chip=sm_90"]
     q, k, v = (rand(rng, 1, 2, 20, 8) for _ in range(3))
     out = linattn.linear_attention(q, k, v, backend="cuda-mock")
     assert out.shape == (1, 2, 20, 8) and out.dtype == np.float32
-    calls = log.read_text()
+    calls = "\n".join(mock_log.read_text().splitlines()[before:])
     assert "mgpu: module-load bin" in calls
     assert "mgpu: memcpy h2d" in calls and "mgpu: memcpy d2h" in calls
     assert "mgpu: launch linattn_scan" in calls
+
+
+def test_cuda_device_buffers_on_the_mock(mock_log):
+    # linear_attention_device through the cuda backend's pipeline
+    # (chip from the runtime, device-buffers=true, ptxas): once compiled, a
+    # call launches the scan on the caller's stream, with the state it does
+    # not return in stream-ordered temporaries there; it copies nothing.
+    register_backend(_MockCUDA())
+    memory = DeviceMemory("cuda-mock")
+    stream = mock_log.read_text().splitlines()[-1]
+    assert stream.startswith("mgpu: stream-create s")
+    stream = stream.split()[-1]
+    q, k, v, o = (memory.empty((1, 2, 20, 8), "bf16") for _ in range(4))
+    for _ in range(2):  # the first call compiles, and the module loads
+        before = len(mock_log.read_text().splitlines())
+        linattn.linear_attention_device(q, k, v, o, stream=memory.stream,
+                                        backend="cuda-mock")
+    calls = mock_log.read_text().splitlines()[before:]
+    memory.close()
+    assert all(c.endswith(f" {stream}") for c in calls), calls
+    assert [c.split()[1] for c in calls] == ["alloc", "alloc", "launch",
+                                             "free", "free"], calls
+    assert calls[2].startswith("mgpu: launch linattn_scan_forward_elu")
 
 
 def _driver_present():
@@ -160,8 +197,8 @@ class _NoDriverCUDA(CUDABackend):
     def check_available(self):
         self.runtime()
 
-    def pipeline_for(self, runtime):
-        return "linattn-lower-to-nvvm{format=isa}"
+    def pipeline_options(self, runtime):
+        return ["format=isa"]
 
 
 @pytest.mark.skipif(_driver_present(), reason="a CUDA driver is present")
@@ -174,3 +211,157 @@ def test_runtime_failures_raise(rng):
         linattn.linear_attention(q, k, v, backend="cuda-no-driver")
     # The failure is reported once, not again by the next call's check.
     assert get_backend("cuda-no-driver").runtime().take_error() is None
+
+
+#===------------------------------------------------------------------------===#
+# linear_attention_device: device memory and a stream
+#===------------------------------------------------------------------------===#
+
+
+def to_bf16_bits(x):
+    """float32 -> bfloat16 bits (round to nearest even), as uint16."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(u):
+    return (u.astype(np.uint32) << 16).view(np.float32)
+
+
+# Element type -> the numpy dtype that holds its bits.
+STORAGE = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32,
+           "f64": np.float64}
+# bf16 keeps 8 significant bits: one unit in the last place at 1 (the
+# output rounds to half of one).
+DEVICE_TOL = {"f16": 2e-3, "bf16": 8e-3, "f32": 2e-5, "f64": 1e-12}
+
+
+class DeviceMemory:
+    """Buffers and a stream of a GPU backend's runtime (device memory on a
+    GPU, the emulator's on the CPU), the way a framework would hold them."""
+
+    def __init__(self, backend):
+        lib = get_backend(backend).runtime().lib
+        lib.mgpuStreamCreate.restype = ctypes.c_void_p
+        lib.mgpuMemAlloc.restype = ctypes.c_void_p
+        lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p,
+                                     ctypes.c_bool]
+        lib.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.mgpuMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_size_t, ctypes.c_void_p]
+        lib.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        lib.mgpuStreamDestroy.argtypes = [ctypes.c_void_p]
+        self.lib = lib
+        self.stream = lib.mgpuStreamCreate()
+        self.buffers = []
+
+    def empty(self, shape, element):
+        nbytes = int(np.prod(shape)) * np.dtype(STORAGE[element]).itemsize
+        pointer = self.lib.mgpuMemAlloc(nbytes, self.stream, False)
+        assert pointer
+        self.buffers.append(pointer)
+        return linattn.DeviceArray(pointer, tuple(shape), element)
+
+    def upload(self, host, element):
+        host = np.ascontiguousarray(host, STORAGE[element])
+        x = self.empty(host.shape, element)
+        self.lib.mgpuMemcpy(x.pointer, host.ctypes.data, host.nbytes,
+                            self.stream)
+        return x
+
+    def download(self, x):
+        host = np.empty(x.shape, STORAGE[x.element])
+        self.lib.mgpuMemcpy(host.ctypes.data, x.pointer, host.nbytes,
+                            self.stream)
+        self.lib.mgpuStreamSynchronize(self.stream)
+        return from_bf16_bits(host) if x.element == "bf16" else host
+
+    def close(self):
+        for pointer in self.buffers:
+            self.lib.mgpuMemFree(pointer, self.stream)
+        self.lib.mgpuStreamSynchronize(self.stream)
+        self.lib.mgpuStreamDestroy(self.stream)
+
+
+@pytest.fixture
+def memory(backend):
+    m = DeviceMemory(backend)
+    yield m
+    m.close()
+
+
+def device_inputs(rng, memory, element, shapes, positive):
+    """Random inputs in `element` on the device, and the float64 values they
+    hold (bf16 and f16 rounded as stored)."""
+    device, exact = [], []
+    for shape in shapes:
+        x = rand(rng, *shape, dtype=np.float32)
+        if positive:
+            x = np.abs(x)
+        if element == "bf16":
+            bits = to_bf16_bits(x)
+            device.append(memory.upload(bits, element))
+            exact.append(from_bf16_bits(bits).astype(np.float64))
+        else:
+            stored = x.astype(STORAGE[element])
+            device.append(memory.upload(stored, element))
+            exact.append(stored.astype(np.float64))
+    return device, exact
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("element", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("feature_map,causal,normalize,m", [
+    ("elu", True, True, 70), ("relu", True, False, 70),
+    ("elu", False, True, 45), ("identity", False, False, 45)])
+def test_linear_attention_device(rng, backend, memory, element, feature_map,
+                                 causal, normalize, m):
+    # N = 70 (no multiple of a tile), Dv = 24 != D; M = 45 keys across.
+    b, h, n, d, dv = 2, 3, 70, 16, 24
+    (q, k, v), (q64, k64, v64) = device_inputs(
+        rng, memory, element, [(b, h, n, d), (b, h, m, d), (b, h, m, dv)],
+        positive=feature_map != "elu")
+    out = memory.empty((b, h, n, dv), element)
+    linattn.linear_attention_device(q, k, v, out, stream=memory.stream,
+                                    feature_map=feature_map, causal=causal,
+                                    normalize=normalize, backend=backend)
+    want = ref.linear_attention(q64, k64, v64, feature_map=feature_map,
+                                causal=causal, normalize=normalize)
+    assert rel_err(memory.download(out), want) <= DEVICE_TOL[element]
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+def test_linear_attention_device_errors(rng, backend, memory):
+    x = memory.empty((1, 2, 8, 4), "f32")
+    h = memory.empty((1, 2, 8, 4), "f16")
+    run = linattn.linear_attention_device
+    with pytest.raises(TypeError, match="q must be a linattn.DeviceArray, "
+                                        "got ndarray"):
+        run(np.zeros((1, 2, 8, 4), np.float32), x, x, x, stream=memory.stream,
+            backend=backend)
+    with pytest.raises(TypeError, match="same element type, got q: f32, "
+                                        "k: f32, v: f32, out: f16"):
+        run(x, x, x, h, stream=memory.stream, backend=backend)
+    with pytest.raises(TypeError, match="element type i32; on the GPU"):
+        run(x._replace(element="i32"), x, x, x, stream=memory.stream,
+            backend=backend)
+    with pytest.raises(ValueError, match="out must have shape "
+                                         r"\(1, 2, 8, 4\), got \(1, 2, 8, 5\)"):
+        run(x, x, x, x._replace(shape=(1, 2, 8, 5)), stream=memory.stream,
+            backend=backend)
+    with pytest.raises(ValueError, match="empty dimension"):
+        run(x, x, x._replace(shape=(1, 2, 0, 4)), x, stream=memory.stream,
+            backend=backend)
+    with pytest.raises(ValueError, match="causal attention needs as many "
+                                         "queries as keys"):
+        run(x, x._replace(shape=(1, 2, 4, 4)), x._replace(shape=(1, 2, 4, 4)),
+            x, stream=memory.stream, backend=backend)
+    with pytest.raises(ValueError, match="feature_map='poly2' has no GPU "
+                                         "kernel"):
+        run(x, x, x, x, stream=memory.stream, feature_map="poly2",
+            backend=backend)
+    with pytest.raises(TypeError, match="stream must be a CUstream handle"):
+        run(x, x, x, x, stream=None, backend=backend)
+    with pytest.raises(linattn.BackendUnavailable,
+                       match="backend='cpu' does not run on device memory"):
+        run(x, x, x, x, stream=memory.stream, backend="cpu")

@@ -1,10 +1,12 @@
-"""linattn.torch: CPU tensors in, tensors out (skipped without torch)."""
+"""linattn.torch: tensors in, tensors out (skipped without torch; the CUDA
+tensor cases without a GPU)."""
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
+import linattn  # noqa: E402
 import linattn.torch as lt  # noqa: E402
 from linattn import reference as ref  # noqa: E402
 
@@ -45,3 +47,81 @@ def test_errors():
         lt.linear_attention(x, x, x)
     with pytest.raises(TypeError, match="torch.Tensor"):
         lt.linear_attention(np.ones((1, 1, 3, 4)), q, q)
+
+
+def test_float16_recurrent_state():
+    g = torch.Generator().manual_seed(2)
+    q, k, v = (torch.rand(1, 2, 6, 4, generator=g).half() for _ in range(3))
+    state = lt.RecurrentState(1, 2, 4, dtype=torch.float16)
+    got = state.update(q, k, v)
+    assert got.dtype == torch.float16 and state.S.dtype == torch.float32
+    want = ref.linear_attention(q.numpy(), k.numpy(), v.numpy())
+    assert rel_err(got.numpy(), want) < 2e-3
+
+
+#===------------------------------------------------------------------------===#
+# CUDA tensors (linattn.linear_attention_device)
+#===------------------------------------------------------------------------===#
+
+needs_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available()
+    or "cuda" not in linattn.available_backends(),
+    reason="no CUDA device")
+
+# Two units in the last place at 1 for the 16-bit types.
+CUDA_TOL = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2,
+            torch.float32: 2e-5, torch.float64: 1e-12}
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", list(CUDA_TOL))
+@pytest.mark.parametrize("causal,normalize,m", [(True, True, 70),
+                                                (True, False, 70),
+                                                (False, True, 45)])
+def test_cuda_tensors(dtype, causal, normalize, m):
+    g = torch.Generator(device="cuda").manual_seed(3)
+    b, h, n, d, dv = 2, 3, 70, 16, 24
+    q = torch.rand(b, h, n, d, generator=g, device="cuda").to(dtype)
+    k = torch.rand(b, h, m, d, generator=g, device="cuda").to(dtype)
+    v = torch.rand(b, h, m, dv, generator=g, device="cuda").to(dtype) - 0.5
+    o = lt.linear_attention(q, k, v, causal=causal, normalize=normalize)
+    assert o.device == q.device and o.dtype == dtype
+    assert o.shape == (b, h, n, dv)
+    want = ref.linear_attention(*(x.double().cpu().numpy() for x in (q, k, v)),
+                                causal=causal, normalize=normalize)
+    assert rel_err(o.double().cpu().numpy(), want) <= CUDA_TOL[dtype]
+
+
+@needs_cuda
+def test_cuda_tensors_on_a_side_stream():
+    # The kernels go on torch's current stream: work queued before on that
+    # stream is seen, and reading the result after synchronizing it is safe.
+    b, h, n, d = 4, 8, 2048, 64
+    x = torch.randn(3, b, h, n, d, device="cuda", dtype=torch.bfloat16)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        q, k, v = (x[i] * 0.5 for i in range(3))  # queued on `side`
+        o = lt.linear_attention(q, k, v)
+    side.synchronize()
+    want = ref.linear_attention(*(t.double().cpu().numpy() for t in (q, k, v)))
+    assert rel_err(o.double().cpu().numpy(), want) <= CUDA_TOL[torch.bfloat16]
+
+
+@needs_cuda
+def test_cuda_errors():
+    q = torch.rand(1, 1, 8, 4, device="cuda")
+    with pytest.raises(ValueError, match="k is on cpu, q on cuda:0"):
+        lt.linear_attention(q, q.cpu(), q)
+    with pytest.raises(TypeError, match="float16, bfloat16, float32 or "
+                                        "float64"):
+        x = q.to(torch.int32)
+        lt.linear_attention(x, x, x)
+    with pytest.raises(ValueError, match="feature_map='poly2' has no GPU "
+                                         "kernel"):
+        lt.linear_attention(q, q, q, feature_map="poly2")
+    with pytest.raises(ValueError, match="not contiguous"):
+        x = torch.rand(1, 1, 4, 8, device="cuda").transpose(2, 3)
+        lt.linear_attention(x, x, x)
+    with pytest.raises(ValueError, match="this takes CPU tensors"):
+        lt.RecurrentState(1, 1, 4).step(q[:, :, 0], q[:, :, 0], q[:, :, 0])
