@@ -5,8 +5,9 @@ High level:
 * `linear_attention` -- causal or not, normalized or not, any feature map,
   cross-attention and Dv != D, on [B, H, N, D] float16/float32/float64 arrays;
 * `RecurrentState` -- step-by-step decoding with the (S, z) state;
-* `linear_attention_device` -- the same on GPU memory (`DeviceArray`s) and a
-  stream, for frameworks (``linattn.torch`` on CUDA tensors);
+* `linear_attention_device`, `recurrent_device` -- the same on GPU memory
+  (`DeviceArray`s) and a stream, for frameworks (``linattn.torch`` on CUDA
+  tensors);
 * `cache_info`, `clear_cache` -- the compile cache;
 * ``backend=``: ``"cpu"``, ``"cuda"`` (an NVIDIA GPU) or ``"gpu-emulator"``
   (the GPU kernels interpreted on the CPU); `available_backends`.
@@ -23,7 +24,8 @@ installed.
 from ._version import __version__
 from ._capi import LibraryNotFoundError, find_library
 from .attention import (CacheInfo, RecurrentState, cache_info, clear_cache,
-                        linear_attention, linear_attention_device)
+                        linear_attention, linear_attention_device,
+                        recurrent_device)
 from .backends import BackendUnavailable, available_backends
 from .ir import Context, Diagnostic, MLIRError, MLIRWarning, Module, PassManager
 from .jit import DeviceArray, ExecutionEngine
@@ -48,4 +50,5 @@ __all__ = [
     "find_library",
     "linear_attention",
     "linear_attention_device",
+    "recurrent_device",
 ]

@@ -42,6 +42,7 @@ __all__ = [
     "clear_cache",
     "linear_attention",
     "linear_attention_device",
+    "recurrent_device",
 ]
 
 SUPPORTED_DTYPES = (np.dtype(np.float16), np.dtype(np.float32),
@@ -413,7 +414,8 @@ def _attention_text(elt: str, q: Sequence[int], k: Sequence[int],
 # linear_attention_device
 #===------------------------------------------------------------------------===#
 
-DEVICE_ELEMENTS = ("f16", "bf16", "f32", "f64")
+_DEVICE_ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+DEVICE_ELEMENTS = tuple(_DEVICE_ELEMENT_BYTES)
 """The element types `linear_attention_device` takes."""
 
 DEVICE_FEATURE_MAPS = ("elu", "relu", "identity")
@@ -437,6 +439,9 @@ def _check_device_array(name: str, x: Any, rank: int, layout: str
                          f"{tuple(x.shape)}); every size must be at least 1")
     if not x.pointer:
         raise ValueError(f"{name} is a null pointer")
+    if x.pointer % _DEVICE_ELEMENT_BYTES[x.element]:
+        raise ValueError(f"{name} at {x.pointer:#x} is not aligned to its "
+                         f"{x.element} elements")
     return DeviceArray(int(x.pointer), tuple(int(d) for d in x.shape),
                        x.element)
 
@@ -507,6 +512,119 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
 #===------------------------------------------------------------------------===#
 # RecurrentState
 #===------------------------------------------------------------------------===#
+
+
+def _recurrent_text(op: str, elt: str, state_elt: str, q: Sequence[int],
+                    v: Sequence[int], feature_dim: int,
+                    p: Optional[Sequence[int]], feature_map: str,
+                    normalize: bool, eps: float, tensors: bool = False) -> str:
+    """The function @linattn advancing a recurrent state: ``linattn.step``
+    on one token (`op` ``"step"``, q [B, H, D]) or ``linattn.scan`` from the
+    state over T tokens (``"scan"``, q [B, H, T, D]); arguments q, k, v,
+    s0, z0 (and the projection), results o, s1, z1."""
+    b, h = q[0], q[1]
+    dv = v[-1]
+    s_shape = (b, h, feature_dim, dv)
+    z_shape = (b, h, feature_dim)
+    f_shape = tuple(q[:-1]) + (feature_dim,)
+    o_shape = tuple(q[:-1]) + (dv,)
+    bld = _Builder(elt, tensors)
+    tq, q_type = bld.input("q", q)
+    tk, k_type = bld.input("k", q)
+    tv, v_type = bld.input("v", v)
+    ts, s_type = bld.input("s0", s_shape, state_elt)
+    tz, z_type = bld.input("z0", z_shape, state_elt)
+    proj = bld.input("p", p) if p is not None else None
+    fq = bld.feature_map(feature_map, tq, q_type, f_shape, proj, "fq")
+    fk = bld.feature_map(feature_map, tk, k_type, f_shape, proj, "fk")
+    f_type = f"tensor<{_shape_str(f_shape, elt)}>"
+    o_type = f"tensor<{_shape_str(o_shape, elt)}>"
+    if op == "step":
+        head = f"linattn.step {fq}, {fk}, {tv}, {ts}, {tz}"
+    else:
+        head = f"linattn.scan forward {fq}, {fk}, {tv} init({ts}, {tz})"
+    bld.body.append(
+        f"%ro, %rs, %rz = {head}{_normalize_clause(normalize, eps)} : "
+        f"{f_type}, {f_type}, {v_type}, {s_type}, {z_type} -> "
+        f"{o_type}, {s_type}, {z_type}")
+    bld.output("o", "%ro", o_shape)
+    bld.output("s1", "%rs", s_shape, state_elt)
+    bld.output("z1", "%rz", z_shape, state_elt)
+    return bld.text()
+
+
+def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
+                     s: DeviceArray, z: DeviceArray, out: DeviceArray,
+                     s_out: DeviceArray, z_out: DeviceArray, *, stream: int,
+                     feature_map: str = "elu", normalize: bool = True,
+                     eps: float = 1e-6, backend: str = "cuda") -> None:
+    """Advances a recurrent state (S, z) on GPU memory, enqueued on a
+    stream: the device form of `RecurrentState.step` and `update`.
+
+    One token per batch and head when q is [B, H, D] (k [B, H, D],
+    v [B, H, Dv], out [B, H, Dv]: ``linattn.step``), T tokens when q is
+    [B, H, T, D] (k, v and out with T too: ``linattn.scan`` from the
+    state). s [B, H, D, Dv] and z [B, H, D] are the state before, s_out and
+    z_out receive the state after; they are float32 (``"f32"``) for 16-bit
+    data, else the data's type. The arrays are `DeviceArray`s as for
+    `linear_attention_device`; outputs must not overlap inputs (ping-pong
+    between two states). Nothing is copied or synchronized, and every call
+    of one shape only launches on `stream` (so it can be captured in a
+    CUDA graph).
+    """
+    _check_options(feature_map, normalize, eps, backend)
+    if feature_map not in DEVICE_FEATURE_MAPS:
+        raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; on "
+                         "device memory linattn runs "
+                         + ", ".join(repr(f) for f in DEVICE_FEATURE_MAPS))
+    if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool):
+        raise TypeError(f"stream must be a CUstream handle (an int), got "
+                        f"{type(stream).__name__}")
+    tokens = isinstance(q, DeviceArray) and len(q.shape) == 4
+    rank, lead = (4, "[B, H, T, ") if tokens else (3, "[B, H, ")
+    q = _check_device_array("q", q, rank, lead + "D]")
+    k = _check_device_array("k", k, rank, lead + "D]")
+    v = _check_device_array("v", v, rank, lead + "Dv]")
+    out = _check_device_array("out", out, rank, lead + "Dv]")
+    s = _check_device_array("s", s, 4, "[B, H, D, Dv]")
+    z = _check_device_array("z", z, 3, "[B, H, D]")
+    s_out = _check_device_array("s_out", s_out, 4, "[B, H, D, Dv]")
+    z_out = _check_device_array("z_out", z_out, 3, "[B, H, D]")
+    data = {n: a.element for n, a in (("q", q), ("k", k), ("v", v),
+                                        ("out", out))}
+    if len(set(data.values())) > 1:
+        raise TypeError("q, k, v and out must have the same element type, "
+                        "got " + ", ".join(f"{n}: {e}" for n, e in data.items()))
+    elt = q.element
+    state_elt = "f32" if elt in ("f16", "bf16") else elt
+    for name, a in (("s", s), ("z", z), ("s_out", s_out), ("z_out", z_out)):
+        if a.element != state_elt:
+            raise TypeError(f"{name} has element type {a.element}; the state "
+                            f"of {elt} data is {state_elt}")
+    b, h, d = q.shape[0], q.shape[1], q.shape[-1]
+    dv = v.shape[-1]
+    tokens_shape = q.shape[:-1]
+    want = {"k": (k, tokens_shape + (d,)), "v": (v, tokens_shape + (dv,)),
+            "out": (out, tokens_shape + (dv,)), "s": (s, (b, h, d, dv)),
+            "z": (z, (b, h, d)), "s_out": (s_out, (b, h, d, dv)),
+            "z_out": (z_out, (b, h, d))}
+    for name, (a, shape) in want.items():
+        if a.shape != shape:
+            raise ValueError(f"{name} must have shape {shape} for q of shape "
+                             f"{q.shape} and v of shape {v.shape}, got "
+                             f"{a.shape}")
+
+    op = "scan" if tokens else "step"
+    key = ("recurrent-device", op, backend, elt, q.shape, v.shape,
+           feature_map, bool(normalize), float(eps) if normalize else None)
+
+    def build() -> Callable[..., Any]:
+        text = _recurrent_text(op, elt, state_elt, q.shape, v.shape, d, None,
+                               feature_map, normalize, eps, tensors=True)
+        return get_backend(backend).compile(
+            text, device_buffers=True).device_function("linattn")
+
+    _cache.get(key, build)([q, k, v, s, z], [out, s_out, z_out], int(stream))
 
 
 class RecurrentState:
@@ -627,35 +745,13 @@ class RecurrentState:
         key = (op, self.backend, self.dtype.str, q.shape, v.shape,
                None if p is None else p.shape, self.feature_map,
                self.normalize, self.eps if self.normalize else None)
-        fm, normalize, eps = self.feature_map, self.normalize, self.eps
-        f_shape = q.shape[:-1] + (self.feature_dim,)
 
         def text() -> str:
-            bld = _Builder(_MLIR_ELEMENT[self.dtype])
-            tq, q_type = bld.input("q", q.shape)
-            tk, k_type = bld.input("k", k.shape)
-            tv, v_type = bld.input("v", v.shape)
-            state = _MLIR_ELEMENT[self.state_dtype]
-            ts, s_type = bld.input("s0", s_shape, state)
-            tz, z_type = bld.input("z0", z_shape, state)
-            proj = bld.input("p", p.shape) if p is not None else None
-            fq = bld.feature_map(fm, tq, q_type, f_shape, proj, "fq")
-            fk = bld.feature_map(fm, tk, k_type, f_shape, proj, "fk")
-            f_type = f"tensor<{_shape_str(f_shape, bld.elt)}>"
-            o_type = f"tensor<{_shape_str(o_shape, bld.elt)}>"
-            if op == "step":
-                head = f"linattn.step {fq}, {fk}, {tv}, {ts}, {tz}"
-            else:
-                head = (f"linattn.scan forward {fq}, {fk}, {tv} "
-                        f"init({ts}, {tz})")
-            bld.body.append(
-                f"%ro, %rs, %rz = {head}{_normalize_clause(normalize, eps)} : "
-                f"{f_type}, {f_type}, {v_type}, {s_type}, {z_type} -> "
-                f"{o_type}, {s_type}, {z_type}")
-            bld.output("o", "%ro", o_shape)
-            bld.output("s1", "%rs", s_shape, state)
-            bld.output("z1", "%rz", z_shape, state)
-            return bld.text()
+            return _recurrent_text(
+                op, _MLIR_ELEMENT[self.dtype], _MLIR_ELEMENT[self.state_dtype],
+                q.shape, v.shape, self.feature_dim,
+                None if p is None else p.shape, self.feature_map,
+                self.normalize, self.eps)
 
         fn = _compiled(key, self.backend, text, 5 if p is None else 6)
         o = np.empty(o_shape, self.dtype)

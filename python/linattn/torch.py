@@ -13,8 +13,11 @@ a new tensor allocated by torch, and are enqueued on torch's current stream,
 like a torch operation (`linattn.linear_attention_device`). They are compiled
 once per shape, dtype and options.
 
+`RecurrentState(..., device="cuda")` keeps its state on the GPU and decodes
+there, on torch's current stream (capturable in a CUDA graph).
+
 Autograd is not supported: inputs that require grad raise an error (call
-``.detach()`` to run the forward only). `RecurrentState` takes CPU tensors.
+``.detach()`` to run the forward only).
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def _to_device_array(name: str, t: Any, device: "_torch.device"
                      ) -> DeviceArray:
     _check_tensor(name, t)
     if t.device != device:
-        raise ValueError(f"{name} is on {t.device}, q on {device}")
+        raise ValueError(f"{name} is on {t.device}, not {device}")
     if t.dtype not in _DEVICE_ELEMENTS:
         raise TypeError(f"{name} has dtype {t.dtype}; on the GPU linattn "
                         "computes in float16, bfloat16, float32 or float64")
@@ -120,32 +123,162 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
 
 
 class RecurrentState(_attention.RecurrentState):
-    """`linattn.RecurrentState` taking and returning CPU tensors."""
+    """`linattn.RecurrentState` taking and returning tensors.
+
+    With ``device="cpu"`` (the default) it takes CPU tensors and keeps the
+    state in numpy arrays shared with `S` and `z`. With ``device="cuda"``
+    the state lives on the GPU in two buffers that `step` and `update`
+    alternate between (read one, write the other): q, k, v are CUDA
+    tensors of `dtype` (float16, bfloat16, float32 or float64; the state is
+    float32 for the 16-bit types), the kernels run on torch's current stream
+    without copies, and once a shape is compiled a call only launches
+    kernels, so calls can be captured in a CUDA graph (capture two steps to
+    come back to the same buffers). Only the elementwise feature maps have
+    GPU kernels.
+    """
 
     def __init__(self, batch: int, heads: int, head_dim: int,
                  value_dim: Optional[int] = None, *,
                  dtype: Any = _torch.float32,
                  projection: Optional["_torch.Tensor"] = None,
-                 **options: Any) -> None:
+                 device: Any = "cpu", **options: Any) -> None:
+        self.device = _torch.device(device)
+        if self.device.type == "cuda":
+            self._init_cuda(batch, heads, head_dim, value_dim, dtype,
+                            projection, **options)
+            return
+        if self.device.type != "cpu":
+            raise ValueError(f"device must be cpu or cuda, got {self.device}")
         np_dtype = _NUMPY_DTYPES.get(dtype, dtype)
         p = None if projection is None else _to_numpy("projection", projection)
         super().__init__(batch, heads, head_dim, value_dim, dtype=np_dtype,
                          projection=p, **options)
 
+    def _init_cuda(self, batch: int, heads: int, head_dim: int,
+                   value_dim: Optional[int], dtype: Any,
+                   projection: Optional["_torch.Tensor"], *,
+                   feature_map: str = "elu", normalize: bool = True,
+                   eps: float = 1e-6, backend: str = "cuda") -> None:
+        if self.device.index not in (None, 0):
+            raise ValueError(f"device {self.device}: linattn runs on the first "
+                             "GPU (cuda:0; choose it with CUDA_VISIBLE_DEVICES)")
+        self.device = _torch.device("cuda", 0)
+        if dtype not in _DEVICE_ELEMENTS:
+            raise TypeError(f"dtype must be float16, bfloat16, float32 or "
+                            f"float64 on the GPU, got {dtype}")
+        if projection is not None or feature_map not in \
+                _attention.DEVICE_FEATURE_MAPS:
+            raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; "
+                             "on the GPU linattn runs "
+                             + ", ".join(repr(f) for f in
+                                         _attention.DEVICE_FEATURE_MAPS))
+        _attention._check_options(feature_map, normalize, eps, backend)
+        value_dim = head_dim if value_dim is None else value_dim
+        for name, size in (("batch", batch), ("heads", heads),
+                           ("head_dim", head_dim), ("value_dim", value_dim)):
+            if not isinstance(size, int) or size < 1:
+                raise ValueError(f"{name} must be a positive integer, got "
+                                 f"{size!r}")
+        self.dtype = dtype
+        self.state_dtype = (_torch.float32 if dtype in (_torch.float16,
+                                                        _torch.bfloat16)
+                            else dtype)
+        self.batch, self.heads = batch, heads
+        self.head_dim, self.value_dim = head_dim, value_dim
+        self.feature_dim = head_dim
+        self.feature_map, self.normalize, self.eps = (feature_map,
+                                                      bool(normalize),
+                                                      float(eps))
+        self.backend = backend
+        self.projection = None
+        self.reset()
+
+    @property
+    def _cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def reset(self) -> None:
+        """Back to the empty prefix. On the GPU the state's buffers are
+        zeroed in place (on the current stream), so a CUDA graph captured
+        on this state stays valid."""
+        if not self._cuda:
+            return super().reset()
+        if not hasattr(self, "_states"):
+            b, h, f, dv = (self.batch, self.heads, self.feature_dim,
+                           self.value_dim)
+            options = dict(dtype=self.state_dtype, device=self.device)
+            self._states = [(_torch.empty((b, h, f, dv), **options),
+                             _torch.empty((b, h, f), **options))
+                            for _ in range(2)]
+        self._current = 0
+        for buffer in self._states[0]:
+            buffer.zero_()
+        self.position = 0
+
+    def copy(self) -> "RecurrentState":
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        if self._cuda:
+            other._states = [(s.clone(), z.clone()) for s, z in self._states]
+        else:
+            other._s, other._z = self._s.copy(), self._z.copy()
+        return other
+
     @property
     def S(self) -> "_torch.Tensor":  # type: ignore[override]
         """The key-value state, [B, H, F, Dv] (shares memory)."""
+        if self._cuda:
+            return self._states[self._current][0]
         return _torch.from_numpy(self._s)
 
     @property
     def z(self) -> "_torch.Tensor":  # type: ignore[override]
         """The normalizer state, [B, H, F] (shares memory)."""
+        if self._cuda:
+            return self._states[self._current][1]
         return _torch.from_numpy(self._z)
 
+    def _run_cuda(self, q: Any, k: Any, v: Any, tokens: bool
+                  ) -> "_torch.Tensor":
+        dq, dk, dv = (_to_device_array(n, t, self.device)
+                      for n, t in (("q", q), ("k", k), ("v", v)))
+        if any(x.element != _DEVICE_ELEMENTS[self.dtype]
+               for x in (dq, dk, dv)):
+            raise TypeError(f"q, k and v must have the state's dtype "
+                            f"{self.dtype}, got {q.dtype}, {k.dtype}, "
+                            f"{v.dtype}")
+        out = _torch.empty(dq.shape[:-1] + dv.shape[-1:], dtype=self.dtype,
+                           device=self.device)
+        state_element = _DEVICE_ELEMENTS[self.state_dtype]
+        (s0, z0), (s1, z1) = (self._states[self._current],
+                              self._states[1 - self._current])
+        arrays = [DeviceArray(t.data_ptr(), tuple(t.shape), state_element)
+                  for t in (s0, z0, s1, z1)]
+        if len(dq.shape) != (4 if tokens else 3):
+            raise ValueError(f"q must have rank {4 if tokens else 3}, got "
+                             f"shape {dq.shape}")
+        _attention.recurrent_device(
+            dq, dk, dv, arrays[0], arrays[1],
+            DeviceArray(out.data_ptr(), tuple(out.shape), dq.element),
+            arrays[2], arrays[3],
+            stream=_torch.cuda.current_stream(self.device).cuda_stream,
+            feature_map=self.feature_map, normalize=self.normalize,
+            eps=self.eps, backend=self.backend)
+        self._current = 1 - self._current
+        self.position += dq.shape[2] if tokens else 1
+        return out
+
     def step(self, q: Any, k: Any, v: Any) -> "_torch.Tensor":
+        if self._cuda:
+            return self._run_cuda(q, k, v, tokens=False)
         return _torch.from_numpy(super().step(
             _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v)))
 
     def update(self, q: Any, k: Any, v: Any) -> "_torch.Tensor":
+        if self._cuda:
+            return self._run_cuda(q, k, v, tokens=True)
         return _torch.from_numpy(super().update(
             _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v)))
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", device={self.device})"

@@ -349,6 +349,9 @@ def test_linear_attention_device_errors(rng, backend, memory):
                                          r"\(1, 2, 8, 4\), got \(1, 2, 8, 5\)"):
         run(x, x, x, x._replace(shape=(1, 2, 8, 5)), stream=memory.stream,
             backend=backend)
+    with pytest.raises(ValueError, match="is not aligned to its f32 elements"):
+        run(x, x._replace(pointer=x.pointer + 2), x, x, stream=memory.stream,
+            backend=backend)
     with pytest.raises(ValueError, match="empty dimension"):
         run(x, x, x._replace(shape=(1, 2, 0, 4)), x, stream=memory.stream,
             backend=backend)
@@ -365,3 +368,68 @@ def test_linear_attention_device_errors(rng, backend, memory):
     with pytest.raises(linattn.BackendUnavailable,
                        match="backend='cpu' does not run on device memory"):
         run(x, x, x, x, stream=memory.stream, backend="cpu")
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("element", ["f16", "bf16", "f32"])
+def test_recurrent_device(rng, backend, memory, element):
+    # A prompt of 31 tokens through the scan, then 9 steps, ping-ponging
+    # between two states in device memory: the full causal pass.
+    b, h, n, d, dv, prompt = 2, 3, 40, 16, 12, 31
+    (q, k, v), (q64, k64, v64) = device_inputs(
+        rng, memory, element, [(b, h, n, d), (b, h, n, d), (b, h, n, dv)],
+        positive=False)
+    state = "f32" if element in ("f16", "bf16") else element
+
+    def tokens(x, start, stop):
+        # The tokens [start, stop) of every head: a strided slice, copied.
+        host = memory.download(x)[:, :, start:stop]
+        bits = to_bf16_bits(host) if element == "bf16" else host
+        return memory.upload(bits if stop - start > 1 else bits[:, :, 0],
+                             element)
+
+    s = [memory.upload(np.zeros((b, h, d, dv), STORAGE[state]), state),
+         memory.empty((b, h, d, dv), state)]
+    z = [memory.upload(np.zeros((b, h, d), STORAGE[state]), state),
+         memory.empty((b, h, d), state)]
+    outs = []
+    o = memory.empty((b, h, prompt, dv), element)
+    linattn.recurrent_device(tokens(q, 0, prompt), tokens(k, 0, prompt),
+                             tokens(v, 0, prompt), s[0], z[0], o, s[1], z[1],
+                             stream=memory.stream, backend=backend)
+    outs.append(memory.download(o))
+    for i in range(prompt, n):
+        cur, nxt = (i - prompt + 1) % 2, (i - prompt) % 2
+        o = memory.empty((b, h, dv), element)
+        linattn.recurrent_device(tokens(q, i, i + 1), tokens(k, i, i + 1),
+                                 tokens(v, i, i + 1), s[cur], z[cur], o,
+                                 s[nxt], z[nxt], stream=memory.stream,
+                                 backend=backend)
+        outs.append(memory.download(o)[:, :, None])
+    want, want_s, want_z = ref.causal_linear_attention_rnn(q64, k64, v64)
+    assert rel_err(np.concatenate(outs, axis=2), want) <= DEVICE_TOL[element]
+    # The state sums φ(k), computed in the data's type, in float32.
+    final = (n - 1 - prompt) % 2  # the last step wrote it
+    assert rel_err(memory.download(s[final]), want_s) <= DEVICE_TOL[element]
+    assert rel_err(memory.download(z[final]), want_z) <= DEVICE_TOL[element]
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+def test_recurrent_device_errors(backend, memory):
+    q = memory.empty((1, 2, 4), "f16")
+    s, z = memory.empty((1, 2, 4, 4), "f32"), memory.empty((1, 2, 4), "f32")
+    o = memory.empty((1, 2, 4), "f16")
+    run = linattn.recurrent_device
+    with pytest.raises(TypeError, match="s has element type f16; the state "
+                                        "of f16 data is f32"):
+        run(q, q, q, s._replace(element="f16"), z, o, s, z,
+            stream=memory.stream, backend=backend)
+    with pytest.raises(ValueError, match=r"s_out must have shape \(1, 2, 4, "
+                                         r"4\) for q of shape"):
+        run(q, q, q, s, z, o, s._replace(shape=(1, 2, 4, 5)), z,
+            stream=memory.stream, backend=backend)
+    with pytest.raises(ValueError, match=r"k must have rank 3 \(\[B, H, D\]\)"):
+        run(q, s, q, s, z, o, s, z, stream=memory.stream, backend=backend)
+    with pytest.raises(ValueError, match="feature_map='favor' has no GPU"):
+        run(q, q, q, s, z, o, s, z, stream=memory.stream,
+            feature_map="favor", backend=backend)

@@ -111,7 +111,7 @@ def test_cuda_tensors_on_a_side_stream():
 @needs_cuda
 def test_cuda_errors():
     q = torch.rand(1, 1, 8, 4, device="cuda")
-    with pytest.raises(ValueError, match="k is on cpu, q on cuda:0"):
+    with pytest.raises(ValueError, match="k is on cpu, not cuda:0"):
         lt.linear_attention(q, q.cpu(), q)
     with pytest.raises(TypeError, match="float16, bfloat16, float32 or "
                                         "float64"):
@@ -125,3 +125,79 @@ def test_cuda_errors():
         lt.linear_attention(x, x, x)
     with pytest.raises(ValueError, match="this takes CPU tensors"):
         lt.RecurrentState(1, 1, 4).step(q[:, :, 0], q[:, :, 0], q[:, :, 0])
+
+
+def test_recurrent_state_copy_keeps_the_class():
+    state = lt.RecurrentState(1, 1, 4)
+    other = state.copy()
+    assert type(other) is lt.RecurrentState
+    assert isinstance(other.S, torch.Tensor)
+    assert not np.shares_memory(other.S.numpy(), state.S.numpy())
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", list(CUDA_TOL))
+def test_cuda_recurrent_state(dtype):
+    # A prompt through update, then steps, on the GPU: the full causal pass;
+    # a copy decodes on independently.
+    g = torch.Generator(device="cuda").manual_seed(4)
+    b, h, n, d, dv, prompt = 2, 3, 40, 16, 12, 31
+    q, k = (torch.randn(b, h, n, d, generator=g, device="cuda").to(dtype)
+            for _ in range(2))
+    v = torch.randn(b, h, n, dv, generator=g, device="cuda").to(dtype)
+    state = lt.RecurrentState(b, h, d, dv, dtype=dtype, device="cuda")
+    outs = [state.update(q[:, :, :prompt].contiguous(),
+                         k[:, :, :prompt].contiguous(),
+                         v[:, :, :prompt].contiguous())]
+    branch = state.copy()
+    for i in range(prompt, n):
+        outs.append(state.step(q[:, :, i].contiguous(), k[:, :, i].contiguous(),
+                               v[:, :, i].contiguous())[:, :, None])
+    got = torch.cat(outs, dim=2)
+    assert got.dtype == dtype and got.device == q.device
+    assert state.S.dtype == (torch.float32 if dtype in (torch.float16,
+                                                        torch.bfloat16)
+                             else dtype)
+    assert state.position == n
+    want, want_s, _ = ref.causal_linear_attention_rnn(
+        *(x.double().cpu().numpy() for x in (q, k, v)))
+    assert rel_err(got.double().cpu().numpy(), want) <= CUDA_TOL[dtype]
+    assert rel_err(state.S.double().cpu().numpy(), want_s) <= CUDA_TOL[dtype]
+    # The copy still holds the prompt's state.
+    o = branch.step(q[:, :, prompt].contiguous(), k[:, :, prompt].contiguous(),
+                    v[:, :, prompt].contiguous())
+    assert torch.equal(o, outs[1][:, :, 0])
+
+
+@needs_cuda
+def test_cuda_recurrent_state_in_a_cuda_graph():
+    # Two steps captured in one CUDA graph (the state's two buffers come
+    # back to where they were), replayed over new tokens copied into the
+    # graph's inputs: the same outputs as the causal pass.
+    b, h, d, n = 8, 32, 128, 10
+    g = torch.Generator(device="cuda").manual_seed(5)
+    q, k, v = (torch.randn(b, h, n, d, generator=g, device="cuda")
+               for _ in range(3))
+    state = lt.RecurrentState(b, h, d, device="cuda")
+    inputs = [[torch.empty(b, h, d, device="cuda") for _ in range(3)]
+              for _ in range(2)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        state.step(*inputs[0])  # compiles and loads the kernels
+    torch.cuda.current_stream().wait_stream(side)
+    state.reset()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outputs = [state.step(*inputs[0]), state.step(*inputs[1])]
+    state.reset()  # the zeros the graph reads (capture ran nothing)
+    got = []
+    for i in range(0, n, 2):
+        for j in range(2):
+            for dst, src in zip(inputs[j], (q, k, v)):
+                dst.copy_(src[:, :, i + j])
+        graph.replay()
+        got += [outputs[0].clone(), outputs[1].clone()]
+    got = torch.stack(got, dim=2)
+    want = ref.linear_attention(*(x.double().cpu().numpy() for x in (q, k, v)))
+    assert rel_err(got.double().cpu().numpy(), want) <= CUDA_TOL[torch.float32]
