@@ -423,6 +423,18 @@ DEVICE_FEATURE_MAPS = ("elu", "relu", "identity")
 a kernel (poly2 and favor run on the host)."""
 
 
+def _check_device_options(feature_map: str, normalize: bool, eps: float,
+                          backend: str, stream: Any) -> None:
+    _check_options(feature_map, normalize, eps, backend)
+    if feature_map not in DEVICE_FEATURE_MAPS:
+        raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; on "
+                         "device memory linattn runs "
+                         + ", ".join(repr(f) for f in DEVICE_FEATURE_MAPS))
+    if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool):
+        raise TypeError(f"stream must be a CUstream handle (an int), got "
+                        f"{type(stream).__name__}")
+
+
 def _check_device_array(name: str, x: Any, rank: int, layout: str
                         ) -> DeviceArray:
     if not isinstance(x, DeviceArray):
@@ -472,14 +484,7 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     (`DEVICE_FEATURE_MAPS`), and `BackendUnavailable` for a backend that
     does not run on device memory (``"cpu"``).
     """
-    _check_options(feature_map, normalize, eps, backend)
-    if feature_map not in DEVICE_FEATURE_MAPS:
-        raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; on "
-                         "device memory linattn runs "
-                         + ", ".join(repr(f) for f in DEVICE_FEATURE_MAPS))
-    if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool):
-        raise TypeError(f"stream must be a CUstream handle (an int), got "
-                        f"{type(stream).__name__}")
+    _check_device_options(feature_map, normalize, eps, backend, stream)
     q = _check_device_array("q", q, 4, "[B, H, N, D]")
     k = _check_device_array("k", k, 4, "[B, H, M, D]")
     v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
@@ -572,14 +577,7 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     of one shape only launches on `stream` (so it can be captured in a
     CUDA graph).
     """
-    _check_options(feature_map, normalize, eps, backend)
-    if feature_map not in DEVICE_FEATURE_MAPS:
-        raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; on "
-                         "device memory linattn runs "
-                         + ", ".join(repr(f) for f in DEVICE_FEATURE_MAPS))
-    if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool):
-        raise TypeError(f"stream must be a CUstream handle (an int), got "
-                        f"{type(stream).__name__}")
+    _check_device_options(feature_map, normalize, eps, backend, stream)
     tokens = isinstance(q, DeviceArray) and len(q.shape) == 4
     rank, lead = (4, "[B, H, T, ") if tokens else (3, "[B, H, ")
     q = _check_device_array("q", q, rank, lead + "D]")
