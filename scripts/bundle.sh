@@ -110,8 +110,8 @@ fi
 
 # xz with the x86 filter and a dictionary that spans the tar: the tools and
 # libLinAttnCAPI.so each hold most of MLIR and LLVM, and the later copies
-# compress against the first (one stream, a few minutes; unpacking needs
-# 512 MiB of memory).
+# compress against the first (one stream: a few minutes and about 5.5 GB of
+# memory; unpacking needs 512 MiB).
 tar -C "$build" -cf - linattn-bundle |
   xz -T1 --x86 --lzma2=preset=9,dict=512MiB >"$build/linattn-bundle.tar.xz"
 echo "bundle: $build/linattn-bundle.tar.xz ($(du -h "$build/linattn-bundle.tar.xz" | cut -f1))"
