@@ -41,6 +41,7 @@ __all__ = [
     "cache_info",
     "clear_cache",
     "linear_attention",
+    "device_state_element",
     "linear_attention_device",
     "recurrent_device",
 ]
@@ -122,6 +123,17 @@ def _compiled(key: Hashable, backend: str, text: Callable[[], str],
     def build() -> Callable[..., Any]:
         return get_backend(backend).compile(text()).function(
             "linattn", read_only=range(num_inputs))
+    return _cache.get(key, build)
+
+
+def _compiled_device(key: Hashable, backend: str, text: Callable[[], str]
+                     ) -> Callable[..., Any]:
+    """The function @linattn of the module `text()` builds, compiled by the
+    GPU backend `backend` for device buffers, from the cache when `key` is
+    there."""
+    def build() -> Callable[..., Any]:
+        return get_backend(backend).compile(
+            text(), device_buffers=True).device_function("linattn")
     return _cache.get(key, build)
 
 
@@ -435,6 +447,22 @@ def _check_device_options(feature_map: str, normalize: bool, eps: float,
                         f"{type(stream).__name__}")
 
 
+def device_state_element(element: str) -> str:
+    """The element type of the state (S, z) for data of `element`: f32 for
+    the 16-bit types, as `state_dtype`, else the data's own."""
+    return "f32" if element in ("f16", "bf16") else element
+
+
+def _check_same_element(**arrays: DeviceArray) -> str:
+    elements = {name: a.element for name, a in arrays.items()}
+    if len(set(elements.values())) > 1:
+        *first, last = elements
+        raise TypeError(f"{', '.join(first)} and {last} must have the same "
+                        "element type, got " + ", ".join(
+                            f"{n}: {e}" for n, e in elements.items()))
+    return next(iter(elements.values()))
+
+
 def _check_device_array(name: str, x: Any, rank: int, layout: str
                         ) -> DeviceArray:
     if not isinstance(x, DeviceArray):
@@ -489,29 +517,21 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     k = _check_device_array("k", k, 4, "[B, H, M, D]")
     v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
     out = _check_device_array("out", out, 4, "[B, H, N, Dv]")
-    elements = {name: x.element for name, x in
-                (("q", q), ("k", k), ("v", v), ("out", out))}
-    if len(set(elements.values())) > 1:
-        raise TypeError("q, k, v and out must have the same element type, "
-                        "got " + ", ".join(f"{n}: {e}"
-                                           for n, e in elements.items()))
+    elt = _check_same_element(q=q, k=k, v=v, out=out)
     o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
     if out.shape != o_shape:
         raise ValueError(f"out must have shape {o_shape}, got {out.shape}")
 
-    elt = q.element
     key = ("attention-device", backend, elt, q.shape, k.shape, v.shape,
            feature_map, bool(causal), bool(normalize),
            float(eps) if normalize else None)
 
-    def build() -> Callable[..., Any]:
-        text = _attention_text(elt, q.shape, k.shape, v.shape, None,
+    def text() -> str:
+        return _attention_text(elt, q.shape, k.shape, v.shape, None,
                                feature_map, causal, normalize, eps,
                                tensors=True)
-        return get_backend(backend).compile(
-            text, device_buffers=True).device_function("linattn")
 
-    _cache.get(key, build)([q, k, v], [out], int(stream))
+    _compiled_device(key, backend, text)([q, k, v], [out], int(stream))
 
 
 #===------------------------------------------------------------------------===#
@@ -588,13 +608,8 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     z = _check_device_array("z", z, 3, "[B, H, D]")
     s_out = _check_device_array("s_out", s_out, 4, "[B, H, D, Dv]")
     z_out = _check_device_array("z_out", z_out, 3, "[B, H, D]")
-    data = {n: a.element for n, a in (("q", q), ("k", k), ("v", v),
-                                        ("out", out))}
-    if len(set(data.values())) > 1:
-        raise TypeError("q, k, v and out must have the same element type, "
-                        "got " + ", ".join(f"{n}: {e}" for n, e in data.items()))
-    elt = q.element
-    state_elt = "f32" if elt in ("f16", "bf16") else elt
+    elt = _check_same_element(q=q, k=k, v=v, out=out)
+    state_elt = device_state_element(elt)
     for name, a in (("s", s), ("z", z), ("s_out", s_out), ("z_out", z_out)):
         if a.element != state_elt:
             raise TypeError(f"{name} has element type {a.element}; the state "
@@ -616,13 +631,12 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     key = ("recurrent-device", op, backend, elt, q.shape, v.shape,
            feature_map, bool(normalize), float(eps) if normalize else None)
 
-    def build() -> Callable[..., Any]:
-        text = _recurrent_text(op, elt, state_elt, q.shape, v.shape, d, None,
+    def text() -> str:
+        return _recurrent_text(op, elt, state_elt, q.shape, v.shape, d, None,
                                feature_map, normalize, eps, tensors=True)
-        return get_backend(backend).compile(
-            text, device_buffers=True).device_function("linattn")
 
-    _cache.get(key, build)([q, k, v, s, z], [out, s_out, z_out], int(stream))
+    _compiled_device(key, backend, text)([q, k, v, s, z], [out, s_out, z_out],
+                                         int(stream))
 
 
 class RecurrentState:

@@ -91,8 +91,8 @@ def _cuda_linear_attention(q: "_torch.Tensor", k: Any, v: Any,
                        device=device)
     stream = _torch.cuda.current_stream(device).cuda_stream
     _attention.linear_attention_device(
-        dq, dk, dv, DeviceArray(out.data_ptr(), tuple(out.shape), dq.element),
-        stream=stream, backend=backend, **options)
+        dq, dk, dv, _to_device_array("out", out, device), stream=stream,
+        backend=backend, **options)
     return out
 
 
@@ -180,9 +180,10 @@ class RecurrentState(_attention.RecurrentState):
                 raise ValueError(f"{name} must be a positive integer, got "
                                  f"{size!r}")
         self.dtype = dtype
-        self.state_dtype = (_torch.float32 if dtype in (_torch.float16,
-                                                        _torch.bfloat16)
-                            else dtype)
+        state_element = _attention.device_state_element(
+            _DEVICE_ELEMENTS[dtype])
+        self.state_dtype = next(t for t, e in _DEVICE_ELEMENTS.items()
+                                if e == state_element)
         self.batch, self.heads = batch, heads
         self.head_dim, self.value_dim = head_dim, value_dim
         self.feature_dim = head_dim
@@ -247,20 +248,18 @@ class RecurrentState(_attention.RecurrentState):
             raise TypeError(f"q, k and v must have the state's dtype "
                             f"{self.dtype}, got {q.dtype}, {k.dtype}, "
                             f"{v.dtype}")
-        out = _torch.empty(dq.shape[:-1] + dv.shape[-1:], dtype=self.dtype,
-                           device=self.device)
-        state_element = _DEVICE_ELEMENTS[self.state_dtype]
-        (s0, z0), (s1, z1) = (self._states[self._current],
-                              self._states[1 - self._current])
-        arrays = [DeviceArray(t.data_ptr(), tuple(t.shape), state_element)
-                  for t in (s0, z0, s1, z1)]
         if len(dq.shape) != (4 if tokens else 3):
             raise ValueError(f"q must have rank {4 if tokens else 3}, got "
                              f"shape {dq.shape}")
+        out = _torch.empty(dq.shape[:-1] + dv.shape[-1:], dtype=self.dtype,
+                           device=self.device)
+        # Read the current state, write the other.
+        buffers = self._states[self._current] + self._states[1 - self._current]
+        s0, z0, s1, z1 = (_to_device_array(n, t, self.device)
+                          for n, t in zip(("S", "z", "S", "z"), buffers))
         _attention.recurrent_device(
-            dq, dk, dv, arrays[0], arrays[1],
-            DeviceArray(out.data_ptr(), tuple(out.shape), dq.element),
-            arrays[2], arrays[3],
+            dq, dk, dv, s0, z0, _to_device_array("out", out, self.device),
+            s1, z1,
             stream=_torch.cuda.current_stream(self.device).cuda_stream,
             feature_map=self.feature_map, normalize=self.normalize,
             eps=self.eps, backend=self.backend)

@@ -339,7 +339,7 @@ def test_linear_attention_device_errors(rng, backend, memory):
                                         "got ndarray"):
         run(np.zeros((1, 2, 8, 4), np.float32), x, x, x, stream=memory.stream,
             backend=backend)
-    with pytest.raises(TypeError, match="same element type, got q: f32, "
+    with pytest.raises(TypeError, match="q, k, v and out must have the same element type, got q: f32, "
                                         "k: f32, v: f32, out: f16"):
         run(x, x, x, h, stream=memory.stream, backend=backend)
     with pytest.raises(TypeError, match="element type i32; on the GPU"):
