@@ -50,10 +50,14 @@
 // The scan: features and normalizer partials in shared memory, the state
 // column in registers split over four lanes (16 of its 64 features each:
 // 32 fused multiply-adds per token), the readout added over the lanes with
-// two butterfly shuffles.
+// two butterfly shuffles. Its parameters: four buffers (q, k, v, O) of
+// five descriptor words each, N and Dv; no final state, which attention
+// drops.
 // PTX: .target sm_90
 // PTX-LABEL: .visible .entry linattn_scan_forward_elu_normalized_0(
-// PTX-COUNT-32: .param .u64
+// PTX-COUNT-22: .param .u64
+// PTX-NOT: .param
+// PTX: .maxntid
 // PTX: .shared .align 4 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[8192];
 // PTX: bar.sync 0;
 // PTX: ex2.approx

@@ -284,6 +284,9 @@ struct ChunkedScanConfig {
   double eps;
   /// Whether staging may load 16 bytes at a time.
   bool vectorLoads;
+  /// Whether the final state S and z is written (`scanWritesState`): the
+  /// kernels of a scan whose S and z have no uses take no buffers for them.
+  bool writesState;
   /// Whether the final normalizer z is used: an unnormalized scan whose z
   /// has no uses accumulates none.
   bool finalNormalizer;
@@ -1183,7 +1186,7 @@ static std::pair<Value, Value> segmentRange(KernelBuilder &kb,
 ///
 /// Batch-parallel (`segmented` false): the arguments of `launchScan`, grid
 /// (batch, value tiles); one segment, starting from the initial state (or
-/// zero), which writes the final state and normalizer.
+/// zero), which writes the final state and normalizer (`writesState`).
 ///
 /// Segment outputs (`segmented` true, pass 3 of the sequence-parallel scan):
 /// q, k, v, the f32 states and normalizers at each segment's start (pass 2),
@@ -1202,7 +1205,7 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
     argTypes.push_back(flatBufferType(c.stateType));
   }
   argTypes.push_back(flatBufferType(c.resultType));
-  if (!segmented) {
+  if (!segmented && c.writesState) {
     argTypes.push_back(flatBufferType(c.stateType));
     argTypes.push_back(flatBufferType(c.stateType));
   }
@@ -1228,7 +1231,7 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
     perSegment = args[8];
     segments = args[9];
   } else {
-    a = scanKernelArgs(kernel, c.hasInit);
+    a = scanKernelArgs(kernel, c.hasInit, c.writesState);
   }
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
@@ -1289,7 +1292,7 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
                          updateZ(count);
                          return next;
                        });
-  if (segmented)
+  if (segmented || !c.writesState)
     return kernel;
 
   // The final state and normalizer.
@@ -1405,16 +1408,16 @@ static constexpr int64_t kSegmentScanThreads = 256;
 /// Sequence-parallel pass 2: the scan over the segments. Each thread walks
 /// the segments of one state element (and of one normalizer element in the
 /// first blocks), writes the f32 state at each segment's start (exclusive
-/// prefix, from the initial state when there is one) and the final S and z.
-/// Arguments: the segment states and normalizers of pass 1, the initial
-/// state and normalizer (when there are), the prefixes, S, z, Dv and the
-/// segment count; grid (batch, element tiles of 256; more tiles than grid y
-/// holds by a grid-stride loop).
+/// prefix, from the initial state when there is one) and the final S and z
+/// (`writesState`). Arguments: the segment states and normalizers of pass 1,
+/// the initial state and normalizer (when there are), the prefixes, S and z
+/// (`writesState`), Dv and the segment count; grid (batch, element tiles of
+/// 256; more tiles than grid y holds by a grid-stride loop).
 static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
                                        gpu::GPUModuleOp kernels, StringRef name,
                                        const ChunkedScanConfig &c) {
   Type index = rewriter.getIndexType();
-  int64_t buffers = c.hasInit ? 8 : 6;
+  int64_t buffers = 4 + (c.hasInit ? 2 : 0) + (c.writesState ? 2 : 0);
   SmallVector<Type> argTypes(buffers, flatBufferType(c.stateType));
   argTypes.append({index, index});
   gpu::GPUFuncOp kernel =
@@ -1429,8 +1432,13 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
     s0Buf = args[a++];
     z0Buf = args[a++];
   }
-  Value prefixBuf = args[a++], zPrefixBuf = args[a++], sBuf = args[a++],
-        zBuf = args[a++], dv = args[a++], segments = args[a++];
+  Value prefixBuf = args[a++], zPrefixBuf = args[a++];
+  Value sBuf, zBuf;
+  if (c.writesState) {
+    sBuf = args[a++];
+    zBuf = args[a++];
+  }
+  Value dv = args[a++], segments = args[a++];
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
   Value tid = kb.threadId();
@@ -1460,7 +1468,9 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
     kb.ifThen(kb.ult(e, elements), [&] {
       Value at = kb.add(kb.mul(batch, elements), e);
       Value init = c.hasInit ? kb.load(s0Buf, at) : kb.fconst(0.0);
-      kb.store(scanElement(hBuf, prefixBuf, e, elements, init), sBuf, at);
+      Value final = scanElement(hBuf, prefixBuf, e, elements, init);
+      if (c.writesState)
+        kb.store(final, sBuf, at);
     });
   });
   if (!c.keepsNormalizer())
@@ -1469,7 +1479,9 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
     kb.forLoop(tid, cF, kb.idx(kSegmentScanThreads), [&](Value f) {
       Value at = kb.add(kb.mul(batch, cF), f);
       Value init = c.hasInit ? kb.load(z0Buf, at) : kb.fconst(0.0);
-      kb.store(scanElement(zcBuf, zPrefixBuf, f, cF, init), zBuf, at);
+      Value final = scanElement(zcBuf, zPrefixBuf, f, cF, init);
+      if (c.writesState)
+        kb.store(final, zBuf, at);
     });
   });
   return kernel;
@@ -1498,6 +1510,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       op.hasInitialState(),
                       op.isNormalized() ? op.getEps()->convertToDouble() : 0.0,
                       options.vectorLoads,
+                      scanWritesState(op),
                       !op.getFinalNormalizer().use_empty(),
                       options.asyncCopies && options.vectorLoads &&
                           vType.getElementType().getIntOrFloatBitWidth() == 16};
@@ -1606,11 +1619,13 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     OpFoldResult fSize = rewriter.getIndexAttr(features);
     prefix.output(flat(c.stateType), {stateSize});
     prefix.output(flat(c.stateType), {normalizerSize});
-    prefix.output(
-        cast<RankedTensorType>(op.getFinalState().getType()),
-        leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
-    prefix.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
-                  leadingThen(rewriter, loc, values, batchDims, {fSize}));
+    if (c.writesState) {
+      prefix.output(
+          cast<RankedTensorType>(op.getFinalState().getType()),
+          leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
+      prefix.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
+                    leadingThen(rewriter, loc, values, batchDims, {fSize}));
+    }
     prefix.scalar(dv);
     prefix.scalar(segments);
     Value elementTiles = atLeastOne(
@@ -1635,6 +1650,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     outputs.scalar(segments);
     SmallVector<Value> o =
         outputs.launch(outputsKernel, {batch, tiles, segments}, c.threads());
+    if (!c.writesState)
+      return o;
     return {o[0], p[2], p[3]};
   };
 
@@ -1654,6 +1671,6 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
         });
     results = branch.getResults();
   }
-  rewriter.replaceOp(op, results);
+  replaceScan(op, results);
   return std::nullopt;
 }

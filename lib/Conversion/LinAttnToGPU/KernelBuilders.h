@@ -455,10 +455,14 @@ private:
   std::optional<std::string> convert(ScoresOp op);
   std::optional<std::string> convert(ApplyScoresOp op);
   /// Launches a scan kernel computing the results of `op` at the current
-  /// insertion point (see the definition); returns O, S and z.
+  /// insertion point (see the definition); returns O, then S and z when
+  /// `scanWritesState(op)`.
   SmallVector<Value> launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
                                 Value keys, int64_t features, int64_t dvTile,
                                 int64_t threads);
+  /// Replaces `op` by `results`, as `launchScan` returns them: O, then S and
+  /// z only when they have uses.
+  void replaceScan(ScanOp op, ValueRange results);
 
   std::optional<std::string> checkFeatureSize(int64_t features) {
     if (ShapedType::isDynamic(features))
@@ -473,13 +477,23 @@ private:
   unsigned counter = 0;
 };
 
+/// Whether the lowering of `op` writes its final state: only when S or z has
+/// uses. Attention lowered to a scan discards them, and its kernels then
+/// neither take nor write them.
+inline bool scanWritesState(ScanOp op) {
+  return !op.getFinalState().use_empty() ||
+         !op.getFinalNormalizer().use_empty();
+}
+
 /// The arguments of a scan kernel, in the order `launchScan` passes them:
-/// q, k, v, the initial state (when there is one), O, S, z, N, Dv.
+/// q, k, v, the initial state (when there is one), O, S and z (when the
+/// kernel writes the state), N, Dv.
 struct ScanKernelArgs {
   Value q, k, v, s0, z0, o, s, z, n, dv;
 };
 
-inline ScanKernelArgs scanKernelArgs(gpu::GPUFuncOp kernel, bool hasInit) {
+inline ScanKernelArgs scanKernelArgs(gpu::GPUFuncOp kernel, bool hasInit,
+                                     bool writesState) {
   ArrayRef<BlockArgument> args = kernel.getArguments();
   ScanKernelArgs bound;
   unsigned a = 0;
@@ -491,8 +505,10 @@ inline ScanKernelArgs scanKernelArgs(gpu::GPUFuncOp kernel, bool hasInit) {
     bound.z0 = args[a++];
   }
   bound.o = args[a++];
-  bound.s = args[a++];
-  bound.z = args[a++];
+  if (writesState) {
+    bound.s = args[a++];
+    bound.z = args[a++];
+  }
   bound.n = args[a++];
   bound.dv = args[a++];
   return bound;

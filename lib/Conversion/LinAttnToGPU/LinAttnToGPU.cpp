@@ -66,9 +66,10 @@ static int64_t scanTokensPerBlock(int64_t features, Type stateType) {
 }
 
 /// Launches the scan kernel `kernel` for `op`: inputs φ(Q) or Q, φ(K)
-/// or K (`queries`, `keys`), V and the initial state, outputs O, S and z,
-/// scalars N and Dv; grid (batch, Dv tiles of `dvTile`, at least one so that
-/// z is written when Dv = 0), `threads` threads per block.
+/// or K (`queries`, `keys`), V and the initial state, outputs O and, when
+/// `scanWritesState(op)`, S and z, scalars N and Dv; grid (batch, Dv tiles
+/// of `dvTile`, at least one so that z is written when Dv = 0), `threads`
+/// threads per block.
 SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
                                          Value queries, Value keys,
                                          int64_t features, int64_t dvTile,
@@ -89,10 +90,13 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
   OpFoldResult fSize = rewriter.getIndexAttr(features);
   launch.output(tensorTypeOf(op.getResult()),
                 leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
-  launch.output(cast<RankedTensorType>(op.getFinalState().getType()),
-                leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
-  launch.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
-                leadingThen(rewriter, loc, values, batchDims, {fSize}));
+  if (scanWritesState(op)) {
+    launch.output(
+        cast<RankedTensorType>(op.getFinalState().getType()),
+        leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
+    launch.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
+                  leadingThen(rewriter, loc, values, batchDims, {fSize}));
+  }
   Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
   launch.scalar(nValue);
@@ -100,10 +104,18 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = arith::MaxUIOp::create(
       rewriter, loc, ceilDiv(rewriter, loc, dvValue, dvTile), one);
-  SmallVector<Value> results = launch.launch(
+  return launch.launch(
       kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
       threads);
-  return results;
+}
+
+void Converter::replaceScan(ScanOp op, ValueRange results) {
+  rewriter.replaceAllUsesWith(op.getResult(), results.front());
+  if (results.size() == 3) {
+    rewriter.replaceAllUsesWith(op.getFinalState(), results[1]);
+    rewriter.replaceAllUsesWith(op.getFinalNormalizer(), results[2]);
+  }
+  rewriter.eraseOp(op);
 }
 
 std::optional<std::string> Converter::convert(ScanOp op) {
@@ -140,6 +152,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   bool normalized = op.isNormalized();
   bool reverse = op.isReverse();
   bool hasInit = op.hasInitialState();
+  bool writesState = scanWritesState(op);
   bool needZ = normalized || !op.getFinalNormalizer().use_empty();
   double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
   int64_t tokens = scanTokensPerBlock(features, stateType);
@@ -157,8 +170,10 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   }
   argTypes.push_back(
       flatBufferType(tensorTypeOf(op.getResult()).getElementType()));
-  argTypes.push_back(flatBufferType(stateType));
-  argTypes.push_back(flatBufferType(stateType));
+  if (writesState) {
+    argTypes.push_back(flatBufferType(stateType));
+    argTypes.push_back(flatBufferType(stateType));
+  }
   Type indexType = rewriter.getIndexType();
   argTypes.push_back(indexType); // N
   argTypes.push_back(indexType); // Dv
@@ -178,7 +193,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     OpBuilder::InsertionGuard guard(rewriter);
     setInsertionPointToKernelBody(rewriter, kernel);
     KernelBuilder kb(rewriter, loc, stateType);
-    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit);
+    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit, writesState);
     Value qBuf = bound.q, kBuf = bound.k, vBuf = bound.v, s0Buf = bound.s0,
           z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
           n = bound.n, dv = bound.dv;
@@ -213,11 +228,12 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       else
         column.push_back(kb.fconst(0.0));
     }
-    kb.forLoop(tid, cF, cTile, [&](Value f) {
-      Value init =
-          hasInit ? kb.load(z0Buf, kb.add(stateBase, f)) : kb.fconst(0.0);
-      memref::StoreOp::create(rewriter, loc, init, zs, ValueRange{f});
-    });
+    if (needZ)
+      kb.forLoop(tid, cF, cTile, [&](Value f) {
+        Value init =
+            hasInit ? kb.load(z0Buf, kb.add(stateBase, f)) : kb.fconst(0.0);
+        memref::StoreOp::create(rewriter, loc, init, zs, ValueRange{f});
+      });
 
     // Position of token t of the block starting at t0 in the sequence.
     auto tokenAt = [&](Value t0, Value t) {
@@ -332,12 +348,13 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     });
 
     // The final state.
-    kb.ifThen(active, [&] {
-      for (int64_t j = 0; j < laneFeatures; ++j)
-        kb.store(column[j], sBuf,
-                 kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), col));
-    });
-    if (needZ)
+    if (writesState)
+      kb.ifThen(active, [&] {
+        for (int64_t j = 0; j < laneFeatures; ++j)
+          kb.store(column[j], sBuf,
+                   kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), col));
+      });
+    if (writesState && needZ)
       kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
         kb.forLoop(tid, cF, cTile, [&](Value f) {
           Value z = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
@@ -349,8 +366,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   // The launch: grid (batch, value tiles of tile / lanes columns), `lanes`
   // threads per value column.
   rewriter.setInsertionPoint(op);
-  rewriter.replaceOp(op, launchScan(op, kernel, q.tensor, k.tensor, features,
-                                    tile / lanes, tile));
+  replaceScan(op, launchScan(op, kernel, q.tensor, k.tensor, features,
+                             tile / lanes, tile));
   return std::nullopt;
 }
 

@@ -51,8 +51,9 @@
 //   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 //       CHECK: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_0(%[[C8]], %{{.*}}, %[[C1]], %[[C128]], %[[C1]], %[[C1]],
 
+// The final state has no uses: the kernel takes q, k, v, O, N and Dv.
 // CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
-// CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: attributes {known_block_size = array<i32: 128, 1, 1>}
 // Staging loads 16 bytes at a time where q, k (and v, with Dv a multiple of
@@ -132,9 +133,9 @@
 // SEQ: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // SEQ: nvvm.mma.sync
 // SEQ: scf.yield
-// The scan: f32 prefixes, no tensor cores.
+// The scan: f32 prefixes, no tensor cores; no final S and z (unused).
 // SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(
-// SEQ-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
+// SEQ-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
 // SEQ-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // SEQ-NOT: nvvm.mma.sync
 // SEQ: scf.for
@@ -154,17 +155,17 @@
 
 // SEQ-LABEL: func.func @chunked_f16_small
 // SEQ: scf.if
-// Unnormalized, with the final normalizer unused: no kernel accumulates z.
+// Unnormalized, with the final state unused: no kernel accumulates z.
 // The segment states kernel sums no keys, and the segment prefix kernel
-// writes only the state (two stores: the segments' prefixes, the final S). The segment outputs kernel and the
-// batch-parallel kernel keep no z in shared memory.
+// writes only the segments' prefixes of S (one store). The segment outputs
+// kernel and the batch-parallel kernel keep no z in shared memory.
 // SEQ-LABEL: gpu.func @linattn_scan_segment_states_reverse_features_0(
 // SEQ-NOT: arith.addf
 // SEQ: nvvm.mma.sync
 // SEQ-NOT: arith.addf
 // SEQ: gpu.return
 // SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_reverse_features_1(
-// SEQ-COUNT-2: memref.store
+// SEQ-COUNT-1: memref.store
 // SEQ-NOT: memref.store
 // SEQ: gpu.return
 // SEQ-LABEL: gpu.func @linattn_scan_segment_outputs_reverse_features_2(
@@ -195,10 +196,11 @@ func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 
 // RECURRENT-LABEL: func.func @chunked_f16_small(
 // RECURRENT-NOT: nvvm.mma.sync
-// Unnormalized with the final normalizer unused, the recurrent kernel keeps
-// and writes no normalizer (z is argument 5).
-// RECURRENT: gpu.func @linattn_scan_reverse_features_0(
-// RECURRENT-NOT: memref.store {{.*}}, %arg5[{{.*}}] : memref<?xf32>
+// Unnormalized with the final state unused, the recurrent kernel keeps no
+// normalizer and writes only O (argument 3).
+// RECURRENT: gpu.func @linattn_scan_reverse_features_0(%{{.*}}: memref<?xf16>, %{{.*}}: memref<?xf16>, %{{.*}}: memref<?xf16>, %{{.*}}: memref<?xf16>, %{{.*}}: index, %{{.*}}: index)
+// RECURRENT-NOT: memref.store {{.*}} : memref<?xf32>
+// RECURRENT-NOT: memref.store {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
 // RECURRENT: gpu.return
 
 func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %v: tensor<3x?x8xf16>) -> tensor<3x?x8xf16> {
@@ -208,8 +210,9 @@ func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %
 
 // -----
 
-// The same scan returning its final normalizer: the segment prefix kernel
-// writes it, the batch-parallel kernel accumulates it in shared memory and
+// The same scan returning its final normalizer: the kernels take the final
+// state (S is written, and dropped by the caller), the segment prefix kernel
+// writes z, the batch-parallel kernel accumulates it in shared memory and
 // writes it; the segment outputs kernel still keeps none.
 
 // CHECK-LABEL: func.func @chunked_f16_small_normalizer
