@@ -486,7 +486,7 @@ def machine_description(args, peak_info, commands):
             return "unknown"
 
     simd = [f for f in flags.split() if f.startswith(("avx", "fma", "sse4"))]
-    commit = first_line(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+    commit = first_line(["git", "-C", ROOT, "describe", "--always", "--dirty"])
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "-uno"],
                            stdout=subprocess.PIPE, text=True).stdout.strip()
     lines += [

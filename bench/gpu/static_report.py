@@ -687,8 +687,9 @@ def main():
                      f"{', '.join(GPUS)})")
 
     try:
-        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
-                                 "HEAD"], capture_output=True,
+        # "-dirty" when the tree differs from the commit it names.
+        commit = subprocess.run(["git", "-C", ROOT, "describe", "--always",
+                                 "--dirty"], capture_output=True,
                                 text=True).stdout.strip()
     except OSError:
         commit = "?"
