@@ -70,8 +70,9 @@ def LinAttnCheckLoweredPass : Pass<"linattn-check-lowered"> {
 
 def ConvertLinAttnToCPUKernelsPass
     : Pass<"convert-linattn-to-cpu-kernels", "::mlir::ModuleOp"> {
-  let summary = "Lower f32-state scans and steps to vectorized, "
-                "register-blocked, parallel loop nests";
+  let summary = "Lower f32-state scans, steps, key-value summaries and "
+                "query readouts to vectorized, register-blocked, parallel "
+                "loop nests";
   let description = [{
     Rewrites every `linattn.scan` and `linattn.step` whose state is f32 and
     whose inputs are f32, f16 or bf16 into a hand-scheduled kernel on
@@ -99,8 +100,14 @@ def ConvertLinAttnToCPUKernelsPass
       batch element, then the chunks in parallel from their starting
       states.
 
-    Other scans and steps (f64 or wider state) are left for
-    `convert-linattn-to-linalg`.
+    `linattn.kv_summary` and `linattn.query_readout` with an f32 state take
+    the same kernel in halves: a summary is the state update over the keys
+    without readout (its chunks' contributions and their sum when split); a
+    readout reads the summary in place, with no token updating it, in
+    parallel over the batch and pieces of the queries.
+
+    Other scans, steps, summaries and readouts (f64 or wider state) are left
+    for `convert-linattn-to-linalg`.
   }];
   let options = [
     Option<"targetFeatures", "target-features", "std::string",

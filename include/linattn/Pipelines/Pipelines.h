@@ -32,8 +32,9 @@ struct LinAttnLowerToCPUOptions
       llvm::cl::init(true)};
   PassOptions::Option<bool> kernels{
       *this, "kernels",
-      llvm::cl::desc("Lower f32-state scans and steps to the vectorized, "
-                     "register-blocked kernels (off: generic loops)"),
+      llvm::cl::desc("Lower f32-state scans, steps, key-value summaries and "
+                     "query readouts to the vectorized, register-blocked "
+                     "kernels (off: generic loops)"),
       llvm::cl::init(true)};
   PassOptions::Option<std::string> targetCpu{
       *this, "target-cpu",
@@ -84,10 +85,11 @@ struct LinAttnLowerToCPUOptions
 
 /// Builds the pipeline from linattn on tensors to the LLVM dialect for the
 /// host CPU: raise, decompose, masked-to-scan and reassociate (unless
-/// `rewriteForms` is off), lower scans and steps to vectorized kernels
-/// (unless `kernels` is off) and the rest to linalg, bufferize (function
-/// boundaries with identity layouts), deallocate, lower to loops, OpenMP
-/// (unless `numThreads` is 1) and LLVM, and check that no linattn op is left.
+/// `rewriteForms` is off), lower scans, steps, summaries and readouts to
+/// vectorized kernels (unless `kernels` is off) and the rest to linalg,
+/// bufferize (function boundaries with identity layouts), deallocate, lower
+/// to loops, OpenMP (unless `numThreads` is 1) and LLVM, and check that no
+/// linattn op is left.
 /// The code calls the OpenMP runtime (libomp) unless `numThreads` is 1.
 void buildLinAttnLowerToCPUPipeline(OpPassManager &pm,
                                     const LinAttnLowerToCPUOptions &options);

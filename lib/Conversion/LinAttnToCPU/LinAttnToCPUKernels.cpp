@@ -19,6 +19,10 @@
 //   - runs the batch elements in an `scf.parallel`, which the CPU pipeline
 //     turns into OpenMP threads.
 //
+// The linear form of non-causal attention is the same kernel in halves:
+// kv_summary updates the state over the keys and reads nothing out, and
+// query_readout reads a state that no token updates.
+//
 //===----------------------------------------------------------------------===//
 
 #include "linattn/Conversion/Passes.h"
@@ -28,6 +32,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -45,8 +50,9 @@ using namespace mlir::linattn;
 
 namespace {
 
-/// The buffers of one scan or step, and how the kernel treats them. q, k and
-/// v are [batch..., N, X] for a scan and [batch..., X] for a step.
+/// The buffers of one scan, step, key-value summary or query readout, and
+/// how the kernel treats them. q, k and v are [batch..., N, X] for a scan,
+/// a summary and a readout, and [batch..., X] for a step.
 struct KernelOperands {
   /// The raw inputs of the fused feature maps (the features themselves when
   /// nothing is fused), and the values.
@@ -57,8 +63,12 @@ struct KernelOperands {
                  kMap = FeatureMapKind::Identity;
   Type qFeatureType, kFeatureType;
   /// Initial state (null when it starts at zero), state and normalizer
-  /// updated in place, and the outputs.
+  /// updated in place (read only by a readout, whose z is null when it is
+  /// unnormalized), and the outputs (null for a summary).
   Value s0, z0, s, z, out;
+  /// Whether the tokens update the state (not a readout: q is null) and
+  /// whether they read it out into `out` (not a summary: k and v are null).
+  bool updates = true, readout = true;
   bool hasSequence = true;
   bool reverse = false;
   std::optional<double> eps;
@@ -170,11 +180,18 @@ private:
   /// The scan of one batch element per thread.
   void emitBatchParallel(ArrayRef<Value> upper, Value qScratchAll,
                          Value kScratchAll);
+  /// The logical positions [from, to) of piece `chunk` of the sequence in
+  /// pieces of `chunkLength` tokens.
+  std::pair<Value, Value> chunkRange(Value chunk, Value chunkLength);
   /// The scan of `chunks` pieces of each sequence in parallel: their state
   /// contributions, a scan over those per batch element, then the pieces
   /// again from their starting states.
   void emitChunkParallel(ArrayRef<Value> upper, Value chunks, Value qScratchAll,
                          Value kScratchAll);
+  /// The readout of a fixed state: `chunks` pieces of each sequence in
+  /// parallel, nothing shared between them.
+  void emitReadoutParallel(ArrayRef<Value> upper, Value chunks,
+                           Value qScratchAll);
   /// An scf.parallel over `upper` (all from 0, step 1), or the body inline
   /// when there is no dimension.
   void emitParallel(ArrayRef<Value> upper,
@@ -428,9 +445,12 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
       if (ops.reverse)
         ahead = arith::SubIOp::create(
             b, loc, arith::SubIOp::create(b, loc, length, index(1)), ahead);
-      for (auto [input, size] : {std::pair<Value, Value>{ops.q, features},
-                                 std::pair<Value, Value>{ops.k, features},
-                                 std::pair<Value, Value>{ops.v, valueSize}}) {
+      SmallVector<std::pair<Value, Value>> inputs;
+      if (readout)
+        inputs.push_back({ops.q, features});
+      if (ops.updates)
+        inputs.append({{ops.k, features}, {ops.v, valueSize}});
+      for (auto [input, size] : inputs) {
         scf::ForOp::create(b, loc, index(0), size, index(kCacheLineBytes / 4),
                            ValueRange(),
                            [&, input = input](OpBuilder &nb, Location,
@@ -455,14 +475,18 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
     inits.assign(count, zeroVector());
   SmallVector<Value> dots = forEachVector(
       features, inits, [&](Value offset, Value mask, ValueRange dotArgs) {
-        Value z = loadVector(normalizer, stateIndices(Value(), offset), mask);
+        Value z;
+        if (ops.updates || denominators)
+          z = loadVector(normalizer, stateIndices(Value(), offset), mask);
         SmallVector<Value> next;
         for (int64_t t = 0; t < count; ++t) {
-          Value kx =
-              loadVector(ops.k, tokenIndices(positions[t], offset), mask);
-          Value kf = applyFeatureMap(ops.kMap, ops.kFeatureType, kx, mask);
-          storeVector(kf, kScratch, {index(t), offset}, mask);
-          z = arith::AddFOp::create(b, loc, z, kf);
+          if (ops.updates) {
+            Value kx =
+                loadVector(ops.k, tokenIndices(positions[t], offset), mask);
+            Value kf = applyFeatureMap(ops.kMap, ops.kFeatureType, kx, mask);
+            storeVector(kf, kScratch, {index(t), offset}, mask);
+            z = arith::AddFOp::create(b, loc, z, kf);
+          }
           if (!readout)
             continue;
           Value qx =
@@ -472,7 +496,8 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
           if (denominators)
             next.push_back(vector::FMAOp::create(b, loc, qf, z, dotArgs[t]));
         }
-        storeVector(z, normalizer, stateIndices(Value(), offset), mask);
+        if (ops.updates)
+          storeVector(z, normalizer, stateIndices(Value(), offset), mask);
         return next;
       });
   SmallVector<Value> scales;
@@ -501,8 +526,9 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
     SmallVector<Value> values, accs;
     for (Value offset : offsets) {
       for (int64_t t = 0; t < count; ++t) {
-        values.push_back(
-            loadVector(ops.v, tokenIndices(positions[t], offset), mask));
+        if (ops.updates)
+          values.push_back(
+              loadVector(ops.v, tokenIndices(positions[t], offset), mask));
         if (readout)
           accs.push_back(zeroVector());
       }
@@ -516,10 +542,12 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
           for (Value offset : offsets)
             s.push_back(loadVector(state, stateIndices(row, offset), mask));
           for (int64_t t = 0; t < count; ++t) {
-            Value kf = vector::BroadcastOp::create(
-                b, loc, vecType,
-                memref::LoadOp::create(b, loc, kScratch,
-                                       ValueRange{index(t), row}));
+            Value kf;
+            if (ops.updates)
+              kf = vector::BroadcastOp::create(
+                  b, loc, vecType,
+                  memref::LoadOp::create(b, loc, kScratch,
+                                         ValueRange{index(t), row}));
             Value qf;
             if (readout)
               qf = vector::BroadcastOp::create(
@@ -527,15 +555,17 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
                   memref::LoadOp::create(b, loc, qScratch,
                                          ValueRange{index(t), row}));
             for (int64_t c = 0; c < columns; ++c) {
-              s[c] = vector::FMAOp::create(b, loc, kf, values[c * count + t],
-                                           s[c]);
+              if (ops.updates)
+                s[c] = vector::FMAOp::create(b, loc, kf, values[c * count + t],
+                                             s[c]);
               if (readout)
                 next[c * count + t] = vector::FMAOp::create(
                     b, loc, qf, s[c], accArgs[c * count + t]);
             }
           }
           for (auto [offset, value] : llvm::zip_equal(offsets, s))
-            storeVector(value, state, stateIndices(row, offset), mask);
+            if (ops.updates)
+              storeVector(value, state, stateIndices(row, offset), mask);
           scf::YieldOp::create(b, loc, next);
         });
     for (int64_t c = 0; readout && c < columns; ++c) {
@@ -606,22 +636,24 @@ void KernelEmitter::emitBatchParallel(ArrayRef<Value> upper, Value qScratchAll,
     kScratch = scratchFor(kScratchAll, index(0));
     emitInitialState();
     if (ops.hasSequence)
-      emitSequence(index(0), length, /*readout=*/true);
+      emitSequence(index(0), length, ops.readout);
     else
-      emitBlock(1, index(0), /*readout=*/true);
+      emitBlock(1, index(0), ops.readout);
   });
+}
+
+std::pair<Value, Value> KernelEmitter::chunkRange(Value chunk,
+                                                  Value chunkLength) {
+  // Piece c covers the logical positions [c·L, min((c+1)·L, N)).
+  Value from = arith::MulIOp::create(b, loc, chunk, chunkLength);
+  Value to = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, from, chunkLength), length);
+  return {arith::MinUIOp::create(b, loc, from, length), to};
 }
 
 void KernelEmitter::emitChunkParallel(ArrayRef<Value> upper, Value chunks,
                                       Value qScratchAll, Value kScratchAll) {
-  // Chunk c covers the logical positions [c·L, min((c+1)·L, N)).
   Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
-  auto chunkRange = [&](Value chunk) {
-    Value from = arith::MulIOp::create(b, loc, chunk, chunkLength);
-    Value to = arith::MinUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, from, chunkLength), length);
-    return std::make_pair(arith::MinUIOp::create(b, loc, from, length), to);
-  };
   // The state of every chunk, [batch..., C, F, Dv] and [batch..., C, F]:
   // first its contribution, then the state it starts from.
   SmallVector<Value> sizes(upper);
@@ -657,7 +689,7 @@ void KernelEmitter::emitChunkParallel(ArrayRef<Value> upper, Value chunks,
                       return SmallVector<Value>();
                     });
     });
-    auto [from, to] = chunkRange(ivs.back());
+    auto [from, to] = chunkRange(ivs.back(), chunkLength);
     emitSequence(from, to, /*readout=*/false);
   });
 
@@ -697,32 +729,55 @@ void KernelEmitter::emitChunkParallel(ArrayRef<Value> upper, Value chunks,
         });
   });
 
-  // 3. Each chunk again from its starting state, with the readout.
+  // 3. Each chunk again from its starting state, with the readout (none for
+  // a summary, whose result is the final state).
+  if (!ops.readout)
+    return;
   emitParallel(chunked, [&](ValueRange ivs) {
     bindChunk(ivs);
-    auto [from, to] = chunkRange(ivs.back());
+    auto [from, to] = chunkRange(ivs.back(), chunkLength);
+    emitSequence(from, to, /*readout=*/true);
+  });
+}
+
+void KernelEmitter::emitReadoutParallel(ArrayRef<Value> upper, Value chunks,
+                                        Value qScratchAll) {
+  Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
+  SmallVector<Value> chunked(upper);
+  chunked.push_back(chunks);
+  emitParallel(chunked, [&](ValueRange ivs) {
+    ValueRange outer = ivs.drop_back();
+    batch.assign(outer.begin(), outer.end());
+    statePrefix = batch;
+    state = ops.s;
+    normalizer = ops.z;
+    qScratch = scratchFor(qScratchAll, ivs.back());
+    auto [from, to] = chunkRange(ivs.back(), chunkLength);
     emitSequence(from, to, /*readout=*/true);
   });
 }
 
 void KernelEmitter::emit() {
+  // The batch and sequence sizes come from the tokens' inputs: v, or q for
+  // a readout; F and Dv from the state.
+  Value tokens = ops.updates ? ops.v : ops.q;
   SmallVector<Value> upper;
   for (int64_t d = 0; d < ops.batchRank; ++d)
-    upper.push_back(dim(ops.v, d));
-  int64_t featureDim = ops.batchRank + (ops.hasSequence ? 1 : 0);
-  length = ops.hasSequence ? dim(ops.v, ops.batchRank) : index(1);
+    upper.push_back(dim(tokens, d));
+  length = ops.hasSequence ? dim(tokens, ops.batchRank) : index(1);
   features = dim(ops.s, ops.batchRank);
-  valueSize = dim(ops.v, featureDim);
+  valueSize = dim(ops.s, ops.batchRank + 1);
   // The outputs go past the caches when every full vector is aligned to its
   // size (the buffer is 64-byte aligned, rows are whole vectors): they are
   // written once and not read by the kernel, and a cached store would first
   // read the line from memory.
-  int64_t outValues = cast<MemRefType>(ops.out.getType()).getShape().back();
-  int64_t outBytes =
-      shape.width *
-      cast<MemRefType>(ops.out.getType()).getElementTypeBitWidth() / 8;
-  streamOutputs = ops.hasSequence && !ShapedType::isDynamic(outValues) &&
-                  outValues % shape.width == 0 && 64 % outBytes == 0;
+  if (ops.out) {
+    auto outType = cast<MemRefType>(ops.out.getType());
+    int64_t outValues = outType.getShape().back();
+    int64_t outBytes = shape.width * outType.getElementTypeBitWidth() / 8;
+    streamOutputs = ops.hasSequence && !ShapedType::isDynamic(outValues) &&
+                    outValues % shape.width == 0 && 64 % outBytes == 0;
+  }
 
   // Sequences split into chunks when there are fewer batch elements than
   // threads and each chunk still holds kMinChunkBlocks blocks.
@@ -753,6 +808,10 @@ void KernelEmitter::emit() {
   Value kScratchAll = memref::AllocOp::create(b, loc, scratchType, scratchSizes,
                                               b.getI64IntegerAttr(64));
 
+  if (!ops.updates) {
+    emitReadoutParallel(upper, chunks, qScratchAll);
+    return;
+  }
   if (!ops.hasSequence || shape.threads <= 1) {
     emitBatchParallel(upper, qScratchAll, kScratchAll);
     return;
@@ -831,20 +890,22 @@ static void fuseFeatureMap(Value features, bool enabled, Value &raw,
   kind = map.getKind();
 }
 
-/// Emits the kernel for `ops` before `op`, replaces the results of `op`
-/// (outputs, state, normalizer) by the kernel's buffers as tensors, and
-/// erases the feature maps the kernel fused when nothing else uses them.
+/// Emits the kernel for `ops` before `op`, replaces the results of `op` by
+/// `buffers` (one per result) as tensors, and erases the feature maps
+/// producing `features` that the kernel fused when nothing else uses them.
 static void replaceWithKernel(RewriterBase &rewriter, Operation *op,
-                              const KernelOperands &ops, KernelShape shape) {
+                              const KernelOperands &ops, KernelShape shape,
+                              ArrayRef<Value> buffers,
+                              ArrayRef<Value> features) {
   Location loc = op->getLoc();
   KernelEmitter(rewriter, loc, ops, shape).emit();
-  SmallVector<Value> buffers = {ops.out, ops.s, ops.z}, results;
+  SmallVector<Value> results;
   for (auto [buffer, result] : llvm::zip_equal(buffers, op->getResults()))
     results.push_back(toTensor(rewriter, loc, buffer, result.getType()));
-  Value qf = op->getOperand(0), kf = op->getOperand(1);
+  SmallVector<Value> produced(features);
   rewriter.replaceOp(op, results);
-  for (Value features : {qf, kf})
-    if (auto map = features.getDefiningOp<FeatureMapOp>())
+  for (Value value : produced)
+    if (auto map = value.getDefiningOp<FeatureMapOp>())
       if (map->use_empty())
         rewriter.eraseOp(map);
 }
@@ -870,6 +931,20 @@ static bool hasKernel(ScanOp op) {
                                 op.getValues().getType(),
                                 op.getResult().getType()},
                       isKernelInputType);
+}
+
+static bool hasKernel(KvSummaryOp op) {
+  return isF32Tensor(op.getState().getType()) &&
+         isF32Tensor(op.getNormalizer().getType()) &&
+         isKernelInputType(op.getKeyFeatures().getType()) &&
+         isKernelInputType(op.getValues().getType());
+}
+
+static bool hasKernel(QueryReadoutOp op) {
+  return isF32Tensor(op.getState().getType()) &&
+         (!op.isNormalized() || isF32Tensor(op.getNormalizer().getType())) &&
+         isKernelInputType(op.getQueryFeatures().getType()) &&
+         isKernelInputType(op.getResult().getType());
 }
 
 static bool hasKernel(StepOp op) {
@@ -935,7 +1010,8 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
       allocate(rewriter, loc, resultType,
                dimSources(v, batchRank, {{v, batchRank}, {v, batchRank + 1}}));
 
-  replaceWithKernel(rewriter, op, ops, shape);
+  replaceWithKernel(rewriter, op, ops, shape, {ops.out, ops.s, ops.z},
+                    {op.getQueryFeatures(), op.getKeyFeatures()});
 }
 
 /// Replaces the step `op` by its kernel.
@@ -965,7 +1041,65 @@ static void rewriteStep(RewriterBase &rewriter, StepOp op, KernelShape shape,
   ops.out = allocate(rewriter, loc, resultType,
                      dimSources(v, batchRank, {{v, batchRank}}));
 
-  replaceWithKernel(rewriter, op, ops, shape);
+  replaceWithKernel(rewriter, op, ops, shape, {ops.out, ops.s, ops.z},
+                    {op.getQueryFeatures(), op.getKeyFeatures()});
+}
+
+/// Replaces the key-value summary `op` by its kernel: the scan's state
+/// update over the keys, without readout.
+static void rewriteSummary(RewriterBase &rewriter, KvSummaryOp op,
+                           KernelShape shape, bool fuse) {
+  rewriter.setInsertionPoint(op);
+
+  Location loc = op.getLoc();
+  auto stateType = cast<RankedTensorType>(op.getState().getType());
+  auto normalizerType = cast<RankedTensorType>(op.getNormalizer().getType());
+  int64_t batchRank = stateType.getRank() - 2;
+
+  KernelOperands ops;
+  ops.batchRank = batchRank;
+  ops.readout = false;
+  Value k, v = op.getValues();
+  fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
+  ops.k = toBuffer(rewriter, loc, k);
+  ops.v = toBuffer(rewriter, loc, v);
+  ops.s = allocate(
+      rewriter, loc, stateType,
+      dimSources(v, batchRank, {{k, batchRank + 1}, {v, batchRank + 1}}));
+  ops.z = allocate(rewriter, loc, normalizerType,
+                   dimSources(v, batchRank, {{k, batchRank + 1}}));
+
+  replaceWithKernel(rewriter, op, ops, shape, {ops.s, ops.z},
+                    {op.getKeyFeatures()});
+}
+
+/// Replaces the query readout `op` by its kernel: the scan's readout of a
+/// state that the tokens do not update.
+static void rewriteReadout(RewriterBase &rewriter, QueryReadoutOp op,
+                           KernelShape shape, bool fuse) {
+  rewriter.setInsertionPoint(op);
+
+  Location loc = op.getLoc();
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  int64_t batchRank = resultType.getRank() - 2;
+
+  KernelOperands ops;
+  ops.batchRank = batchRank;
+  ops.updates = false;
+  if (op.isNormalized()) {
+    ops.eps = op.getEps()->convertToDouble();
+    ops.z = toBuffer(rewriter, loc, op.getNormalizer());
+  }
+  Value q, state = op.getState();
+  fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
+  ops.q = toBuffer(rewriter, loc, q);
+  ops.s = toBuffer(rewriter, loc, state);
+  ops.out = allocate(
+      rewriter, loc, resultType,
+      dimSources(q, batchRank, {{q, batchRank}, {state, batchRank + 1}}));
+
+  replaceWithKernel(rewriter, op, ops, shape, {ops.out},
+                    {op.getQueryFeatures()});
 }
 
 //===----------------------------------------------------------------------===//
@@ -1061,17 +1195,28 @@ struct ConvertLinAttnToCPUKernelsPass
     KernelShape shape{width, block, columns, threadCount};
     SmallVector<Operation *> targets;
     getOperation()->walk([&](Operation *op) {
-      if (auto scan = dyn_cast<ScanOp>(op); scan && hasKernel(scan))
-        targets.push_back(op);
-      else if (auto step = dyn_cast<StepOp>(op); step && hasKernel(step))
+      bool kernel = TypeSwitch<Operation *, bool>(op)
+                        .Case<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp>(
+                            [](auto typed) { return hasKernel(typed); })
+                        .Default(false);
+      if (kernel)
         targets.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (Operation *op : targets) {
-      if (auto scan = dyn_cast<ScanOp>(op))
-        rewriteScan(rewriter, scan, shape, fuseFeatureMaps);
-      else
-        rewriteStep(rewriter, cast<StepOp>(op), shape, fuseFeatureMaps);
+      TypeSwitch<Operation *>(op)
+          .Case([&](ScanOp scan) {
+            rewriteScan(rewriter, scan, shape, fuseFeatureMaps);
+          })
+          .Case([&](StepOp step) {
+            rewriteStep(rewriter, step, shape, fuseFeatureMaps);
+          })
+          .Case([&](KvSummaryOp summary) {
+            rewriteSummary(rewriter, summary, shape, fuseFeatureMaps);
+          })
+          .Case([&](QueryReadoutOp readout) {
+            rewriteReadout(rewriter, readout, shape, fuseFeatureMaps);
+          });
     }
   }
 };

@@ -137,6 +137,100 @@ func.func @step_bf16(%q: tensor<4x16x64xbf16>, %k: tensor<4x16x64xbf16>,
 
 // -----
 
+// Non-causal attention in the linear form. kv_summary is the scan's state
+// update over the keys without readout: per state row one load, the 4
+// tokens' updates and one store, and no queries or outputs. query_readout
+// is the readout of the summary, which it reads in place and never writes:
+// per state row one load and the 4 tokens' readouts, then the outputs
+// scaled by the reciprocal denominators. Both fuse their feature maps; the
+// readout runs over batch × pieces of the sequence (one piece with one
+// thread).
+
+// CHECK-LABEL: func.func @linear_relu(
+// CHECK-NOT: linattn.
+// CHECK: %[[K:.*]] = bufferization.to_buffer %arg1 read_only : tensor<2x?x20xf32>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x20x19xf32>
+// CHECK: %[[Z:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x20xf32>
+// CHECK: scf.parallel (%[[B:.*]]) =
+// CHECK: vector.load %[[K]]
+// CHECK: arith.maximumf
+// CHECK: vector.store {{.*}}, %[[Z]]
+// CHECK: scf.for %[[ROW:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c1{{(_[0-9]+)?}} {
+// CHECK-NEXT: vector.load %[[S]][%[[B]], %[[ROW]], %{{.*}}]
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: vector.store %{{.*}}, %[[S]][%[[B]], %[[ROW]], %{{.*}}]
+// CHECK: %[[ST:.*]] = bufferization.to_tensor %[[S]] restrict writable
+// CHECK: %[[ZT:.*]] = bufferization.to_tensor %[[Z]] restrict writable
+// CHECK-DAG: %[[ZB:.*]] = bufferization.to_buffer %[[ZT]] read_only
+// CHECK-DAG: %[[Q:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK-DAG: %[[SB:.*]] = bufferization.to_buffer %[[ST]] read_only
+// CHECK: %[[O:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<2x?x19xf32>
+// CHECK: scf.parallel (%[[RB:.*]], %{{.*}}) =
+// CHECK: vector.load %[[ZB]]
+// CHECK: vector.load %[[Q]]
+// CHECK: arith.maximumf
+// CHECK: arith.divf
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-NEXT: vector.load %[[SB]][%[[RB]], %{{.*}}, %{{.*}}]
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: vector.store %{{.*}}, %[[SB]]
+// CHECK: arith.mulf
+// CHECK: vector.store %{{.*}}, %[[O]]
+// CHECK-NOT: linattn.
+// CHECK: return %{{.*}} : tensor<2x?x19xf32>
+
+// With 4 threads and 2 batch elements, the summary may split the keys
+// (contributions, their sum per batch element, no third pass) and the
+// readout the queries, both decided at run time.
+// SPLIT-LABEL: func.func @linear_relu(
+// SPLIT: scf.if
+// SPLIT: scf.parallel ({{.*}}, {{.*}}) =
+// SPLIT: scf.parallel ({{.*}}) =
+// SPLIT-NOT: scf.parallel
+// SPLIT: } else {
+// SPLIT: scf.parallel ({{.*}}) =
+// SPLIT: }
+// SPLIT: scf.parallel ({{.*}}, {{.*}}) =
+// SPLIT: return
+// NOFUSE-LABEL: func.func @linear_relu(
+// NOFUSE-COUNT-2: linattn.feature_map relu
+// NOFUSE-NOT: linattn.kv_summary
+// NOFUSE-NOT: linattn.query_readout
+func.func @linear_relu(%q: tensor<2x?x20xf32>, %k: tensor<2x?x20xf32>,
+                       %v: tensor<2x?x19xf32>) -> tensor<2x?x19xf32> {
+  %fq = linattn.feature_map relu %q : tensor<2x?x20xf32> -> tensor<2x?x20xf32>
+  %fk = linattn.feature_map relu %k : tensor<2x?x20xf32> -> tensor<2x?x20xf32>
+  %s, %z = linattn.kv_summary %fk, %v
+      : tensor<2x?x20xf32>, tensor<2x?x19xf32>
+      -> tensor<2x20x19xf32>, tensor<2x20xf32>
+  %o = linattn.query_readout %fq, %s normalize(%z, eps = 1.0e-6)
+      : tensor<2x?x20xf32>, tensor<2x20x19xf32>, tensor<2x20xf32>
+      -> tensor<2x?x19xf32>
+  return %o : tensor<2x?x19xf32>
+}
+
+// -----
+
+// An unnormalized readout of bf16 queries with an f32 summary: no
+// normalizer, no denominators; widened on load, rounded on store.
+
+// CHECK-LABEL: func.func @readout_bf16(
+// NOFUSE-LABEL: func.func @readout_bf16(
+// CHECK-NOT: linattn.
+// CHECK-NOT: arith.divf
+// CHECK: arith.extf {{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK-NOT: arith.divf
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+func.func @readout_bf16(%q: tensor<3x?x16xbf16>, %s: tensor<3x16x8xf32>)
+    -> tensor<3x?x8xbf16> {
+  %o = linattn.query_readout %q, %s
+      : tensor<3x?x16xbf16>, tensor<3x16x8xf32> -> tensor<3x?x8xbf16>
+  return %o : tensor<3x?x8xbf16>
+}
+
+// -----
+
 // Not for the kernels: f64 state, f64 data, and f32 data with a wider state.
 // They stay for convert-linattn-to-linalg.
 
@@ -160,4 +254,17 @@ func.func @wide_state(%q: tensor<7x8xf32>, %v: tensor<7x4xf32>)
       : tensor<7x8xf32>, tensor<7x8xf32>, tensor<7x4xf32>
       -> tensor<7x4xf32>, tensor<8x4xf64>, tensor<8xf64>
   return %o, %s, %z : tensor<7x4xf32>, tensor<8x4xf64>, tensor<8xf64>
+}
+
+// CHECK-LABEL: func.func @f64_linear(
+// CHECK: linattn.kv_summary
+// CHECK: linattn.query_readout
+// CHECK-NOT: scf.parallel
+func.func @f64_linear(%k: tensor<7x8xf32>, %v: tensor<7x4xf32>)
+    -> tensor<7x4xf32> {
+  %s, %z = linattn.kv_summary %k, %v
+      : tensor<7x8xf32>, tensor<7x4xf32> -> tensor<8x4xf64>, tensor<8xf64>
+  %o = linattn.query_readout %k, %s normalize(%z, eps = 1.0e-6)
+      : tensor<7x8xf32>, tensor<8x4xf64>, tensor<8xf64> -> tensor<7x4xf32>
+  return %o : tensor<7x4xf32>
 }

@@ -302,6 +302,43 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
     return case
 
 
+def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
+                       options=""):
+    """feature_map on raw q and k, then kv_summary and query_readout with an
+    f32 state: the non-causal form the CPU kernels take (the maps fused)."""
+    name = (f"linear_kernel_{kind}_{'norm' if eps else 'plain'}_{n}x{m}x{d}x{dv}_"
+            f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
+            + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
+    rng = rng_for(name)
+    q = in_dtype(uniform(rng, batch + (n, d)), dtype)
+    k = in_dtype(uniform(rng, batch + (m, d)), dtype)
+    v = in_dtype(uniform(rng, batch + (m, dv)), dtype)
+    qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
+    st, zt = ttype(batch + (d, dv)), ttype(batch + (d,))
+    ot = ttype(batch + (n, dv), dyn, dtype)
+    norm = f" normalize(%z, eps = {eps:e})" if eps else ""
+    ztype = f", {zt}" if eps else ""
+    body = [f"%fq = linattn.feature_map {kind} %q : {qt} -> {qt}",
+            f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
+            f"%s, %z = linattn.kv_summary %fk, %v : {kt}, {vt} -> {st}, {zt}",
+            f"%o = linattn.query_readout %fq, %s{norm} : {qt}, {st}{ztype} -> {ot}"]
+    fq = ref.feature_map(kind, f64(q))
+    fk = ref.feature_map(kind, f64(k))
+    if dtype == "bf16":  # The features are rounded to the data type.
+        fq, fk = f64(round_bf16(fq)), f64(round_bf16(fk))
+    elif dtype == "f16":
+        fq, fk = f64(fq.astype(np.float16)), f64(fk.astype(np.float16))
+    s_ref, z_ref = ref.kv_summary(fk, f64(v))
+    o_ref = ref.query_readout(fq, s_ref, z_ref if eps else None, eps)
+    tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
+    case = Case(name, [("q", qt), ("k", kt), ("v", vt)], body,
+                [("%o", ot), ("%s", st), ("%z", zt)], [q, k, v],
+                [o_ref, s_ref, z_ref], tol)
+    if options:
+        case.pipeline = f"linattn-lower-to-cpu{{{options}}}"
+    return case
+
+
 def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dtype="f32"):
     name = (f"attention_{kind}_{'causal' if causal else 'full'}_{'norm' if eps else 'plain'}_"
             f"{n}x{m}x{d}x{dv}_b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
@@ -546,6 +583,29 @@ GROUPS = {
         kernel_case("elu", (), 4097, 64, 64, EPS, options="num-threads=3"),
         kernel_case("identity", (1, 1), 513, 20, 9, None, reverse=True, dyn=(2,),
                     options="num-threads=4 tokens-per-block=3"),
+    ] + [
+        # The non-causal kernels: kv_summary (the scan's state update without
+        # readout) and query_readout (the readout of a fixed state), with N
+        # and M apart, sizes off the vector width and the token block, empty
+        # sequences, 16-bit data and sequences split over more threads than
+        # batch elements.
+        linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn, dtype, options)
+        for kind, batch, n, m, d, dv, eps, dyn, dtype, options in (
+            ("elu", (2, 3), 7, 11, 16, 16, EPS, (), "f32", ""),
+            ("relu", (2,), 100, 37, 20, 33, None, (1,), "f32", ""),
+            ("identity", (2,), 13, 9, 64, 48, None, (), "f32", ""),
+            ("elu", (1, 2), 1000, 517, 64, 64, EPS, (0, 2), "f32", ""),
+            ("elu", (3,), 5, 0, 16, 8, EPS, (1,), "f32", ""),
+            ("elu", (3,), 0, 9, 16, 8, EPS, (1,), "f32", ""),
+            ("elu", (2, 2), 67, 45, 64, 64, EPS, (), "bf16", ""),
+            ("elu", (2,), 45, 70, 128, 24, EPS, (1,), "f16", ""),
+            ("elu", (1,), 1000, 1200, 32, 24, EPS, (1,), "f32", "num-threads=5"),
+            ("relu", (), 513, 301, 16, 17, None, (), "f32",
+             "num-threads=7 tokens-per-block=3"),
+            ("elu", (2, 3), 29, 31, 20, 19, EPS, (), "f32",
+             "tokens-per-block=8 column-vectors=1"),
+            ("elu", (2, 3), 29, 31, 20, 19, EPS, (), "f32", "vector-width=4"),
+        )
     ] + [
         # Feature maps the kernels do not fuse, and cross-attention (no
         # scan), through the same pipeline.
