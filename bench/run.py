@@ -27,7 +27,6 @@ See bench/README.md for the flop counts and the methodology.
 import argparse
 import csv
 import datetime
-import json
 import math
 import os
 import platform
@@ -270,10 +269,22 @@ def median_ms(output):
     return float(m.group(1)), int(m.group(2))
 
 
-def build_peers(cxx, work, log):
-    src = os.path.join(HERE, "src")
-    # The OpenMP runtime of the compiler's own LLVM (Debian may also have an
-    # older libomp on the default search path), found at link and run time.
+def build_cxx(build_dir):
+    """The build's C++ compiler (CMAKE_CXX_COMPILER), else LLVM 22's clang++."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            m = re.search(r"^CMAKE_CXX_COMPILER:\w+=(.+)$", f.read(), re.M)
+        if m:
+            return m.group(1).strip()
+    except OSError:
+        pass
+    return "/usr/lib/llvm-22/bin/clang++"
+
+
+def openmp_link_flags(cxx):
+    """Link flags for the OpenMP runtime of the compiler's own LLVM (Debian
+    may also have an older libomp on the default search path), found at link
+    and run time."""
     libdir = os.path.join(os.path.dirname(os.path.realpath(shutil.which(cxx) or cxx)),
                           "..", "lib")
     if not os.path.exists(os.path.join(libdir, "libomp.so")):
@@ -281,7 +292,28 @@ def build_peers(cxx, work, log):
             [cxx, "-print-file-name=libomp.so"], stdout=subprocess.PIPE,
             text=True).stdout.strip())
     libdir = os.path.normpath(libdir)
-    rpath = ["-L" + libdir, "-Wl,-rpath," + libdir]
+    return ["-L" + libdir, "-Wl,-rpath," + libdir]
+
+
+def build_peak(cxx, work, log):
+    """Builds src/peak_fma.cpp; returns the binary and the command."""
+    binary = os.path.join(work, "peak_fma")
+    cmd = [cxx, *FLAGS["peak"], os.path.join(HERE, "src", "peak_fma.cpp"),
+           *openmp_link_flags(cxx), "-o", binary]
+    sh(cmd, log)
+    return binary, " ".join(cmd)
+
+
+def measure_peak(binary, quick, log):
+    """Runs the peak measurement; returns its fields (isa, threads,
+    peak_1core_gflops, peak_allcore_gflops, ...)."""
+    out = sh([binary, *(["2000000", "3"] if quick else [])], log)
+    return dict(l.split(": ", 1) for l in out.strip().splitlines())
+
+
+def build_peers(cxx, work, log):
+    src = os.path.join(HERE, "src")
+    rpath = openmp_link_flags(cxx)
     bins = {}
     commands = []
 
@@ -289,9 +321,8 @@ def build_peers(cxx, work, log):
         commands.append(" ".join(args))
         sh(args, log)
 
-    bins["peak"] = os.path.join(work, "peak_fma")
-    compile_([cxx, *FLAGS["peak"], os.path.join(src, "peak_fma.cpp"), *rpath,
-              "-o", bins["peak"]])
+    bins["peak"], peak_command = build_peak(cxx, work, log)
+    commands.append(peak_command)
     objs = []
     for name, file in (("ft", "ft_causal.cpp"), ("softmax", "softmax_causal.cpp")):
         obj = os.path.join(work, file.replace(".cpp", ".o"))
@@ -486,9 +517,8 @@ def machine_description(args, peak_info, commands):
             return "unknown"
 
     simd = [f for f in flags.split() if f.startswith(("avx", "fma", "sse4"))]
+    # "-dirty" with local changes to tracked files.
     commit = first_line(["git", "-C", ROOT, "describe", "--always", "--dirty"])
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "-uno"],
-                           stdout=subprocess.PIPE, text=True).stdout.strip()
     lines += [
         f"date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"cpu: {cpu}",
@@ -496,7 +526,7 @@ def machine_description(args, peak_info, commands):
         f"simd flags: {' '.join(simd)}",
         f"kernel: {platform.system()} {platform.release()}",
         f"compiler (peers): {first_line([args.cxx, '--version'])}",
-        f"linattn: {commit}{' (with local changes)' if dirty else ''}, "
+        f"linattn: {commit}, "
         f"pipeline {args.pipeline}",
         f"OMP_NUM_THREADS: {os.environ.get('OMP_NUM_THREADS', '(unset)')}",
         f"GLIBC_TUNABLES: {os.environ.get('GLIBC_TUNABLES', '(unset)')}",
@@ -515,7 +545,7 @@ def machine_description(args, peak_info, commands):
                      f"{threads} cores: other processes were using the cores, "
                      f"so every number of this run is disturbed")
     lines.append(f"load average at the start: {LOADAVG}")
-    lines.append("build commands of the peers:")
+    lines.append("build commands:")
     lines += ["  " + c for c in commands]
     lines.append(f"all cpu flags: {flags}")
     return lines
@@ -732,14 +762,7 @@ def main():
     # computation, the same way for all.
     os.environ.setdefault("GLIBC_TUNABLES", GLIBC_TUNABLES)
     if args.cxx is None:
-        args.cxx = "/usr/lib/llvm-22/bin/clang++"
-        try:
-            with open(os.path.join(args.build_dir, "CMakeCache.txt")) as f:
-                m = re.search(r"^CMAKE_CXX_COMPILER:\w+=(.+)$", f.read(), re.M)
-            if m:
-                args.cxx = m.group(1).strip()
-        except OSError:
-            pass
+        args.cxx = build_cxx(args.build_dir)
     if args.budget is None:
         args.budget = 0.2 if args.quick else 3.0
     if args.max_repeat is None:
@@ -778,9 +801,7 @@ def main():
         return
 
     print("bench: measuring the fp32 FMA peak", flush=True)
-    peak_args = ["2000000", "3"] if args.quick else []
-    peak_out = sh([bins["peak"], *peak_args], log)
-    peak_info = dict(l.split(": ", 1) for l in peak_out.strip().splitlines())
+    peak_info = measure_peak(bins["peak"], args.quick, log)
     peak = float(peak_info["peak_allcore_gflops"])
     print(f"  {peak_info['isa']}: {float(peak_info['peak_1core_gflops']):.1f} GFLOP/s "
           f"1 core, {peak:.1f} GFLOP/s {peak_info['threads']} cores", flush=True)
