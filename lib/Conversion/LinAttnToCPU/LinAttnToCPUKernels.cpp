@@ -979,6 +979,21 @@ static KernelOperands bindInputs(RewriterBase &rewriter, Location loc,
   return ops;
 }
 
+/// Allocates the state S [batch..., F, Dv] and normalizer z [batch..., F]
+/// that a scan or summary accumulates into `ops.s` and `ops.z`: batch sizes
+/// from the values `v`, F from the raw keys `k` (the fused maps keep the
+/// feature size), Dv from `v`.
+static void allocateState(OpBuilder &b, Location loc, KernelOperands &ops,
+                          RankedTensorType stateType,
+                          RankedTensorType normalizerType, Value k, Value v) {
+  int64_t batchRank = ops.batchRank;
+  ops.s = allocate(
+      b, loc, stateType,
+      dimSources(v, batchRank, {{k, batchRank + 1}, {v, batchRank + 1}}));
+  ops.z = allocate(b, loc, normalizerType,
+                   dimSources(v, batchRank, {{k, batchRank + 1}}));
+}
+
 /// Replaces the scan `op` by its kernel.
 static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
                         bool fuse) {
@@ -1000,12 +1015,7 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
     ops.s0 = toBuffer(rewriter, loc, op.getInitialState());
     ops.z0 = toBuffer(rewriter, loc, op.getInitialNormalizer());
   }
-  // The fused maps keep the feature size: F is read from the raw keys.
-  ops.s = allocate(
-      rewriter, loc, stateType,
-      dimSources(v, batchRank, {{k, batchRank + 1}, {v, batchRank + 1}}));
-  ops.z = allocate(rewriter, loc, normalizerType,
-                   dimSources(v, batchRank, {{k, batchRank + 1}}));
+  allocateState(rewriter, loc, ops, stateType, normalizerType, k, v);
   ops.out =
       allocate(rewriter, loc, resultType,
                dimSources(v, batchRank, {{v, batchRank}, {v, batchRank + 1}}));
@@ -1063,11 +1073,7 @@ static void rewriteSummary(RewriterBase &rewriter, KvSummaryOp op,
   fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
   ops.k = toBuffer(rewriter, loc, k);
   ops.v = toBuffer(rewriter, loc, v);
-  ops.s = allocate(
-      rewriter, loc, stateType,
-      dimSources(v, batchRank, {{k, batchRank + 1}, {v, batchRank + 1}}));
-  ops.z = allocate(rewriter, loc, normalizerType,
-                   dimSources(v, batchRank, {{k, batchRank + 1}}));
+  allocateState(rewriter, loc, ops, stateType, normalizerType, k, v);
 
   replaceWithKernel(rewriter, op, ops, shape, {ops.s, ops.z},
                     {op.getKeyFeatures()});

@@ -254,6 +254,18 @@ def step_chain_case(batch, n, f, dv, eps):
                 [fq, fk, v], expected)
 
 
+def kernel_features(kind, q, k, dtype):
+    """φ(q) and φ(k) in float64 as the kernels see them: the fused map's
+    result rounded to the data type, as the unfused map would produce it."""
+    fq = ref.feature_map(kind, f64(q))
+    fk = ref.feature_map(kind, f64(k))
+    if dtype == "bf16":
+        fq, fk = f64(round_bf16(fq)), f64(round_bf16(fk))
+    elif dtype == "f16":
+        fq, fk = f64(fq.astype(np.float16)), f64(fk.astype(np.float16))
+    return fq, fk
+
+
 def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
                 dtype="f32", options="", lo=-1.0):
     """feature_map on raw q and k, then a scan with f32 state: the form the
@@ -286,12 +298,7 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
             f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
             f"%o, %s, %z = linattn.scan {direction} %fq, %fk, %v{init_text}{norm} "
             f": {qt}, {kt}, {vt}{init_types} -> {ot}, {st}, {zt}"]
-    fq = ref.feature_map(kind, f64(q))
-    fk = ref.feature_map(kind, f64(k))
-    if dtype == "bf16":  # The features are rounded to the data type.
-        fq, fk = f64(round_bf16(fq)), f64(round_bf16(fk))
-    elif dtype == "f16":
-        fq, fk = f64(fq.astype(np.float16)), f64(fk.astype(np.float16))
+    fq, fk = kernel_features(kind, q, k, dtype)
     expected = ref.scan(fq, fk, f64(v), None if s0 is None else f64(s0),
                         None if z0 is None else f64(z0), reverse, eps)
     tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
@@ -322,12 +329,7 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
             f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
             f"%s, %z = linattn.kv_summary %fk, %v : {kt}, {vt} -> {st}, {zt}",
             f"%o = linattn.query_readout %fq, %s{norm} : {qt}, {st}{ztype} -> {ot}"]
-    fq = ref.feature_map(kind, f64(q))
-    fk = ref.feature_map(kind, f64(k))
-    if dtype == "bf16":  # The features are rounded to the data type.
-        fq, fk = f64(round_bf16(fq)), f64(round_bf16(fk))
-    elif dtype == "f16":
-        fq, fk = f64(fq.astype(np.float16)), f64(fk.astype(np.float16))
+    fq, fk = kernel_features(kind, q, k, dtype)
     s_ref, z_ref = ref.kv_summary(fk, f64(v))
     o_ref = ref.query_readout(fq, s_ref, z_ref if eps else None, eps)
     tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
