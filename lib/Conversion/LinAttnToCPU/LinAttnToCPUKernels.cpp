@@ -158,7 +158,8 @@ private:
   }
 
   /// The [P, F] slice at (batch..., `chunk`) of a [batch..., C, P, F]
-  /// scratch buffer.
+  /// scratch buffer; null for a null buffer (a scratch the kernel does not
+  /// use).
   Value scratchFor(Value all, Value chunk);
 
   /// Calls `body(row)` for every state row, then `body(null)` for the
@@ -357,6 +358,8 @@ Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
 }
 
 Value KernelEmitter::scratchFor(Value all, Value chunk) {
+  if (!all)
+    return Value();
   int64_t rank = ops.batchRank + 3;
   SmallVector<OpFoldResult> offsets(batch.begin(), batch.end());
   offsets.append({chunk, b.getIndexAttr(0), b.getIndexAttr(0)});
@@ -798,15 +801,21 @@ void KernelEmitter::emit() {
   // Scratch for the features of one block, [batch..., C, P, F]: one slice
   // per thread's work item, so the threads share nothing. (A stack buffer
   // would need an alloca scope, whose region must stay a single block.)
+  // Query features only where there is a readout, key features only where
+  // the tokens update the state (null otherwise).
   SmallVector<int64_t> scratchShape(ops.batchRank + 1, ShapedType::kDynamic);
   scratchShape.append({shape.block, ShapedType::kDynamic});
   SmallVector<Value> scratchSizes(upper);
   scratchSizes.append({chunks, features});
   auto scratchType = MemRefType::get(scratchShape, f32);
-  Value qScratchAll = memref::AllocOp::create(b, loc, scratchType, scratchSizes,
-                                              b.getI64IntegerAttr(64));
-  Value kScratchAll = memref::AllocOp::create(b, loc, scratchType, scratchSizes,
-                                              b.getI64IntegerAttr(64));
+  auto scratchIf = [&](bool needed) -> Value {
+    if (!needed)
+      return Value();
+    return memref::AllocOp::create(b, loc, scratchType, scratchSizes,
+                                   b.getI64IntegerAttr(64));
+  };
+  Value qScratchAll = scratchIf(ops.readout);
+  Value kScratchAll = scratchIf(ops.updates);
 
   if (!ops.updates) {
     emitReadoutParallel(upper, chunks, qScratchAll);

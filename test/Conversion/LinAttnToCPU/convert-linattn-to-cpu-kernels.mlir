@@ -151,6 +151,9 @@ func.func @step_bf16(%q: tensor<4x16x64xbf16>, %k: tensor<4x16x64xbf16>,
 // CHECK: %[[K:.*]] = bufferization.to_buffer %arg1 read_only : tensor<2x?x20xf32>
 // CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x20x19xf32>
 // CHECK: %[[Z:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x20xf32>
+// One scratch buffer each, for the key features and for the query features.
+// CHECK: memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x?x4x?xf32>
+// CHECK-NOT: memref.alloc
 // CHECK: scf.parallel (%[[B:.*]]) =
 // CHECK: vector.load %[[K]]
 // CHECK: arith.maximumf
@@ -166,6 +169,8 @@ func.func @step_bf16(%q: tensor<4x16x64xbf16>, %k: tensor<4x16x64xbf16>,
 // CHECK-DAG: %[[Q:.*]] = bufferization.to_buffer %arg0 read_only
 // CHECK-DAG: %[[SB:.*]] = bufferization.to_buffer %[[ST]] read_only
 // CHECK: %[[O:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<2x?x19xf32>
+// CHECK: memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x?x4x?xf32>
+// CHECK-NOT: memref.alloc
 // CHECK: scf.parallel (%[[RB:.*]], %{{.*}}) =
 // CHECK: vector.load %[[ZB]]
 // CHECK: vector.load %[[Q]]
