@@ -45,6 +45,8 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     kernels.tokensPerBlock = options.tokensPerBlock;
     kernels.columnVectors = options.columnVectors;
     kernels.threads = options.numThreads;
+    if (!options.rewriteForms)
+      kernels.reassociateSpeedup = 0.0;
     pm.addPass(createConvertLinAttnToCPUKernelsPass(kernels));
   }
   addLinalgStage(pm, options.fuseElementwise);

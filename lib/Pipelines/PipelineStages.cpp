@@ -38,7 +38,7 @@ void mlir::linattn::addLinalgStage(OpPassManager &pm, bool fuseElementwise) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (fuseElementwise)
-    pm.addPass(createLinalgElementwiseOpFusionPass());
+    pm.addPass(createLinAttnFuseElementwisePass());
 }
 
 void mlir::linattn::addBufferizeStage(OpPassManager &pm, bool deallocate) {

@@ -24,7 +24,8 @@ namespace linattn {
 void addRewriteFormsStage(OpPassManager &pm, ReassociateMode mode);
 
 /// What no kernel took: linattn -> linalg on tensors, cleaned up and, when
-/// `fuseElementwise`, with elementwise producers fused.
+/// `fuseElementwise`, with elementwise producers fused where that repeats no
+/// work (`linattn-fuse-elementwise`).
 void addLinalgStage(OpPassManager &pm, bool fuseElementwise);
 
 /// Tensors -> buffers: One-Shot Bufferize across function boundaries with

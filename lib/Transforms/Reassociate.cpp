@@ -68,7 +68,110 @@ static FormCosts estimateCosts(double n, double m, double f, double dv,
 }
 
 //===----------------------------------------------------------------------===//
-// Patterns
+// The rewrite
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::linattn::reassociateScores(RewriterBase &rewriter,
+                                               ApplyScoresOp op,
+                                               ReassociateMode mode,
+                                               double linearSpeedup) {
+  if (mode == ReassociateMode::Never)
+    return rewriter.notifyMatchFailure(op, "reassociation disabled (never)");
+  auto scores = op.getScores().getDefiningOp<ScoresOp>();
+  if (!scores)
+    return rewriter.notifyMatchFailure(
+        op, "scores are not produced directly by linattn.scores: whatever "
+            "sits in between may not be linear");
+  if (scores.getCausal())
+    return rewriter.notifyMatchFailure(
+        op, "causal masks are handled by linattn-masked-to-scan");
+
+  Value queryFeatures = scores.getQueryFeatures();
+  Value keyFeatures = scores.getKeyFeatures();
+  Value values = op.getValues();
+  auto queryType = cast<RankedTensorType>(queryFeatures.getType());
+  auto keyType = cast<RankedTensorType>(keyFeatures.getType());
+  auto valueType = cast<RankedTensorType>(values.getType());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  int64_t rank = resultType.getRank();
+  // The verifiers guarantee equal ranks; check anyway rather than index
+  // out of bounds on IR that was never verified.
+  if (rank < 2 || queryType.getRank() != rank || keyType.getRank() != rank ||
+      valueType.getRank() != rank || scoresType.getRank() != rank)
+    return rewriter.notifyMatchFailure(op, "operand ranks do not agree");
+
+  double scale = scores.getScaleValue();
+  bool scaled = scale != 1.0;
+  bool normalized = op.isNormalized();
+  // Normalized attention is invariant under a positive scale of the
+  // scores if eps is divided by it; otherwise the scale goes into S (and
+  // z), which is exact for every finite scale.
+  std::optional<double> eps;
+  if (normalized)
+    eps = op.getEps()->convertToDouble();
+  bool scaleInSummary = false;
+  if (scaled) {
+    double scaledEps = eps ? *eps / scale : 0.0;
+    if (normalized && scale > 0.0 && std::isnormal(scaledEps))
+      eps = scaledEps;
+    else
+      scaleInSummary = true;
+  }
+
+  int64_t n = getFirstStaticSize({queryType, scoresType, resultType}, -2);
+  int64_t m = getFirstStaticSize({keyType, scoresType, valueType}, -2);
+  int64_t f = getFirstStaticSize({queryType, keyType}, -1);
+  int64_t dv = getFirstStaticSize({valueType, resultType}, -1);
+  if (mode == ReassociateMode::Auto) {
+    bool shared = !scores->hasOneUse();
+    FormCosts costs = estimateCosts(sizeOrLong(n), sizeOrLong(m), sizeOrLong(f),
+                                    sizeOrLong(dv), normalized, scaled,
+                                    scaleInSummary, shared);
+    if (costs.linear >= costs.quadratic * linearSpeedup)
+      return rewriter.notifyMatchFailure(
+          op, "the linear form does not take less time by operation count");
+  }
+
+  // The summary shapes: the batch dimensions, statically known where any
+  // operand knows them, then [F, Dv] and [F].
+  SmallVector<int64_t> stateShape;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    stateShape.push_back(getFirstStaticSize(
+        {queryType, keyType, valueType, resultType, scoresType}, i));
+  SmallVector<int64_t> normalizerShape(stateShape);
+  stateShape.append({f, dv});
+  normalizerShape.push_back(f);
+  // 16-bit data sums into an f32 summary, as a scan's state does.
+  Type elementType = getAccumulatorType(resultType.getElementType());
+  auto stateType = RankedTensorType::get(stateShape, elementType);
+  auto normalizerType = RankedTensorType::get(normalizerShape, elementType);
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto summary = KvSummaryOp::create(rewriter, loc, stateType, normalizerType,
+                                     keyFeatures, values);
+  Value state = summary.getState();
+  Value normalizer = summary.getNormalizer();
+  if (scaleInSummary) {
+    state = scaleTensor(rewriter, loc, state, scale);
+    if (normalized)
+      normalizer = scaleTensor(rewriter, loc, normalizer, scale);
+  }
+  FloatAttr epsAttr = eps ? rewriter.getF64FloatAttr(*eps) : FloatAttr();
+  rewriter.replaceOpWithNewOp<QueryReadoutOp>(
+      op, resultType, queryFeatures, state, normalized ? normalizer : Value(),
+      epsAttr);
+  // The walk driver does no dead-code elimination: drop the N×M scores
+  // when this was their only use.
+  if (scores->use_empty())
+    rewriter.eraseOp(scores);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -81,97 +184,7 @@ struct ReassociateScores : OpRewritePattern<ApplyScoresOp> {
 
   LogicalResult matchAndRewrite(ApplyScoresOp op,
                                 PatternRewriter &rewriter) const override {
-    if (mode == ReassociateMode::Never)
-      return rewriter.notifyMatchFailure(op, "reassociation disabled (never)");
-    auto scores = op.getScores().getDefiningOp<ScoresOp>();
-    if (!scores)
-      return rewriter.notifyMatchFailure(
-          op, "scores are not produced directly by linattn.scores: whatever "
-              "sits in between may not be linear");
-    if (scores.getCausal())
-      return rewriter.notifyMatchFailure(
-          op, "causal masks are handled by linattn-masked-to-scan");
-
-    Value queryFeatures = scores.getQueryFeatures();
-    Value keyFeatures = scores.getKeyFeatures();
-    Value values = op.getValues();
-    auto queryType = cast<RankedTensorType>(queryFeatures.getType());
-    auto keyType = cast<RankedTensorType>(keyFeatures.getType());
-    auto valueType = cast<RankedTensorType>(values.getType());
-    auto resultType = cast<RankedTensorType>(op.getType());
-    auto scoresType = cast<RankedTensorType>(scores.getType());
-    int64_t rank = resultType.getRank();
-    // The verifiers guarantee equal ranks; check anyway rather than index
-    // out of bounds on IR that was never verified.
-    if (rank < 2 || queryType.getRank() != rank || keyType.getRank() != rank ||
-        valueType.getRank() != rank || scoresType.getRank() != rank)
-      return rewriter.notifyMatchFailure(op, "operand ranks do not agree");
-
-    double scale = scores.getScaleValue();
-    bool scaled = scale != 1.0;
-    bool normalized = op.isNormalized();
-    // Normalized attention is invariant under a positive scale of the
-    // scores if eps is divided by it; otherwise the scale goes into S (and
-    // z), which is exact for every finite scale.
-    std::optional<double> eps;
-    if (normalized)
-      eps = op.getEps()->convertToDouble();
-    bool scaleInSummary = false;
-    if (scaled) {
-      double scaledEps = eps ? *eps / scale : 0.0;
-      if (normalized && scale > 0.0 && std::isnormal(scaledEps))
-        eps = scaledEps;
-      else
-        scaleInSummary = true;
-    }
-
-    int64_t n = getFirstStaticSize({queryType, scoresType, resultType}, -2);
-    int64_t m = getFirstStaticSize({keyType, scoresType, valueType}, -2);
-    int64_t f = getFirstStaticSize({queryType, keyType}, -1);
-    int64_t dv = getFirstStaticSize({valueType, resultType}, -1);
-    if (mode == ReassociateMode::Auto) {
-      bool shared = !scores->hasOneUse();
-      FormCosts costs = estimateCosts(sizeOrLong(n), sizeOrLong(m),
-                                      sizeOrLong(f), sizeOrLong(dv), normalized,
-                                      scaled, scaleInSummary, shared);
-      if (costs.linear >= costs.quadratic)
-        return rewriter.notifyMatchFailure(
-            op, "the linear form does not need fewer operations");
-    }
-
-    // The summary shapes: the batch dimensions, statically known where any
-    // operand knows them, then [F, Dv] and [F].
-    SmallVector<int64_t> stateShape;
-    for (int64_t i = 0; i < rank - 2; ++i)
-      stateShape.push_back(getFirstStaticSize(
-          {queryType, keyType, valueType, resultType, scoresType}, i));
-    SmallVector<int64_t> normalizerShape(stateShape);
-    stateShape.append({f, dv});
-    normalizerShape.push_back(f);
-    // 16-bit data sums into an f32 summary, as a scan's state does.
-    Type elementType = getAccumulatorType(resultType.getElementType());
-    auto stateType = RankedTensorType::get(stateShape, elementType);
-    auto normalizerType = RankedTensorType::get(normalizerShape, elementType);
-
-    Location loc = op.getLoc();
-    auto summary = KvSummaryOp::create(rewriter, loc, stateType, normalizerType,
-                                       keyFeatures, values);
-    Value state = summary.getState();
-    Value normalizer = summary.getNormalizer();
-    if (scaleInSummary) {
-      state = scaleTensor(rewriter, loc, state, scale);
-      if (normalized)
-        normalizer = scaleTensor(rewriter, loc, normalizer, scale);
-    }
-    FloatAttr epsAttr = eps ? rewriter.getF64FloatAttr(*eps) : FloatAttr();
-    rewriter.replaceOpWithNewOp<QueryReadoutOp>(
-        op, resultType, queryFeatures, state, normalized ? normalizer : Value(),
-        epsAttr);
-    // The walk driver does no dead-code elimination: drop the N×M scores
-    // when this was their only use.
-    if (scores->use_empty())
-      rewriter.eraseOp(scores);
-    return success();
+    return reassociateScores(rewriter, op, mode);
   }
 
   ReassociateMode mode;

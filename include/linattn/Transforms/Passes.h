@@ -16,8 +16,10 @@
 
 namespace mlir {
 class RewritePatternSet;
+class RewriterBase;
 
 namespace linattn {
+class ApplyScoresOp;
 
 /// When `linattn-reassociate` rewrites the quadratic form.
 enum class ReassociateMode {
@@ -46,6 +48,16 @@ void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
 /// `mode` decides whether a legal rewrite is taken (see ReassociateMode).
 void populateReassociatePatterns(RewritePatternSet &patterns,
                                  ReassociateMode mode = ReassociateMode::Auto);
+
+/// The rewrite of `populateReassociatePatterns` applied to `op`; fails, with
+/// a match-failure note, when it is illegal or `mode` declines it. In
+/// `Auto` mode the cost model's operation counts are compared as times: the
+/// linear form's divided by `linearSpeedup`, for a target that runs the
+/// linear form that many times faster per operation (its kernels against
+/// the quadratic form's generic loops).
+LogicalResult reassociateScores(RewriterBase &rewriter, ApplyScoresOp op,
+                                ReassociateMode mode,
+                                double linearSpeedup = 1.0);
 
 /// Adds the patterns that raise attention written in linalg/tensor/arith/math
 /// to linattn ops:

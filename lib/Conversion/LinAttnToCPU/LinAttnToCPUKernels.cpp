@@ -27,6 +27,7 @@
 
 #include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnOps.h"
+#include "linattn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -956,6 +957,18 @@ static bool hasKernel(QueryReadoutOp op) {
          isKernelInputType(op.getResult().getType());
 }
 
+/// Whether the linear form of a non-causal quadratic form (what
+/// `linattn-reassociate` makes of it) has kernels: an f32 summary, as for
+/// f32, f16 and bf16 data.
+static bool hasLinearFormKernels(ApplyScoresOp op) {
+  auto scores = op.getScores().getDefiningOp<ScoresOp>();
+  return scores &&
+         llvm::all_of(TypeRange{scores.getQueryFeatures().getType(),
+                                scores.getKeyFeatures().getType(),
+                                op.getValues().getType(), op.getType()},
+                      isKernelInputType);
+}
+
 static bool hasKernel(StepOp op) {
   return isF32Tensor(op.getNewState().getType()) &&
          isF32Tensor(op.getNewNormalizer().getType()) &&
@@ -1207,7 +1220,26 @@ struct ConvertLinAttnToCPUKernelsPass
           << block * columns;
       return signalPassFailure();
     }
+    if (!(reassociateSpeedup >= 0.0)) {
+      getOperation()->emitError()
+          << "reassociate-speedup must be 0 or positive, got "
+          << reassociateSpeedup;
+      return signalPassFailure();
+    }
     KernelShape shape{width, block, columns, threadCount};
+    IRRewriter rewriter(&getContext());
+    // Quadratic forms the target-independent cost model kept, where the
+    // kernels make the linear form the faster one anyway.
+    if (reassociateSpeedup > 0.0) {
+      SmallVector<ApplyScoresOp> quadratic;
+      getOperation()->walk([&](ApplyScoresOp op) {
+        if (hasLinearFormKernels(op))
+          quadratic.push_back(op);
+      });
+      for (ApplyScoresOp op : quadratic)
+        (void)reassociateScores(rewriter, op, ReassociateMode::Auto,
+                                reassociateSpeedup);
+    }
     SmallVector<Operation *> targets;
     getOperation()->walk([&](Operation *op) {
       bool kernel = TypeSwitch<Operation *, bool>(op)
@@ -1217,7 +1249,6 @@ struct ConvertLinAttnToCPUKernelsPass
       if (kernel)
         targets.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (Operation *op : targets) {
       TypeSwitch<Operation *>(op)
           .Case([&](ScanOp scan) {

@@ -5,10 +5,13 @@
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='tokens-per-block=9' 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='vector-width=-2' 2>&1 | FileCheck %s --check-prefix=BADWIDTH
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='tokens-per-block=8 column-vectors=3' 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='threads=1 reassociate-speedup=0' | FileCheck %s --check-prefix=QUAD
+// RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='reassociate-speedup=-1' 2>&1 | FileCheck %s --check-prefix=BADSPEEDUP
 
 // BADBLOCK: tokens-per-block must be between 1 and 8, got 9
 // BADWIDTH: vector-width must be between 1 and 64, got -2
 // BADTILE: tokens-per-block × column-vectors must be at most 16 (the tile's values and accumulators live in registers), got 24
+// BADSPEEDUP: reassociate-speedup must be 0 or positive, got -1
 
 // A normalized scan with elu features: the maps are fused (their ops are
 // gone), the batch is a parallel loop, the tokens go in blocks of 4 and a
@@ -272,4 +275,80 @@ func.func @f64_linear(%k: tensor<7x8xf32>, %v: tensor<7x4xf32>)
   %o = linattn.query_readout %k, %s normalize(%z, eps = 1.0e-6)
       : tensor<7x8xf32>, tensor<8x4xf64>, tensor<8xf64> -> tensor<7x4xf32>
   return %o : tensor<7x4xf32>
+}
+
+// -----
+
+// A short non-causal quadratic form (8 queries, 8 keys, F = 20, Dv = 19):
+// the target-independent cost model keeps it (the linear form needs 2.4
+// times its operations), but its generic loops are slower per operation
+// than the kernels by far more, so it is reassociated and both halves take
+// kernels. The positive scale goes into eps. With reassociate-speedup=0 it
+// is left as it is.
+
+// CHECK-LABEL: func.func @short_quadratic(
+// CHECK-NOT: linattn.
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK-NOT: linattn.
+// CHECK: return
+// QUAD-LABEL: func.func @short_quadratic(
+// QUAD: linattn.scores
+// QUAD: linattn.apply_scores
+// QUAD-NOT: scf.parallel
+func.func @short_quadratic(%q: tensor<2x8x20xf32>, %k: tensor<2x8x20xf32>,
+                           %v: tensor<2x8x19xf32>) -> tensor<2x8x19xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x8x20xf32> -> tensor<2x8x20xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x8x20xf32> -> tensor<2x8x20xf32>
+  %a = linattn.scores %fq, %fk scale(5.0e-01)
+      : tensor<2x8x20xf32>, tensor<2x8x20xf32> -> tensor<2x8x8xf32>
+  %o = linattn.apply_scores %a, %v normalize(eps = 1.0e-6)
+      : tensor<2x8x8xf32>, tensor<2x8x19xf32> -> tensor<2x8x19xf32>
+  return %o : tensor<2x8x19xf32>
+}
+
+// -----
+
+// Quadratic forms that stay: one query against one key with F = 4096 (the
+// linear form needs 126 times the operations, more than the kernels gain),
+// f64 data (no kernel for the linear form), and causal scores (the scan is
+// linattn-masked-to-scan's).
+
+// CHECK-LABEL: func.func @one_key(
+// CHECK: linattn.scores
+// CHECK: linattn.apply_scores
+// CHECK-NOT: scf.parallel
+func.func @one_key(%q: tensor<1x4096xf32>, %v: tensor<1x64xf32>)
+    -> tensor<1x64xf32> {
+  %a = linattn.scores %q, %q : tensor<1x4096xf32>, tensor<1x4096xf32>
+      -> tensor<1x1xf32>
+  %o = linattn.apply_scores %a, %v normalize(eps = 1.0e-6)
+      : tensor<1x1xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
+  return %o : tensor<1x64xf32>
+}
+
+// CHECK-LABEL: func.func @f64_quadratic(
+// CHECK: linattn.scores
+// CHECK: linattn.apply_scores
+// CHECK-NOT: scf.parallel
+func.func @f64_quadratic(%q: tensor<8x20xf64>, %v: tensor<8x19xf64>)
+    -> tensor<8x19xf64> {
+  %a = linattn.scores %q, %q : tensor<8x20xf64>, tensor<8x20xf64>
+      -> tensor<8x8xf64>
+  %o = linattn.apply_scores %a, %v : tensor<8x8xf64>, tensor<8x19xf64>
+      -> tensor<8x19xf64>
+  return %o : tensor<8x19xf64>
+}
+
+// CHECK-LABEL: func.func @causal_quadratic(
+// CHECK: linattn.scores {{.*}} causal
+// CHECK: linattn.apply_scores
+// CHECK-NOT: scf.parallel
+func.func @causal_quadratic(%q: tensor<8x20xf32>, %v: tensor<8x19xf32>)
+    -> tensor<8x19xf32> {
+  %a = linattn.scores %q, %q causal : tensor<8x20xf32>, tensor<8x20xf32>
+      -> tensor<8x8xf32>
+  %o = linattn.apply_scores %a, %v : tensor<8x8xf32>, tensor<8x19xf32>
+      -> tensor<8x19xf32>
+  return %o : tensor<8x19xf32>
 }

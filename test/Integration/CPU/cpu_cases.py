@@ -341,6 +341,31 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
     return case
 
 
+def quadratic_kernel_case(kind, batch, n, m, d, dv, scale, eps, dtype="f32"):
+    """feature_map on raw q and k, then non-causal scores (with `scale`) and
+    apply_scores: the quadratic form that the CPU kernel pass reassociates
+    when the kernels make its linear form the faster one."""
+    name = (f"quadratic_kernel_{kind}_{'norm' if eps else 'plain'}_{n}x{m}x{d}x{dv}_"
+            f"b{len(batch)}_s{scale:g}_{dtype}")
+    rng = rng_for(name)
+    q = in_dtype(uniform(rng, batch + (n, d)), dtype)
+    k = in_dtype(uniform(rng, batch + (m, d)), dtype)
+    v = in_dtype(uniform(rng, batch + (m, dv)), dtype)
+    qt, kt, vt = (ttype(x.shape, (), dtype) for x in (q, k, v))
+    at = ttype(batch + (n, m), (), dtype)
+    ot = ttype(batch + (n, dv), (), dtype)
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    body = [f"%fq = linattn.feature_map {kind} %q : {qt} -> {qt}",
+            f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
+            f"%a = linattn.scores %fq, %fk scale({scale:e}) : {qt}, {kt} -> {at}",
+            f"%o = linattn.apply_scores %a, %v{norm} : {at}, {vt} -> {ot}"]
+    fq, fk = kernel_features(kind, q, k, dtype)
+    expected = ref.apply_scores(ref.scores(fq, fk, scale=scale), f64(v), eps)
+    tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
+    return Case(name, [("q", qt), ("k", kt), ("v", vt)], body, [("%o", ot)],
+                [q, k, v], [expected], tol)
+
+
 def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dtype="f32"):
     name = (f"attention_{kind}_{'causal' if causal else 'full'}_{'norm' if eps else 'plain'}_"
             f"{n}x{m}x{d}x{dv}_b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
@@ -607,6 +632,21 @@ GROUPS = {
             ("elu", (2, 3), 29, 31, 20, 19, EPS, (), "f32",
              "tokens-per-block=8 column-vectors=1"),
             ("elu", (2, 3), 29, 31, 20, 19, EPS, (), "f32", "vector-width=4"),
+        )
+    ] + [
+        # Short non-causal quadratic forms, which the kernel pass
+        # reassociates (the scale into eps, into the summary when negative or
+        # unnormalized; a large eps so that its scaling shows), and one it
+        # keeps (one query, one key, F = Dv = 256: the linear form needs 256
+        # times the operations).
+        quadratic_kernel_case(kind, batch, n, m, d, dv, scale, eps, dtype)
+        for kind, batch, n, m, d, dv, scale, eps, dtype in (
+            ("elu", (2, 3), 7, 11, 16, 16, 0.125, 0.5, "f32"),
+            ("relu", (2,), 5, 9, 20, 19, -0.5, 0.5, "f32"),
+            ("identity", (3,), 8, 8, 24, 12, 2.0, None, "f32"),
+            ("elu", (), 1, 4, 64, 64, 1.0, EPS, "f32"),
+            ("elu", (2, 2), 16, 16, 64, 64, 1.0, EPS, "bf16"),
+            ("elu", (2,), 1, 1, 256, 256, 1.0, EPS, "f32"),
         )
     ] + [
         # Feature maps the kernels do not fuse, and cross-attention (no
