@@ -143,7 +143,7 @@ def _compiled_device(key: Hashable, backend: str, text: Callable[[], str]
 
 
 def _shape_str(shape: Sequence[int], elt: str) -> str:
-    return "x".join([str(d) for d in shape] + [elt])
+    return "x".join(["?" if d is None else str(d) for d in shape] + [elt])
 
 
 def _float_literal(x: float) -> str:
@@ -326,7 +326,8 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
       projection: for ``"favor"``, the [D, F] random projection.
       backend: ``"cpu"``, ``"cuda"`` (the first NVIDIA GPU) or
         ``"gpu-emulator"`` (the GPU kernels interpreted on the CPU).
-      out: optional C-contiguous [B, H, N, Dv] array to write the result to.
+      out: optional C-contiguous [B, H, N, Dv] array to write the result to
+        (in place; through a temporary when it overlaps an input).
 
     All arrays must be C-contiguous numpy arrays of one dtype, float16,
     float32 or float64; nothing is copied on the way in or out. float16 data
@@ -365,11 +366,16 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
                                feature_map, causal, normalize, eps)
 
     fn = _compiled(key, backend, text, 3 if p is None else 4)
-    if p is None:
-        fn(q, k, v, o)
-    else:
-        fn(q, k, v, p, o)
-    return o
+    # The kernels write `out` in place while they read the inputs, so an
+    # `out` that overlaps one of them gets the result through a temporary.
+    inputs = [q, k, v] if p is None else [q, k, v, p]
+    target = o
+    if any(np.may_share_memory(o, x) for x in inputs):
+        o = np.empty(o_shape, dtype)
+    fn(*inputs, o)
+    if o is not target:
+        target[...] = o
+    return target
 
 
 def _attention_output_shape(q: Tuple[int, ...], k: Tuple[int, ...],

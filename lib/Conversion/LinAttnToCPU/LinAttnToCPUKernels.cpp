@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Threading.h"
@@ -772,15 +773,20 @@ void KernelEmitter::emit() {
   features = dim(ops.s, ops.batchRank);
   valueSize = dim(ops.s, ops.batchRank + 1);
   // The outputs go past the caches when every full vector is aligned to its
-  // size (the buffer is 64-byte aligned, rows are whole vectors): they are
-  // written once and not read by the kernel, and a cached store would first
-  // read the line from memory.
+  // size (the kernel allocated the buffer 64-byte aligned, rows are whole
+  // vectors): they are written once and not read by the kernel, and a cached
+  // store would first read the line from memory. A caller's buffer written
+  // in place has no alignment the kernel knows of.
   if (ops.out) {
     auto outType = cast<MemRefType>(ops.out.getType());
+    auto alloc = ops.out.getDefiningOp<memref::AllocOp>();
+    bool aligned = alloc && alloc.getAlignment() &&
+                   *alloc.getAlignment() % kCacheLineBytes == 0;
     int64_t outValues = outType.getShape().back();
     int64_t outBytes = shape.width * outType.getElementTypeBitWidth() / 8;
-    streamOutputs = ops.hasSequence && !ShapedType::isDynamic(outValues) &&
-                    outValues % shape.width == 0 && 64 % outBytes == 0;
+    streamOutputs =
+        aligned && ops.hasSequence && !ShapedType::isDynamic(outValues) &&
+        outValues % shape.width == 0 && kCacheLineBytes % outBytes == 0;
   }
 
   // Sequences split into chunks when there are fewer batch elements than
@@ -875,6 +881,44 @@ static Value allocate(OpBuilder &b, Location loc, RankedTensorType type,
       b.getI64IntegerAttr(64));
 }
 
+/// The destination buffer that `result` of `op` is materialized in when the
+/// kernel may write it there directly: the result's one use stores it into a
+/// `restrict writable` memref (no other tensor reaches that memory, the
+/// premise of bufferization's empty tensor elimination) of the result's
+/// type with an identity layout, available before `op`. Else null.
+static Value inPlaceDestination(Value result, Operation *op) {
+  if (!result.hasOneUse())
+    return {};
+  auto store = dyn_cast<bufferization::MaterializeInDestinationOp>(
+      *result.getUsers().begin());
+  if (!store || store.getSource() != result || !store.getRestrict() ||
+      !store.getWritable())
+    return {};
+  Value dest = store.getDest();
+  auto memref = dyn_cast<MemRefType>(dest.getType());
+  auto type = cast<RankedTensorType>(result.getType());
+  if (!memref || !memref.getLayout().isIdentity() || memref.getMemorySpace() ||
+      memref.getShape() != type.getShape() ||
+      memref.getElementType() != type.getElementType())
+    return {};
+  if (!DominanceInfo(op).properlyDominates(dest, op))
+    return {};
+  return dest;
+}
+
+/// The buffer a kernel writes `result` of `op` to: its destination when the
+/// kernel can write that in place (`inPlaceDestination`: no fresh buffer, no
+/// copy afterwards, which for a decode step's state or a long sequence's
+/// outputs costs as much as the kernel), else a fresh one as `allocate`
+/// makes.
+static Value outputBuffer(OpBuilder &b, Location loc, Value result,
+                          Operation *op,
+                          ArrayRef<std::pair<Value, int64_t>> sources) {
+  if (Value dest = inPlaceDestination(result, op))
+    return dest;
+  return allocate(b, loc, cast<RankedTensorType>(result.getType()), sources);
+}
+
 static Value toTensor(OpBuilder &b, Location loc, Value buffer, Type type) {
   return bufferization::ToTensorOp::create(b, loc, type, buffer,
                                            b.getUnitAttr(), b.getUnitAttr());
@@ -910,8 +954,15 @@ static void replaceWithKernel(RewriterBase &rewriter, Operation *op,
   Location loc = op->getLoc();
   KernelEmitter(rewriter, loc, ops, shape).emit();
   SmallVector<Value> results;
-  for (auto [buffer, result] : llvm::zip_equal(buffers, op->getResults()))
+  for (auto [buffer, result] : llvm::zip_equal(buffers, op->getResults())) {
+    // A result written in place needs no copy to its destination.
+    for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+      if (auto store =
+              dyn_cast<bufferization::MaterializeInDestinationOp>(user))
+        if (store.getDest() == buffer)
+          rewriter.eraseOp(store);
     results.push_back(toTensor(rewriter, loc, buffer, result.getType()));
+  }
   SmallVector<Value> produced(features);
   rewriter.replaceOp(op, results);
   for (Value value : produced)
@@ -1001,19 +1052,20 @@ static KernelOperands bindInputs(RewriterBase &rewriter, Location loc,
   return ops;
 }
 
-/// Allocates the state S [batch..., F, Dv] and normalizer z [batch..., F]
-/// that a scan or summary accumulates into `ops.s` and `ops.z`: batch sizes
-/// from the values `v`, F from the raw keys `k` (the fused maps keep the
-/// feature size), Dv from `v`.
+/// The buffers of the state S [batch..., F, Dv] and normalizer z
+/// [batch..., F] that a scan or summary `op` accumulates into `ops.s` and
+/// `ops.z` (its results `state` and `normalizer`): batch sizes from the
+/// values `v`, F from the raw keys `k` (the fused maps keep the feature
+/// size), Dv from `v`.
 static void allocateState(OpBuilder &b, Location loc, KernelOperands &ops,
-                          RankedTensorType stateType,
-                          RankedTensorType normalizerType, Value k, Value v) {
+                          Operation *op, Value state, Value normalizer, Value k,
+                          Value v) {
   int64_t batchRank = ops.batchRank;
-  ops.s = allocate(
-      b, loc, stateType,
+  ops.s = outputBuffer(
+      b, loc, state, op,
       dimSources(v, batchRank, {{k, batchRank + 1}, {v, batchRank + 1}}));
-  ops.z = allocate(b, loc, normalizerType,
-                   dimSources(v, batchRank, {{k, batchRank + 1}}));
+  ops.z = outputBuffer(b, loc, normalizer, op,
+                       dimSources(v, batchRank, {{k, batchRank + 1}}));
 }
 
 /// Replaces the scan `op` by its kernel.
@@ -1023,9 +1075,6 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
 
   Location loc = op.getLoc();
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  auto stateType = cast<RankedTensorType>(op.getFinalState().getType());
-  auto normalizerType =
-      cast<RankedTensorType>(op.getFinalNormalizer().getType());
   int64_t batchRank = resultType.getRank() - 2;
 
   Value k, v = op.getValues();
@@ -1037,10 +1086,11 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
     ops.s0 = toBuffer(rewriter, loc, op.getInitialState());
     ops.z0 = toBuffer(rewriter, loc, op.getInitialNormalizer());
   }
-  allocateState(rewriter, loc, ops, stateType, normalizerType, k, v);
-  ops.out =
-      allocate(rewriter, loc, resultType,
-               dimSources(v, batchRank, {{v, batchRank}, {v, batchRank + 1}}));
+  allocateState(rewriter, loc, ops, op, op.getFinalState(),
+                op.getFinalNormalizer(), k, v);
+  ops.out = outputBuffer(
+      rewriter, loc, op.getResult(), op,
+      dimSources(v, batchRank, {{v, batchRank}, {v, batchRank + 1}}));
 
   replaceWithKernel(rewriter, op, ops, shape, {ops.out, ops.s, ops.z},
                     {op.getQueryFeatures(), op.getKeyFeatures()});
@@ -1053,8 +1103,6 @@ static void rewriteStep(RewriterBase &rewriter, StepOp op, KernelShape shape,
 
   Location loc = op.getLoc();
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  auto stateType = cast<RankedTensorType>(op.getNewState().getType());
-  auto normalizerType = cast<RankedTensorType>(op.getNewNormalizer().getType());
   int64_t batchRank = resultType.getRank() - 1;
 
   Value k, v = op.getValues();
@@ -1065,13 +1113,13 @@ static void rewriteStep(RewriterBase &rewriter, StepOp op, KernelShape shape,
   ops.s0 = toBuffer(rewriter, loc, op.getState());
   ops.z0 = toBuffer(rewriter, loc, op.getNormalizer());
   Value s0 = op.getState();
-  ops.s = allocate(
-      rewriter, loc, stateType,
+  ops.s = outputBuffer(
+      rewriter, loc, op.getNewState(), op,
       dimSources(v, batchRank, {{s0, batchRank}, {s0, batchRank + 1}}));
-  ops.z = allocate(rewriter, loc, normalizerType,
-                   dimSources(v, batchRank, {{s0, batchRank}}));
-  ops.out = allocate(rewriter, loc, resultType,
-                     dimSources(v, batchRank, {{v, batchRank}}));
+  ops.z = outputBuffer(rewriter, loc, op.getNewNormalizer(), op,
+                       dimSources(v, batchRank, {{s0, batchRank}}));
+  ops.out = outputBuffer(rewriter, loc, op.getResult(), op,
+                         dimSources(v, batchRank, {{v, batchRank}}));
 
   replaceWithKernel(rewriter, op, ops, shape, {ops.out, ops.s, ops.z},
                     {op.getQueryFeatures(), op.getKeyFeatures()});
@@ -1085,7 +1133,6 @@ static void rewriteSummary(RewriterBase &rewriter, KvSummaryOp op,
 
   Location loc = op.getLoc();
   auto stateType = cast<RankedTensorType>(op.getState().getType());
-  auto normalizerType = cast<RankedTensorType>(op.getNormalizer().getType());
   int64_t batchRank = stateType.getRank() - 2;
 
   KernelOperands ops;
@@ -1095,7 +1142,8 @@ static void rewriteSummary(RewriterBase &rewriter, KvSummaryOp op,
   fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
   ops.k = toBuffer(rewriter, loc, k);
   ops.v = toBuffer(rewriter, loc, v);
-  allocateState(rewriter, loc, ops, stateType, normalizerType, k, v);
+  allocateState(rewriter, loc, ops, op, op.getState(), op.getNormalizer(), k,
+                v);
 
   replaceWithKernel(rewriter, op, ops, shape, {ops.s, ops.z},
                     {op.getKeyFeatures()});
@@ -1122,8 +1170,8 @@ static void rewriteReadout(RewriterBase &rewriter, QueryReadoutOp op,
   fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
   ops.q = toBuffer(rewriter, loc, q);
   ops.s = toBuffer(rewriter, loc, state);
-  ops.out = allocate(
-      rewriter, loc, resultType,
+  ops.out = outputBuffer(
+      rewriter, loc, op.getResult(), op,
       dimSources(q, batchRank, {{q, batchRank}, {state, batchRank + 1}}));
 
   replaceWithKernel(rewriter, op, ops, shape, {ops.out},

@@ -315,6 +315,7 @@ func.func @short_quadratic(%q: tensor<2x8x20xf32>, %k: tensor<2x8x20xf32>,
 // linattn-masked-to-scan's).
 
 // CHECK-LABEL: func.func @one_key(
+// QUAD-LABEL: func.func @one_key(
 // CHECK: linattn.scores
 // CHECK: linattn.apply_scores
 // CHECK-NOT: scf.parallel
@@ -351,4 +352,90 @@ func.func @causal_quadratic(%q: tensor<8x20xf32>, %v: tensor<8x19xf32>)
   %o = linattn.apply_scores %a, %v : tensor<8x8xf32>, tensor<8x19xf32>
       -> tensor<8x19xf32>
   return %o : tensor<8x19xf32>
+}
+
+// -----
+
+// Results stored into restrict writable buffers (how the Python package and
+// destination-passing callers hand over their arrays) are written there in
+// place: no fresh buffer, and the materialization, a copy once bufferized,
+// is gone. The scan's unused final state still gets buffers of its own.
+// The caller's buffer has no alignment the kernel knows of, so its outputs
+// are not streamed (compare @streamed_outputs).
+
+// CHECK-LABEL: func.func @scan_in_place(
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<2x?x16xf32>
+// CHECK-COUNT-2: memref.alloc() {alignment = 64 : i64} : memref<2x16{{(x16)?}}xf32>
+// CHECK-NOT: memref.alloc() {alignment = 64 : i64} : memref<2x?x16xf32>
+// CHECK: scf.parallel
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: nontemporal
+// CHECK-NOT: materialize_in_destination
+// CHECK: return
+func.func @scan_in_place(%q: tensor<2x?x16xf32>, %v: tensor<2x?x16xf32>,
+                         %out: memref<2x?x16xf32>) {
+  %o, %s, %z = linattn.scan forward %q, %q, %v
+      : tensor<2x?x16xf32>, tensor<2x?x16xf32>, tensor<2x?x16xf32>
+      -> tensor<2x?x16xf32>, tensor<2x16x16xf32>, tensor<2x16xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<2x?x16xf32>, memref<2x?x16xf32>) -> ()
+  return
+}
+
+// A decode step writes its output and its new state in place.
+
+// CHECK-LABEL: func.func @step_in_place(
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x8xf32>, %[[S1:[a-z0-9]+]]: memref<4x16x8xf32>, %[[Z1:[a-z0-9]+]]: memref<4x16xf32>
+// CHECK-NOT: memref.alloc() {{.*}} : memref<4x
+// CHECK: scf.parallel
+// CHECK-DAG: vector.store %{{.*}}, %[[S1]]
+// CHECK-DAG: vector.store %{{.*}}, %[[O]]
+// CHECK-NOT: materialize_in_destination
+// CHECK: return
+func.func @step_in_place(%q: tensor<4x16xf32>, %v: tensor<4x8xf32>,
+                         %s0: tensor<4x16x8xf32>, %z0: tensor<4x16xf32>,
+                         %o: memref<4x8xf32>, %s1: memref<4x16x8xf32>,
+                         %z1: memref<4x16xf32>) {
+  %ro, %rs, %rz = linattn.step %q, %q, %v, %s0, %z0
+      normalize(eps = 1.0e-6)
+      : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x8xf32>,
+        tensor<4x16x8xf32>, tensor<4x16xf32>
+      -> tensor<4x8xf32>, tensor<4x16x8xf32>, tensor<4x16xf32>
+  bufferization.materialize_in_destination %ro in restrict writable %o
+      : (tensor<4x8xf32>, memref<4x8xf32>) -> ()
+  bufferization.materialize_in_destination %rs in restrict writable %s1
+      : (tensor<4x16x8xf32>, memref<4x16x8xf32>) -> ()
+  bufferization.materialize_in_destination %rz in restrict writable %z1
+      : (tensor<4x16xf32>, memref<4x16xf32>) -> ()
+  return
+}
+
+// Not in place: a destination that other tensors may reach (no restrict), a
+// strided destination, and a result with another use. Each gets a buffer
+// and keeps its materialization.
+
+// CHECK-LABEL: func.func @readout_not_in_place(
+// CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<3x?x8xf32>
+// CHECK: materialize_in_destination {{.*}} in writable
+// CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<3x?x8xf32>
+// CHECK: materialize_in_destination {{.*}} in restrict writable
+// CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<3x?x8xf32>
+// CHECK: materialize_in_destination {{.*}} in restrict writable
+// CHECK: return
+func.func @readout_not_in_place(%q: tensor<3x?x16xf32>, %s: tensor<3x16x8xf32>,
+    %a: memref<3x?x8xf32>, %b: memref<3x?x8xf32, strided<[?, 8, 1]>>,
+    %c: memref<3x?x8xf32>) -> tensor<3x?x8xf32> {
+  %o1 = linattn.query_readout %q, %s
+      : tensor<3x?x16xf32>, tensor<3x16x8xf32> -> tensor<3x?x8xf32>
+  bufferization.materialize_in_destination %o1 in writable %a
+      : (tensor<3x?x8xf32>, memref<3x?x8xf32>) -> ()
+  %o2 = linattn.query_readout %q, %s
+      : tensor<3x?x16xf32>, tensor<3x16x8xf32> -> tensor<3x?x8xf32>
+  bufferization.materialize_in_destination %o2 in restrict writable %b
+      : (tensor<3x?x8xf32>, memref<3x?x8xf32, strided<[?, 8, 1]>>) -> ()
+  %o3 = linattn.query_readout %q, %s
+      : tensor<3x?x16xf32>, tensor<3x16x8xf32> -> tensor<3x?x8xf32>
+  bufferization.materialize_in_destination %o3 in restrict writable %c
+      : (tensor<3x?x8xf32>, memref<3x?x8xf32>) -> ()
+  return %o3 : tensor<3x?x8xf32>
 }
