@@ -142,8 +142,17 @@ def _compiled_device(key: Hashable, backend: str, text: Callable[[], str]
 #===------------------------------------------------------------------------===#
 
 
-def _shape_str(shape: Sequence[int], elt: str) -> str:
+def _shape_str(shape: Sequence[Optional[int]], elt: str) -> str:
     return "x".join(["?" if d is None else str(d) for d in shape] + [elt])
+
+
+def _open(shape: Sequence[int]) -> Tuple[Optional[int], ...]:
+    """`shape` with every size but the last open (``?`` in the MLIR text):
+    batch, heads and the sequence length. One compiled function serves them
+    all; the kernels read those sizes at run time, and measured as fast as
+    with them fixed, so only the head sizes and the options key the
+    cache."""
+    return (None,) * (len(shape) - 1) + (shape[-1],)
 
 
 def _float_literal(x: float) -> str:
@@ -356,13 +365,14 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     p = _check_projection(feature_map, projection, q.shape[3])
     o = _check_output(out, o_shape, dtype)
 
-    key = ("attention", backend, dtype.str, q.shape, k.shape, v.shape,
+    key = ("attention", backend, dtype.str, q.shape[3], v.shape[3],
            None if p is None else p.shape, feature_map, bool(causal),
            bool(normalize), float(eps) if normalize else None)
 
     def text() -> str:
-        return _attention_text(_MLIR_ELEMENT[dtype], q.shape, k.shape,
-                               v.shape, None if p is None else p.shape,
+        return _attention_text(_MLIR_ELEMENT[dtype], _open(q.shape),
+                               _open(k.shape), _open(v.shape),
+                               None if p is None else p.shape,
                                feature_map, causal, normalize, eps)
 
     fn = _compiled(key, backend, text, 3 if p is None else 4)
@@ -401,12 +411,14 @@ def _attention_output_shape(q: Tuple[int, ...], k: Tuple[int, ...],
     return (b, h, n, v[3])
 
 
-def _attention_text(elt: str, q: Sequence[int], k: Sequence[int],
-                    v: Sequence[int], p: Optional[Sequence[int]],
+def _attention_text(elt: str, q: Sequence[Optional[int]],
+                    k: Sequence[Optional[int]], v: Sequence[Optional[int]],
+                    p: Optional[Sequence[int]],
                     feature_map: str, causal: bool, normalize: bool,
                     eps: float, tensors: bool = False) -> str:
-    """The function @linattn computing `linear_attention` on these shapes:
-    destination-passing on memrefs, or on tensors (`tensors`)."""
+    """The function @linattn computing `linear_attention` on these shapes
+    (None: a size known at run time): destination-passing on memrefs, or on
+    tensors (`tensors`)."""
     bld = _Builder(elt, tensors)
     tq, q_type = bld.input("q", q)
     tk, k_type = bld.input("k", k)
@@ -507,8 +519,9 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     backend's runtime uses (the first GPU; the context is the device's
     primary one, which CUDA's runtime API and the frameworks share). `out`
     must not overlap the inputs. The kernels (compiled with
-    ``linattn-lower-to-nvvm{device-buffers=true}``, once per shape and
-    options) are enqueued on `stream` (a ``CUstream``; 0 is the legacy
+    ``linattn-lower-to-nvvm{device-buffers=true}``, once per head sizes,
+    element type and options: batch, heads and lengths are read at run time)
+    are enqueued on `stream` (a ``CUstream``; 0 is the legacy
     default stream), and nothing is copied or synchronized: `out` is ready
     when the stream gets there. 16-bit data takes the tensor-core kernels
     for causal scans, with the state and every sum in float32.
@@ -528,12 +541,13 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     if out.shape != o_shape:
         raise ValueError(f"out must have shape {o_shape}, got {out.shape}")
 
-    key = ("attention-device", backend, elt, q.shape, k.shape, v.shape,
+    key = ("attention-device", backend, elt, q.shape[3], v.shape[3],
            feature_map, bool(causal), bool(normalize),
            float(eps) if normalize else None)
 
     def text() -> str:
-        return _attention_text(elt, q.shape, k.shape, v.shape, None,
+        return _attention_text(elt, _open(q.shape), _open(k.shape),
+                               _open(v.shape), None,
                                feature_map, causal, normalize, eps,
                                tensors=True)
 
@@ -545,8 +559,9 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
 #===------------------------------------------------------------------------===#
 
 
-def _recurrent_text(op: str, elt: str, state_elt: str, q: Sequence[int],
-                    v: Sequence[int], feature_dim: int,
+def _recurrent_text(op: str, elt: str, state_elt: str,
+                    q: Sequence[Optional[int]], v: Sequence[Optional[int]],
+                    feature_dim: int,
                     p: Optional[Sequence[int]], feature_map: str,
                     normalize: bool, eps: float, tensors: bool = False) -> str:
     """The function @linattn advancing a recurrent state: ``linattn.step``
@@ -634,11 +649,12 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                              f"{a.shape}")
 
     op = "scan" if tokens else "step"
-    key = ("recurrent-device", op, backend, elt, q.shape, v.shape,
-           feature_map, bool(normalize), float(eps) if normalize else None)
+    key = ("recurrent-device", op, backend, elt, d, dv, feature_map,
+           bool(normalize), float(eps) if normalize else None)
 
     def text() -> str:
-        return _recurrent_text(op, elt, state_elt, q.shape, v.shape, d, None,
+        return _recurrent_text(op, elt, state_elt, _open(q.shape),
+                               _open(v.shape), d, None,
                                feature_map, normalize, eps, tensors=True)
 
     _compiled_device(key, backend, text)([q, k, v, s, z], [out, s_out, z_out],
@@ -760,14 +776,15 @@ class RecurrentState:
              o_shape: Tuple[int, ...]) -> np.ndarray:
         s_shape, z_shape = self._s.shape, self._z.shape
         p = self.projection
-        key = (op, self.backend, self.dtype.str, q.shape, v.shape,
-               None if p is None else p.shape, self.feature_map,
-               self.normalize, self.eps if self.normalize else None)
+        key = (op, self.backend, self.dtype.str, self.head_dim,
+               self.value_dim, None if p is None else p.shape,
+               self.feature_map, self.normalize,
+               self.eps if self.normalize else None)
 
         def text() -> str:
             return _recurrent_text(
                 op, _MLIR_ELEMENT[self.dtype], _MLIR_ELEMENT[self.state_dtype],
-                q.shape, v.shape, self.feature_dim,
+                _open(q.shape), _open(v.shape), self.feature_dim,
                 None if p is None else p.shape, self.feature_map,
                 self.normalize, self.eps)
 

@@ -11,7 +11,7 @@ CUDA tensors (float16, bfloat16, float32 or float64, contiguous, on the first
 GPU) run on the GPU with no copy: the kernels read the tensors' memory, write
 a new tensor allocated by torch, and are enqueued on torch's current stream,
 like a torch operation (`linattn.linear_attention_device`). They are compiled
-once per shape, dtype and options.
+once per head sizes, dtype and options (any batch, heads and lengths).
 
 `RecurrentState(..., device="cuda")` keeps its state on the GPU and decodes
 there, on torch's current stream (capturable in a CUDA graph).

@@ -1,12 +1,13 @@
-"""The compile cache: keyed by shapes, dtype and options."""
+"""The compile cache: keyed by head sizes, dtype and options."""
 
 import numpy as np
 import pytest
 
 import linattn
 from linattn import attention
+from linattn import reference as ref
 
-from conftest import rand
+from conftest import TOL, rand, rel_err
 
 
 @pytest.fixture(autouse=True)
@@ -32,8 +33,7 @@ def test_hits_and_misses(rng):
 
 
 @pytest.mark.parametrize("change", [
-    dict(shape=(1, 2, 6, 4)),
-    dict(shape=(2, 2, 5, 4)),
+    dict(shape=(1, 2, 5, 6)),
     dict(dtype=np.float64),
     dict(causal=False),
     dict(normalize=False),
@@ -48,6 +48,32 @@ def test_every_key_part_misses(rng, change):
     assert linattn.cache_info().hits == 1
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_batch_heads_and_lengths_share_a_kernel(rng, causal):
+    # Only D and Dv are in the compiled code; every other size is read at
+    # run time, and each call is still right.
+    shapes = [(1, 2, 5, 4), (2, 2, 5, 4), (1, 3, 9, 4), (3, 1, 1, 4),
+              (2, 1, 300, 4)]
+    for shape in shapes:
+        q, k, v = (rand(rng, *shape) for _ in range(3))
+        got = linattn.linear_attention(q, k, v, causal=causal)
+        want = ref.linear_attention(q, k, v, causal=causal)
+        assert rel_err(got, want) < TOL[np.float32], shape
+    info = linattn.cache_info()
+    assert (info.misses, info.hits) == (1, len(shapes) - 1)
+    # Cross-attention with other lengths and value size: a new Dv misses
+    # once, then N != M hits.
+    if not causal:
+        q = rand(rng, 2, 2, 7, 4)
+        for m, dv in ((11, 3), (4, 3)):
+            k = rand(rng, 2, 2, m, 4)
+            v = rand(rng, 2, 2, m, dv)
+            got = linattn.linear_attention(q, k, v, causal=False)
+            want = ref.linear_attention(q, k, v, causal=False)
+            assert rel_err(got, want) < TOL[np.float32]
+        assert linattn.cache_info().misses == 2
+
+
 def test_eps_ignored_without_normalization(rng):
     call(rng, normalize=False, eps=1e-6)
     call(rng, normalize=False, eps=0.5)
@@ -60,23 +86,35 @@ def test_decode_steps_reuse_one_kernel(rng):
         state.step(rand(rng, 1, 2, 4), rand(rng, 1, 2, 4), rand(rng, 1, 2, 4))
     info = linattn.cache_info()
     assert (info.hits, info.misses) == (4, 1)
-    # A second state of the same configuration shares it.
+    # A second state of the same configuration shares it, also with another
+    # batch size and head count.
     linattn.RecurrentState(1, 2, 4).step(rand(rng, 1, 2, 4),
                                          rand(rng, 1, 2, 4),
                                          rand(rng, 1, 2, 4))
-    assert linattn.cache_info().hits == 5
+    linattn.RecurrentState(3, 5, 4).step(rand(rng, 3, 5, 4),
+                                         rand(rng, 3, 5, 4),
+                                         rand(rng, 3, 5, 4))
+    assert linattn.cache_info()[:2] == (6, 1)
+
+
+def test_prompts_of_any_length_share_a_kernel(rng):
+    state = linattn.RecurrentState(2, 3, 4)
+    for t in (1, 7, 64, 3):
+        state.update(rand(rng, 2, 3, t, 4), rand(rng, 2, 3, t, 4),
+                     rand(rng, 2, 3, t, 4))
+    assert linattn.cache_info()[:2] == (3, 1)
 
 
 def test_lru_eviction(rng, monkeypatch):
     monkeypatch.setattr(attention._cache, "maxsize", 2)
+    call(rng, shape=(1, 1, 3, 3))
     call(rng, shape=(1, 1, 3, 4))
-    call(rng, shape=(1, 1, 4, 4))
-    call(rng, shape=(1, 1, 3, 4))      # hit: now the most recent
-    call(rng, shape=(1, 1, 5, 4))      # evicts (1, 1, 4, 4)
+    call(rng, shape=(1, 1, 3, 3))      # hit: now the most recent
+    call(rng, shape=(1, 1, 3, 5))      # evicts D = 4
     assert linattn.cache_info().currsize == 2
-    call(rng, shape=(1, 1, 3, 4))
+    call(rng, shape=(1, 1, 3, 3))
     assert linattn.cache_info()[:2] == (2, 3)
-    call(rng, shape=(1, 1, 4, 4))
+    call(rng, shape=(1, 1, 3, 4))
     assert linattn.cache_info()[:2] == (2, 4)
 
 
