@@ -107,16 +107,22 @@ def LinAttnCheckLoweredPass : Pass<"linattn-check-lowered"> {
 
 def ConvertLinAttnToCPUKernelsPass
     : Pass<"convert-linattn-to-cpu-kernels", "::mlir::ModuleOp"> {
-  let summary = "Lower f32-state scans, steps, key-value summaries and "
-                "query readouts to vectorized, register-blocked, parallel "
-                "loop nests";
+  let summary = "Lower scans, steps, key-value summaries and query readouts "
+                "with an f32 or f64 state to vectorized, register-blocked, "
+                "parallel loop nests";
   let description = [{
-    Rewrites every `linattn.scan` and `linattn.step` whose state is f32 and
-    whose inputs are f32, f16 or bf16 into a hand-scheduled kernel on
-    buffers, wrapped so the surrounding IR stays on tensors:
+    Rewrites every `linattn.scan` and `linattn.step` whose state is f32 (with
+    f32, f16 or bf16 inputs) or f64 (with any of those or f64 inputs) into a
+    hand-scheduled kernel on buffers, wrapped so the surrounding IR stays on
+    tensors. The kernel computes in the state's type; an f64 vector holds
+    half the lanes of an f32 one, and elu's exp is the f64 counterpart of the
+    f32 approximation (both within about an ulp):
 
     - the inputs are read through `bufferization.to_buffer`, the outputs and
-      the final state are fresh buffers returned by `bufferization.to_tensor`;
+      the final state are fresh buffers returned by `bufferization.to_tensor`,
+      or the destination a result goes to when that is a `restrict writable`
+      memref of `bufferization.materialize_in_destination` (written in place,
+      the materialization erased);
     - an `scf.parallel` over the batch dimensions (threads, once
       `convert-scf-to-openmp` runs) holds one sequential walk over the
       tokens per batch element;
@@ -137,14 +143,14 @@ def ConvertLinAttnToCPUKernelsPass
       batch element, then the chunks in parallel from their starting
       states.
 
-    `linattn.kv_summary` and `linattn.query_readout` with an f32 state take
-    the same kernel in halves: a summary is the state update over the keys
+    `linattn.kv_summary` and `linattn.query_readout` take the same kernel in
+    halves: a summary is the state update over the keys
     without readout (its chunks' contributions and their sum when split); a
     readout reads the summary in place, with no token updating it, in
     parallel over the batch and pieces of the queries.
 
-    Other scans, steps, summaries and readouts (f64 or wider state) are left
-    for `convert-linattn-to-linalg`.
+    Other scans, steps, summaries and readouts (an f16 or bf16 state) are
+    left for `convert-linattn-to-linalg`.
 
     A non-causal quadratic form (`linattn.apply_scores` of `linattn.scores`)
     whose linear form these kernels take is first reassociated when the
@@ -162,7 +168,8 @@ def ConvertLinAttnToCPUKernelsPass
            "(\"+avx2,+fma\"); empty: the host's. They decide the default "
            "vector width and register tile">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
-           "f32 lanes per vector; 0 picks the target's (16 with AVX-512, 8 "
+           "f32 lanes per vector, half as many f64 ones; 0 picks the "
+           "target's (16 with AVX-512, 8 "
            "with AVX2, 4 otherwise)">,
     Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"0",
            "Tokens whose updates share one pass over the state (1 to 8; 0: "

@@ -32,9 +32,9 @@ struct LinAttnLowerToCPUOptions
       llvm::cl::init(true)};
   PassOptions::Option<bool> kernels{
       *this, "kernels",
-      llvm::cl::desc("Lower f32-state scans, steps, key-value summaries and "
-                     "query readouts to the vectorized, register-blocked "
-                     "kernels (off: generic loops)"),
+      llvm::cl::desc("Lower scans, steps, key-value summaries and query "
+                     "readouts with an f32 or f64 state to the vectorized, "
+                     "register-blocked kernels (off: generic loops)"),
       llvm::cl::init(true)};
   PassOptions::Option<std::string> targetCpu{
       *this, "target-cpu",

@@ -28,12 +28,14 @@
 #include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Host.h"
@@ -99,8 +101,9 @@ class KernelEmitter {
 public:
   KernelEmitter(OpBuilder &builder, Location loc, const KernelOperands &ops,
                 KernelShape shape)
-      : b(builder), loc(loc), ops(ops), shape(shape), f32(builder.getF32Type()),
-        vecType(VectorType::get({shape.width}, builder.getF32Type())) {}
+      : b(builder), loc(loc), ops(ops), shape(shape),
+        compute(cast<MemRefType>(ops.s.getType()).getElementType()),
+        vecType(VectorType::get({shape.width}, compute)) {}
 
   /// Emits the whole kernel at the builder's insertion point.
   void emit();
@@ -115,10 +118,13 @@ private:
   Value dim(Value memref, int64_t d) {
     return memref::DimOp::create(b, loc, memref, d);
   }
-  Value zeroVector() {
-    return arith::ConstantOp::create(b, loc, vecType,
-                                     DenseElementsAttr::get(vecType, 0.0f));
+  /// A vector of `value` in the compute type.
+  Value splat(double value) {
+    return arith::ConstantOp::create(
+        b, loc, vecType,
+        DenseElementsAttr::get(vecType, b.getFloatAttr(compute, value)));
   }
+  Value zeroVector() { return splat(0.0); }
 
   /// Calls `body` for every W-wide slice [offset, offset + W) of
   /// [start, n) (start 0 when null): an scf.for over the full slices, then
@@ -127,10 +133,11 @@ private:
   SmallVector<Value> forEachVector(Value n, ValueRange inits, VectorBody body,
                                    Value start = Value());
 
-  /// Loads W elements at `indices` (the last one the offset) as f32, zero
-  /// in the lanes `mask` turns off.
+  /// Loads W elements at `indices` (the last one the offset) in the compute
+  /// type, zero in the lanes `mask` turns off.
   Value loadVector(Value memref, ValueRange indices, Value mask);
-  /// Stores the f32 vector `value` in the element type of `memref`; with
+  /// Stores the compute-type vector `value` in the element type of `memref`;
+  /// with
   /// `streaming`, past the caches (the vector must be aligned to its size).
   void storeVector(Value value, Value memref, ValueRange indices, Value mask,
                    bool streaming = false);
@@ -204,7 +211,9 @@ private:
   Location loc;
   const KernelOperands &ops;
   KernelShape shape;
-  Type f32;
+  /// The type the kernel computes and keeps its state in: f32, or f64 for an
+  /// f64 state.
+  Type compute;
   VectorType vecType;
   // Set by emit(): batch indices of the current element, the sizes.
   SmallVector<Value> batch;
@@ -267,7 +276,7 @@ Value KernelEmitter::loadVector(Value memref, ValueRange indices, Value mask) {
   } else {
     loaded = vector::LoadOp::create(b, loc, loadType, memref, indices);
   }
-  if (type != f32)
+  if (type != compute)
     loaded = arith::ExtFOp::create(b, loc, vecType, loaded);
   return loaded;
 }
@@ -275,7 +284,7 @@ Value KernelEmitter::loadVector(Value memref, ValueRange indices, Value mask) {
 void KernelEmitter::storeVector(Value value, Value memref, ValueRange indices,
                                 Value mask, bool streaming) {
   Type type = cast<MemRefType>(memref.getType()).getElementType();
-  if (type != f32)
+  if (type != compute)
     value = arith::TruncFOp::create(
         b, loc, VectorType::get({shape.width}, type), value);
   if (mask)
@@ -291,36 +300,57 @@ void KernelEmitter::storeVector(Value value, Value memref, ValueRange indices,
 Value KernelEmitter::expOfNonPositive(Value x) {
   // exp(x) = 2^n · exp(r), n = round(x / ln 2), r = x - n ln 2 in
   // [-ln2/2, ln2/2] (ln 2 split in two for an exact product), exp(r) from
-  // Cephes' degree-7 polynomial (1 + r + r²·p(r)), within about an ulp; 2^n
-  // is built in the exponent bits. x is clamped to [-87.3, 0], where 2^n is a
-  // normal float (exp(-87.3) is below f32's smallest normal anyway).
-  auto splat = [&](float value) -> Value {
-    return arith::ConstantOp::create(b, loc, vecType,
-                                     DenseElementsAttr::get(vecType, value));
-  };
-  x = arith::MinimumFOp::create(b, loc, x, splat(0.0f));
-  x = arith::MaximumFOp::create(b, loc, x, splat(-87.33654f));
+  // Cephes' approximations within about an ulp, 2^n built in the exponent
+  // bits. f32: the degree-7 polynomial 1 + r + r²·p(r), x clamped to
+  // [-87.3, 0], where 2^n is a normal float (exp(-87.3) is below f32's
+  // smallest normal anyway). f64: the rational form 1 + 2r·P(r²) /
+  // (Q(r²) - r·P(r²)), x clamped to [-708.3, 0] likewise.
+  bool f32 = compute.isF32();
+  x = arith::MinimumFOp::create(b, loc, x, zeroVector());
+  x = arith::MaximumFOp::create(b, loc, x,
+                                splat(f32 ? -87.33654f : -708.3964185322641));
   Value n = math::RoundEvenOp::create(
-      b, loc, arith::MulFOp::create(b, loc, x, splat(1.44269504088896341f)));
-  Value r = vector::FMAOp::create(b, loc, n, splat(-0.693359375f), x);
-  r = vector::FMAOp::create(b, loc, n, splat(2.12194440e-4f), r);
-  Value p = splat(1.9875691500e-4f);
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
-                  1.6666665459e-1f, 5.0000001201e-1f})
-    p = vector::FMAOp::create(b, loc, p, r, splat(c));
+      b, loc, arith::MulFOp::create(b, loc, x, splat(1.4426950408889634)));
+  Value r = vector::FMAOp::create(
+      b, loc, n, splat(f32 ? -0.693359375 : -6.93145751953125e-1), x);
+  r = vector::FMAOp::create(
+      b, loc, n, splat(f32 ? 2.12194440e-4f : -1.42860682030941723212e-6), r);
+  auto polynomial = [&](Value t, ArrayRef<double> coefficients) {
+    Value p = splat(coefficients.front());
+    for (double c : coefficients.drop_front())
+      p = vector::FMAOp::create(b, loc, p, t, splat(c));
+    return p;
+  };
   Value r2 = arith::MulFOp::create(b, loc, r, r);
-  Value y = arith::AddFOp::create(
-      b, loc, vector::FMAOp::create(b, loc, p, r2, r), splat(1.0f));
-  auto intType = VectorType::get({shape.width}, b.getI32Type());
+  Value y;
+  if (f32) {
+    Value p =
+        polynomial(r, {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                       4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
+    y = arith::AddFOp::create(b, loc, vector::FMAOp::create(b, loc, p, r2, r),
+                              splat(1.0));
+  } else {
+    Value rp = arith::MulFOp::create(
+        b, loc, r,
+        polynomial(r2, {1.26177193074810590878e-4, 3.02994407707441961300e-2,
+                        9.99999999999999999910e-1}));
+    Value q =
+        polynomial(r2, {3.00198505138664455042e-6, 2.52448340349684104192e-3,
+                        2.27265548208155028766e-1, 2.00000000000000000009e0});
+    Value ratio =
+        arith::DivFOp::create(b, loc, rp, arith::SubFOp::create(b, loc, q, rp));
+    y = vector::FMAOp::create(b, loc, ratio, splat(2.0), splat(1.0));
+  }
+  Type intElement = f32 ? b.getI32Type() : b.getI64Type();
+  auto intType = VectorType::get({shape.width}, intElement);
+  auto intSplat = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, intType,
+        DenseElementsAttr::get(intType, b.getIntegerAttr(intElement, value)));
+  };
   Value bits = arith::FPToSIOp::create(b, loc, intType, n);
-  bits = arith::AddIOp::create(
-      b, loc, bits,
-      arith::ConstantOp::create(b, loc, intType,
-                                DenseElementsAttr::get(intType, 127)));
-  bits = arith::ShLIOp::create(
-      b, loc, bits,
-      arith::ConstantOp::create(b, loc, intType,
-                                DenseElementsAttr::get(intType, 23)));
+  bits = arith::AddIOp::create(b, loc, bits, intSplat(f32 ? 127 : 1023));
+  bits = arith::ShLIOp::create(b, loc, bits, intSplat(f32 ? 23 : 52));
   Value scale = arith::BitcastOp::create(b, loc, vecType, bits);
   return arith::MulFOp::create(b, loc, y, scale);
 }
@@ -332,8 +362,7 @@ Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
   switch (kind) {
   case FeatureMapKind::Elu: {
     // elu(x) + 1 is x + 1 for x > 0 and exp(x) otherwise.
-    Value one = arith::ConstantOp::create(
-        b, loc, vecType, DenseElementsAttr::get(vecType, 1.0f));
+    Value one = splat(1.0);
     Value positive =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
     Value shifted = arith::AddFOp::create(b, loc, x, one);
@@ -347,7 +376,7 @@ Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
     break;
   }
   // Round as the unfused feature map would have.
-  if (kind != FeatureMapKind::Identity && featureType != f32) {
+  if (kind != FeatureMapKind::Identity && featureType != compute) {
     auto narrow = VectorType::get({shape.width}, featureType);
     Value rounded = arith::TruncFOp::create(b, loc, narrow, y);
     y = arith::ExtFOp::create(b, loc, vecType, rounded);
@@ -507,14 +536,15 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
       });
   SmallVector<Value> scales;
   if (denominators) {
-    Value eps = arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(static_cast<float>(*ops.eps)));
+    Value eps =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(compute, *ops.eps));
     for (Value dot : dots) {
       Value sum =
           vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, dot);
       // One division per token; the tiles multiply by the reciprocal.
       Value denominator = arith::AddFOp::create(b, loc, sum, eps);
-      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+      Value one =
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(compute, 1.0));
       Value reciprocal = arith::DivFOp::create(b, loc, one, denominator);
       scales.push_back(
           vector::BroadcastOp::create(b, loc, vecType, reciprocal));
@@ -665,11 +695,11 @@ void KernelEmitter::emitChunkParallel(ArrayRef<Value> upper, Value chunks,
   sizes.append({chunks, features, valueSize});
   SmallVector<int64_t> shapeS(ops.batchRank + 3, ShapedType::kDynamic);
   Value chunkStates = memref::AllocOp::create(
-      b, loc, MemRefType::get(shapeS, f32), sizes, b.getI64IntegerAttr(64));
+      b, loc, MemRefType::get(shapeS, compute), sizes, b.getI64IntegerAttr(64));
   sizes.pop_back();
   shapeS.pop_back();
   Value chunkNormalizers = memref::AllocOp::create(
-      b, loc, MemRefType::get(shapeS, f32), sizes, b.getI64IntegerAttr(64));
+      b, loc, MemRefType::get(shapeS, compute), sizes, b.getI64IntegerAttr(64));
 
   SmallVector<Value> chunked(upper);
   chunked.push_back(chunks);
@@ -814,7 +844,7 @@ void KernelEmitter::emit() {
   scratchShape.append({shape.block, ShapedType::kDynamic});
   SmallVector<Value> scratchSizes(upper);
   scratchSizes.append({chunks, features});
-  auto scratchType = MemRefType::get(scratchShape, f32);
+  auto scratchType = MemRefType::get(scratchShape, compute);
   auto scratchIf = [&](bool needed) -> Value {
     if (!needed)
       return Value();
@@ -847,15 +877,32 @@ void KernelEmitter::emit() {
 // Patterns
 //===----------------------------------------------------------------------===//
 
-static bool isKernelInputType(Type type) {
+/// The element type of a state the kernels keep, f32 or f64; null for any
+/// other type.
+static Type kernelStateType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor &&
-         isa<Float32Type, Float16Type, BFloat16Type>(tensor.getElementType());
+  if (!tensor || !isa<Float32Type, Float64Type>(tensor.getElementType()))
+    return {};
+  return tensor.getElementType();
 }
 
-static bool isF32Tensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.getElementType().isF32();
+/// Whether the kernels take an op whose states and normalizers have the
+/// types `states` (one kernel state type) and whose data has the types
+/// `data`: f16, bf16 and f32 with either state, f64 with an f64 state.
+static bool takesTypes(TypeRange states, TypeRange data) {
+  Type state = kernelStateType(states.front());
+  if (!state || !llvm::all_of(states, [&](Type type) {
+        return kernelStateType(type) == state;
+      }))
+    return false;
+  return llvm::all_of(data, [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return false;
+    Type element = tensor.getElementType();
+    return isa<Float32Type, Float16Type, BFloat16Type>(element) ||
+           (element.isF64() && state.isF64());
+  });
 }
 
 /// Reads `tensor` as a buffer with an identity layout (bufferization copies
@@ -938,7 +985,7 @@ static void fuseFeatureMap(Value features, bool enabled, Value &raw,
       map.getKind() != FeatureMapKind::Relu &&
       map.getKind() != FeatureMapKind::Identity)
     return;
-  if (!isKernelInputType(map.getInput().getType()))
+  if (getElementTypeOrSelf(map.getInput().getType()) != featureType)
     return;
   raw = map.getInput();
   kind = map.getKind();
@@ -952,6 +999,9 @@ static void replaceWithKernel(RewriterBase &rewriter, Operation *op,
                               ArrayRef<Value> buffers,
                               ArrayRef<Value> features) {
   Location loc = op->getLoc();
+  // A vector holds half as many f64 lanes as f32 ones.
+  if (cast<MemRefType>(ops.s.getType()).getElementType().isF64())
+    shape.width = std::max<int64_t>(shape.width / 2, 1);
   KernelEmitter(rewriter, loc, ops, shape).emit();
   SmallVector<Value> results;
   for (auto [buffer, result] : llvm::zip_equal(buffers, op->getResults())) {
@@ -963,12 +1013,16 @@ static void replaceWithKernel(RewriterBase &rewriter, Operation *op,
           rewriter.eraseOp(store);
     results.push_back(toTensor(rewriter, loc, buffer, result.getType()));
   }
-  SmallVector<Value> produced(features);
-  rewriter.replaceOp(op, results);
-  for (Value value : produced)
+  // One map may produce both the query and the key features: erase each
+  // once.
+  SetVector<Operation *> maps;
+  for (Value value : features)
     if (auto map = value.getDefiningOp<FeatureMapOp>())
-      if (map->use_empty())
-        rewriter.eraseOp(map);
+      maps.insert(map);
+  rewriter.replaceOp(op, results);
+  for (Operation *map : maps)
+    if (map->use_empty())
+      rewriter.eraseOp(map);
 }
 
 /// The dimension sources of a [batch..., X, Y]-shaped result whose batch
@@ -983,53 +1037,49 @@ dimSources(Value batchSource, int64_t batchRank,
   return sources;
 }
 
-/// Whether the kernel computes `op`: f32 state, f32/f16/bf16 data.
+/// Whether the kernel computes `op`: an f32 state with f32/f16/bf16 data,
+/// or an f64 state.
 static bool hasKernel(ScanOp op) {
-  return isF32Tensor(op.getFinalState().getType()) &&
-         isF32Tensor(op.getFinalNormalizer().getType()) &&
-         llvm::all_of(TypeRange{op.getQueryFeatures().getType(),
-                                op.getKeyFeatures().getType(),
-                                op.getValues().getType(),
-                                op.getResult().getType()},
-                      isKernelInputType);
+  return takesTypes(
+      {op.getFinalState().getType(), op.getFinalNormalizer().getType()},
+      {op.getQueryFeatures().getType(), op.getKeyFeatures().getType(),
+       op.getValues().getType(), op.getResult().getType()});
 }
 
 static bool hasKernel(KvSummaryOp op) {
-  return isF32Tensor(op.getState().getType()) &&
-         isF32Tensor(op.getNormalizer().getType()) &&
-         isKernelInputType(op.getKeyFeatures().getType()) &&
-         isKernelInputType(op.getValues().getType());
+  return takesTypes({op.getState().getType(), op.getNormalizer().getType()},
+                    {op.getKeyFeatures().getType(), op.getValues().getType()});
 }
 
 static bool hasKernel(QueryReadoutOp op) {
-  return isF32Tensor(op.getState().getType()) &&
-         (!op.isNormalized() || isF32Tensor(op.getNormalizer().getType())) &&
-         isKernelInputType(op.getQueryFeatures().getType()) &&
-         isKernelInputType(op.getResult().getType());
+  SmallVector<Type> states = {op.getState().getType()};
+  if (op.isNormalized())
+    states.push_back(op.getNormalizer().getType());
+  return takesTypes(
+      states, {op.getQueryFeatures().getType(), op.getResult().getType()});
 }
 
 /// Whether the linear form of a non-causal quadratic form (what
-/// `linattn-reassociate` makes of it) has kernels: an f32 summary, as for
-/// f32, f16 and bf16 data.
+/// `linattn-reassociate` makes of it: a summary in f32 for 16-bit data, else
+/// in the data type) has kernels.
 static bool hasLinearFormKernels(ApplyScoresOp op) {
   auto scores = op.getScores().getDefiningOp<ScoresOp>();
-  return scores &&
-         llvm::all_of(TypeRange{scores.getQueryFeatures().getType(),
-                                scores.getKeyFeatures().getType(),
-                                op.getValues().getType(), op.getType()},
-                      isKernelInputType);
+  if (!scores)
+    return false;
+  auto resultType = cast<RankedTensorType>(op.getType());
+  Type state = RankedTensorType::get(
+      {}, getAccumulatorType(resultType.getElementType()));
+  return takesTypes({state}, {scores.getQueryFeatures().getType(),
+                              scores.getKeyFeatures().getType(),
+                              op.getValues().getType(), op.getType()});
 }
 
 static bool hasKernel(StepOp op) {
-  return isF32Tensor(op.getNewState().getType()) &&
-         isF32Tensor(op.getNewNormalizer().getType()) &&
-         isF32Tensor(op.getState().getType()) &&
-         isF32Tensor(op.getNormalizer().getType()) &&
-         llvm::all_of(TypeRange{op.getQueryFeatures().getType(),
-                                op.getKeyFeatures().getType(),
-                                op.getValues().getType(),
-                                op.getResult().getType()},
-                      isKernelInputType);
+  return takesTypes(
+      {op.getNewState().getType(), op.getNewNormalizer().getType(),
+       op.getState().getType(), op.getNormalizer().getType()},
+      {op.getQueryFeatures().getType(), op.getKeyFeatures().getType(),
+       op.getValues().getType(), op.getResult().getType()});
 }
 
 /// The kernel's view of the inputs of a scan or step: the features (looking

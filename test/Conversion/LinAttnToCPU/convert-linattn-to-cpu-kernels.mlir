@@ -239,12 +239,14 @@ func.func @readout_bf16(%q: tensor<3x?x16xbf16>, %s: tensor<3x16x8xf32>)
 
 // -----
 
-// Not for the kernels: f64 state, f64 data, and f32 data with a wider state.
-// They stay for convert-linattn-to-linalg.
+// An f64 state: the kernels compute in f64, with half as many lanes per
+// vector (4 for vector-width=8), f64 data as it is, f32 data widened on load.
 
 // CHECK-LABEL: func.func @f64_scan(
-// CHECK: linattn.scan
-// CHECK-NOT: scf.parallel
+// CHECK-NOT: linattn.
+// CHECK: vector.fma {{.*}} : vector<4xf64>
+// CHECK-NOT: linattn.
+// CHECK: return
 func.func @f64_scan(%q: tensor<7x8xf64>, %v: tensor<7x4xf64>)
     -> (tensor<7x4xf64>, tensor<8x4xf64>, tensor<8xf64>) {
   %o, %s, %z = linattn.scan forward %q, %q, %v
@@ -254,8 +256,10 @@ func.func @f64_scan(%q: tensor<7x8xf64>, %v: tensor<7x4xf64>)
 }
 
 // CHECK-LABEL: func.func @wide_state(
-// CHECK: linattn.scan
-// CHECK-NOT: scf.parallel
+// CHECK-NOT: linattn.
+// CHECK: arith.extf {{.*}} : vector<4xf32> to vector<4xf64>
+// CHECK: vector.fma {{.*}} : vector<4xf64>
+// CHECK: arith.truncf {{.*}} : vector<4xf64> to vector<4xf32>
 func.func @wide_state(%q: tensor<7x8xf32>, %v: tensor<7x4xf32>)
     -> (tensor<7x4xf32>, tensor<8x4xf64>, tensor<8xf64>) {
   %o, %s, %z = linattn.scan forward %q, %q, %v
@@ -265,9 +269,12 @@ func.func @wide_state(%q: tensor<7x8xf32>, %v: tensor<7x4xf32>)
 }
 
 // CHECK-LABEL: func.func @f64_linear(
-// CHECK: linattn.kv_summary
-// CHECK: linattn.query_readout
-// CHECK-NOT: scf.parallel
+// CHECK-NOT: linattn.
+// CHECK: vector.fma {{.*}} : vector<4xf64>
+// CHECK: scf.parallel
+// CHECK: vector.fma {{.*}} : vector<4xf64>
+// CHECK-NOT: linattn.
+// CHECK: return
 func.func @f64_linear(%k: tensor<7x8xf32>, %v: tensor<7x4xf32>)
     -> tensor<7x4xf32> {
   %s, %z = linattn.kv_summary %k, %v
@@ -275,6 +282,40 @@ func.func @f64_linear(%k: tensor<7x8xf32>, %v: tensor<7x4xf32>)
   %o = linattn.query_readout %k, %s normalize(%z, eps = 1.0e-6)
       : tensor<7x8xf32>, tensor<8x4xf64>, tensor<8xf64> -> tensor<7x4xf32>
   return %o : tensor<7x4xf32>
+}
+
+// An elu feature map fused in f64: exp by the rational approximation (a
+// division), not a libm call per lane. One map feeds both the queries and
+// the keys, and is erased once.
+
+// CHECK-LABEL: func.func @f64_elu(
+// CHECK-NOT: linattn.
+// CHECK-NOT: math.exp
+// CHECK: arith.divf {{.*}} : vector<4xf64>
+// CHECK: arith.shli {{.*}} : vector<4xi64>
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @f64_elu(%q: tensor<7x8xf64>, %v: tensor<7x4xf64>)
+    -> tensor<7x4xf64> {
+  %f = linattn.feature_map elu %q : tensor<7x8xf64> -> tensor<7x8xf64>
+  %o, %s, %z = linattn.scan forward %f, %f, %v normalize(eps = 1.0e-6)
+      : tensor<7x8xf64>, tensor<7x8xf64>, tensor<7x4xf64>
+      -> tensor<7x4xf64>, tensor<8x4xf64>, tensor<8xf64>
+  return %o : tensor<7x4xf64>
+}
+
+// Not for the kernels: a state as narrow as f16 data. It stays for
+// convert-linattn-to-linalg.
+
+// CHECK-LABEL: func.func @f16_state(
+// CHECK: linattn.scan
+// CHECK-NOT: scf.parallel
+func.func @f16_state(%q: tensor<7x8xf16>, %v: tensor<7x4xf16>)
+    -> (tensor<7x4xf16>, tensor<8x4xf16>, tensor<8xf16>) {
+  %o, %s, %z = linattn.scan forward %q, %q, %v
+      : tensor<7x8xf16>, tensor<7x8xf16>, tensor<7x4xf16>
+      -> tensor<7x4xf16>, tensor<8x4xf16>, tensor<8xf16>
+  return %o, %s, %z : tensor<7x4xf16>, tensor<8x4xf16>, tensor<8xf16>
 }
 
 // -----
@@ -310,9 +351,9 @@ func.func @short_quadratic(%q: tensor<2x8x20xf32>, %k: tensor<2x8x20xf32>,
 // -----
 
 // Quadratic forms that stay: one query against one key with F = 4096 (the
-// linear form needs 126 times the operations, more than the kernels gain),
-// f64 data (no kernel for the linear form), and causal scores (the scan is
-// linattn-masked-to-scan's).
+// linear form needs 126 times the operations, more than the kernels gain)
+// and causal scores (the scan is linattn-masked-to-scan's). f64 data is
+// reassociated like f32: its linear form has f64 kernels.
 
 // CHECK-LABEL: func.func @one_key(
 // QUAD-LABEL: func.func @one_key(
@@ -329,9 +370,12 @@ func.func @one_key(%q: tensor<1x4096xf32>, %v: tensor<1x64xf32>)
 }
 
 // CHECK-LABEL: func.func @f64_quadratic(
-// CHECK: linattn.scores
-// CHECK: linattn.apply_scores
-// CHECK-NOT: scf.parallel
+// CHECK-NOT: linattn.
+// CHECK: vector.fma {{.*}} : vector<4xf64>
+// CHECK: scf.parallel
+// CHECK: vector.fma {{.*}} : vector<4xf64>
+// CHECK-NOT: linattn.
+// CHECK: return
 func.func @f64_quadratic(%q: tensor<8x20xf64>, %v: tensor<8x19xf64>)
     -> tensor<8x19xf64> {
   %a = linattn.scores %q, %q : tensor<8x20xf64>, tensor<8x20xf64>

@@ -81,7 +81,17 @@ def in_dtype(x, dtype):
         return round_bf16(x)
     if dtype == "f16":
         return x.astype(np.float16)
+    if dtype == "f64":
+        return x.astype(np.float64)
     return x
+
+
+def kernel_tolerance(dtype, state):
+    """The tolerance of a kernel case: the data's rounding, or f64's when
+    both data and state are f64."""
+    if dtype == "f64" and state == "f64":
+        return F64_TOL
+    return {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
 
 
 #===------------------------------------------------------------------------===#
@@ -267,12 +277,14 @@ def kernel_features(kind, q, k, dtype):
 
 
 def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
-                dtype="f32", options="", lo=-1.0):
-    """feature_map on raw q and k, then a scan with f32 state: the form the
-    CPU kernels take (the maps fused), with their options in `options`."""
+                dtype="f32", options="", lo=-1.0, state="f32"):
+    """feature_map on raw q and k, then a scan with an f32 (or f64) state: the
+    form the CPU kernels take (the maps fused), with their options in
+    `options`."""
     name = (f"kernel_{kind}_{'reverse' if reverse else 'forward'}_"
             f"{'init' if init else 'zero'}_{'norm' if eps else 'plain'}_{n}x{d}x{dv}_"
             f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
+            + ("" if state == "f32" else f"_state_{state}")
             + (f"_from{-lo:g}" if lo != -1.0 else "")
             + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
     rng = rng_for(name)
@@ -280,15 +292,15 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
     k = in_dtype(uniform(rng, batch + (n, d), lo), dtype)
     v = in_dtype(uniform(rng, batch + (n, dv)), dtype)
     qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
-    st, zt = ttype(batch + (d, dv)), ttype(batch + (d,))
+    st, zt = ttype(batch + (d, dv), (), state), ttype(batch + (d,), (), state)
     ot = ttype(batch + (n, dv), dyn, dtype)
     args = [("q", qt), ("k", kt), ("v", vt)]
     inputs = [q, k, v]
     s0 = z0 = None
     init_text, init_types = "", ""
     if init:
-        s0 = uniform(rng, batch + (d, dv))
-        z0 = uniform(rng, batch + (d,), 0.5, 1.5)
+        s0 = in_dtype(uniform(rng, batch + (d, dv)), state)
+        z0 = in_dtype(uniform(rng, batch + (d,), 0.5, 1.5), state)
         args += [("s0", st), ("z0", zt)]
         inputs += [s0, z0]
         init_text, init_types = " init(%s0, %z0)", f", {st}, {zt}"
@@ -301,9 +313,8 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
     fq, fk = kernel_features(kind, q, k, dtype)
     expected = ref.scan(fq, fk, f64(v), None if s0 is None else f64(s0),
                         None if z0 is None else f64(z0), reverse, eps)
-    tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
     case = Case(name, args, body, [("%o", ot), ("%s", st), ("%z", zt)], inputs,
-                list(expected), tol)
+                list(expected), kernel_tolerance(dtype, state))
     if options:
         case.pipeline = f"linattn-lower-to-cpu{{{options}}}"
     return case
@@ -312,7 +323,9 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
 def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
                        options=""):
     """feature_map on raw q and k, then kv_summary and query_readout with an
-    f32 state: the non-causal form the CPU kernels take (the maps fused)."""
+    f32 (f64 for f64 data) state: the non-causal form the CPU kernels take
+    (the maps fused)."""
+    state = "f64" if dtype == "f64" else "f32"
     name = (f"linear_kernel_{kind}_{'norm' if eps else 'plain'}_{n}x{m}x{d}x{dv}_"
             f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
             + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
@@ -321,7 +334,7 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
     k = in_dtype(uniform(rng, batch + (m, d)), dtype)
     v = in_dtype(uniform(rng, batch + (m, dv)), dtype)
     qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
-    st, zt = ttype(batch + (d, dv)), ttype(batch + (d,))
+    st, zt = ttype(batch + (d, dv), (), state), ttype(batch + (d,), (), state)
     ot = ttype(batch + (n, dv), dyn, dtype)
     norm = f" normalize(%z, eps = {eps:e})" if eps else ""
     ztype = f", {zt}" if eps else ""
@@ -332,10 +345,9 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
     fq, fk = kernel_features(kind, q, k, dtype)
     s_ref, z_ref = ref.kv_summary(fk, f64(v))
     o_ref = ref.query_readout(fq, s_ref, z_ref if eps else None, eps)
-    tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
     case = Case(name, [("q", qt), ("k", kt), ("v", vt)], body,
                 [("%o", ot), ("%s", st), ("%z", zt)], [q, k, v],
-                [o_ref, s_ref, z_ref], tol)
+                [o_ref, s_ref, z_ref], kernel_tolerance(dtype, state))
     if options:
         case.pipeline = f"linattn-lower-to-cpu{{{options}}}"
     return case
@@ -361,9 +373,8 @@ def quadratic_kernel_case(kind, batch, n, m, d, dv, scale, eps, dtype="f32"):
             f"%o = linattn.apply_scores %a, %v{norm} : {at}, {vt} -> {ot}"]
     fq, fk = kernel_features(kind, q, k, dtype)
     expected = ref.apply_scores(ref.scores(fq, fk, scale=scale), f64(v), eps)
-    tol = {"bf16": BF16_TOL, "f16": F16_TOL}.get(dtype, F32_TOL)
     return Case(name, [("q", qt), ("k", kt), ("v", vt)], body, [("%o", ot)],
-                [q, k, v], [expected], tol)
+                [q, k, v], [expected], kernel_tolerance(dtype, dtype))
 
 
 def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dtype="f32"):
@@ -592,6 +603,15 @@ GROUPS = {
         kernel_case("elu", (2, 2), 67, 64, 64, EPS, dtype="bf16"),
         kernel_case("relu", (2,), 31, 32, 20, None, init=True, dtype="bf16"),
         kernel_case("elu", (2, 2), 45, 64, 24, EPS, reverse=True, dtype="f16"),
+        # f64 kernels: half the lanes per vector, exp by its f64 rational
+        # approximation (down to where it underflows), f32 data into an f64
+        # state, sequences split over threads.
+        kernel_case("elu", (2, 3), 29, 20, 19, EPS, init=True, dtype="f64", state="f64"),
+        kernel_case("elu", (2,), 50, 32, 16, EPS, dtype="f64", state="f64", lo=-800.0),
+        kernel_case("relu", (2,), 37, 64, 13, None, reverse=True, dtype="f64", state="f64"),
+        kernel_case("elu", (1, 2), 77, 16, 40, EPS, init=True, state="f64"),
+        kernel_case("elu", (1,), 1000, 32, 24, EPS, init=True, dyn=(1,), dtype="f64",
+                    state="f64", options="num-threads=5"),
     ] + [
         kernel_case("elu", (2, 3), 29, 20, 19, EPS, init=True, options=options)
         for options in ("tokens-per-block=1", "tokens-per-block=3",
@@ -626,6 +646,8 @@ GROUPS = {
             ("elu", (3,), 0, 9, 16, 8, EPS, (1,), "f32", ""),
             ("elu", (2, 2), 67, 45, 64, 64, EPS, (), "bf16", ""),
             ("elu", (2,), 45, 70, 128, 24, EPS, (1,), "f16", ""),
+            ("elu", (2, 3), 29, 31, 20, 19, EPS, (), "f64", ""),
+            ("relu", (1,), 700, 900, 32, 24, None, (1,), "f64", "num-threads=5"),
             ("elu", (1,), 1000, 1200, 32, 24, EPS, (1,), "f32", "num-threads=5"),
             ("relu", (), 513, 301, 16, 17, None, (), "f32",
              "num-threads=7 tokens-per-block=3"),
@@ -647,6 +669,7 @@ GROUPS = {
             ("elu", (), 1, 4, 64, 64, 1.0, EPS, "f32"),
             ("elu", (2, 2), 16, 16, 64, 64, 1.0, EPS, "bf16"),
             ("elu", (2,), 1, 1, 256, 256, 1.0, EPS, "f32"),
+            ("elu", (2, 3), 7, 11, 16, 16, 0.125, 0.5, "f64"),
         )
     ] + [
         # Feature maps the kernels do not fuse, and cross-attention (no
