@@ -43,3 +43,48 @@ func.func @scan(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x4xf32>)
 // CHUNK-LABEL: func.func @scan(
 // CHUNK-NOT: linattn.scan
 // CHUNK: scf.for
+
+// Destination passing, as the Python package calls: the causal scan writes
+// the caller's output buffer in place and the non-causal readout too. After
+// bufferization neither function allocates a buffer of the output's shape or
+// copies into %o (the scan's unused final state still gets buffers).
+// RUN: linattn-opt %s --linattn-lower-to-cpu --mlir-print-ir-after=convert-bufferization-to-memref -o /dev/null 2>&1 | FileCheck %s --check-prefix=INPLACE
+// INPLACE-LABEL: func.func @causal_into(
+// INPLACE-SAME: %[[O:[a-z0-9]+]]: memref<2x3x?x8xf32>)
+// INPLACE-NOT: memref.alloc({{.*}}) {{.*}} : memref<2x3x?x8xf32>
+// INPLACE-NOT: memref.copy
+// INPLACE: vector.{{(masked)?}}store {{.*}}%[[O]][
+// INPLACE-NOT: memref.copy
+// INPLACE: return
+// INPLACE-LABEL: func.func @full_into(
+// INPLACE-SAME: %[[O2:[a-z0-9]+]]: memref<2x3x?x8xf32>)
+// INPLACE-NOT: memref.alloc({{.*}}) {{.*}} : memref<2x3x?x8xf32>
+// INPLACE-NOT: memref.copy
+// INPLACE: vector.{{(masked)?}}store {{.*}}%[[O2]][
+// INPLACE-NOT: memref.copy
+// INPLACE: return
+func.func @causal_into(%q: memref<2x3x?x16xf32>, %k: memref<2x3x?x16xf32>,
+                       %v: memref<2x3x?x8xf32>, %o: memref<2x3x?x8xf32>) {
+  %tq = bufferization.to_tensor %q restrict : memref<2x3x?x16xf32> to tensor<2x3x?x16xf32>
+  %tk = bufferization.to_tensor %k restrict : memref<2x3x?x16xf32> to tensor<2x3x?x16xf32>
+  %tv = bufferization.to_tensor %v restrict : memref<2x3x?x8xf32> to tensor<2x3x?x8xf32>
+  %r = linattn.attention elu %tq, %tk, %tv causal normalize(eps = 1.0e-06)
+      : tensor<2x3x?x16xf32>, tensor<2x3x?x16xf32>, tensor<2x3x?x8xf32>
+      -> tensor<2x3x?x8xf32>
+  bufferization.materialize_in_destination %r in restrict writable %o
+      : (tensor<2x3x?x8xf32>, memref<2x3x?x8xf32>) -> ()
+  return
+}
+
+func.func @full_into(%q: memref<2x3x?x16xf32>, %k: memref<2x3x?x16xf32>,
+                     %v: memref<2x3x?x8xf32>, %o: memref<2x3x?x8xf32>) {
+  %tq = bufferization.to_tensor %q restrict : memref<2x3x?x16xf32> to tensor<2x3x?x16xf32>
+  %tk = bufferization.to_tensor %k restrict : memref<2x3x?x16xf32> to tensor<2x3x?x16xf32>
+  %tv = bufferization.to_tensor %v restrict : memref<2x3x?x8xf32> to tensor<2x3x?x8xf32>
+  %r = linattn.attention elu %tq, %tk, %tv normalize(eps = 1.0e-06)
+      : tensor<2x3x?x16xf32>, tensor<2x3x?x16xf32>, tensor<2x3x?x8xf32>
+      -> tensor<2x3x?x8xf32>
+  bufferization.materialize_in_destination %r in restrict writable %o
+      : (tensor<2x3x?x8xf32>, memref<2x3x?x8xf32>) -> ()
+  return
+}
