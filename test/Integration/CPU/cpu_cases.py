@@ -276,6 +276,20 @@ def kernel_features(kind, q, k, dtype):
     return fq, fk
 
 
+def kernel_inputs(rng, batch, n, m, d, dv, dtype, lo=-1.0):
+    """q [batch, n, d], k [batch, m, d] (uniform in [lo, 1)) and v
+    [batch, m, dv] (in [-1, 1)) as handed over for `dtype`."""
+    return (in_dtype(uniform(rng, batch + (n, d), lo), dtype),
+            in_dtype(uniform(rng, batch + (m, d), lo), dtype),
+            in_dtype(uniform(rng, batch + (m, dv)), dtype))
+
+
+def feature_map_lines(kind, qt, kt):
+    """%fq and %fk: the feature map on the raw %q and %k."""
+    return [f"%fq = linattn.feature_map {kind} %q : {qt} -> {qt}",
+            f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}"]
+
+
 def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
                 dtype="f32", options="", lo=-1.0, state="f32"):
     """feature_map on raw q and k, then a scan with an f32 (or f64) state: the
@@ -288,9 +302,7 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
             + (f"_from{-lo:g}" if lo != -1.0 else "")
             + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
     rng = rng_for(name)
-    q = in_dtype(uniform(rng, batch + (n, d), lo), dtype)
-    k = in_dtype(uniform(rng, batch + (n, d), lo), dtype)
-    v = in_dtype(uniform(rng, batch + (n, dv)), dtype)
+    q, k, v = kernel_inputs(rng, batch, n, n, d, dv, dtype, lo)
     qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
     st, zt = ttype(batch + (d, dv), (), state), ttype(batch + (d,), (), state)
     ot = ttype(batch + (n, dv), dyn, dtype)
@@ -306,8 +318,7 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
         init_text, init_types = " init(%s0, %z0)", f", {st}, {zt}"
     norm = f" normalize(eps = {eps:e})" if eps else ""
     direction = "reverse" if reverse else "forward"
-    body = [f"%fq = linattn.feature_map {kind} %q : {qt} -> {qt}",
-            f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
+    body = feature_map_lines(kind, qt, kt) + [
             f"%o, %s, %z = linattn.scan {direction} %fq, %fk, %v{init_text}{norm} "
             f": {qt}, {kt}, {vt}{init_types} -> {ot}, {st}, {zt}"]
     fq, fk = kernel_features(kind, q, k, dtype)
@@ -329,17 +340,13 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
     name = (f"linear_kernel_{kind}_{'norm' if eps else 'plain'}_{n}x{m}x{d}x{dv}_"
             f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
             + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
-    rng = rng_for(name)
-    q = in_dtype(uniform(rng, batch + (n, d)), dtype)
-    k = in_dtype(uniform(rng, batch + (m, d)), dtype)
-    v = in_dtype(uniform(rng, batch + (m, dv)), dtype)
+    q, k, v = kernel_inputs(rng_for(name), batch, n, m, d, dv, dtype)
     qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
     st, zt = ttype(batch + (d, dv), (), state), ttype(batch + (d,), (), state)
     ot = ttype(batch + (n, dv), dyn, dtype)
     norm = f" normalize(%z, eps = {eps:e})" if eps else ""
     ztype = f", {zt}" if eps else ""
-    body = [f"%fq = linattn.feature_map {kind} %q : {qt} -> {qt}",
-            f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
+    body = feature_map_lines(kind, qt, kt) + [
             f"%s, %z = linattn.kv_summary %fk, %v : {kt}, {vt} -> {st}, {zt}",
             f"%o = linattn.query_readout %fq, %s{norm} : {qt}, {st}{ztype} -> {ot}"]
     fq, fk = kernel_features(kind, q, k, dtype)
@@ -359,16 +366,12 @@ def quadratic_kernel_case(kind, batch, n, m, d, dv, scale, eps, dtype="f32"):
     when the kernels make its linear form the faster one."""
     name = (f"quadratic_kernel_{kind}_{'norm' if eps else 'plain'}_{n}x{m}x{d}x{dv}_"
             f"b{len(batch)}_s{scale:g}_{dtype}")
-    rng = rng_for(name)
-    q = in_dtype(uniform(rng, batch + (n, d)), dtype)
-    k = in_dtype(uniform(rng, batch + (m, d)), dtype)
-    v = in_dtype(uniform(rng, batch + (m, dv)), dtype)
+    q, k, v = kernel_inputs(rng_for(name), batch, n, m, d, dv, dtype)
     qt, kt, vt = (ttype(x.shape, (), dtype) for x in (q, k, v))
     at = ttype(batch + (n, m), (), dtype)
     ot = ttype(batch + (n, dv), (), dtype)
     norm = f" normalize(eps = {eps:e})" if eps else ""
-    body = [f"%fq = linattn.feature_map {kind} %q : {qt} -> {qt}",
-            f"%fk = linattn.feature_map {kind} %k : {kt} -> {kt}",
+    body = feature_map_lines(kind, qt, kt) + [
             f"%a = linattn.scores %fq, %fk scale({scale:e}) : {qt}, {kt} -> {at}",
             f"%o = linattn.apply_scores %a, %v{norm} : {at}, {vt} -> {ot}"]
     fq, fk = kernel_features(kind, q, k, dtype)
