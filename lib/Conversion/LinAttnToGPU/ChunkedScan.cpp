@@ -1278,20 +1278,38 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
       memref::StoreOp::create(rewriter, loc, init, e.zShared(), ValueRange{f});
     });
 
-  auto updateZ = [&](Value count) {
+  // The chunk's contribution to the state (and z), for the chunks after it.
+  auto update = [&](Value count, ValueRange carried) {
+    SmallVector<Value> next = e.accumulateState(carried);
     if (needZ)
       e.addKeySums(count);
+    return next;
   };
-  state = e.walkChunks(begin, end, state,
-                       [&](Value t0, Value count, ValueRange carried) {
-                         auto den = e.scores();
-                         e.storeStateToShared(carried);
-                         kb.barrier();
-                         e.outputs(t0, count, e.denominators(den), a.o, pairs);
-                         SmallVector<Value> next = e.accumulateState(carried);
-                         updateZ(count);
-                         return next;
-                       });
+  // The state after the last chunk is read only when the kernel writes it
+  // out: a segment's outputs (pass 3) and a scan whose final state is
+  // unused skip that chunk's update, 1 / chunks of the state products (all
+  // of them for a sequence of one chunk). The branch is uniform over the
+  // block.
+  bool lastUpdateRead = !segmented && c.writesState;
+  state = e.walkChunks(
+      begin, end, state,
+      [&](Value t0, Value count, ValueRange carried) -> SmallVector<Value> {
+        auto den = e.scores();
+        e.storeStateToShared(carried);
+        kb.barrier();
+        e.outputs(t0, count, e.denominators(den), a.o, pairs);
+        if (lastUpdateRead)
+          return update(count, carried);
+        auto branch = scf::IfOp::create(
+            rewriter, loc, kb.ult(kb.add(t0, count), end),
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(rewriter, loc, update(count, carried));
+            },
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(rewriter, loc, carried);
+            });
+        return SmallVector<Value>(branch.getResults());
+      });
   if (segmented || !c.writesState)
     return kernel;
 
