@@ -14,6 +14,10 @@ call, then the median of N calls, each call allocating its output):
           (not causal) with the default `linattn-lower-to-cpu`, which
           reassociates it into kv_summary + query_readout and lowers those
           to the CPU kernels;
+  python  the same through the Python package, in this process:
+          `linattn.linear_attention(q, k, v, causal=False, out=o)` on numpy
+          arrays (compiled once before the timing, `o` allocated once), what
+          a numpy user gets, overhead of the call included;
   numpy   the same math in float32 numpy, in this process: elu+1 of Q and K,
           S = φ(K)ᵀV by OpenBLAS' batched sgemm, z = Σ φ(k), φ(Q)S, the
           denominators φ(Q)z + eps and the division (numpy's own threads);
@@ -21,7 +25,7 @@ call, then the median of N calls, each call allocating its output):
           timing: what OpenBLAS does with the matrix work, credited with the
           same flop count (the feature maps it skips included);
 and the machine's fp32 FMA peak (src/peak_fma.cpp, built as run.py builds
-it). Both are first checked on small shapes against a float64 reference.
+it). All are first checked on small shapes against a float64 reference.
 Results: <out>/cpu-linear.{md,csv}.
 """
 
@@ -38,9 +42,10 @@ sys.path.insert(0, HERE)
 import run as cpu  # noqa: E402  (the causal benchmark's helpers)
 
 EPS = cpu.EPS
-METHODS = ["ours", "numpy", "blas"]
+METHODS = ["ours", "python", "numpy", "blas"]
 LABELS = {
     "ours": "linattn (kv_summary + query_readout)",
+    "python": "linattn Python API (into a given out)",
     "numpy": "numpy float32 (OpenBLAS sgemm)",
     "blas": "numpy, products only (features given)",
 }
@@ -133,6 +138,7 @@ def inputs_for(c, rng):
 
 class Runner:
     def __init__(self, args, work, log):
+        self.build_dir = args.build_dir
         self.run_tool = os.path.join(args.build_dir, "bin", "linattn-run")
         self.pipeline = args.pipeline
         self.work, self.log = work, log
@@ -167,9 +173,33 @@ class Runner:
             times.append(time.perf_counter() - t0)
         return float(np.median(times)) * 1e3
 
+    def python(self, c, repeat):
+        linattn = self.package()
+        q, k, v = inputs_for(c, np.random.default_rng(1))
+        o = np.empty_like(q)
+        linattn.linear_attention(q, k, v, causal=False, out=o)  # compiles
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            linattn.linear_attention(q, k, v, causal=False, out=o)
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times)) * 1e3
+
+    def package(self):
+        """The Python package of this tree, on the build's library."""
+        os.environ.setdefault("LINATTN_LIBRARY", os.path.join(
+            self.build_dir, "lib", "libLinAttnCAPI.so"))
+        path = os.path.join(cpu.ROOT, "python")
+        if path not in sys.path:
+            sys.path.insert(0, path)
+        import linattn
+        return linattn
+
     def time(self, method, c, repeat):
         if method == "ours":
             return self.ours(c, repeat)
+        if method == "python":
+            return self.python(c, repeat)
         return self.numpy(c, repeat, products_only=method == "blas")
 
 
@@ -186,7 +216,9 @@ def run_checks(runner, work):
             np.save(paths[-1], a)
         runner.ours(c, 0, inputs=paths, outdir=d)
         ref = reference(q, k, v)
+        python = runner.package().linear_attention(q, k, v, causal=False)
         for method, out in (("ours", np.load(os.path.join(d, "result0.npy"))),
+                            ("python", python),
                             ("numpy", numpy_attention(q, k, v))):
             err = cpu.rel_err(out, ref)
             good = err <= 1e-5
@@ -218,9 +250,9 @@ def report(results, checks, peak, machine, outdir):
           f"numpy {np.__version__}, BLAS: {blas_name()}", "```\n",
           "## Results\n",
           "Median of N calls after one warm-up call; every call allocates its "
-          "output. GFLOP/s use the common flop count of `Case.flops` "
+          "output, except the Python API's, which writes a given array. GFLOP/s use the common flop count of `Case.flops` "
           "(S = φ(K)ᵀV, z, the readout, the denominators, the division, elu+1) "
-          f"for both methods; % of peak is of the measured all-core FMA peak "
+          f"for every method; % of peak is of the measured all-core FMA peak "
           f"({peak:.1f} GFLOP/s). GB/s is the compulsory traffic (q, k, v "
           "read, o written) over the time. `×ours` is the peer's time over "
           "ours (> 1: ours is faster).\n",
@@ -309,7 +341,7 @@ def main():
     print(f"bench: log in {log.name}", flush=True)
     runner = Runner(args, work, log)
 
-    print("bench: checking both implementations on small shapes", flush=True)
+    print("bench: checking every implementation on small shapes", flush=True)
     checks, ok = run_checks(runner, work)
     for c, method, err, good in checks:
         print(f"  {c.name:24s} {method:6s} vs float64 {err:.2e} "
