@@ -129,13 +129,22 @@ def test_out_argument(rng):
 
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("alias", ["q", "k", "v"])
-def test_out_overlapping_an_input(rng, causal, alias):
-    # The kernels write `out` in place; one that is also an input must still
-    # give the result computed from the inputs as they were.
-    q, k, v, _ = inputs(rng, 2, 3, 37, 37, 8, 8)
-    want = ref.linear_attention(q, k, v, causal=causal)
+@pytest.mark.parametrize("shift", [0, 1])
+def test_out_overlapping_an_input(rng, causal, alias, shift):
+    # The kernels write `out` in place; one that overlaps an input must still
+    # give the result computed from the inputs as they were: the input
+    # itself, or (shift 1) the same memory one token further on, where
+    # writing token t's output in place would overwrite input token t + 1
+    # before it is read.
+    n, d = 37, 8
+    q, k, v, _ = inputs(rng, 1, 1, n, n, d, d)
     arrays = {"q": q, "k": k, "v": v}
-    out = arrays[alias]
+    memory = np.empty((1, 1, n + shift, d), np.float32)
+    memory[:, :, :n] = arrays[alias]
+    arrays[alias] = memory[:, :, :n]
+    out = memory[:, :, shift:]
+    q, k, v = arrays["q"], arrays["k"], arrays["v"]
+    want = ref.linear_attention(q, k, v, causal=causal)
     result = linattn.linear_attention(q, k, v, causal=causal, out=out)
     assert result is out
     assert rel_err(out, want) < TOL[np.float32]
