@@ -877,13 +877,11 @@ void KernelEmitter::emit() {
 // Patterns
 //===----------------------------------------------------------------------===//
 
-/// The element type of a state the kernels keep, f32 or f64; null for any
-/// other type.
+/// The element type of a state the kernels keep, f32 or f64, from a state
+/// tensor type or an element type; null for any other type.
 static Type kernelStateType(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !isa<Float32Type, Float64Type>(tensor.getElementType()))
-    return {};
-  return tensor.getElementType();
+  Type element = getElementTypeOrSelf(type);
+  return isa<Float32Type, Float64Type>(element) ? element : Type();
 }
 
 /// Whether the kernels take an op whose states and normalizers have the
@@ -1066,9 +1064,7 @@ static bool hasLinearFormKernels(ApplyScoresOp op) {
   auto scores = op.getScores().getDefiningOp<ScoresOp>();
   if (!scores)
     return false;
-  auto resultType = cast<RankedTensorType>(op.getType());
-  Type state = RankedTensorType::get(
-      {}, getAccumulatorType(resultType.getElementType()));
+  Type state = getAccumulatorType(getElementTypeOrSelf(op.getType()));
   return takesTypes({state}, {scores.getQueryFeatures().getType(),
                               scores.getKeyFeatures().getType(),
                               op.getValues().getType(), op.getType()});
