@@ -24,8 +24,8 @@ from __future__ import annotations
 import collections
 import math
 import threading
-from typing import (Any, Callable, Hashable, List, NamedTuple, Optional,
-                    Sequence, Tuple)
+from typing import (Any, Callable, Dict, Hashable, List, NamedTuple,
+                    Optional, Sequence, Tuple)
 
 import numpy as np
 
@@ -504,6 +504,26 @@ def _check_device_array(name: str, x: Any, rank: int, layout: str
                        x.element)
 
 
+def _check_disjoint(outputs: Dict[str, DeviceArray],
+                    inputs: Dict[str, DeviceArray]) -> None:
+    """Raises ValueError when an output's memory overlaps an input's or
+    another output's: the kernels write the outputs while they read the
+    inputs, so an overlap would give a wrong answer."""
+    def extent(a: DeviceArray) -> Tuple[int, int]:
+        size = int(np.prod(a.shape, dtype=np.int64))
+        return a.pointer, a.pointer + size * _DEVICE_ELEMENT_BYTES[a.element]
+
+    named = list(outputs.items())
+    for i, (name, a) in enumerate(named):
+        lo, hi = extent(a)
+        for other, b in list(inputs.items()) + named[i + 1:]:
+            other_lo, other_hi = extent(b)
+            if lo < other_hi and other_lo < hi:
+                raise ValueError(f"{name} overlaps {other}: the outputs need "
+                                 "memory of their own (the kernels write "
+                                 "them while they read the inputs)")
+
+
 def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                             out: DeviceArray, *, stream: int,
                             feature_map: str = "elu", causal: bool = True,
@@ -518,7 +538,7 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     ``"bf16"``, ``"f32"`` or ``"f64"``) in memory of the device the
     backend's runtime uses (the first GPU; the context is the device's
     primary one, which CUDA's runtime API and the frameworks share). `out`
-    must not overlap the inputs. The kernels (compiled with
+    must not overlap the inputs (ValueError). The kernels (compiled with
     ``linattn-lower-to-nvvm{device-buffers=true}``, once per head sizes,
     element type and options: batch, heads and lengths are read at run time)
     are enqueued on `stream` (a ``CUstream``; 0 is the legacy
@@ -540,6 +560,7 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
     if out.shape != o_shape:
         raise ValueError(f"out must have shape {o_shape}, got {out.shape}")
+    _check_disjoint({"out": out}, {"q": q, "k": k, "v": v})
 
     key = ("attention-device", backend, elt, q.shape[3], v.shape[3],
            feature_map, bool(causal), bool(normalize),
@@ -613,8 +634,8 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     state). s [B, H, D, Dv] and z [B, H, D] are the state before, s_out and
     z_out receive the state after; they are float32 (``"f32"``) for 16-bit
     data, else the data's type. The arrays are `DeviceArray`s as for
-    `linear_attention_device`; outputs must not overlap inputs (ping-pong
-    between two states). Nothing is copied or synchronized, and every call
+    `linear_attention_device`; outputs must not overlap inputs or each
+    other (ValueError; ping-pong between two states). Nothing is copied or synchronized, and every call
     of one shape only launches on `stream` (so it can be captured in a
     CUDA graph).
     """
@@ -648,6 +669,8 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                              f"{q.shape} and v of shape {v.shape}, got "
                              f"{a.shape}")
 
+    _check_disjoint({"out": out, "s_out": s_out, "z_out": z_out},
+                    {"q": q, "k": k, "v": v, "s": s, "z": z})
     op = "scan" if tokens else "step"
     key = ("recurrent-device", op, backend, elt, d, dv, feature_map,
            bool(normalize), float(eps) if normalize else None)

@@ -369,9 +369,20 @@ def test_linear_attention_device_errors(rng, backend, memory):
             backend=backend)
     with pytest.raises(TypeError, match="stream must be a CUstream handle"):
         run(x, x, x, x, stream=None, backend=backend)
+    # Outputs that share memory with an input, also partly.
+    y = memory.empty((1, 2, 9, 4), "f32")
+    with pytest.raises(ValueError, match="out overlaps q: the outputs need "
+                                         "memory of their own"):
+        run(x, y._replace(shape=(1, 2, 8, 4)), y._replace(shape=(1, 2, 8, 4)),
+            x, stream=memory.stream, backend=backend)
+    with pytest.raises(ValueError, match="out overlaps v"):
+        run(x, x, y._replace(shape=(1, 2, 8, 4)),
+            y._replace(pointer=y.pointer + 16, shape=(1, 2, 8, 4)),
+            stream=memory.stream, backend=backend)
     with pytest.raises(linattn.BackendUnavailable,
                        match="backend='cpu' does not run on device memory"):
-        run(x, x, x, x, stream=memory.stream, backend="cpu")
+        run(x, x, x, memory.empty((1, 2, 8, 4), "f32"), stream=memory.stream,
+            backend="cpu")
 
 
 @pytest.mark.parametrize("backend", gpu_backends())
@@ -437,3 +448,10 @@ def test_recurrent_device_errors(backend, memory):
     with pytest.raises(ValueError, match="feature_map='favor' has no GPU"):
         run(q, q, q, s, z, o, s, z, stream=memory.stream,
             feature_map="favor", backend=backend)
+    # The new state in place of the old one, and two outputs in one buffer.
+    s2, z2 = memory.empty((1, 2, 4, 4), "f32"), memory.empty((1, 2, 4), "f32")
+    with pytest.raises(ValueError, match="s_out overlaps s: the outputs"):
+        run(q, q, q, s, z, o, s, z2, stream=memory.stream, backend=backend)
+    with pytest.raises(ValueError, match="s_out overlaps z_out"):
+        run(q, q, q, s, z, o, s2, s2._replace(shape=(1, 2, 4)),
+            stream=memory.stream, backend=backend)
