@@ -186,14 +186,7 @@ class Runner:
         return float(np.median(times)) * 1e3
 
     def package(self):
-        """The Python package of this tree, on the build's library."""
-        os.environ.setdefault("LINATTN_LIBRARY", os.path.join(
-            self.build_dir, "lib", "libLinAttnCAPI.so"))
-        path = os.path.join(cpu.ROOT, "python")
-        if path not in sys.path:
-            sys.path.insert(0, path)
-        import linattn
-        return linattn
+        return cpu.package(self.build_dir)
 
     def time(self, method, c, repeat):
         if method == "ours":

@@ -18,6 +18,8 @@ the median of N calls, each call allocating its output):
             built with the library's flags -O3 -fopenmp -ffast-math;
   softmax   causal softmax attention in C++ (src/softmax_causal.cpp),
             -O3 -march=native -fopenmp;
+  python    (decode) the Python package's RecurrentState.step, in this
+            process: the per-token latency a Python caller sees;
 and the machine's fp32 FMA peak (src/peak_fma.cpp). Before timing, every
 implementation is checked on small shapes: ours and masked against a float64
 numpy reference, ft against ours, softmax against a float64 softmax.
@@ -63,11 +65,17 @@ LABELS = {
     "masked": "masked quadratic (linattn, rewrite-forms=false)",
 }
 QUADRATIC = {"softmax", "masked"}
+DECODE_METHODS = ["ours", "python", "ft"]
+
+
+def methods_for(case):
+    return DECODE_METHODS if case.decode else METHODS
 
 
 def label(method, case):
     if case.decode:
         return {"ours": "linattn (step)",
+                "python": "linattn Python API (RecurrentState.step)",
                 "ft": "fast-transformers recurrent alg."}[method]
     return LABELS[method]
 
@@ -350,9 +358,32 @@ class Runner:
             f.write(decode_module(c) if c.decode else forward_module(c))
         return path
 
+    def python_step(self, c, repeat, inputs=None, outdir=None):
+        """RecurrentState.step of the Python package, in this process, from
+        the state s, z: one warm-up call, then the median of `repeat` timed
+        calls (the state advances; each call allocates its output)."""
+        linattn = package(self.args.build_dir)
+        arrays = ([np.load(x) for x in inputs] if inputs else
+                  decode_inputs(c, np.random.default_rng(1)))
+        q, k, v, s, z = arrays
+        state = linattn.RecurrentState(c.b, c.h, c.d, c.m, eps=EPS)
+        state.S[...] = s
+        state.z[...] = z
+        o = state.step(q, k, v)
+        if outdir:
+            np.save(os.path.join(outdir, "result0.npy"), o)
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            state.step(q, k, v)
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times)) * 1e3 if repeat else None
+
     def time(self, method, c, repeat, inputs=None, outdir=None):
         """Runs one method once (warm-up + `repeat` timed calls); returns the
         median in ms (None when repeat is 0)."""
+        if method == "python":
+            return self.python_step(c, repeat, inputs, outdir)
         if method in ("ours", "masked"):
             cmd = [self.run_tool, self.module_path(c),
                    "--pipeline=" + self.pipelines[method]]
@@ -375,6 +406,30 @@ class Runner:
         return median_ms(out)[0] if repeat else None
 
 
+def package(build_dir):
+    """The Python package of this tree, on the build's library."""
+    os.environ.setdefault("LINATTN_LIBRARY", os.path.join(
+        build_dir, "lib", "libLinAttnCAPI.so"))
+    path = os.path.join(ROOT, "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import linattn
+    return linattn
+
+
+def decode_inputs(c, rng):
+    """q, k, v of one token and a state (s, z) that a few real tokens
+    produced, so that the normalizer is positive."""
+    q = rng.uniform(-1, 1, (c.b, c.h, c.d)).astype(np.float32)
+    k = rng.uniform(-1, 1, (c.b, c.h, c.d)).astype(np.float32)
+    v = rng.uniform(-1, 1, (c.b, c.h, c.m)).astype(np.float32)
+    ks = elu1(rng.uniform(-1, 1, (5, c.b, c.h, c.d)))
+    vs = rng.uniform(-1, 1, (5, c.b, c.h, c.m))
+    s = np.einsum("tbhf,tbhm->bhfm", ks, vs).astype(np.float32)
+    z = ks.sum(0).astype(np.float32)
+    return [q, k, v, s, z]
+
+
 # ===----------------------------------------------------------------------=== #
 # Correctness checks
 # ===----------------------------------------------------------------------=== #
@@ -388,27 +443,21 @@ def run_checks(runner, cases, work):
     for c in cases:
         d = os.path.join(work, "check", c.key)
         os.makedirs(d, exist_ok=True)
-        lead = (c.b, c.h) if c.decode else (c.b, c.h, c.t)
-        q = rng.uniform(-1, 1, lead + (c.d,)).astype(np.float32)
-        k = rng.uniform(-1, 1, lead + (c.d,)).astype(np.float32)
-        v = rng.uniform(-1, 1, lead + (c.m,)).astype(np.float32)
-        arrays = [q, k, v]
         if c.decode:
-            # A state that a few real tokens produced: positive normalizer.
-            ks = elu1(rng.uniform(-1, 1, (5, c.b, c.h, c.d)))
-            vs = rng.uniform(-1, 1, (5, c.b, c.h, c.m))
-            s = np.einsum("tbhf,tbhm->bhfm", ks, vs).astype(np.float32)
-            z = ks.sum(0).astype(np.float32)
-            arrays += [s, z]
+            arrays = decode_inputs(c, rng)
+            q, k, v, s, z = arrays
             ref = ref_step(q, k, v, s.astype(np.float64), z.astype(np.float64))
         else:
+            arrays = [rng.uniform(-1, 1, (c.b, c.h, c.t, n)).astype(np.float32)
+                      for n in (c.d, c.d, c.m)]
+            q, k, v = arrays
             ref = ref_linear(q, k, v)
         inputs = []
         for name, a in zip("qkvsz", arrays):
             path = os.path.join(d, name + ".npy")
             np.save(path, a)
             inputs.append(path)
-        methods = ["ours", "ft"] if c.decode else METHODS
+        methods = methods_for(c)
         outs = {}
         for method in methods:
             od = os.path.join(d, method)
@@ -446,9 +495,7 @@ def plan_and_time(runner, cases, peak, args):
     # the largest T run.
     rate = {}
     for c in cases:
-        for method in METHODS:
-            if c.decode and method in QUADRATIC:
-                continue
+        for method in methods_for(c):
             own = c.own_flops(method)
             known = rate.get((method, c.d), {})
             r = known.get(c.t, known[max(known)] if known else None)
@@ -608,7 +655,7 @@ def report(results, checks, peak, machine, args, outdir, elapsed):
     md.append("| shape | method | ms | N | GFLOP/s | % peak | own GFLOP/s | ×ours |")
     md.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for c in cases:
-        for method in METHODS:
+        for method in methods_for(c):
             r = by.get((c.key, method))
             if not r:
                 continue
@@ -623,7 +670,7 @@ def report(results, checks, peak, machine, args, outdir, elapsed):
             else:
                 gs = ps = ogs = sp = "n/a"
             extra = ""
-            if c.decode and method == "ours":
+            if c.decode and method in ("ours", "python"):
                 extra = f" ({ms * 1e3:.1f} µs/token, {c.bytes() / (ms * 1e-3) * 1e-9:.2f} GB/s of state)"
             md.append(f"| {c.name} | {label(method, c)}{extra} | {fmt_ms(r)} | "
                       f"{r['repeats'] or '-'} | {gs} | {ps} | {ogs} | {sp} |")

@@ -5,8 +5,9 @@ The library is taken from, first match wins: the file named by
 (what ``make build`` produces). It lands in ``linattn/_lib/``, where the
 installed package finds it at run time; it links to Debian's LLVM/MLIR 22
 libraries in /usr/lib/llvm-22/lib through its RUNPATH. The GPU runtimes
-the ``cuda`` and ``gpu-emulator`` backends load are copied beside it from
-the same directory, those that were built.
+the ``cuda`` and ``gpu-emulator`` backends load and the native call module
+(``_linattn_call.abi3.so``) are copied beside it from the same directory,
+those that were built.
 """
 
 import os
@@ -19,7 +20,10 @@ from setuptools.dist import Distribution
 
 HERE = pathlib.Path(__file__).resolve().parent
 LIBRARY = "libLinAttnCAPI.so"
-GPU_RUNTIMES = ("liblinattn_cuda_runtime.so", "liblinattn_gpu_emulator.so")
+# Copied beside it when they were built: the GPU runtimes and the native call
+# module (the ctypes path serves when it is missing).
+EXTRAS = ("liblinattn_cuda_runtime.so", "liblinattn_gpu_emulator.so",
+          "_linattn_call.abi3.so")
 
 
 def find_built_library() -> pathlib.Path:
@@ -42,15 +46,15 @@ def find_built_library() -> pathlib.Path:
 
 
 class BuildPyWithLibrary(build_py):
-    """Copies libLinAttnCAPI.so and the GPU runtimes into the package being
-    built."""
+    """Copies libLinAttnCAPI.so, the GPU runtimes and the native call module
+    into the package being built."""
 
     def run(self) -> None:
         super().run()
         source = find_built_library()
         target = pathlib.Path(self.build_lib) / "linattn" / "_lib" / LIBRARY
         target.parent.mkdir(parents=True, exist_ok=True)
-        for path in [source] + [source.parent / name for name in GPU_RUNTIMES]:
+        for path in [source] + [source.parent / name for name in EXTRAS]:
             if path.is_file():
                 shutil.copy2(path, target.parent / path.name)
                 self.announce(f"copied {path} to {target.parent}", level=2)

@@ -25,10 +25,12 @@ length) is a real ctypes structure.
 from __future__ import annotations
 
 import ctypes
+import importlib.machinery
+import importlib.util
 import os
 import pathlib
 import threading
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 LIBRARY_NAME = "libLinAttnCAPI.so"
 LIBRARY_ENV = "LINATTN_LIBRARY"
@@ -70,6 +72,51 @@ def find_library() -> pathlib.Path:
         + ", ".join(str(p) for p in tried)
         + ". Build it with `make build` at the repository root and reinstall "
         f"the package, or set {LIBRARY_ENV} to its path.")
+
+
+NATIVE_CALL_NAME = "_linattn_call.abi3.so"
+NATIVE_CALL_ENV = "LINATTN_NATIVE_CALL"
+
+_native_call: Optional[Callable[..., bool]] = None
+_native_call_loaded = False
+
+
+def native_call() -> Optional[Callable[..., bool]]:
+    """The `call` function of the native module beside libLinAttnCAPI.so
+    (``_linattn_call.abi3.so``, lib/Bindings/Python/CallModule.cpp): the fast
+    path of `linattn.jit.JitFunction` calls. None where the module was not
+    built, cannot be imported (CPython before 3.11) or ``LINATTN_NATIVE_CALL``
+    is ``0``; calls then go through ctypes."""
+    global _native_call, _native_call_loaded
+    if _native_call_loaded:
+        return _native_call
+    with _lib_lock:
+        if not _native_call_loaded:
+            _native_call = _load_native_call()
+            _native_call_loaded = True
+    return _native_call
+
+
+def _load_native_call() -> Optional[Callable[..., bool]]:
+    if os.environ.get(NATIVE_CALL_ENV, "1") == "0":
+        return None
+    try:
+        path = find_library().parent / NATIVE_CALL_NAME
+    except LibraryNotFoundError:
+        return None
+    if not path.is_file():
+        return None
+    loader = importlib.machinery.ExtensionFileLoader("_linattn_call", str(path))
+    spec = importlib.util.spec_from_file_location("_linattn_call", str(path),
+                                                  loader=loader)
+    if spec is None:
+        return None
+    try:
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except ImportError:
+        return None
+    return module.call
 
 
 #===------------------------------------------------------------------------===#

@@ -13,7 +13,10 @@
 
 The module is lowered with a pass pipeline (``linattn-lower-to-cpu`` by
 default), compiled by MLIR's ExecutionEngine and its public functions are
-called through their ``_mlir_ciface_`` wrappers.
+called through their ``_mlir_ciface_`` wrappers: by ctypes, or, for functions
+without results, by the native module `_capi.native_call` finds (through the
+buffer protocol, much faster per call; anything it does not take exactly goes
+through ctypes, which raises the errors).
 
 Calling convention:
 
@@ -42,6 +45,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
+import struct
 import weakref
 from dataclasses import dataclass
 from typing import (Any, Callable, Dict, List, Mapping, NamedTuple, Optional,
@@ -233,6 +237,55 @@ class _ResultBuffer:
 
 
 #===------------------------------------------------------------------------===#
+# The native fast path (lib/Bindings/Python/CallModule.cpp)
+#===------------------------------------------------------------------------===#
+
+# One argument of the plan `_capi.native_call` reads: kind, rank, item size,
+# whether the buffer must be writable, the buffer format of the element type
+# and the static sizes (-1 dynamic). Its ArgPlan has the same layout.
+_PLAN_RECORD = struct.Struct("<iiii8s8q")
+_PLAN_MAX_RANK = 8
+_PLAN_MAX_ARGS = 32
+_PLAN_MEMREF = 0
+_PLAN_SCALARS = {
+    np.dtype(np.float32): 1,
+    np.dtype(np.float64): 2,
+    np.dtype(np.int64): 3,
+    np.dtype(np.int32): 4,
+}
+
+
+def _native_plan(inputs: Sequence[ArgSpec], read_only: frozenset
+                 ) -> Optional[bytes]:
+    """The native call's plan for these arguments, None when one of them is
+    not one it takes (the ctypes path then takes every call)."""
+    if len(inputs) > _PLAN_MAX_ARGS:
+        return None
+    records = []
+    for i, spec in enumerate(inputs):
+        if spec.kind == "scalar":
+            kind = _PLAN_SCALARS.get(spec.dtype)
+            if kind is None:
+                return None
+            records.append(_PLAN_RECORD.pack(kind, 0, spec.dtype.itemsize, 0,
+                                             b"", *([0] * _PLAN_MAX_RANK)))
+            continue
+        assert spec.shape is not None and spec.dtype is not None
+        if spec.rank > _PLAN_MAX_RANK:
+            return None
+        buffer_format = memoryview(np.empty(0, spec.dtype)).format.encode()
+        if len(buffer_format) >= 8:
+            return None
+        sizes = [-1 if s is None else s for s in spec.shape]
+        sizes += [0] * (_PLAN_MAX_RANK - len(sizes))
+        writable = spec.kind == "memref" and i not in read_only
+        records.append(_PLAN_RECORD.pack(_PLAN_MEMREF, spec.rank,
+                                         spec.dtype.itemsize, int(writable),
+                                         buffer_format, *sizes))
+    return b"".join(records)
+
+
+#===------------------------------------------------------------------------===#
 # Compiled functions
 #===------------------------------------------------------------------------===#
 
@@ -287,6 +340,24 @@ class JitFunction:
                 argtypes.append(ctypes.c_void_p)
         self._cfunc = ctypes.CFUNCTYPE(restype, *argtypes)(address)
 
+        # The native fast path: functions without results (destination
+        # passing), through the packed interface of their C wrapper.
+        self._native = None
+        self._plan: Optional[bytes] = None
+        self._packed = 0
+        native = _capi.native_call()
+        if native is not None and not self._unsupported and not self.results:
+            self._plan = _native_plan(self.inputs, self.read_only)
+            self._packed = engine._packed_address(name)
+            if self._plan is not None and self._packed:
+                self._native = native
+
+    @property
+    def native(self) -> bool:
+        """Whether calls take the native fast path (no results, arguments it
+        describes, and the native module loaded: `_capi.native_call`)."""
+        return self._native is not None
+
     def __repr__(self) -> str:
         ins = ", ".join(s.type for s in self.inputs)
         outs = ", ".join(s.type for s in self.results)
@@ -322,6 +393,13 @@ class JitFunction:
         return value
 
     def __call__(self, *args: Any) -> Any:
+        # The native path calls only when every argument fits; otherwise the
+        # checked path below raises the precise error (or calls).
+        if self._native is not None and self._native(self._packed, self._plan,
+                                                     args, np.ndarray):
+            if self.engine.after_call is not None:
+                self.engine.after_call()
+            return None
         if self._unsupported:
             raise TypeError(self._unsupported)
         if len(args) != len(self.inputs):
@@ -636,6 +714,13 @@ class ExecutionEngine:
                                 "module; lower with c-interface enabled")
             self._addresses[name] = address
         return address
+
+    def _packed_address(self, name: str) -> int:
+        """The address of the packed interface of @name's C wrapper
+        (``void _mlir__mlir_ciface_<name>(void **args)``), 0 if none."""
+        symbol = f"_mlir__mlir_ciface_{name}".encode()
+        return self._lib.mlirExecutionEngineLookup(
+            self._handle, MlirStringRef.of(symbol)) or 0
 
     def function(self, name: str, *, read_only: Sequence[int] = ()
                  ) -> JitFunction:

@@ -1,6 +1,7 @@
 """The ExecutionEngine: calling compiled functions with numpy arrays."""
 
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -62,7 +63,35 @@ func.func private @hidden() {
 func.func @bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
   return %x : tensor<4xbf16>
 }
+
+// Every scalar kind the native calls take, with arrays (destination passing):
+// out = x * a + b + c + d, and x (read-only) is left as it is.
+func.func @mix(%x: tensor<?x4xf32>, %a: f32, %b: f64, %c: i64, %d: i32,
+               %out: memref<?x4xf32>) {
+  %bf = arith.truncf %b : f64 to f32
+  %cf = arith.sitofp %c : i64 to f32
+  %df = arith.sitofp %d : i32 to f32
+  %xm = bufferization.to_buffer %x : tensor<?x4xf32> to memref<?x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%xm : memref<?x4xf32>) outs(%out : memref<?x4xf32>) {
+  ^bb0(%xi: f32, %o: f32):
+    %0 = arith.mulf %xi, %a : f32
+    %1 = arith.addf %0, %bf : f32
+    %2 = arith.addf %1, %cf : f32
+    %3 = arith.addf %2, %df : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
 """
+
+
+# Set by the lit suite when the build has the native module: then calls of
+# functions without results must take it (unless LINATTN_NATIVE_CALL=0).
+EXPECT_NATIVE = (os.environ.get("LINATTN_EXPECT_NATIVE_CALL") == "1"
+                 and os.environ.get("LINATTN_NATIVE_CALL") != "0")
 
 
 @pytest.fixture(scope="module")
@@ -159,10 +188,105 @@ def test_function_object(engine):
     (np.zeros((2, 6), np.float32)[:, ::2], ValueError, "not C-contiguous"),
     (np.zeros((3, 2), np.float32).T, ValueError, "not C-contiguous"),
     ([[0.0] * 3] * 2, TypeError, "expected a numpy array, got list"),
+    (np.frombuffer(bytearray(25), np.float32, 6, 1).reshape(2, 3), ValueError,
+     "not aligned"),
 ])
 def test_argument_errors(engine, bad, error, match):
     with pytest.raises(error, match=match):
         engine.invoke("phi", bad)
+
+
+def _mix_want(x, a, b, c, d):
+    return x * np.float32(a) + np.float32(b) + np.float32(c) + np.float32(d)
+
+
+def test_native_calls(engine, rng):
+    fn = engine.function("mix", read_only=[0])
+    if not EXPECT_NATIVE and not fn.native:
+        pytest.skip("the native module is not built or is disabled")
+    assert fn.native
+    # Functions with results take the ctypes path.
+    assert not engine.function("phi").native
+    # With the ctypes function gone, only the native path can call.
+    fn._cfunc = None
+    for rows in (5, 1, 0, 1000):
+        x = rand(rng, rows, 4)
+        x.flags.writeable = False
+        out = np.full((rows, 4), np.nan, np.float32)
+        assert fn(x, 1.5, -0.25, 3, -7, out) is None
+        np.testing.assert_allclose(out, _mix_want(x, 1.5, -0.25, 3, -7),
+                                   rtol=1e-6)
+    # Extremes of the integer kinds.
+    x = np.ones((2, 4), np.float32)
+    out = np.empty((2, 4), np.float32)
+    fn(x, 0.0, 0.0, -2**40, 2**31 - 1, out)
+    np.testing.assert_allclose(out, np.float32(-2**40) + np.float32(2**31 - 1))
+
+
+@pytest.mark.parametrize("args", [
+    # Numbers that are not exact floats and ints, and a bool for i64.
+    lambda x, out: (x, np.float32(1.5), np.float64(-0.25), np.int64(3), -7,
+                    out),
+    lambda x, out: (x, 1.5, -0.25, True, np.int32(-7), out),
+    # An int for the f32 and f64 scalars.
+    lambda x, out: (x, 2, 1, 3, -7, out),
+    # An i32 argument out of the int32 range (the ctypes path wraps it).
+    lambda x, out: (x, 1.5, -0.25, 3, 2**32 - 7, out),
+])
+def test_native_misfits_take_the_checked_path(engine, rng, args):
+    """Arguments the native path does not take exactly are called through
+    ctypes, with the same result."""
+    x = rand(rng, 6, 4)
+    out = np.empty((6, 4), np.float32)
+    call = args(x, out)
+    engine.function("mix")(*call)
+    a, b, c, d = call[1:5]
+    np.testing.assert_allclose(
+        out, _mix_want(x, float(a), float(b), int(c), np.int32(np.int64(d) - 2**32
+                                                         if d >= 2**31 else d)),
+        rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (lambda x, out: (x.astype(np.float64), out), TypeError, "argument 0.*dtype"),
+    (lambda x, out: (x, out.astype(np.float64)), TypeError, "argument 5.*dtype"),
+    (lambda x, out: (x, out[:, None]), ValueError, "argument 5.*rank 2"),
+    (lambda x, out: (x, out.T.copy().T), ValueError, "not C-contiguous"),
+    (lambda x, out: (x, _readonly(out)), ValueError, "read-only"),
+    (lambda x, out: (x, np.frombuffer(bytearray(97), np.float32, 24, 1)
+                     .reshape(6, 4)), ValueError, "not aligned"),
+    (lambda x, out: (x.tolist(), out), TypeError, "expected a numpy array"),
+    # A buffer with the right format and shape that is not an ndarray.
+    (lambda x, out: (x, memoryview(out)), TypeError,
+     "expected a numpy array, got memoryview"),
+    (lambda x, out: (x, out.view(np.int32)), TypeError, "argument 5.*dtype"),
+    (lambda x, out: (x, out.byteswap().view(out.dtype.newbyteorder())),
+     TypeError, "argument 5.*dtype"),
+])
+def test_native_errors_are_the_checked_path_errors(engine, rng, bad, error,
+                                                   match):
+    x, out = rand(rng, 6, 4), np.empty((6, 4), np.float32)
+    first, last = bad(x, out)
+    with pytest.raises(error, match=match):
+        engine.invoke("mix", first, 1.0, 1.0, 1, 1, last)
+    with pytest.raises(TypeError, match="expected an integer"):
+        engine.invoke("mix", x, 1.0, 1.0, 1.5, 1, out)
+    with pytest.raises(TypeError, match="takes 6 arguments, got 5"):
+        engine.invoke("mix", x, 1.0, 1.0, 1, out)
+
+
+def test_native_static_sizes(engine):
+    fn = engine.function("fill")
+    assert fn.native or not EXPECT_NATIVE
+    with pytest.raises(ValueError, match="dimension 0 must be 3"):
+        fn(np.zeros((2, 3), np.float32), 1.0)
+    with pytest.raises(ValueError, match="dimension 1 must be 2"):
+        fn(np.zeros((3, 3), np.float32), 1.0)
+
+
+def _readonly(a):
+    a.flags.writeable = False
+    return a
 
 
 def test_call_errors(engine):
