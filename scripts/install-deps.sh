@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what linattn needs to build and test on Debian 12 (bookworm):
-# LLVM/MLIR 22 and its tools, clang/lld 22, OpenMP, CMake, Ninja, ccache and
-# the Python packages the tests use. Idempotent: installs only what is missing.
+# LLVM/MLIR 22 and its tools, clang/lld 22, OpenMP, CMake, Ninja, ccache,
+# Python's headers (the package's native call module) and the Python packages
+# the tests use. Idempotent: installs only what is missing.
 # The CUDA toolkit is optional and not installed here (see README); when it
 # is there and lacks cuobjdump, NVIDIA's cuobjdump and nvdisasm wheels are.
 set -euo pipefail
@@ -10,7 +11,7 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   clang-22 lld-22 libomp-22-dev
   cmake ninja-build ccache
-  python3 python3-pip python3-venv
+  python3 python3-dev python3-pip python3-venv
 )
 PIP_PACKAGES=(numpy pytest)
 
