@@ -302,9 +302,10 @@ std::optional<std::string> Converter::convert(ScanOp op) {
             SmallVector<Value> next;
             // The readout φ(q)ᵀS[:, d] in kReadoutChains interleaved partial
             // sums: one chain of F dependent fused multiply-adds would bound
-            // each token by F FMA latencies.
+            // each token by F FMA latencies. With no features (F = 0) the
+            // readout is the one zero chain.
             SmallVector<Value> partial(
-                std::min<int64_t>(kReadoutChains, laneFeatures),
+                std::clamp<int64_t>(laneFeatures, 1, kReadoutChains),
                 kb.fconst(0.0));
             for (int64_t f = 0; f < laneFeatures; ++f) {
               Value i = kb.add(rowBase, featureAt(f));

@@ -76,6 +76,9 @@ def scan_cases():
         # F = 6 and 7: two lanes and one lane per column (F = 16 and up: four).
         (cc.scan_case((2,), 9, 6, 37, False, True, EPS), False),
         (cc.scan_case((2,), 9, 7, 33, True, False, EPS), False),
+        # No features (F = 0): the outputs are zeros, the states empty.
+        (cc.scan_case((2,), 7, 0, 5, False, True, EPS), False),
+        (cc.scan_case((2,), 7, 0, 5, True, False, None), False),
     ]
     return cases
 
@@ -119,6 +122,8 @@ def attention_cases():
         (cc.attention_case("elu", (), 7, 5, 32, 4, causal=False, eps=EPS, dyn=(0,)), False),
         (cc.attention_case("elu", (2,), 7, 7, 16, 5, causal=True, eps=EPS, dtype="f64"), False),
         (cc.attention_case("elu", (2,), 7, 11, 16, 5, causal=False, eps=EPS, dtype="f64"), False),
+        # Heads of size 0: the output is zeros.
+        (cc.attention_case("elu", (2,), 7, 7, 0, 5, causal=True, eps=EPS), False),
     ]
     return cases
 
