@@ -99,6 +99,9 @@ mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op, bool tf32) {
   int64_t features = tensorTypeOf(op.getQueryFeatures()).getShape().back();
   if (ShapedType::isDynamic(features) || features % 16 != 0)
     return std::string("the feature size is not a multiple of 16");
+  // No features: the outputs are zeros, which the recurrent kernel writes.
+  if (features == 0)
+    return std::string("the feature size is 0");
   return std::nullopt;
 }
 

@@ -237,6 +237,8 @@ def chunked_cases():
             cc.kernel_case("relu", (2,), 129, 160, 40, EPS, dtype=dtype),
             batch_parallel(cc.kernel_case("elu", (2,), 97, 128, 130, None,
                                           dtype=dtype)),
+            # No features: the recurrent kernel writes the zeros.
+            cc.kernel_case("relu", (2,), 9, 0, 5, EPS, dtype=dtype),
         ]
     # The small batches above run sequence-parallel (segment states, a scan
     # over them, the segments' outputs); these take the batch-parallel kernel.
