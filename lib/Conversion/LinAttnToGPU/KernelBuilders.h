@@ -357,7 +357,15 @@ private:
       SmallVector<ReassociationIndices> all(1);
       for (int64_t i = 0; i < type.getRank(); ++i)
         all.front().push_back(i);
-      flat = memref::CollapseShapeOp::create(b, loc, buffer, all);
+      // A collapsed size is dynamic when a size of its group is, also when
+      // another is 0: the verifier's rule, which the inferred type does not
+      // follow.
+      MemRefType collapsed =
+          memref::CollapseShapeOp::computeCollapsedType(type, all);
+      if (!type.hasStaticShape() && collapsed.hasStaticShape())
+        collapsed =
+            MemRefType::Builder(collapsed).setShape({ShapedType::kDynamic});
+      flat = memref::CollapseShapeOp::create(b, loc, collapsed, buffer, all);
     }
     // Kernels take dynamically sized buffers.
     MemRefType dynamic = flatBufferType(type.getElementType());

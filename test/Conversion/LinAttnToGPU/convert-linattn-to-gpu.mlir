@@ -220,3 +220,19 @@ func.func @negative_wide_state(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x520xf32>, tensor<7x520xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<520x8xf32>, tensor<520xf32>
   return %o : tensor<7x8xf32>
 }
+
+// -----
+
+// No features, and a final state with a size of 0 next to a dynamic one: the
+// state's buffer is flattened into a dynamically sized one (a collapsed size
+// with a dynamic size in its group is dynamic), and the kernel is the
+// recurrent one (the readout of no features is 0).
+// CHECK-LABEL: func.func @no_features
+//       CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<4x0x?xf32>
+//       CHECK: memref.collapse_shape %[[S]] {{\[}}[0, 1, 2]] : memref<4x0x?xf32> into memref<?xf32>
+//       CHECK: call @__linattn_launch_linattn_scan_forward
+//       CHECK: gpu.func @linattn_scan_forward
+func.func @no_features(%q: tensor<4x7x0xf16>, %v: tensor<4x7x?xf16>) -> (tensor<4x7x?xf16>, tensor<4x0x?xf32>) {
+  %o, %s, %z = linattn.scan forward %q, %q, %v normalize(eps = 1.0e-06) : tensor<4x7x0xf16>, tensor<4x7x0xf16>, tensor<4x7x?xf16> -> tensor<4x7x?xf16>, tensor<4x0x?xf32>, tensor<4x0xf32>
+  return %o, %s : tensor<4x7x?xf16>, tensor<4x0x?xf32>
+}
