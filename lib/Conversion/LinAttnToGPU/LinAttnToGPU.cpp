@@ -327,7 +327,13 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               partial = std::move(halved);
             }
             Value acc = partial.front();
-            // The column's lanes add their parts (every lane takes part).
+            // The column's lanes add their parts (every lane takes part),
+            // in f32 for a 16-bit state: shuffles move 32 or 64 bits.
+            Type accType = acc.getType();
+            bool widen = lanes > 1 && accType.getIntOrFloatBitWidth() < 32;
+            if (widen)
+              acc = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(),
+                                          acc);
             Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
             for (int64_t offset = 1; offset < lanes; offset *= 2) {
               Value o = arith::ConstantIntOp::create(rewriter, loc, offset, 32);
@@ -336,6 +342,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
                                                    gpu::ShuffleMode::XOR)
                                 .getShuffleResult());
             }
+            if (widen)
+              acc = arith::TruncFOp::create(rewriter, loc, accType, acc);
             if (normalized)
               acc = kb.fdiv(acc, memref::LoadOp::create(rewriter, loc, den,
                                                         ValueRange{t}));

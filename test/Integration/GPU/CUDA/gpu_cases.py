@@ -239,6 +239,9 @@ def chunked_cases():
                                           dtype=dtype)),
             # No features: the recurrent kernel writes the zeros.
             cc.kernel_case("relu", (2,), 9, 0, 5, EPS, dtype=dtype),
+            # A 16-bit state: the recurrent kernel, its lanes adding their
+            # readouts in f32.
+            cc.kernel_case("elu", (2,), 7, 16, 8, EPS, dtype=dtype, state=dtype),
         ]
     # The small batches above run sequence-parallel (segment states, a scan
     # over them, the segments' outputs); these take the batch-parallel kernel.
