@@ -630,6 +630,12 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
     return failure();
+  // The feature map it decomposes into must be one that verifies.
+  int64_t d = bindings.lookup('D');
+  if (getFeatureMap() == FeatureMapKind::Poly2 && !ShapedType::isDynamic(d) &&
+      d > kMaxPoly2InputSize)
+    return emitOpError() << "the poly2 feature map of feature size " << d
+                         << " would produce more than 2^63 features";
   return verifyEps(*this, getEps());
 }
 

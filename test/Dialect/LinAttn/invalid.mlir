@@ -1369,3 +1369,14 @@ func.func @attention_integer_query(%q: tensor<16x4xi32>, %v: tensor<16x3xf32>) {
   %0 = linattn.attention elu %q, %q, %v : tensor<16x4xi32>, tensor<16x4xi32>, tensor<16x3xf32> -> tensor<16x3xf32>
   return
 }
+
+// -----
+
+// The largest D whose poly2 features fit is 3037000498: one more does not
+// (linattn-decompose would build a feature map that does not verify).
+func.func @attention_poly2_overflow(%q: tensor<1x3037000499xf32>, %v: tensor<1x4xf32>) {
+  // expected-error @+1 {{'linattn.attention' op the poly2 feature map of feature size 3037000499 would produce more than 2^63 features}}
+  %0 = linattn.attention poly2 %q, %q, %v : tensor<1x3037000499xf32>, tensor<1x3037000499xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}
+
