@@ -76,13 +76,23 @@ static Value zeros(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
       .getResult(0);
 }
 
-/// Widens a float tensor to `elementType` (a no-op when it already has it).
+/// Widens a float tensor to `elementType` (a no-op when it already has it),
+/// as a linalg.map: every pipeline bufferizes it (arith.extf on tensors
+/// needs convert-elementwise-to-linalg first).
 static Value extendTo(OpBuilder &b, Location loc, Value value,
                       Type elementType) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getElementType() == elementType)
     return value;
-  return arith::ExtFOp::create(b, loc, type.clone(elementType), value);
+  Value init = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, value), elementType);
+  auto map = linalg::MapOp::create(
+      b, loc, ValueRange{value}, init,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value wide = arith::ExtFOp::create(nb, nloc, elementType, args[0]);
+        linalg::YieldOp::create(nb, nloc, wide);
+      });
+  return map->getResult(0);
 }
 
 namespace {

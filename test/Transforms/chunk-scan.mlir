@@ -110,7 +110,8 @@ func.func @short_sequence(%fq: tensor<12x4xf32>, %fk: tensor<12x4xf32>, %v: tens
 // Reverse, dynamic N, bf16 data with f32 state: chunks are taken from the
 // end (start N - t - L), the intra-chunk mask is the upper triangle (the
 // transpose of the keys' causal scores against the queries), tiles are
-// widened to f32 and the output narrowed to bf16.
+// widened to f32 (linalg.map, which bufferizes in every pipeline) and the
+// output narrowed to bf16.
 // CHECK-LABEL: func.func @reverse_dynamic_bf16
 // CHECK-SAME: (%[[FQ:.*]]: tensor<?x16xbf16>, %[[FK:.*]]: tensor<?x16xbf16>, %[[V:.*]]: tensor<?x8xbf16>
 // CHECK: %[[N:.*]] = tensor.dim %[[FQ]], %{{.*}} : tensor<?x16xbf16>
@@ -118,9 +119,9 @@ func.func @short_sequence(%fq: tensor<12x4xf32>, %fk: tensor<12x4xf32>, %v: tens
 // CHECK: %[[L:.*]] = affine.min #{{.*}}(%[[T]])[%[[N]]]
 // CHECK: %[[START:.*]] = affine.apply #{{.*}}(%[[T]], %[[L]])[%[[N]]]
 // CHECK: %[[QS:.*]] = tensor.extract_slice %[[FQ]][%[[START]], 0] [%[[L]], 16]
-// CHECK: %[[QC:.*]] = arith.extf %[[QS]] : tensor<?x16xbf16> to tensor<?x16xf32>
+// CHECK: %[[QC:.*]] = linalg.map { arith.extf } ins(%[[QS]] : tensor<?x16xbf16>) outs(%{{.*}} : tensor<?x16xf32>)
 // CHECK: %[[KS:.*]] = tensor.extract_slice %[[FK]][%[[START]], 0] [%[[L]], 16]
-// CHECK: %[[KC:.*]] = arith.extf %[[KS]] : tensor<?x16xbf16> to tensor<?x16xf32>
+// CHECK: %[[KC:.*]] = linalg.map { arith.extf } ins(%[[KS]] : tensor<?x16xbf16>) outs(%{{.*}} : tensor<?x16xf32>)
 // CHECK: %[[AT:.*]] = linattn.scores %[[KC]], %[[QC]] causal
 // CHECK: %[[A:.*]] = linalg.transpose ins(%[[AT]] : tensor<?x?xf32>) outs(%{{.*}} : tensor<?x?xf32>) permutation = [1, 0]
 // CHECK: linattn.apply_scores %[[A]], %{{.*}} : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>

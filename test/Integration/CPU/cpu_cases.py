@@ -570,6 +570,10 @@ GROUPS = {
         chunked(scan_case((2,), 7, 6, 4, False, False, None, dyn=(1,)), 3),
         chunked(scan_case((2,), 7, 6, 4, True, True, EPS, dyn=(0, 1)), 3),
         chunked(scan_case((), 33, 5, 3, True, False, EPS), 8),
+        # bf16 and f16 data with an f32 state: the chunks widen their tiles.
+        chunked(kernel_case("elu", (2,), 100, 16, 8, EPS, dtype="bf16"), 16),
+        chunked(kernel_case("relu", (2,), 37, 16, 8, EPS, reverse=True, init=True,
+                            dtype="f16"), 16),
         via(scan_case((2,), 7, 8, 5, False, True, EPS), "steps", ["linattn-scan-to-steps"]),
         via(scan_case((2,), 5, 4, 3, True, False, None), "steps", ["linattn-scan-to-steps"]),
         # Importer IR in plain linalg: lowered as written, and raised (then
