@@ -30,7 +30,8 @@ import importlib.util
 import os
 import pathlib
 import threading
-from typing import Callable, List, Optional
+from types import ModuleType
+from typing import List, Optional
 
 LIBRARY_NAME = "libLinAttnCAPI.so"
 LIBRARY_ENV = "LINATTN_LIBRARY"
@@ -77,27 +78,27 @@ def find_library() -> pathlib.Path:
 NATIVE_CALL_NAME = "_linattn_call.abi3.so"
 NATIVE_CALL_ENV = "LINATTN_NATIVE_CALL"
 
-_native_call: Optional[Callable[..., bool]] = None
-_native_call_loaded = False
+_native_module: Optional[ModuleType] = None
+_native_module_loaded = False
 
 
-def native_call() -> Optional[Callable[..., bool]]:
-    """The `call` function of the native module beside libLinAttnCAPI.so
-    (``_linattn_call.abi3.so``, lib/Bindings/Python/CallModule.cpp): the fast
-    path of `linattn.jit.JitFunction` calls. None where the module was not
-    built, cannot be imported (CPython before 3.11) or ``LINATTN_NATIVE_CALL``
-    is ``0``; calls then go through ctypes."""
-    global _native_call, _native_call_loaded
-    if _native_call_loaded:
-        return _native_call
+def native_call_module() -> Optional[ModuleType]:
+    """The native module beside libLinAttnCAPI.so (``_linattn_call.abi3.so``,
+    lib/Bindings/Python/CallModule.cpp): the fast path of
+    `linattn.jit.JitFunction` calls. None where the module was not built,
+    cannot be imported (CPython before 3.11) or ``LINATTN_NATIVE_CALL`` is
+    ``0``; calls then go through ctypes."""
+    global _native_module, _native_module_loaded
+    if _native_module_loaded:
+        return _native_module
     with _lib_lock:
-        if not _native_call_loaded:
-            _native_call = _load_native_call()
-            _native_call_loaded = True
-    return _native_call
+        if not _native_module_loaded:
+            _native_module = _load_native_call_module()
+            _native_module_loaded = True
+    return _native_module
 
 
-def _load_native_call() -> Optional[Callable[..., bool]]:
+def _load_native_call_module() -> Optional[ModuleType]:
     if os.environ.get(NATIVE_CALL_ENV, "1") == "0":
         return None
     try:
@@ -116,7 +117,7 @@ def _load_native_call() -> Optional[Callable[..., bool]]:
         loader.exec_module(module)
     except ImportError:
         return None
-    return module.call
+    return module
 
 
 #===------------------------------------------------------------------------===#

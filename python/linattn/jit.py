@@ -14,9 +14,9 @@
 The module is lowered with a pass pipeline (``linattn-lower-to-cpu`` by
 default), compiled by MLIR's ExecutionEngine and its public functions are
 called through their ``_mlir_ciface_`` wrappers: by ctypes, or, for functions
-without results, by the native module `_capi.native_call` finds (through the
-buffer protocol, much faster per call; anything it does not take exactly goes
-through ctypes, which raises the errors).
+without results, by the native module `_capi.native_call_module` finds
+(through the buffer protocol, much faster per call; anything it does not take
+exactly goes through ctypes, which raises the errors).
 
 Calling convention:
 
@@ -240,9 +240,11 @@ class _ResultBuffer:
 # The native fast path (lib/Bindings/Python/CallModule.cpp)
 #===------------------------------------------------------------------------===#
 
-# One argument of the plan `_capi.native_call` reads: kind, rank, item size,
-# whether the buffer must be writable, the buffer format of the element type
-# and the static sizes (-1 dynamic). Its ArgPlan has the same layout.
+# One argument of the plan the native module's `call` reads: kind, rank, item
+# size, whether the buffer must be writable, the buffer format of the element
+# type and the static sizes (-1 dynamic). Its ArgPlan has the same layout, and
+# a module whose PLAN_RECORD_SIZE differs (built from other sources) is not
+# used.
 _PLAN_RECORD = struct.Struct("<iiii8s8q")
 _PLAN_MAX_RANK = 8
 _PLAN_MAX_ARGS = 32
@@ -345,17 +347,20 @@ class JitFunction:
         self._native = None
         self._plan: Optional[bytes] = None
         self._packed = 0
-        native = _capi.native_call()
-        if native is not None and not self._unsupported and not self.results:
+        native = _capi.native_call_module()
+        if (native is not None
+                and native.PLAN_RECORD_SIZE == _PLAN_RECORD.size
+                and not self._unsupported and not self.results):
             self._plan = _native_plan(self.inputs, self.read_only)
             self._packed = engine._packed_address(name)
             if self._plan is not None and self._packed:
-                self._native = native
+                self._native = native.call
 
     @property
     def native(self) -> bool:
         """Whether calls take the native fast path (no results, arguments it
-        describes, and the native module loaded: `_capi.native_call`)."""
+        describes, and the native module loaded:
+        `_capi.native_call_module`)."""
         return self._native is not None
 
     def __repr__(self) -> str:

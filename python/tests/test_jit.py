@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from linattn import MLIRError, Module
+from linattn import MLIRError, Module, _capi
 from linattn.jit import ExecutionEngine, default_shared_libs
 
 from conftest import rand, rel_err
@@ -282,6 +282,19 @@ def test_native_static_sizes(engine):
         fn(np.zeros((2, 3), np.float32), 1.0)
     with pytest.raises(ValueError, match="dimension 1 must be 2"):
         fn(np.zeros((3, 3), np.float32), 1.0)
+
+
+def test_native_module_of_another_layout_is_not_used(engine, monkeypatch):
+    module = _capi.native_call_module()
+    if module is None:
+        assert not EXPECT_NATIVE
+        pytest.skip("the native module is not built or is disabled")
+    monkeypatch.setattr(module, "PLAN_RECORD_SIZE", 0)
+    fn = engine.function("fill")
+    assert not fn.native
+    out = np.zeros((3, 2), np.float32)
+    fn(out, 2.0)
+    np.testing.assert_array_equal(out, np.full((3, 2), 2.0, np.float32))
 
 
 def _readonly(a):

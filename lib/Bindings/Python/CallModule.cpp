@@ -73,10 +73,9 @@ struct HeldBuffers {
   }
 };
 
+/// jit.py NUL-terminates every plan's format within its 8 bytes.
 bool sameFormat(const char *format, const ArgPlan &plan) {
-  return format &&
-         std::strncmp(format, plan.format, sizeof(plan.format)) == 0 &&
-         (std::strlen(format) < sizeof(plan.format));
+  return format && std::strncmp(format, plan.format, sizeof(plan.format)) == 0;
 }
 
 /// Checks `object` against a memref plan and fills `desc`; false when it
