@@ -22,6 +22,7 @@
 
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -265,8 +266,8 @@ private:
     SmallVector<OpFoldResult> valueTileSizes =
         concatSizes(sizes.batch, {chunkLength, sizes.valueSize});
     auto tile = [&](Value source, ArrayRef<OpFoldResult> tileSizes) {
-      Value slice = tensor::ExtractSliceOp::create(b, loc, source, offsets,
-                                                   tileSizes, strides);
+      Value slice = createExtractSlice(b, loc, /*type=*/nullptr, source,
+                                       offsets, tileSizes, strides);
       return extendTo(b, loc, slice, stateElement);
     };
     Value queries = tile(op.getQueryFeatures(), featureTileSizes);
@@ -378,8 +379,8 @@ private:
               })
               .getResult(0);
     }
-    Value newOutput = tensor::InsertSliceOp::create(
-        b, loc, chunkOutput, output, offsets, valueTileSizes, strides);
+    Value newOutput = createInsertSlice(b, loc, chunkOutput, output, offsets,
+                                        valueTileSizes, strides);
 
     // The state the next chunk enters with: S + φ(K_c)ᵀV_c, z + Σ φ(k).
     auto summary =

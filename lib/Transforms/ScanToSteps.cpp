@@ -13,6 +13,7 @@
 
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -63,18 +64,8 @@ struct UnrollScan : OpRewritePattern<ScanOp> {
     Type stateType = op.getFinalState().getType();
     Type normalizerType = op.getFinalNormalizer().getType();
 
-    // Token t of a [batch..., N, X] operand as a [batch..., X] tensor.
-    auto token = [&](Value sequence, int64_t t) -> Value {
-      auto type = cast<RankedTensorType>(sequence.getType());
-      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes =
-          tensor::getMixedSizes(rewriter, loc, sequence);
-      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
-      offsets[seqDim] = rewriter.getIndexAttr(t);
-      sizes[seqDim] = rewriter.getIndexAttr(1);
-      return tensor::ExtractSliceOp::create(rewriter, loc,
-                                            dropDim(type, seqDim), sequence,
-                                            offsets, sizes, strides);
+    auto token = [&](Value sequence, int64_t t) {
+      return extractToken(rewriter, loc, sequence, rewriter.getIndexAttr(t));
     };
 
     // [batch..., X] <-> [batch..., 1, X].
@@ -101,8 +92,17 @@ struct UnrollScan : OpRewritePattern<ScanOp> {
     }
 
     Value result = outputs.front();
-    if (length > 1)
+    if (llvm::is_contained(expandedType.getShape(), 0)) {
+      // No elements to concatenate; upstream bufferizes a tensor.concat of
+      // empty pieces into invalid subviews.
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(rewriter, loc, result);
+      sizes[seqDim] = rewriter.getIndexAttr(length);
+      result = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                       resultType.getElementType());
+    } else if (length > 1) {
       result = tensor::ConcatOp::create(rewriter, loc, seqDim, outputs);
+    }
     if (result.getType() != resultType)
       result = tensor::CastOp::create(rewriter, loc, resultType, result);
     rewriter.replaceOp(op, {result, state, normalizer});

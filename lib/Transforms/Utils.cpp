@@ -8,6 +8,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -19,6 +21,102 @@ int64_t mlir::linattn::getFirstStaticSize(ArrayRef<RankedTensorType> types,
       return dim;
   }
   return ShapedType::kDynamic;
+}
+
+/// Whether a slice of `sizes` out of or into a tensor of `type` has a static
+/// size of 0.
+static bool isStaticallyEmptySlice(RankedTensorType type,
+                                   ArrayRef<OpFoldResult> sizes) {
+  return llvm::is_contained(type.getShape(), 0) ||
+         llvm::any_of(sizes, [](OpFoldResult size) {
+           return isConstantIntValue(size, 0);
+         });
+}
+
+Value mlir::linattn::createExtractSlice(OpBuilder &builder, Location loc,
+                                        RankedTensorType type, Value source,
+                                        ArrayRef<OpFoldResult> offsets,
+                                        ArrayRef<OpFoldResult> sizes,
+                                        ArrayRef<OpFoldResult> strides) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  if (!type)
+    type = tensor::ExtractSliceOp::inferResultType(sourceType, sizes);
+  std::optional<llvm::SmallDenseSet<unsigned>> dropped;
+  if (isStaticallyEmptySlice(sourceType, sizes)) {
+    auto [staticSizes, dynamicSizes] = decomposeMixedValues(sizes);
+    dropped = computeRankReductionMask(staticSizes, type.getShape(),
+                                       /*matchDynamic=*/true);
+  }
+  if (!dropped)
+    return tensor::ExtractSliceOp::create(builder, loc, type, source, offsets,
+                                          sizes, strides);
+  SmallVector<OpFoldResult> kept;
+  for (auto [i, size] : llvm::enumerate(sizes))
+    if (!dropped->contains(i))
+      kept.push_back(size);
+  Value empty =
+      tensor::EmptyOp::create(builder, loc, kept, type.getElementType());
+  if (empty.getType() != type)
+    empty = tensor::CastOp::create(builder, loc, type, empty);
+  return empty;
+}
+
+Value mlir::linattn::createInsertSlice(OpBuilder &builder, Location loc,
+                                       Value source, Value dest,
+                                       ArrayRef<OpFoldResult> offsets,
+                                       ArrayRef<OpFoldResult> sizes,
+                                       ArrayRef<OpFoldResult> strides) {
+  if (isStaticallyEmptySlice(cast<RankedTensorType>(dest.getType()), sizes) ||
+      llvm::is_contained(cast<RankedTensorType>(source.getType()).getShape(),
+                         0))
+    return dest;
+  return tensor::InsertSliceOp::create(builder, loc, source, dest, offsets,
+                                       sizes, strides);
+}
+
+/// Groups the dimensions of a [batch..., N, X] tensor of rank `rank` into
+/// [batch..., (N, X)].
+static SmallVector<ReassociationIndices> tokenReassociation(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 2, rank - 1});
+  return groups;
+}
+
+Value mlir::linattn::extractToken(OpBuilder &builder, Location loc,
+                                  Value sequence, OpFoldResult index) {
+  auto type = cast<RankedTensorType>(sequence.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+  offsets[rank - 2] = index;
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc, sequence);
+  sizes[rank - 2] = builder.getIndexAttr(1);
+  SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[rank - 2] = 1;
+  Value slice = createExtractSlice(builder, loc, type.clone(shape), sequence,
+                                   offsets, sizes, strides);
+  return tensor::CollapseShapeOp::create(builder, loc, slice,
+                                         tokenReassociation(rank));
+}
+
+Value mlir::linattn::insertToken(OpBuilder &builder, Location loc, Value token,
+                                 Value sequence, OpFoldResult index) {
+  auto type = cast<RankedTensorType>(token.getType());
+  int64_t rank = type.getRank() + 1;
+  SmallVector<int64_t> shape(type.getShape());
+  shape.insert(shape.end() - 1, 1);
+  Value expanded = tensor::ExpandShapeOp::create(
+      builder, loc, type.clone(shape), token, tokenReassociation(rank));
+  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+  offsets[rank - 2] = index;
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc, expanded);
+  SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
+  return createInsertSlice(builder, loc, expanded, sequence, offsets, sizes,
+                           strides);
 }
 
 GreedyRewriteConfig mlir::linattn::getRewriteOnlyConfig() {

@@ -168,3 +168,40 @@ func.func @negative_step(%q: tensor<4xf32>, %k: tensor<4xf32>, %v: tensor<3xf32>
       -> tensor<3xf32>, tensor<4x3xf32>, tensor<4xf32>
   return %o, %s1, %z1 : tensor<3xf32>, tensor<4x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// No features: the feature tiles have no elements and are empty tensors,
+// not slices (upstream rejects any offset into a dimension of size 0).
+// CHECK-LABEL: func.func @no_features
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x3x0xf32>, %[[K:[^:]*]]: tensor<2x3x0xf32>, %[[V:[^:]*]]: tensor<2x3x5xf32>)
+// CHECK: scf.for
+// CHECK-NOT: tensor.extract_slice %[[Q]]
+// CHECK-NOT: tensor.extract_slice %[[K]]
+// CHECK: tensor.empty({{.*}}) : tensor<2x{{[0-9?]+}}x0xf32>
+// CHECK: tensor.extract_slice %[[V]]
+// CHECK: tensor.insert_slice
+func.func @no_features(%fq: tensor<2x3x0xf32>, %fk: tensor<2x3x0xf32>, %v: tensor<2x3x5xf32>)
+    -> (tensor<2x3x5xf32>, tensor<2x0x5xf32>, tensor<2x0xf32>) {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6)
+      : tensor<2x3x0xf32>, tensor<2x3x0xf32>, tensor<2x3x5xf32>
+      -> tensor<2x3x5xf32>, tensor<2x0x5xf32>, tensor<2x0xf32>
+  return %o, %s, %z : tensor<2x3x5xf32>, tensor<2x0x5xf32>, tensor<2x0xf32>
+}
+
+// -----
+
+// No values: the output tiles have no elements, so nothing is inserted
+// into the output; the normalizer still sums the keys' features.
+// CHECK-LABEL: func.func @no_values
+// CHECK: scf.for
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linattn.kv_summary
+// CHECK: scf.yield
+func.func @no_values(%fq: tensor<2x3x4xf32>, %fk: tensor<2x3x4xf32>, %v: tensor<2x3x0xf32>)
+    -> (tensor<2x3x0xf32>, tensor<2x4x0xf32>, tensor<2x4xf32>) {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6)
+      : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x0xf32>
+      -> tensor<2x3x0xf32>, tensor<2x4x0xf32>, tensor<2x4xf32>
+  return %o, %s, %z : tensor<2x3x0xf32>, tensor<2x4x0xf32>, tensor<2x4xf32>
+}

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::linattn {
@@ -31,6 +32,38 @@ GreedyRewriteConfig getRewriteOnlyConfig();
 /// The type products of `type` values accumulate in when an op gives no
 /// state type: f32 for 16-bit floats, the type itself otherwise.
 Type getAccumulatorType(Type type);
+
+/// Builds `tensor.extract_slice %source[offsets] [sizes] [strides]` of type
+/// `type` (the inferred type when null), or `tensor.empty` of that type when
+/// the slice or `source` has a static size of 0. Upstream's verifier rejects
+/// every static offset into a dimension of size 0, and an offset at a
+/// dimension's end even for an empty slice, though such slices read nothing.
+Value createExtractSlice(OpBuilder &builder, Location loc,
+                         RankedTensorType type, Value source,
+                         ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes,
+                         ArrayRef<OpFoldResult> strides);
+
+/// Builds `tensor.insert_slice %source into %dest[offsets] [sizes]
+/// [strides]`, or returns `dest` when the slice, `source` or `dest` has a
+/// static size of 0 (see createExtractSlice).
+Value createInsertSlice(OpBuilder &builder, Location loc, Value source,
+                        Value dest, ArrayRef<OpFoldResult> offsets,
+                        ArrayRef<OpFoldResult> sizes,
+                        ArrayRef<OpFoldResult> strides);
+
+/// Token `index` of `sequence`, a [batch..., N, X] tensor with N at
+/// `seqDim` (its second-last dimension), as a [batch..., X] tensor: a slice
+/// that keeps the token dimension, collapsed into X. A rank-reducing slice
+/// would be ambiguous where a batch size of 1 sits next to it, and the
+/// canonicalizer may resolve it differently once dynamic sizes turn static.
+Value extractToken(OpBuilder &builder, Location loc, Value sequence,
+                   OpFoldResult index);
+
+/// Writes `token`, a [batch..., X] tensor, into `sequence`, a [batch..., N, X]
+/// tensor, at `index`: the inverse of extractToken.
+Value insertToken(OpBuilder &builder, Location loc, Value token, Value sequence,
+                  OpFoldResult index);
 
 /// Converts the scalar float `value` to the float type `to` (between two
 /// 16-bit types through f32).

@@ -418,8 +418,8 @@ private:
       SmallVector<OpFoldResult> sizes =
           tensor::getMixedSizes(rewriter, loc, part);
       SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
-      result = tensor::InsertSliceOp::create(rewriter, loc, part, result,
-                                             offsets, sizes, strides);
+      result = createInsertSlice(rewriter, loc, part, result, offsets, sizes,
+                                 strides);
     };
 
     // Feature 0: the constant 1.
@@ -786,22 +786,6 @@ struct LowerScan : OpRewritePattern<ScanOp> {
     Value last = arith::SubIOp::create(rewriter, loc, length, one);
     bool reverse = op.isReverse();
 
-    // The token at `index` of a [batch..., N, X] tensor as [batch..., X].
-    auto sliceAt = [&](OpBuilder &b, Location l, Value source,
-                       Value index) -> Value {
-      RankedTensorType type = tensorTypeOf(source);
-      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-      offsets[seqDim] = index;
-      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, l, source);
-      sizes[seqDim] = b.getIndexAttr(1);
-      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-      SmallVector<int64_t> shape(type.getShape());
-      shape.erase(shape.begin() + seqDim);
-      auto sliceType = RankedTensorType::get(shape, type.getElementType());
-      return tensor::ExtractSliceOp::create(b, l, sliceType, source, offsets,
-                                            sizes, strides);
-    };
-
     auto loop = scf::ForOp::create(
         rewriter, loc, zero, length, one,
         ValueRange{output, state0, normalizer0},
@@ -809,18 +793,10 @@ struct LowerScan : OpRewritePattern<ScanOp> {
           Value index = iv;
           if (reverse)
             index = arith::SubIOp::create(b, l, last, iv);
-          StepValues step =
-              buildStep(b, l, sliceAt(b, l, q, index), sliceAt(b, l, k, index),
-                        sliceAt(b, l, v, index), iterArgs[1], iterArgs[2], eps);
-          // Write the token's output row back at `index`.
-          SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-          offsets[seqDim] = index;
-          SmallVector<OpFoldResult> sizes =
-              tensor::getMixedSizes(b, l, step.result);
-          sizes.insert(sizes.begin() + seqDim, b.getIndexAttr(1));
-          SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-          Value updated = tensor::InsertSliceOp::create(
-              b, l, step.result, iterArgs[0], offsets, sizes, strides);
+          StepValues step = buildStep(
+              b, l, extractToken(b, l, q, index), extractToken(b, l, k, index),
+              extractToken(b, l, v, index), iterArgs[1], iterArgs[2], eps);
+          Value updated = insertToken(b, l, step.result, iterArgs[0], index);
           scf::YieldOp::create(
               b, l, ValueRange{updated, step.state, step.normalizer});
         });

@@ -486,6 +486,50 @@ def via(case, label, passes):
 def chunked(case, size):
     return via(case, f"chunk{size}", [f"linattn-chunk-scan{{chunk-size={size}}}"])
 
+
+def generic(case):
+    """`case` through the generic lowering (convert-linattn-to-linalg), not
+    the CPU kernels."""
+    case.name += "__generic"
+    case.pipeline = "linattn-lower-to-cpu{kernels=false}"
+    return case
+
+
+def empty_cases():
+    """Sizes of 0 (batch, tokens, features, values, head) through every
+    path that slices the operands: the kernels, the generic lowering, the
+    chunkwise and step rewrites, and poly2's constant feature."""
+    cases = []
+    for reverse, init, eps, batch, n, f, dv in (
+            (False, True, EPS, (2,), 7, 0, 5),
+            (True, False, None, (2,), 7, 0, 5),
+            (False, True, EPS, (2,), 7, 6, 0),
+            (True, True, EPS, (2,), 7, 6, 0),
+            (False, True, EPS, (0,), 7, 6, 5),
+            (True, True, EPS, (2, 0), 7, 6, 5)):
+        make = lambda: scan_case(batch, n, f, dv, reverse, init, eps)
+        cases += [make(), generic(make()), chunked(make(), 3),
+                  via(make(), "steps", ["linattn-scan-to-steps"])]
+    cases += [generic(step_case((2,), 0, 5, EPS)), generic(step_case((2,), 6, 0, EPS)),
+              generic(step_case((0,), 6, 5, None))]
+    for kind, batch, n, m, d, dv, causal in (
+            ("poly2", (2,), 7, 5, 0, 4, False),
+            ("poly2", (2,), 7, 7, 0, 4, True),
+            ("poly2", (0,), 7, 7, 3, 4, True),
+            ("poly2", (2,), 0, 5, 3, 4, False),
+            ("poly2", (2,), 7, 0, 3, 4, False),
+            ("elu", (2,), 7, 7, 0, 4, True),
+            ("elu", (2,), 7, 7, 5, 0, True)):
+        make = lambda: attention_case(kind, batch, n, m, d, dv, causal=causal, eps=EPS)
+        cases += [make(), generic(make())]
+        if causal:
+            cases += [via(make(), "chunked", ["linattn-decompose", "linattn-masked-to-scan",
+                                              "linattn-chunk-scan{chunk-size=3}"])]
+        else:
+            cases += [via(make(), "reassociate",
+                          ["linattn-decompose", "linattn-reassociate{mode=always}"])]
+    return cases
+
 GROUPS = {
     "feature_map": lambda: [
         feature_map_case("elu", (2, 3, 7, 8)),
@@ -525,6 +569,13 @@ GROUPS = {
         scan_case((), 7, 8, 5, True, True, EPS, dyn=(0,)),
         scan_case((), 1, 3, 2, False, False, None),
         scan_case((3,), 7, 6, 4, False, False, EPS, dyn=(0, 1, 2), chunk=4),
+        # A batch of 1 beside dynamic sizes, through the generic lowering and
+        # the steps: the token slices keep their unit dimension, so the
+        # canonicalizer cannot drop a different one once sizes turn static.
+        generic(scan_case((1, 2), 5, 4, 3, False, True, EPS, dyn=(0, 2))),
+        generic(scan_case((1, 2), 5, 4, 3, True, False, None, dyn=(2, 3))),
+        via(scan_case((1, 1), 3, 4, 3, False, True, EPS, dyn=(0, 1)), "steps",
+            ["linattn-scan-to-steps", "canonicalize"]),
     ],
     "step": lambda: [
         step_case((2, 3), 8, 5, None),
@@ -686,6 +737,7 @@ GROUPS = {
         attention_case("elu", (2, 2), 33, 70, 64, 48, causal=False, eps=EPS),
         attention_case("identity", (3,), 100, 100, 32, 16, causal=True, eps=None),
     ],
+    "empty": empty_cases,
     "large": lambda: [
         attention_case("elu", (1,), 1000, 1000, 16, 16, causal=False, eps=EPS, dyn=(1,)),
         scan_case((1,), 4097, 16, 16, False, False, EPS, dyn=(1,)),
