@@ -26,6 +26,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -74,10 +75,27 @@ struct ShapeBindings {
 
 } // namespace
 
+/// Checks that the static sizes of the tensor type `type` (the `name` of
+/// `op`) span fewer than 2^63 bytes: every lowering indexes tensors with
+/// 64-bit offsets, which would wrap around.
+static LogicalResult verifyByteSize(Operation *op, Type type, StringRef name) {
+  auto tensorType = cast<RankedTensorType>(type);
+  int64_t bytes = llvm::divideCeil(tensorType.getElementTypeBitWidth(), 8);
+  for (int64_t dim : tensorType.getShape())
+    if (!ShapedType::isDynamic(dim) && llvm::MulOverflow(bytes, dim, bytes))
+      return op->emitOpError() << "expected " << name << " " << type
+                               << " to have fewer than 2^63 bytes";
+  return success();
+}
+
 /// Checks that the tensors in `specs` have consistent ranks, batch dimensions
 /// and trailing dimensions. The first batched spec fixes the batch rank.
 static LogicalResult verifySignature(Operation *op, ArrayRef<TensorSpec> specs,
                                      ShapeBindings &bindings) {
+  for (const TensorSpec &spec : specs)
+    if (spec.type && failed(verifyByteSize(op, spec.type, spec.name)))
+      return failure();
+
   const TensorSpec *reference = nullptr;
   int64_t batchRank = 0;
   for (const TensorSpec &spec : specs) {
@@ -630,12 +648,22 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
     return failure();
-  // The feature map it decomposes into must be one that verifies.
+  // The feature maps it decomposes into must be ones that verify.
   int64_t d = bindings.lookup('D');
   if (getFeatureMap() == FeatureMapKind::Poly2 && !ShapedType::isDynamic(d) &&
       d > kMaxPoly2InputSize)
     return emitOpError() << "the poly2 feature map of feature size " << d
                          << " would produce more than 2^63 features";
+  int64_t features =
+      FeatureMapOp::getFeatureSize(getFeatureMap(), d, bindings.lookup('F'));
+  for (auto [type, name] : {std::pair<Type, StringRef>{q, "query features"},
+                            std::pair<Type, StringRef>{k, "key features"}}) {
+    auto tensorType = cast<RankedTensorType>(type);
+    SmallVector<int64_t> shape(tensorType.getShape());
+    shape.back() = features;
+    if (failed(verifyByteSize(*this, tensorType.clone(shape), name)))
+      return failure();
+  }
   return verifyEps(*this, getEps());
 }
 

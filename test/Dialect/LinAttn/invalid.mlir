@@ -1380,3 +1380,47 @@ func.func @attention_poly2_overflow(%q: tensor<1x3037000499xf32>, %v: tensor<1x4
   return
 }
 
+// -----
+
+// One more than the largest D whose poly2 features of one f32 token fit in
+// fewer than 2^63 bytes (linattn-decompose would build a feature map whose
+// result does not verify).
+func.func @attention_poly2_feature_bytes(%q: tensor<1x1518500250xf32>, %v: tensor<1x4xf32>) {
+  // expected-error @+1 {{'linattn.attention' op expected query features 'tensor<1x2305843010768562751xf32>' to have fewer than 2^63 bytes}}
+  %0 = linattn.attention poly2 %q, %q, %v : tensor<1x1518500250xf32>, tensor<1x1518500250xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// The same for the key features, with elu (as many features as inputs): a
+// long f16 key sequence.
+func.func @attention_key_feature_bytes(%q: tensor<1x8xf16>, %k: tensor<576460752303423488x8xf16>, %v: tensor<576460752303423488x4xf16>) {
+  // expected-error @+1 {{'linattn.attention' op expected key 'tensor<576460752303423488x8xf16>' to have fewer than 2^63 bytes}}
+  %0 = linattn.attention elu %q, %k, %v : tensor<1x8xf16>, tensor<576460752303423488x8xf16>, tensor<576460752303423488x4xf16> -> tensor<1x4xf16>
+  return
+}
+
+// -----
+
+// Every operand and result: a scan over 2 x 2^62 f32 tokens would wrap the
+// 64-bit offsets of every lowering.
+func.func @scan_bytes(%q: tensor<2x4611686018427387904x4xf32>, %v: tensor<2x4611686018427387904x3xf32>) {
+  // expected-error @+1 {{'linattn.scan' op expected query 'tensor<2x4611686018427387904x4xf32>' to have fewer than 2^63 bytes}}
+  %o, %s, %z = linattn.scan forward %q, %q, %v
+      : tensor<2x4611686018427387904x4xf32>, tensor<2x4611686018427387904x4xf32>, tensor<2x4611686018427387904x3xf32>
+      -> tensor<2x4611686018427387904x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// A dynamic size is not counted; the static ones still are (a bf16 state of
+// 2^31 x 2^31 elements).
+func.func @step_state_bytes(%q: tensor<?x2147483648xbf16>, %v: tensor<?x2147483648xbf16>, %s: tensor<?x2147483648x2147483648xf32>, %z: tensor<?x2147483648xf32>) {
+  // expected-error @+1 {{'linattn.step' op expected state 'tensor<?x2147483648x2147483648xf32>' to have fewer than 2^63 bytes}}
+  %o, %s1, %z1 = linattn.step %q, %q, %v, %s, %z
+      : tensor<?x2147483648xbf16>, tensor<?x2147483648xbf16>, tensor<?x2147483648xbf16>, tensor<?x2147483648x2147483648xf32>, tensor<?x2147483648xf32>
+      -> tensor<?x2147483648xbf16>, tensor<?x2147483648x2147483648xf32>, tensor<?x2147483648xf32>
+  return
+}

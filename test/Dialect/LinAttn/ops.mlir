@@ -515,10 +515,11 @@ func.func @attention_causal_dynamic(%q: tensor<4x128x64xf32>, %k: tensor<4x?x64x
   return %0 : tensor<4x128x64xf32>
 }
 
-// The largest D whose poly2 features (1 + D + D^2) fit in 64 bits.
+// The largest D whose poly2 features of one f32 token (4 (1 + D + D^2)
+// bytes) take fewer than 2^63 bytes.
 // CHECK-LABEL: func.func @attention_poly2_largest_feature_size
-// CHECK: linattn.attention poly2 %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x3037000498xf32>, tensor<1x3037000498xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
-func.func @attention_poly2_largest_feature_size(%q: tensor<1x3037000498xf32>, %v: tensor<1x4xf32>) -> tensor<1x4xf32> {
-  %0 = linattn.attention poly2 %q, %q, %v : tensor<1x3037000498xf32>, tensor<1x3037000498xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+// CHECK: linattn.attention poly2 %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1518500249xf32>, tensor<1x1518500249xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+func.func @attention_poly2_largest_feature_size(%q: tensor<1x1518500249xf32>, %v: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %0 = linattn.attention poly2 %q, %q, %v : tensor<1x1518500249xf32>, tensor<1x1518500249xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
   return %0 : tensor<1x4xf32>
 }
