@@ -26,6 +26,7 @@ using namespace mlir::linattn;
 
 void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     OpPassManager &pm, const LinAttnLowerToCPUOptions &options) {
+  pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-cpu"}));
   if (options.rewriteForms)
     addRewriteFormsStage(pm, ReassociateMode::Auto);
   if (options.chunkSize > 0) {

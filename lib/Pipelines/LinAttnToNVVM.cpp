@@ -43,6 +43,7 @@ std::string mlir::linattn::getDefaultCudaPath() {
 
 void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
     OpPassManager &pm, const LinAttnLowerToNVVMOptions &options) {
+  pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-nvvm"}));
   // The fast forms. The GPU has kernels for the linear and scan forms only,
   // so every non-causal product is reassociated.
   if (options.rewriteForms)

@@ -6,7 +6,10 @@
 
 #include "linattn/Transforms/Utils.h"
 
+#include "linattn/IR/LinAttnDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -117,6 +120,29 @@ Value mlir::linattn::insertToken(OpBuilder &builder, Location loc, Value token,
   SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
   return createInsertSlice(builder, loc, expanded, sequence, offsets, sizes,
                            strides);
+}
+
+LogicalResult mlir::linattn::checkPlacement(Operation *module,
+                                            StringRef lowering) {
+  bool misplaced = false;
+  module->walk([&](Operation *op) {
+    if (!isa_and_nonnull<LinAttnDialect>(op->getDialect()))
+      return;
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (func && func->getParentOp() == module)
+      return;
+    Operation *parent = func ? func->getParentOp() : op->getParentOp();
+    InFlightDiagnostic diag = op->emitError()
+                              << "'" << op->getName() << "' is ";
+    if (!func)
+      diag << "not in a function";
+    else
+      diag << "in a function nested in '" << parent->getName() << "'";
+    diag << ": " << lowering
+         << " lowers only the functions directly in the module it runs on";
+    misplaced = true;
+  });
+  return failure(misplaced);
 }
 
 GreedyRewriteConfig mlir::linattn::getRewriteOnlyConfig() {

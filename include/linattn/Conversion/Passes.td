@@ -96,6 +96,24 @@ def LinAttnFuseElementwisePass : Pass<"linattn-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LinAttnCheckPlacementPass
+    : Pass<"linattn-check-placement", "::mlir::ModuleOp"> {
+  let summary = "Fail when a linattn op is outside the module's own functions";
+  let description = [{
+    Starts the lowering pipelines. They lower the `func.func`s of the module
+    they run on, and the code they generate calls kernels, launch stubs and
+    runtime functions that they declare in that module. A linattn op in a
+    function of a nested `builtin.module` or `gpu.module`, or outside any
+    function, is reported as an error instead of failing later in a
+    conversion with an unrelated message.
+  }];
+  let options = [
+    Option<"lowering", "lowering", "std::string", "\"the lowering pipeline\"",
+           "What the diagnostics name as the lowering that needs the op in "
+           "one of the module's functions">,
+  ];
+}
+
 def LinAttnCheckLoweredPass : Pass<"linattn-check-lowered"> {
   let summary = "Fail when a linattn op is left";
   let description = [{

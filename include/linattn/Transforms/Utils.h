@@ -65,6 +65,12 @@ Value extractToken(OpBuilder &builder, Location loc, Value sequence,
 Value insertToken(OpBuilder &builder, Location loc, Value token, Value sequence,
                   OpFoldResult index);
 
+/// Reports every linattn op in `module` that is not in a func.func directly
+/// inside it (the only functions the lowerings rewrite and whose calls
+/// resolve to what they declare in `module`); `lowering` names the pass or
+/// pipeline in the diagnostics.
+LogicalResult checkPlacement(Operation *module, StringRef lowering);
+
 /// Converts the scalar float `value` to the float type `to` (between two
 /// 16-bit types through f32).
 Value convertFloat(OpBuilder &builder, Location loc, Value value, Type to);

@@ -27,6 +27,7 @@
 
 #include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnDialect.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -867,6 +868,8 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
 }
 
 LogicalResult Converter::run() {
+  if (failed(checkPlacement(module, "convert-linattn-to-gpu")))
+    return failure();
   SmallVector<Operation *> candidates;
   module.walk([&](Operation *op) {
     if (isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,

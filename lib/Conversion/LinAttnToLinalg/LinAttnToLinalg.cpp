@@ -37,6 +37,7 @@
 namespace mlir::linattn {
 #define GEN_PASS_DEF_CONVERTLINATTNTOLINALGPASS
 #define GEN_PASS_DEF_LINATTNCHECKLOWEREDPASS
+#define GEN_PASS_DEF_LINATTNCHECKPLACEMENTPASS
 #include "linattn/Conversion/Passes.h.inc"
 } // namespace mlir::linattn
 
@@ -823,6 +824,16 @@ struct ConvertLinAttnToLinalgPass
     populateLinAttnToLinalgConversionPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+struct LinAttnCheckPlacementPass
+    : linattn::impl::LinAttnCheckPlacementPassBase<LinAttnCheckPlacementPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(checkPlacement(getOperation(), lowering)))
       signalPassFailure();
   }
 };
