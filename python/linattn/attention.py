@@ -748,28 +748,40 @@ class RecurrentState:
 
     @property
     def S(self) -> np.ndarray:
-        """The key-value state Σ φ(k_j) v_jᵀ, [B, H, F, Dv]."""
-        return self._s
+        """The key-value state Σ φ(k_j) v_jᵀ, [B, H, F, Dv]. Later steps
+        leave the array returned as it is."""
+        return self._hand_out()[0]
 
     @property
     def z(self) -> np.ndarray:
-        """The normalizer state Σ φ(k_j), [B, H, F]."""
-        return self._z
+        """The normalizer state Σ φ(k_j), [B, H, F]. Later steps leave the
+        array returned as it is."""
+        return self._hand_out()[1]
+
+    def _hand_out(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The state's arrays, for a caller who may keep them: they will not
+        be reused for a later state."""
+        self._handed_out = True
+        return self._s, self._z
 
     def reset(self) -> None:
         """Back to the empty prefix: S = 0, z = 0, position 0."""
         b, h, f, dv = self.batch, self.heads, self.feature_dim, self.value_dim
         self._s = np.zeros((b, h, f, dv), self.state_dtype)
         self._z = np.zeros((b, h, f), self.state_dtype)
+        # Arrays of an earlier state that nobody holds, for the next one.
+        self._spare: Optional[Tuple[np.ndarray, np.ndarray]] = None
+        self._handed_out = False
         self.position = 0
         """The number of tokens consumed since the last reset."""
 
     def copy(self) -> "RecurrentState":
         """An independent copy (e.g. to branch a decoding)."""
-        other = object.__new__(RecurrentState)
+        other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other._s = self._s.copy()
         other._z = self._z.copy()
+        other._spare, other._handed_out = None, False
         return other
 
     def _check_inputs(self, q: Any, k: Any, v: Any, tokens: bool
@@ -813,13 +825,20 @@ class RecurrentState:
 
         fn = _compiled(key, self.backend, text, 5 if p is None else 6)
         o = np.empty(o_shape, self.dtype)
-        s1 = np.empty(s_shape, self.state_dtype)
-        z1 = np.empty(z_shape, self.state_dtype)
+        # The new state goes into the previous state's arrays unless they
+        # were handed out: fresh ones would cost a large state its page
+        # faults on every step.
+        if self._spare is not None:
+            s1, z1 = self._spare
+        else:
+            s1 = np.empty(s_shape, self.state_dtype)
+            z1 = np.empty(z_shape, self.state_dtype)
         if p is None:
             fn(q, k, v, self._s, self._z, o, s1, z1)
         else:
             fn(q, k, v, self._s, self._z, p, o, s1, z1)
-        self._s, self._z = s1, z1
+        self._spare = None if self._handed_out else (self._s, self._z)
+        self._s, self._z, self._handed_out = s1, z1, False
         return o
 
     def step(self, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:

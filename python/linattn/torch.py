@@ -217,12 +217,11 @@ class RecurrentState(_attention.RecurrentState):
         self.position = 0
 
     def copy(self) -> "RecurrentState":
+        if not self._cuda:
+            return super().copy()
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
-        if self._cuda:
-            other._states = [(s.clone(), z.clone()) for s, z in self._states]
-        else:
-            other._s, other._z = self._s.copy(), self._z.copy()
+        other._states = [(s.clone(), z.clone()) for s, z in self._states]
         return other
 
     @property
@@ -230,14 +229,14 @@ class RecurrentState(_attention.RecurrentState):
         """The key-value state, [B, H, F, Dv] (shares memory)."""
         if self._cuda:
             return self._states[self._current][0]
-        return _torch.from_numpy(self._s)
+        return _torch.from_numpy(self._hand_out()[0])
 
     @property
     def z(self) -> "_torch.Tensor":  # type: ignore[override]
         """The normalizer state, [B, H, F] (shares memory)."""
         if self._cuda:
             return self._states[self._current][1]
-        return _torch.from_numpy(self._z)
+        return _torch.from_numpy(self._hand_out()[1])
 
     def _run_cuda(self, q: Any, k: Any, v: Any, tokens: bool
                   ) -> "_torch.Tensor":

@@ -118,6 +118,49 @@ def test_state_arrays_are_snapshots(rng):
     assert not np.array_equal(state.S, saved)
 
 
+def test_state_arrays_are_reused_when_not_handed_out(rng):
+    """Steps nobody reads the state between write into the previous
+    state's arrays (two buffers in turn, no fresh memory per token); the
+    results are those of the scan all the same."""
+    b, h, n, d = 2, 3, 9, 4
+    q, k, v = qkv(rng, b, h, n, d, d)
+    state = RecurrentState(b, h, d)
+    got, buffers = [], set()
+    for i in range(n):
+        got.append(state.step(q[:, :, i].copy(), k[:, :, i].copy(),
+                              v[:, :, i].copy()))
+        if i >= 1:
+            buffers.add((id(state._s), id(state._z)))
+    assert len(buffers) == 2
+    want, s, z = ref.causal_linear_attention_rnn(q, k, v)
+    assert rel_err(np.stack(got, axis=2), want) < TOL[np.float32]
+    assert rel_err(state.S, s) < TOL[np.float32]
+    assert rel_err(state.z, z) < TOL[np.float32]
+
+
+def test_handed_out_z_and_branches_stay_apart(rng):
+    """z read between steps keeps its value too, and a copy stepped in turn
+    with its original never shares an array with it."""
+    b, h, n, d = 1, 2, 6, 4
+    q, k, v = qkv(rng, b, h, 2 * n, d, d)
+    state = RecurrentState(b, h, d)
+    decode(state, q[:, :, :n], k[:, :, :n], v[:, :, :n])
+    z_before = state.z
+    saved = z_before.copy()
+    branch = state.copy()
+    for i in range(n, 2 * n):
+        token = (q[:, :, i].copy(), k[:, :, i].copy(), v[:, :, i].copy())
+        state.step(*token)
+        branch.step(*token)
+        assert not np.shares_memory(state._s, branch._s)
+    np.testing.assert_array_equal(z_before, saved)
+    np.testing.assert_array_equal(branch.S, state.S)
+    np.testing.assert_array_equal(branch.z, state.z)
+    _, s, z = ref.causal_linear_attention_rnn(q, k, v)
+    assert rel_err(state.S, s) < TOL[np.float32]
+    assert rel_err(branch.z, z) < TOL[np.float32]
+
+
 def test_step_errors(rng):
     state = RecurrentState(2, 3, 4, 5)
     good_q = rand(rng, 2, 3, 4)
