@@ -224,15 +224,40 @@ func.func @negative_wide_state(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %
 // -----
 
 // No features, and a final state with a size of 0 next to a dynamic one: the
-// state's buffer is flattened into a dynamically sized one (a collapsed size
-// with a dynamic size in its group is dynamic), and the kernel is the
+// kernel gets an empty buffer of its own for each buffer with a size of 0
+// (collapsing them would let the canonicalizer infer a static 0 beside a
+// dynamic size, which memref.collapse_shape rejects), and the kernel is the
 // recurrent one (the readout of no features is 0).
 // CHECK-LABEL: func.func @no_features
+//       CHECK: %[[Q:.*]] = memref.alloc() : memref<0xf16>
+//       CHECK: memref.cast %[[Q]] : memref<0xf16> to memref<?xf16>
 //       CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<4x0x?xf32>
-//       CHECK: memref.collapse_shape %[[S]] {{\[}}[0, 1, 2]] : memref<4x0x?xf32> into memref<?xf32>
+//   CHECK-NOT: memref.collapse_shape %[[S]]
+//       CHECK: %[[SK:.*]] = memref.alloc() : memref<0xf32>
+//       CHECK: memref.cast %[[SK]] : memref<0xf32> to memref<?xf32>
 //       CHECK: call @__linattn_launch_linattn_scan_forward
 //       CHECK: gpu.func @linattn_scan_forward
 func.func @no_features(%q: tensor<4x7x0xf16>, %v: tensor<4x7x?xf16>) -> (tensor<4x7x?xf16>, tensor<4x0x?xf32>) {
   %o, %s, %z = linattn.scan forward %q, %q, %v normalize(eps = 1.0e-06) : tensor<4x7x0xf16>, tensor<4x7x0xf16>, tensor<4x7x?xf16> -> tensor<4x7x?xf16>, tensor<4x0x?xf32>, tensor<4x0xf32>
   return %o, %s : tensor<4x7x?xf16>, tensor<4x0x?xf32>
+}
+
+// -----
+
+// Result sizes known here are static in the buffers, so a dynamic result
+// whose size is 0 by the operands (no values, from %v) gets the empty
+// kernel buffer too; the result is cast back to its type, and the query
+// readout reads the state from before the cast.
+// CHECK-LABEL: func.func @sizes_known_from_operands
+//       CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?x4x0xf32>
+//       CHECK: %[[ST:.*]] = bufferization.to_tensor %[[S]] restrict writable : memref<?x4x0xf32> to tensor<?x4x0xf32>
+//       CHECK: %[[SC:.*]] = tensor.cast %[[ST]] : tensor<?x4x0xf32> to tensor<?x?x?xf32>
+//   CHECK-NOT: memref.collapse_shape %[[S]]
+//       CHECK: call @__linattn_launch_linattn_query_readout
+//       CHECK: return %{{.*}}, %[[SC]]
+func.func @sizes_known_from_operands(%q: tensor<?x3x4xf32>, %k: tensor<?x5x4xf32>, %v: tensor<?x5x0xf32>)
+    -> (tensor<?x3x?xf32>, tensor<?x?x?xf32>) {
+  %s, %z = linattn.kv_summary %k, %v : tensor<?x5x4xf32>, tensor<?x5x0xf32> -> tensor<?x?x?xf32>, tensor<?x4xf32>
+  %o = linattn.query_readout %q, %s : tensor<?x3x4xf32>, tensor<?x?x?xf32> -> tensor<?x3x?xf32>
+  return %o, %s : tensor<?x3x?xf32>, tensor<?x?x?xf32>
 }

@@ -153,17 +153,24 @@ def apply_scores_case(batch, n, m, dv, eps, dyn=()):
                 [ref.apply_scores(f64(a), f64(v), eps)])
 
 
-def linear_case(batch, n, m, f, dv, eps, dyn=(), state="f32"):
-    """kv_summary followed by query_readout: returns O, S, z."""
-    name = f"linear_{'norm' if eps else 'plain'}_{n}x{m}x{f}x{dv}_b{len(batch)}_{state}_{'dyn' if dyn else 'static'}"
+def linear_case(batch, n, m, f, dv, eps, dyn=(), state="f32", dyns=None):
+    """kv_summary followed by query_readout: returns O, S, z. `dyn` is the
+    dynamic dimensions of q, k, v and O; `dyns` may give each of "q", "k",
+    "v", "o", "s" and "z" its own (S and z are static by default)."""
+    dyns = dyns or {}
+    name = (f"linear_{'norm' if eps else 'plain'}_{n}x{m}x{f}x{dv}_b{len(batch)}_{state}_"
+            f"{'dyn' if dyn or dyns else 'static'}")
+    if dyns:
+        name += "_" + "_".join(f"{k}{''.join(map(str, v))}" for k, v in sorted(dyns.items()))
     rng = rng_for(name)
     fq = uniform(rng, batch + (n, f), 0.0, 1.0)
     fk = uniform(rng, batch + (m, f), 0.0, 1.0)
     v = uniform(rng, batch + (m, dv))
-    qt, kt, vt = (ttype(x.shape, dyn) for x in (fq, fk, v))
-    st = ttype(batch + (f, dv), et=state)
-    zt = ttype(batch + (f,), et=state)
-    ot = ttype(batch + (n, dv), dyn)
+    qt, kt, vt = (ttype(x.shape, dyns.get(key, dyn))
+                  for key, x in (("q", fq), ("k", fk), ("v", v)))
+    st = ttype(batch + (f, dv), dyns.get("s", ()), et=state)
+    zt = ttype(batch + (f,), dyns.get("z", ()), et=state)
+    ot = ttype(batch + (n, dv), dyns.get("o", dyn))
     norm = f" normalize(%z, eps = {eps:e})" if eps else ""
     ztype = f", {zt}" if eps else ""
     body = [f"%s, %z = linattn.kv_summary %fk, %v : {kt}, {vt} -> {st}, {zt}",

@@ -90,6 +90,20 @@ def linear_cases():
         (cc.linear_case((2,), 1000, 4097, 64, 48, eps=EPS, dyn=(1,)), True),
         (cc.linear_case((1,), 1, 7, 128, 100, eps=EPS), False),
         (cc.linear_case((2,), 7, 11, 16, 8, eps=EPS, state="f64"), False),
+        # Sizes of 0 (no values, no features, no batch) beside dynamic ones,
+        # static in some operands only: the kernels get empty buffers of
+        # their own (collapsing the buffers failed once the canonicalizer
+        # made a 0 static beside a dynamic size).
+        (cc.linear_case((2,), 7, 11, 16, 0, eps=EPS, dyn=(0, 1, 2)), False),
+        (cc.linear_case((2,), 7, 11, 0, 8, eps=EPS,
+                        dyns=dict(q=(0, 1), k=(1, 2), v=(0, 1, 2), o=(0, 1, 2),
+                                  s=(0, 1, 2), z=(0, 1))), False),
+        (cc.linear_case((2,), 7, 11, 5, 0, eps=None,
+                        dyns=dict(q=(0, 1, 2), k=(0, 1, 2), v=(1,), o=(0, 1),
+                                  s=(0, 1, 2), z=(0,))), False),
+        (cc.linear_case((0,), 7, 11, 16, 8, eps=EPS,
+                        dyns=dict(q=(1, 2), k=(0, 1), v=(2,), o=(0, 1, 2),
+                                  s=(1, 2), z=(1,))), False),
     ]
 
 
