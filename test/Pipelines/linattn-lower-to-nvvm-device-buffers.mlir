@@ -20,7 +20,7 @@
 //   STAGE-NOT: gpu.alloc
 //   STAGE-NOT: gpu.memcpy
 //       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]] : !llvm.ptr to !gpu.async.token
-//       STAGE: memref.collapse_shape %[[S1]]
+//       STAGE: memref.reinterpret_cast %[[S1]]
 //       STAGE: gpu.launch_func async [%[[T0]]] @linattn_kernels::@linattn_step_elu_normalized_{{[0-9]+}}
 //   STAGE-NOT: gpu.
 //       STAGE: return
@@ -38,8 +38,8 @@ func.func @decode(%q: tensor<8x16xf32>, %k: tensor<8x16xf32>, %v: tensor<8x24xf3
 //  STAGE-SAME: %[[O:[a-z0-9]+]]: memref<?x4x?x40xf32>, %[[SF:[a-z0-9]+]]: memref<?x4x16x40xf32>, %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
 //       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
 //   STAGE-NOT: gpu.memcpy
-//       STAGE: %[[FO:.*]] = memref.collapse_shape %[[O]]
-//       STAGE: %[[FS:.*]] = memref.collapse_shape %[[SF]]
+//       STAGE: %[[FO:.*]] = memref.reinterpret_cast %[[O]]
+//       STAGE: %[[FS:.*]] = memref.reinterpret_cast %[[SF]]
 //       STAGE: %[[ZT:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] (%{{.*}}) : memref<?x4x16xf32>
 //       STAGE: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @linattn_kernels::@linattn_scan_forward_elu_normalized_{{[0-9]+}} {{.*}} args({{.*}}%[[FO]] : memref<?xf32>, %[[FS]] : memref<?xf32>, %{{.*}} : memref<?xf32>,
 //       STAGE: gpu.dealloc async [%[[T2]]] %[[ZT]]
@@ -59,8 +59,7 @@ func.func @causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor
 //       STAGE: %[[SS:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<2x32x40xf32>
 //       STAGE: %[[ZZ:.*]], %[[T2:.*]] = gpu.alloc async [%[[T1]]] () : memref<2x32xf32>
 //       STAGE: %[[T3:.*]] = gpu.launch_func async [%[[T2]]] @linattn_kernels::@linattn_kv_summary_relu_{{[0-9]+}}
-//       STAGE: memref.collapse_shape %[[O]]
-//  STAGE-NEXT: %[[FO:.*]] = memref.cast
+//       STAGE: %[[FO:.*]] = memref.reinterpret_cast %[[O]]
 //       STAGE: %[[T4:.*]] = gpu.launch_func async [%[[T3]]] @linattn_kernels::@linattn_query_readout_relu_normalized_{{[0-9]+}} {{.*}}, %{{.*}} : memref<?xf32>, %{{.*}} : memref<?xf32>, %{{.*}} : memref<?xf32>, %[[FO]] : memref<?xf32>,
 //       STAGE: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[SS]]
 //       STAGE: gpu.dealloc async [%[[T5]]] %[[ZZ]]
@@ -83,13 +82,13 @@ func.func @cross(%q: tensor<2x7x32xf32>, %k: tensor<2x13x32xf32>, %v: tensor<2x1
 //       STAGE: gpu.alloc async [%[[T0]]]
 //       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_states_forward_elu_{{[0-9]+}}
 //       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_prefix_forward_elu_{{[0-9]+}}
-//       STAGE: memref.collapse_shape %[[O]]
+//       STAGE: memref.reinterpret_cast %[[O]]
 //       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_outputs_forward_elu_{{[0-9]+}}
 //       STAGE: gpu.dealloc async
 //       STAGE: scf.yield %[[O]]
 //       STAGE: } else {
 //   STAGE-NOT: gpu.alloc
-//       STAGE: memref.collapse_shape %[[O]]
+//       STAGE: memref.reinterpret_cast %[[O]]
 //   STAGE-NOT: gpu.alloc
 //       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_elu_{{[0-9]+}}
 //   STAGE-NOT: gpu.dealloc

@@ -288,13 +288,6 @@ public:
 
   /// A read-only flat buffer of `tensor`.
   Value input(Value tensor) {
-    // A tensor cast from one with a size of 0 is as empty as its source:
-    // the source's type tells flatten so.
-    while (auto cast = tensor.getDefiningOp<tensor::CastOp>()) {
-      if (!llvm::is_contained(tensorTypeOf(cast.getSource()).getShape(), 0))
-        break;
-      tensor = cast.getSource();
-    }
     RankedTensorType type = tensorTypeOf(tensor);
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
     Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
@@ -306,19 +299,11 @@ public:
   /// A fresh buffer for a result of type `type` whose dynamic sizes are
   /// taken from `sizes` (one per dimension).
   void output(RankedTensorType type, ArrayRef<OpFoldResult> sizes) {
-    // Sizes known here are static in the buffer (a size of 0 then gets the
-    // empty kernel buffer of flatten); the result is cast back to `type`.
-    SmallVector<int64_t> shape(type.getShape());
     SmallVector<Value> dynamic;
-    for (auto [i, size] : llvm::enumerate(sizes)) {
-      if (!type.isDynamicDim(i))
-        continue;
-      if (std::optional<int64_t> known = getConstantIntValue(size))
-        shape[i] = *known;
-      else
+    for (auto [i, size] : llvm::enumerate(sizes))
+      if (type.isDynamicDim(i))
         dynamic.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
-    }
-    auto memrefType = MemRefType::get(shape, type.getElementType());
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
     Value buffer = memref::AllocOp::create(b, loc, memrefType, dynamic);
     outputIndices.push_back(args.size());
     outputs.push_back({buffer, type});
@@ -358,42 +343,43 @@ public:
     b.restoreInsertionPoint(callPoint);
     func::CallOp::create(b, loc, stub, operands);
     SmallVector<Value> results;
-    for (auto [buffer, type] : outputs) {
-      auto memrefType = cast<MemRefType>(buffer.getType());
-      Value result = bufferization::ToTensorOp::create(
-          b, loc, type.clone(memrefType.getShape()), buffer,
-          /*restrict=*/true, /*writable=*/true);
-      if (result.getType() != type)
-        result = tensor::CastOp::create(b, loc, type, result);
-      results.push_back(result);
-    }
+    for (auto [buffer, type] : outputs)
+      results.push_back(bufferization::ToTensorOp::create(
+          b, loc, type, buffer, /*restrict=*/true, /*writable=*/true));
     return results;
   }
 
 private:
+  /// `buffer`, of identity layout, as the flat dynamically sized buffer
+  /// kernels take: a reinterpret cast to its element count. (A collapse_shape
+  /// infers its type: the canonicalizer folds casts into it and may infer a
+  /// static 0 beside a dynamic size, which the collapse's verifier rejects.)
   Value flatten(Value buffer) {
     auto type = cast<MemRefType>(buffer.getType());
     MemRefType dynamic = flatBufferType(type.getElementType());
-    // A buffer with a size of 0 holds nothing for the kernel: it gets an
-    // empty one of its own. Collapsing the buffer would let the canonicalizer
-    // fold a memref.cast into the collapse_shape and infer a static 0 beside
-    // a dynamic size, which the collapse's verifier rejects.
-    if (type.getRank() != 1 && llvm::is_contained(type.getShape(), 0)) {
-      Value empty = memref::AllocOp::create(
-          b, loc, MemRefType::get({0}, type.getElementType()));
-      return memref::CastOp::create(b, loc, dynamic, empty);
+    if (type.getRank() == 1)
+      return type == dynamic
+                 ? buffer
+                 : memref::CastOp::create(b, loc, dynamic, buffer).getResult();
+    int64_t staticCount = 1;
+    Value count;
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      if (!type.isDynamicDim(i)) {
+        staticCount *= type.getDimSize(i);
+        continue;
+      }
+      Value size = memref::DimOp::create(b, loc, buffer, i);
+      count = count ? arith::MulIOp::create(b, loc, count, size) : size;
     }
-    Value flat = buffer;
-    if (type.getRank() != 1) {
-      SmallVector<ReassociationIndices> all(1);
-      for (int64_t i = 0; i < type.getRank(); ++i)
-        all.front().push_back(i);
-      flat = memref::CollapseShapeOp::create(b, loc, buffer, all);
-    }
-    // Kernels take dynamically sized buffers.
-    if (flat.getType() != dynamic)
-      flat = memref::CastOp::create(b, loc, dynamic, flat);
-    return flat;
+    OpFoldResult elements = b.getIndexAttr(staticCount);
+    if (count && staticCount != 1)
+      count = arith::MulIOp::create(
+          b, loc, count, arith::ConstantIndexOp::create(b, loc, staticCount));
+    if (count)
+      elements = count;
+    return memref::ReinterpretCastOp::create(b, loc, dynamic, buffer,
+                                             b.getIndexAttr(0), {elements},
+                                             {b.getIndexAttr(1)});
   }
 
   RewriterBase &b;

@@ -172,8 +172,8 @@ bool DeviceBufferStager::usedOnlyByLaunches(Value buffer, Operation *except,
       Operation *user = use.getOwner();
       if (user == except || isa<memref::DimOp>(user))
         continue;
-      if (isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(
-              user)) {
+      if (isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+              memref::ReinterpretCastOp>(user)) {
         worklist.push_back(user->getResult(0));
         continue;
       }
@@ -335,7 +335,8 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
     if (op == func.getOperation() ||
         isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::DeallocOp, func::ReturnOp,
             UnrealizedConversionCastOp, memref::AllocOp, memref::CastOp,
-            memref::CollapseShapeOp, memref::ExpandShapeOp, memref::DimOp,
+            memref::CollapseShapeOp, memref::ExpandShapeOp,
+            memref::ReinterpretCastOp, memref::DimOp,
             memref::ExtractStridedMetadataOp, scf::IfOp, scf::YieldOp>(op))
       return WalkResult::advance();
     if (auto call = dyn_cast<func::CallOp>(op)) {

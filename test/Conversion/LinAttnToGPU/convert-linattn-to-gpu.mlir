@@ -21,11 +21,12 @@
 //   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 //   CHECK-DAG: %[[C40:.*]] = arith.constant 40 : index
 //       CHECK: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x?x16xf32> to memref<2x4x?x16xf32>
-//       CHECK: %[[QF:.*]] = memref.collapse_shape %[[QB]] {{\[}}[0, 1, 2, 3]] : memref<2x4x?x16xf32> into memref<?xf32>
+//       CHECK: %[[QN:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+//       CHECK: %[[QF:.*]] = memref.reinterpret_cast %[[QB]] to offset: [0], sizes: [%[[QN]]], strides: [1] : memref<2x4x?x16xf32> to memref<?xf32>
 //       CHECK: %[[N:.*]] = tensor.dim %[[V]], %[[C2]]
 //       CHECK: %[[O:.*]] = memref.alloc(%[[N]]) : memref<2x4x?x40xf32>
 //   CHECK-NOT: memref.alloc
-//       CHECK: %[[OF:.*]] = memref.collapse_shape %[[O]]
+//       CHECK: %[[OF:.*]] = memref.reinterpret_cast %[[O]]
 //   CHECK-NOT: memref.alloc
 //       CHECK: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%[[C8]], %[[C5]], %[[C1]], %[[C32]], %[[C1]], %[[C1]], %[[QF]], %{{.*}}, %{{.*}}, %[[OF]], %[[N]], %[[C40]])
 //       CHECK: %[[OT:.*]] = bufferization.to_tensor %[[O]] restrict writable
@@ -224,40 +225,19 @@ func.func @negative_wide_state(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %
 // -----
 
 // No features, and a final state with a size of 0 next to a dynamic one: the
-// kernel gets an empty buffer of its own for each buffer with a size of 0
-// (collapsing them would let the canonicalizer infer a static 0 beside a
-// dynamic size, which memref.collapse_shape rejects), and the kernel is the
-// recurrent one (the readout of no features is 0).
+// buffers are flattened by reinterpret casts to their element counts, which
+// fold to 0 (a collapse_shape would infer a static 0 beside a dynamic size
+// once the canonicalizer folds a cast into it, and its verifier rejects
+// that), and the kernel is the recurrent one (the readout of no features
+// is 0).
 // CHECK-LABEL: func.func @no_features
-//       CHECK: %[[Q:.*]] = memref.alloc() : memref<0xf16>
-//       CHECK: memref.cast %[[Q]] : memref<0xf16> to memref<?xf16>
+//       CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [0], strides: [1] : memref<4x7x0xf16> to memref<?xf16>
 //       CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<4x0x?xf32>
-//   CHECK-NOT: memref.collapse_shape %[[S]]
-//       CHECK: %[[SK:.*]] = memref.alloc() : memref<0xf32>
-//       CHECK: memref.cast %[[SK]] : memref<0xf32> to memref<?xf32>
+//       CHECK: memref.reinterpret_cast %[[S]] to offset: [0], sizes: [0], strides: [1] : memref<4x0x?xf32> to memref<0xf32, strided<[1]>>
+//   CHECK-NOT: memref.collapse_shape
 //       CHECK: call @__linattn_launch_linattn_scan_forward
 //       CHECK: gpu.func @linattn_scan_forward
 func.func @no_features(%q: tensor<4x7x0xf16>, %v: tensor<4x7x?xf16>) -> (tensor<4x7x?xf16>, tensor<4x0x?xf32>) {
   %o, %s, %z = linattn.scan forward %q, %q, %v normalize(eps = 1.0e-06) : tensor<4x7x0xf16>, tensor<4x7x0xf16>, tensor<4x7x?xf16> -> tensor<4x7x?xf16>, tensor<4x0x?xf32>, tensor<4x0xf32>
   return %o, %s : tensor<4x7x?xf16>, tensor<4x0x?xf32>
-}
-
-// -----
-
-// Result sizes known here are static in the buffers, so a dynamic result
-// whose size is 0 by the operands (no values, from %v) gets the empty
-// kernel buffer too; the result is cast back to its type, and the query
-// readout reads the state from before the cast.
-// CHECK-LABEL: func.func @sizes_known_from_operands
-//       CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?x4x0xf32>
-//       CHECK: %[[ST:.*]] = bufferization.to_tensor %[[S]] restrict writable : memref<?x4x0xf32> to tensor<?x4x0xf32>
-//       CHECK: %[[SC:.*]] = tensor.cast %[[ST]] : tensor<?x4x0xf32> to tensor<?x?x?xf32>
-//   CHECK-NOT: memref.collapse_shape %[[S]]
-//       CHECK: call @__linattn_launch_linattn_query_readout
-//       CHECK: return %{{.*}}, %[[SC]]
-func.func @sizes_known_from_operands(%q: tensor<?x3x4xf32>, %k: tensor<?x5x4xf32>, %v: tensor<?x5x0xf32>)
-    -> (tensor<?x3x?xf32>, tensor<?x?x?xf32>) {
-  %s, %z = linattn.kv_summary %k, %v : tensor<?x5x4xf32>, tensor<?x5x0xf32> -> tensor<?x?x?xf32>, tensor<?x4xf32>
-  %o = linattn.query_readout %q, %s : tensor<?x3x4xf32>, tensor<?x?x?xf32> -> tensor<?x3x?xf32>
-  return %o, %s : tensor<?x3x?xf32>, tensor<?x?x?xf32>
 }
