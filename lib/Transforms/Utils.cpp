@@ -46,8 +46,8 @@ Value mlir::linattn::createExtractSlice(OpBuilder &builder, Location loc,
     type = tensor::ExtractSliceOp::inferResultType(sourceType, sizes);
   std::optional<llvm::SmallDenseSet<unsigned>> dropped;
   if (isStaticallyEmptySlice(sourceType, sizes)) {
-    auto [staticSizes, dynamicSizes] = decomposeMixedValues(sizes);
-    dropped = computeRankReductionMask(staticSizes, type.getShape(),
+    dropped = computeRankReductionMask(decomposeMixedValues(sizes).first,
+                                       type.getShape(),
                                        /*matchDynamic=*/true);
   }
   if (!dropped)
@@ -131,13 +131,13 @@ LogicalResult mlir::linattn::checkPlacement(Operation *module,
     auto func = op->getParentOfType<func::FuncOp>();
     if (func && func->getParentOp() == module)
       return;
-    Operation *parent = func ? func->getParentOp() : op->getParentOp();
     InFlightDiagnostic diag = op->emitError()
                               << "'" << op->getName() << "' is ";
     if (!func)
       diag << "not in a function";
     else
-      diag << "in a function nested in '" << parent->getName() << "'";
+      diag << "in a function nested in '" << func->getParentOp()->getName()
+           << "'";
     diag << ": " << lowering
          << " lowers only the functions directly in the module it runs on";
     misplaced = true;

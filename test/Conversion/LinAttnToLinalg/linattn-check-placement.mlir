@@ -45,6 +45,18 @@ module {
 
 // -----
 
+// An op outside any function (the module's body is a graph region).
+module {
+  %x = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{'linattn.feature_map' is not in a function: the lowering pipeline lowers only the functions directly in the module it runs on}}
+  %f = linattn.feature_map elu %x : tensor<4x8xf32> -> tensor<4x8xf32>
+}
+// CPU: 'linattn.feature_map' is not in a function: linattn-lower-to-cpu
+// NVVM: 'linattn.feature_map' is not in a function: linattn-lower-to-nvvm
+// GPU: 'linattn.feature_map' is not in a function: convert-linattn-to-gpu
+
+// -----
+
 // The module's own functions pass, however deep the op sits in them; a
 // nested module without linattn ops is no concern of the check.
 func.func @top_level(%q: tensor<2x3x4xf32>, %v: tensor<2x3x5xf32>, %c: i1) -> tensor<2x3x5xf32> {
