@@ -68,15 +68,7 @@ struct UnrollScan : OpRewritePattern<ScanOp> {
       return extractToken(rewriter, loc, sequence, rewriter.getIndexAttr(t));
     };
 
-    // [batch..., X] <-> [batch..., 1, X].
-    SmallVector<ReassociationIndices> reassociation;
-    for (int64_t i = 0; i < seqDim; ++i)
-      reassociation.push_back({i});
-    reassociation.push_back({seqDim, seqDim + 1});
     RankedTensorType outputTokenType = dropDim(resultType, seqDim);
-    SmallVector<int64_t> expandedShape(resultType.getShape());
-    expandedShape[seqDim] = 1;
-    RankedTensorType expandedType = resultType.clone(expandedShape);
 
     SmallVector<Value> outputs(length);
     for (int64_t i = 0; i < length; ++i) {
@@ -87,12 +79,11 @@ struct UnrollScan : OpRewritePattern<ScanOp> {
           token(op.getValues(), t), state, normalizer, op.getEpsAttr());
       state = step.getNewState();
       normalizer = step.getNewNormalizer();
-      outputs[t] = tensor::ExpandShapeOp::create(
-          rewriter, loc, expandedType, step.getResult(), reassociation);
+      outputs[t] = expandToken(rewriter, loc, step.getResult());
     }
 
     Value result = outputs.front();
-    if (llvm::is_contained(expandedType.getShape(), 0)) {
+    if (llvm::is_contained(outputTokenType.getShape(), 0)) {
       // No elements to concatenate; upstream bufferizes a tensor.concat of
       // empty pieces into invalid subviews.
       SmallVector<OpFoldResult> sizes =

@@ -105,14 +105,19 @@ Value mlir::linattn::extractToken(OpBuilder &builder, Location loc,
                                          tokenReassociation(rank));
 }
 
-Value mlir::linattn::insertToken(OpBuilder &builder, Location loc, Value token,
-                                 Value sequence, OpFoldResult index) {
+Value mlir::linattn::expandToken(OpBuilder &builder, Location loc,
+                                 Value token) {
   auto type = cast<RankedTensorType>(token.getType());
-  int64_t rank = type.getRank() + 1;
   SmallVector<int64_t> shape(type.getShape());
   shape.insert(shape.end() - 1, 1);
-  Value expanded = tensor::ExpandShapeOp::create(
-      builder, loc, type.clone(shape), token, tokenReassociation(rank));
+  return tensor::ExpandShapeOp::create(builder, loc, type.clone(shape), token,
+                                       tokenReassociation(type.getRank() + 1));
+}
+
+Value mlir::linattn::insertToken(OpBuilder &builder, Location loc, Value token,
+                                 Value sequence, OpFoldResult index) {
+  Value expanded = expandToken(builder, loc, token);
+  int64_t rank = cast<RankedTensorType>(expanded.getType()).getRank();
   SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
   offsets[rank - 2] = index;
   SmallVector<OpFoldResult> sizes =

@@ -52,13 +52,16 @@ Value createInsertSlice(OpBuilder &builder, Location loc, Value source,
                         ArrayRef<OpFoldResult> sizes,
                         ArrayRef<OpFoldResult> strides);
 
-/// Token `index` of `sequence`, a [batch..., N, X] tensor with N at
-/// `seqDim` (its second-last dimension), as a [batch..., X] tensor: a slice
-/// that keeps the token dimension, collapsed into X. A rank-reducing slice
-/// would be ambiguous where a batch size of 1 sits next to it, and the
-/// canonicalizer may resolve it differently once dynamic sizes turn static.
+/// Token `index` of `sequence`, a [batch..., N, X] tensor, as a
+/// [batch..., X] tensor: a slice that keeps the token dimension, collapsed
+/// into X. A rank-reducing slice would be ambiguous where a batch size of 1
+/// sits next to it, and the canonicalizer may resolve it differently once
+/// dynamic sizes turn static.
 Value extractToken(OpBuilder &builder, Location loc, Value sequence,
                    OpFoldResult index);
+
+/// `token`, a [batch..., X] tensor, as a [batch..., 1, X] one.
+Value expandToken(OpBuilder &builder, Location loc, Value token);
 
 /// Writes `token`, a [batch..., X] tensor, into `sequence`, a [batch..., N, X]
 /// tensor, at `index`: the inverse of extractToken.
