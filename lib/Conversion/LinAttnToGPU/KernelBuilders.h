@@ -357,29 +357,15 @@ private:
   Value flatten(Value buffer) {
     auto type = cast<MemRefType>(buffer.getType());
     MemRefType dynamic = flatBufferType(type.getElementType());
-    if (type.getRank() == 1)
-      return type == dynamic
-                 ? buffer
-                 : memref::CastOp::create(b, loc, dynamic, buffer).getResult();
-    int64_t staticCount = 1;
-    Value count;
-    for (int64_t i = 0; i < type.getRank(); ++i) {
-      if (!type.isDynamicDim(i)) {
-        staticCount *= type.getDimSize(i);
-        continue;
-      }
-      Value size = memref::DimOp::create(b, loc, buffer, i);
-      count = count ? arith::MulIOp::create(b, loc, count, size) : size;
-    }
-    OpFoldResult elements = b.getIndexAttr(staticCount);
-    if (count && staticCount != 1)
-      count = arith::MulIOp::create(
-          b, loc, count, arith::ConstantIndexOp::create(b, loc, staticCount));
-    if (count)
-      elements = count;
-    return memref::ReinterpretCastOp::create(b, loc, dynamic, buffer,
-                                             b.getIndexAttr(0), {elements},
-                                             {b.getIndexAttr(1)});
+    if (type == dynamic)
+      return buffer;
+    Value count = arith::ConstantIndexOp::create(b, loc, 1);
+    for (OpFoldResult size : memref::getMixedSizes(b, loc, buffer))
+      count = b.createOrFold<arith::MulIOp>(
+          loc, count, getValueOrCreateConstantIndexOp(b, loc, size));
+    return memref::ReinterpretCastOp::create(
+        b, loc, dynamic, buffer, b.getIndexAttr(0), {getAsOpFoldResult(count)},
+        {b.getIndexAttr(1)});
   }
 
   RewriterBase &b;
