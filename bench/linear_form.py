@@ -174,7 +174,7 @@ class Runner:
         return float(np.median(times)) * 1e3
 
     def python(self, c, repeat):
-        linattn = self.package()
+        linattn = cpu.package(self.build_dir)
         q, k, v = inputs_for(c, np.random.default_rng(1))
         o = np.empty_like(q)
         linattn.linear_attention(q, k, v, causal=False, out=o)  # compiles
@@ -184,9 +184,6 @@ class Runner:
             linattn.linear_attention(q, k, v, causal=False, out=o)
             times.append(time.perf_counter() - t0)
         return float(np.median(times)) * 1e3
-
-    def package(self):
-        return cpu.package(self.build_dir)
 
     def time(self, method, c, repeat):
         if method == "ours":
@@ -209,7 +206,8 @@ def run_checks(runner, work):
             np.save(paths[-1], a)
         runner.ours(c, 0, inputs=paths, outdir=d)
         ref = reference(q, k, v)
-        python = runner.package().linear_attention(q, k, v, causal=False)
+        python = cpu.package(runner.build_dir).linear_attention(
+            q, k, v, causal=False)
         for method, out in (("ours", np.load(os.path.join(d, "result0.npy"))),
                             ("python", python),
                             ("numpy", numpy_attention(q, k, v))):
@@ -243,7 +241,8 @@ def report(results, checks, peak, machine, outdir):
           f"numpy {np.__version__}, BLAS: {blas_name()}", "```\n",
           "## Results\n",
           "Median of N calls after one warm-up call; every call allocates its "
-          "output, except the Python API's, which writes a given array. GFLOP/s use the common flop count of `Case.flops` "
+          "output, except the Python API's, which writes a given array. "
+          "GFLOP/s use the common flop count of `Case.flops` "
           "(S = φ(K)ᵀV, z, the readout, the denominators, the division, elu+1) "
           f"for every method; % of peak is of the measured all-core FMA peak "
           f"({peak:.1f} GFLOP/s). GB/s is the compulsory traffic (q, k, v "

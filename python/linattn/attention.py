@@ -635,9 +635,9 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     z_out receive the state after; they are float32 (``"f32"``) for 16-bit
     data, else the data's type. The arrays are `DeviceArray`s as for
     `linear_attention_device`; outputs must not overlap inputs or each
-    other (ValueError; ping-pong between two states). Nothing is copied or synchronized, and every call
-    of one shape only launches on `stream` (so it can be captured in a
-    CUDA graph).
+    other (ValueError; ping-pong between two states). Nothing is copied or
+    synchronized, and every call of one shape only launches on `stream` (so
+    it can be captured in a CUDA graph).
     """
     _check_device_options(feature_map, normalize, eps, backend, stream)
     tokens = isinstance(q, DeviceArray) and len(q.shape) == 4

@@ -187,8 +187,7 @@ def ConvertLinAttnToCPUKernelsPass
            "vector width and register tile">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
            "f32 lanes per vector, half as many f64 ones; 0 picks the "
-           "target's (16 with AVX-512, 8 "
-           "with AVX2, 4 otherwise)">,
+           "target's (16 with AVX-512, 8 with AVX2, 4 otherwise)">,
     Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"0",
            "Tokens whose updates share one pass over the state (1 to 8; 0: "
            "3 with 32 vector registers (AVX-512), 2 otherwise)">,

@@ -137,8 +137,8 @@ private:
   /// type, zero in the lanes `mask` turns off.
   Value loadVector(Value memref, ValueRange indices, Value mask);
   /// Stores the compute-type vector `value` in the element type of `memref`;
-  /// with
-  /// `streaming`, past the caches (the vector must be aligned to its size).
+  /// with `streaming`, past the caches (the vector must be aligned to its
+  /// size).
   void storeVector(Value value, Value memref, ValueRange indices, Value mask,
                    bool streaming = false);
 
