@@ -134,6 +134,14 @@ def configurations():
                 scan_module("bf16", f, f, normalized=False),
                 f"scan-kernel=chunked sequence-parallel-blocks={parallel}",
                 "chunked", f, f, "bf16", normalized=False))
+        # The same with 64-bit offsets: what every chunk loop took before
+        # 32-bit offsets, and what sequences beyond them take.
+        configs.append(Config(
+            f"chunked bf16 F{f} unnormalized 64-bit offsets",
+            scan_module("bf16", f, f, normalized=False),
+            "scan-kernel=chunked sequence-parallel-blocks=0 "
+            "narrow-offset-limit=0", "chunked", f, f, "bf16",
+            normalized=False))
         # cp.async double buffering: doubled staged tiles in dynamic shared
         # memory, normalized and as the benchmark calls it.
         for normalized in (True, False):
@@ -465,6 +473,12 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
     functions = sass_functions(sass)
     rows = []
     for kernel in ptx_kernels(ptx):
+        # With sequence-parallel-blocks=0 the segment kernels run only for
+        # sequences whose 32-bit offsets would not fit in one block (over
+        # 16M tokens at F = 128): left out.
+        if ("sequence-parallel-blocks=0" in config.options
+                and "_segment_" in kernel):
+            continue
         res = resources[kernel]
         instructions = functions[kernel]
         grid, block, dynamic = launches.get(kernel,
@@ -575,6 +589,11 @@ def write_reports(rows, meta, out_dir):
               "<options>\"`, its PTX compiled with `ptxas -O3 -v` and the "
               "cubin disassembled with `cuobjdump --dump-sass`. Instruction "
               "counts are static (instructions in the code, not executed). "
+              "Chunk loops address the rows of their block by 32-bit "
+              "offsets (64-bit in the `64-bit offsets` rows, "
+              "`narrow-offset-limit=0`); with `sequence-parallel-blocks=0` "
+              "the segment kernels, which then run only for sequences too "
+              "long for 32-bit offsets in one block, are left out. "
               "`bench/gpu/README.md` reads the chunked kernel's SASS: what "
               "limits it and what would remove the limits.\n")
 

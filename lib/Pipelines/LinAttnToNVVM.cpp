@@ -63,6 +63,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.tf32 = options.tf32;
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
+  kernels.narrowOffsetLimit = options.narrowOffsetLimit;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);
 

@@ -29,7 +29,7 @@
 // outputs, 32 for the state update. The launches' block size is the kernel's
 // known_block_size, .maxntid for ptxas (which then allocates registers for
 // blocks of that size).
-// PTX-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_0(
+// PTX-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_3(
 // PTX: .maxntid 128, 1, 1
 // PTX-COUNT-128: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-NOT: mma.sync
@@ -37,7 +37,7 @@
 // f16, F = 128, C = 32, value tile 64, four warps (two per row tile, each
 // with half the keys and half the value columns): per warp 16 products for
 // the scores, 40 for the outputs, 32 for the state update.
-// PTX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
+// PTX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_7(
 // PTX: .maxntid 128, 1, 1
 // PTX-COUNT-88: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX-NOT: mma.sync
@@ -48,12 +48,12 @@
 // tiles (.trans) for the outputs, φ(K_c) (.trans, as the A of φ(K_c)ᵀV_c)
 // and two value tiles (.trans) for the state. A fragment used for several
 // tiles is loaded once: bf16, F = 64, C = 64 has 52 plain and 52 .trans.
-// LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_0(
+// LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_3(
 // LDMATRIX-COUNT-104: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
 // LDMATRIX-NOT: ldmatrix
 // LDMATRIX: ret;
 // f16, F = 128, C = 32, value tile 64: 74, x4 loads only.
-// LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
+// LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_7(
 // LDMATRIX-COUNT-74: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
 // LDMATRIX-NOT: ldmatrix
 // LDMATRIX: ret;
@@ -62,11 +62,11 @@
 // aligned (a run-time test; element by element otherwise, and for the
 // values when Dv is not a multiple of 8), stored to shared memory 16 bytes
 // at a time.
-// VLOAD-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_0(
+// VLOAD-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_3(
 // VLOAD-COUNT-3: ld.global.v4.b32
 // VLOAD-NOT: ld.global.v4
 // VLOAD: ret;
-// VLOAD-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_1(
+// VLOAD-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_7(
 // VLOAD-COUNT-3: st.shared.v4.b32
 // VLOAD: ret;
 // NO-VLOAD-NOT: ld.global.v4
@@ -75,28 +75,33 @@
 // Shared memory: the tiles' rows padded by 16 bytes (F = 64: 5 tiles of
 // 64 x 72 bf16 and z; F = 128, C = 32, DT = 64: 2 x 32 x 136 + 32 x 72 +
 // 32 x 40 + 128 x 72 f16, z and the two warps' row sums, 2 x 32 f32). (CUDA 13's ptxas reports the last kernel first. At
-// the time of writing: 168 registers for F = 128, 146 for F = 64.)
+// the time of writing: 156 registers for F = 128, 142 for F = 64.) With N
+// dynamic the module also holds the segment kernels, which run for
+// sequences too long for one block's 32-bit offsets even with
+// sequence-parallel-blocks=0.
 // With async copies the staged tiles take two slots: 73984 bytes at F = 64
 // and 65792 at F = 128, above CUDA's 48 KiB of static shared memory, so the
 // kernels use dynamic shared memory (an external declaration: no static
-// shared memory at all) and their launches ask for it; each chunk's
+// shared memory of their own; the segment kernels, built for sequences too
+// long for 32-bit offsets in one block, stage K and V only, 36864 bytes at
+// F = 64) and their launches ask for it; each chunk's
 // cp.async (16 bytes, L1 bypassed, zero-filled past the sequence) is
 // committed as a group, and a chunk waits for all groups but the newest.
 // ASYNC-HOST: %[[S0:.*]] = llvm.mlir.constant(73984 : i32) : i32
-// ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_elu_normalized_0 {{.*}} dynamic_shared_memory_size %[[S0]] args
+// ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_elu_normalized_3 {{.*}} dynamic_shared_memory_size %[[S0]] args
 // ASYNC-HOST: %[[S1:.*]] = llvm.mlir.constant(65792 : i32) : i32
-// ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_relu_normalized_1 {{.*}} dynamic_shared_memory_size %[[S1]] args
+// ASYNC-HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_forward_relu_normalized_7 {{.*}} dynamic_shared_memory_size %[[S1]] args
 // ASYNC: .extern .shared .align 16 .b8 linattn_dynamic_shared[];
+// ASYNC: .entry linattn_scan_chunked_forward_elu_normalized_3(
 // ASYNC-NOT: .shared .align
-// ASYNC: .entry linattn_scan_chunked_forward_elu_normalized_0(
 // ASYNC: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
 // ASYNC: cp.async.commit_group;
 // ASYNC: cp.async.commit_group;
 // ASYNC-NEXT: cp.async.wait_group 1;
 // ASYNC: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// ASYNC: .entry linattn_scan_chunked_forward_relu_normalized_1(
+// ASYNC: .entry linattn_scan_chunked_forward_relu_normalized_7(
 // ASYNC: cp.async.cg.shared.global
-// ASYNC-PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
+// ASYNC-PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_7' for 'sm_90'
 // ASYNC-PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ASYNC-PTXAS: Used {{[0-9]+}} registers, used 1 barriers{{$}}
 // At F = 64, at most 168 registers: three blocks of 128 threads per SM, as
@@ -104,13 +109,13 @@
 // state, so the kernel does not store it and ptxas needs no stack (a scan
 // whose state is used spills a few bytes outside the chunk loop for it;
 // linattn-lower-to-nvvm-sass.mlir checks the loop).
-// ASYNC-PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_0' for 'sm_90'
+// ASYNC-PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_3' for 'sm_90'
 // ASYNC-PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ASYNC-PTXAS: Used {{([0-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])}} registers, used 1 barriers{{$}}
-// PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_1' for 'sm_90'
+// PTXAS: Compiling entry function 'linattn_scan_chunked_forward_relu_normalized_7' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 43776 bytes smem
-// PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_0' for 'sm_90'
+// PTXAS: Compiling entry function 'linattn_scan_chunked_forward_elu_normalized_3' for 'sm_90'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{[0-9]+}} registers, used 1 barriers, 46336 bytes smem
 
@@ -149,8 +154,8 @@
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // CUBIN: sm_90
-// CUBIN-DAG: linattn_scan_chunked_forward_elu_normalized_0
-// CUBIN-DAG: linattn_scan_chunked_forward_relu_normalized_1
+// CUBIN-DAG: linattn_scan_chunked_forward_elu_normalized_3
+// CUBIN-DAG: linattn_scan_chunked_forward_relu_normalized_7
 
 // RECURRENT-NOT: mma.sync
 // RECURRENT: .visible .entry linattn_scan_forward_elu_normalized_0(

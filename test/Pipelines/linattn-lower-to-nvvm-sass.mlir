@@ -16,34 +16,34 @@
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=LDG
 
 // CHUNKED: code for sm_90
-// CHUNKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// CHUNKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
 // CHUNKED-NOT: BF16
 // CHUNKED-COUNT-88: {{HMMA\.16816\.F32 }}
 // CHUNKED-NOT: {{HMMA|BF16}}
 // CHUNKED: EXIT
-// CHUNKED-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// CHUNKED-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
 // CHUNKED-COUNT-128: HMMA.16816.F32.BF16
 // CHUNKED-NOT: HMMA
 // CHUNKED: EXIT
 
 // The fragments come from LDSM (ldmatrix, plain M88 and transposing MT88),
 // one per ldmatrix of the PTX: 74 (f16, F = 128) and 104 (bf16, F = 64).
-// LDSM-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// LDSM-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
 // LDSM-COUNT-74: LDSM.16.{{M|MT}}88.4
 // LDSM-NOT: LDSM
 // LDSM: EXIT
-// LDSM-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// LDSM-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
 // LDSM-COUNT-104: LDSM.16.{{M|MT}}88.4
 // LDSM-NOT: LDSM
 // LDSM: EXIT
 
 // Staging reads q, k and v with one 16-byte LDG each per group (the aligned
 // path; the element-wise fallback is LDG.E.U16).
-// LDG-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// LDG-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
 // LDG-COUNT-3: LDG.E.128
 // LDG-NOT: LDG.E.128
 // LDG: EXIT
-// LDG-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// LDG-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
 // LDG-COUNT-3: LDG.E.128
 // LDG-NOT: LDG.E.128
 // LDG: EXIT
@@ -51,9 +51,9 @@
 // No local memory (no spills, no stack). SHARED is ptxas' static size plus
 // the 1 KiB sm_90 reserves per block (linattn-lower-to-nvvm-chunked.mlir
 // pins the static size).
-// CHUNKED-RES: Function linattn_scan_chunked_forward_relu_normalized_1:
+// CHUNKED-RES: Function linattn_scan_chunked_forward_relu_normalized_7:
 // CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
-// CHUNKED-RES: Function linattn_scan_chunked_forward_elu_normalized_0:
+// CHUNKED-RES: Function linattn_scan_chunked_forward_elu_normalized_3:
 // CHUNKED-RES-NEXT: REG:{{[0-9]+}} STACK:0 SHARED:{{[0-9]+}} LOCAL:0
 
 // The chunk loop, each iteration (Inputs/sass_loop.py cuts out the loop that
@@ -66,22 +66,38 @@
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=LOOP --implicit-check-not=STL --implicit-check-not=LDL
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 async-copies=true" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.async.cubin
 // RUN: %cuobjdump --dump-sass %t.async.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=ASYNC-LOOP --implicit-check-not=STL --implicit-check-not=LDL
-// LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
 // LOOP: LDG.E.128
 // LOOP-COUNT-88: HMMA.16816.F32
-// LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
 // LOOP: LDG.E.128
 // LOOP-COUNT-128: HMMA.16816.F32.BF16
-// ASYNC-LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_1
+// ASYNC-LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
 // ASYNC-LOOP: LDGSTS.E.BYPASS.128
 // ASYNC-LOOP: LDGDEPBAR
 // ASYNC-LOOP: DEPBAR.LE SB0, 0x1
 // ASYNC-LOOP-COUNT-88: HMMA.16816.F32
-// ASYNC-LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_0
+// ASYNC-LOOP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
 // ASYNC-LOOP: LDGSTS.E.BYPASS.128
 // ASYNC-LOOP: LDGDEPBAR
 // ASYNC-LOOP: DEPBAR.LE SB0, 0x1
 // ASYNC-LOOP-COUNT-128: HMMA.16816.F32.BF16
+
+// 32-bit offsets: the chunk loop widens each staging load's and output
+// store's offset once (IMAD.WIDE.U32 of the offset and the element size,
+// added to the block's base) and compares tokens and columns in 32 bits.
+// With 64-bit offsets (narrow-offset-limit=0) every address also takes an
+// LEA.HI.X for its high half, and the column tests a second ISETP.EX.
+// RUN: %cuobjdump --dump-sass %t.chunked.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=OFFSETS
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 narrow-offset-limit=0" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.wide.cubin
+// RUN: %cuobjdump --dump-sass %t.wide.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=WIDE
+// OFFSETS-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
+// OFFSETS-NOT: LEA.HI.X
+// OFFSETS: IMAD.WIDE.U32
+// OFFSETS-NOT: LEA.HI.X
+// OFFSETS: Function :
+// WIDE-LABEL: Function : linattn_scan_chunked_wide_forward_elu_normalized_0
+// WIDE: LEA.HI.X
 
 // The sequence-parallel kernels of an f32 scan on tf32 tensor cores
 // (tf32=true; F = 64, C = 32): HMMA.1688 in the segment-state (64) and

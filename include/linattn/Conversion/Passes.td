@@ -329,6 +329,14 @@ def ConvertLinAttnToGPUPass
            "The chunked kernels (f16/bf16, with vector loads) copy the next "
            "chunk with cp.async while they compute the current one, in two "
            "slots per staged tile; false: staged synchronously">,
+    Option<"narrowOffsetLimit", "narrow-offset-limit", "int64_t",
+           /*default=*/"2147483648",
+           "The chunk loops address global memory by 32-bit offsets from "
+           "their block's first row, kept below this: a sequence too long "
+           "for one block runs in segments (whatever "
+           "sequence-parallel-blocks says), and W = max(F, Dv, 128) above "
+           "limit / (2C + 2) takes 64-bit offsets (chosen at run time for a "
+           "dynamic Dv); at most 2^31, 0: always 64-bit">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

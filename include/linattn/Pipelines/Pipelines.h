@@ -193,6 +193,12 @@ struct LinAttnLowerToNVVMOptions
                      "the next chunk with cp.async while they compute the "
                      "current one (false: staged synchronously)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> narrowOffsetLimit{
+      *this, "narrow-offset-limit",
+      llvm::cl::desc("The chunk loops keep their 32-bit offsets below this, "
+                     "in segments where a sequence is too long for one "
+                     "block (at most 2^31; 0: always 64-bit)"),
+      llvm::cl::init(int64_t(1) << 31)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

@@ -297,6 +297,11 @@ struct ChunkedScanConfig {
   /// compute the current one (16-bit data with vector loads only): φ(Q_c),
   /// φ(K_c) and V_c then have two slots each.
   bool asyncCopies;
+  /// Whether the chunk loops address global memory by 32-bit offsets from
+  /// the lowest row of the block's scan positions (the launch keeps them
+  /// below `narrowOffsetLimit`, see `Converter::convertChunked`), or by
+  /// index ones.
+  bool narrowOffsets;
 
   int64_t threads() const { return 32 * shape.warps; }
   /// Slots of the staged tiles: 2 with async copies.
@@ -374,13 +379,15 @@ class ChunkEmitter {
 public:
   /// `stageBatch`: global loads per thread in flight while staging (more
   /// hide more latency and take more registers).
+  /// The block walks scan positions [begin, end) of batch element `batch`.
   ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
                ValueRange shared, Value qBuf, Value kBuf, Value vBuf, Value n,
-               Value dv, Value batch, Value colBase, int64_t stageBatch)
+               Value dv, Value batch, Value colBase, Value begin, Value end,
+               int64_t stageBatch)
       : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
         kb(rewriter, loc, c.stateType), mb(kb, c.dataType, laneOf(kb)),
         qBuf(qBuf), kBuf(kBuf), vBuf(vBuf), n(n), dv(dv), batch(batch),
-        colBase(colBase) {
+        colBase(colBase), begin(begin), end(end) {
     if (shared.size() == 2) {
       ks = shared[0];
       vs = shared[1];
@@ -402,16 +409,27 @@ public:
     ldF = kb.idx(c.ldF());
     ldDT = kb.idx(c.ldDT());
     ldC = kb.idx(c.ldC());
-    if (vectorWidth() == 1)
-      return;
-    featuresAligned = aligned16(kBuf);
-    if (qBuf)
-      featuresAligned =
-          arith::AndIOp::create(b, loc, featuresAligned, aligned16(qBuf));
-    // Rows of V are 16-byte aligned when Dv is a multiple of the width too.
-    valuesAligned = arith::AndIOp::create(
-        b, loc, aligned16(vBuf),
-        kb.eq(kb.remU(dv, kb.idx(vectorWidth())), kb.idx(0)));
+    if (vectorWidth() > 1) {
+      featuresAligned = aligned16(kBuf);
+      if (qBuf)
+        featuresAligned =
+            arith::AndIOp::create(b, loc, featuresAligned, aligned16(qBuf));
+      // Rows of V are 16-byte aligned when Dv is a multiple of the width too.
+      valuesAligned = arith::AndIOp::create(
+          b, loc, aligned16(vBuf),
+          kb.eq(kb.remU(dv, kb.idx(vectorWidth())), kb.idx(0)));
+    }
+    offsetType = c.narrowOffsets ? Type(b.getI32Type()) : b.getIndexType();
+    dvOffset = toOffset(dv);
+    colBaseOffset = toOffset(colBase);
+    // Offsets count from the lowest row of the block's positions: that of
+    // `begin`, or in a reverse scan (whose positions run down the rows)
+    // that of end - 1.
+    Value first = kb.mul(batch, n);
+    Value lowest =
+        c.reverse ? kb.sub(kb.add(first, n), end) : kb.add(first, begin);
+    featureBase = kb.mul(lowest, kb.idx(c.features));
+    valueBase = kb.mul(lowest, dv);
   }
 
   KernelBuilder &builder() { return kb; }
@@ -671,33 +689,34 @@ public:
           for (Value &value : values)
             value =
                 kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
-        Value col = kb.add(colBase, d);
-        Value at = kb.add(kb.mul(row(t0, t), dv), col);
+        Value col = kb.add(colBaseOffset, toOffset(d));
+        Value at = elementAt(row(t0, t), dvOffset, col);
         auto storeEach = [&] {
           for (int64_t e = 0; e < 2; ++e) {
-            Value column = kb.add(col, kb.idx(e));
-            kb.ifThen(kb.ult(column, dv), [&] {
-              kb.store(values[e], oBuf, kb.add(at, kb.idx(e)));
+            Value column = kb.add(col, offset(e));
+            kb.ifThen(kb.ult(column, dvOffset), [&] {
+              kb.store(values[e], oBuf,
+                       toIndex(valueBase, kb.add(at, offset(e))));
             });
           }
         };
-        kb.ifThen(kb.ult(t, tokens), [&] {
+        kb.ifThen(within(t, tokens), [&] {
           if (!pairs) {
             storeEach();
             return;
           }
           // col is even: with Dv even, col < Dv covers col + 1.
           kb.ifElse(
-              arith::AndIOp::create(b, loc, pairs, kb.ult(col, dv)),
+              arith::AndIOp::create(b, loc, pairs, kb.ult(col, dvOffset)),
               [&] {
                 SmallVector<Value, 2> elements;
                 for (Value value : values)
                   elements.push_back(convertFloat(b, loc, value, oType));
                 Value pair = vector::FromElementsOp::create(
                     b, loc, VectorType::get({2}, oType), elements);
-                vector::StoreOp::create(b, loc, pair, oBuf, ValueRange{at},
-                                        /*nontemporal=*/false,
-                                        llvm::MaybeAlign(pairBytes));
+                vector::StoreOp::create(
+                    b, loc, pair, oBuf, ValueRange{toIndex(valueBase, at)},
+                    /*nontemporal=*/false, llvm::MaybeAlign(pairBytes));
               },
               storeEach);
         });
@@ -814,6 +833,35 @@ private:
   };
   using StagedGroup = SmallVector<StagedElements, 2>;
 
+  /// A global offset (from `featureBase` or `valueBase`): i32 with narrow
+  /// offsets, index otherwise.
+  Value toOffset(Value index) {
+    if (!c.narrowOffsets)
+      return index;
+    return arith::IndexCastUIOp::create(b, loc, offsetType, index);
+  }
+  /// The index of the element at `offset` from `base` (`featureBase` or
+  /// `valueBase`).
+  Value toIndex(Value base, Value offset) {
+    if (c.narrowOffsets)
+      offset = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), offset);
+    return kb.add(base, offset);
+  }
+  Value offset(int64_t value) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(offsetType, value));
+  }
+  /// Element `col` of row `row` of a buffer of rows of `width` elements.
+  Value elementAt(Value row, Value width, Value col) {
+    return kb.add(kb.mul(row, width), col);
+  }
+
+  /// t < count for a token t of the chunk (both at most C), compared in the
+  /// offset type.
+  Value within(Value t, Value count) {
+    return kb.ult(toOffset(t), toOffset(count));
+  }
+
   /// Elements per staged group: those of 16 bytes of the data type, or 1
   /// without vector loads.
   int64_t vectorWidth() const {
@@ -859,13 +907,13 @@ private:
            [&](Value i) -> StagedGroup {
              Value t = kb.divU(i, perRow);
              Value f = kb.mul(kb.remU(i, perRow), kb.idx(width));
-             Value valid = kb.ult(t, count);
-             Value at =
-                 kb.add(kb.mul(row(t0, kb.select(valid, t, kb.idx(0))), cF), f);
+             Value valid = within(t, count);
+             Value at = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
+                                  offset(c.features), toOffset(f));
              auto features = [&](Value buffer, const FeatureSource &source) {
-               SmallVector<Value, 8> xs =
-                   loadElements(buffer, at, width, /*aligned=*/Value(),
-                                [](int64_t) { return Value(); });
+               SmallVector<Value, 8> xs = loadElements(
+                   buffer, featureBase, at, width,
+                   /*aligned=*/Value(), [](int64_t) { return Value(); });
                for (Value &x : xs)
                  x = kb.select(valid, kb.featureOf(x, source), kb.fconst(0.0));
                return xs;
@@ -888,18 +936,19 @@ private:
            [&](Value i) -> StagedGroup {
              Value t = kb.divU(i, perRow);
              Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
-             Value col = kb.add(colBase, d);
-             Value token = kb.ult(t, count);
-             Value at = kb.add(kb.mul(row(t0, t), dv), col);
+             Value col = kb.add(colBaseOffset, toOffset(d));
+             Value token = within(t, count);
+             Value at = elementAt(row(t0, t), dvOffset, col);
              // Column col + e is in Dv; with aligned rows Dv is a multiple of
              // the width, so the first column decides for the group.
              auto inColumns = [&](int64_t e) {
-               return arith::AndIOp::create(b, loc, token,
-                                            kb.ult(kb.add(col, kb.idx(e)), dv))
+               return arith::AndIOp::create(
+                          b, loc, token,
+                          kb.ult(kb.add(col, offset(e)), dvOffset))
                    .getResult();
              };
-             SmallVector<Value, 8> values =
-                 loadElements(vBuf, at, width, valuesAligned, inColumns);
+             SmallVector<Value, 8> values = loadElements(
+                 vBuf, valueBase, at, width, valuesAligned, inColumns);
              return {{values, vs, kb.add(base, kb.add(kb.mul(t, ldDT), d))}};
            });
   }
@@ -920,18 +969,18 @@ private:
     Value perRow = kb.idx(c.features / width);
     forEachGroup(c.shape.chunk * c.features / width, [&](Value i) {
       Value t = kb.divU(i, perRow);
-      fn(t, kb.mul(kb.remU(i, perRow), kb.idx(width)), kb.ult(t, count));
+      fn(t, kb.mul(kb.remU(i, perRow), kb.idx(width)), within(t, count));
     });
   }
 
   /// cp.async of one 16-byte group of `src` at `at` to `dst` at `slot`,
   /// reading `srcElements` of its elements (all or none) and zero-filling
   /// the rest; L1 is bypassed (the data is read once).
-  void copyGroup(Value src, Value at, Value dst, Value slot,
+  void copyGroup(Value src, Value index, Value dst, Value slot,
                  Value srcElements) {
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        ValueRange{slot}, src, ValueRange{at}, b.getIndexAttr(vectorWidth()),
+        ValueRange{slot}, src, ValueRange{index}, b.getIndexAttr(vectorWidth()),
         srcElements, b.getUnitAttr());
   }
 
@@ -944,8 +993,9 @@ private:
     forEachFeatureGroup(
         width,
         [&](Value t, Value f, Value valid) {
-          Value at =
-              kb.add(kb.mul(row(t0, kb.select(valid, t, kb.idx(0))), cF), f);
+          Value at = toIndex(featureBase,
+                             elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
+                                       offset(c.features), toOffset(f)));
           Value slot = kb.add(base, kb.add(kb.mul(t, ldF), f));
           Value elements = kb.select(valid, all, none);
           if (qs)
@@ -966,10 +1016,12 @@ private:
     forEachGroup(c.shape.chunk * c.shape.dvTile / width, [&](Value i) {
       Value t = kb.divU(i, perRow);
       Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
-      Value col = kb.add(colBase, d);
-      Value exists =
-          arith::AndIOp::create(b, loc, kb.ult(t, count), kb.ult(col, dv));
-      Value at = kb.select(exists, kb.add(kb.mul(row(t0, t), dv), col), none);
+      Value col = kb.add(colBaseOffset, toOffset(d));
+      Value exists = arith::AndIOp::create(b, loc, within(t, count),
+                                           kb.ult(col, dvOffset));
+      Value at = kb.select(
+          exists, toIndex(valueBase, elementAt(row(t0, t), dvOffset, col)),
+          none);
       copyGroup(vBuf, at, vs, kb.add(base, kb.add(kb.mul(t, ldDT), d)),
                 kb.select(exists, all, none));
     });
@@ -1005,11 +1057,11 @@ private:
   /// element by element where not. `valid(e)` (when it returns a value) says
   /// whether element e exists; zeros replace those that do not, and their
   /// loads are skipped.
-  SmallVector<Value, 8> loadElements(Value buffer, Value at, int64_t width,
-                                     Value aligned,
+  SmallVector<Value, 8> loadElements(Value buffer, Value base, Value at,
+                                     int64_t width, Value aligned,
                                      function_ref<Value(int64_t)> valid) {
     auto loadOne = [&](int64_t e) {
-      Value index = kb.add(at, kb.idx(e));
+      Value index = toIndex(base, kb.add(at, offset(e)));
       if (Value exists = valid(e))
         return kb.loadIf(exists, buffer, index);
       return kb.load(buffer, index);
@@ -1018,9 +1070,9 @@ private:
       return {loadOne(0)};
     auto vectorLoad = [&] {
       auto type = VectorType::get({width}, c.dataType);
-      Value vector =
-          vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
-                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value vector = vector::LoadOp::create(
+          b, loc, type, buffer, ValueRange{toIndex(base, at)},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
       SmallVector<Value, 8> elements;
       for (int64_t e = 0; e < width; ++e)
         elements.push_back(toState(
@@ -1058,12 +1110,15 @@ private:
     return SmallVector<Value, 8>(branch.getResults());
   }
 
-  /// The row of token t of the chunk at `t0` in the flat [batch·N, ...]
-  /// buffers.
+  /// The row of token t of the chunk at `t0` over the lowest row of the
+  /// block's positions, an offset: t0 - begin + t, or end - 1 - (t0 + t) in a
+  /// reverse scan. Only tokens of the chunk are read or written, but rows
+  /// are computed for all C: past the end, forward rows stay below the
+  /// limit the launch checked, reverse ones wrap (and are not used).
   Value row(Value t0, Value t) {
-    Value i = kb.add(t0, t);
-    Value token = c.reverse ? kb.sub(kb.sub(n, kb.idx(1)), i) : i;
-    return kb.add(kb.mul(batch, n), token);
+    if (c.reverse)
+      return kb.sub(toOffset(kb.sub(kb.sub(end, kb.idx(1)), t0)), toOffset(t));
+    return kb.add(toOffset(kb.sub(t0, begin)), toOffset(t));
   }
   /// The first row of this warp's row tile, and its group in the tile (with
   /// one warp per row tile: the warp's, and 0).
@@ -1166,6 +1221,13 @@ private:
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs, rs;
   Value tid, warp, cF, ldF, ldDT, ldC, zero;
+  /// The type of global offsets (`toOffset`); Dv and the block's first
+  /// value column in it.
+  Type offsetType;
+  Value dvOffset, colBaseOffset;
+  /// The block's scan positions [begin, end), and the first elements of
+  /// their lowest row in q and k, and in v and O: offsets count from there.
+  Value begin, end, featureBase, valueBase;
   /// The first elements of the current slot of the staged tiles.
   Value featureSlot, valueSlot;
   /// Whether the feature rows (φ(Q) and φ(K)) and the value rows can be
@@ -1239,12 +1301,6 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
   Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
-  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
-  // The state fragments stay in registers: two loads in flight per thread
-  // keep ptxas below 180 registers (eight take all 255).
-  ChunkEmitter e(rewriter, loc, c, shared, a.q, a.k, a.v, a.n, a.dv, batch,
-                 colBase, /*stageBatch=*/2);
-  Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
   Value begin = kb.idx(0), end = a.n;
   // The row of the initial state: the batch element's, or the segment's.
@@ -1254,6 +1310,12 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
     std::tie(begin, end) = segmentRange(kb, c, a.n, segment, perSegment);
     initBase = kb.mul(kb.add(kb.mul(batch, segments), segment), cF);
   }
+  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  // The state fragments stay in registers: two loads in flight per thread
+  // keep ptxas below 180 registers (eight take all 255).
+  ChunkEmitter e(rewriter, loc, c, shared, a.q, a.k, a.v, a.n, a.dv, batch,
+                 colBase, begin, end, /*stageBatch=*/2);
+  Value tid = e.threadIndex();
   auto stateIndex = [&](Value base, Value f, Value col) {
     return kb.add(kb.mul(kb.add(base, f), a.dv), col);
   };
@@ -1370,7 +1432,7 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
   auto [begin, end] = segmentRange(kb, c, n, segment, perSegment);
   SmallVector<Value> shared(kernel.getWorkgroupAttributions());
   ChunkEmitter e(rewriter, loc, c, shared, Value(), kBuf, vBuf, n, dv, batch,
-                 colBase, /*stageBatch=*/8);
+                 colBase, begin, end, /*stageBatch=*/8);
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features);
   // Features tid + j·T of the key sums, j < keyParts (none when neither the
@@ -1534,7 +1596,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       scanWritesState(op),
                       !op.getFinalNormalizer().use_empty(),
                       options.asyncCopies && options.vectorLoads &&
-                          vType.getElementType().getIntOrFloatBitWidth() == 16};
+                          vType.getElementType().getIntOrFloatBitWidth() == 16,
+                      /*narrowOffsets=*/true};
+  ChunkedScanConfig wide = c;
+  wide.narrowOffsets = false;
   Location loc = op.getLoc();
   int64_t chunk = shape->chunk, dvTile = shape->dvTile;
   int64_t batchDims = vType.getRank() - 2;
@@ -1577,7 +1642,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // most one per chunk and CUDA's grid z limit), each segment as long as
   // that count needs.
   Value chunks = divideCeil(n, index(chunk));
-  Value segments = one, perSegment = chunks;
+  Value segments = one, perSegment = atLeastOne(chunks);
   if (options.sequenceParallelBlocks > 0) {
     Value target = index(options.sequenceParallelBlocks);
     Value blocks = atLeastOne(mul(batch, tiles));
@@ -1590,26 +1655,36 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     segments = atLeastOne(divideCeil(chunks, perSegment));
   }
 
-  std::string suffix = c.suffix();
-  auto fused = [&]() {
-    gpu::GPUFuncOp kernel = buildChunkLoop(
-        rewriter, loc, kernels(), kernelName("linattn_scan_chunked_" + suffix),
-        c, /*segmented=*/false);
+  // Kernels with 64-bit offsets are named "..._wide_...".
+  auto name = [&](StringRef kind, const ChunkedScanConfig &config) {
+    return kernelName(("linattn_scan_" + kind + "_" +
+                       (config.narrowOffsets ? "" : "wide_") + c.suffix())
+                          .str());
+  };
+  auto fused = [&](const ChunkedScanConfig &config) {
+    gpu::GPUFuncOp kernel =
+        buildChunkLoop(rewriter, loc, kernels(), name("chunked", config),
+                       config, /*segmented=*/false);
     return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, dvTile,
                       c.threads());
   };
 
-  auto parallel = [&]() -> SmallVector<Value> {
-    gpu::GPUFuncOp statesKernel = buildSegmentStates(
-        rewriter, loc, kernels(),
-        kernelName("linattn_scan_segment_states_" + suffix), c);
-    gpu::GPUFuncOp scanKernel = buildSegmentScan(
-        rewriter, loc, kernels(),
-        kernelName("linattn_scan_segment_prefix_" + suffix), c);
-    gpu::GPUFuncOp outputsKernel =
-        buildChunkLoop(rewriter, loc, kernels(),
-                       kernelName("linattn_scan_segment_outputs_" + suffix), c,
-                       /*segmented=*/true);
+  // The segment states and the scan over them serve both variants: the
+  // states kernel keeps 64-bit offsets (with 32-bit ones ptxas gave its
+  // staging loop more registers: 127 instead of 96 at F = 64, and spills
+  // in tf32), the scan has no chunk loop.
+  gpu::GPUFuncOp statesKernel, scanKernel;
+  auto parallel = [&](const ChunkedScanConfig &config, Value perSegment,
+                      Value segments) -> SmallVector<Value> {
+    if (!statesKernel) {
+      statesKernel = buildSegmentStates(rewriter, loc, kernels(),
+                                        name("segment_states", c), wide);
+      scanKernel = buildSegmentScan(rewriter, loc, kernels(),
+                                    name("segment_prefix", c), c);
+    }
+    gpu::GPUFuncOp outputsKernel = buildChunkLoop(
+        rewriter, loc, kernels(), name("segment_outputs", config), config,
+        /*segmented=*/true);
     Value slots = mul(mul(batch, segments), index(features));
     OpFoldResult stateSize = mul(slots, dv), normalizerSize = slots;
     auto flat = [](Type type) {
@@ -1676,21 +1751,79 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     return {o[0], p[2], p[3]};
   };
 
-  SmallVector<Value> results;
-  if (std::optional<int64_t> count = getConstantIntValue(segments)) {
-    results = *count > 1 ? parallel() : fused();
-  } else {
-    Value split = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ugt, segments, one);
+  // `then()` where `cond` (an i1) holds, `otherwise()` where not: decided
+  // here when `cond` is a constant, at run time otherwise.
+  auto choose = [&](Value cond, function_ref<SmallVector<Value>()> then,
+                    function_ref<SmallVector<Value>()> otherwise) {
+    if (std::optional<int64_t> known = getConstantIntValue(cond))
+      return *known ? then() : otherwise();
     auto branch = scf::IfOp::create(
-        rewriter, loc, split,
+        rewriter, loc, cond,
         [&](OpBuilder &, Location) {
-          scf::YieldOp::create(rewriter, loc, parallel());
+          scf::YieldOp::create(rewriter, loc, then());
         },
         [&](OpBuilder &, Location) {
-          scf::YieldOp::create(rewriter, loc, fused());
+          scf::YieldOp::create(rewriter, loc, otherwise());
         });
-    results = branch.getResults();
+    return SmallVector<Value>(branch.getResults());
+  };
+  // The variant for `segments` segments of `perSegment` chunks:
+  // sequence-parallel where there are several.
+  auto variant = [&](const ChunkedScanConfig &config, Value perSegment,
+                     Value segments) -> SmallVector<Value> {
+    Value split = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ugt, segments, one);
+    return choose(
+        split,
+        [&]() -> SmallVector<Value> {
+          return parallel(config, perSegment, segments);
+        },
+        [&]() -> SmallVector<Value> { return fused(config); });
+  };
+
+  // 32-bit offsets. A chunk loop's offsets count from the lowest row of its
+  // block's positions, R rows (N batch-parallel, a segment's in segments):
+  // rows below R + C (the last chunk's tokens past the end included) of W =
+  // max(F, Dv, 128) elements at most, plus the columns of one value tile
+  // past Dv and of one 16-byte group, together below (R + C + 2) · W. The
+  // launch keeps that within `narrowOffsetLimit`: batch-parallel while N +
+  // C + 2 ≤ limit / W, in segments of at most (limit / W - C - 2) / C
+  // chunks beyond (whatever `sequence-parallel-blocks` says). That needs
+  // segments of one chunk to fit, W ≤ limit / (2C + 2); larger W (Dv above
+  // 16M at the default limit) takes 64-bit offsets: decided here for a
+  // static Dv, at run time between the two sets of kernels for a dynamic
+  // one.
+  SmallVector<Value> results;
+  int64_t limit = options.narrowOffsetLimit;
+  if (limit <= 0) {
+    results = variant(wide, perSegment, segments);
+  } else {
+    Value width = rewriter.createOrFold<arith::MaxUIOp>(
+        loc, dv, index(std::max<int64_t>(features, 128)));
+    Value fits = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ule, width, index(limit / (2 * chunk + 2)));
+    results = choose(
+        fits,
+        [&]() -> SmallVector<Value> {
+          Value rows =
+              rewriter.createOrFold<arith::DivUIOp>(loc, index(limit), width);
+          Value whole = rewriter.createOrFold<arith::CmpIOp>(
+              loc, arith::CmpIPredicate::ule,
+              rewriter.createOrFold<arith::AddIOp>(loc, n, index(chunk + 2)),
+              rows);
+          Value longest = rewriter.createOrFold<arith::DivUIOp>(
+              loc,
+              rewriter.createOrFold<arith::SubIOp>(loc, rows, index(chunk + 2)),
+              index(chunk));
+          Value bounded = rewriter.createOrFold<arith::SelectOp>(
+              loc, whole, perSegment, minU(perSegment, longest));
+          Value count = rewriter.createOrFold<arith::SelectOp>(
+              loc, whole, segments, atLeastOne(divideCeil(chunks, bounded)));
+          return variant(c, bounded, count);
+        },
+        [&]() -> SmallVector<Value> {
+          return variant(wide, perSegment, segments);
+        });
   }
   replaceScan(op, results);
   return std::nullopt;

@@ -937,6 +937,7 @@ struct ConvertLinAttnToGPUPass
     opts.tf32 = tf32;
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
+    opts.narrowOffsetLimit = narrowOffsetLimit;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {
       getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");
       return signalPassFailure();
@@ -960,6 +961,12 @@ struct ConvertLinAttnToGPUPass
     }
     if (opts.sequenceParallelBlocks < 0) {
       getOperation().emitError("sequence-parallel-blocks must not be negative");
+      return signalPassFailure();
+    }
+    if (opts.narrowOffsetLimit < 0 ||
+        opts.narrowOffsetLimit > kMaxNarrowOffsetLimit) {
+      getOperation().emitError(
+          "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
       return signalPassFailure();
     }
     if (failed(convertLinAttnToGPUKernels(getOperation(), opts)))

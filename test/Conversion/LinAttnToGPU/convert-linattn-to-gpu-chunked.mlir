@@ -8,6 +8,11 @@
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=2147483649" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 
 // A bf16 scan with an f32 state takes the chunked tensor-core kernel: four
 // warps per (batch element, tile of 64 value columns), chunks of 64 tokens;
@@ -23,7 +28,7 @@
 // the newest, applies elu to the groups it copied and publishes the tiles
 // with a barrier. Values whose rows are not 16-byte aligned are staged
 // synchronously.
-// ASYNC: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
+// ASYNC: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
 // ASYNC-SAME: workgroup(%[[QS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[QS]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<?xbf16> to memref<9216xbf16, #gpu.address_space<workgroup>>
 // ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[KS]][%{{.*}}], 8, %{{.*}} {bypassL1}
@@ -49,10 +54,10 @@
 //   CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 //   CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 //   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-//       CHECK: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_0(%[[C8]], %{{.*}}, %[[C1]], %[[C128]], %[[C1]], %[[C1]],
+//       CHECK: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%[[C8]], %{{.*}}, %[[C1]], %[[C128]], %[[C1]], %[[C1]],
 
 // The final state has no uses: the kernel takes q, k, v, O, N and Dv.
-// CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_0(
+// CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
 // CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: attributes {known_block_size = array<i32: 128, 1, 1>}
@@ -92,12 +97,75 @@
 // RECURRENT: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(
 // RECURRENT-NOT: nvvm.mma.sync
 
-// C32: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_0(
+// C32: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(
 // C32: workgroup(%{{.*}} : memref<2304xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
 
 // BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative
+// BAD-LIMIT: narrow-offset-limit must be between 0 and 2^31 (2147483648)
+
+// Offsets. The chunk loops address global memory by i32 offsets from the
+// lowest row of their block's scan positions: with the sequence split into
+// segments where a whole sequence (N + C + 2 rows of W = max(F, Dv, 128)
+// elements) would not fit below 2^31, even with sequence-parallel-blocks=0.
+// OFFSETS-LABEL: func.func @chunked_bf16
+//       OFFSETS: %[[N:.*]] = tensor.dim %{{.*}}, %c2
+//       OFFSETS: %[[ROWS:.*]] = arith.addi %[[N]], %c66 : index
+//       OFFSETS: %[[WHOLE:.*]] = arith.cmpi ule, %[[ROWS]], %c16777216 : index
+//       OFFSETS: scf.if
+//       OFFSETS:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(
+//       OFFSETS: } else {
+//       OFFSETS:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(
+// The first element of the block's lowest row in q and k (batch · N + begin,
+// times F) is computed once; in the chunk loop a token's offset from there
+// is i32 arithmetic (its row times F plus the feature), bounds tests too,
+// and a load takes the first element plus the offset's zero extension.
+// OFFSETS-LABEL: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
+//       OFFSETS: %[[BATCH:.*]] = gpu.block_id  x
+//       OFFSETS: %[[FIRST:.*]] = arith.muli %[[BATCH]], %{{.*}} : index
+//       OFFSETS: %[[FBASE:.*]] = arith.muli %[[FIRST]], %c64 : index
+//       OFFSETS: scf.for
+//       OFFSETS:   arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+//       OFFSETS:   %[[ROW:.*]] = arith.muli %{{.*}}, %c64_i32 : i32
+//       OFFSETS:   %[[AT:.*]] = arith.addi %[[ROW]], %{{.*}} : i32
+//       OFFSETS:   %[[OFF:.*]] = arith.index_castui %[[AT]] : i32 to index
+//       OFFSETS:   %[[INDEX:.*]] = arith.addi %[[FBASE]], %[[OFF]] : index
+//       OFFSETS:   vector.load %{{.*}}[%[[INDEX]]] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+//       OFFSETS: gpu.return
+// Static sizes that fit: one kernel, no segments.
+// OFFSETS-LABEL: func.func @static_small_batch
+//   OFFSETS-NOT: scf.if
+//       OFFSETS: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c1, %c1,
+// A dynamic Dv: the launch picks the kernels with 32-bit offsets where
+// W ≤ 2^31 / (2C + 2) = 16519104 (segments of one chunk fit), the
+// kernel with 64-bit offsets ("wide") beyond.
+// OFFSETS-LABEL: func.func @dynamic_dv
+//       OFFSETS: %[[W:.*]] = arith.maxui %{{.*}}, %c128 : index
+//       OFFSETS: %[[FITS:.*]] = arith.cmpi ule, %[[W]], %c16519104 : index
+//       OFFSETS: scf.if %[[FITS]]
+//       OFFSETS:   call @__linattn_launch_linattn_scan_chunked_forward_features_3(
+//       OFFSETS: } else {
+//       OFFSETS:   call @__linattn_launch_linattn_scan_chunked_wide_forward_features_4(
+//       OFFSETS: gpu.func @linattn_scan_chunked_wide_forward_features_4(
+//   OFFSETS-NOT: arith.index_castui
+//       OFFSETS: gpu.return
+// Static Dv above that: 64-bit offsets only.
+// OFFSETS-LABEL: func.func @static_wide
+//   OFFSETS-NOT: scf.if
+//       OFFSETS: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(
+
+// narrow-offset-limit=32768: offsets span 32768 / 128 = 256 rows, so N =
+// 1000 runs in segments of (256 - 66) / 64 = 2 chunks, 8 of them.
+// LIMIT-LABEL: func.func @static_small_batch
+//   LIMIT-NOT: scf.if
+//       LIMIT: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c8, {{.*}}, %c1000, %c64, %c2, %c8)
+
+// narrow-offset-limit=0: 64-bit offsets only, and no segments with
+// sequence-parallel-blocks=0 (--implicit-check-not).
+// WIDE-LABEL: func.func @chunked_bf16
+//   WIDE-NOT: scf.if
+//       WIDE: call @__linattn_launch_linattn_scan_chunked_wide_forward_elu_normalized_0(
 
 // With the default target (264 blocks) and a dynamic sequence length, the
 // segment count is computed at run time: batch x value tiles is 8 blocks, so
@@ -116,11 +184,22 @@
 //       SEQ: %[[PER:.*]] = arith.maxui %[[PER0]], %c1
 //       SEQ: %[[SEGS0:.*]] = arith.ceildivui %[[CHUNKS]], %[[PER]]
 //       SEQ: %[[SEGS:.*]] = arith.maxui %[[SEGS0]], %c1
-//       SEQ: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[SEGS]], %c1
+// The chunk loops' 32-bit offsets (below) span at most 2^31 / 128 rows
+// (W = max(F, Dv, 128) = 128): a block takes the whole sequence while
+// N + C + 2 fits in that, segments of at most (2^31 / 128 - 66) / 64 =
+// 262142 chunks beyond.
+//       SEQ: %[[ROWS:.*]] = arith.addi %[[N]], %c66
+//       SEQ: %[[WHOLE:.*]] = arith.cmpi ule, %[[ROWS]], %c16777216
+//       SEQ: %[[LONGEST:.*]] = arith.minui %[[PER]], %c262142
+//       SEQ: %[[BPER:.*]] = arith.select %[[WHOLE]], %[[PER]], %[[LONGEST]]
+//       SEQ: %[[BSEGS0:.*]] = arith.ceildivui %[[CHUNKS]], %[[BPER]]
+//       SEQ: %[[BSEGS1:.*]] = arith.maxui %[[BSEGS0]], %c1
+//       SEQ: %[[BSEGS:.*]] = arith.select %[[WHOLE]], %[[SEGS]], %[[BSEGS1]]
+//       SEQ: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[BSEGS]], %c1
 //       SEQ: scf.if %[[SEVERAL]]
-//       SEQ:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%c8, %c1, %[[SEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[PER]], %[[SEGS]])
-//       SEQ:   call @__linattn_launch_linattn_scan_segment_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1, {{.*}}, %c64, %[[SEGS]])
-//       SEQ:   call @__linattn_launch_linattn_scan_segment_outputs_forward_elu_normalized_2(%c8, %c1, %[[SEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[PER]], %[[SEGS]])
+//       SEQ:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%c8, %c1, %[[BSEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
+//       SEQ:   call @__linattn_launch_linattn_scan_segment_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1, {{.*}}, %c64, %[[BSEGS]])
+//       SEQ:   call @__linattn_launch_linattn_scan_segment_outputs_forward_elu_normalized_2(%c8, %c1, %[[BSEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
 //       SEQ: } else {
 //       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c1, %c1, %c128, %c1, %c1,
 // The contributions: the keys and values of a segment's chunks, the sums in
@@ -188,8 +267,8 @@ func.func @chunked_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v
 // shuffles.
 
 // CHECK-LABEL: func.func @chunked_f16_small
-// CHECK: call @__linattn_launch_linattn_scan_chunked_reverse_features_0(
-// CHECK: gpu.func @linattn_scan_chunked_reverse_features_0(
+// CHECK: call @__linattn_launch_linattn_scan_chunked_reverse_features_3(
+// CHECK: gpu.func @linattn_scan_chunked_reverse_features_3(
 // CHECK-NOT: gpu.shuffle
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: gpu.return
@@ -216,7 +295,7 @@ func.func @chunked_f16_small(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?x16xf16>, %
 // writes it; the segment outputs kernel still keeps none.
 
 // CHECK-LABEL: func.func @chunked_f16_small_normalizer
-// CHECK: gpu.func @linattn_scan_chunked_reverse_features_0(
+// CHECK: gpu.func @linattn_scan_chunked_reverse_features_3(
 // CHECK: memref.store {{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.return
 
@@ -354,4 +433,18 @@ func.func @static_half_target(%fq: tensor<132x1000x64xbf16>, %fk: tensor<132x100
 func.func @static_below_half(%fq: tensor<131x1000x64xbf16>, %fk: tensor<131x1000x64xbf16>, %v: tensor<131x1000x64xbf16>) -> tensor<131x1000x64xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<131x1000x64xbf16>, tensor<131x1000x64xbf16>, tensor<131x1000x64xbf16> -> tensor<131x1000x64xbf16>, tensor<131x64x64xf32>, tensor<131x64xf32>
   return %o : tensor<131x1000x64xbf16>
+}
+
+// -----
+
+func.func @dynamic_dv(%fq: tensor<2x?x64xbf16>, %fk: tensor<2x?x64xbf16>, %v: tensor<2x?x?xbf16>) -> tensor<2x?x?xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x?x64xbf16>, tensor<2x?x64xbf16>, tensor<2x?x?xbf16> -> tensor<2x?x?xbf16>, tensor<2x64x?xf32>, tensor<2x64xf32>
+  return %o : tensor<2x?x?xbf16>
+}
+
+// -----
+
+func.func @static_wide(%fq: tensor<1x8x64xbf16>, %fk: tensor<1x8x64xbf16>, %v: tensor<1x8x16777216xbf16>) -> tensor<1x8x16777216xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<1x8x64xbf16>, tensor<1x8x64xbf16>, tensor<1x8x16777216xbf16> -> tensor<1x8x16777216xbf16>, tensor<1x64x16777216xf32>, tensor<1x64xf32>
+  return %o : tensor<1x8x16777216xbf16>
 }

@@ -27,6 +27,10 @@ inline constexpr llvm::StringLiteral kOutputsAttrName = "linattn.gpu_outputs";
 inline constexpr llvm::StringLiteral kDeviceBuffersAttrName =
     "linattn.device_buffers";
 
+/// The largest `narrowOffsetLimit`: every offset a chunk loop computes is
+/// below it, so unsigned 32-bit arithmetic cannot wrap.
+inline constexpr int64_t kMaxNarrowOffsetLimit = int64_t(1) << 31;
+
 /// How `convertLinAttnToGPUKernels` shapes its kernels.
 struct LinAttnToGPUKernelOptions {
   /// Threads per block of the scan kernel.
@@ -69,6 +73,16 @@ struct LinAttnToGPUKernelOptions {
   /// the doubled tiles and registers (168 instead of 146 at F = 64) cost
   /// occupancy where the synchronous kernel fits 4 blocks per SM.
   bool asyncCopies = false;
+  /// The chunk loops address global memory by 32-bit offsets from the
+  /// first row of their block (fewer instructions and registers than
+  /// 64-bit index arithmetic) and keep them below this: a block spans
+  /// (R + C + 2) · max(F, Dv, 128) elements at most, R its rows, so a
+  /// sequence too long for one block runs in segments short enough
+  /// (whatever `sequenceParallelBlocks` says), and W = max(F, Dv, 128)
+  /// above limit / (2C + 2) takes 64-bit offsets (the launch picks between
+  /// the two sets of kernels where Dv is dynamic). At most
+  /// `kMaxNarrowOffsetLimit`; 0 always takes 64-bit offsets.
+  int64_t narrowOffsetLimit = kMaxNarrowOffsetLimit;
 };
 
 /// Replaces every `linattn.scan`, `step`, `kv_summary` and `query_readout` in

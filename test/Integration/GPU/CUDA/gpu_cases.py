@@ -183,6 +183,16 @@ def async_copies(case):
     return case
 
 
+def offset_limit(case, limit):
+    """`case` with the chunk loops' 32-bit offsets kept below `limit`
+    (narrow-offset-limit; 0: 64-bit offsets): on small sizes, the segments
+    and kernels that long sequences and wide values take."""
+    case.name += f"__offsets{limit}"
+    case.gpu_options = getattr(case, "gpu_options", []) + [
+        f"narrow-offset-limit={limit}"]
+    return case
+
+
 def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
@@ -306,6 +316,40 @@ def chunked_cases():
                                                reverse=True, init=True, dyn=(2,),
                                                dtype="f16"), 8)),
     ]
+    # Offsets. 64-bit ones (narrow-offset-limit=0); 32-bit ones under a
+    # limit of 32768, which lets them span 32768 / 128 = 256 rows: N = 190
+    # still in one block, N = 191 and longer in segments of at most two
+    # chunks whatever sequence-parallel-blocks says (N dynamic: decided at
+    # run time), forward and reverse, with initial states and async copies;
+    # a dynamic Dv, whose W = max(F, Dv, 128) picks at run time between
+    # 32-bit offsets (W <= 32768 / 130) and 64-bit ones.
+    cases += [
+        offset_limit(cc.kernel_case("elu", (2, 3), 1000, 64, 64, EPS, init=True,
+                                    dtype="bf16"), 0),
+        offset_limit(batch_parallel(cc.kernel_case("relu", (2,), 129, 128, 100,
+                                                   EPS, dtype="f16")), 0),
+        offset_limit(scalar_loads(cc.kernel_case("relu", (2,), 129, 64, 37, EPS,
+                                                 dtype="bf16")), 0),
+        offset_limit(few_blocks(cc.kernel_case("elu", (1, 2), 1000, 64, 64, EPS,
+                                               reverse=True, init=True, dyn=(2,),
+                                               dtype="bf16"), 8), 32768),
+        offset_limit(batch_parallel(cc.kernel_case("elu", (1, 2), 190, 64, 48, EPS,
+                                                   reverse=True, init=True,
+                                                   dyn=(2,), dtype="f16")), 32768),
+        offset_limit(batch_parallel(cc.kernel_case("elu", (1, 2), 191, 64, 48, EPS,
+                                                   reverse=True, init=True,
+                                                   dyn=(2,), dtype="f16")), 32768),
+        offset_limit(batch_parallel(cc.kernel_case("relu", (2,), 1000, 128, 100,
+                                                   EPS, dtype="bf16")), 32768),
+        offset_limit(async_copies(batch_parallel(cc.kernel_case(
+            "elu", (1, 3), 300, 64, 64, None, dyn=(2,), dtype="bf16"))), 32768),
+        offset_limit(batch_parallel(cc.kernel_case(
+            "elu", (2,), 200, 64, 64, EPS, init=True, dyn=(1,), dyn_dv=True,
+            dtype="bf16")), 32768),
+        offset_limit(batch_parallel(cc.kernel_case(
+            "elu", (2,), 200, 64, 300, EPS, init=True, dyn=(1,), dyn_dv=True,
+            dtype="bf16")), 32768),
+    ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
     # f32 data on tf32 tensor cores: operands rounded to 10-bit mantissas,
@@ -323,6 +367,8 @@ def chunked_cases():
                                                 init=True, dyn=(2,)))),
         # Async copies do not apply to f32 data: staged as before.
         async_copies(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
+        offset_limit(few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128,
+                                                         100, EPS, init=True)), 8), 0),
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
