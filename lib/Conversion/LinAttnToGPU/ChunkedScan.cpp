@@ -1790,7 +1790,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // C + 2 ≤ limit / W, in segments of at most (limit / W - C - 2) / C
   // chunks beyond (whatever `sequence-parallel-blocks` says). That needs
   // segments of one chunk to fit, W ≤ limit / (2C + 2); larger W (Dv above
-  // 16M at the default limit) takes 64-bit offsets: decided here for a
+  // 16.5M at the default limit) takes 64-bit offsets: decided here for a
   // static Dv, at run time between the two sets of kernels for a dynamic
   // one.
   SmallVector<Value> results;
