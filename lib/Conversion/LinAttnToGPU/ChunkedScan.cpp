@@ -1581,6 +1581,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       features, maxChunk, vType.getElementType().getIntOrFloatBitWidth() / 8);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
+  if (auto reason =
+          valueTilesUnsupported(vType.getShape().back(), shape->dvTile))
+    return reason;
   ChunkedScanConfig c{*shape,
                       features,
                       vType.getElementType(),

@@ -414,6 +414,22 @@ inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
 /// The largest grid y and z sizes CUDA launches.
 inline constexpr int64_t kMaxGridYZ = 65535;
 
+/// Why a scan kernel cannot take `dv` value columns in blocks of `columns`
+/// (one per block of grid y, which CUDA caps at `kMaxGridYZ`), if it
+/// cannot; a dynamic Dv is left to the launch, which reports the failure.
+inline std::optional<std::string> valueTilesUnsupported(int64_t dv,
+                                                        int64_t columns) {
+  if (ShapedType::isDynamic(dv))
+    return std::nullopt;
+  int64_t tiles = (dv + columns - 1) / columns;
+  if (tiles <= kMaxGridYZ)
+    return std::nullopt;
+  return "Dv = " + std::to_string(dv) + " needs " + std::to_string(tiles) +
+         " blocks of " + std::to_string(columns) +
+         " value columns, more than the " + std::to_string(kMaxGridYZ) +
+         " of CUDA's grid y";
+}
+
 /// The grid y or z size of a launch whose kernel walks `extent` blocks along
 /// that dimension with `KernelBuilder::gridStrideLoop`.
 inline Value gridSizeYZ(OpBuilder &b, Location loc, Value extent) {

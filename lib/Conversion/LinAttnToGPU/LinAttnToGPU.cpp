@@ -138,6 +138,9 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   while (lanes > 1 && (features % lanes || tile % 32))
     lanes /= 2;
   int64_t laneFeatures = features / lanes;
+  if (auto reason =
+          valueTilesUnsupported(vType.getShape().back(), tile / lanes))
+    return reason;
   int64_t registers =
       laneFeatures *
       std::max<int64_t>(1, stateType.getIntOrFloatBitWidth() / 32);

@@ -10,6 +10,7 @@
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=16384" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SMALL
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=2147483649" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
@@ -150,16 +151,24 @@
 //       OFFSETS: gpu.func @linattn_scan_chunked_wide_forward_features_4(
 //   OFFSETS-NOT: arith.index_castui
 //       OFFSETS: gpu.return
-// Static Dv above that: 64-bit offsets only.
-// OFFSETS-LABEL: func.func @static_wide
-//   OFFSETS-NOT: scf.if
-//       OFFSETS: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(
+// A static Dv of 16.7M columns needs more blocks than CUDA's grid y holds
+// (262144 of 64 columns; convert-linattn-to-gpu-invalid.mlir has the
+// error): the op is left to the host.
+// OFFSETS-LABEL: func.func @static_unlaunchable
+//   OFFSETS-NOT: call
+//       OFFSETS: linattn.scan forward
 
 // narrow-offset-limit=32768: offsets span 32768 / 128 = 256 rows, so N =
 // 1000 runs in segments of (256 - 66) / 64 = 2 chunks, 8 of them.
 // LIMIT-LABEL: func.func @static_small_batch
 //   LIMIT-NOT: scf.if
 //       LIMIT: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c8, {{.*}}, %c1000, %c64, %c2, %c8)
+
+// narrow-offset-limit=16384: not even segments of one chunk fit (W = 128 >
+// 16384 / 130), so a static Dv takes 64-bit offsets at compile time.
+// SMALL-LABEL: func.func @static_small_batch
+//   SMALL-NOT: scf.if
+//       SMALL: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c1, %c1,
 
 // narrow-offset-limit=0: 64-bit offsets only, and no segments with
 // sequence-parallel-blocks=0 (--implicit-check-not).
@@ -444,7 +453,7 @@ func.func @dynamic_dv(%fq: tensor<2x?x64xbf16>, %fk: tensor<2x?x64xbf16>, %v: te
 
 // -----
 
-func.func @static_wide(%fq: tensor<1x8x64xbf16>, %fk: tensor<1x8x64xbf16>, %v: tensor<1x8x16777216xbf16>) -> tensor<1x8x16777216xbf16> {
+func.func @static_unlaunchable(%fq: tensor<1x8x64xbf16>, %fk: tensor<1x8x64xbf16>, %v: tensor<1x8x16777216xbf16>) -> tensor<1x8x16777216xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<1x8x64xbf16>, tensor<1x8x64xbf16>, tensor<1x8x16777216xbf16> -> tensor<1x8x16777216xbf16>, tensor<1x64x16777216xf32>, tensor<1x64xf32>
   return %o : tensor<1x8x16777216xbf16>
 }

@@ -34,3 +34,23 @@ func.func @favor_features(%x: tensor<7x8xf32>, %p: tensor<8x16xf32>) -> tensor<7
   %0 = linattn.feature_map favor %x projection(%p) : tensor<7x8xf32>, tensor<8x16xf32> -> tensor<7x16xf32>
   return %0 : tensor<7x16xf32>
 }
+
+// -----
+
+// One block per 8 value columns (scan-tile 32, 4 lanes per column) and at
+// most 65535 blocks in CUDA's grid y: Dv = 600000 cannot launch.
+func.func @negative_wide_values(%fq: tensor<7x16xf32>, %fk: tensor<7x16xf32>, %v: tensor<7x600000xf32>) -> tensor<7x600000xf32> {
+  // expected-error @+1 {{has no GPU kernel: Dv = 600000 needs 75000 blocks of 8 value columns, more than the 65535 of CUDA's grid y}}
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x16xf32>, tensor<7x16xf32>, tensor<7x600000xf32> -> tensor<7x600000xf32>, tensor<16x600000xf32>, tensor<16xf32>
+  return %o : tensor<7x600000xf32>
+}
+
+// -----
+
+// bf16 data: the chunked kernel's blocks of 64 columns cannot launch either
+// (78125 of them), nor the recurrent kernel's.
+func.func @negative_wide_values_bf16(%fq: tensor<7x16xbf16>, %fk: tensor<7x16xbf16>, %v: tensor<7x5000000xbf16>) -> tensor<7x5000000xbf16> {
+  // expected-error @+1 {{has no GPU kernel: Dv = 5000000 needs 625000 blocks of 8 value columns}}
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x16xbf16>, tensor<7x16xbf16>, tensor<7x5000000xbf16> -> tensor<7x5000000xbf16>, tensor<16x5000000xf32>, tensor<16xf32>
+  return %o : tensor<7x5000000xbf16>
+}

@@ -98,7 +98,8 @@ struct LinAttnToGPUKernelOptions {
 /// copies and `gpu.launch_func` after bufferization.
 ///
 /// Ops left (no kernel: the quadratic form, poly2 and favor feature maps
-/// that feed no kernel, dynamic feature sizes, ...) are reported as errors
+/// that feed no kernel, dynamic feature sizes, scans whose static Dv needs
+/// more blocks than CUDA's grid y holds, ...) are reported as errors
 /// unless `hostFallback` is set, in which case the host lowering handles
 /// them. Fails when an error was reported.
 LogicalResult convertLinAttnToGPUKernels(ModuleOp module,
