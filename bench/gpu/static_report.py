@@ -134,8 +134,8 @@ def configurations():
                 scan_module("bf16", f, f, normalized=False),
                 f"scan-kernel=chunked sequence-parallel-blocks={parallel}",
                 "chunked", f, f, "bf16", normalized=False))
-        # The same with 64-bit offsets: what every chunk loop took before
-        # 32-bit offsets, and what sequences beyond them take.
+        # The same with 64-bit offsets (narrow-offset-limit=0), for the
+        # comparison with the 32-bit offsets the chunk loops take.
         configs.append(Config(
             f"chunked bf16 F{f} unnormalized 64-bit offsets",
             scan_module("bf16", f, f, normalized=False),
@@ -475,7 +475,7 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
     for kernel in ptx_kernels(ptx):
         # With sequence-parallel-blocks=0 the segment kernels run only for
         # sequences whose 32-bit offsets would not fit in one block (over
-        # 16M tokens at F = 128): left out.
+        # 16.7M tokens at F, Dv <= 128): left out.
         if ("sequence-parallel-blocks=0" in config.options
                 and "_segment_" in kernel):
             continue
