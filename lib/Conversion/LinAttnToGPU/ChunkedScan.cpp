@@ -1797,7 +1797,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // static Dv, at run time between the two sets of kernels for a dynamic
   // one.
   SmallVector<Value> results;
-  int64_t limit = options.narrowOffsetLimit;
+  int64_t limit = std::min(options.narrowOffsetLimit, kMaxNarrowOffsetLimit);
   if (limit <= 0) {
     results = variant(wide, perSegment, segments);
   } else {

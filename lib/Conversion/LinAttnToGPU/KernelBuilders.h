@@ -421,7 +421,7 @@ inline std::optional<std::string> valueTilesUnsupported(int64_t dv,
                                                         int64_t columns) {
   if (ShapedType::isDynamic(dv))
     return std::nullopt;
-  int64_t tiles = (dv + columns - 1) / columns;
+  int64_t tiles = llvm::divideCeil(dv, columns);
   if (tiles <= kMaxGridYZ)
     return std::nullopt;
   return "Dv = " + std::to_string(dv) + " needs " + std::to_string(tiles) +
