@@ -172,8 +172,9 @@ def self_test(args):
     # variant is the f16 one with another element type (numpy has no bf16).
     # The function returns only O: the kernels skip the unused normalizer.
     # The default small-batch choice is sequence-parallel; the batch-parallel
-    # kernel and segments of several chunks are forced here too, and the
-    # chunk loops' 64-bit offsets (bench.py's comparison row).
+    # kernel and segments of several chunks are forced here too, and
+    # bench.py's comparison rows: the chunk loops' 64-bit offsets and value
+    # tiles of 32 columns.
     variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
                 ("chunked-f16-batch-parallel", "f16", np.float16,
                  "sequence-parallel-blocks=0", 1e-2),
@@ -184,6 +185,8 @@ def self_test(args):
                  "async-copies=true sequence-parallel-blocks=8", 1e-2),
                 ("chunked-f16-64-bit-offsets", "f16", np.float16,
                  "narrow-offset-limit=0", 1e-2),
+                ("chunked-f16-value-tile-32", "f16", np.float16,
+                 "value-tile=32", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,

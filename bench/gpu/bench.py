@@ -94,6 +94,7 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, cp.async", "bf16", "async-copies=true", 2.5e-2),
     ("linattn chunked bf16, 64-bit offsets", "bf16", "narrow-offset-limit=0",
      2.5e-2),
+    ("linattn chunked bf16, value-tile=32", "bf16", "value-tile=32", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
@@ -104,6 +105,9 @@ LINATTN_NOTES = {
         "async-copies=true: the next chunk copied by cp.async during the current one",
     "linattn chunked bf16, 64-bit offsets":
         "narrow-offset-limit=0: the chunk loops' index arithmetic in 64 bits",
+    "linattn chunked bf16, value-tile=32":
+        "value-tile=32: blocks of 32 value columns, twice as many, each computing "
+        "its chunks' scores",
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
     "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
     "linattn recurrent f32, 1 lane/column":

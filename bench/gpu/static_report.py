@@ -134,6 +134,14 @@ def configurations():
                 scan_module("bf16", f, f, normalized=False),
                 f"scan-kernel=chunked sequence-parallel-blocks={parallel}",
                 "chunked", f, f, "bf16", normalized=False))
+        # Value tiles of 32 columns: twice the batch-parallel blocks, each
+        # computing its chunks' scores (B8·H16·D64: 256 blocks, which take
+        # the batch-parallel kernel where 64 columns take the segments).
+        configs.append(Config(
+            f"chunked bf16 F{f} unnormalized value-tile=32",
+            scan_module("bf16", f, f, normalized=False),
+            "scan-kernel=chunked sequence-parallel-blocks=0 value-tile=32",
+            "chunked", f, f, "bf16", normalized=False))
         # The same with 64-bit offsets (narrow-offset-limit=0), for the
         # comparison with the 32-bit offsets the chunk loops take.
         configs.append(Config(

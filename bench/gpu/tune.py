@@ -9,6 +9,9 @@ the options that shape the chunked kernels:
   async-copies               the next chunk copied by cp.async during this one
   sequence-parallel-blocks   the grid the sequence-parallel variant aims for
                              (0: batch-parallel always)
+  value-tile                 the widest value tile (32 or 64 columns per
+                             block: twice the blocks, each computing its
+                             chunks' scores, or half)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -61,8 +64,11 @@ SHAPES = [(8, 16, 16384, 64), (8, 16, 4096, 64), (8, 8, 1024, 64),
 CHUNK_SIZES = (16, 32, 64)
 ASYNC_COPIES = (False, True)
 SEQUENCE_PARALLEL_BLOCKS = (0, 132, 264, 528)
+VALUE_TILES = (32, 64)
 
-Config = namedtuple("Config", "chunk_size async_copies sequence_parallel_blocks")
+Config = namedtuple("Config",
+                    "chunk_size async_copies sequence_parallel_blocks value_tile",
+                    defaults=(64,))
 
 
 def options(config):
@@ -72,14 +78,15 @@ def options(config):
         return ""
     return (f"chunk-size={config.chunk_size} "
             f"async-copies={'true' if config.async_copies else 'false'} "
-            f"sequence-parallel-blocks={config.sequence_parallel_blocks}")
+            f"sequence-parallel-blocks={config.sequence_parallel_blocks} "
+            f"value-tile={config.value_tile}")
 
 
 def label(config):
     if config is None:
         return "defaults"
     return (f"C{config.chunk_size} {'async' if config.async_copies else 'sync'} "
-            f"spb{config.sequence_parallel_blocks}")
+            f"spb{config.sequence_parallel_blocks} DT{config.value_tile}")
 
 
 def int_list(text):
@@ -306,7 +313,8 @@ def markdown(meta):
     lines = [f"# linattn chunked-scan tuning on {device}", "",
              f"The benchmark's function (O of the causal scan, elu+1 features, "
              f"{meta['element']}) for every combination of chunk-size (C), "
-             f"async-copies (sync/async) and sequence-parallel-blocks (spb); "
+             f"async-copies (sync/async), sequence-parallel-blocks (spb) and "
+             f"value-tile (DT); "
              f"combinations that compile to the same object file share a row. "
              f"Each time is the lowest over {meta['rounds']} rounds of the median "
              f"of {meta['repeat']} calls."]
@@ -405,6 +413,7 @@ def main():
     parser.add_argument("--async-copies", type=bool_list, default=ASYNC_COPIES)
     parser.add_argument("--sequence-parallel-blocks", type=int_list,
                         default=SEQUENCE_PARALLEL_BLOCKS)
+    parser.add_argument("--value-tiles", type=int_list, default=VALUE_TILES)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -418,7 +427,8 @@ def main():
     if args.repeat < 1 or args.rounds < 1:
         parser.error("--repeat and --rounds must be positive")
     configs = [Config(*c) for c in itertools.product(
-        args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks)]
+        args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
+        args.value_tiles)]
     if not configs:
         parser.error("the grid is empty")
 

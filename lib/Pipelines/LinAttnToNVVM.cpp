@@ -59,6 +59,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.hostFallback = options.hostFallback;
   kernels.scanKernel = options.scanKernel;
   kernels.chunkSize = options.chunkSize;
+  kernels.valueTile = options.valueTile;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.tf32 = options.tf32;
   kernels.vectorLoads = options.vectorLoads;

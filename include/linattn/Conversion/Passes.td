@@ -311,6 +311,11 @@ def ConvertLinAttnToGPUPass
            "'recurrent' (always the recurrent kernel)">,
     Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
            "Largest chunk of the chunked scan kernel (16, 32 or 64 tokens)">,
+    Option<"valueTile", "value-tile", "int64_t", /*default=*/"64",
+           "Widest value tile of the chunked scan kernel (8, 16, 32 or 64 "
+           "columns per block): narrower tiles give more blocks of the "
+           "batch-parallel kernel, each of which computes its chunks' "
+           "scores">,
     Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
            /*default=*/"264",
            "Blocks the chunked scan aims to launch: when its batch-parallel "

@@ -169,6 +169,11 @@ struct LinAttnLowerToNVVMOptions
       *this, "chunk-size",
       llvm::cl::desc("Largest chunk of the chunked scan kernel (16, 32, 64)"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> valueTile{
+      *this, "value-tile",
+      llvm::cl::desc("Widest value tile of the chunked scan kernel (8, 16, "
+                     "32, 64 columns per block)"),
+      llvm::cl::init(64)};
   PassOptions::Option<int64_t> sequenceParallelBlocks{
       *this, "sequence-parallel-blocks",
       llvm::cl::desc("Blocks the chunked scan aims to launch: when its "

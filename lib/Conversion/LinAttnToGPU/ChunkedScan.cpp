@@ -44,22 +44,25 @@ struct ChunkedScanShape {
 static int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
 
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
-/// the largest chunk up to `maxChunk`, then the widest value tile, then the
-/// fewest warps per row tile (1 or 2), such that the shared memory (φ(Q_c),
-/// φ(K_c), V_c, the masked scores and the state, in the data type of
-/// `dataBytes` bytes, rows padded; z and, with two warps per row tile, their
-/// partial row sums in f32) fits the 48 KiB of static shared memory and the
-/// state fragments each thread accumulates fit 64 registers. More warps per
-/// row tile spread the state over more threads, so that a block covers more
-/// value columns and fewer blocks recompute the same scores (F = 128: 64
-/// columns on four warps instead of 32 on two).
-static std::optional<ChunkedScanShape>
-chunkedScanShape(int64_t features, int64_t maxChunk, int64_t dataBytes) {
+/// the largest chunk up to `maxChunk`, then the widest value tile up to
+/// `maxValueTile`, then the fewest warps per row tile (1 or 2), such that
+/// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores and the state,
+/// in the data type of `dataBytes` bytes, rows padded; z and, with two warps
+/// per row tile, their partial row sums in f32) fits the 48 KiB of static
+/// shared memory and the state fragments each thread accumulates fit 64
+/// registers. More warps per row tile spread the state over more threads,
+/// so that a block covers more value columns and fewer blocks recompute the
+/// same scores (F = 128: 64 columns on four warps instead of 32 on two).
+static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
+                                                        int64_t maxChunk,
+                                                        int64_t maxValueTile,
+                                                        int64_t dataBytes) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
       continue;
-    for (int64_t dvTile = 64; dvTile >= 8; dvTile /= 2) {
+    for (int64_t dvTile = std::min<int64_t>(maxValueTile, 64); dvTile >= 8;
+         dvTile /= 2) {
       for (int64_t groups = 1; groups <= 2; ++groups) {
         int64_t warps = groups * chunk / 16;
         // Every warp needs a value tile of the state and of the outputs,
@@ -1577,8 +1580,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   int64_t maxChunk = options.chunkSize;
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
-  std::optional<ChunkedScanShape> shape = chunkedScanShape(
-      features, maxChunk, vType.getElementType().getIntOrFloatBitWidth() / 8);
+  std::optional<ChunkedScanShape> shape =
+      chunkedScanShape(features, maxChunk, options.valueTile,
+                       vType.getElementType().getIntOrFloatBitWidth() / 8);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   if (auto reason =

@@ -936,6 +936,7 @@ struct ConvertLinAttnToGPUPass
     opts.maxRegisterState = maxRegisterState;
     opts.hostFallback = hostFallback;
     opts.chunkSize = chunkSize;
+    opts.valueTile = valueTile;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
     opts.tf32 = tf32;
     opts.vectorLoads = vectorLoads;
@@ -948,6 +949,11 @@ struct ConvertLinAttnToGPUPass
     opts.chunkedScan = scanKernel == "chunked";
     if (opts.chunkSize != 16 && opts.chunkSize != 32 && opts.chunkSize != 64) {
       getOperation().emitError("chunk-size must be 16, 32 or 64");
+      return signalPassFailure();
+    }
+    if (opts.valueTile != 8 && opts.valueTile != 16 && opts.valueTile != 32 &&
+        opts.valueTile != 64) {
+      getOperation().emitError("value-tile must be 8, 16, 32 or 64");
       return signalPassFailure();
     }
     if (opts.scanTile <= 0 || opts.scanTile > 1024 || opts.blockSize <= 0 ||

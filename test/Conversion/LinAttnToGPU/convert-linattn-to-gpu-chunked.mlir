@@ -5,6 +5,8 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
 // RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="value-tile=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
@@ -101,7 +103,16 @@
 // C32: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(
 // C32: workgroup(%{{.*}} : memref<2304xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
 
+// Value tiles of 32 columns (value-tile=32): twice the blocks in grid y,
+// each with V_c and the state in tiles of 32 columns (64 × 40 elements) and
+// the whole chunk's scores.
+// VT32-LABEL: func.func @chunked_bf16
+//       VT32: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c2, %c1, %c128, %c1, %c1,
+//       VT32: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
+//  VT32-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+
 // BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
+// BAD-TILE: value-tile must be 8, 16, 32 or 64
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative
 // BAD-LIMIT: narrow-offset-limit must be between 0 and 2^31 (2147483648)

@@ -52,6 +52,13 @@ struct LinAttnToGPUKernelOptions {
   bool chunkedScan = true;
   /// Largest chunk of the chunked scan kernel, in tokens (16, 32 or 64).
   int64_t chunkSize = 64;
+  /// Widest value tile of the chunked scan kernel (8, 16, 32 or 64 columns
+  /// per block). A block computes its chunks' scores whatever its width, so
+  /// narrower tiles cost tensor-core work and q, k reads (from L2 where the
+  /// blocks of a batch element run together) for more blocks of the
+  /// batch-parallel kernel, which reads k and v once where the
+  /// sequence-parallel one reads them twice.
+  int64_t valueTile = 64;
   /// Blocks the chunked scan aims to launch. When its batch-parallel kernel
   /// would launch fewer than half as many (by default one per H100 SM), the
   /// sequence splits into enough segments of whole chunks to reach this,

@@ -193,6 +193,14 @@ def offset_limit(case, limit):
     return case
 
 
+def value_tile(case, columns):
+    """`case` with value tiles of at most `columns` columns (value-tile):
+    more blocks, each computing its chunks' scores."""
+    case.name += f"__tile{columns}"
+    case.gpu_options = getattr(case, "gpu_options", []) + [f"value-tile={columns}"]
+    return case
+
+
 def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
@@ -350,6 +358,30 @@ def chunked_cases():
             "elu", (2,), 200, 64, 300, EPS, init=True, dyn=(1,), dyn_dv=True,
             dtype="bf16")), 32768),
     ]
+    # Narrower value tiles: 32 columns at F = 64 (C = 64, four warps) and
+    # F = 128 (C = 32, two warps), 16 at F = 64 (C = 32), 8 at F = 16
+    # (C = 16, one warp); batch- and sequence-parallel, odd and dynamic Dv,
+    # reverse scans with initial states, async copies.
+    cases += [
+        value_tile(batch_parallel(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS,
+                                                 dtype="bf16")), 32)
+        for n in (1, 65, 1000)
+    ] + [
+        value_tile(cc.kernel_case("relu", (2,), 129, 64, 37, EPS, dtype="f16"), 32),
+        value_tile(few_blocks(cc.kernel_case("elu", (1, 2), 1000, 64, 100, EPS,
+                                             reverse=True, init=True, dyn=(2,),
+                                             dtype="bf16"), 8), 32),
+        value_tile(batch_parallel(cc.kernel_case("relu", (2,), 129, 128, 100, EPS,
+                                                 dtype="f16")), 32),
+        value_tile(cc.kernel_case("elu", (2,), 100, 64, 48, EPS, reverse=True,
+                                  init=True, dtype="f16"), 16),
+        value_tile(cc.kernel_case("relu", (2,), 129, 16, 20, None, dtype="bf16"), 8),
+        value_tile(async_copies(batch_parallel(cc.kernel_case(
+            "elu", (2, 3), 129, 64, 64, None, dtype="bf16"))), 32),
+        value_tile(batch_parallel(cc.kernel_case(
+            "elu", (2,), 200, 64, 72, EPS, init=True, dyn=(1,), dyn_dv=True,
+            dtype="bf16")), 32),
+    ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
     # f32 data on tf32 tensor cores: operands rounded to 10-bit mantissas,
@@ -369,6 +401,7 @@ def chunked_cases():
         async_copies(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
         offset_limit(few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128,
                                                          100, EPS, init=True)), 8), 0),
+        value_tile(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS)), 32),
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
