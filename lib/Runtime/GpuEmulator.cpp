@@ -1713,17 +1713,20 @@ void bitcastOp(Exec &e, const Inst &in) {
 
 /// scf.for: a, b, c = lower bound, upper bound, step; ins = initial values;
 /// outs = results; region[0] = body (args: iv, iteration values); imm: 1 for
-/// an unsigned comparison.
+/// an unsigned comparison. W: the width of the induction variable (64 for
+/// index), whose values, bounds and step are held as integers of W bits.
+template <unsigned W>
 void forOp(Exec &e, const Inst &in) {
+  using I = Int<W>;
   const Program &body = e.kernel->programs[in.region[0]];
   uint8_t *outer = e.mask;
   const Word *lb = e.reg(in.a), *ub = e.reg(in.b), *step = e.reg(in.c);
   Word *iv = e.reg(body.args[0].offset);
   bool isUnsigned = in.imm == 1;
   forActive(e, [&](uint32_t l) {
-    if (static_cast<int64_t>(step[l]) <= 0)
+    if (I::sext(step[l]) <= 0)
       fail(e, in, l,
-           "scf.for step " + std::to_string(static_cast<int64_t>(step[l])) +
+           "scf.for step " + std::to_string(I::sext(step[l])) +
                " is not positive");
     iv[l] = lb[l];
   });
@@ -1735,8 +1738,7 @@ void forOp(Exec &e, const Inst &in) {
     bool any = false;
     for (uint32_t l = 0; l < e.threads; ++l) {
       bool on = outer[l] && (isUnsigned ? iv[l] < ub[l]
-                                        : static_cast<int64_t>(iv[l]) <
-                                              static_cast<int64_t>(ub[l]));
+                                        : I::sext(iv[l]) < I::sext(ub[l]));
       inner[l] = on;
       any |= on;
     }
@@ -1772,7 +1774,7 @@ void forOp(Exec &e, const Inst &in) {
     }
     for (uint32_t l = 0; l < e.threads; ++l)
       if (inner[l])
-        iv[l] += step[l];
+        iv[l] = I::wrap(iv[l] + step[l]);
   }
   e.popMask();
   e.mask = outer;
@@ -2737,11 +2739,12 @@ private:
 
     // Structured control flow.
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      if (!loop.getInductionVar().getType().isIndex() &&
-          !loop.getInductionVar().getType().isInteger(64))
-        failCompile(k.name, &op, "scf.for over a type other than index or i64");
+      Type ivType = loop.getInductionVar().getType();
+      if (!ivType.isIndex() && !ivType.isInteger(64) && !ivType.isInteger(32))
+        failCompile(k.name, &op,
+                    "scf.for over a type other than index, i64 or i32");
       Inst in;
-      in.fn = forOp;
+      in.fn = ivType.isInteger(32) ? forOp<32> : forOp<64>;
       in.op = &op;
       in.a = use(loop.getLowerBound(), &op).offset;
       in.b = use(loop.getUpperBound(), &op).offset;

@@ -773,15 +773,19 @@ public:
   }
 
   /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32: tokens
-  /// first, first + step, ... (all of them by default).
+  /// first, first + step, ... (all of them by default). The loop counts in
+  /// the offset type (tokens are at most C): with 32-bit offsets its test
+  /// is one 32-bit compare.
   Value keySum(Value f, Value count, Value first = {}, int64_t step = 1) {
     if (!first)
       first = kb.idx(0);
     return kb.forLoop(
-        first, count, kb.idx(step), ValueRange{kb.fconst(0.0)},
+        toOffset(first), toOffset(count), offset(step),
+        ValueRange{kb.fconst(0.0)},
         [&](Value t, ValueRange sum) -> SmallVector<Value> {
-          Value key = toState(
-              loadShared(ks, kb.add(featureSlot, kb.add(kb.mul(t, ldF), f))));
+          Value row = fromOffset(t);
+          Value key = toState(loadShared(
+              ks, kb.add(featureSlot, kb.add(kb.mul(row, ldF), f))));
           return {kb.fadd(sum[0], key)};
         })[0];
   }
@@ -843,12 +847,16 @@ private:
       return index;
     return arith::IndexCastUIOp::create(b, loc, offsetType, index);
   }
+  /// An offset (or a token count in the offset type) as an index.
+  Value fromOffset(Value offset) {
+    if (!c.narrowOffsets)
+      return offset;
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), offset);
+  }
   /// The index of the element at `offset` from `base` (`featureBase` or
   /// `valueBase`).
   Value toIndex(Value base, Value offset) {
-    if (c.narrowOffsets)
-      offset = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), offset);
-    return kb.add(base, offset);
+    return kb.add(base, fromOffset(offset));
   }
   Value offset(int64_t value) {
     return arith::ConstantOp::create(b, loc,

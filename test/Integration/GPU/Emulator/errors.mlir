@@ -62,6 +62,18 @@
 // UNKNOWN-OP-NEXT: kernel: @unsupported
 // UNKNOWN-OP-NEXT: op: %{{.*}} = math.sin
 
+// i32 loops: signed (thread t sums t, t + 7, ... below 40) and unsigned
+// (from 0x7ffffff0 to 0x80000010 in steps of 8: four trips, where a signed
+// comparison would make none); a step that is negative as an i32.
+// RUN: linattn-run %s --entry=loops_i32 --target=cuda --emulate-gpu --input=%t/in.npy --output-dir=%t | FileCheck %s --check-prefix=OK
+// RUN: %linattn_python -c "import numpy as np; y = np.load('%t/result0.npy'); e = [sum(range(t, 40, 7)) + 4000 for t in range(32)]; assert (y == e).all(), y; print('i32 loops ok')" | FileCheck %s --check-prefix=LOOPS
+// LOOPS: i32 loops ok
+// RUN: not --crash linattn-run %s --entry=loop_step --target=cuda --emulate-gpu --random-seed=1 2>&1 | FileCheck %s --check-prefix=STEP
+// STEP: error: scf.for step -32 is not positive
+// STEP-NEXT: kernel: @loop_step
+// STEP-NEXT: op: %{{.*}} = scf.for
+// STEP: thread (0, 0, 0)
+
 // RUN: not --crash linattn-run %s --entry=block_size --target=cuda --emulate-gpu --random-seed=1 2>&1 | FileCheck %s --check-prefix=BLOCK-SIZE
 // BLOCK-SIZE: linattn GPU emulator: error: block of 32x1x1 threads, but the kernel's known_block_size is 16x1x1
 // BLOCK-SIZE-NEXT: kernel: @known_block_size
@@ -205,6 +217,43 @@ module attributes {gpu.container_module} {
       memref.store %x, %out[%tid] : memref<?xf32>
       gpu.return
     }
+    gpu.func @loops_i32(%in: memref<?xf32>, %out: memref<?xf32>) kernel {
+      %tid = gpu.thread_id x
+      %t = arith.index_cast %tid : index to i32
+      %c7 = arith.constant 7 : i32
+      %c8 = arith.constant 8 : i32
+      %c40 = arith.constant 40 : i32
+      %lo = arith.constant 0x7ffffff0 : i32
+      %hi = arith.constant 0x80000010 : i32
+      %zero = arith.constant 0.0 : f32
+      %thousand = arith.constant 1000.0 : f32
+      %sum = scf.for %i = %t to %c40 step %c7 iter_args(%acc = %zero) -> (f32) : i32 {
+        %x = arith.sitofp %i : i32 to f32
+        %next = arith.addf %acc, %x : f32
+        scf.yield %next : f32
+      }
+      %total = scf.for unsigned %i = %lo to %hi step %c8 iter_args(%acc = %sum) -> (f32) : i32 {
+        %next = arith.addf %acc, %thousand : f32
+        scf.yield %next : f32
+      }
+      memref.store %total, %out[%tid] : memref<?xf32>
+      gpu.return
+    }
+    // The step, t - 32, is negative for every thread.
+    gpu.func @loop_step(%in: memref<?xf32>, %out: memref<?xf32>) kernel {
+      %tid = gpu.thread_id x
+      %t = arith.index_cast %tid : index to i32
+      %c0 = arith.constant 0 : i32
+      %c32 = arith.constant 32 : i32
+      %step = arith.subi %t, %c32 : i32
+      %x = memref.load %in[%tid] : memref<?xf32>
+      %y = scf.for %i = %c0 to %c32 step %step iter_args(%acc = %x) -> (f32) : i32 {
+        %next = arith.addf %acc, %acc : f32
+        scf.yield %next : f32
+      }
+      memref.store %y, %out[%tid] : memref<?xf32>
+      gpu.return
+    }
     gpu.func @unsupported(%in: memref<?xf32>, %out: memref<?xf32>) kernel {
       %tid = gpu.thread_id x
       %x = memref.load %in[%tid] : memref<?xf32>
@@ -237,6 +286,10 @@ module attributes {gpu.container_module} {
       attributes {linattn.gpu_kernel = @linattn_kernels::@global_race, linattn.gpu_outputs = array<i64: 1>}
   func.func private @launch_unsupported(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
       attributes {linattn.gpu_kernel = @linattn_kernels::@unsupported, linattn.gpu_outputs = array<i64: 1>}
+  func.func private @launch_loops_i32(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
+      attributes {linattn.gpu_kernel = @linattn_kernels::@loops_i32, linattn.gpu_outputs = array<i64: 1>}
+  func.func private @launch_loop_step(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
+      attributes {linattn.gpu_kernel = @linattn_kernels::@loop_step, linattn.gpu_outputs = array<i64: 1>}
   func.func private @launch_block_size(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>)
       attributes {linattn.gpu_kernel = @linattn_kernels::@known_block_size, linattn.gpu_outputs = array<i64: 1>}
 
@@ -370,6 +423,30 @@ module attributes {gpu.container_module} {
     %out = memref.alloc() : memref<32xf32>
     %out_flat = memref.cast %out : memref<32xf32> to memref<?xf32>
     call @launch_block_size(%c1, %c1, %c1, %c32, %c1, %c1, %in_flat, %out_flat)
+        : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
+    %r = bufferization.to_tensor %out restrict writable : memref<32xf32> to tensor<32xf32>
+    return %r : tensor<32xf32>
+  }
+  func.func @loops_i32(%x: tensor<32xf32>) -> tensor<32xf32> {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %in = bufferization.to_buffer %x read_only : tensor<32xf32> to memref<32xf32>
+    %in_flat = memref.cast %in : memref<32xf32> to memref<?xf32>
+    %out = memref.alloc() : memref<32xf32>
+    %out_flat = memref.cast %out : memref<32xf32> to memref<?xf32>
+    call @launch_loops_i32(%c1, %c1, %c1, %c32, %c1, %c1, %in_flat, %out_flat)
+        : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
+    %r = bufferization.to_tensor %out restrict writable : memref<32xf32> to tensor<32xf32>
+    return %r : tensor<32xf32>
+  }
+  func.func @loop_step(%x: tensor<32xf32>) -> tensor<32xf32> {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %in = bufferization.to_buffer %x read_only : tensor<32xf32> to memref<32xf32>
+    %in_flat = memref.cast %in : memref<32xf32> to memref<?xf32>
+    %out = memref.alloc() : memref<32xf32>
+    %out_flat = memref.cast %out : memref<32xf32> to memref<?xf32>
+    call @launch_loop_step(%c1, %c1, %c1, %c32, %c1, %c1, %in_flat, %out_flat)
         : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
     %r = bufferization.to_tensor %out restrict writable : memref<32xf32> to tensor<32xf32>
     return %r : tensor<32xf32>
