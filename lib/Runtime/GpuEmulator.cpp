@@ -1737,8 +1737,8 @@ void forOp(Exec &e, const Inst &in) {
   for (;;) {
     bool any = false;
     for (uint32_t l = 0; l < e.threads; ++l) {
-      bool on = outer[l] && (isUnsigned ? iv[l] < ub[l]
-                                        : I::sext(iv[l]) < I::sext(ub[l]));
+      bool on = outer[l] &&
+                (isUnsigned ? iv[l] < ub[l] : I::sext(iv[l]) < I::sext(ub[l]));
       inner[l] = on;
       any |= on;
     }
