@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import collections
 import math
+import re
 import threading
-from typing import (Any, Callable, Dict, Hashable, List, NamedTuple,
+from typing import (Any, Callable, Dict, Hashable, List, Mapping, NamedTuple,
                     Optional, Sequence, Tuple)
 
 import numpy as np
 
 from .backends import get_backend
+from .ir import MLIRError
 from .jit import DeviceArray
 from .reference import FEATURE_MAPS, feature_dim
 
@@ -115,26 +117,44 @@ def clear_cache() -> None:
         _cache.misses = 0
 
 
+def _compile(backend: str, text: str, options: Tuple[str, ...],
+             device_buffers: bool = False) -> Any:
+    """`text` compiled by `backend` with `options` (`_compile_options`); a
+    pipeline that does not take them is the caller's error."""
+    kwargs: Dict[str, Any] = {"device_buffers": True} if device_buffers else {}
+    if options:
+        kwargs["options"] = options
+    try:
+        return get_backend(backend).compile(text, **kwargs)
+    except MLIRError as e:
+        if options and "cannot parse the pass pipeline" in str(e):
+            raise ValueError(f"compile_options {', '.join(options)} are not "
+                             f"options of backend={backend!r}'s pipeline: "
+                             f"{e}") from None
+        raise
+
+
 def _compiled(key: Hashable, backend: str, text: Callable[[], str],
-              num_inputs: int) -> Callable[..., Any]:
+              num_inputs: int, options: Tuple[str, ...] = ()
+              ) -> Callable[..., Any]:
     """The function @linattn of the module `text()` builds, compiled by
-    `backend`, from the cache when `key` is there. Its first `num_inputs`
-    arguments are only read (bufferization.to_tensor)."""
+    `backend` with `options`, from the cache when `key` is there. Its first
+    `num_inputs` arguments are only read (bufferization.to_tensor)."""
     def build() -> Callable[..., Any]:
-        return get_backend(backend).compile(text()).function(
+        return _compile(backend, text(), options).function(
             "linattn", read_only=range(num_inputs))
-    return _cache.get(key, build)
+    return _cache.get(key + options, build)
 
 
-def _compiled_device(key: Hashable, backend: str, text: Callable[[], str]
-                     ) -> Callable[..., Any]:
+def _compiled_device(key: Hashable, backend: str, text: Callable[[], str],
+                     options: Tuple[str, ...] = ()) -> Callable[..., Any]:
     """The function @linattn of the module `text()` builds, compiled by the
-    GPU backend `backend` for device buffers, from the cache when `key` is
-    there."""
+    GPU backend `backend` for device buffers with `options`, from the cache
+    when `key` is there."""
     def build() -> Callable[..., Any]:
-        return get_backend(backend).compile(
-            text(), device_buffers=True).device_function("linattn")
-    return _cache.get(key, build)
+        return _compile(backend, text(), options,
+                        device_buffers=True).device_function("linattn")
+    return _cache.get(key + options, build)
 
 
 #===------------------------------------------------------------------------===#
@@ -239,6 +259,42 @@ def _check_options(feature_map: str, normalize: bool, eps: float,
     get_backend(backend).check_available()
 
 
+# Options the backends set themselves.
+_BACKEND_OPTIONS = ("c-interface", "chip", "device-buffers", "emulate")
+
+
+def _compile_options(options: Optional[Mapping[str, Any]]
+                     ) -> Tuple[str, ...]:
+    """`compile_options` as ``name=value`` options of the backend's pipeline,
+    sorted (they are part of the cache key)."""
+    if options is None:
+        return ()
+    if not isinstance(options, Mapping):
+        raise TypeError("compile_options must be a mapping of option names "
+                        f"to values, got {type(options).__name__}")
+    texts = []
+    for name, value in options.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9-]*",
+                                                         name):
+            raise ValueError(f"compile_options: {name!r} is not an option "
+                             "name (lower-case words joined by '-', as in "
+                             "'chunk-size')")
+        if name in _BACKEND_OPTIONS:
+            raise ValueError(f"compile_options: {name!r} is set by the "
+                             "backend")
+        if isinstance(value, (bool, np.bool_)):
+            text = "true" if value else "false"
+        elif isinstance(value, (int, np.integer)):
+            text = str(int(value))
+        elif isinstance(value, str) and re.fullmatch(r"[\w.,+-]+", value):
+            text = value
+        else:
+            raise ValueError(f"compile_options: the value of {name!r} must "
+                             f"be a bool, an integer or a word, got {value!r}")
+        texts.append(f"{name}={text}")
+    return tuple(sorted(texts))
+
+
 def _check_array(name: str, x: Any, rank: int, layout: str) -> np.ndarray:
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{name} must be a numpy array, got "
@@ -311,7 +367,9 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
                      normalize: bool = True, eps: float = 1e-6,
                      projection: Optional[np.ndarray] = None,
                      backend: str = "cpu",
-                     out: Optional[np.ndarray] = None) -> np.ndarray:
+                     out: Optional[np.ndarray] = None,
+                     compile_options: Optional[Mapping[str, Any]] = None
+                     ) -> np.ndarray:
     """Linear attention (Katharopoulos et al. 2020) on [B, H, N, D] arrays.
 
     Computes, per batch and head, with φ the feature map,
@@ -337,6 +395,12 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
         ``"gpu-emulator"`` (the GPU kernels interpreted on the CPU).
       out: optional C-contiguous [B, H, N, Dv] array to write the result to
         (in place; through a temporary when it overlaps an input).
+      compile_options: options of the backend's lowering pipeline
+        (``linattn-lower-to-cpu`` on the CPU, ``linattn-lower-to-nvvm`` on
+        the GPU; README), name to value: e.g. ``{"tf32": True}`` puts the
+        causal scans of float32 data on tf32 tensor cores, ``{"chunk-size":
+        32, "value-tile": 32}`` shapes the chunked scan, ``{"num-threads":
+        4}`` limits the CPU's threads. Each distinct set is compiled once.
 
     All arrays must be C-contiguous numpy arrays of one dtype, float16,
     float32 or float64; nothing is copied on the way in or out. float16 data
@@ -350,12 +414,16 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     Raises:
       TypeError: a non-array argument, an unsupported or mixed dtype.
       ValueError: wrong rank, mismatched or empty dimensions, a
-        non-contiguous array, causal with N != M, bad options.
+        non-contiguous array, causal with N != M, bad options (also
+        compile_options the pipeline does not take).
       NotImplementedError: an unavailable backend.
       linattn.backends.GPURuntimeError: the GPU runtime failed.
-      linattn.MLIRError: compilation failed (a bug: please report it).
+      linattn.MLIRError: compilation failed: a pass rejected a
+        compile_options value (its message says which), else a bug (please
+        report it).
     """
     _check_options(feature_map, normalize, eps, backend)
+    options = _compile_options(compile_options)
     q = _check_array("q", q, 4, "[B, H, N, D]")
     k = _check_array("k", k, 4, "[B, H, M, D]")
     v = _check_array("v", v, 4, "[B, H, M, Dv]")
@@ -375,7 +443,7 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
                                None if p is None else p.shape,
                                feature_map, causal, normalize, eps)
 
-    fn = _compiled(key, backend, text, 3 if p is None else 4)
+    fn = _compiled(key, backend, text, 3 if p is None else 4, options)
     # The kernels write `out` in place while they read the inputs, so an
     # `out` that overlaps one of them gets the result through a temporary.
     inputs = [q, k, v] if p is None else [q, k, v, p]
@@ -528,7 +596,9 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                             out: DeviceArray, *, stream: int,
                             feature_map: str = "elu", causal: bool = True,
                             normalize: bool = True, eps: float = 1e-6,
-                            backend: str = "cuda") -> None:
+                            backend: str = "cuda",
+                            compile_options: Optional[Mapping[str, Any]] = None
+                            ) -> None:
     """`linear_attention` on GPU memory, enqueued on a stream: what a
     framework calls on its own tensors (``linattn.torch`` does on CUDA
     tensors).
@@ -546,12 +616,15 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     when the stream gets there. 16-bit data takes the tensor-core kernels
     for causal scans, with the state and every sum in float32.
 
+    `compile_options` are those of `linear_attention`.
+
     Raises as `linear_attention` does; also TypeError for an element type
     without GPU kernels, ValueError for a feature map without them
     (`DEVICE_FEATURE_MAPS`), and `BackendUnavailable` for a backend that
     does not run on device memory (``"cpu"``).
     """
     _check_device_options(feature_map, normalize, eps, backend, stream)
+    options = _compile_options(compile_options)
     q = _check_device_array("q", q, 4, "[B, H, N, D]")
     k = _check_device_array("k", k, 4, "[B, H, M, D]")
     v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
@@ -572,7 +645,8 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                                feature_map, causal, normalize, eps,
                                tensors=True)
 
-    _compiled_device(key, backend, text)([q, k, v], [out], int(stream))
+    _compiled_device(key, backend, text, options)([q, k, v], [out],
+                                                  int(stream))
 
 
 #===------------------------------------------------------------------------===#
@@ -624,7 +698,9 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                      s: DeviceArray, z: DeviceArray, out: DeviceArray,
                      s_out: DeviceArray, z_out: DeviceArray, *, stream: int,
                      feature_map: str = "elu", normalize: bool = True,
-                     eps: float = 1e-6, backend: str = "cuda") -> None:
+                     eps: float = 1e-6, backend: str = "cuda",
+                     compile_options: Optional[Mapping[str, Any]] = None
+                     ) -> None:
     """Advances a recurrent state (S, z) on GPU memory, enqueued on a
     stream: the device form of `RecurrentState.step` and `update`.
 
@@ -637,9 +713,11 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     `linear_attention_device`; outputs must not overlap inputs or each
     other (ValueError; ping-pong between two states). Nothing is copied or
     synchronized, and every call of one shape only launches on `stream` (so
-    it can be captured in a CUDA graph).
+    it can be captured in a CUDA graph). `compile_options` are those of
+    `linear_attention`.
     """
     _check_device_options(feature_map, normalize, eps, backend, stream)
+    options = _compile_options(compile_options)
     tokens = isinstance(q, DeviceArray) and len(q.shape) == 4
     rank, lead = (4, "[B, H, T, ") if tokens else (3, "[B, H, ")
     q = _check_device_array("q", q, rank, lead + "D]")
@@ -680,8 +758,8 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                                _open(v.shape), d, None,
                                feature_map, normalize, eps, tensors=True)
 
-    _compiled_device(key, backend, text)([q, k, v, s, z], [out, s_out, z_out],
-                                         int(stream))
+    _compiled_device(key, backend, text, options)(
+        [q, k, v, s, z], [out, s_out, z_out], int(stream))
 
 
 class RecurrentState:
@@ -706,8 +784,8 @@ class RecurrentState:
     Args:
       batch, heads, head_dim: B, H and D of the queries and keys.
       value_dim: Dv of the values (default D).
-      feature_map, normalize, eps, projection, backend: as for
-        `linear_attention`.
+      feature_map, normalize, eps, projection, backend, compile_options: as
+        for `linear_attention`.
       dtype: float32 (default), float64 or float16, for inputs and outputs;
         the state `S`, `z` is float32 for float16 (`state_dtype`), else the
         same.
@@ -717,8 +795,10 @@ class RecurrentState:
                  value_dim: Optional[int] = None, *, feature_map: str = "elu",
                  normalize: bool = True, eps: float = 1e-6,
                  projection: Optional[np.ndarray] = None,
-                 dtype: Any = np.float32, backend: str = "cpu") -> None:
+                 dtype: Any = np.float32, backend: str = "cpu",
+                 compile_options: Optional[Mapping[str, Any]] = None) -> None:
         _check_options(feature_map, normalize, eps, backend)
+        self.compile_options = _compile_options(compile_options)
         value_dim = head_dim if value_dim is None else value_dim
         for name, size in (("batch", batch), ("heads", heads),
                            ("head_dim", head_dim), ("value_dim", value_dim)):
@@ -823,7 +903,8 @@ class RecurrentState:
                 None if p is None else p.shape, self.feature_map,
                 self.normalize, self.eps)
 
-        fn = _compiled(key, self.backend, text, 5 if p is None else 6)
+        fn = _compiled(key, self.backend, text, 5 if p is None else 6,
+                       self.compile_options)
         o = np.empty(o_shape, self.dtype)
         # The new state goes into the previous state's arrays unless they
         # were handed out: fresh ones would cost a large state its page

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import pathlib
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ._capi import find_library
 from .jit import ExecutionEngine, default_shared_libs
@@ -60,18 +60,25 @@ class Backend:
         """Libraries the compiled code may call."""
         return default_shared_libs()
 
-    def compile(self, module_text: str, *,
-                device_buffers: bool = False) -> ExecutionEngine:
+    def compile(self, module_text: str, *, device_buffers: bool = False,
+                options: Sequence[str] = ()) -> ExecutionEngine:
         """Lowers and compiles `module_text`; the result's `function(name)`
         gives callables taking numpy arrays. With `device_buffers` (GPU
         backends only) its functions take device memory and a stream
-        instead (`ExecutionEngine.device_function`)."""
+        instead (`ExecutionEngine.device_function`). `options` are
+        ``name=value`` options of `pipeline`, after the backend's own."""
         self.check_available()
         if device_buffers:
             raise BackendUnavailable(f"backend={self.name!r} does not run on "
                                      "device memory")
-        return ExecutionEngine(module_text, pipeline=self.pipeline,
+        return ExecutionEngine(module_text,
+                               pipeline=_pipeline_text(self.pipeline, options),
                                shared_libs=self.shared_libs())
+
+
+def _pipeline_text(pipeline: str, options: Sequence[str]) -> str:
+    """`pipeline` with `options` (``name=value``), as MLIR parses it."""
+    return pipeline + ("{" + " ".join(options) + "}" if options else "")
 
 
 class CPUBackend(Backend):
@@ -185,21 +192,21 @@ class _GPUBackend(Backend):
                         f"{path}: {e}") from None
             return self._runtime
 
-    def compile(self, module_text: str, *,
-                device_buffers: bool = False) -> ExecutionEngine:
+    def compile(self, module_text: str, *, device_buffers: bool = False,
+                options: Sequence[str] = ()) -> ExecutionEngine:
         # The runtime is not among the shared libraries: its mgpu* functions
         # are bound to this engine alone, since the other GPU runtimes
         # define the same names (a process may use several backends).
         self.check_available()
         runtime = self.runtime()
         runtime.take_error()  # not this module's
-        options = self.pipeline_options(runtime)
+        own = self.pipeline_options(runtime)
         if device_buffers:
-            options.append("device-buffers=true")
-        pipeline = self.pipeline + ("{" + " ".join(options) + "}"
-                                    if options else "")
+            own.append("device-buffers=true")
         return ExecutionEngine(
-            module_text, pipeline=pipeline, shared_libs=self.shared_libs(),
+            module_text,
+            pipeline=_pipeline_text(self.pipeline, own + list(options)),
+            shared_libs=self.shared_libs(),
             after_call=runtime.check, symbols=runtime.entry_points(),
             device_buffers=device_buffers)
 

@@ -22,7 +22,7 @@ Autograd is not supported: inputs that require grad raise an error (call
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 
@@ -101,24 +101,29 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
                      causal: bool = True, normalize: bool = True,
                      eps: float = 1e-6,
                      projection: Optional["_torch.Tensor"] = None,
-                     backend: Optional[str] = None) -> "_torch.Tensor":
+                     backend: Optional[str] = None,
+                     compile_options: Optional[Dict[str, Any]] = None
+                     ) -> "_torch.Tensor":
     """`linattn.linear_attention` on tensors; returns a tensor on their
     device. CPU tensors run on `backend` (default ``"cpu"``); CUDA tensors
     run on the GPU (``"cuda"``; the elu, relu and identity feature maps)
-    on torch's current stream, without copies."""
+    on torch's current stream, without copies. `compile_options` as for
+    `linattn.linear_attention` (e.g. ``{"tf32": True}`` for float32 CUDA
+    tensors on tensor cores)."""
     if isinstance(q, _torch.Tensor) and q.device.type == "cuda":
         if projection is not None:
             raise ValueError("projection is only used by feature_map='favor', "
                              "which has no GPU kernel")
         return _cuda_linear_attention(
             q, k, v, backend or "cuda", feature_map=feature_map,
-            causal=causal, normalize=normalize, eps=eps)
+            causal=causal, normalize=normalize, eps=eps,
+            compile_options=compile_options)
     backend = backend or "cpu"
     p = None if projection is None else _to_numpy("projection", projection)
     o = _attention.linear_attention(
         _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v),
         feature_map=feature_map, causal=causal, normalize=normalize, eps=eps,
-        projection=p, backend=backend)
+        projection=p, backend=backend, compile_options=compile_options)
     return _torch.from_numpy(o)
 
 
@@ -158,7 +163,8 @@ class RecurrentState(_attention.RecurrentState):
                    value_dim: Optional[int], dtype: Any,
                    projection: Optional["_torch.Tensor"], *,
                    feature_map: str = "elu", normalize: bool = True,
-                   eps: float = 1e-6, backend: str = "cuda") -> None:
+                   eps: float = 1e-6, backend: str = "cuda",
+                   compile_options: Optional[Dict[str, Any]] = None) -> None:
         if self.device.index not in (None, 0):
             raise ValueError(f"device {self.device}: linattn runs on the first "
                              "GPU (cuda:0; choose it with CUDA_VISIBLE_DEVICES)")
@@ -173,6 +179,8 @@ class RecurrentState(_attention.RecurrentState):
                              + ", ".join(repr(f) for f in
                                          _attention.DEVICE_FEATURE_MAPS))
         _attention._check_options(feature_map, normalize, eps, backend)
+        self.compile_options = _attention._compile_options(compile_options)
+        self._compile_options_given = dict(compile_options or {})
         value_dim = head_dim if value_dim is None else value_dim
         for name, size in (("batch", batch), ("heads", heads),
                            ("head_dim", head_dim), ("value_dim", value_dim)):
@@ -261,7 +269,8 @@ class RecurrentState(_attention.RecurrentState):
             s1, z1,
             stream=_torch.cuda.current_stream(self.device).cuda_stream,
             feature_map=self.feature_map, normalize=self.normalize,
-            eps=self.eps, backend=self.backend)
+            eps=self.eps, backend=self.backend,
+            compile_options=self._compile_options_given)
         self._current = 1 - self._current
         self.position += dq.shape[2] if tokens else 1
         return out

@@ -98,6 +98,18 @@ def test_causal_shapes(rng, n, d, dv):
     assert rel_err(got, want) < TOL[np.float32]
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_compile_options(rng, causal):
+    # Options of linattn-lower-to-cpu: the scan chunked by the compiler,
+    # one thread.
+    q, k, v = (rand(rng, 2, 3, 70, 16) for _ in range(3))
+    got = linattn.linear_attention(
+        q, k, v, causal=causal,
+        compile_options={"chunk-size": 16, "num-threads": 1})
+    assert rel_err(got, ref.linear_attention(q, k, v, causal=causal)) \
+        <= TOL[np.float32]
+
+
 def test_matches_the_papers_rnn(rng):
     """The compiled causal kernel against a plain numpy transcription of the
     paper's recurrent algorithm (not the quadratic form)."""

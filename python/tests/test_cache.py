@@ -39,6 +39,7 @@ def test_hits_and_misses(rng):
     dict(normalize=False),
     dict(eps=1e-3),
     dict(feature_map="relu"),
+    dict(compile_options={"num-threads": 1}),
 ])
 def test_every_key_part_misses(rng, change):
     call(rng)
@@ -46,6 +47,13 @@ def test_every_key_part_misses(rng, change):
     assert linattn.cache_info().misses == 2
     call(rng, **change)
     assert linattn.cache_info().hits == 1
+
+
+def test_compile_options_in_any_order_share_a_kernel(rng):
+    call(rng, compile_options={"num-threads": 1, "chunk-size": 16})
+    call(rng, compile_options={"chunk-size": 16, "num-threads": 1})
+    info = linattn.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
 
 
 @pytest.mark.parametrize("causal", [True, False])

@@ -122,6 +122,28 @@ def test_options(qkv):
     linattn.linear_attention(q, k, v, normalize=False, eps=0.0)
 
 
+def test_compile_options_errors(qkv):
+    q, k, v = qkv
+    before = linattn.cache_info().misses
+    with pytest.raises(TypeError, match="compile_options must be a mapping"):
+        linattn.linear_attention(q, k, v, compile_options=[("chunk-size", 16)])
+    with pytest.raises(ValueError, match="'Chunk_Size' is not an option name"):
+        linattn.linear_attention(q, k, v, compile_options={"Chunk_Size": 16})
+    with pytest.raises(ValueError, match="'c-interface' is set by the backend"):
+        linattn.linear_attention(q, k, v, compile_options={"c-interface": False})
+    for value in (1.5, None, "two words", "a}b"):
+        with pytest.raises(ValueError, match="the value of 'chunk-size' must be "
+                                             "a bool, an integer or a word"):
+            linattn.linear_attention(q, k, v, compile_options={"chunk-size": value})
+    assert linattn.cache_info().misses == before
+    # Names the pipeline does not know are the caller's error too.
+    with pytest.raises(ValueError, match="compile_options no-such-option=1 are "
+                                         "not options of backend='cpu'"):
+        linattn.linear_attention(q, k, v, compile_options={"no-such-option": 1})
+    with pytest.raises(ValueError, match="not options of backend='cpu'"):
+        linattn.linear_attention(q, k, v, compile_options={"num-threads": "abc"})
+
+
 def test_projection_errors(rng, qkv):
     q, k, v = qkv
     with pytest.raises(ValueError, match="'favor' needs a projection"):

@@ -82,6 +82,30 @@ def test_decode_equals_full_scan(rng, backend, dtype):
     assert rel_err(state.S, s) <= TOL[dtype] and rel_err(state.z, z) <= TOL[dtype]
 
 
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("dtype,options,tol", [
+    # f32 causal scans on tf32 tensor cores (10-bit mantissas, f16's
+    # bound in the GPU tests), instead of the strict-fp32 kernel.
+    (np.float32, {"tf32": True}, 4e-3),
+    # The chunked kernel's shape: chunks of 32 tokens, value tiles of 8
+    # columns (Dv = 24: three blocks per batch element).
+    (np.float16, {"chunk-size": 32, "value-tile": 8}, 2e-3),
+    # The recurrent kernel for f16 data.
+    (np.float16, {"scan-kernel": "recurrent"}, 2e-3),
+])
+def test_compile_options(rng, backend, dtype, options, tol):
+    b, h, n, d, dv = 2, 3, 70, 16, 24
+    q, k = rand(rng, b, h, n, d, dtype=dtype), rand(rng, b, h, n, d, dtype=dtype)
+    v = rand(rng, b, h, n, dv, dtype=dtype)
+    got = linattn.linear_attention(q, k, v, backend=backend,
+                                   compile_options=options)
+    assert rel_err(got, ref.linear_attention(q, k, v)) <= tol
+    # The state's update takes them too.
+    state = RecurrentState(b, h, d, dv, dtype=dtype, backend=backend,
+                           compile_options=options)
+    assert rel_err(state.update(q, k, v), got) <= tol
+
+
 @needs_emulator
 def test_cache_is_per_backend(rng):
     linattn.clear_cache()
@@ -158,11 +182,13 @@ def test_cuda_compile_path_on_the_mock(rng, mock_log):
     assert "mgpu: launch linattn_scan" in calls
 
 
-@pytest.mark.parametrize("head_dim,kernel", [
-    (8, "linattn_scan_forward_elu"),            # F = 8: the scalar scan
-    (16, "linattn_scan_chunked_forward_elu"),   # the tensor-core chunk loop
+@pytest.mark.parametrize("head_dim,kernel,options", [
+    (8, "linattn_scan_forward_elu", None),            # F = 8: the scalar scan
+    (16, "linattn_scan_chunked_forward_elu", None),   # the tensor-core chunk loop
+    # compile_options reach the pipeline: the recurrent kernel for bf16.
+    (16, "linattn_scan_forward_elu", {"scan-kernel": "recurrent"}),
 ])
-def test_cuda_device_buffers_on_the_mock(mock_log, head_dim, kernel):
+def test_cuda_device_buffers_on_the_mock(mock_log, head_dim, kernel, options):
     # linear_attention_device through the cuda backend's pipeline
     # (chip from the runtime, device-buffers=true, ptxas): once compiled, a
     # call launches the scan on the caller's stream and nothing else: no
@@ -177,7 +203,8 @@ def test_cuda_device_buffers_on_the_mock(mock_log, head_dim, kernel):
     for _ in range(2):  # the first call compiles, and the module loads
         before = len(mock_log.read_text().splitlines())
         linattn.linear_attention_device(q, k, v, o, stream=memory.stream,
-                                        backend="cuda-mock")
+                                        backend="cuda-mock",
+                                        compile_options=options)
     calls = mock_log.read_text().splitlines()[before:]
     memory.close()
     assert [c.split()[1] for c in calls] == ["launch"], calls

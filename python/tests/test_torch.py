@@ -35,6 +35,17 @@ def test_recurrent_state_tensors():
     assert isinstance(state.S, torch.Tensor)
 
 
+def test_compile_options_tensors():
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.rand(1, 2, 40, 8, generator=g) for _ in range(3))
+    options = {"chunk-size": 16, "num-threads": 1}
+    o = lt.linear_attention(q, k, v, compile_options=options)
+    want = ref.linear_attention(q.numpy(), k.numpy(), v.numpy())
+    assert rel_err(o.numpy(), want) < 1e-5
+    state = lt.RecurrentState(1, 2, 8, compile_options=options)
+    assert rel_err(state.update(q, k, v).numpy(), want) < 1e-5
+
+
 def test_errors():
     q = torch.rand(1, 1, 3, 4)
     with pytest.raises(ValueError, match="requires grad"):
@@ -90,6 +101,23 @@ def test_cuda_tensors(dtype, causal, normalize, m):
     want = ref.linear_attention(*(x.double().cpu().numpy() for x in (q, k, v)),
                                 causal=causal, normalize=normalize)
     assert rel_err(o.double().cpu().numpy(), want) <= CUDA_TOL[dtype]
+
+
+@needs_cuda
+def test_cuda_tensors_tf32():
+    # float32 tensors on tf32 tensor cores (compile_options), the causal
+    # scan and the recurrent state's prompt; f16's bound in the GPU tests.
+    g = torch.Generator(device="cuda").manual_seed(5)
+    b, h, n, d, dv = 2, 3, 200, 64, 40
+    q, k = (torch.rand(b, h, n, d, generator=g, device="cuda") for _ in range(2))
+    v = torch.rand(b, h, n, dv, generator=g, device="cuda") - 0.5
+    o = lt.linear_attention(q, k, v, compile_options={"tf32": True})
+    want = ref.linear_attention(*(x.double().cpu().numpy() for x in (q, k, v)))
+    assert rel_err(o.double().cpu().numpy(), want) <= 4e-3
+    state = lt.RecurrentState(b, h, d, dv, device="cuda",
+                              compile_options={"tf32": True})
+    got = state.update(q, k, v)
+    assert rel_err(got.double().cpu().numpy(), want) <= 4e-3
 
 
 @needs_cuda
