@@ -142,6 +142,13 @@ def configurations():
             scan_module("bf16", f, f, normalized=False),
             "scan-kernel=chunked sequence-parallel-blocks=0 value-tile=32",
             "chunked", f, f, "bf16", normalized=False))
+        # Registers for 4 blocks per SM (min-blocks-per-sm=4, .minnctapersm)
+        # in the normalized kernel, which ptxas otherwise gives 3.
+        configs.append(Config(
+            f"chunked bf16 F{f} min-blocks-per-sm=4",
+            scan_module("bf16", f, f),
+            "scan-kernel=chunked sequence-parallel-blocks=0 min-blocks-per-sm=4",
+            "chunked", f, f, "bf16"))
         # The same with 64-bit offsets (narrow-offset-limit=0), for the
         # comparison with the 32-bit offsets the chunk loops take.
         configs.append(Config(

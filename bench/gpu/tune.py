@@ -12,6 +12,8 @@ the options that shape the chunked kernels:
   value-tile                 the widest value tile (32 or 64 columns per
                              block: twice the blocks, each computing its
                              chunks' scores, or half)
+  min-blocks-per-sm          registers for this many blocks per SM in the
+                             chunk loops (.minnctapersm; 0: ptxas's choice)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -65,10 +67,11 @@ CHUNK_SIZES = (16, 32, 64)
 ASYNC_COPIES = (False, True)
 SEQUENCE_PARALLEL_BLOCKS = (0, 132, 264, 528)
 VALUE_TILES = (32, 64)
+MIN_BLOCKS_PER_SM = (0, 4)
 
 Config = namedtuple("Config",
-                    "chunk_size async_copies sequence_parallel_blocks value_tile",
-                    defaults=(64,))
+                    "chunk_size async_copies sequence_parallel_blocks value_tile "
+                    "min_blocks_per_sm", defaults=(64, 0))
 
 
 def options(config):
@@ -79,14 +82,16 @@ def options(config):
     return (f"chunk-size={config.chunk_size} "
             f"async-copies={'true' if config.async_copies else 'false'} "
             f"sequence-parallel-blocks={config.sequence_parallel_blocks} "
-            f"value-tile={config.value_tile}")
+            f"value-tile={config.value_tile} "
+            f"min-blocks-per-sm={config.min_blocks_per_sm}")
 
 
 def label(config):
     if config is None:
         return "defaults"
     return (f"C{config.chunk_size} {'async' if config.async_copies else 'sync'} "
-            f"spb{config.sequence_parallel_blocks} DT{config.value_tile}")
+            f"spb{config.sequence_parallel_blocks} DT{config.value_tile} "
+            f"M{config.min_blocks_per_sm}")
 
 
 def int_list(text):
@@ -313,8 +318,8 @@ def markdown(meta):
     lines = [f"# linattn chunked-scan tuning on {device}", "",
              f"The benchmark's function (O of the causal scan, elu+1 features, "
              f"{meta['element']}) for every combination of chunk-size (C), "
-             f"async-copies (sync/async), sequence-parallel-blocks (spb) and "
-             f"value-tile (DT); "
+             f"async-copies (sync/async), sequence-parallel-blocks (spb), "
+             f"value-tile (DT) and min-blocks-per-sm (M); "
              f"combinations that compile to the same object file share a row. "
              f"Each time is the lowest over {meta['rounds']} rounds of the median "
              f"of {meta['repeat']} calls."]
@@ -414,6 +419,8 @@ def main():
     parser.add_argument("--sequence-parallel-blocks", type=int_list,
                         default=SEQUENCE_PARALLEL_BLOCKS)
     parser.add_argument("--value-tiles", type=int_list, default=VALUE_TILES)
+    parser.add_argument("--min-blocks-per-sm", type=int_list,
+                        default=MIN_BLOCKS_PER_SM)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -428,7 +435,7 @@ def main():
         parser.error("--repeat and --rounds must be positive")
     configs = [Config(*c) for c in itertools.product(
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
-        args.value_tiles)]
+        args.value_tiles, args.min_blocks_per_sm)]
     if not configs:
         parser.error("the grid is empty")
 

@@ -60,6 +60,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.scanKernel = options.scanKernel;
   kernels.chunkSize = options.chunkSize;
   kernels.valueTile = options.valueTile;
+  kernels.minBlocksPerSM = options.minBlocksPerSM;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.tf32 = options.tf32;
   kernels.vectorLoads = options.vectorLoads;

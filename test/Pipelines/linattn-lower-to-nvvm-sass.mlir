@@ -99,6 +99,17 @@
 // WIDE-LABEL: Function : linattn_scan_chunked_wide_forward_elu_normalized_0
 // WIDE: LEA.HI.X
 
+// min-blocks-per-sm=4 (.minnctapersm 4 beside .maxntid 128): ptxas keeps
+// the chunk loops at 128 registers or fewer, 4 blocks of 128 threads per SM,
+// spilling what does not fit (ptxas alone takes 142 at F = 64, 156 at
+// F = 128: 3 blocks).
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 min-blocks-per-sm=4" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.min4.cubin
+// RUN: %cuobjdump --dump-resource-usage %t.min4.cubin | FileCheck %s --check-prefix=MIN4-RES
+// MIN4-RES: Function linattn_scan_chunked_forward_relu_normalized_7:
+// MIN4-RES-NEXT: REG:{{(12[0-8]|1[01][0-9]|[1-9][0-9]?)}} STACK:
+// MIN4-RES: Function linattn_scan_chunked_forward_elu_normalized_3:
+// MIN4-RES-NEXT: REG:{{(12[0-8]|1[01][0-9]|[1-9][0-9]?)}} STACK:
+
 // The sequence-parallel kernels of an f32 scan on tf32 tensor cores
 // (tf32=true; F = 64, C = 32): HMMA.1688 in the segment-state (64) and
 // output (192: scores, outputs and the state update) kernels, none in the

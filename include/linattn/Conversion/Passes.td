@@ -316,6 +316,10 @@ def ConvertLinAttnToGPUPass
            "columns per block): narrower tiles give more blocks of the "
            "batch-parallel kernel, each of which computes its chunks' "
            "scores">,
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
+           "Blocks per SM the chunked scan's chunk loops ask ptxas to make "
+           "room for (.minnctapersm: fewer registers, spilling what does not "
+           "fit; 0: ptxas's choice, at most 32)">,
     Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
            /*default=*/"264",
            "Blocks the chunked scan aims to launch: when its batch-parallel "

@@ -174,6 +174,11 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Widest value tile of the chunked scan kernel (8, 16, "
                      "32, 64 columns per block)"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> minBlocksPerSM{
+      *this, "min-blocks-per-sm",
+      llvm::cl::desc("Blocks per SM the chunked scan's chunk loops ask ptxas "
+                     "to make room for (.minnctapersm; 0: ptxas's choice)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> sequenceParallelBlocks{
       *this, "sequence-parallel-blocks",
       llvm::cl::desc("Blocks the chunked scan aims to launch: when its "

@@ -1676,10 +1676,19 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                        (config.narrowOffsets ? "" : "wide_") + c.suffix())
                           .str());
   };
+  // The chunk loops ask ptxas for registers that let `minBlocksPerSM`
+  // blocks share an SM (.minnctapersm with the block size of .maxntid).
+  auto chunkLoop = [&](StringRef kind, const ChunkedScanConfig &config,
+                       bool segmented) {
+    gpu::GPUFuncOp kernel = buildChunkLoop(rewriter, loc, kernels(),
+                                           name(kind, config), config, segmented);
+    if (options.minBlocksPerSM > 0)
+      kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      rewriter.getI32IntegerAttr(options.minBlocksPerSM));
+    return kernel;
+  };
   auto fused = [&](const ChunkedScanConfig &config) {
-    gpu::GPUFuncOp kernel =
-        buildChunkLoop(rewriter, loc, kernels(), name("chunked", config),
-                       config, /*segmented=*/false);
+    gpu::GPUFuncOp kernel = chunkLoop("chunked", config, /*segmented=*/false);
     return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, dvTile,
                       c.threads());
   };
@@ -1697,9 +1706,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       scanKernel = buildSegmentScan(rewriter, loc, kernels(),
                                     name("segment_prefix", c), c);
     }
-    gpu::GPUFuncOp outputsKernel = buildChunkLoop(
-        rewriter, loc, kernels(), name("segment_outputs", config), config,
-        /*segmented=*/true);
+    gpu::GPUFuncOp outputsKernel =
+        chunkLoop("segment_outputs", config, /*segmented=*/true);
     Value slots = mul(mul(batch, segments), index(features));
     OpFoldResult stateSize = mul(slots, dv), normalizerSize = slots;
     auto flat = [](Type type) {

@@ -937,6 +937,7 @@ struct ConvertLinAttnToGPUPass
     opts.hostFallback = hostFallback;
     opts.chunkSize = chunkSize;
     opts.valueTile = valueTile;
+    opts.minBlocksPerSM = minBlocksPerSM;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
     opts.tf32 = tf32;
     opts.vectorLoads = vectorLoads;
@@ -954,6 +955,10 @@ struct ConvertLinAttnToGPUPass
     if (opts.valueTile != 8 && opts.valueTile != 16 && opts.valueTile != 32 &&
         opts.valueTile != 64) {
       getOperation().emitError("value-tile must be 8, 16, 32 or 64");
+      return signalPassFailure();
+    }
+    if (opts.minBlocksPerSM < 0 || opts.minBlocksPerSM > 32) {
+      getOperation().emitError("min-blocks-per-sm must be between 0 and 32");
       return signalPassFailure();
     }
     if (opts.scanTile <= 0 || opts.scanTile > 1024 || opts.blockSize <= 0 ||

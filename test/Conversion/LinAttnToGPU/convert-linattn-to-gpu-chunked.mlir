@@ -6,6 +6,8 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
 // RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=33" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="value-tile=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
@@ -111,7 +113,21 @@
 //       VT32: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
 //  VT32-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 
+// min-blocks-per-sm=4: the chunk loops (batch-parallel and segment outputs)
+// ask ptxas for registers that fit 4 blocks per SM; the segment states and
+// the scan over them keep ptxas's choice.
+// MINBLOCKS-LABEL: func.func @chunked_bf16
+//       MINBLOCKS: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
+//  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+//       MINBLOCKS: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(
+//  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+//       MINBLOCKS: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(
+//  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32} {
+//       MINBLOCKS: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
+//  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32} {
+
 // BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
+// BAD-MINBLOCKS: min-blocks-per-sm must be between 0 and 32
 // BAD-TILE: value-tile must be 8, 16, 32 or 64
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative

@@ -59,6 +59,10 @@ struct LinAttnToGPUKernelOptions {
   /// batch-parallel kernel, which reads k and v once where the
   /// sequence-parallel one reads them twice.
   int64_t valueTile = 64;
+  /// Blocks per SM the chunked scan's chunk loops ask ptxas to make room
+  /// for (`.minnctapersm`: registers capped at 65536 / (blocks × threads),
+  /// spilling what does not fit); 0 leaves the registers to ptxas.
+  int64_t minBlocksPerSM = 0;
   /// Blocks the chunked scan aims to launch. When its batch-parallel kernel
   /// would launch fewer than half as many (by default one per H100 SM), the
   /// sequence splits into enough segments of whole chunks to reach this,

@@ -201,6 +201,15 @@ def value_tile(case, columns):
     return case
 
 
+def min_blocks(case, blocks):
+    """`case` with the chunk loops asking ptxas for registers that fit
+    `blocks` blocks per SM (min-blocks-per-sm)."""
+    case.name += f"__min{blocks}"
+    case.gpu_options = getattr(case, "gpu_options", []) + [
+        f"min-blocks-per-sm={blocks}"]
+    return case
+
+
 def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
@@ -381,6 +390,15 @@ def chunked_cases():
         value_tile(batch_parallel(cc.kernel_case(
             "elu", (2,), 200, 64, 72, EPS, init=True, dyn=(1,), dyn_dv=True,
             dtype="bf16")), 32),
+    ]
+    # Registers for 4 blocks per SM (min-blocks-per-sm, .minnctapersm): on a
+    # GPU the chunk loops spill a few values, which must change nothing (the
+    # emulator runs the kernels as they are before ptxas).
+    cases += [
+        min_blocks(cc.kernel_case("elu", (2, 3), 129, 64, 64, EPS, init=True,
+                                  dtype="bf16"), 4),
+        min_blocks(few_blocks(cc.kernel_case("relu", (2,), 300, 128, 100, EPS,
+                                             dtype="f16"), 8), 4),
     ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]

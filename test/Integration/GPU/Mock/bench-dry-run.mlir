@@ -25,16 +25,16 @@
 
 // The tuning script's plan: the grid, the shapes, the compile commands.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --tools=%linattn_obj_root/bin | FileCheck %s --check-prefix=TUNE
-// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=true --sequence-parallel-blocks=0,8 --value-tiles=64 | FileCheck %s --check-prefix=TUNE-GRID
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=true --sequence-parallel-blocks=0,8 --value-tiles=64 --min-blocks-per-sm=3 | FileCheck %s --check-prefix=TUNE-GRID
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=8x16x64 2>&1 | FileCheck %s --check-prefix=TUNE-BAD
 // TUNE: tuning plan (dry run: nothing is measured)
-// TUNE: 48 combinations, 6 shapes, 294 compilations (the defaults included)
+// TUNE: 96 combinations, 6 shapes, 582 compilations (the defaults included)
 // TUNE: shape 8x16x16384x64: compulsory bytes 1024 MiB
 // TUNE: shape 1x96x8192x128: compulsory bytes 768 MiB
 // TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o
-// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=16 async-copies=false sequence-parallel-blocks=0 value-tile=32}
-// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=528 value-tile=64}
+// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=16 async-copies=false sequence-parallel-blocks=0 value-tile=32 min-blocks-per-sm=0}
+// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=528 value-tile=64 min-blocks-per-sm=4}
 // TUNE-GRID: 2 combinations, 1 shapes, 3 compilations
-// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64}
-// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=8 value-tile=64}
+// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=3}
+// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=8 value-tile=64 min-blocks-per-sm=3}
 // TUNE-BAD: not a shape BxHxTxD: 8x16x64
