@@ -784,8 +784,8 @@ public:
         ValueRange{kb.fconst(0.0)},
         [&](Value t, ValueRange sum) -> SmallVector<Value> {
           Value row = fromOffset(t);
-          Value key = toState(loadShared(
-              ks, kb.add(featureSlot, kb.add(kb.mul(row, ldF), f))));
+          Value key = toState(
+              loadShared(ks, kb.add(featureSlot, kb.add(kb.mul(row, ldF), f))));
           return {kb.fadd(sum[0], key)};
         })[0];
   }
@@ -1680,8 +1680,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // blocks share an SM (.minnctapersm with the block size of .maxntid).
   auto chunkLoop = [&](StringRef kind, const ChunkedScanConfig &config,
                        bool segmented) {
-    gpu::GPUFuncOp kernel = buildChunkLoop(rewriter, loc, kernels(),
-                                           name(kind, config), config, segmented);
+    gpu::GPUFuncOp kernel = buildChunkLoop(
+        rewriter, loc, kernels(), name(kind, config), config, segmented);
     if (options.minBlocksPerSM > 0)
       kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       rewriter.getI32IntegerAttr(options.minBlocksPerSM));
