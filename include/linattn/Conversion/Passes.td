@@ -294,8 +294,8 @@ def ConvertLinAttnToGPUPass
            "Threads per block of the scan kernel">,
     Option<"scanFeatureLanes", "scan-feature-lanes", "int64_t",
            /*default=*/"4",
-           "Threads sharing a value column in the recurrent scan kernel, each "
-           "with F / lanes of its features (1, 2, 4, ..., 32)">,
+           "Threads sharing a value column in the recurrent scan and step "
+           "kernels, each with F / lanes of its features (1, 2, 4, ..., 32)">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
            "Most threads per block of the other kernels">,
     Option<"maxRegisterState", "max-register-state", "int64_t",

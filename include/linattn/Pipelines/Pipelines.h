@@ -154,7 +154,7 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<int64_t> scanFeatureLanes{
       *this, "scan-feature-lanes",
       llvm::cl::desc("Threads sharing a value column in the recurrent scan "
-                     "kernel, each with F / lanes of its features"),
+                     "and step kernels, each with F / lanes of its features"),
       llvm::cl::init(4)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",

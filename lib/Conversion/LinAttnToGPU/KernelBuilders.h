@@ -414,9 +414,9 @@ inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
 /// The largest grid y and z sizes CUDA launches.
 inline constexpr int64_t kMaxGridYZ = 65535;
 
-/// Why a scan kernel cannot take `dv` value columns in blocks of `columns`
-/// (one per block of grid y, which CUDA caps at `kMaxGridYZ`), if it
-/// cannot; a dynamic Dv is left to the launch, which reports the failure.
+/// Why a scan or step kernel cannot take `dv` value columns in blocks of
+/// `columns` (one per block of grid y, which CUDA caps at `kMaxGridYZ`), if
+/// it cannot; a dynamic Dv is left to the launch, which reports the failure.
 inline std::optional<std::string> valueTilesUnsupported(int64_t dv,
                                                         int64_t columns) {
   if (ShapedType::isDynamic(dv))

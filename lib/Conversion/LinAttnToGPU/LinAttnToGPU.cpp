@@ -15,8 +15,9 @@
 //   column S[:, d] in registers; the features of a block of tokens are staged
 //   in shared memory (with the fused feature map applied once), the
 //   normalizer z and the denominators are computed there cooperatively.
-// - step (decoding): one thread per value column of each batch element, the
-//   state streamed from global memory.
+// - step (decoding): `scan-feature-lanes` threads per value column of each
+//   batch element, each streaming its share of the state's rows from global
+//   memory, the loads of 8 rows issued together.
 // - kv_summary: one thread per state element S[b, f, d], a loop over keys.
 // - query_readout: one block per token and tile of value columns, the query
 //   features staged in shared memory.
@@ -57,6 +58,9 @@ gpu::GPUModuleOp Converter::kernels() {
 
 /// Partial sums of the recurrent scan's readout φ(q)ᵀS[:, d] per token.
 static constexpr int64_t kReadoutChains = 4;
+
+/// State rows whose loads a lane of the step kernel issues together.
+static constexpr int64_t kStepLoads = 8;
 
 /// Size of the token block the scan stages in shared memory: the query and
 /// key features and the normalizer partial products of TT tokens, about 8 KiB
@@ -397,7 +401,21 @@ std::optional<std::string> Converter::convert(StepOp op) {
   FeatureSource k = featureSourceOf(op.getKeyFeatures());
   bool normalized = op.isNormalized();
   double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
-  int64_t block = blockSizeFor(vType.getShape().back(), options.blockSize);
+  // Lanes per value column, as in the recurrent scan: each streams F / lanes
+  // rows of the column's state, and the lanes add their readouts with
+  // shuffles. More threads keep more of the state's loads in flight, which
+  // is what a step of a small batch waits for.
+  int64_t lanes = options.scanFeatureLanes;
+  while (lanes > 1 && features % lanes)
+    lanes /= 2;
+  int64_t laneFeatures = features / lanes;
+  int64_t dvStatic = vType.getShape().back();
+  int64_t block = blockSizeFor(
+      ShapedType::isDynamic(dvStatic) ? dvStatic : dvStatic * lanes,
+      options.blockSize);
+  int64_t columns = block / lanes; // value columns per block
+  if (auto reason = valueTilesUnsupported(dvStatic, columns))
+    return reason;
   Location loc = op.getLoc();
 
   Type indexType = rewriter.getIndexType();
@@ -429,11 +447,16 @@ std::optional<std::string> Converter::convert(StepOp op) {
           dv = args[8];
     ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
     Value qs = wg[0], ks = wg[1];
-    Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
-          cBlock = kb.idx(block);
+    Value c0 = kb.idx(0), cF = kb.idx(features), cBlock = kb.idx(block),
+          cLanes = kb.idx(lanes);
     Value batch = kb.blockId(gpu::Dimension::x);
     Value tid = kb.threadId();
-    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), cBlock), tid);
+    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
+                       kb.divU(tid, cLanes));
+    Value part = kb.remU(tid, cLanes);
+    Value firstFeature = kb.mul(part, kb.idx(laneFeatures));
+    // The lanes of a column past Dv compute nothing and store nothing, but
+    // take part in the shuffles.
     Value active = kb.ult(col, dv);
     Value base = kb.mul(batch, cF);
     kb.forLoop(tid, cF, cBlock, [&](Value f) {
@@ -444,24 +467,78 @@ std::optional<std::string> Converter::convert(StepOp op) {
                               ValueRange{f});
     });
     kb.barrier();
-    Value vt = kb.loadIf(active, vBuf, kb.add(kb.mul(batch, dv), col));
-    SmallVector<Value> sums = kb.forLoop(
-        c0, cF, c1, ValueRange{kb.fconst(0.0), kb.fconst(eps)},
-        [&](Value f, ValueRange acc) -> SmallVector<Value> {
-          Value qf = memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
-          Value kf = memref::LoadOp::create(rewriter, loc, ks, ValueRange{f});
-          Value rowAt = kb.mul(kb.add(base, f), dv);
-          Value s = kb.fma(kf, vt, kb.loadIf(active, sIn, kb.add(rowAt, col)));
-          kb.ifThen(active, [&] { kb.store(s, sOut, kb.add(rowAt, col)); });
-          SmallVector<Value> next = {kb.fma(qf, s, acc[0]), acc[1]};
-          if (normalized) {
-            Value z = kb.fadd(kb.load(zIn, kb.add(base, f)), kf);
-            next[1] = kb.fma(qf, z, acc[1]);
-          }
-          return next;
+    // Σ φ(q)ᵀS[:, col] and Σ φ(q)ᵀz over the lane's features, in groups of
+    // kStepLoads rows: a group's state loads are issued together, then
+    // used. A step is bound by the latency of these loads, not by their
+    // arithmetic.
+    Value zero = kb.fconst(0.0);
+    auto partial = scf::IfOp::create(
+        rewriter, loc, active,
+        [&](OpBuilder &, Location) {
+          Value vt = kb.load(vBuf, kb.add(kb.mul(batch, dv), col));
+          auto rows = [&](Value first, int64_t count, ValueRange acc) {
+            SmallVector<Value> at, s;
+            for (int64_t j = 0; j < count; ++j) {
+              Value f = kb.add(first, kb.idx(j));
+              at.push_back(kb.add(kb.mul(kb.add(base, f), dv), col));
+              s.push_back(kb.load(sIn, at.back()));
+            }
+            SmallVector<Value> next(acc);
+            for (int64_t j = 0; j < count; ++j) {
+              Value f = kb.add(first, kb.idx(j));
+              Value qf =
+                  memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
+              Value kf =
+                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{f});
+              Value sNew = kb.fma(kf, vt, s[j]);
+              kb.store(sNew, sOut, at[j]);
+              next[0] = kb.fma(qf, sNew, next[0]);
+              if (normalized)
+                next[1] = kb.fma(qf, kb.fadd(kb.load(zIn, kb.add(base, f)), kf),
+                                 next[1]);
+            }
+            return next;
+          };
+          int64_t groups = laneFeatures / kStepLoads;
+          int64_t rest = laneFeatures % kStepLoads;
+          SmallVector<Value> acc = {zero, zero};
+          if (groups > 0)
+            acc = kb.forLoop(
+                c0, kb.idx(groups * kStepLoads), kb.idx(kStepLoads), acc,
+                [&](Value g, ValueRange carried) -> SmallVector<Value> {
+                  return rows(kb.add(firstFeature, g), kStepLoads, carried);
+                });
+          if (rest > 0)
+            acc = rows(kb.add(firstFeature, kb.idx(groups * kStepLoads)), rest,
+                       acc);
+          scf::YieldOp::create(rewriter, loc, acc);
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc, ValueRange{zero, zero});
         });
-    Value out = normalized ? kb.fdiv(sums[0], sums[1]) : sums[0];
-    kb.ifThen(active,
+    // The column's lanes add their sums (in f32 for a 16-bit state:
+    // shuffles move 32 or 64 bits).
+    SmallVector<Value> sums(partial.getResults());
+    Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
+    for (Value &sum : sums) {
+      Type type = sum.getType();
+      bool widen = lanes > 1 && type.getIntOrFloatBitWidth() < 32;
+      if (widen)
+        sum = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), sum);
+      for (int64_t offset = 1; offset < lanes; offset *= 2) {
+        Value o = arith::ConstantIntOp::create(rewriter, loc, offset, 32);
+        sum = kb.fadd(sum, gpu::ShuffleOp::create(rewriter, loc, sum, o, width,
+                                                  gpu::ShuffleMode::XOR)
+                               .getShuffleResult());
+      }
+      if (widen)
+        sum = arith::TruncFOp::create(rewriter, loc, type, sum);
+    }
+    Value out = normalized ? kb.fdiv(sums[0], kb.fadd(sums[1], kb.fconst(eps)))
+                           : sums[0];
+    Value writes =
+        arith::AndIOp::create(rewriter, loc, active, kb.eq(part, c0));
+    kb.ifThen(writes,
               [&] { kb.store(out, oBuf, kb.add(kb.mul(batch, dv), col)); });
     kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
       kb.forLoop(tid, cF, cBlock, [&](Value f) {
@@ -493,7 +570,7 @@ std::optional<std::string> Converter::convert(StepOp op) {
   launch.scalar(dvValue);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
+      rewriter, loc, ceilDiv(rewriter, loc, dvValue, columns), one);
   SmallVector<Value> results = launch.launch(
       kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
       block);

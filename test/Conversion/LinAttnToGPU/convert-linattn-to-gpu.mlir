@@ -123,11 +123,19 @@ func.func @linear_relu(%q: tensor<2x3x?x32xf32>, %k: tensor<2x3x?x32xf32>, %v: t
 
 // -----
 
-// The decode step, f64.
+// The decode step, f64: four lanes per value column (8 columns: one block
+// of 32 threads per batch element), each streaming 4 of the 16 rows of the
+// state, their loads issued before the updates; the lanes add their
+// readouts and denominators with shuffles.
 
 // CHECK-LABEL: func.func @step
-//       CHECK: call @__linattn_launch_linattn_step_identity_normalized_0(
+//       CHECK: call @__linattn_launch_linattn_step_identity_normalized_0(%c4, %c1, %c1, %c32, %c1, %c1,
 // CHECK: gpu.func @linattn_step_identity_normalized_0({{.*}}: memref<?xf64>{{.*}}) workgroup(%{{.*}} : memref<16xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf64, #gpu.address_space<workgroup>>) kernel
+// CHECK: scf.if
+// CHECK-COUNT-4: memref.load %arg3[
+// CHECK: memref.store {{.*}}, %arg6[
+// CHECK: gpu.shuffle  xor {{.*}}, %c1_i32, %c32_i32 : f64
+// CHECK: gpu.shuffle  xor {{.*}}, %c2_i32, %c32_i32 : f64
 func.func @step(%q: tensor<4x16xf64>, %k: tensor<4x16xf64>, %v: tensor<4x8xf64>, %s: tensor<4x16x8xf64>, %z: tensor<4x16xf64>) -> (tensor<4x8xf64>, tensor<4x16x8xf64>, tensor<4x16xf64>) {
   %fq = linattn.feature_map identity %q : tensor<4x16xf64> -> tensor<4x16xf64>
   %o, %s1, %z1 = linattn.step %fq, %k, %v, %s, %z normalize(eps = 1.0e-6) : tensor<4x16xf64>, tensor<4x16xf64>, tensor<4x8xf64>, tensor<4x16x8xf64>, tensor<4x16xf64> -> tensor<4x8xf64>, tensor<4x16x8xf64>, tensor<4x16xf64>

@@ -35,10 +35,10 @@ inline constexpr int64_t kMaxNarrowOffsetLimit = int64_t(1) << 31;
 struct LinAttnToGPUKernelOptions {
   /// Threads per block of the scan kernel.
   int64_t scanTile = 32;
-  /// Adjacent threads sharing a value column in the recurrent scan kernel,
-  /// each with F / scanFeatureLanes features of it (a power of two up to
-  /// 32; lowered for an op until it divides F, 1 when scanTile is not a
-  /// multiple of 32).
+  /// Adjacent threads sharing a value column in the recurrent scan and step
+  /// kernels, each with F / scanFeatureLanes features of it (a power of two
+  /// up to 32; lowered for an op until it divides F, and for the scan to 1
+  /// when scanTile is not a multiple of 32).
   int64_t scanFeatureLanes = 4;
   /// Most threads per block of the other kernels.
   int64_t blockSize = 128;

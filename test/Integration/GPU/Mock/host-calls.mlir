@@ -63,13 +63,13 @@ func.func @cross(%q: tensor<2x7x32xf32>, %k: tensor<2x13x32xf32>, %v: tensor<2x1
   return %0 : tensor<2x7x40xf32>
 }
 
-// One decode step per call; two timed calls after a warm-up, each on its
-// own stream.
+// One decode step per call (four lanes per value column: 24 × 4 threads);
+// two timed calls after a warm-up, each on its own stream.
 // REPEAT: median time: {{.*}} ms over 2 calls (CUDA events)
-// DECODE: mgpu: launch linattn_step_elu_normalized_{{[0-9]+}} grid 8x1x1 block 32x1x1 smem 0 params 41 s1
+// DECODE: mgpu: launch linattn_step_elu_normalized_{{[0-9]+}} grid 8x1x1 block 96x1x1 smem 0 params 41 s1
 // DECODE: mgpu: stream-destroy s1
-// DECODE: mgpu: launch linattn_step_elu_normalized_{{[0-9]+}} grid 8x1x1 block 32x1x1 smem 0 params 41 s2
-// DECODE: mgpu: launch linattn_step_elu_normalized_{{[0-9]+}} grid 8x1x1 block 32x1x1 smem 0 params 41 s3
+// DECODE: mgpu: launch linattn_step_elu_normalized_{{[0-9]+}} grid 8x1x1 block 96x1x1 smem 0 params 41 s2
+// DECODE: mgpu: launch linattn_step_elu_normalized_{{[0-9]+}} grid 8x1x1 block 96x1x1 smem 0 params 41 s3
 // DECODE: mgpu: module-unload
 // DECODE-NOT: leak
 func.func @decode(%q: tensor<8x16xf32>, %k: tensor<8x16xf32>, %v: tensor<8x24xf32>, %s: tensor<8x16x24xf32>, %z: tensor<8x16xf32>) -> (tensor<8x24xf32>, tensor<8x16x24xf32>, tensor<8x16xf32>) {
