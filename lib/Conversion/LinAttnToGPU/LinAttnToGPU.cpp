@@ -11,10 +11,11 @@
 // compile-time constant of each kernel.
 //
 // - scan (causal, recurrent, fp32 or wider state): one block per batch element
-//   and tile of value columns, one thread per value column d holding the
-//   column S[:, d] in registers; the features of a block of tokens are staged
-//   in shared memory (with the fused feature map applied once), the
-//   normalizer z and the denominators are computed there cooperatively.
+//   and tile of value columns, `scan-feature-lanes` threads per value column
+//   d holding the column S[:, d] in registers (each a share of the rows); the features and values of a block of
+//   tokens are staged in shared memory (with the fused feature map applied
+//   once), the normalizer z and the denominators are computed there
+//   cooperatively.
 // - step (decoding): `scan-feature-lanes` threads per value column of each
 //   batch element, each streaming its share of the state's rows from global
 //   memory, the loads of 8 rows issued together.
@@ -190,7 +191,9 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       workgroupBufferType(stateType, tokens * features), // φ(k) of the block
       workgroupBufferType(stateType, tokens * features), // φ(q)ᵢ zᵢ partials
       workgroupBufferType(stateType, tokens),            // denominators
-      workgroupBufferType(stateType, features)};         // running z
+      workgroupBufferType(stateType, features),          // running z
+      // V of the block's tokens and columns.
+      workgroupBufferType(stateType, tokens * (tile / lanes))};
   std::string name =
       kernelName((Twine("linattn_scan_") + (reverse ? "reverse" : "forward") +
                   "_" + mapName(q) + (normalized ? "_normalized" : ""))
@@ -206,7 +209,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
           z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
           n = bound.n, dv = bound.dv;
     ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
-    Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4];
+    Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4],
+          vs = wg[5];
 
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
           cTT = kb.idx(tokens), cTile = kb.idx(tile);
@@ -262,6 +266,21 @@ std::optional<std::string> Converter::convert(ScanOp op) {
         memref::StoreOp::create(rewriter, loc, kb.loadFeature(kBuf, at, k), ks,
                                 ValueRange{i});
       });
+      // And V of the block's tokens and columns (zeros past Dv): the
+      // recurrence below reads a token's value from shared memory, where a
+      // load from global memory would put its latency on every token's
+      // critical path.
+      Value cColumns = kb.idx(tile / lanes);
+      Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), cColumns);
+      kb.forLoop(tid, kb.mul(count, cColumns), cTile, [&](Value i) {
+        Value t = kb.divU(i, cColumns);
+        Value c = kb.add(firstColumn, kb.remU(i, cColumns));
+        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        memref::StoreOp::create(
+            rewriter, loc,
+            kb.loadIf(kb.ult(c, dv), vBuf, kb.add(kb.mul(row, dv), c)), vs,
+            ValueRange{i});
+      });
       kb.barrier();
       // The running normalizer, one feature per thread, and the partial
       // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
@@ -305,7 +324,9 @@ std::optional<std::string> Converter::convert(ScanOp op) {
           c0, count, c1, carried,
           [&](Value t, ValueRange s) -> SmallVector<Value> {
             Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-            Value vt = kb.loadIf(active, vBuf, kb.add(kb.mul(row, dv), col));
+            Value vt = memref::LoadOp::create(
+                rewriter, loc, vs,
+                ValueRange{kb.add(kb.mul(t, cColumns), kb.divU(tid, cLanes))});
             Value rowBase = kb.mul(t, cF);
             SmallVector<Value> next;
             // The readout φ(q)ᵀS[:, d] in kReadoutChains interleaved partial

@@ -6,7 +6,9 @@
 // of the raw inputs and a fresh buffer for O to the launch stub (the final
 // state has no uses, so it gets no buffer and the kernel no arguments for
 // it); the kernel
-// stages φ(q) and φ(k) of a block of tokens in shared memory. Four adjacent
+// stages φ(q), φ(k) and V (the block's 8 columns) of a block of 64 tokens in
+// shared memory, so that the recurrence over the tokens reads no global
+// memory. Four adjacent
 // lanes share a column of S, each keeping 4 of its 16 features in
 // registers, and add their readouts with two shuffles; a block of 32
 // threads covers 8 columns: grid (8, ⌈40 / 8⌉ = 5).
@@ -35,7 +37,7 @@
 // CHECK: gpu.module @linattn_kernels
 // CHECK: gpu.func @linattn_scan_forward_elu_normalized_0(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
-// CHECK-SAME: workgroup(%[[QS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: workgroup(%[[QS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<512xf32, #gpu.address_space<workgroup>>) kernel
 // The launch's block size, which ptxas gets as .maxntid.
 // CHECK-SAME: attributes {known_block_size = array<i32: 32, 1, 1>}
 // CHECK: gpu.block_id x
@@ -46,7 +48,14 @@
 // CHECK:   gpu.barrier
 // CHECK:   math.exp
 // CHECK:   memref.store %{{.*}}, %[[QS]]
+// CHECK:   memref.load %{{.*}} : memref<?xf32>
+// CHECK:   memref.store %{{.*}}, %[[VS]]
 // CHECK:   gpu.barrier
+// The recurrence over the block's tokens: v from shared memory.
+// CHECK:   scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// CHECK-NOT: memref<?xf32>
+// CHECK:     memref.load %[[VS]]
+// CHECK-NOT: memref.load {{.*}} : memref<?xf32>
 // CHECK-COUNT-8: arith.mulf {{.*}} fastmath<contract>
 // CHECK-NOT: arith.mulf
 // CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
