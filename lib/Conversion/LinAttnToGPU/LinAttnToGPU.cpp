@@ -12,10 +12,10 @@
 //
 // - scan (causal, recurrent, fp32 or wider state): one block per batch element
 //   and tile of value columns, `scan-feature-lanes` threads per value column
-//   d holding the column S[:, d] in registers (each a share of the rows); the features and values of a block of
-//   tokens are staged in shared memory (with the fused feature map applied
-//   once), the normalizer z and the denominators are computed there
-//   cooperatively.
+//   d holding the column S[:, d] in registers (each a share of the rows);
+//   the features and values of a block of tokens are staged in shared memory
+//   (with the fused feature map applied once), the normalizer z and the
+//   denominators are computed there cooperatively.
 // - step (decoding): `scan-feature-lanes` threads per value column of each
 //   batch element, each streaming its share of the state's rows from global
 //   memory, the loads of 8 rows issued together.
