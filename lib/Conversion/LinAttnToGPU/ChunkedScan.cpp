@@ -811,14 +811,7 @@ public:
     }
     Value f = kb.divU(tid, kb.idx(parts));
     Value part = kb.remU(tid, kb.idx(parts));
-    Value sum = keySum(f, count, part, parts);
-    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-    for (int64_t offset = 1; offset < parts; offset *= 2) {
-      Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
-      sum = kb.fadd(sum, gpu::ShuffleOp::create(b, loc, sum, o, width,
-                                                gpu::ShuffleMode::XOR)
-                             .getShuffleResult());
-    }
+    Value sum = kb.sumOverLanes(keySum(f, count, part, parts), parts);
     kb.ifThen(kb.eq(part, kb.idx(0)), [&] {
       memref::StoreOp::create(b, loc, kb.fadd(loadShared(zs, f), sum), zs,
                               ValueRange{f});

@@ -125,6 +125,24 @@ public:
     Value product = arith::MulFOp::create(b, loc, x, y, contract);
     return arith::AddFOp::create(b, loc, product, acc, contract);
   }
+  /// `value` summed over each group of `lanes` adjacent lanes of a warp (a
+  /// power of two up to 32) by butterfly shuffles: every lane of the group
+  /// gets the sum, and every lane of the warp must take part. A value of
+  /// fewer than 32 bits is added in f32 (shuffles move 32 or 64 bits).
+  Value sumOverLanes(Value value, int64_t lanes) {
+    Type type = value.getType();
+    bool widen = lanes > 1 && type.getIntOrFloatBitWidth() < 32;
+    if (widen)
+      value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+    for (int64_t offset = 1; offset < lanes; offset *= 2) {
+      Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
+      value = fadd(value, gpu::ShuffleOp::create(b, loc, value, o, width,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+    }
+    return widen ? arith::TruncFOp::create(b, loc, type, value) : value;
+  }
   Value threadId() {
     return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   }

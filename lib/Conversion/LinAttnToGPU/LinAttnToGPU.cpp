@@ -355,24 +355,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
                 halved.push_back(partial.back());
               partial = std::move(halved);
             }
-            Value acc = partial.front();
-            // The column's lanes add their parts (every lane takes part),
-            // in f32 for a 16-bit state: shuffles move 32 or 64 bits.
-            Type accType = acc.getType();
-            bool widen = lanes > 1 && accType.getIntOrFloatBitWidth() < 32;
-            if (widen)
-              acc = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(),
-                                          acc);
-            Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
-            for (int64_t offset = 1; offset < lanes; offset *= 2) {
-              Value o = arith::ConstantIntOp::create(rewriter, loc, offset, 32);
-              acc = kb.fadd(acc,
-                            gpu::ShuffleOp::create(rewriter, loc, acc, o, width,
-                                                   gpu::ShuffleMode::XOR)
-                                .getShuffleResult());
-            }
-            if (widen)
-              acc = arith::TruncFOp::create(rewriter, loc, accType, acc);
+            // The column's lanes add their parts (every lane takes part).
+            Value acc = kb.sumOverLanes(partial.front(), lanes);
             if (normalized)
               acc = kb.fdiv(acc, memref::LoadOp::create(rewriter, loc, den,
                                                         ValueRange{t}));
@@ -537,24 +521,10 @@ std::optional<std::string> Converter::convert(StepOp op) {
         [&](OpBuilder &, Location) {
           scf::YieldOp::create(rewriter, loc, ValueRange{zero, zero});
         });
-    // The column's lanes add their sums (in f32 for a 16-bit state:
-    // shuffles move 32 or 64 bits).
-    SmallVector<Value> sums(partial.getResults());
-    Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
-    for (Value &sum : sums) {
-      Type type = sum.getType();
-      bool widen = lanes > 1 && type.getIntOrFloatBitWidth() < 32;
-      if (widen)
-        sum = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), sum);
-      for (int64_t offset = 1; offset < lanes; offset *= 2) {
-        Value o = arith::ConstantIntOp::create(rewriter, loc, offset, 32);
-        sum = kb.fadd(sum, gpu::ShuffleOp::create(rewriter, loc, sum, o, width,
-                                                  gpu::ShuffleMode::XOR)
-                               .getShuffleResult());
-      }
-      if (widen)
-        sum = arith::TruncFOp::create(rewriter, loc, type, sum);
-    }
+    // The column's lanes add their sums.
+    SmallVector<Value> sums;
+    for (Value sum : partial.getResults())
+      sums.push_back(kb.sumOverLanes(sum, lanes));
     Value out = normalized ? kb.fdiv(sums[0], kb.fadd(sums[1], kb.fconst(eps)))
                            : sums[0];
     Value writes =
