@@ -1,0 +1,200 @@
+"""Random numerical tests of the NVIDIA GPU backend.
+
+Draws cases of every GPU kernel with random sizes (0, 1, tile edges, odd
+value sizes), dynamic dimensions, feature maps, directions, initial states
+and options of linattn-lower-to-nvvm (chunk-size, value-tile,
+sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
+min-blocks-per-sm, tf32, scan-kernel, scan-feature-lanes, scan-tile,
+block-size, rewrite-forms), with fresh data, and checks each against its
+float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
+draws are left out: identity features with a normalizer (denominators near
+zero) and 16-bit states (rounded at every token); gpu_cases.py has fixed
+cases of both.
+
+Every case is reproducible from the seed and its index, which the output
+names. Without --seed a fresh one is drawn and printed.
+
+Usage: gpu_fuzz.py --count=N --tools=DIR --workdir=DIR [--seed=S]
+                   [--kinds=chunked,recurrent,...] [--mock | --emulate]
+"""
+
+import argparse
+import os
+import random
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import gpu_cases as g  # noqa: E402
+
+cc = g.cc
+EPS = g.EPS
+KINDS = ("chunked", "tf32", "recurrent", "scan", "step", "attention",
+         "quadratic", "linear")
+
+
+class Draw:
+    """The random choices of one case."""
+
+    def __init__(self, rnd):
+        self.rnd = rnd
+
+    def pick(self, *choices):
+        return self.rnd.choice(choices)
+
+    def chance(self, p):
+        return self.rnd.random() < p
+
+    def batch(self):
+        return self.pick((), (0,), (1,), (2,), (3,), (1, 2), (2, 1))
+
+    def dims(self, rank):
+        """Dynamic dimensions among the first `rank`."""
+        return tuple(i for i in range(rank) if self.chance(0.35))
+
+    def options(self, *groups):
+        """One choice ("" for none) from each group of options."""
+        return [o for o in (self.pick("", *group) for group in groups) if o]
+
+
+def chunked_case(d, tf32):
+    dtype = "f32" if tf32 else d.pick("bf16", "f16")
+    kind = d.pick("elu", "relu", "identity")
+    eps = None if kind == "identity" or d.chance(0.4) else EPS
+    batch = d.batch()
+    case = cc.kernel_case(
+        kind, batch, d.pick(0, 1, 2, 15, 16, 17, 63, 64, 65, 129, 300),
+        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100),
+        eps, reverse=d.chance(0.5), init=d.chance(0.5),
+        dyn=(len(batch),) if d.chance(0.5) else (), dtype=dtype,
+        dyn_dv=d.chance(0.25))
+    case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
+        ("chunk-size=16", "chunk-size=32"),
+        ("value-tile=8", "value-tile=16", "value-tile=32"),
+        ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
+         "sequence-parallel-blocks=16"),
+        ("async-copies=true",), ("vector-loads=false",),
+        ("narrow-offset-limit=0", "narrow-offset-limit=32768"),
+        ("min-blocks-per-sm=4",))
+    case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
+    return case, True
+
+
+def recurrent_case(d):
+    kind = d.pick("elu", "relu", "identity")
+    eps = None if kind == "identity" or d.chance(0.4) else EPS
+    batch = d.batch()
+    n = d.pick(0, 1, 2, 7, 33, 100, 300)
+    case = cc.kernel_case(
+        kind, batch, n, d.pick(1, 3, 4, 6, 7, 8, 16, 17, 32, 64, 100, 128),
+        d.pick(0, 1, 5, 8, 31, 33, 64, 100), eps, reverse=d.chance(0.5),
+        init=d.chance(0.5), dyn=(len(batch),) if d.chance(0.5) else (),
+        dyn_dv=d.chance(0.25))
+    case.gpu_options = ["scan-kernel=recurrent"] + d.options(
+        ("scan-feature-lanes=1", "scan-feature-lanes=2", "scan-feature-lanes=8"),
+        ("scan-tile=64", "scan-tile=256"))
+    return case, n >= 300
+
+
+def scan_case(d):
+    batch = d.batch()
+    n = d.pick(0, 1, 2, 7, 33, 100, 300)
+    case = cc.scan_case(batch, n, d.pick(1, 4, 7, 16, 32, 64, 100),
+                        d.pick(0, 1, 5, 8, 33, 64), d.chance(0.5),
+                        d.chance(0.5), EPS if d.chance(0.6) else None,
+                        dyn=d.dims(len(batch) + 1))
+    case.gpu_options = d.options(("scan-feature-lanes=1", "scan-feature-lanes=2"),
+                                 ("scan-tile=64",))
+    return case, n >= 300
+
+
+def step_case(d):
+    batch = d.batch()
+    case = cc.step_case(batch, d.pick(1, 2, 3, 6, 7, 16, 36, 64, 100, 128, 200),
+                        d.pick(1, 5, 8, 31, 33, 100, 128, 130),
+                        EPS if d.chance(0.6) else None, dyn=d.dims(len(batch)))
+    case.gpu_options = d.options(
+        ("block-size=32", "block-size=64", "block-size=1024"),
+        ("scan-feature-lanes=1", "scan-feature-lanes=2", "scan-feature-lanes=8",
+         "scan-feature-lanes=32"))
+    return case, False
+
+
+def attention_case(d, as_written):
+    kind = d.pick("elu", "relu", "identity")
+    batch = d.batch()
+    causal = d.chance(0.5)
+    n = d.pick(1, 2, 7, 31, 65, 130)
+    case = cc.attention_case(
+        kind, batch, n, n if causal else d.pick(1, 3, 7, 64, 77),
+        d.pick(1, 4, 16, 32, 64, 100, 128), d.pick(1, 5, 8, 33, 64, 100),
+        causal, EPS if kind != "identity" and d.chance(0.7) else None,
+        dyn=d.dims(len(batch) + 2))
+    case.gpu_options = (["rewrite-forms=false"] if as_written else []) + d.options(
+        ("block-size=64", "block-size=512"))
+    return case, False
+
+
+def linear_case(d):
+    batch = d.batch()
+    case = cc.linear_case(batch, d.pick(1, 7, 100), d.pick(1, 9, 130),
+                          d.pick(0, 1, 16, 64, 128), d.pick(0, 1, 8, 100),
+                          eps=EPS if d.chance(0.6) else None,
+                          dyn=d.dims(len(batch) + 2))
+    case.gpu_options = d.options(("block-size=64", "block-size=1024"))
+    return case, False
+
+
+def draw_case(kind, d):
+    if kind in ("chunked", "tf32"):
+        return chunked_case(d, kind == "tf32")
+    if kind == "recurrent":
+        return recurrent_case(d)
+    if kind == "scan":
+        return scan_case(d)
+    if kind == "step":
+        return step_case(d)
+    if kind in ("attention", "quadratic"):
+        return attention_case(d, kind == "quadratic")
+    return linear_case(d)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--seed", type=int, help="default: a fresh one")
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--tools", required=True)
+    parser.add_argument("--workdir", required=True)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--mock", action="store_true")
+    mode.add_argument("--emulate", action="store_true")
+    parser.add_argument("--chip", default="sm_90")
+    opts = parser.parse_args()
+    kinds = opts.kinds.split(",")
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        parser.error(f"--kinds: no such kind: {', '.join(sorted(unknown))}")
+    seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
+    print(f"fuzz: seed {seed}", flush=True)
+    failures = 0
+    for i in range(opts.count):
+        # The builders seed their data from the case's name: fresh data for
+        # every seed and index.
+        cc.rng_for = lambda name, key=f"{seed}/{i}/": cc.np.random.default_rng(
+            zlib.crc32((key + name).encode()))
+        d = Draw(random.Random(f"{seed}/{i}"))
+        case, long_sequence = draw_case(d.pick(*kinds), d)
+        case.name += "__" + "_".join(o.replace("=", "") for o in case.gpu_options) \
+            + f"__seed{seed}_{i}"
+        ok, message = g.run_case(case, long_sequence, opts)
+        print(f"{'PASS' if ok else 'FAIL'} {case.name}: {message}", flush=True)
+        failures += not ok
+    print(f"fuzz: {opts.count - failures} of {opts.count} cases passed (seed {seed})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
