@@ -518,25 +518,36 @@ def run_case(case, long_sequence, opts):
     return True, f"max relative error {worst:.3e}"
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--group", required=True, choices=sorted(GROUPS))
+def add_run_arguments(parser):
+    """The arguments `run_case` reads: --tools, --workdir, --mock or
+    --emulate, --chip."""
     parser.add_argument("--tools", required=True)
     parser.add_argument("--workdir", required=True)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--mock", action="store_true")
     mode.add_argument("--emulate", action="store_true")
     parser.add_argument("--chip", default="sm_90")
+
+
+def check(case, long_sequence, opts):
+    """Runs `case` and prints PASS or FAIL with its name and message (and,
+    on the emulator, its time); returns whether it passed."""
+    start = time.monotonic()
+    ok, message = run_case(case, long_sequence, opts)
+    if opts.emulate:
+        message += f" ({time.monotonic() - start:.1f} s)"
+    print(f"{'PASS' if ok else 'FAIL'} {case.name}: {message}", flush=True)
+    return ok
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--group", required=True, choices=sorted(GROUPS))
+    add_run_arguments(parser)
     opts = parser.parse_args()
-    failures = 0
     cases = GROUPS[opts.group]()
-    for case, long_sequence in cases:
-        start = time.monotonic()
-        ok, message = run_case(case, long_sequence, opts)
-        if opts.emulate:
-            message += f" ({time.monotonic() - start:.1f} s)"
-        print(f"{'PASS' if ok else 'FAIL'} {case.name}: {message}", flush=True)
-        failures += not ok
+    failures = sum(not check(case, long_sequence, opts)
+                   for case, long_sequence in cases)
     print(f"{opts.group}: {len(cases) - failures} of {len(cases)} cases passed")
     return 1 if failures else 0
 

@@ -166,12 +166,7 @@ def main():
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--seed", type=int, help="default: a fresh one")
     parser.add_argument("--kinds", default=",".join(KINDS))
-    parser.add_argument("--tools", required=True)
-    parser.add_argument("--workdir", required=True)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--mock", action="store_true")
-    mode.add_argument("--emulate", action="store_true")
-    parser.add_argument("--chip", default="sm_90")
+    g.add_run_arguments(parser)
     opts = parser.parse_args()
     kinds = opts.kinds.split(",")
     unknown = set(kinds) - set(KINDS)
@@ -189,9 +184,7 @@ def main():
         case, long_sequence = draw_case(d.pick(*kinds), d)
         case.name += "__" + "_".join(o.replace("=", "") for o in case.gpu_options) \
             + f"__seed{seed}_{i}"
-        ok, message = g.run_case(case, long_sequence, opts)
-        print(f"{'PASS' if ok else 'FAIL'} {case.name}: {message}", flush=True)
-        failures += not ok
+        failures += not g.check(case, long_sequence, opts)
     print(f"fuzz: {opts.count - failures} of {opts.count} cases passed (seed {seed})")
     return 1 if failures else 0
 
