@@ -67,17 +67,15 @@ def prefill_panel(ax, rows, b, h, d):
         ax.set_axis_off()
         ax.set_title(f"prefill B{b}·H{h}·D{d}: not measured")
         return
-    floors = {}
     for impl in ordered({r["impl"] for r in series}):
         points = sorted((parse_shape(r["shape"])[2], r["ms"]) for r in series
                         if r["impl"] == impl)
         color, marker, line = style(impl)
         ax.plot([t for t, _ in points], [ms for _, ms in points], color=color,
                 marker=marker, linestyle=line, label=impl)
+    floors = {}
     for r in series:
-        precision = r.get("precision") or ("f32" if "f32" in r["impl"]
-                                           or "tf32" in r["impl"] else "bf16")
-        floors.setdefault(precision, {})[parse_shape(r["shape"])[2]] = r["floor_ms"]
+        floors.setdefault(r["precision"], {})[parse_shape(r["shape"])[2]] = r["floor_ms"]
     for precision, dash in (("bf16", "--"), ("f32", ":")):
         if precision in floors:
             points = sorted(floors[precision].items())

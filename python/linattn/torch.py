@@ -180,7 +180,6 @@ class RecurrentState(_attention.RecurrentState):
                                          _attention.DEVICE_FEATURE_MAPS))
         _attention._check_options(feature_map, normalize, eps, backend)
         self.compile_options = _attention._compile_options(compile_options)
-        self._compile_options_given = dict(compile_options or {})
         value_dim = head_dim if value_dim is None else value_dim
         for name, size in (("batch", batch), ("heads", heads),
                            ("head_dim", head_dim), ("value_dim", value_dim)):
@@ -270,7 +269,8 @@ class RecurrentState(_attention.RecurrentState):
             stream=_torch.cuda.current_stream(self.device).cuda_stream,
             feature_map=self.feature_map, normalize=self.normalize,
             eps=self.eps, backend=self.backend,
-            compile_options=self._compile_options_given)
+            compile_options=dict(option.split("=", 1)
+                                 for option in self.compile_options))
         self._current = 1 - self._current
         self.position += dq.shape[2] if tokens else 1
         return out
