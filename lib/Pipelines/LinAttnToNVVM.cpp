@@ -58,6 +58,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.blockSize = options.blockSize;
   kernels.hostFallback = options.hostFallback;
   kernels.scanKernel = options.scanKernel;
+  kernels.linearKernel = options.linearKernel;
   kernels.chunkSize = options.chunkSize;
   kernels.valueTile = options.valueTile;
   kernels.minBlocksPerSM = options.minBlocksPerSM;

@@ -309,6 +309,12 @@ def ConvertLinAttnToGPUPass
            "Kernel of causal scans: 'chunked' (tensor cores for f16/bf16 "
            "data with an f32 state, the recurrent kernel otherwise) or "
            "'recurrent' (always the recurrent kernel)">,
+    Option<"linearKernel", "linear-kernel", "std::string",
+           /*default=*/"\"chunked\"",
+           "Kernels of the linear form (kv_summary, query_readout): "
+           "'chunked' (tensor cores for f16/bf16 data with an f32 state, the "
+           "scalar kernels otherwise) or 'scalar' (always the scalar "
+           "kernels)">,
     Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
            "Largest chunk of the chunked scan kernel (16, 32 or 64 tokens)">,
     Option<"valueTile", "value-tile", "int64_t", /*default=*/"64",
@@ -328,8 +334,9 @@ def ConvertLinAttnToGPUPass
            "whole chunks (segment states, a scan over them, the segments' "
            "outputs) to reach this; 0: never">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
-           "Causal scans with f32 data take the chunked kernel on tf32 tensor "
-           "cores (products with 10-bit mantissas, f32 accumulation)">,
+           "Causal scans and the linear form with f32 data take the chunked "
+           "kernels on tf32 tensor cores (products with 10-bit mantissas, "
+           "f32 accumulation)">,
     Option<"vectorLoads", "vector-loads", "bool", /*default=*/"true",
            "The chunked kernels stage global memory 16 bytes per load where "
            "the buffers are 16-byte aligned (tested at run time); false: "

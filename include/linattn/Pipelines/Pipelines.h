@@ -48,6 +48,11 @@ struct LinAttnLowerToCPUOptions
                      "+avx2,+fma,-avx512f); empty: the host's. They also "
                      "decide the kernels' vector width and register tile"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> linearKernel{
+      *this, "linear-kernel",
+      llvm::cl::desc("Kernels of the linear form: 'chunked' (tensor cores for "
+                     "f16/bf16 data) or 'scalar'"),
+      llvm::cl::init("chunked")};
   PassOptions::Option<int64_t> chunkSize{
       *this, "chunk-size",
       llvm::cl::desc("Run linattn-chunk-scan with this chunk size before "
@@ -165,6 +170,11 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Kernel of causal scans: 'chunked' (tensor cores for "
                      "f16/bf16 data) or 'recurrent'"),
       llvm::cl::init("chunked")};
+  PassOptions::Option<std::string> linearKernel{
+      *this, "linear-kernel",
+      llvm::cl::desc("Kernels of the linear form: 'chunked' (tensor cores for "
+                     "f16/bf16 data) or 'scalar'"),
+      llvm::cl::init("chunked")};
   PassOptions::Option<int64_t> chunkSize{
       *this, "chunk-size",
       llvm::cl::desc("Largest chunk of the chunked scan kernel (16, 32, 64)"),
@@ -188,8 +198,8 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(264)};
   PassOptions::Option<bool> tf32{
       *this, "tf32",
-      llvm::cl::desc("Causal scans with f32 data take the chunked kernel on "
-                     "tf32 tensor cores"),
+      llvm::cl::desc("Causal scans and the linear form with f32 data take "
+                     "the chunked kernels on tf32 tensor cores"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> vectorLoads{
       *this, "vector-loads",

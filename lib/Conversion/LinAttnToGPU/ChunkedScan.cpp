@@ -1,4 +1,4 @@
-//===- ChunkedScan.cpp - the chunked causal scan on tensor cores ----------===//
+//===- ChunkedScan.cpp - chunked kernels on tensor cores ------------------===//
 //
 // Part of the linattn project.
 //
@@ -7,7 +7,9 @@
 // Causal scans with f16/bf16 data and an f32 state, chunkwise on tensor cores
 // (nvvm.mma.sync m16n8k16, f32 accumulators). Within a chunk of C tokens the
 // output is tril(φ(Q_c)φ(K_c)ᵀ)V_c + φ(Q_c)S, across chunks the state grows
-// by φ(K_c)ᵀV_c.
+// by φ(K_c)ᵀV_c. The linear form (kv_summary, query_readout) of the same
+// data takes the same machinery: the summary as the sequence-parallel
+// scan's segment sums, the readout as its chunk loop without scores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,29 +85,64 @@ static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
   return std::nullopt;
 }
 
-std::optional<std::string>
-mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op, bool tf32) {
-  Type data = tensorTypeOf(op.getValues()).getElementType();
+/// Why the chunked kernels do not take `data` (f16 or bf16; f32 with
+/// `tf32`), F = `features` and an accumulator of `state`, nothing when they
+/// do.
+static std::optional<std::string>
+chunkedTypesUnsupported(Type data, bool tf32, int64_t features, Type state) {
   if (!data.isF16() && !data.isBF16() && !(tf32 && data.isF32()))
     return std::string(tf32 ? "the data type is not f16, bf16 or f32"
                             : "the data type is not f16 or bf16");
-  for (Value operand : {op.getQueryFeatures(), op.getKeyFeatures()})
-    if (tensorTypeOf(operand).getElementType() != data ||
-        tensorTypeOf(featureSourceOf(operand).tensor).getElementType() != data)
-      return std::string("query, key and value types differ");
-  if (!tensorTypeOf(op.getResult()).getElementType().isF32() &&
-      tensorTypeOf(op.getResult()).getElementType() != data)
-    return std::string("the result type is neither the data type nor f32");
-  auto sType = cast<RankedTensorType>(op.getFinalState().getType());
-  if (!sType.getElementType().isF32())
+  if (!state.isF32())
     return std::string("the state is not f32");
-  int64_t features = tensorTypeOf(op.getQueryFeatures()).getShape().back();
   if (ShapedType::isDynamic(features) || features % 16 != 0)
     return std::string("the feature size is not a multiple of 16");
-  // No features: the outputs are zeros, which the recurrent kernel writes.
+  // No features: the outputs are zeros, which the other kernels write.
   if (features == 0)
     return std::string("the feature size is 0");
   return std::nullopt;
+}
+
+/// Whether the features `operand` (or the input of its fused feature map)
+/// hold `data`.
+static bool featuresOf(Value operand, Type data) {
+  return tensorTypeOf(operand).getElementType() == data &&
+         tensorTypeOf(featureSourceOf(operand).tensor).getElementType() == data;
+}
+
+std::optional<std::string>
+mlir::linattn::gpukernels::chunkedScanUnsupported(ScanOp op, bool tf32) {
+  Type data = tensorTypeOf(op.getValues()).getElementType();
+  if (!featuresOf(op.getQueryFeatures(), data) ||
+      !featuresOf(op.getKeyFeatures(), data))
+    return std::string("query, key and value types differ");
+  if (!tensorTypeOf(op.getResult()).getElementType().isF32() &&
+      tensorTypeOf(op.getResult()).getElementType() != data)
+    return std::string("the result type is neither the data type nor f32");
+  return chunkedTypesUnsupported(
+      data, tf32, tensorTypeOf(op.getQueryFeatures()).getShape().back(),
+      cast<RankedTensorType>(op.getFinalState().getType()).getElementType());
+}
+
+std::optional<std::string>
+mlir::linattn::gpukernels::chunkedLinearUnsupported(KvSummaryOp op, bool tf32) {
+  Type data = tensorTypeOf(op.getValues()).getElementType();
+  if (!featuresOf(op.getKeyFeatures(), data))
+    return std::string("key and value types differ");
+  return chunkedTypesUnsupported(
+      data, tf32, tensorTypeOf(op.getKeyFeatures()).getShape().back(),
+      tensorTypeOf(op.getState()).getElementType());
+}
+
+std::optional<std::string>
+mlir::linattn::gpukernels::chunkedLinearUnsupported(QueryReadoutOp op,
+                                                    bool tf32) {
+  Type data = tensorTypeOf(op.getQueryFeatures()).getElementType();
+  if (!featuresOf(op.getQueryFeatures(), data))
+    return std::string("the query features and their source types differ");
+  return chunkedTypesUnsupported(
+      data, tf32, tensorTypeOf(op.getQueryFeatures()).getShape().back(),
+      tensorTypeOf(op.getState()).getElementType());
 }
 
 namespace {
@@ -330,24 +367,41 @@ struct ChunkedScanConfig {
   }
 };
 
+/// The tiles a chunked kernel stages in shared memory.
+enum class ChunkTiles {
+  /// The chunk loops: φ(Q_c), φ(K_c), V_c, the scores, S and z.
+  All,
+  /// The segment states and the key-value summary: φ(K_c) and V_c.
+  Keys,
+  /// The query readout: φ(Q_c), S and z.
+  Queries,
+};
+
 /// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
 /// V_c (each in `slots()` slots), the masked scores, S at the chunk start
 /// (in the data type), z at the chunk start (f32) and, for normalized scans
 /// with several warps per row tile, their partial row sums (f32, G x C).
-/// `queries` false: only φ(K_c) and V_c.
-SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c, bool queries) {
+/// `ChunkTiles::Keys`: only φ(K_c) and V_c; `ChunkTiles::Queries`: φ(Q_c),
+/// S, z and one f32 per warp (the block's largest state element).
+SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
+                                     ChunkTiles tiles) {
   int64_t staged = c.slots() * c.shape.chunk;
   int64_t chunk = c.shape.chunk;
-  if (!queries)
-    return {workgroupBufferType(c.dataType, staged * c.ldF()),
-            workgroupBufferType(c.dataType, staged * c.ldDT())};
+  Type features = workgroupBufferType(c.dataType, staged * c.ldF());
+  Type state = workgroupBufferType(c.dataType, c.features * c.ldDT());
+  Type normalizer = workgroupBufferType(c.stateType, c.features);
+  if (tiles == ChunkTiles::Keys)
+    return {features, workgroupBufferType(c.dataType, staged * c.ldDT())};
+  if (tiles == ChunkTiles::Queries)
+    return {features, state, normalizer,
+            workgroupBufferType(c.stateType, c.shape.warps)};
   SmallVector<Type> buffers = {
-      workgroupBufferType(c.dataType, staged * c.ldF()),
-      workgroupBufferType(c.dataType, staged * c.ldF()),
+      features,
+      features,
       workgroupBufferType(c.dataType, staged * c.ldDT()),
       workgroupBufferType(c.dataType, chunk * c.ldC()),
-      workgroupBufferType(c.dataType, c.features * c.ldDT()),
-      workgroupBufferType(c.stateType, c.features)};
+      state,
+      normalizer};
   if (c.sharedRowSums())
     buffers.push_back(
         workgroupBufferType(c.stateType, c.shape.groups * c.shape.chunk));
@@ -359,9 +413,9 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c, bool queries) {
 gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
                                  gpu::GPUModuleOp kernels, StringRef name,
                                  TypeRange args, const ChunkedScanConfig &c,
-                                 bool queries) {
+                                 ChunkTiles tiles) {
   gpu::GPUFuncOp kernel =
-      createKernel(b, loc, kernels, name, args, chunkSharedBuffers(c, queries));
+      createKernel(b, loc, kernels, name, args, chunkSharedBuffers(c, tiles));
   for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
     kernel.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                        b.getI64IntegerAttr(16));
@@ -383,18 +437,28 @@ public:
   /// `stageBatch`: global loads per thread in flight while staging (more
   /// hide more latency and take more registers).
   /// The block walks scan positions [begin, end) of batch element `batch`.
+  /// `shared` holds the buffers of `chunkSharedBuffers(c, tiles)`; the
+  /// global buffers of tiles the kernel does not stage are null.
   ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
-               ValueRange shared, Value qBuf, Value kBuf, Value vBuf, Value n,
-               Value dv, Value batch, Value colBase, Value begin, Value end,
-               int64_t stageBatch)
+               ChunkTiles tiles, ValueRange shared, Value qBuf, Value kBuf,
+               Value vBuf, Value n, Value dv, Value batch, Value colBase,
+               Value begin, Value end, int64_t stageBatch)
       : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
         kb(rewriter, loc, c.stateType), mb(kb, c.dataType, laneOf(kb)),
         qBuf(qBuf), kBuf(kBuf), vBuf(vBuf), n(n), dv(dv), batch(batch),
         colBase(colBase), begin(begin), end(end) {
-    if (shared.size() == 2) {
+    switch (tiles) {
+    case ChunkTiles::Keys:
       ks = shared[0];
       vs = shared[1];
-    } else {
+      break;
+    case ChunkTiles::Queries:
+      qs = shared[0];
+      ss = shared[1];
+      zs = shared[2];
+      ms = shared[3];
+      break;
+    case ChunkTiles::All:
       qs = shared[0];
       ks = shared[1];
       vs = shared[2];
@@ -403,6 +467,7 @@ public:
       zs = shared[5];
       if (c.sharedRowSums())
         rs = shared[6];
+      break;
     }
     tid = kb.threadId();
     warp = kb.divU(tid, kb.idx(32));
@@ -413,14 +478,20 @@ public:
     ldDT = kb.idx(c.ldDT());
     ldC = kb.idx(c.ldC());
     if (vectorWidth() > 1) {
-      featuresAligned = aligned16(kBuf);
-      if (qBuf)
+      for (Value buffer : {qBuf, kBuf}) {
+        if (!buffer)
+          continue;
+        Value aligned = aligned16(buffer);
         featuresAligned =
-            arith::AndIOp::create(b, loc, featuresAligned, aligned16(qBuf));
+            featuresAligned
+                ? arith::AndIOp::create(b, loc, featuresAligned, aligned)
+                : aligned;
+      }
       // Rows of V are 16-byte aligned when Dv is a multiple of the width too.
-      valuesAligned = arith::AndIOp::create(
-          b, loc, aligned16(vBuf),
-          kb.eq(kb.remU(dv, kb.idx(vectorWidth())), kb.idx(0)));
+      if (vBuf)
+        valuesAligned = arith::AndIOp::create(
+            b, loc, aligned16(vBuf),
+            kb.eq(kb.remU(dv, kb.idx(vectorWidth())), kb.idx(0)));
     }
     offsetType = c.narrowOffsets ? Type(b.getI32Type()) : b.getIndexType();
     dvOffset = toOffset(dv);
@@ -458,10 +529,12 @@ public:
       kb.ifElse(
           featuresAligned, [&] { stageFeatures(t0, count, width, zero); },
           [&] { stageFeatures(t0, count, 1, zero); });
-    stageValues(
-        t0, count,
-        (c.shape.chunk * c.shape.dvTile / width) % c.threads() == 0 ? width : 1,
-        zero);
+    if (vs)
+      stageValues(t0, count,
+                  (c.shape.chunk * c.shape.dvTile / width) % c.threads() == 0
+                      ? width
+                      : 1,
+                  zero);
     kb.barrier();
   }
 
@@ -590,33 +663,13 @@ public:
     }
     if (!c.normalized)
       return std::nullopt;
-    // φ(q_t)ᵀ z_prev (this group's share of the features), four lanes per
-    // row, then the sums over the quad.
-    Value rowLo, rowHi;
-    std::tie(rowLo, rowHi) = laneRows();
+    // φ(q_t)ᵀ z_prev: this group's share of the features.
     int64_t features = c.features / c.shape.groups;
-    Value feature0 = kb.mul(warpGroup(), kb.idx(features));
-    for (int64_t f = 0; f < features; f += 4) {
-      Value feature = kb.add(feature0, kb.add(kb.idx(f), mb.quad));
-      Value z = loadShared(zs, feature);
-      auto query = [&](Value row) {
-        return toState(loadShared(
-            qs, kb.add(featureSlot, kb.add(kb.mul(row, ldF), feature))));
-      };
-      sumLo = kb.fma(query(rowLo), z, sumLo);
-      sumHi = kb.fma(query(rowHi), z, sumHi);
-    }
-    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-    for (int64_t offset : {1, 2}) {
-      Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
-      sumLo = kb.fadd(sumLo, gpu::ShuffleOp::create(b, loc, sumLo, o, width,
-                                                    gpu::ShuffleMode::XOR)
-                                 .getShuffleResult());
-      sumHi = kb.fadd(sumHi, gpu::ShuffleOp::create(b, loc, sumHi, o, width,
-                                                    gpu::ShuffleMode::XOR)
-                                 .getShuffleResult());
-    }
+    std::tie(sumLo, sumHi) = addQueryNormalizer(
+        kb.mul(warpGroup(), kb.idx(features)), features, sumLo, sumHi);
     if (c.sharedRowSums()) {
+      Value rowLo, rowHi;
+      std::tie(rowLo, rowHi) = laneRows();
       Value at = kb.mul(warpGroup(), kb.idx(c.shape.chunk));
       kb.ifThen(kb.eq(mb.quad, kb.idx(0)), [&] {
         storeShared(sumLo, rs, kb.add(at, rowLo));
@@ -626,6 +679,15 @@ public:
     }
     return std::make_pair(kb.fadd(sumLo, kb.fconst(c.eps)),
                           kb.fadd(sumHi, kb.fconst(c.eps)));
+  }
+
+  /// The denominators φ(q_t)ᵀz + eps of this warp's rows g and g + 8 for
+  /// the query readout (z in shared memory): each warp takes all features.
+  std::pair<Value, Value> readoutDenominators() {
+    Value eps = kb.fconst(c.eps);
+    auto [sumLo, sumHi] =
+        addQueryNormalizer(zero, c.features, kb.fconst(0.0), kb.fconst(0.0));
+    return {kb.fadd(sumLo, eps), kb.fadd(sumHi, eps)};
   }
 
   /// The denominators of this warp's rows g and g + 8: `den` from `scores`,
@@ -658,8 +720,9 @@ public:
         kb.eq(kb.remU(dv, kb.idx(2)), kb.idx(0)));
   }
 
-  /// O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S for this warp's rows, divided
-  /// by the denominators, to `oBuf` (scores and S in shared memory); pairs of
+  /// O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S for this warp's rows (φ(Q_c) S
+  /// alone in the query readout, which stages no scores), divided by the
+  /// denominators, to `oBuf` (scores and S in shared memory); pairs of
   /// values in one store where `pairs` (`pairedStores`) holds.
   void outputs(Value t0, Value tokens,
                std::optional<std::pair<Value, Value>> den, Value oBuf,
@@ -679,8 +742,10 @@ public:
       int64_t count = std::min<int64_t>(2, tiles - j);
       Value n0 = kb.add(tile0, kb.idx(8 * j));
       SmallVector<Value> acc(4 * count, kb.fconst(0.0));
-      for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
-        acc = products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
+      if (ps)
+        for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
+          acc =
+              products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
@@ -818,6 +883,45 @@ public:
     });
   }
 
+  /// The power of two s that brings the largest magnitude of the block's
+  /// state (every thread's `fragments`) below 2^14, 1 where it is there
+  /// already, for the query readout with f16 data: s·S is rounded to f16,
+  /// whose largest finite value is 65504, and the outputs are divided by s
+  /// again (both exact). The state of a long sequence outgrows f16 (S sums
+  /// a product per key); bf16 has the range of f32.
+  Value stateScale(ValueRange fragments) {
+    Value largest = kb.fconst(0.0);
+    for (Value x : fragments)
+      largest = arith::MaximumFOp::create(b, loc, largest,
+                                          math::AbsFOp::create(b, loc, x));
+    largest = kb.maxOverLanes(largest, 32);
+    kb.ifThen(kb.eq(kb.remU(tid, kb.idx(32)), zero),
+              [&] { storeShared(largest, ms, warp); });
+    kb.barrier();
+    largest = loadShared(ms, zero);
+    for (int64_t w = 1; w < c.shape.warps; ++w)
+      largest =
+          arith::MaximumFOp::create(b, loc, largest, loadShared(ms, kb.idx(w)));
+    // The biased exponent e of the largest element: 2^(e - 127) ≤ it. From
+    // e = 141 (2^14) on, s = 2^(140 - e) has the biased exponent 267 - e.
+    Type i32 = b.getI32Type();
+    auto constant = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, loc, value, 32).getResult();
+    };
+    Value bits = arith::BitcastOp::create(b, loc, i32, largest);
+    Value exponent = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, bits, constant(23)),
+        constant(255));
+    Value scaled = arith::BitcastOp::create(
+        b, loc, c.stateType,
+        arith::ShLIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, constant(267), exponent),
+            constant(23)));
+    Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                        exponent, constant(141));
+    return kb.select(large, scaled, kb.fconst(1.0));
+  }
+
   Value zShared() const { return zs; }
   /// Element (f, d) of the shared state tile.
   void storeStateElement(Value value, Value f, Value d) {
@@ -825,6 +929,26 @@ public:
   }
 
 private:
+  /// `sumLo` and `sumHi` (a quad's partial row sums of rows g and g + 8)
+  /// plus φ(q_t)ᵀz over features [feature0, feature0 + features), four
+  /// lanes per row (z in shared memory), summed over the quad: every lane of
+  /// the quad gets the rows' sums.
+  std::pair<Value, Value> addQueryNormalizer(Value feature0, int64_t features,
+                                             Value sumLo, Value sumHi) {
+    auto [rowLo, rowHi] = laneRows();
+    for (int64_t f = 0; f < features; f += 4) {
+      Value feature = kb.add(feature0, kb.add(kb.idx(f), mb.quad));
+      Value z = loadShared(zs, feature);
+      auto query = [&](Value row) {
+        return toState(loadShared(
+            qs, kb.add(featureSlot, kb.add(kb.mul(row, ldF), feature))));
+      };
+      sumLo = kb.fma(query(rowLo), z, sumLo);
+      sumHi = kb.fma(query(rowHi), z, sumHi);
+    }
+    return {kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4)};
+  }
+
   /// Elements loaded for shared memory (1, or the elements of 16 bytes, in
   /// the state type), the buffer and the index of the first.
   struct StagedElements {
@@ -926,7 +1050,8 @@ private:
              StagedGroup loaded;
              if (qs)
                loaded.push_back({features(qBuf, c.q), qs, slot});
-             loaded.push_back({features(kBuf, c.k), ks, slot});
+             if (ks)
+               loaded.push_back({features(kBuf, c.k), ks, slot});
              return loaded;
            });
   }
@@ -1185,7 +1310,7 @@ private:
       value = convertFloat(b, loc, value, type);
       // The f32 operands of tf32 products, rounded to nearest (ties away)
       // once here rather than truncated by the tensor cores.
-      if (c.dataType.isF32() && buffer != zs) {
+      if (c.dataType.isF32() && buffer != zs && buffer != ms) {
         Value bits = NVVM::ConvertFloatToTF32Op::create(
             b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
         value = arith::BitcastOp::create(b, loc, type, bits);
@@ -1223,7 +1348,7 @@ private:
   KernelBuilder kb;
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
-  Value qs, ks, vs, ps, ss, zs, rs;
+  Value qs, ks, vs, ps, ss, zs, rs, ms;
   Value tid, warp, cF, ldF, ldDT, ldC, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.
@@ -1282,7 +1407,7 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
   if (segmented)
     argTypes.append({index, index}); // chunks per segment, segments
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
-                                            argTypes, c, /*queries=*/true);
+                                            argTypes, c, ChunkTiles::All);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   ScanKernelArgs a;
@@ -1317,8 +1442,8 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
   SmallVector<Value> shared(kernel.getWorkgroupAttributions());
   // The state fragments stay in registers: two loads in flight per thread
   // keep ptxas below 180 registers (eight take all 255).
-  ChunkEmitter e(rewriter, loc, c, shared, a.q, a.k, a.v, a.n, a.dv, batch,
-                 colBase, begin, end, /*stageBatch=*/2);
+  ChunkEmitter e(rewriter, loc, c, ChunkTiles::All, shared, a.q, a.k, a.v, a.n,
+                 a.dv, batch, colBase, begin, end, /*stageBatch=*/2);
   Value tid = e.threadIndex();
   auto stateIndex = [&](Value base, Value f, Value col) {
     return kb.add(kb.mul(kb.add(base, f), a.dv), col);
@@ -1421,7 +1546,7 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
                                 index,
                                 index};
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
-                                            argTypes, c, /*queries=*/false);
+                                            argTypes, c, ChunkTiles::Keys);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   ArrayRef<BlockArgument> args = kernel.getArguments();
@@ -1435,8 +1560,8 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
   Value keyBlock = kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0));
   auto [begin, end] = segmentRange(kb, c, n, segment, perSegment);
   SmallVector<Value> shared(kernel.getWorkgroupAttributions());
-  ChunkEmitter e(rewriter, loc, c, shared, Value(), kBuf, vBuf, n, dv, batch,
-                 colBase, begin, end, /*stageBatch=*/8);
+  ChunkEmitter e(rewriter, loc, c, ChunkTiles::Keys, shared, Value(), kBuf,
+                 vBuf, n, dv, batch, colBase, begin, end, /*stageBatch=*/8);
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features);
   // Features tid + j·T of the key sums, j < keyParts (none when neither the
@@ -1489,6 +1614,81 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
   return kernel;
 }
 
+/// The query readout O = φ(Q)S, divided by φ(Q)z + eps when normalized, on
+/// tensor cores. Arguments φ(Q) (or Q with a fused map), S and z (f32; z
+/// only when normalized), O, N, Dv, chunks per segment; grid (batch, value
+/// tiles, segments of the sequence). Each block rounds its F x DT tile of S
+/// to the data type once (f16: scaled by `stateScale` first) and walks its
+/// segment's chunks, which are independent: per chunk the products of
+/// φ(Q_c) with the tile, as in the chunk loop without scores.
+static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
+                                   gpu::GPUModuleOp kernels, StringRef name,
+                                   const ChunkedScanConfig &c) {
+  Type index = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
+                                flatBufferType(c.stateType)};
+  if (c.normalized)
+    argTypes.push_back(flatBufferType(c.stateType));
+  argTypes.append({flatBufferType(c.resultType), index, index, index});
+  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
+                                            argTypes, c, ChunkTiles::Queries);
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  unsigned a = 0;
+  Value qBuf = args[a++], sBuf = args[a++];
+  Value zBuf = c.normalized ? Value(args[a++]) : Value();
+  Value oBuf = args[a++], n = args[a++], dv = args[a++], perSegment = args[a++];
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
+  Value segment = kb.blockId(gpu::Dimension::z);
+  auto [begin, end] = segmentRange(kb, c, n, segment, perSegment);
+  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  ChunkEmitter e(rewriter, loc, c, ChunkTiles::Queries, shared, qBuf, Value(),
+                 Value(), n, dv, batch, colBase, begin, end,
+                 /*stageBatch=*/8);
+  Value tid = e.threadIndex();
+  Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
+  Value stateBase = kb.mul(batch, cF);
+
+  SmallVector<Value> state;
+  e.forEachStateElement([&](Value f, Value d, unsigned) {
+    Value col = kb.add(colBase, d);
+    state.push_back(kb.loadIf(kb.ult(col, dv), sBuf,
+                              kb.add(kb.mul(kb.add(stateBase, f), dv), col)));
+  });
+  Value scale;
+  if (c.dataType.isF16()) {
+    scale = e.stateScale(state);
+    for (Value &x : state)
+      x = kb.fmul(x, scale);
+  }
+  e.storeStateToShared(state);
+  if (c.normalized)
+    kb.forLoop(tid, cF, cT, [&](Value f) {
+      memref::StoreOp::create(rewriter, loc,
+                              kb.load(zBuf, kb.add(stateBase, f)), e.zShared(),
+                              ValueRange{f});
+    });
+  // The first chunk's staging starts with a barrier, which publishes S and
+  // z. Outputs are divided by s·(φ(q)ᵀz + eps), or by s alone.
+  Value pairs = e.pairedStores(oBuf);
+  e.walkChunks(begin, end, ValueRange{},
+               [&](Value t0, Value count, ValueRange) -> SmallVector<Value> {
+                 std::optional<std::pair<Value, Value>> den;
+                 if (c.normalized)
+                   den = e.readoutDenominators();
+                 if (scale)
+                   den = den ? std::make_pair(kb.fmul(den->first, scale),
+                                              kb.fmul(den->second, scale))
+                             : std::make_pair(scale, scale);
+                 e.outputs(t0, count, den, oBuf, pairs);
+                 return {};
+               });
+  return kernel;
+}
+
 /// Threads per block of the sequence-parallel scan over segment states.
 static constexpr int64_t kSegmentScanThreads = 256;
 
@@ -1499,12 +1699,15 @@ static constexpr int64_t kSegmentScanThreads = 256;
 /// (`writesState`). Arguments: the segment states and normalizers of pass 1,
 /// the initial state and normalizer (when there are), the prefixes, S and z
 /// (`writesState`), Dv and the segment count; grid (batch, element tiles of
-/// 256; more tiles than grid y holds by a grid-stride loop).
+/// 256; more tiles than grid y holds by a grid-stride loop). Without
+/// `prefixes` (the key-value summary) only the sums: no prefix buffers.
 static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
                                        gpu::GPUModuleOp kernels, StringRef name,
-                                       const ChunkedScanConfig &c) {
+                                       const ChunkedScanConfig &c,
+                                       bool prefixes) {
   Type index = rewriter.getIndexType();
-  int64_t buffers = 4 + (c.hasInit ? 2 : 0) + (c.writesState ? 2 : 0);
+  int64_t buffers =
+      2 + (prefixes ? 2 : 0) + (c.hasInit ? 2 : 0) + (c.writesState ? 2 : 0);
   SmallVector<Type> argTypes(buffers, flatBufferType(c.stateType));
   argTypes.append({index, index});
   gpu::GPUFuncOp kernel =
@@ -1519,7 +1722,11 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
     s0Buf = args[a++];
     z0Buf = args[a++];
   }
-  Value prefixBuf = args[a++], zPrefixBuf = args[a++];
+  Value prefixBuf, zPrefixBuf;
+  if (prefixes) {
+    prefixBuf = args[a++];
+    zPrefixBuf = args[a++];
+  }
   Value sBuf, zBuf;
   if (c.writesState) {
     sBuf = args[a++];
@@ -1541,7 +1748,8 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
                         Value at = kb.add(
                             kb.mul(kb.add(first, segment), stride), offset);
                         Value h = kb.load(src, at);
-                        kb.store(run[0], dst, at);
+                        if (dst)
+                          kb.store(run[0], dst, at);
                         return {kb.fadd(run[0], h)};
                       })[0];
   };
@@ -1573,6 +1781,64 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
   });
   return kernel;
 }
+
+namespace {
+/// Host index arithmetic that folds to constants where the operands are
+/// (static sizes), so that choices between kernels are made at compile time
+/// where they can be and at run time otherwise.
+struct HostIndex {
+  RewriterBase &rewriter;
+  Location loc;
+
+  Value constant(int64_t value) {
+    return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
+  }
+  Value mul(Value x, Value y) {
+    return rewriter.createOrFold<arith::MulIOp>(loc, x, y);
+  }
+  Value minU(Value x, Value y) {
+    return rewriter.createOrFold<arith::MinUIOp>(loc, x, y);
+  }
+  Value atLeastOne(Value x) {
+    return rewriter.createOrFold<arith::MaxUIOp>(loc, x, constant(1));
+  }
+  Value divideCeil(Value x, Value y) {
+    return rewriter.createOrFold<arith::CeilDivUIOp>(loc, x, y);
+  }
+  /// The size of dimension `dim` of `value`.
+  Value size(Value value, int64_t dim) {
+    return getValueOrCreateConstantIndexOp(rewriter, loc,
+                                           sizeOf(rewriter, loc, value, dim));
+  }
+  /// The product of the `dims` leading dimensions of `value`.
+  Value batch(Value value, int64_t dims) {
+    Value product = constant(1);
+    for (int64_t i = 0; i < dims; ++i)
+      product = mul(product, size(value, i));
+    return product;
+  }
+
+  /// Segments of whole chunks for a kernel of `blocks` blocks per segment
+  /// over `chunks` chunks, returned as (chunks per segment, segments): one
+  /// segment when the blocks reach half of `target` (by default one per
+  /// SM), otherwise as many as reach `target` blocks, at most one per chunk
+  /// and CUDA's grid z limit; none of them empty. `target` 0: one segment.
+  std::pair<Value, Value> segments(Value blocks, Value chunks, int64_t target) {
+    Value one = constant(1);
+    if (target <= 0)
+      return {atLeastOne(chunks), one};
+    blocks = atLeastOne(blocks);
+    Value fills = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::uge, mul(blocks, constant(2)),
+        constant(target));
+    Value wanted = rewriter.createOrFold<arith::SelectOp>(
+        loc, fills, one, divideCeil(constant(target), blocks));
+    Value split = atLeastOne(minU(minU(wanted, chunks), constant(kMaxGridYZ)));
+    Value perSegment = atLeastOne(divideCeil(chunks, split));
+    return {perSegment, atLeastOne(divideCeil(chunks, perSegment))};
+  }
+};
+} // namespace
 
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
   RankedTensorType vType = tensorTypeOf(op.getValues());
@@ -1616,52 +1882,29 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
 
   // Sizes fold to constants where they are static, so that the variant is
   // chosen here for static shapes and at run time otherwise.
-  auto index = [&](int64_t value) {
-    return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
-  };
-  auto mul = [&](Value x, Value y) {
-    return rewriter.createOrFold<arith::MulIOp>(loc, x, y);
-  };
-  auto minU = [&](Value x, Value y) {
-    return rewriter.createOrFold<arith::MinUIOp>(loc, x, y);
-  };
-  auto atLeastOne = [&](Value x) {
-    return rewriter.createOrFold<arith::MaxUIOp>(loc, x, index(1));
-  };
-  auto divideCeil = [&](Value x, Value y) {
-    return rewriter.createOrFold<arith::CeilDivUIOp>(loc, x, y);
-  };
+  HostIndex h{rewriter, loc};
+  auto index = [&](int64_t value) { return h.constant(value); };
+  auto mul = [&](Value x, Value y) { return h.mul(x, y); };
+  auto minU = [&](Value x, Value y) { return h.minU(x, y); };
+  auto atLeastOne = [&](Value x) { return h.atLeastOne(x); };
+  auto divideCeil = [&](Value x, Value y) { return h.divideCeil(x, y); };
   Value one = index(1);
   OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
-  Value n = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
-  Value dv = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
-  Value batch = one;
-  for (int64_t i = 0; i < batchDims; ++i)
-    batch = mul(batch, getValueOrCreateConstantIndexOp(
-                           rewriter, loc, sizeOf(rewriter, loc, values, i)));
+  Value n = h.size(values, -2);
+  Value dv = h.size(values, -1);
+  Value batch = h.batch(values, batchDims);
   Value tiles = atLeastOne(divideCeil(dv, index(dvTile)));
 
   // Which variant: batch-parallel when batch × value tiles reaches half of
   // `sequenceParallelBlocks` blocks (by default one per SM: every SM has
   // work, and the segments' extra reads of k and v, half the compulsory
   // bytes, would cost more than more blocks gain); otherwise the sequence
-  // splits into enough segments of whole chunks to reach the target (at
-  // most one per chunk and CUDA's grid z limit), each segment as long as
-  // that count needs.
+  // splits into enough segments of whole chunks to reach the target.
   Value chunks = divideCeil(n, index(chunk));
-  Value segments = one, perSegment = atLeastOne(chunks);
-  if (options.sequenceParallelBlocks > 0) {
-    Value target = index(options.sequenceParallelBlocks);
-    Value blocks = atLeastOne(mul(batch, tiles));
-    Value fills = rewriter.createOrFold<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::uge, mul(blocks, index(2)), target);
-    Value wanted = rewriter.createOrFold<arith::SelectOp>(
-        loc, fills, one, divideCeil(target, blocks));
-    Value split = atLeastOne(minU(minU(wanted, chunks), index(kMaxGridYZ)));
-    perSegment = atLeastOne(divideCeil(chunks, split));
-    segments = atLeastOne(divideCeil(chunks, perSegment));
-  }
+  Value perSegment, segments;
+  std::tie(perSegment, segments) =
+      h.segments(mul(batch, tiles), chunks, options.sequenceParallelBlocks);
 
   // Kernels with 64-bit offsets are named "..._wide_...".
   auto name = [&](StringRef kind, const ChunkedScanConfig &config) {
@@ -1697,7 +1940,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),
                                         name("segment_states", c), wide);
       scanKernel = buildSegmentScan(rewriter, loc, kernels(),
-                                    name("segment_prefix", c), c);
+                                    name("segment_prefix", c), c,
+                                    /*prefixes=*/true);
     }
     gpu::GPUFuncOp outputsKernel =
         chunkLoop("segment_outputs", config, /*segmented=*/true);
@@ -1842,5 +2086,184 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
         });
   }
   replaceScan(op, results);
+  return std::nullopt;
+}
+
+/// The configuration of the linear form's chunked kernels for F =
+/// `features`, `data` and the feature source `q` (the queries' or the
+/// keys'); nothing, with the reason in `reason`, when no shape fits.
+static std::optional<ChunkedScanConfig>
+linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
+             Type data, Type state, Type result, FeatureSource source,
+             int64_t dv, std::string &reason) {
+  std::optional<ChunkedScanShape> shape =
+      chunkedScanShape(features, options.chunkSize, options.valueTile,
+                       data.getIntOrFloatBitWidth() / 8);
+  if (!shape) {
+    reason = "no chunk shape fits F = " + std::to_string(features);
+    return std::nullopt;
+  }
+  if (auto tiles = valueTilesUnsupported(dv, shape->dvTile)) {
+    reason = *tiles;
+    return std::nullopt;
+  }
+  return ChunkedScanConfig{*shape,
+                           features,
+                           data,
+                           state,
+                           result,
+                           source,
+                           source,
+                           /*reverse=*/false,
+                           /*normalized=*/false,
+                           /*hasInit=*/false,
+                           /*eps=*/0.0,
+                           options.vectorLoads,
+                           /*writesState=*/true,
+                           /*finalNormalizer=*/false,
+                           /*asyncCopies=*/false,
+                           /*narrowOffsets=*/false};
+}
+
+std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
+  RankedTensorType vType = tensorTypeOf(op.getValues());
+  RankedTensorType sType = tensorTypeOf(op.getState());
+  FeatureSource k = featureSourceOf(op.getKeyFeatures());
+  int64_t features = tensorTypeOf(op.getKeyFeatures()).getShape().back();
+  std::string reason;
+  std::optional<ChunkedScanConfig> config = linearConfig(
+      options, features, vType.getElementType(), sType.getElementType(),
+      sType.getElementType(), k, vType.getShape().back(), reason);
+  if (!config)
+    return reason;
+  ChunkedScanConfig &c = *config;
+  // z only where it is used (the first value tile's blocks sum the keys).
+  c.finalNormalizer = !op.getNormalizer().use_empty();
+  c.asyncCopies = options.asyncCopies && options.vectorLoads &&
+                  c.dataType.getIntOrFloatBitWidth() == 16;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  HostIndex h{rewriter, loc};
+  Value values = op.getValues();
+  int64_t batchDims = vType.getRank() - 2;
+  Value m = h.size(values, -2), dv = h.size(values, -1);
+  Value batch = h.batch(values, batchDims);
+  Value tiles = h.atLeastOne(h.divideCeil(dv, h.constant(c.shape.dvTile)));
+  Value chunks = h.divideCeil(m, h.constant(c.shape.chunk));
+  // Segments of the keys, each summed by its own blocks, where the batch
+  // alone would leave SMs idle (the rule of the sequence-parallel scan).
+  Value perSegment, segments;
+  std::tie(perSegment, segments) =
+      h.segments(h.mul(batch, tiles), chunks, options.sequenceParallelBlocks);
+  std::string suffix = mapName(k).str();
+  gpu::GPUFuncOp states =
+      buildSegmentStates(rewriter, loc, kernels(),
+                         kernelName("linattn_kv_summary_chunked_" + suffix), c);
+
+  // One segment writes S and z directly (their layout is that of one
+  // segment's sums); several write [batch, segments, ...] sums that a
+  // second kernel adds up.
+  OpFoldResult fSize = rewriter.getIndexAttr(features);
+  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
+  SmallVector<OpFoldResult> sShape =
+      leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize});
+  SmallVector<OpFoldResult> zShape =
+      leadingThen(rewriter, loc, values, batchDims, {fSize});
+  auto zType = cast<RankedTensorType>(op.getNormalizer().getType());
+  std::optional<int64_t> known = getConstantIntValue(segments);
+  bool single = known && *known == 1;
+  LaunchBuilder sums(rewriter, loc, module);
+  sums.input(k.tensor);
+  sums.input(values);
+  if (single) {
+    sums.output(sType, sShape);
+    sums.output(zType, zShape);
+  } else {
+    auto flat = RankedTensorType::get({ShapedType::kDynamic}, c.stateType);
+    Value slots = h.mul(h.mul(batch, segments), h.constant(features));
+    sums.output(flat, {h.mul(slots, dv)});
+    sums.output(flat, {slots});
+  }
+  sums.scalar(m);
+  sums.scalar(dv);
+  sums.scalar(perSegment);
+  sums.scalar(segments);
+  SmallVector<Value> results =
+      sums.launch(states, {batch, tiles, segments}, c.threads());
+  if (!single) {
+    gpu::GPUFuncOp total =
+        buildSegmentScan(rewriter, loc, kernels(),
+                         kernelName("linattn_kv_summary_segments_" + suffix), c,
+                         /*prefixes=*/false);
+    LaunchBuilder sum(rewriter, loc, module);
+    sum.input(results[0]);
+    sum.input(results[1]);
+    sum.output(sType, sShape);
+    sum.output(zType, zShape);
+    sum.scalar(dv);
+    sum.scalar(segments);
+    Value elementTiles = h.atLeastOne(h.divideCeil(
+        h.mul(h.constant(features), dv), h.constant(kSegmentScanThreads)));
+    results = sum.launch(
+        total, {batch, gridSizeYZ(rewriter, loc, elementTiles), h.constant(1)},
+        kSegmentScanThreads);
+  }
+  rewriter.replaceOp(op, results);
+  return std::nullopt;
+}
+
+/// Chunks per segment of the query readout: blocks aim at four times
+/// `sequence-parallel-blocks`, as each is short (no state carried).
+static constexpr int64_t kReadoutBlocksPerTarget = 4;
+
+std::optional<std::string> Converter::convertChunked(QueryReadoutOp op) {
+  RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
+  RankedTensorType sType = tensorTypeOf(op.getState());
+  FeatureSource q = featureSourceOf(op.getQueryFeatures());
+  int64_t features = qType.getShape().back();
+  std::string reason;
+  std::optional<ChunkedScanConfig> config = linearConfig(
+      options, features, qType.getElementType(), sType.getElementType(),
+      tensorTypeOf(op.getResult()).getElementType(), q, sType.getShape().back(),
+      reason);
+  if (!config)
+    return reason;
+  ChunkedScanConfig &c = *config;
+  c.normalized = op.isNormalized();
+  c.eps = c.normalized ? op.getEps()->convertToDouble() : 0.0;
+  c.writesState = false;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  HostIndex h{rewriter, loc};
+  int64_t batchDims = qType.getRank() - 2;
+  Value n = h.size(q.tensor, -2), dv = h.size(op.getState(), -1);
+  Value batch = h.batch(q.tensor, batchDims);
+  Value tiles = h.atLeastOne(h.divideCeil(dv, h.constant(c.shape.dvTile)));
+  Value chunks = h.divideCeil(n, h.constant(c.shape.chunk));
+  Value perSegment, segments;
+  std::tie(perSegment, segments) =
+      h.segments(h.mul(batch, tiles), chunks,
+                 kReadoutBlocksPerTarget * options.sequenceParallelBlocks);
+  gpu::GPUFuncOp kernel =
+      buildReadout(rewriter, loc, kernels(),
+                   kernelName(("linattn_query_readout_chunked_" + mapName(q) +
+                               (c.normalized ? "_normalized" : ""))
+                                  .str()),
+                   c);
+
+  LaunchBuilder launch(rewriter, loc, module);
+  launch.input(q.tensor);
+  launch.input(op.getState());
+  if (c.normalized)
+    launch.input(op.getNormalizer());
+  launch.output(tensorTypeOf(op.getResult()),
+                leadingThen(rewriter, loc, q.tensor, batchDims,
+                            {sizeOf(rewriter, loc, q.tensor, -2),
+                             sizeOf(rewriter, loc, op.getState(), -1)}));
+  launch.scalar(n);
+  launch.scalar(dv);
+  launch.scalar(perSegment);
+  rewriter.replaceOp(
+      op, launch.launch(kernel, {batch, tiles, segments}, c.threads()));
   return std::nullopt;
 }

@@ -130,6 +130,18 @@ public:
   /// gets the sum, and every lane of the warp must take part. A value of
   /// fewer than 32 bits is added in f32 (shuffles move 32 or 64 bits).
   Value sumOverLanes(Value value, int64_t lanes) {
+    return reduceOverLanes(value, lanes,
+                           [&](Value x, Value y) { return fadd(x, y); });
+  }
+  /// The largest `value` of each group of `lanes` adjacent lanes, as
+  /// `sumOverLanes` (NaN wins).
+  Value maxOverLanes(Value value, int64_t lanes) {
+    return reduceOverLanes(value, lanes, [&](Value x, Value y) {
+      return arith::MaximumFOp::create(b, loc, x, y).getResult();
+    });
+  }
+  Value reduceOverLanes(Value value, int64_t lanes,
+                        function_ref<Value(Value, Value)> combine) {
     Type type = value.getType();
     bool widen = lanes > 1 && type.getIntOrFloatBitWidth() < 32;
     if (widen)
@@ -137,9 +149,9 @@ public:
     Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
     for (int64_t offset = 1; offset < lanes; offset *= 2) {
       Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
-      value = fadd(value, gpu::ShuffleOp::create(b, loc, value, o, width,
-                                                 gpu::ShuffleMode::XOR)
-                              .getShuffleResult());
+      value = combine(value, gpu::ShuffleOp::create(b, loc, value, o, width,
+                                                    gpu::ShuffleMode::XOR)
+                                 .getShuffleResult());
     }
     return widen ? arith::TruncFOp::create(b, loc, type, value) : value;
   }
@@ -486,6 +498,11 @@ private:
   /// The chunked tensor-core kernel of a scan (f16/bf16 data, f32 state).
   std::optional<std::string> convertChunked(ScanOp op);
   std::optional<std::string> convert(StepOp op);
+  /// The linear form's chunked tensor-core kernels (f16/bf16 data, f32
+  /// state): the key-value summary as the sequence-parallel scan's segment
+  /// sums, the readout as its chunk loop without scores.
+  std::optional<std::string> convertChunked(KvSummaryOp op);
+  std::optional<std::string> convertChunked(QueryReadoutOp op);
   std::optional<std::string> convert(KvSummaryOp op);
   std::optional<std::string> convert(QueryReadoutOp op);
   std::optional<std::string> convert(ScoresOp op);
@@ -553,6 +570,11 @@ inline ScanKernelArgs scanKernelArgs(gpu::GPUFuncOp kernel, bool hasInit,
 /// Why the chunked tensor-core kernels do not apply to `op` (f32 data only
 /// with `tf32`), nothing when they do.
 std::optional<std::string> chunkedScanUnsupported(ScanOp op, bool tf32);
+/// Why the linear form's chunked kernels do not apply to `op`, nothing when
+/// they do.
+std::optional<std::string> chunkedLinearUnsupported(KvSummaryOp op, bool tf32);
+std::optional<std::string> chunkedLinearUnsupported(QueryReadoutOp op,
+                                                    bool tf32);
 
 } // namespace mlir::linattn::gpukernels
 

@@ -19,9 +19,11 @@
 // - step (decoding): `scan-feature-lanes` threads per value column of each
 //   batch element, each streaming its share of the state's rows from global
 //   memory, the loads of 8 rows issued together.
-// - kv_summary: one thread per state element S[b, f, d], a loop over keys.
-// - query_readout: one block per token and tile of value columns, the query
-//   features staged in shared memory.
+// - kv_summary and query_readout with f16/bf16 data and an f32 state (f32
+//   data with tf32): the chunked tensor-core kernels (ChunkedScan.cpp).
+//   Otherwise kv_summary: one thread per state element S[b, f, d], a loop
+//   over keys; query_readout: one block per token and tile of value
+//   columns, the query features staged in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -570,6 +572,9 @@ std::optional<std::string> Converter::convert(StepOp op) {
 }
 
 std::optional<std::string> Converter::convert(KvSummaryOp op) {
+  if (options.chunkedLinear && !chunkedLinearUnsupported(op, options.tf32) &&
+      !convertChunked(op))
+    return std::nullopt;
   RankedTensorType kType = tensorTypeOf(op.getKeyFeatures());
   RankedTensorType vType = tensorTypeOf(op.getValues());
   RankedTensorType sType = cast<RankedTensorType>(op.getState().getType());
@@ -657,6 +662,9 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
 }
 
 std::optional<std::string> Converter::convert(QueryReadoutOp op) {
+  if (options.chunkedLinear && !chunkedLinearUnsupported(op, options.tf32) &&
+      !convertChunked(op))
+    return std::nullopt;
   RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
   RankedTensorType sType = tensorTypeOf(op.getState());
   int64_t rank = qType.getRank();
@@ -1016,6 +1024,11 @@ struct ConvertLinAttnToGPUPass
       return signalPassFailure();
     }
     opts.chunkedScan = scanKernel == "chunked";
+    if (linearKernel != "chunked" && linearKernel != "scalar") {
+      getOperation().emitError("linear-kernel must be 'chunked' or 'scalar'");
+      return signalPassFailure();
+    }
+    opts.chunkedLinear = linearKernel == "chunked";
     if (opts.chunkSize != 16 && opts.chunkSize != 32 && opts.chunkSize != 64) {
       getOperation().emitError("chunk-size must be 16, 32 or 64");
       return signalPassFailure();

@@ -50,6 +50,9 @@ struct LinAttnToGPUKernelOptions {
   /// Causal scans with f16/bf16 data and an f32 state use the chunked
   /// tensor-core kernel (off: always the recurrent kernel).
   bool chunkedScan = true;
+  /// The linear form (kv_summary, query_readout) with f16/bf16 data and an
+  /// f32 state uses the chunked tensor-core kernels (off: the scalar ones).
+  bool chunkedLinear = true;
   /// Largest chunk of the chunked scan kernel, in tokens (16, 32 or 64).
   int64_t chunkSize = 64;
   /// Widest value tile of the chunked scan kernel (8, 16, 32 or 64 columns

@@ -107,6 +107,64 @@ def linear_cases():
     ]
 
 
+def linear_chunked_cases():
+    """The linear form's chunked tensor-core kernels (f16 and bf16 data, an
+    f32 state; f32 data with tf32): the key-value summary summed over
+    segments of the keys and written directly (one segment), the readout
+    over segments of the queries; every chunk shape (F = 16 … 160), value
+    sizes that are not multiples of the value tile, sequences of no, one and
+    several chunks, and f16 states past f16's range (the readout scales the
+    state by a power of two)."""
+    cases = []
+    for dtype in ("bf16", "f16"):
+        cases += [
+            cc.linear_kernel_case("elu", (2, 3), 7, 11, 16, 8, EPS, dtype=dtype),
+            cc.linear_kernel_case("elu", (2,), 1000, 4097, 64, 48, EPS, dyn=(1,),
+                                  dtype=dtype),
+            cc.linear_kernel_case("relu", (1,), 65, 63, 128, 100, None, dtype=dtype),
+            cc.linear_kernel_case("elu", (2,), 129, 200, 112, 72, EPS, dtype=dtype),
+            cc.linear_kernel_case("relu", (2,), 33, 129, 160, 40, EPS, dtype=dtype),
+            cc.linear_kernel_case("identity", (2, 3), 64, 64, 32, 64, None,
+                                  dtype=dtype),
+            batch_parallel(cc.linear_kernel_case("elu", (2,), 300, 1000, 64, 37,
+                                                 EPS, dtype=dtype)),
+            few_blocks(cc.linear_kernel_case("elu", (1, 2), 1000, 1000, 64, 64,
+                                             None, dyn=(2,), dtype=dtype), 1000),
+            scalar_loads(cc.linear_kernel_case("relu", (2,), 100, 129, 64, 37, EPS,
+                                               dtype=dtype)),
+            value_tile(cc.linear_kernel_case("elu", (2,), 100, 129, 64, 100, EPS,
+                                             dtype=dtype), 32),
+            # No keys (S and z are zeros), no queries.
+            cc.linear_kernel_case("elu", (2,), 7, 0, 64, 8, EPS, dtype=dtype),
+            cc.linear_kernel_case("elu", (2,), 0, 7, 64, 8, EPS, dtype=dtype),
+        ]
+    # States whose elements exceed f16's 65504 (4097 keys, values in [0, 64)
+    # and [0, 128): S up to 1.5e5 and 7.2e4), normalized and not (small
+    # queries, so that the outputs fit f16).
+    cases += [
+        cc.linear_kernel_case("elu", (2,), 100, 4097, 64, 64, EPS, dtype="f16",
+                              values=-64.0),
+        cc.linear_kernel_case("relu", (2,), 100, 4097, 64, 48, None, dtype="f16",
+                              values=-128.0, queries=0.01),
+    ]
+    for case in cases:
+        case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
+    tf32 = [
+        with_tf32(cc.linear_kernel_case("elu", (2, 3), 65, 130, 64, 64, EPS)),
+        with_tf32(cc.linear_kernel_case("relu", (2,), 1000, 129, 128, 100, None)),
+        few_blocks(with_tf32(cc.linear_kernel_case("elu", (2,), 1000, 1000, 32, 40,
+                                                   EPS)), 1000),
+    ]
+    for case in tf32:
+        case.tol = CHUNKED_TOL["f16"]
+    # The scalar kernels on the same data (linear-kernel=scalar).
+    scalar = [cc.linear_kernel_case("elu", (2,), 100, 129, 64, 37, EPS, dtype="bf16")]
+    for case in scalar:
+        case.name += "__scalar"
+        case.gpu_options = ["linear-kernel=scalar"]
+    return [(case, True) for case in cases + tf32 + scalar]
+
+
 def step_cases():
     return [
         (cc.step_case((2, 3), 16, 8, None), False),
@@ -448,7 +506,7 @@ def smoke_cases():
 GROUPS = {
     "chunked": chunked_cases,
     "scan": scan_cases,
-    "linear": linear_cases,
+    "linear": lambda: linear_cases() + linear_chunked_cases(),
     "step": step_cases,
     "attention": attention_cases,
     "quadratic": quadratic_cases,
