@@ -86,9 +86,9 @@ def step_module(batch, heads, f, dv):
 """
 
 
-def attention_module(f, causal):
-    """elu+1 attention in one op, f32; decomposed by the pipeline."""
-    x = _t((BATCH, HEADS, "?", f), "f32")
+def attention_module(f, causal, dtype="f32"):
+    """elu+1 attention in one op; decomposed by the pipeline."""
+    x = _t((BATCH, HEADS, "?", f), dtype)
     mask = " causal" if causal else ""
     return f"""func.func @attention(%q: {x}, %k: {x}, %v: {x}) -> {x} {{
   %0 = linattn.attention elu %q, %k, %v{mask} normalize(eps = 1.0e-6) : {x}, {x}, {x} -> {x}
@@ -186,6 +186,12 @@ def configurations():
     configs.append(Config("kv_summary + query_readout f32 F64",
                           attention_module(64, causal=False), "", "linear", 64,
                           64))
+    # The linear form's tensor-core kernels: the summary's segment sums (and
+    # their sum over segments) and the readout.
+    for f in (64, 128):
+        configs.append(Config(f"kv_summary + query_readout bf16 F{f} (chunked)",
+                              attention_module(f, causal=False, dtype="bf16"),
+                              "", "linear", f, f, "bf16"))
     configs.append(Config("scores + apply_scores f32 F64",
                           attention_module(64, causal=True),
                           "rewrite-forms=false", "quadratic", 64, 64))

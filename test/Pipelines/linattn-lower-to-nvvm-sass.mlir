@@ -169,3 +169,31 @@
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // PTXAS-COUNT-5: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+
+// The linear form's tensor-core kernels (non-causal attention, 16-bit data):
+// the summary (φ(K_c)ᵀV_c) and the readout (φ(Q_c)S) issue 32 HMMA per warp
+// and chunk each (F = 64: 4 feature tiles × 2 value tiles × 4 k steps, and
+// 8 value tiles × 4; F = 128 at C = 32: 8 × 2 × 2, and 4 × 8), the sum over
+// segments none; nothing spills.
+// RUN: linattn-opt %S/Inputs/linear-chunked.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.linear.cubin
+// RUN: %cuobjdump --dump-sass %t.linear.cubin | FileCheck %s --check-prefix=LINEAR
+// RUN: %cuobjdump --dump-resource-usage %t.linear.cubin | FileCheck %s --check-prefix=LINEAR-RES
+// LINEAR-LABEL: Function : linattn_query_readout_chunked_relu_5
+// LINEAR-COUNT-32: {{HMMA\.16816\.F32 }}
+// LINEAR-NOT: HMMA
+// LINEAR-LABEL: Function : linattn_kv_summary_segments_relu_4
+// LINEAR-NOT: HMMA
+// LINEAR-LABEL: Function : linattn_kv_summary_chunked_relu_3
+// LINEAR-COUNT-32: {{HMMA\.16816\.F32 }}
+// LINEAR-NOT: HMMA
+// LINEAR-LABEL: Function : linattn_query_readout_chunked_elu_normalized_2
+// LINEAR-COUNT-32: HMMA.16816.F32.BF16
+// LINEAR-NOT: HMMA
+// LINEAR-LABEL: Function : linattn_kv_summary_segments_elu_1
+// LINEAR-NOT: HMMA
+// LINEAR-LABEL: Function : linattn_kv_summary_chunked_elu_0
+// LINEAR-COUNT-32: HMMA.16816.F32.BF16
+// LINEAR-NOT: HMMA
+// LINEAR: EXIT
+// LINEAR-RES-COUNT-6: STACK:0 SHARED:{{[0-9]+}} LOCAL:0
+// LINEAR-RES-NOT: Function

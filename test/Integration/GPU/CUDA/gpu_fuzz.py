@@ -4,8 +4,8 @@ Draws cases of every GPU kernel with random sizes (0, 1, tile edges, odd
 value sizes), dynamic dimensions, feature maps, directions, initial states
 and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, tf32, scan-kernel, scan-feature-lanes, scan-tile,
-block-size, rewrite-forms), with fresh data, and checks each against its
+min-blocks-per-sm, tf32, scan-kernel, linear-kernel, scan-feature-lanes,
+scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
 float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
 draws are left out: identity features with a normalizer (denominators near
 zero) and 16-bit states (rounded at every token); gpu_cases.py has fixed
@@ -32,7 +32,7 @@ import gpu_cases as g  # noqa: E402
 cc = g.cc
 EPS = g.EPS
 KINDS = ("chunked", "tf32", "recurrent", "scan", "step", "attention",
-         "quadratic", "linear")
+         "quadratic", "linear", "linear-chunked")
 
 
 class Draw:
@@ -147,6 +147,29 @@ def linear_case(d):
     return case, False
 
 
+def linear_chunked_case(d):
+    """The linear form with 16-bit data (or f32 with tf32): the chunked
+    tensor-core kernels, or the scalar ones with linear-kernel=scalar."""
+    tf32 = d.chance(0.2)
+    dtype = "f32" if tf32 else d.pick("bf16", "f16")
+    kind = d.pick("elu", "relu", "identity")
+    eps = None if kind == "identity" or d.chance(0.4) else EPS
+    batch = d.batch()
+    case = cc.linear_kernel_case(
+        kind, batch, d.pick(0, 1, 7, 63, 64, 65, 300), d.pick(0, 1, 9, 64, 65, 300),
+        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100),
+        eps, dyn=d.dims(len(batch) + 1), dtype=dtype)
+    case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
+        ("chunk-size=16", "chunk-size=32"),
+        ("value-tile=8", "value-tile=16", "value-tile=32"),
+        ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
+         "sequence-parallel-blocks=16"),
+        ("async-copies=true",), ("vector-loads=false",),
+        ("linear-kernel=scalar",))
+    case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
+    return case, True
+
+
 def draw_case(kind, d):
     if kind in ("chunked", "tf32"):
         return chunked_case(d, kind == "tf32")
@@ -158,6 +181,8 @@ def draw_case(kind, d):
         return step_case(d)
     if kind in ("attention", "quadratic"):
         return attention_case(d, kind == "quadratic")
+    if kind == "linear-chunked":
+        return linear_chunked_case(d)
     return linear_case(d)
 
 
