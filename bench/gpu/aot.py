@@ -67,6 +67,15 @@ def scan_module(b, h, t, d, dtype, normalized=False):
             f"  return %o : {x}\n}}\n")
 
 
+def linear_module(b, h, t, d, dtype):
+    """The non-causal benchmark's function: O = φ(Q)(φ(K)ᵀV), elu+1
+    features, unnormalized (the linear form: kv_summary, query_readout)."""
+    x = f"tensor<{b}x{h}x{t}x{d}x{dtype}>"
+    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}) -> {x} {{\n"
+            f"  %o = linattn.attention elu %q, %k, %v : {x}, {x}, {x} -> {x}\n"
+            f"  return %o : {x}\n}}\n")
+
+
 def compile_command(tools, module, library, options="", gpu_runtime=None):
     """linattn-compile of `module` into the shared library `library`."""
     pipeline = f"linattn-lower-to-nvvm{{device-buffers=true{' ' + options if options else ''}}}"
@@ -111,13 +120,13 @@ class Function:
 # Self-test on the GPU emulator
 #===------------------------------------------------------------------------===#
 
-def reference(q, k, v):
-    """O = tril(φ(Q)φ(K)ᵀ)V in float64, φ = elu + 1."""
+def reference(q, k, v, causal=True):
+    """O = tril(φ(Q)φ(K)ᵀ)V (causal) or φ(Q)φ(K)ᵀV in float64, φ = elu + 1."""
     import numpy as np
     phi = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))  # noqa: E731
     fq, fk = phi(q.astype(np.float64)), phi(k.astype(np.float64))
-    scores = np.tril(fq @ np.swapaxes(fk, -1, -2))
-    return scores @ v.astype(np.float64)
+    scores = fq @ np.swapaxes(fk, -1, -2)
+    return (np.tril(scores) if causal else scores) @ v.astype(np.float64)
 
 
 class EmulatorRuntime:
@@ -174,7 +183,9 @@ def self_test(args):
     # The default small-batch choice is sequence-parallel; the batch-parallel
     # kernel and segments of several chunks are forced here too, and
     # bench.py's comparison rows: the chunk loops' 64-bit offsets and value
-    # tiles of 32 columns.
+    # tiles of 32 columns. The linear-* variants are the non-causal
+    # function (bench.py's noncausal rows): the tensor-core kernels of the
+    # linear form, the scalar ones, tf32.
     variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
                 ("chunked-f16-batch-parallel", "f16", np.float16,
                  "sequence-parallel-blocks=0", 1e-2),
@@ -190,15 +201,20 @@ def self_test(args):
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,
-                 "scan-kernel=recurrent scan-feature-lanes=1", 1e-5)]
+                 "scan-kernel=recurrent scan-feature-lanes=1", 1e-5),
+                ("linear-f16", "f16", np.float16, "", 1e-2),
+                ("linear-f16-scalar", "f16", np.float16, "linear-kernel=scalar",
+                 1e-2),
+                ("linear-tf32", "f32", np.float32, "tf32=true", 4e-3)]
     failures = 0
     for b, h, t, d in ((2, 3, 300, 64), (1, 2, 37, 32)):
         q, k, v = (rng.uniform(-1, 1, (b, h, t, d)) for _ in range(3))
         for name, element, np_type, options, tol in variants:
             case = f"{name}_{b}x{h}x{t}x{d}"
+            causal = not name.startswith("linear")
             module = os.path.join(args.workdir, case + ".mlir")
             with open(module, "w") as f:
-                f.write(scan_module(b, h, t, d, element))
+                f.write((scan_module if causal else linear_module)(b, h, t, d, element))
             library = os.path.join(args.workdir, f"lib{case}.so")
             try:
                 compile_library(args.tools, module, library,
@@ -216,7 +232,7 @@ def self_test(args):
             device.to_host(result, out)
             for buffer in buffers + [result]:
                 device.free(buffer)
-            err = relative_error(out, reference(*inputs))
+            err = relative_error(out, reference(*inputs, causal=causal))
             ok = err <= tol
             failures += not ok
             print(f"{'ok' if ok else 'FAIL'} {case}: max rel. error {err:.2e} (tolerance {tol:g})")

@@ -16,7 +16,10 @@ One run measures, on one GPU and with correctness checked in the same run:
   (`fast_transformers.causal_product.causal_dot_product`), fp32;
 - PyTorch SDPA, causal (FlashAttention), bf16;
 
-on the shapes of issue 7. The computed function is unnormalized causal linear
+on the shapes of issue 7; and non-causal attention (the linear form
+φ(Q)(φ(K)ᵀV), "noncausal" rows): linattn's tensor-core kernels of the linear
+form in bf16, its scalar kernels (`linear-kernel=scalar`) and tf32, against
+the same two products in torch (cuBLAS, bf16) and non-causal SDPA. The computed function is unnormalized causal linear
 attention O = tril(φ(Q)φ(K)ᵀ)V with φ = elu + 1 (what every peer computes);
 peers get φ applied by torch inside the timed region. Every output is compared
 with a float32 chunked reference computed by torch on the GPU from the same
@@ -58,6 +61,10 @@ PREFILL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
            # flash-linear-attention's standard shapes (B, T, H, D there).
            [(1, 96, 8192, 128), (2, 16, 16384, 128), (4, 16, 2048, 128),
             (8, 8, 1024, 64)])
+# (B, H, T, D): non-causal attention, the linear form.
+NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
+             [(8, 16, 16384, 128)])
+QUICK_NONCAUSAL = [(2, 4, 1024, 64)]
 # (B, H, D): decode, one token against a state per head.
 DECODE = [(b, 32, 128) for b in (1, 8, 64)]
 QUICK_PREFILL = [(2, 4, 1024, 64)]
@@ -75,8 +82,10 @@ def decode_bytes(b, h, d):
     return 2 * b * h * (d * d + d) * 4 + 4 * b * h * d * 2
 
 
-def case_name(shape):
-    return "x".join(str(s) for s in shape)
+def case_name(shape, kind="prefill"):
+    """BxHxTxD (prefill), BxHxD (decode), full-BxHxTxD (noncausal)."""
+    name = "x".join(str(s) for s in shape)
+    return "full-" + name if kind == "noncausal" else name
 
 
 #===------------------------------------------------------------------------===#
@@ -114,6 +123,20 @@ LINATTN_NOTES = {
     "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
     "linattn recurrent f32, 1 lane/column":
         "the same with scan-feature-lanes=1: one thread per column",
+}
+
+
+# The same for the non-causal function (aot.linear_module).
+LINEAR_VARIANTS = [
+    ("linattn linear bf16", "bf16", "", 2.5e-2),
+    ("linattn linear bf16, scalar kernels", "bf16", "linear-kernel=scalar", 2.5e-2),
+    ("linattn linear tf32", "f32", "tf32=true", 4e-3),
+]
+LINEAR_NOTES = {
+    "linattn linear bf16": "tensor cores: segment sums of φ(K)ᵀV, then φ(Q)S per chunk",
+    "linattn linear bf16, scalar kernels":
+        "linear-kernel=scalar: one thread per state element, one block per token",
+    "linattn linear tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
 }
 
 
@@ -276,12 +299,16 @@ class Bench:
             self.check_linattn(None)
         return err, ms
 
-    # The reference: O = tril(φ(Q)φ(K)ᵀ)V, f32, chunks of 64 on the GPU.
-    def reference(self, q, k, v, normalized=False):
+    # The reference: O = tril(φ(Q)φ(K)ᵀ)V, f32, chunks of 64 on the GPU; or
+    # non-causal, φ(Q)(φ(K)ᵀV).
+    def reference(self, q, k, v, normalized=False, causal=True):
         torch = self.torch
         fq = torch.nn.functional.elu(q.float()) + 1
         fk = torch.nn.functional.elu(k.float()) + 1
         v = v.float()
+        if not causal:
+            assert not normalized
+            return fq @ (fk.transpose(-1, -2) @ v)
         b, h, t, d = fq.shape
         c = 64
         out = torch.empty(b, h, t, v.shape[-1], device=self.dev)
@@ -348,6 +375,80 @@ def fast_transformers_causal_product(bench):
     return causal_dot_product
 
 
+def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
+                         notes, report, base, floors):
+    """Compiles and times each (impl, element type, options, tolerance) of
+    `variants` on the module `module_text(element)` returns, on the bf16
+    tensors `qkv` (widened for f32 variants). The stream is one of torch's
+    own, not the legacy default stream: there the runtime would allocate
+    workspaces with cuMemAlloc and cuMemFree, which synchronize; on a stream
+    they come from the stream-ordered pool. `floors`: the bf16 and f32 HBM
+    floors."""
+    torch = bench.torch
+    inputs = {"bf16": qkv}
+    torch.cuda.synchronize()
+    for impl, element, options, tol in variants:
+        try:
+            module = os.path.join(tmp, f"{name}_{element}.mlir")
+            with open(module, "w") as f:
+                f.write(module_text(element))
+            library = aot.compile_library(
+                bench.args.tools, module,
+                os.path.join(tmp, f"lib{name}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so"),
+                options)
+            if element not in inputs:
+                inputs[element] = tuple(x.float() for x in qkv)
+            err, ms = bench.time_linattn(library, inputs[element], ref)
+            report(impl, ms, err, floors[0] if element == "bf16" else floors[1], tol,
+                   notes.get(impl, ""))
+        except Exception as e:  # noqa: BLE001
+            bench.record(**base, impl=impl, skipped=f"{type(e).__name__}: {e}")
+    torch.cuda.synchronize()
+
+
+def run_noncausal(bench, shape, tmp):
+    """Non-causal attention O = φ(Q)(φ(K)ᵀV): linattn's linear form against
+    the same products in torch and against non-causal SDPA."""
+    torch = bench.torch
+    b, h, t, d = shape
+    q, k, v = bench.prefill_inputs(shape)
+    ref = bench.reference(q, k, v, causal=False)
+    floor_bf16 = prefill_bytes(b, h, t, d, 2) / bench.copy_bw
+    floor_f32 = prefill_bytes(b, h, t, d, 4) / bench.copy_bw
+    name = case_name(shape, "noncausal")
+    base = dict(kind="noncausal", shape=name)
+
+    def report(impl, ms, err, floor, tol, note=""):
+        bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
+                     ms=ms, floor_ms=floor,
+                     floor_fraction=floor / ms if ms else None, error=err,
+                     correct=err is not None and err <= tol, note=note)
+
+    if not bench.args.skip_linattn:
+        run_linattn_variants(bench, (q, k, v), ref, tmp, name, LINEAR_VARIANTS,
+                             lambda element: aot.linear_module(b, h, t, d, element),
+                             LINEAR_NOTES, report, base, (floor_bf16, floor_f32))
+
+    fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
+    # What a user writes in torch: the two products, bf16 (cuBLAS).
+    try:
+        def call():
+            return fq(q) @ (fq(k).transpose(-1, -2) @ v)
+        out = call()
+        ms = bench.time(call)
+        report("torch matmuls bf16", ms, bench.error(out, ref), floor_bf16, 2.5e-2,
+               "elu + 1, φ(K)ᵀV, φ(Q)S as three torch calls")
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="torch matmuls", skipped=f"{type(e).__name__}: {e}")
+    try:
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        ms = bench.time(lambda: sdpa(q, k, v))
+        report("torch SDPA (softmax)", ms, None, floor_bf16, 0,
+               "softmax attention: not the same function, no error")
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="sdpa", skipped=f"{type(e).__name__}: {e}")
+
+
 def run_prefill(bench, shape, tmp):
     torch = bench.torch
     args = bench.args
@@ -366,31 +467,12 @@ def run_prefill(bench, shape, tmp):
                      correct=err is not None and err <= tol, note=note)
 
     # linattn: the scan compiled ahead of time (device buffers, the caller's
-    # stream), called on the same tensors as the peers. The stream is one of
-    # torch's own, not the legacy default stream: there the runtime would
-    # allocate the sequence-parallel workspace with cuMemAlloc and cuMemFree,
-    # which synchronize; on a stream it comes from the stream-ordered pool.
+    # stream), called on the same tensors as the peers.
     if not args.skip_linattn:
-        inputs = {"bf16": (q, k, v)}
-        torch.cuda.synchronize()
-        for impl, element, options, tol in LINATTN_VARIANTS:
-            try:
-                module = os.path.join(tmp, f"{name}_{element}.mlir")
-                with open(module, "w") as f:
-                    f.write(aot.scan_module(b, h, t, d, element))
-                library = aot.compile_library(
-                    args.tools, module,
-                    os.path.join(tmp, f"lib{name}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so"),
-                    options)
-                if element not in inputs:
-                    inputs[element] = tuple(x.float() for x in (q, k, v))
-                err, ms = bench.time_linattn(library, inputs[element], ref)
-                report(impl, ms, err, floor_bf16 if element == "bf16" else floor_f32, tol,
-                       LINATTN_NOTES.get(impl, ""))
-            except Exception as e:  # noqa: BLE001
-                bench.record(**base, impl=impl, skipped=f"{type(e).__name__}: {e}")
-        torch.cuda.synchronize()
-        del inputs
+        run_linattn_variants(bench, (q, k, v), ref, tmp, name, LINATTN_VARIANTS,
+                             lambda element: aot.scan_module(b, h, t, d, element),
+                             LINATTN_NOTES, report, base,
+                             (floor_bf16, floor_f32))
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
 
@@ -520,6 +602,8 @@ def run_decodes(bench, shapes, tmp):
 # recurrent scan; decode rows with the graph-replayed step.
 OURS = {("prefill", "bf16"): "linattn chunked bf16",
         ("prefill", "f32"): "linattn recurrent f32",
+        ("noncausal", "bf16"): "linattn linear bf16",
+        ("noncausal", "f32"): "linattn linear tf32",
         ("decode", None): "linattn step (graph replay)"}
 
 
@@ -600,7 +684,7 @@ def markdown(results, device, copy_bw, launch_floor):
             lines.append(f"| {r['kind']} | {r['shape']} | {r['impl']} | skipped | | | | | "
                          f"{r['skipped'][:80]} |")
             continue
-        precision = r.get("precision") if r["kind"] == "prefill" else None
+        precision = r.get("precision") if r["kind"] != "decode" else None
         mine = ours.get((r["kind"], r["shape"], precision))
         ratio = f"{r['ms'] / mine:.2f}x" if mine else ""
         frac = r.get("floor_fraction")
@@ -613,7 +697,8 @@ def markdown(results, device, copy_bw, launch_floor):
     lines += ["", "vs linattn: the row's time over linattn's on the same inputs (> 1: "
               "linattn is faster): the chunked bf16 scan for bf16 inputs, the "
               "strict-fp32 recurrent scan for f32 inputs, the graph-replayed step "
-              "for decode. Every linattn prefill is a call of the function "
+              "for decode; for noncausal rows the linear form's bf16 kernels "
+              "(tf32 for f32 inputs). Every linattn prefill is a call of the function "
               "compiled ahead of time (device buffers, a torch stream), timed with "
               "CUDA events like the peers.", ""]
     lines += targets(results) + [""]
@@ -629,12 +714,13 @@ def main():
     parser.add_argument("--tools", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     parser.add_argument("--skip-linattn", action="store_true")
-    parser.add_argument("--only", choices=("prefill", "decode"))
+    parser.add_argument("--only", choices=("prefill", "noncausal", "decode"))
     parser.add_argument("--decode-tokens", type=int, default=2000,
                         help="tokens per decode timing (graph replays, calls)")
     parser.add_argument("--shapes", default="",
                         help="comma-separated case names to run (prefill BxHxTxD, "
-                             "decode BxHxD), e.g. 8x16x16384x64,1x32x128")
+                             "noncausal full-BxHxTxD, decode BxHxD), e.g. "
+                             "8x16x16384x64,full-8x16x16384x64,1x32x128")
     parser.add_argument("--budget-s", type=float, default=0,
                         help="start no case after this many seconds (the rest "
                              "are reported as skipped); 0: no limit")
@@ -654,17 +740,19 @@ def main():
         return merge(args)
 
     prefill = QUICK_PREFILL if args.quick else PREFILL
+    noncausal = QUICK_NONCAUSAL if args.quick else NONCAUSAL
     decode = QUICK_DECODE if args.quick else DECODE
-    if args.only == "decode":
-        prefill = []
-    if args.only == "prefill":
-        decode = []
+    if args.only:
+        prefill, noncausal, decode = (x if args.only == kind else [] for kind, x in (
+            ("prefill", prefill), ("noncausal", noncausal), ("decode", decode)))
     if args.shapes:
         wanted = set(args.shapes.split(","))
-        unknown = wanted - {case_name(x) for x in prefill + decode}
+        unknown = wanted - {case_name(x) for x in prefill + decode} - {
+            case_name(x, "noncausal") for x in noncausal}
         if unknown:
             parser.error(f"--shapes: no such case: {', '.join(sorted(unknown))}")
         prefill = [x for x in prefill if case_name(x) in wanted]
+        noncausal = [x for x in noncausal if case_name(x, "noncausal") in wanted]
         decode = [x for x in decode if case_name(x) in wanted]
 
     if args.dry_run:
@@ -677,6 +765,12 @@ def main():
             if i == 0:  # the same for every shape
                 for cmd in linattn_commands(args.tools, case_name(shape), b, h, t, d):
                     print("  " + " ".join(cmd))
+        for shape in noncausal:
+            b, h, t, d = shape
+            print(f"noncausal B{b} H{h} T{t} D{d}: compulsory bytes bf16 "
+                  f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB; linattn variants: "
+                  + ", ".join(f"{impl} ({options or 'defaults'})"
+                              for impl, _, options, _ in LINEAR_VARIANTS))
         for shape in decode:
             b, h, d = shape
             print(f"decode B{b} H{h} D{d}: compulsory bytes {decode_bytes(b, h, d) / 2**20:.1f} MiB")
@@ -718,7 +812,7 @@ def main():
 
     def over_budget(kind, shape):
         if args.budget_s and time.time() - start > args.budget_s:
-            bench.record(kind=kind, shape=case_name(shape), impl="all",
+            bench.record(kind=kind, shape=case_name(shape, kind), impl="all",
                          skipped=f"not started: the run's --budget-s={args.budget_s:g} was spent")
             return True
         return False
@@ -728,6 +822,11 @@ def main():
         for shape in prefill:
             if not over_budget("prefill", shape):
                 run_prefill(bench, shape, tmp)
+                bench.torch.cuda.empty_cache()
+            write_results(base, meta)
+        for shape in noncausal:
+            if not over_budget("noncausal", shape):
+                run_noncausal(bench, shape, tmp)
                 bench.torch.cuda.empty_cache()
             write_results(base, meta)
         if decode and not over_budget("decode", decode[0]):
@@ -769,9 +868,12 @@ def merge(args):
         for r in run["results"]:
             if r.get("impl") == "all":
                 merged.setdefault((r["kind"], r["shape"]), [r])
-    order = [case_name(x) for x in PREFILL + DECODE]
+    kinds = ("prefill", "noncausal", "decode")
+    order = ([case_name(x) for x in PREFILL + DECODE] +
+             [case_name(x, "noncausal") for x in NONCAUSAL])
     results = [r for key in sorted(merged, key=lambda k: (
-        k[0] != "prefill", order.index(k[1]) if k[1] in order else len(order)))
+        kinds.index(k[0]) if k[0] in kinds else len(kinds),
+        order.index(k[1]) if k[1] in order else len(order)))
         for r in merged[key]]
     first = runs[0]
     meta = dict(first, results=results, merged_from=[os.path.basename(p) for p in args.merge])

@@ -1,6 +1,8 @@
 // The GPU benchmark's plan, shapes and report format without a GPU.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin | FileCheck %s
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=2x16x16384x128,8x32x128 | FileCheck %s --check-prefix=SHAPES
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=full-8x16x16384x64 | FileCheck %s --check-prefix=NONCAUSAL
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --only=noncausal --quick | FileCheck %s --check-prefix=NONCAUSAL-QUICK
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --shapes=8x16x100x64 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // CHECK: plan (dry run: nothing is measured)
 // CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 256 MiB, f32 512 MiB
@@ -11,6 +13,8 @@
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
 // CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 8192 MiB
 // CHECK: prefill B2 H16 T16384 D128:
+// CHECK: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: linattn linear bf16 (defaults), linattn linear bf16, scalar kernels (linear-kernel=scalar), linattn linear tf32 (tf32=true)
+// CHECK: noncausal B8 H16 T16384 D128:
 // CHECK: decode B64 H32 D128:
 // CHECK: | kind | shape | implementation | ms | HBM floor ms | of floor | vs linattn |
 // CHECK: | prefill | 8x16x4096x64 | fla.chunk_linear_attn | 1.5000 | 0.5000 | 33% | 1.50x |
@@ -22,6 +26,16 @@
 // SHAPES: decode B8 H32 D128:
 // SHAPES-NOT: decode B
 // UNKNOWN: --shapes: no such case: 8x16x100x64
+
+// Non-causal cases are named full-BxHxTxD (the same shape as a prefill case
+// is another case).
+// NONCAUSAL-NOT: prefill B
+// NONCAUSAL: noncausal B8 H16 T16384 D64:
+// NONCAUSAL-NOT: noncausal B
+// NONCAUSAL-NOT: decode B
+// NONCAUSAL-QUICK-NOT: prefill B
+// NONCAUSAL-QUICK: noncausal B2 H4 T1024 D64:
+// NONCAUSAL-QUICK-NOT: decode B
 
 // The tuning script's plan: the grid, the shapes, the compile commands.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --tools=%linattn_obj_root/bin | FileCheck %s --check-prefix=TUNE
