@@ -65,12 +65,20 @@
 // PTX: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
 // PTX: div.rn.f32
+// The linear form's scalar kernels (f32): the summary stages relu features
+// of 32 keys × 16 features (16-byte aligned) and reads them four at a time;
+// the readout stages φ(q) of 16 tokens feature-major (rows of 20 floats) and
+// their denominators.
 // PTX-LABEL: .visible .entry linattn_kv_summary_relu_1(
+// PTX: .shared .align 16 .b8 __wg_linattn_kv_summary_relu_1_0[2048];
 // PTX: max.NaN.f32
+// PTX: ld.shared.v4.b32
 // PTX: fma.rn.f32
 // PTX-LABEL: .visible .entry linattn_query_readout_relu_normalized_2(
-// PTX: .shared .align 4 .b8 __wg_linattn_query_readout_relu_normalized_2_0[128];
+// PTX: .shared .align 16 .b8 __wg_linattn_query_readout_relu_normalized_2_0[2560];
+// PTX: .shared .align 4 .b8 __wg_linattn_query_readout_relu_normalized_2_1[64];
 // PTX: bar.sync 0;
+// PTX: ld.shared.v4.b32
 // PTX-LABEL: .visible .entry linattn_step_elu_normalized_3(
 // PTX: bar.sync 0;
 // PTX-LABEL: .visible .entry linattn_scan_reverse_features_4(

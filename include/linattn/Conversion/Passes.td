@@ -241,8 +241,9 @@ def ConvertLinAttnToGPUPass
     : Pass<"convert-linattn-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Generate GPU kernels for the linear and scan forms";
   let description = [{
-    Replaces every `linattn.scan`, `linattn.step`, `linattn.kv_summary` and
-    `linattn.query_readout` by a launch of a `gpu.func` generated for it in
+    Replaces every `linattn.scan`, `linattn.step`, `linattn.kv_summary`,
+    `linattn.query_readout`, `linattn.scores` and `linattn.apply_scores` by
+    a launch of a `gpu.func` generated for it in
     `gpu.module @linattn_kernels`; elu, relu and identity feature maps that
     produce their query and key features are fused into the kernels. The
     feature size must be static; batch, sequence and value sizes may be
@@ -255,11 +256,19 @@ def ConvertLinAttnToGPUPass
       the sequence (the readout summed over the lanes with shuffles);
       the features of a block of tokens are staged in shared memory with the
       feature map applied once, the normalizer and denominators are computed
-      there cooperatively;
-    - step: one thread per value column, the state streamed;
-    - kv_summary: one thread per element of S, a loop over the keys;
-    - query_readout: one block per token and value tile, φ(q) in shared
-      memory.
+      there cooperatively; with f16/bf16 data and an f32 state (f32 data
+      with `tf32`) a causal scan takes the chunked tensor-core kernel
+      instead (`scan-kernel`);
+    - step: `scan-feature-lanes` threads per value column, each streaming
+      its share of the state's rows;
+    - kv_summary and query_readout: with f16/bf16 data and an f32 state
+      (f32 data with `tf32`) the chunked tensor-core kernels
+      (`linear-kernel`): the summary as segment sums of φ(K_c)ᵀV_c, the
+      readout as φ(Q_c)S per chunk; otherwise kv_summary takes a thread per
+      value column and tile of 16 features over staged tiles of keys, and
+      query_readout a block per tile of 16 tokens, φ(q) staged;
+    - scores and apply_scores (the quadratic form, when nothing rewrote
+      it): one thread per score and per output element.
 
     On the host, the op becomes `bufferization.to_buffer` of its operands,
     `memref.alloc` of its results and a call to a private launch stub that
@@ -268,10 +277,10 @@ def ConvertLinAttnToGPUPass
     bufferization `linattn-gpu-stage-buffers` turns the call into device
     buffers, copies and `gpu.launch_func`.
 
-    Ops without a kernel (the quadratic form, unfused poly2 and favor
-    feature maps, dynamic feature sizes, a scan state column larger than the
-    register budget) stay for the host lowering with `host-fallback`
-    (default) and are errors without it.
+    Ops without a kernel (unfused poly2 and favor feature maps, dynamic
+    feature sizes, a scan state column larger than the register budget) stay
+    for the host lowering with `host-fallback` (default) and are errors
+    without it.
 
     ```mlir
     %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6)

@@ -21,9 +21,11 @@
 //   memory, the loads of 8 rows issued together.
 // - kv_summary and query_readout with f16/bf16 data and an f32 state (f32
 //   data with tf32): the chunked tensor-core kernels (ChunkedScan.cpp).
-//   Otherwise kv_summary: one thread per state element S[b, f, d], a loop
-//   over keys; query_readout: one block per token and tile of value
-//   columns, the query features staged in shared memory.
+//   Otherwise kv_summary: one thread per value column d and tile of 16
+//   features, a loop over tiles of keys staged in shared memory (each
+//   V[j, d] loaded once for the 16 features); query_readout: one block per tile
+//   of 16 tokens and of value columns, the tokens' query features staged in
+//   shared memory, each thread's S[:, d] loaded once for the tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,9 @@
 #include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnDialect.h"
 #include "linattn/Transforms/Utils.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -61,6 +66,15 @@ gpu::GPUModuleOp Converter::kernels() {
 
 /// Partial sums of the recurrent scan's readout φ(q)ᵀS[:, d] per token.
 static constexpr int64_t kReadoutChains = 4;
+
+/// Features per block and keys per staged tile of the scalar key-value
+/// summary: each element of V it loads serves kSummaryFeatures products.
+static constexpr int64_t kSummaryFeatures = 16;
+static constexpr int64_t kSummaryKeys = 32;
+
+/// Tokens per block of the scalar query readout: each element of S it
+/// loads serves that many products.
+static constexpr int64_t kReadoutTokens = 16;
 
 /// State rows whose loads a lane of the step kernel issues together.
 static constexpr int64_t kStepLoads = 8;
@@ -597,10 +611,15 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
       indexType,
       indexType,
       indexType};
+  // φ(K) of a tile of kSummaryKeys keys and the block's kSummaryFeatures
+  // features, key-major (16-byte aligned rows of 16 features).
   std::string name =
       kernelName((Twine("linattn_kv_summary_") + mapName(k)).str());
-  gpu::GPUFuncOp kernel =
-      createKernel(rewriter, loc, kernels(), name, argTypes, {});
+  gpu::GPUFuncOp kernel = createKernel(
+      rewriter, loc, kernels(), name, argTypes,
+      {workgroupBufferType(stateType, kSummaryKeys * kSummaryFeatures)});
+  kernel.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                                     rewriter.getI64IntegerAttr(16));
   {
     OpBuilder::InsertionGuard guard(rewriter);
     setInsertionPointToKernelBody(rewriter, kernel);
@@ -608,26 +627,102 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
     ArrayRef<BlockArgument> args = kernel.getArguments();
     Value kBuf = args[0], vBuf = args[1], sOut = args[2], zOut = args[3],
           m = args[4], dv = args[5], batches = args[6];
+    Value ks = kernel.getWorkgroupAttributions()[0];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
-          cBlock = kb.idx(block);
-    Value col =
-        kb.add(kb.mul(kb.blockId(gpu::Dimension::x), cBlock), kb.threadId());
-    Value f = kb.blockId(gpu::Dimension::y);
+          cBlock = kb.idx(block), cFT = kb.idx(kSummaryFeatures),
+          cKT = kb.idx(kSummaryKeys);
+    Value tid = kb.threadId();
+    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), cBlock), tid);
+    Value f0 = kb.mul(kb.blockId(gpu::Dimension::y), cFT);
     Value active = kb.ult(col, dv);
+    // The first column tile's threads f < FT also sum feature f0 + f.
+    Value sumsKeys = arith::AndIOp::create(
+        rewriter, loc, kb.eq(kb.blockId(gpu::Dimension::x), c0),
+        kb.ult(tid, cFT));
+    auto loadKs = [&](Value index) {
+      return memref::LoadOp::create(rewriter, loc, ks, ValueRange{index})
+          .getResult();
+    };
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
+      Value first = kb.mul(batch, m);
+      SmallVector<Value> init(kSummaryFeatures + 1, kb.fconst(0.0));
       SmallVector<Value> sums = kb.forLoop(
-          c0, m, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
-          [&](Value j, ValueRange acc) -> SmallVector<Value> {
-            Value row = kb.add(kb.mul(batch, m), j);
-            Value kf = kb.loadFeature(kBuf, kb.add(kb.mul(row, cF), f), k);
-            Value vd = kb.loadIf(active, vBuf, kb.add(kb.mul(row, dv), col));
-            return {kb.fma(kf, vd, acc[0]), kb.fadd(acc[1], kf)};
+          c0, m, cKT, init,
+          [&](Value key0, ValueRange acc) -> SmallVector<Value> {
+            Value keys = kb.minU(cKT, kb.sub(m, key0));
+            // The previous tile's readers are done; stage this one (zeros
+            // past the features and the keys).
+            kb.barrier();
+            kb.forLoop(
+                tid, kb.idx(kSummaryKeys * kSummaryFeatures), cBlock,
+                [&](Value i) {
+                  Value j = kb.divU(i, cFT), f = kb.add(f0, kb.remU(i, cFT));
+                  Value valid = arith::AndIOp::create(
+                      rewriter, loc, kb.ult(j, keys), kb.ult(f, cF));
+                  Value x = kb.loadIf(
+                      valid, kBuf,
+                      kb.add(kb.mul(kb.add(first, kb.add(key0, j)), cF), f));
+                  memref::StoreOp::create(
+                      rewriter, loc,
+                      kb.select(valid, kb.featureOf(x, k), kb.fconst(0.0)), ks,
+                      ValueRange{i});
+                });
+            kb.barrier();
+            // Each V[j, col] loaded once for FT products, φ(k_j) read four
+            // features at a time.
+            auto quad = VectorType::get({4}, stateType);
+            SmallVector<Value> next = kb.forLoop(
+                c0, keys, c1, acc.take_front(kSummaryFeatures),
+                [&](Value j, ValueRange s) -> SmallVector<Value> {
+                  Value v = kb.loadIf(
+                      active, vBuf,
+                      kb.add(kb.mul(kb.add(first, kb.add(key0, j)), dv), col));
+                  SmallVector<Value> updated;
+                  for (int64_t f = 0; f < kSummaryFeatures; f += 4) {
+                    Value kv = vector::LoadOp::create(
+                        rewriter, loc, quad, ks,
+                        ValueRange{kb.add(kb.mul(j, cFT), kb.idx(f))},
+                        /*nontemporal=*/false, llvm::MaybeAlign(16));
+                    for (int64_t e = 0; e < 4; ++e)
+                      updated.push_back(
+                          kb.fma(vector::ExtractOp::create(
+                                     rewriter, loc, kv, ArrayRef<int64_t>{e}),
+                                 v, s[f + e]));
+                  }
+                  return updated;
+                });
+            Value z = acc.back();
+            auto branch = scf::IfOp::create(
+                rewriter, loc, sumsKeys,
+                [&](OpBuilder &, Location) {
+                  Value sum = kb.forLoop(
+                      c0, keys, c1, ValueRange{z},
+                      [&](Value j, ValueRange t) -> SmallVector<Value> {
+                        return {
+                            kb.fadd(t[0], loadKs(kb.add(kb.mul(j, cFT), tid)))};
+                      })[0];
+                  scf::YieldOp::create(rewriter, loc, sum);
+                },
+                [&](OpBuilder &, Location) {
+                  scf::YieldOp::create(rewriter, loc, z);
+                });
+            next.push_back(branch.getResult(0));
+            return next;
           });
-      Value stateRow = kb.add(kb.mul(batch, cF), f);
-      kb.ifThen(active, [&] {
-        kb.store(sums[0], sOut, kb.add(kb.mul(stateRow, dv), col));
-      });
-      kb.ifThen(kb.eq(col, c0), [&] { kb.store(sums[1], zOut, stateRow); });
+      Value stateBase = kb.mul(batch, cF);
+      for (int64_t f = 0; f < kSummaryFeatures; ++f) {
+        Value feature = kb.add(f0, kb.idx(f));
+        kb.ifThen(
+            arith::AndIOp::create(rewriter, loc, active, kb.ult(feature, cF)),
+            [&] {
+              kb.store(sums[f], sOut,
+                       kb.add(kb.mul(kb.add(stateBase, feature), dv), col));
+            });
+      }
+      Value feature = kb.add(f0, tid);
+      kb.ifThen(
+          arith::AndIOp::create(rewriter, loc, sumsKeys, kb.ult(feature, cF)),
+          [&] { kb.store(sums.back(), zOut, kb.add(stateBase, feature)); });
     });
   }
 
@@ -654,7 +749,9 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
       rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
   SmallVector<Value> results = launch.launch(
       kernel,
-      {tiles, arith::ConstantIndexOp::create(rewriter, loc, features),
+      {tiles,
+       arith::ConstantIndexOp::create(
+           rewriter, loc, llvm::divideCeil(features, kSummaryFeatures)),
        gridSizeYZ(rewriter, loc, batches)},
       block);
   rewriter.replaceOp(op, results);
@@ -690,12 +787,20 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
-  SmallVector<Type> shared = {workgroupBufferType(stateType, features)};
+  // φ(q) of the tile's tokens feature-major (row f: the TT tokens, padded
+  // to a multiple of 4 plus 4 elements, so that rows start 16-byte aligned
+  // and the transposing stores of the staging meet fewer bank conflicts),
+  // and their denominators.
+  int64_t pitch = kReadoutTokens + 4;
+  SmallVector<Type> shared = {workgroupBufferType(stateType, features * pitch),
+                              workgroupBufferType(stateType, kReadoutTokens)};
   std::string name = kernelName((Twine("linattn_query_readout_") + mapName(q) +
                                  (normalized ? "_normalized" : ""))
                                     .str());
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels(), name, argTypes, shared);
+  kernel.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                                     rewriter.getI64IntegerAttr(16));
   {
     OpBuilder::InsertionGuard guard(rewriter);
     setInsertionPointToKernelBody(rewriter, kernel);
@@ -706,37 +811,83 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     Value zBuf = normalized ? Value(args[a++]) : Value();
     Value oBuf = args[a++], n = args[a++], dv = args[a++], batches = args[a++];
     Value qs = kernel.getWorkgroupAttributions()[0];
+    Value dens = kernel.getWorkgroupAttributions()[1];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
-          cBlock = kb.idx(block);
-    Value token = kb.blockId(gpu::Dimension::x);
+          cBlock = kb.idx(block), cTT = kb.idx(kReadoutTokens),
+          cPitch = kb.idx(pitch);
+    Value token0 = kb.mul(kb.blockId(gpu::Dimension::x), cTT);
     Value tid = kb.threadId();
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), cBlock), tid);
     Value active = kb.ult(col, dv);
+    auto loadQs = [&](Value index) {
+      return memref::LoadOp::create(rewriter, loc, qs, ValueRange{index})
+          .getResult();
+    };
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
-      Value row = kb.add(kb.mul(batch, n), token);
-      // The previous batch element's readers are done with φ(q).
+      Value first = kb.add(kb.mul(batch, n), token0);
+      // The previous batch element's readers are done with the tile.
       kb.barrier();
-      kb.forLoop(tid, cF, cBlock, [&](Value f) {
-        memref::StoreOp::create(
-            rewriter, loc, kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f), q),
-            qs, ValueRange{f});
+      // Coalesced reads of the tile's rows of q; tokens past N are zeros
+      // (and read token0's row, which exists).
+      kb.forLoop(tid, kb.idx(kReadoutTokens * features), cBlock, [&](Value i) {
+        Value t = kb.divU(i, cF), f = kb.remU(i, cF);
+        Value valid = kb.ult(kb.add(token0, t), n);
+        Value row = kb.add(first, kb.select(valid, t, c0));
+        Value x = kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f), q);
+        memref::StoreOp::create(rewriter, loc,
+                                kb.select(valid, x, kb.fconst(0.0)), qs,
+                                ValueRange{kb.add(kb.mul(f, cPitch), t)});
       });
+      if (normalized) {
+        kb.barrier();
+        Value zBase = kb.mul(batch, cF);
+        kb.forLoop(tid, cTT, cBlock, [&](Value t) {
+          Value den = kb.forLoop(
+              c0, cF, c1, ValueRange{kb.fconst(eps)},
+              [&](Value f, ValueRange acc) -> SmallVector<Value> {
+                return {kb.fma(loadQs(kb.add(kb.mul(f, cPitch), t)),
+                               kb.load(zBuf, kb.add(zBase, f)), acc[0])};
+              })[0];
+          memref::StoreOp::create(rewriter, loc, den, dens, ValueRange{t});
+        });
+      }
       kb.barrier();
-      Value base = kb.mul(batch, cF);
-      SmallVector<Value> sums = kb.forLoop(
-          c0, cF, c1, ValueRange{kb.fconst(0.0), kb.fconst(eps)},
-          [&](Value f, ValueRange acc) -> SmallVector<Value> {
-            Value qf = memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
-            Value s = kb.loadIf(active, sBuf,
-                                kb.add(kb.mul(kb.add(base, f), dv), col));
-            SmallVector<Value> next = {kb.fma(qf, s, acc[0]), acc[1]};
+      kb.ifThen(active, [&] {
+        // O[t, col] for the TT tokens: each S[f, col] loaded once for TT
+        // products, φ(q) of the tokens read four at a time.
+        Value base = kb.mul(batch, cF);
+        auto quad = VectorType::get({4}, stateType);
+        SmallVector<Value> init(kReadoutTokens, kb.fconst(0.0));
+        SmallVector<Value> sums = kb.forLoop(
+            c0, cF, c1, init,
+            [&](Value f, ValueRange acc) -> SmallVector<Value> {
+              Value s = kb.load(sBuf, kb.add(kb.mul(kb.add(base, f), dv), col));
+              Value row = kb.mul(f, cPitch);
+              SmallVector<Value> next;
+              for (int64_t t = 0; t < kReadoutTokens; t += 4) {
+                Value qv = vector::LoadOp::create(
+                    rewriter, loc, quad, qs, ValueRange{kb.add(row, kb.idx(t))},
+                    /*nontemporal=*/false, llvm::MaybeAlign(16));
+                for (int64_t e = 0; e < 4; ++e)
+                  next.push_back(
+                      kb.fma(vector::ExtractOp::create(rewriter, loc, qv,
+                                                       ArrayRef<int64_t>{e}),
+                             s, acc[t + e]));
+              }
+              return next;
+            });
+        for (int64_t t = 0; t < kReadoutTokens; ++t) {
+          Value token = kb.add(token0, kb.idx(t));
+          kb.ifThen(kb.ult(token, n), [&] {
+            Value out = sums[t];
             if (normalized)
-              next[1] = kb.fma(qf, kb.load(zBuf, kb.add(base, f)), acc[1]);
-            return next;
+              out = kb.fdiv(out, memref::LoadOp::create(rewriter, loc, dens,
+                                                        ValueRange{kb.idx(t)}));
+            kb.store(out, oBuf,
+                     kb.add(kb.mul(kb.add(first, kb.idx(t)), dv), col));
           });
-      Value out = normalized ? kb.fdiv(sums[0], sums[1]) : sums[0];
-      kb.ifThen(active,
-                [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), col)); });
+        }
+      });
     });
   }
 
@@ -761,7 +912,8 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   launch.scalar(batches);
   SmallVector<Value> results =
       launch.launch(kernel,
-                    {nValue, ceilDiv(rewriter, loc, dvValue, block),
+                    {ceilDiv(rewriter, loc, nValue, kReadoutTokens),
+                     ceilDiv(rewriter, loc, dvValue, block),
                      gridSizeYZ(rewriter, loc, batches)},
                     block);
   rewriter.replaceOp(op, results);

@@ -101,26 +101,40 @@ func.func @scan_reverse_init(%fq: tensor<2x?x16xf32>, %fk: tensor<2x?x16xf32>, %
 
 // -----
 
-// The linear form: kv_summary with a fused relu (one thread per state
-// element: grid value tiles x F x batch), query_readout (one block per token).
+// The linear form in f32: the scalar kernels. kv_summary with a fused relu:
+// grid value tiles x feature tiles of 16 (F = 32: 2) x batch; per tile of
+// 32 keys the block stages their relu features (16 per key, zeros past the
+// keys) and each thread, one value column, adds V[j, d] times the 16
+// features, read four at a time. query_readout: grid tiles of 16 tokens x
+// value tiles x batch; the tokens' φ(q) staged feature-major (rows of 20),
+// their denominators computed by 16 threads, then per feature one load of
+// S[f, d] for 16 products.
 
 // CHECK-LABEL: func.func @linear_relu
 //   CHECK-DAG: %[[C6:.*]] = arith.constant 6 : index
 //   CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 //   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-//   CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-//       CHECK: call @__linattn_launch_linattn_kv_summary_relu_0(%[[C1]], %[[C32]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
-//       CHECK: call @__linattn_launch_linattn_query_readout_relu_normalized_1(%{{.*}}, %[[C1]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
-// CHECK: gpu.func @linattn_kv_summary_relu_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %[[BATCHES:.*]]: index) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+//   CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+//       CHECK: call @__linattn_launch_linattn_kv_summary_relu_0(%[[C1]], %[[C2]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
+//       CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c16 : index
+//       CHECK: call @__linattn_launch_linattn_query_readout_relu_normalized_1(%[[TILES]], %[[C1]], %[[C6]], %[[C64]], %[[C1]], %[[C1]],
+// CHECK: gpu.func @linattn_kv_summary_relu_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %[[BATCHES:.*]]: index) workgroup(%[[KS:.*]] : memref<512xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // CHECK:   %[[Z:.*]] = gpu.block_id z
 // CHECK:   %[[GZ:.*]] = gpu.grid_dim z
 // CHECK:   scf.for %{{.*}} = %[[Z]] to %[[BATCHES]] step %[[GZ]]
-// CHECK: arith.maximumf
-// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}: index, %{{.*}}: index, %{{.*}}: index) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+// CHECK:     scf.for {{.*}} step %c32 iter_args(
+// CHECK:       gpu.barrier
+// CHECK:       arith.maximumf
+// CHECK:       gpu.barrier
+// CHECK-COUNT-4: vector.load %[[KS]][%{{.*}}] {alignment = 16 : i64} : memref<512xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}: index, %{{.*}}: index, %{{.*}}: index) workgroup(%[[QS:.*]] : memref<640xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // CHECK: gpu.grid_dim z
 // CHECK: scf.for
 // CHECK: gpu.barrier
+// CHECK: arith.maximumf
 // CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: vector.load %[[QS]][%{{.*}}] {alignment = 16 : i64} : memref<640xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: arith.divf
 func.func @linear_relu(%q: tensor<2x3x?x32xf32>, %k: tensor<2x3x?x32xf32>, %v: tensor<2x3x?x64xf32>) -> tensor<2x3x?x64xf32> {
   %fq = linattn.feature_map relu %q : tensor<2x3x?x32xf32> -> tensor<2x3x?x32xf32>

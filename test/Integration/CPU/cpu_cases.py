@@ -342,17 +342,19 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
 
 
 def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
-                       options="", values=1.0, queries=1.0):
+                       options="", values=1.0, queries=1.0, dyn_dv=False):
     """feature_map on raw q and k, then kv_summary and query_readout with an
     f32 (f64 for f64 data) state: the non-causal form the CPU kernels take
     (the maps fused). The values are uniform in [-1, 1) times `values`, or
     with `values` negative in [0, -values): a state that grows with M; the
-    queries are multiplied by `queries`."""
+    queries are multiplied by `queries`. `dyn_dv`: Dv dynamic (in v, O and
+    S)."""
     state = "f64" if dtype == "f64" else "f32"
     name = (f"linear_kernel_{kind}_{'norm' if eps else 'plain'}_{n}x{m}x{d}x{dv}_"
             f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
             + (f"_values{values:g}" if values != 1.0 else "")
             + (f"_queries{queries:g}" if queries != 1.0 else "")
+            + ("_dyndv" if dyn_dv else "")
             + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
     rng = rng_for(name)
     q, k, v = kernel_inputs(rng, batch, n, m, d, dv, dtype)
@@ -361,9 +363,11 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
                                                      else (-values, values))), dtype)
     if queries != 1.0:
         q = in_dtype(q.astype(np.float32) * np.float32(queries), dtype)
-    qt, kt, vt = (ttype(x.shape, dyn, dtype) for x in (q, k, v))
-    st, zt = ttype(batch + (d, dv), (), state), ttype(batch + (d,), (), state)
-    ot = ttype(batch + (n, dv), dyn, dtype)
+    dv_dyn = (-1,) if dyn_dv else ()
+    qt, kt = (ttype(x.shape, dyn, dtype) for x in (q, k))
+    vt = ttype(v.shape, tuple(dyn) + dv_dyn, dtype)
+    st, zt = ttype(batch + (d, dv), dv_dyn, state), ttype(batch + (d,), (), state)
+    ot = ttype(batch + (n, dv), tuple(dyn) + dv_dyn, dtype)
     norm = f" normalize(%z, eps = {eps:e})" if eps else ""
     ztype = f", {zt}" if eps else ""
     body = feature_map_lines(kind, qt, kt) + [

@@ -134,6 +134,9 @@ def linear_chunked_cases():
                                                dtype=dtype)),
             value_tile(cc.linear_kernel_case("elu", (2,), 100, 129, 64, 100, EPS,
                                              dtype=dtype), 32),
+            # Dv dynamic: the value tiles counted at run time.
+            cc.linear_kernel_case("elu", (2,), 300, 200, 128, 130, EPS, dyn=(1,),
+                                  dtype=dtype, dyn_dv=True),
             # No keys (S and z are zeros), no queries.
             cc.linear_kernel_case("elu", (2,), 7, 0, 64, 8, EPS, dtype=dtype),
             cc.linear_kernel_case("elu", (2,), 0, 7, 64, 8, EPS, dtype=dtype),

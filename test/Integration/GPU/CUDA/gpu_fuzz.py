@@ -158,7 +158,7 @@ def linear_chunked_case(d):
     case = cc.linear_kernel_case(
         kind, batch, d.pick(0, 1, 7, 63, 64, 65, 300), d.pick(0, 1, 9, 64, 65, 300),
         d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100),
-        eps, dyn=d.dims(len(batch) + 1), dtype=dtype)
+        eps, dyn=d.dims(len(batch) + 1), dtype=dtype, dyn_dv=d.chance(0.25))
     case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
         ("chunk-size=16", "chunk-size=32"),
         ("value-tile=8", "value-tile=16", "value-tile=32"),

@@ -43,18 +43,18 @@ func.func @causal(%q: tensor<2x4x7x16xf32>, %k: tensor<2x4x7x16xf32>, %v: tensor
   return %0 : tensor<2x4x7x40xf32>
 }
 
-// Cross-attention is reassociated: kv_summary (grid value tiles x F x
-// batch, 64 threads for Dv = 40) then query_readout (grid N x value tiles x
-// batch); the summary goes back to the host between them, and each kernel
-// gets its own stream.
+// Cross-attention is reassociated: kv_summary (grid value tiles x tiles of
+// 16 features x batch, 64 threads for Dv = 40) then query_readout (grid
+// tiles of 16 tokens x value tiles x batch); the summary goes back to the
+// host between them, and each kernel gets its own stream.
 // CROSS: mgpu: stream-create s1
-// CROSS: mgpu: launch linattn_kv_summary_relu_{{[0-9]+}} grid 1x32x2 block 64x1x1 smem 0 params 23 s1
+// CROSS: mgpu: launch linattn_kv_summary_relu_{{[0-9]+}} grid 1x2x2 block 64x1x1 smem 0 params 23 s1
 // CROSS-NEXT: mgpu: memcpy d2h {{d[0-9]+}} 10240 bytes s1
 // CROSS-NEXT: mgpu: memcpy d2h {{d[0-9]+}} 256 bytes s1
 // CROSS: mgpu: stream-destroy s1
 // CROSS-NEXT: mgpu: stream-create s2
 // CROSS: mgpu: memcpy h2d {{d[0-9]+}} 10240 bytes s2
-// CROSS: mgpu: launch linattn_query_readout_relu_normalized_{{[0-9]+}} grid 7x1x2 block 64x1x1 smem 0 params 23 s2
+// CROSS: mgpu: launch linattn_query_readout_relu_normalized_{{[0-9]+}} grid 1x1x2 block 64x1x1 smem 0 params 23 s2
 // CROSS-NEXT: mgpu: memcpy d2h {{d[0-9]+}} 2240 bytes s2
 // CROSS: mgpu: stream-destroy s2
 // CROSS-NOT: leak
