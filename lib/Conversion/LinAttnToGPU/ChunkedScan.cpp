@@ -50,15 +50,14 @@ static int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
 /// `maxValueTile`, then the fewest warps per row tile (1 or 2), such that
 /// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores and the state,
 /// in the data type of `dataBytes` bytes, rows padded; z and, with two warps
-/// per row tile, their partial row sums in f32) fits the 48 KiB of static
-/// shared memory and the state fragments each thread accumulates fit 64
-/// registers. More warps per row tile spread the state over more threads,
+/// per row tile, their partial row sums in f32; `columnBytes` per value
+/// column) fits the 48 KiB of static shared memory and the state fragments
+/// each thread accumulates fit 64 registers. More warps per row tile spread the state over more threads,
 /// so that a block covers more value columns and fewer blocks recompute the
 /// same scores (F = 128: 64 columns on four warps instead of 32 on two).
-static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
-                                                        int64_t maxChunk,
-                                                        int64_t maxValueTile,
-                                                        int64_t dataBytes) {
+static std::optional<ChunkedScanShape>
+chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
+                 int64_t dataBytes, int64_t columnBytes = 0) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
@@ -75,7 +74,8 @@ static std::optional<ChunkedScanShape> chunkedScanShape(int64_t features,
                            chunk * (dvTile + pad) + chunk * (chunk + pad) +
                            features * (dvTile + pad);
         int64_t bytes = dataBytes * elements + 4 * features +
-                        (groups > 1 ? 4 * groups * chunk : 0);
+                        (groups > 1 ? 4 * groups * chunk : 0) +
+                        columnBytes * dvTile;
         int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
         if (bytes <= 48 * 1024 && registers <= 64)
           return ChunkedScanShape{chunk, groups, warps, dvTile};
@@ -351,6 +351,10 @@ struct ChunkedScanConfig {
   /// Whether the denominators are added up in shared memory: the warps of a
   /// row tile each hold the row sums of their keys.
   bool sharedRowSums() const { return normalized && shape.groups > 1; }
+  /// Whether the chunk loops scale each column of the state by a power of
+  /// two before rounding it to the data type (f16, whose range a long
+  /// sequence's state outgrows; see `ChunkEmitter::storeStateToShared`).
+  bool scaledState() const { return dataType.isF16(); }
   /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
   /// φ(K_c) are C x F, V_c is C x DT, S is F x DT, the scores C x C.
   int64_t ldF() const { return features + pad(); }
@@ -380,7 +384,9 @@ enum class ChunkTiles {
 /// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
 /// V_c (each in `slots()` slots), the masked scores, S at the chunk start
 /// (in the data type), z at the chunk start (f32) and, for normalized scans
-/// with several warps per row tile, their partial row sums (f32, G x C).
+/// with several warps per row tile, their partial row sums (f32, G x C),
+/// and with `scaledState()` the state's column scales and their inverses
+/// (f32, 2 x DT).
 /// `ChunkTiles::Keys`: only φ(K_c) and V_c; `ChunkTiles::Queries`: φ(Q_c),
 /// S, z and one f32 per warp (the block's largest state element).
 SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
@@ -405,6 +411,8 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
   if (c.sharedRowSums())
     buffers.push_back(
         workgroupBufferType(c.stateType, c.shape.groups * c.shape.chunk));
+  if (c.scaledState())
+    buffers.push_back(workgroupBufferType(c.stateType, 2 * c.shape.dvTile));
   return buffers;
 }
 
@@ -467,6 +475,8 @@ public:
       zs = shared[5];
       if (c.sharedRowSums())
         rs = shared[6];
+      if (c.scaledState())
+        cs = shared.back();
       break;
     }
     tid = kb.threadId();
@@ -746,6 +756,15 @@ public:
         for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
           acc =
               products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
+      // With scaled state columns, s_d (tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S)
+      // from s_d S, and 1/s_d at the end.
+      auto columnScale = [&](int64_t i, int64_t which) {
+        Value d = mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4).second;
+        return loadShared(cs, kb.add(d, kb.idx(which * c.shape.dvTile)));
+      };
+      if (cs)
+        for (int64_t i = 0; i < 4 * count; ++i)
+          acc[i] = kb.fmul(acc[i], columnScale(i, 0));
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
@@ -757,6 +776,9 @@ public:
           for (Value &value : values)
             value =
                 kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
+        if (cs)
+          for (int64_t e = 0; e < 2; ++e)
+            values[e] = kb.fmul(values[e], columnScale(i + e, 1));
         Value col = kb.add(colBaseOffset, toOffset(d));
         Value at = elementAt(row(t0, t), dvOffset, col);
         auto storeEach = [&] {
@@ -807,11 +829,81 @@ public:
   }
   int64_t stateFragmentSize() { return c.features / 16 * nTilesPerWarp() * 4; }
 
-  /// The state fragments in shared memory, for `outputs`.
+  /// The state fragments in shared memory, for `outputs`. With
+  /// `scaledState()` (f16) each column d is multiplied by the power of two
+  /// s_d of `powerOfTwoScale` for its largest magnitude first, and s_d and
+  /// 1/s_d go to shared memory for `outputs`: columns are owned by one warp,
+  /// and lanes 4g + t hold columns 2t and 2t + 1 of each tile, so a column's
+  /// maximum is that over the lane's rows and then over the lanes t, t + 4,
+  /// ..., t + 28 (shuffles xor 4, 8, 16).
   void storeStateToShared(ValueRange fragments) {
-    forEachStateElement([&](Value f, Value d, unsigned s) {
-      storeShared(fragments[s], ss, kb.add(kb.mul(f, ldDT), d));
+    if (!cs) {
+      forEachStateElement([&](Value f, Value d, unsigned s) {
+        storeShared(fragments[s], ss, kb.add(kb.mul(f, ldDT), d));
+      });
+      return;
+    }
+    int64_t tiles = nTilesPerWarp();
+    // Per tile j and column e of the lane's pair: the largest magnitude.
+    SmallVector<Value> largest(2 * tiles, kb.fconst(0.0));
+    forEachStateElement([&](Value, Value, unsigned s) {
+      unsigned column = 2 * (s / 4 % tiles) + s % 2;
+      largest[column] = arith::MaximumFOp::create(
+          b, loc, largest[column], math::AbsFOp::create(b, loc, fragments[s]));
     });
+    SmallVector<std::pair<Value, Value>> scales;
+    for (Value &m : largest) {
+      for (int64_t offset : {4, 8, 16}) {
+        Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
+        Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+        m = arith::MaximumFOp::create(
+            b, loc, m,
+            gpu::ShuffleOp::create(b, loc, m, o, width, gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+      }
+      scales.push_back(powerOfTwoScale(m));
+    }
+    forEachStateElement([&](Value f, Value d, unsigned s) {
+      unsigned column = 2 * (s / 4 % tiles) + s % 2;
+      storeShared(kb.fmul(fragments[s], scales[column].first), ss,
+                  kb.add(kb.mul(f, ldDT), d));
+      // Lanes 0-3 (g = 0, rows f of the first feature tile) publish the
+      // column's scales.
+      if (s / 4 / tiles == 0 && s % 4 < 2)
+        kb.ifThen(kb.eq(mb.group, zero), [&] {
+          storeShared(scales[column].first, cs, d);
+          storeShared(scales[column].second, cs,
+                      kb.add(d, kb.idx(c.shape.dvTile)));
+        });
+    });
+  }
+
+  /// For `largest` ≥ 0: (s, 1/s), s = 2^(140 - e) for the biased exponent e
+  /// of `largest` from e = 141 (2^14) on, which brings it below 2^14, and
+  /// (1, 1) below. s·x rounded to f16 (largest finite value 65504) cannot
+  /// overflow, and multiplying by 1/s afterwards is exact.
+  std::pair<Value, Value> powerOfTwoScale(Value largest) {
+    auto constant = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, loc, value, 32).getResult();
+    };
+    auto fromExponent = [&](Value biased) {
+      return arith::BitcastOp::create(
+                 b, loc, c.stateType,
+                 arith::ShLIOp::create(b, loc, biased, constant(23)))
+          .getResult();
+    };
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), largest);
+    Value exponent = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, bits, constant(23)),
+        constant(255));
+    Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                        exponent, constant(141));
+    Value scale = fromExponent(
+        arith::SubIOp::create(b, loc, constant(267), exponent));
+    Value inverse = fromExponent(
+        arith::SubIOp::create(b, loc, exponent, constant(13)));
+    return {kb.select(large, scale, kb.fconst(1.0)),
+            kb.select(large, inverse, kb.fconst(1.0))};
   }
 
   /// fragments + φ(K_c)ᵀ V_c.
@@ -902,24 +994,7 @@ public:
     for (int64_t w = 1; w < c.shape.warps; ++w)
       largest =
           arith::MaximumFOp::create(b, loc, largest, loadShared(ms, kb.idx(w)));
-    // The biased exponent e of the largest element: 2^(e - 127) ≤ it. From
-    // e = 141 (2^14) on, s = 2^(140 - e) has the biased exponent 267 - e.
-    Type i32 = b.getI32Type();
-    auto constant = [&](int64_t value) {
-      return arith::ConstantIntOp::create(b, loc, value, 32).getResult();
-    };
-    Value bits = arith::BitcastOp::create(b, loc, i32, largest);
-    Value exponent = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, bits, constant(23)),
-        constant(255));
-    Value scaled = arith::BitcastOp::create(
-        b, loc, c.stateType,
-        arith::ShLIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, constant(267), exponent),
-            constant(23)));
-    Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                        exponent, constant(141));
-    return kb.select(large, scaled, kb.fconst(1.0));
+    return powerOfTwoScale(largest).first;
   }
 
   Value zShared() const { return zs; }
@@ -1310,7 +1385,7 @@ private:
       value = convertFloat(b, loc, value, type);
       // The f32 operands of tf32 products, rounded to nearest (ties away)
       // once here rather than truncated by the tensor cores.
-      if (c.dataType.isF32() && buffer != zs && buffer != ms) {
+      if (c.dataType.isF32() && buffer != zs && buffer != ms && buffer != cs) {
         Value bits = NVVM::ConvertFloatToTF32Op::create(
             b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
         value = arith::BitcastOp::create(b, loc, type, bits);
@@ -1348,7 +1423,7 @@ private:
   KernelBuilder kb;
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
-  Value qs, ks, vs, ps, ss, zs, rs, ms;
+  Value qs, ks, vs, ps, ss, zs, rs, ms, cs;
   Value tid, warp, cF, ldF, ldDT, ldC, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.
@@ -1847,9 +1922,11 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   int64_t maxChunk = options.chunkSize;
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
-  std::optional<ChunkedScanShape> shape =
-      chunkedScanShape(features, maxChunk, options.valueTile,
-                       vType.getElementType().getIntOrFloatBitWidth() / 8);
+  // f16 chunk loops keep two f32 scales per value column (`scaledState`).
+  std::optional<ChunkedScanShape> shape = chunkedScanShape(
+      features, maxChunk, options.valueTile,
+      vType.getElementType().getIntOrFloatBitWidth() / 8,
+      vType.getElementType().isF16() ? 8 : 0);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   if (auto reason =

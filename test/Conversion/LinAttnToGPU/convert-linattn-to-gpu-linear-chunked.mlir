@@ -88,10 +88,10 @@ func.func @linear_bf16(%fq: tensor<8x1000x64xbf16>, %fk: tensor<8x1000x64xbf16>,
 // CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
 // CHECK: %[[SHIFTED:.*]] = arith.shrui %[[BITS]], %c23_i32 : i32
 // CHECK: %[[E:.*]] = arith.andi %[[SHIFTED]], %c255_i32 : i32
+// CHECK: %[[LARGE:.*]] = arith.cmpi uge, %[[E]], %c141_i32 : i32
 // CHECK: %[[SE:.*]] = arith.subi %c267_i32, %[[E]] : i32
 // CHECK: %[[SBITS:.*]] = arith.shli %[[SE]], %c23_i32 : i32
 // CHECK: %[[SCALED:.*]] = arith.bitcast %[[SBITS]] : i32 to f32
-// CHECK: %[[LARGE:.*]] = arith.cmpi uge, %[[E]], %c141_i32 : i32
 // CHECK: %[[SCALE:.*]] = arith.select %[[LARGE]], %[[SCALED]], %cst{{.*}} : f32
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
 // Unnormalized, the outputs are divided by s alone.

@@ -298,19 +298,24 @@ def feature_map_lines(kind, qt, kt):
 
 
 def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
-                dtype="f32", options="", lo=-1.0, state="f32", dyn_dv=False):
+                dtype="f32", options="", lo=-1.0, state="f32", dyn_dv=False,
+                values=1.0):
     """feature_map on raw q and k, then a scan with an f32 (or f64) state: the
     form the CPU kernels take (the maps fused), with their options in
-    `options`. `dyn_dv`: Dv dynamic too (in v, O and S)."""
+    `options`. `dyn_dv`: Dv dynamic too (in v, O and S). `values` negative:
+    values in [0, -values) (a state that grows with the sequence)."""
     name = (f"kernel_{kind}_{'reverse' if reverse else 'forward'}_"
             f"{'init' if init else 'zero'}_{'norm' if eps else 'plain'}_{n}x{d}x{dv}_"
             f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}"
             + ("_dyndv" if dyn_dv else "")
             + ("" if state == "f32" else f"_state_{state}")
             + (f"_from{-lo:g}" if lo != -1.0 else "")
+            + (f"_values{values:g}" if values != 1.0 else "")
             + (f"_{options.replace(' ', '_').replace('=', '')}" if options else ""))
     rng = rng_for(name)
     q, k, v = kernel_inputs(rng, batch, n, n, d, dv, dtype, lo)
+    if values != 1.0:
+        v = in_dtype(uniform(rng, batch + (n, dv), 0.0, -values), dtype)
     dv_dyn = (-1,) if dyn_dv else ()
     qt, kt = (ttype(x.shape, dyn, dtype) for x in (q, k))
     vt = ttype(v.shape, tuple(dyn) + dv_dyn, dtype)

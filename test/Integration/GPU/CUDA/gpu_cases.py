@@ -461,6 +461,19 @@ def chunked_cases():
         min_blocks(few_blocks(cc.kernel_case("relu", (2,), 300, 128, 100, EPS,
                                              dtype="f16"), 8), 4),
     ]
+    # States past f16's range (values in [0, 64), 4097 tokens: S up to
+    # 1.5e5): the f16 chunk loops scale each column of
+    # the state by a power of two before rounding it (bf16 has f32's range).
+    cases += [
+        cc.kernel_case("elu", (2,), 4097, 64, 64, EPS, dtype="f16", values=-64.0),
+        batch_parallel(cc.kernel_case("elu", (2,), 4097, 128, 100, EPS,
+                                      dtype="f16", values=-64.0)),
+        few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 37, EPS, reverse=True,
+                                  init=True, dtype="f16", values=-64.0), 8),
+        async_copies(value_tile(cc.kernel_case("elu", (2,), 4097, 64, 64, EPS,
+                                               dtype="f16", values=-64.0), 32)),
+        cc.kernel_case("elu", (2,), 4097, 64, 64, EPS, dtype="bf16", values=-64.0),
+    ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
     # f32 data on tf32 tensor cores: operands rounded to 10-bit mantissas,
