@@ -76,7 +76,7 @@
 // 64 x 72 bf16 and z; F = 128, C = 32, DT = 64: 2 x 32 x 136 + 32 x 72 +
 // 32 x 40 + 128 x 72 f16, z, the two warps' row sums, 2 x 32 f32, and the
 // f16 state's column scales and their inverses, 2 x 64 f32). (CUDA 13's
-// ptxas reports the last kernel first. At the time of writing: 168
+// ptxas reports the last kernel first. At the time of writing: 167
 // registers for F = 128 (f16), 142 for F = 64 (bf16).) With N
 // dynamic the module also holds the segment kernels, which run for
 // sequences too long for one block's 32-bit offsets even with

@@ -757,14 +757,21 @@ public:
           acc =
               products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
       // With scaled state columns, s_d (tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S)
-      // from s_d S, and 1/s_d at the end.
-      auto columnScale = [&](int64_t i, int64_t which) {
-        Value d = mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4).second;
-        return loadShared(cs, kb.add(d, kb.idx(which * c.shape.dvTile)));
-      };
-      if (cs)
-        for (int64_t i = 0; i < 4 * count; ++i)
-          acc[i] = kb.fmul(acc[i], columnScale(i, 0));
+      // from s_d S, and 1/s_d at the end: per tile, the lane's two columns
+      // (values i and i + 2 share one).
+      SmallVector<Value, 4> scale, unscale;
+      if (cs) {
+        for (int64_t i = 0; i < 4 * count; ++i) {
+          if (i % 4 < 2) {
+            Value d =
+                mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4).second;
+            scale.push_back(loadShared(cs, d));
+            unscale.push_back(
+                loadShared(cs, kb.add(d, kb.idx(c.shape.dvTile))));
+          }
+          acc[i] = kb.fmul(acc[i], scale[2 * (i / 4) + i % 2]);
+        }
+      }
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
@@ -778,7 +785,7 @@ public:
                 kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
         if (cs)
           for (int64_t e = 0; e < 2; ++e)
-            values[e] = kb.fmul(values[e], columnScale(i + e, 1));
+            values[e] = kb.fmul(values[e], unscale[2 * (i / 4) + e]);
         Value col = kb.add(colBaseOffset, toOffset(d));
         Value at = elementAt(row(t0, t), dvOffset, col);
         auto storeEach = [&] {
