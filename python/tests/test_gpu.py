@@ -17,9 +17,10 @@ from linattn.backends import (CUDABackend, GPUEmulatorBackend, GPURuntimeError,
 
 from conftest import needs_emulator, rand, rel_err
 
-# f16 data takes the tensor-core kernels for causal scans (products exact in
-# f32, the state in f32), f32 the strict-fp32 ones, f64 the f64 ones; f16's
-# bound is two units in the last place at 1, as on the CPU.
+# f16 data takes the tensor-core kernels for causal scans and non-causal
+# linear forms (products exact in f32, the state in f32), f32 the strict-fp32
+# ones, f64 the f64 ones; f16's bound is two units in the last place at 1, as
+# on the CPU.
 TOL = {np.float16: 2e-3, np.float32: 2e-5, np.float64: 1e-12}
 
 
@@ -104,6 +105,20 @@ def test_compile_options(rng, backend, dtype, options, tol):
     state = RecurrentState(b, h, d, dv, dtype=dtype, backend=backend,
                            compile_options=options)
     assert rel_err(state.update(q, k, v), got) <= tol
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("options", [{}, {"linear-kernel": "scalar"}])
+def test_non_causal_kernels(rng, backend, options):
+    # f16 non-causal attention: the linear form's tensor-core kernels by
+    # default, the scalar ones on request; M != N, N not a multiple of a
+    # chunk, Dv not a multiple of a value tile.
+    b, h, n, m, d, dv = 2, 3, 70, 90, 32, 40
+    q = rand(rng, b, h, n, d, dtype=np.float16)
+    k, v = rand(rng, b, h, m, d, dtype=np.float16), rand(rng, b, h, m, dv, dtype=np.float16)
+    got = linattn.linear_attention(q, k, v, causal=False, backend=backend,
+                                   compile_options=options)
+    assert rel_err(got, ref.linear_attention(q, k, v, causal=False)) <= 2e-3
 
 
 @needs_emulator
