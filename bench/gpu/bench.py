@@ -406,6 +406,24 @@ def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
     torch.cuda.synchronize()
 
 
+def reporter(bench, kind, shape):
+    """For a (B, H, T, D) case of `kind`: its record's base fields, the bf16
+    and f32 HBM floors (q, k, v read, o written), and
+    report(impl, ms, err, floor, tol, note) recording one row (correct when
+    err is within tol)."""
+    b, h, t, d = shape
+    base = dict(kind=kind, shape=case_name(shape, kind))
+    floor_bf16 = prefill_bytes(b, h, t, d, 2) / bench.copy_bw
+    floor_f32 = prefill_bytes(b, h, t, d, 4) / bench.copy_bw
+
+    def report(impl, ms, err, floor, tol, note=""):
+        bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
+                     ms=ms, floor_ms=floor,
+                     floor_fraction=floor / ms if ms else None, error=err,
+                     correct=err is not None and err <= tol, note=note)
+    return base, floor_bf16, floor_f32, report
+
+
 def run_noncausal(bench, shape, tmp):
     """Non-causal attention O = φ(Q)(φ(K)ᵀV): linattn's linear form against
     the same products in torch and against non-causal SDPA."""
@@ -413,16 +431,8 @@ def run_noncausal(bench, shape, tmp):
     b, h, t, d = shape
     q, k, v = bench.prefill_inputs(shape)
     ref = bench.reference(q, k, v, causal=False)
-    floor_bf16 = prefill_bytes(b, h, t, d, 2) / bench.copy_bw
-    floor_f32 = prefill_bytes(b, h, t, d, 4) / bench.copy_bw
     name = case_name(shape, "noncausal")
-    base = dict(kind="noncausal", shape=name)
-
-    def report(impl, ms, err, floor, tol, note=""):
-        bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
-                     ms=ms, floor_ms=floor,
-                     floor_fraction=floor / ms if ms else None, error=err,
-                     correct=err is not None and err <= tol, note=note)
+    base, floor_bf16, floor_f32, report = reporter(bench, "noncausal", shape)
 
     if not bench.args.skip_linattn:
         run_linattn_variants(bench, (q, k, v), ref, tmp, name, LINEAR_VARIANTS,
@@ -455,16 +465,8 @@ def run_prefill(bench, shape, tmp):
     b, h, t, d = shape
     q, k, v = bench.prefill_inputs(shape)
     ref = bench.reference(q, k, v)
-    floor_bf16 = prefill_bytes(b, h, t, d, 2) / bench.copy_bw
-    floor_f32 = prefill_bytes(b, h, t, d, 4) / bench.copy_bw
     name = case_name(shape)
-    base = dict(kind="prefill", shape=name)
-
-    def report(impl, ms, err, floor, tol, note=""):
-        bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
-                     ms=ms, floor_ms=floor,
-                     floor_fraction=floor / ms if ms else None, error=err,
-                     correct=err is not None and err <= tol, note=note)
+    base, floor_bf16, floor_f32, report = reporter(bench, "prefill", shape)
 
     # linattn: the scan compiled ahead of time (device buffers, the caller's
     # stream), called on the same tensors as the peers.

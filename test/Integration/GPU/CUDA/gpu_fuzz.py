@@ -67,6 +67,17 @@ def large_values(d, eps, dtype):
     return -256.0 if eps and dtype in ("f16", "bf16") and d.chance(0.2) else 1.0
 
 
+def chunked_options(d, tf32, *groups):
+    """Options of the chunked kernels (tf32=true for f32 data), one choice
+    or none from each group of theirs and of `groups`."""
+    return (["tf32=true"] if tf32 else []) + d.options(
+        ("chunk-size=16", "chunk-size=32"),
+        ("value-tile=8", "value-tile=16", "value-tile=32"),
+        ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
+         "sequence-parallel-blocks=16"),
+        ("async-copies=true",), ("vector-loads=false",), *groups)
+
+
 def chunked_case(d, tf32):
     dtype = "f32" if tf32 else d.pick("bf16", "f16")
     kind = d.pick("elu", "relu", "identity")
@@ -78,13 +89,8 @@ def chunked_case(d, tf32):
         eps, reverse=d.chance(0.5), init=d.chance(0.5),
         dyn=(len(batch),) if d.chance(0.5) else (), dtype=dtype,
         dyn_dv=d.chance(0.25), values=large_values(d, eps, dtype))
-    case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
-        ("chunk-size=16", "chunk-size=32"),
-        ("value-tile=8", "value-tile=16", "value-tile=32"),
-        ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
-         "sequence-parallel-blocks=16"),
-        ("async-copies=true",), ("vector-loads=false",),
-        ("narrow-offset-limit=0", "narrow-offset-limit=32768"),
+    case.gpu_options = chunked_options(
+        d, tf32, ("narrow-offset-limit=0", "narrow-offset-limit=32768"),
         ("min-blocks-per-sm=4",))
     case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
     return case, True
@@ -168,13 +174,7 @@ def linear_chunked_case(d):
         d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100),
         eps, dyn=d.dims(len(batch) + 1), dtype=dtype, dyn_dv=d.chance(0.25),
         values=large_values(d, eps, dtype))
-    case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
-        ("chunk-size=16", "chunk-size=32"),
-        ("value-tile=8", "value-tile=16", "value-tile=32"),
-        ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
-         "sequence-parallel-blocks=16"),
-        ("async-copies=true",), ("vector-loads=false",),
-        ("linear-kernel=scalar",))
+    case.gpu_options = chunked_options(d, tf32, ("linear-kernel=scalar",))
     case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
     return case, True
 
