@@ -424,6 +424,19 @@ def reporter(bench, kind, shape):
     return base, floor_bf16, floor_f32, report
 
 
+def time_sdpa(bench, base, report, qkv, causal, floor):
+    """Softmax attention (FlashAttention through SDPA), causal or not: a
+    different function, timed for the crossover and not checked against the
+    linear reference."""
+    try:
+        sdpa = bench.torch.nn.functional.scaled_dot_product_attention
+        ms = bench.time(lambda: sdpa(*qkv, is_causal=causal))
+        report(f"torch SDPA{' causal' if causal else ''} (softmax)", ms, None, floor, 0,
+               "softmax attention: not the same function, no error")
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="sdpa", skipped=f"{type(e).__name__}: {e}")
+
+
 def run_noncausal(bench, shape, tmp):
     """Non-causal attention O = φ(Q)(φ(K)ᵀV): linattn's linear form against
     the same products in torch and against non-causal SDPA."""
@@ -450,13 +463,7 @@ def run_noncausal(bench, shape, tmp):
                "elu + 1, φ(K)ᵀV, φ(Q)S as three torch calls")
     except Exception as e:  # noqa: BLE001
         bench.record(**base, impl="torch matmuls", skipped=f"{type(e).__name__}: {e}")
-    try:
-        sdpa = torch.nn.functional.scaled_dot_product_attention
-        ms = bench.time(lambda: sdpa(q, k, v))
-        report("torch SDPA (softmax)", ms, None, floor_bf16, 0,
-               "softmax attention: not the same function, no error")
-    except Exception as e:  # noqa: BLE001
-        bench.record(**base, impl="sdpa", skipped=f"{type(e).__name__}: {e}")
+    time_sdpa(bench, base, report, (q, k, v), False, floor_bf16)
 
 
 def run_prefill(bench, shape, tmp):
@@ -520,15 +527,7 @@ def run_prefill(bench, shape, tmp):
     except Exception as e:  # noqa: BLE001
         bench.record(**base, impl="fast_transformers", skipped=f"{type(e).__name__}: {e}")
 
-    # Softmax attention (FlashAttention through SDPA): a different function;
-    # timed for the crossover, not checked against the linear reference.
-    try:
-        sdpa = torch.nn.functional.scaled_dot_product_attention
-        ms = bench.time(lambda: sdpa(q, k, v, is_causal=True))
-        report("torch SDPA causal (softmax)", ms, None, floor_bf16, 0,
-               "softmax attention: not the same function, no error")
-    except Exception as e:  # noqa: BLE001
-        bench.record(**base, impl="sdpa", skipped=f"{type(e).__name__}: {e}")
+    time_sdpa(bench, base, report, (q, k, v), True, floor_bf16)
 
 
 def run_decode(bench, shape, tmp):
