@@ -52,9 +52,10 @@ static int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
 /// in the data type of `dataBytes` bytes, rows padded; z and, with two warps
 /// per row tile, their partial row sums in f32; `columnBytes` per value
 /// column) fits the 48 KiB of static shared memory and the state fragments
-/// each thread accumulates fit 64 registers. More warps per row tile spread the state over more threads,
-/// so that a block covers more value columns and fewer blocks recompute the
-/// same scores (F = 128: 64 columns on four warps instead of 32 on two).
+/// each thread accumulates fit 64 registers. More warps per row tile spread the
+/// state over more threads, so that a block covers more value columns and fewer
+/// blocks recompute the same scores (F = 128: 64 columns on four warps instead
+/// of 32 on two).
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                  int64_t dataBytes, int64_t columnBytes = 0) {
@@ -859,17 +860,8 @@ public:
           b, loc, largest[column], math::AbsFOp::create(b, loc, fragments[s]));
     });
     SmallVector<std::pair<Value, Value>> scales;
-    for (Value &m : largest) {
-      for (int64_t offset : {4, 8, 16}) {
-        Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
-        Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-        m = arith::MaximumFOp::create(
-            b, loc, m,
-            gpu::ShuffleOp::create(b, loc, m, o, width, gpu::ShuffleMode::XOR)
-                .getShuffleResult());
-      }
-      scales.push_back(powerOfTwoScale(m));
-    }
+    for (Value m : largest)
+      scales.push_back(powerOfTwoScale(kb.maxOverLanes(m, 8, /*stride=*/4)));
     forEachStateElement([&](Value f, Value d, unsigned s) {
       unsigned column = 2 * (s / 4 % tiles) + s % 2;
       storeShared(kb.fmul(fragments[s], scales[column].first), ss,
@@ -905,10 +897,10 @@ public:
         constant(255));
     Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
                                         exponent, constant(141));
-    Value scale = fromExponent(
-        arith::SubIOp::create(b, loc, constant(267), exponent));
-    Value inverse = fromExponent(
-        arith::SubIOp::create(b, loc, exponent, constant(13)));
+    Value scale =
+        fromExponent(arith::SubIOp::create(b, loc, constant(267), exponent));
+    Value inverse =
+        fromExponent(arith::SubIOp::create(b, loc, exponent, constant(13)));
     return {kb.select(large, scale, kb.fconst(1.0)),
             kb.select(large, inverse, kb.fconst(1.0))};
   }
@@ -1930,10 +1922,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
   // f16 chunk loops keep two f32 scales per value column (`scaledState`).
-  std::optional<ChunkedScanShape> shape = chunkedScanShape(
-      features, maxChunk, options.valueTile,
-      vType.getElementType().getIntOrFloatBitWidth() / 8,
-      vType.getElementType().isF16() ? 8 : 0);
+  std::optional<ChunkedScanShape> shape =
+      chunkedScanShape(features, maxChunk, options.valueTile,
+                       vType.getElementType().getIntOrFloatBitWidth() / 8,
+                       vType.getElementType().isF16() ? 8 : 0);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   if (auto reason =

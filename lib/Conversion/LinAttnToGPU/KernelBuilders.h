@@ -133,21 +133,25 @@ public:
     return reduceOverLanes(value, lanes,
                            [&](Value x, Value y) { return fadd(x, y); });
   }
-  /// The largest `value` of each group of `lanes` adjacent lanes, as
-  /// `sumOverLanes` (NaN wins).
-  Value maxOverLanes(Value value, int64_t lanes) {
-    return reduceOverLanes(value, lanes, [&](Value x, Value y) {
-      return arith::MaximumFOp::create(b, loc, x, y).getResult();
-    });
+  /// The largest `value` of each group of `lanes` lanes `stride` apart (a
+  /// power of two; lanes·stride at most 32), as `sumOverLanes` (NaN wins).
+  Value maxOverLanes(Value value, int64_t lanes, int64_t stride = 1) {
+    return reduceOverLanes(
+        value, lanes,
+        [&](Value x, Value y) {
+          return arith::MaximumFOp::create(b, loc, x, y).getResult();
+        },
+        stride);
   }
   Value reduceOverLanes(Value value, int64_t lanes,
-                        function_ref<Value(Value, Value)> combine) {
+                        function_ref<Value(Value, Value)> combine,
+                        int64_t stride = 1) {
     Type type = value.getType();
     bool widen = lanes > 1 && type.getIntOrFloatBitWidth() < 32;
     if (widen)
       value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
     Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-    for (int64_t offset = 1; offset < lanes; offset *= 2) {
+    for (int64_t offset = stride; offset < lanes * stride; offset *= 2) {
       Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
       value = combine(value, gpu::ShuffleOp::create(b, loc, value, o, width,
                                                     gpu::ShuffleMode::XOR)
