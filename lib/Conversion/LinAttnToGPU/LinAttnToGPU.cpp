@@ -429,11 +429,20 @@ std::optional<std::string> Converter::convert(StepOp op) {
   int64_t lanes = options.scanFeatureLanes;
   while (lanes > 1 && features % lanes)
     lanes /= 2;
-  int64_t laneFeatures = features / lanes;
   int64_t dvStatic = vType.getShape().back();
-  int64_t block = blockSizeFor(
-      ShapedType::isDynamic(dvStatic) ? dvStatic : dvStatic * lanes,
-      options.blockSize);
+  auto blockFor = [&](int64_t lanes) {
+    return blockSizeFor(ShapedType::isDynamic(dvStatic) ? dvStatic
+                                                        : dvStatic * lanes,
+                        options.blockSize);
+  };
+  int64_t block = blockFor(lanes);
+  // The shuffles need whole warps: a `block-size` that is not a multiple of
+  // 32 gets one lane per column, as the recurrent scan does.
+  if (block % 32 != 0) {
+    lanes = 1;
+    block = blockFor(1);
+  }
+  int64_t laneFeatures = features / lanes;
   int64_t columns = block / lanes; // value columns per block
   if (auto reason = valueTilesUnsupported(dvStatic, columns))
     return reason;
@@ -635,17 +644,26 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), cBlock), tid);
     Value f0 = kb.mul(kb.blockId(gpu::Dimension::y), cFT);
     Value active = kb.ult(col, dv);
-    // The first column tile's threads f < FT also sum feature f0 + f.
-    Value sumsKeys = arith::AndIOp::create(
-        rewriter, loc, kb.eq(kb.blockId(gpu::Dimension::x), c0),
-        kb.ult(tid, cFT));
+    // The first column tile's threads also sum the keys' features: thread
+    // t features f0 + t + p·block, p < parts (one part unless the block has
+    // fewer threads than FT).
+    int64_t parts = llvm::divideCeil(kSummaryFeatures, block);
+    Value firstTile = kb.eq(kb.blockId(gpu::Dimension::x), c0);
+    auto summedFeature = [&](int64_t p) {
+      return kb.add(tid, kb.idx(p * block));
+    };
+    auto sumsKeys = [&](int64_t p) {
+      return arith::AndIOp::create(rewriter, loc, firstTile,
+                                   kb.ult(summedFeature(p), cFT))
+          .getResult();
+    };
     auto loadKs = [&](Value index) {
       return memref::LoadOp::create(rewriter, loc, ks, ValueRange{index})
           .getResult();
     };
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
       Value first = kb.mul(batch, m);
-      SmallVector<Value> init(kSummaryFeatures + 1, kb.fconst(0.0));
+      SmallVector<Value> init(kSummaryFeatures + parts, kb.fconst(0.0));
       SmallVector<Value> sums = kb.forLoop(
           c0, m, cKT, init,
           [&](Value key0, ValueRange acc) -> SmallVector<Value> {
@@ -691,22 +709,25 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
                   }
                   return updated;
                 });
-            Value z = acc.back();
-            auto branch = scf::IfOp::create(
-                rewriter, loc, sumsKeys,
-                [&](OpBuilder &, Location) {
-                  Value sum = kb.forLoop(
-                      c0, keys, c1, ValueRange{z},
-                      [&](Value j, ValueRange t) -> SmallVector<Value> {
-                        return {
-                            kb.fadd(t[0], loadKs(kb.add(kb.mul(j, cFT), tid)))};
-                      })[0];
-                  scf::YieldOp::create(rewriter, loc, sum);
-                },
-                [&](OpBuilder &, Location) {
-                  scf::YieldOp::create(rewriter, loc, z);
-                });
-            next.push_back(branch.getResult(0));
+            for (int64_t p = 0; p < parts; ++p) {
+              Value z = acc[kSummaryFeatures + p];
+              auto branch = scf::IfOp::create(
+                  rewriter, loc, sumsKeys(p),
+                  [&](OpBuilder &, Location) {
+                    Value sum = kb.forLoop(
+                        c0, keys, c1, ValueRange{z},
+                        [&](Value j, ValueRange t) -> SmallVector<Value> {
+                          return {
+                              kb.fadd(t[0], loadKs(kb.add(kb.mul(j, cFT),
+                                                          summedFeature(p))))};
+                        })[0];
+                    scf::YieldOp::create(rewriter, loc, sum);
+                  },
+                  [&](OpBuilder &, Location) {
+                    scf::YieldOp::create(rewriter, loc, z);
+                  });
+              next.push_back(branch.getResult(0));
+            }
             return next;
           });
       Value stateBase = kb.mul(batch, cF);
@@ -719,10 +740,15 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
                        kb.add(kb.mul(kb.add(stateBase, feature), dv), col));
             });
       }
-      Value feature = kb.add(f0, tid);
-      kb.ifThen(
-          arith::AndIOp::create(rewriter, loc, sumsKeys, kb.ult(feature, cF)),
-          [&] { kb.store(sums.back(), zOut, kb.add(stateBase, feature)); });
+      for (int64_t p = 0; p < parts; ++p) {
+        Value feature = kb.add(f0, summedFeature(p));
+        kb.ifThen(arith::AndIOp::create(rewriter, loc, sumsKeys(p),
+                                        kb.ult(feature, cF)),
+                  [&] {
+                    kb.store(sums[kSummaryFeatures + p], zOut,
+                             kb.add(stateBase, feature));
+                  });
+      }
     });
   }
 

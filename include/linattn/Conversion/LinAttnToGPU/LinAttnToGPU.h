@@ -37,8 +37,9 @@ struct LinAttnToGPUKernelOptions {
   int64_t scanTile = 32;
   /// Adjacent threads sharing a value column in the recurrent scan and step
   /// kernels, each with F / scanFeatureLanes features of it (a power of two
-  /// up to 32; lowered for an op until it divides F, and for the scan to 1
-  /// when scanTile is not a multiple of 32).
+  /// up to 32; lowered for an op until it divides F, and to 1 for the scan
+  /// when scanTile, for the step when its block of at most blockSize threads
+  /// is not a multiple of 32: the lanes add their sums with warp shuffles).
   int64_t scanFeatureLanes = 4;
   /// Most threads per block of the other kernels.
   int64_t blockSize = 128;

@@ -104,7 +104,20 @@ def linear_cases():
         (cc.linear_case((0,), 7, 11, 16, 8, eps=EPS,
                         dyns=dict(q=(1, 2), k=(0, 1), v=(2,), o=(0, 1, 2),
                                   s=(1, 2), z=(1,))), False),
+        # Blocks of fewer threads than the summary's 16 features (each
+        # thread sums several of the keys' features) and the readout's 16
+        # tokens.
+        (block_size(cc.linear_case((2,), 37, 50, 40, 20, eps=EPS), 5), False),
+        (block_size(cc.linear_case((2,), 37, 50, 40, 20, eps=EPS), 1), False),
     ]
+
+
+def block_size(case, threads):
+    """`case` with at most `threads` threads per block of the kernels other
+    than the scans (block-size)."""
+    case.name += f"__block{threads}"
+    case.gpu_options = getattr(case, "gpu_options", []) + [f"block-size={threads}"]
+    return case
 
 
 def linear_chunked_cases():
@@ -175,6 +188,10 @@ def step_cases():
         (cc.step_case((2,), 64, 100, EPS, dyn=(0,)), False),
         (cc.step_case((), 128, 64, EPS), False),
         (cc.step_chain_case((2,), 3, 16, 8, EPS), False),
+        # Blocks that are not whole warps take one lane per column (no
+        # shuffles across missing lanes).
+        (block_size(cc.step_case((2,), 64, 100, EPS), 8), False),
+        (block_size(cc.step_case((2,), 64, 100, EPS), 40), False),
     ]
 
 

@@ -130,7 +130,8 @@ def step_case(d):
                         d.pick(1, 5, 8, 31, 33, 100, 128, 130),
                         EPS if d.chance(0.6) else None, dyn=d.dims(len(batch)))
     case.gpu_options = d.options(
-        ("block-size=32", "block-size=64", "block-size=1024"),
+        ("block-size=8", "block-size=32", "block-size=40", "block-size=64",
+         "block-size=1024"),
         ("scan-feature-lanes=1", "scan-feature-lanes=2", "scan-feature-lanes=8",
          "scan-feature-lanes=32"))
     return case, False
@@ -147,7 +148,7 @@ def attention_case(d, as_written):
         causal, EPS if kind != "identity" and d.chance(0.7) else None,
         dyn=d.dims(len(batch) + 2))
     case.gpu_options = (["rewrite-forms=false"] if as_written else []) + d.options(
-        ("block-size=64", "block-size=512"))
+        ("block-size=8", "block-size=64", "block-size=512"))
     return case, False
 
 
@@ -157,7 +158,8 @@ def linear_case(d):
                           d.pick(0, 1, 16, 64, 128), d.pick(0, 1, 8, 100),
                           eps=EPS if d.chance(0.6) else None,
                           dyn=d.dims(len(batch) + 2))
-    case.gpu_options = d.options(("block-size=64", "block-size=1024"))
+    case.gpu_options = d.options(("block-size=1", "block-size=8", "block-size=64",
+                                  "block-size=1024"))
     return case, False
 
 
