@@ -389,7 +389,7 @@ enum class ChunkTiles {
 /// and with `scaledState()` the state's column scales and their inverses
 /// (f32, 2 x DT).
 /// `ChunkTiles::Keys`: only φ(K_c) and V_c; `ChunkTiles::Queries`: φ(Q_c),
-/// S, z and one f32 per warp (the block's largest state element).
+/// S, z (normalized) and the column scales (`scaledState()`).
 SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
                                      ChunkTiles tiles) {
   int64_t staged = c.slots() * c.shape.chunk;
@@ -397,11 +397,17 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
   Type features = workgroupBufferType(c.dataType, staged * c.ldF());
   Type state = workgroupBufferType(c.dataType, c.features * c.ldDT());
   Type normalizer = workgroupBufferType(c.stateType, c.features);
+  Type scales = workgroupBufferType(c.stateType, 2 * c.shape.dvTile);
   if (tiles == ChunkTiles::Keys)
     return {features, workgroupBufferType(c.dataType, staged * c.ldDT())};
-  if (tiles == ChunkTiles::Queries)
-    return {features, state, normalizer,
-            workgroupBufferType(c.stateType, c.shape.warps)};
+  if (tiles == ChunkTiles::Queries) {
+    SmallVector<Type> buffers = {features, state};
+    if (c.normalized)
+      buffers.push_back(normalizer);
+    if (c.scaledState())
+      buffers.push_back(scales);
+    return buffers;
+  }
   SmallVector<Type> buffers = {
       features,
       features,
@@ -413,7 +419,7 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
     buffers.push_back(
         workgroupBufferType(c.stateType, c.shape.groups * c.shape.chunk));
   if (c.scaledState())
-    buffers.push_back(workgroupBufferType(c.stateType, 2 * c.shape.dvTile));
+    buffers.push_back(scales);
   return buffers;
 }
 
@@ -464,8 +470,10 @@ public:
     case ChunkTiles::Queries:
       qs = shared[0];
       ss = shared[1];
-      zs = shared[2];
-      ms = shared[3];
+      if (c.normalized)
+        zs = shared[2];
+      if (c.scaledState())
+        cs = shared.back();
       break;
     case ChunkTiles::All:
       qs = shared[0];
@@ -758,8 +766,9 @@ public:
           acc =
               products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
       // With scaled state columns, s_d (tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S)
-      // from s_d S, and 1/s_d at the end: per tile, the lane's two columns
-      // (values i and i + 2 share one).
+      // from s_d S (the readout has no scores term to scale), and 1/s_d at
+      // the end: per tile, the lane's two columns (values i and i + 2 share
+      // one).
       SmallVector<Value, 4> scale, unscale;
       if (cs) {
         for (int64_t i = 0; i < 4 * count; ++i) {
@@ -770,7 +779,8 @@ public:
             unscale.push_back(
                 loadShared(cs, kb.add(d, kb.idx(c.shape.dvTile))));
           }
-          acc[i] = kb.fmul(acc[i], scale[2 * (i / 4) + i % 2]);
+          if (ps)
+            acc[i] = kb.fmul(acc[i], scale[2 * (i / 4) + i % 2]);
         }
       }
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
@@ -972,28 +982,6 @@ public:
       memref::StoreOp::create(b, loc, kb.fadd(loadShared(zs, f), sum), zs,
                               ValueRange{f});
     });
-  }
-
-  /// The power of two s that brings the largest magnitude of the block's
-  /// state (every thread's `fragments`) below 2^14, 1 where it is there
-  /// already, for the query readout with f16 data: s·S is rounded to f16,
-  /// whose largest finite value is 65504, and the outputs are divided by s
-  /// again (both exact). The state of a long sequence outgrows f16 (S sums
-  /// a product per key); bf16 has the range of f32.
-  Value stateScale(ValueRange fragments) {
-    Value largest = kb.fconst(0.0);
-    for (Value x : fragments)
-      largest = arith::MaximumFOp::create(b, loc, largest,
-                                          math::AbsFOp::create(b, loc, x));
-    largest = kb.maxOverLanes(largest, 32);
-    kb.ifThen(kb.eq(kb.remU(tid, kb.idx(32)), zero),
-              [&] { storeShared(largest, ms, warp); });
-    kb.barrier();
-    largest = loadShared(ms, zero);
-    for (int64_t w = 1; w < c.shape.warps; ++w)
-      largest =
-          arith::MaximumFOp::create(b, loc, largest, loadShared(ms, kb.idx(w)));
-    return powerOfTwoScale(largest).first;
   }
 
   Value zShared() const { return zs; }
@@ -1384,7 +1372,7 @@ private:
       value = convertFloat(b, loc, value, type);
       // The f32 operands of tf32 products, rounded to nearest (ties away)
       // once here rather than truncated by the tensor cores.
-      if (c.dataType.isF32() && buffer != zs && buffer != ms && buffer != cs) {
+      if (c.dataType.isF32() && buffer != zs && buffer != cs) {
         Value bits = NVVM::ConvertFloatToTF32Op::create(
             b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
         value = arith::BitcastOp::create(b, loc, type, bits);
@@ -1422,7 +1410,7 @@ private:
   KernelBuilder kb;
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
-  Value qs, ks, vs, ps, ss, zs, rs, ms, cs;
+  Value qs, ks, vs, ps, ss, zs, rs, cs;
   Value tid, warp, cF, ldF, ldDT, ldC, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.
@@ -1692,7 +1680,8 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
 /// tensor cores. Arguments φ(Q) (or Q with a fused map), S and z (f32; z
 /// only when normalized), O, N, Dv, chunks per segment; grid (batch, value
 /// tiles, segments of the sequence). Each block rounds its F x DT tile of S
-/// to the data type once (f16: scaled by `stateScale` first) and walks its
+/// to the data type once (f16: its columns scaled as the chunk loops scale
+/// the state, see `ChunkEmitter::storeStateToShared`) and walks its
 /// segment's chunks, which are independent: per chunk the products of
 /// φ(Q_c) with the tile, as in the chunk loop without scores.
 static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
@@ -1732,12 +1721,6 @@ static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
     state.push_back(kb.loadIf(kb.ult(col, dv), sBuf,
                               kb.add(kb.mul(kb.add(stateBase, f), dv), col)));
   });
-  Value scale;
-  if (c.dataType.isF16()) {
-    scale = e.stateScale(state);
-    for (Value &x : state)
-      x = kb.fmul(x, scale);
-  }
   e.storeStateToShared(state);
   if (c.normalized)
     kb.forLoop(tid, cF, cT, [&](Value f) {
@@ -1746,17 +1729,13 @@ static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
                               ValueRange{f});
     });
   // The first chunk's staging starts with a barrier, which publishes S and
-  // z. Outputs are divided by s·(φ(q)ᵀz + eps), or by s alone.
+  // z (and the column scales).
   Value pairs = e.pairedStores(oBuf);
   e.walkChunks(begin, end, ValueRange{},
                [&](Value t0, Value count, ValueRange) -> SmallVector<Value> {
                  std::optional<std::pair<Value, Value>> den;
                  if (c.normalized)
                    den = e.readoutDenominators();
-                 if (scale)
-                   den = den ? std::make_pair(kb.fmul(den->first, scale),
-                                              kb.fmul(den->second, scale))
-                             : std::make_pair(scale, scale);
                  e.outputs(t0, count, den, oBuf, pairs);
                  return {};
                });

@@ -76,6 +76,25 @@ static constexpr int64_t kSummaryKeys = 32;
 /// loads serves that many products.
 static constexpr int64_t kReadoutTokens = 16;
 
+/// acc[i] + buffer[base + i] · x for every i < acc.size() (a multiple of 4),
+/// the elements of the workgroup buffer read four at a time (`base` 16-byte
+/// aligned): the inner products of the scalar linear-form kernels.
+static SmallVector<Value> addScaledRow(KernelBuilder &kb, Value buffer,
+                                       Value base, Value x, ValueRange acc) {
+  auto quad = VectorType::get({4}, kb.stateType);
+  SmallVector<Value> next;
+  for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); i += 4) {
+    Value row = vector::LoadOp::create(
+        kb.b, kb.loc, quad, buffer, ValueRange{kb.add(base, kb.idx(i))},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+    for (int64_t e = 0; e < 4; ++e)
+      next.push_back(kb.fma(
+          vector::ExtractOp::create(kb.b, kb.loc, row, ArrayRef<int64_t>{e}), x,
+          acc[i + e]));
+  }
+  return next;
+}
+
 /// State rows whose loads a lane of the step kernel issues together.
 static constexpr int64_t kStepLoads = 8;
 
@@ -657,10 +676,6 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
                                    kb.ult(summedFeature(p), cFT))
           .getResult();
     };
-    auto loadKs = [&](Value index) {
-      return memref::LoadOp::create(rewriter, loc, ks, ValueRange{index})
-          .getResult();
-    };
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
       Value first = kb.mul(batch, m);
       SmallVector<Value> init(kSummaryFeatures + parts, kb.fconst(0.0));
@@ -688,26 +703,13 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
             kb.barrier();
             // Each V[j, col] loaded once for FT products, φ(k_j) read four
             // features at a time.
-            auto quad = VectorType::get({4}, stateType);
             SmallVector<Value> next = kb.forLoop(
                 c0, keys, c1, acc.take_front(kSummaryFeatures),
                 [&](Value j, ValueRange s) -> SmallVector<Value> {
                   Value v = kb.loadIf(
                       active, vBuf,
                       kb.add(kb.mul(kb.add(first, kb.add(key0, j)), dv), col));
-                  SmallVector<Value> updated;
-                  for (int64_t f = 0; f < kSummaryFeatures; f += 4) {
-                    Value kv = vector::LoadOp::create(
-                        rewriter, loc, quad, ks,
-                        ValueRange{kb.add(kb.mul(j, cFT), kb.idx(f))},
-                        /*nontemporal=*/false, llvm::MaybeAlign(16));
-                    for (int64_t e = 0; e < 4; ++e)
-                      updated.push_back(
-                          kb.fma(vector::ExtractOp::create(
-                                     rewriter, loc, kv, ArrayRef<int64_t>{e}),
-                                 v, s[f + e]));
-                  }
-                  return updated;
+                  return addScaledRow(kb, ks, kb.mul(j, cFT), v, s);
                 });
             for (int64_t p = 0; p < parts; ++p) {
               Value z = acc[kSummaryFeatures + p];
@@ -717,9 +719,9 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
                     Value sum = kb.forLoop(
                         c0, keys, c1, ValueRange{z},
                         [&](Value j, ValueRange t) -> SmallVector<Value> {
-                          return {
-                              kb.fadd(t[0], loadKs(kb.add(kb.mul(j, cFT),
-                                                          summedFeature(p))))};
+                          return {kb.fadd(
+                              t[0], kb.load(ks, kb.add(kb.mul(j, cFT),
+                                                       summedFeature(p))))};
                         })[0];
                     scf::YieldOp::create(rewriter, loc, sum);
                   },
@@ -845,10 +847,6 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     Value tid = kb.threadId();
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), cBlock), tid);
     Value active = kb.ult(col, dv);
-    auto loadQs = [&](Value index) {
-      return memref::LoadOp::create(rewriter, loc, qs, ValueRange{index})
-          .getResult();
-    };
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
       Value first = kb.add(kb.mul(batch, n), token0);
       // The previous batch element's readers are done with the tile.
@@ -871,7 +869,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
           Value den = kb.forLoop(
               c0, cF, c1, ValueRange{kb.fconst(eps)},
               [&](Value f, ValueRange acc) -> SmallVector<Value> {
-                return {kb.fma(loadQs(kb.add(kb.mul(f, cPitch), t)),
+                return {kb.fma(kb.load(qs, kb.add(kb.mul(f, cPitch), t)),
                                kb.load(zBuf, kb.add(zBase, f)), acc[0])};
               })[0];
           memref::StoreOp::create(rewriter, loc, den, dens, ValueRange{t});
@@ -882,25 +880,12 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
         // O[t, col] for the TT tokens: each S[f, col] loaded once for TT
         // products, φ(q) of the tokens read four at a time.
         Value base = kb.mul(batch, cF);
-        auto quad = VectorType::get({4}, stateType);
         SmallVector<Value> init(kReadoutTokens, kb.fconst(0.0));
         SmallVector<Value> sums = kb.forLoop(
             c0, cF, c1, init,
             [&](Value f, ValueRange acc) -> SmallVector<Value> {
               Value s = kb.load(sBuf, kb.add(kb.mul(kb.add(base, f), dv), col));
-              Value row = kb.mul(f, cPitch);
-              SmallVector<Value> next;
-              for (int64_t t = 0; t < kReadoutTokens; t += 4) {
-                Value qv = vector::LoadOp::create(
-                    rewriter, loc, quad, qs, ValueRange{kb.add(row, kb.idx(t))},
-                    /*nontemporal=*/false, llvm::MaybeAlign(16));
-                for (int64_t e = 0; e < 4; ++e)
-                  next.push_back(
-                      kb.fma(vector::ExtractOp::create(rewriter, loc, qv,
-                                                       ArrayRef<int64_t>{e}),
-                             s, acc[t + e]));
-              }
-              return next;
+              return addScaledRow(kb, qs, kb.mul(f, cPitch), s, acc);
             });
         for (int64_t t = 0; t < kReadoutTokens; ++t) {
           Value token = kb.add(token0, kb.idx(t));

@@ -31,10 +31,10 @@
 // CHECK: gpu.func @linattn_kv_summary_segments_features_1(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index) kernel
 
 // The readout stages φ(Q_c), the block's tile of S rounded to bf16 once
-// (before the chunk loop), z and a float per warp; no keys, values or
-// scores. Per chunk: the denominators, then φ(Q_c)S on tensor cores.
+// (before the chunk loop) and z; no keys, values or scores, and (bf16) no
+// column scales. Per chunk: the denominators, then φ(Q_c)S on tensor cores.
 // CHECK: gpu.func @linattn_query_readout_chunked_features_normalized_2(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
-// CHECK-SAME: workgroup(%[[QS:.*]] : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SS:.*]] : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[ZS:.*]] : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-SAME: workgroup(%[[QS:.*]] : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SS:.*]] : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[ZS:.*]] : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-NOT: arith.maximumf
 // CHECK: memref.store %{{.*}}, %[[SS]][%{{.*}}] : memref<4608xbf16, #gpu.address_space<workgroup>>
 // CHECK: scf.for
@@ -69,22 +69,26 @@ func.func @linear_bf16(%fq: tensor<8x1000x64xbf16>, %fk: tensor<8x1000x64xbf16>,
 
 // -----
 
-// With f16 data the readout scales S by a power of two first, so that its
-// largest element fits f16: the block's largest magnitude (a shuffle
-// reduction per warp, then over the warps in shared memory), its exponent
-// read from the bits, s = 2^(140 - e) from e = 141 (2^14) on, 1 below. A
-// dynamic N: the segments are computed at run time. F = 32 gives chunks of
-// 64 and tiles of 64 columns on four warps (Dv = 40: one tile).
+// With f16 data the readout scales each column of S by a power of two
+// before rounding it, as the f16 chunk loops scale the state: the column's
+// largest magnitude (over the lane's rows, then shuffles xor 4, 8, 16 over
+// the lanes that hold the column), its exponent read from the bits,
+// s = 2^(140 - e) and 1/s = 2^(e - 140) from e = 141 (2^14) on, 1 below;
+// s and 1/s go to shared memory, and each output is multiplied by its
+// column's 1/s. Unnormalized: no z. A dynamic N: the segments are computed
+// at run time. F = 32 gives chunks of 64 and tiles of 64 columns on four
+// warps (Dv = 40: one tile).
 
 // CHECK-LABEL: func.func @readout_f16
 // CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %c1 : tensor<2x?x32xf16>
 // CHECK: call @__linattn_launch_linattn_query_readout_chunked_features_0(%c2, %c1, %{{.*}}, %c128, %c1, %c1, %{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %c40, %{{.*}})
 // CHECK: gpu.func @linattn_query_readout_chunked_features_0(
-// CHECK-SAME: %{{.*}} : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-SAME: workgroup(%{{.*}} : memref<2560xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SS:.*]] : memref<2304xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[CS:.*]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: math.absf
 // CHECK: arith.maximumf
-// CHECK: gpu.shuffle xor
-// CHECK: gpu.barrier
+// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : f32
 // CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
 // CHECK: %[[SHIFTED:.*]] = arith.shrui %[[BITS]], %c23_i32 : i32
 // CHECK: %[[E:.*]] = arith.andi %[[SHIFTED]], %c255_i32 : i32
@@ -92,12 +96,19 @@ func.func @linear_bf16(%fq: tensor<8x1000x64xbf16>, %fk: tensor<8x1000x64xbf16>,
 // CHECK: %[[SE:.*]] = arith.subi %c267_i32, %[[E]] : i32
 // CHECK: %[[SBITS:.*]] = arith.shli %[[SE]], %c23_i32 : i32
 // CHECK: %[[SCALED:.*]] = arith.bitcast %[[SBITS]] : i32 to f32
+// CHECK: %[[IE:.*]] = arith.subi %[[E]], %c13_i32 : i32
+// CHECK: %[[IBITS:.*]] = arith.shli %[[IE]], %c23_i32 : i32
+// CHECK: %[[INVERSE:.*]] = arith.bitcast %[[IBITS]] : i32 to f32
 // CHECK: %[[SCALE:.*]] = arith.select %[[LARGE]], %[[SCALED]], %cst{{.*}} : f32
+// CHECK: %[[UNSCALE:.*]] = arith.select %[[LARGE]], %[[INVERSE]], %cst{{.*}} : f32
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
-// Unnormalized, the outputs are divided by s alone.
+// CHECK: memref.store %{{.*}}, %[[SS]][
+// CHECK: memref.store %[[SCALE]], %[[CS]][
+// CHECK: memref.store %[[UNSCALE]], %[[CS]][
 // CHECK: scf.for
-// CHECK: arith.divf %{{.*}}, %[[SCALE]] : f32
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: %[[U:.*]] = memref.load %[[CS]][
+// CHECK: arith.mulf %{{.*}}, %[[U]] : f32
 // CHECK: gpu.return
 
 // tf32=true does not change f16 data.
