@@ -55,6 +55,16 @@
 // kernel returns, integer division by zero, scf.for with a step that is not
 // positive, ops the emulator does not know.
 //
+// With LINATTN_GPU_EMULATOR_PROFILE=FILE every launch appends a JSON line to
+// FILE with what its memory accesses cost on a GPU's L1, op by op: global
+// loads and stores in 32-byte sectors (the distinct sectors of a warp's
+// lanes), shared ones in wavefronts (phases of 128 bytes, each as many
+// wavefronts as the most distinct 4-byte words it touches in one bank),
+// each beside the fewest the same bytes need; the tensor-core instructions
+// of the warps; per global buffer the distinct sectors read and written
+// (the launch's compulsory traffic). These are the accesses the MLIR kernel
+// makes: LLVM may still merge adjacent scalar accesses into vector ones.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GpuEmulator.h"
@@ -361,6 +371,43 @@ struct AsyncCopy {
 
 constexpr uint64_t kUncommitted = ~uint64_t(0);
 
+/// What a profiled access is (LINATTN_GPU_EMULATOR_PROFILE).
+enum class Access : uint8_t {
+  GlobalLoad,
+  GlobalStore,
+  SharedLoad,
+  SharedStore,
+  Mma
+};
+
+/// One op's accesses of one kind over a launch: the warps that executed it
+/// with at least one active lane, the bytes their lanes asked for, the
+/// units the memory system moved for them (global: 32-byte sectors;
+/// shared: wavefronts; mma: none) and the fewest units those bytes need.
+struct AccessStats {
+  uint64_t warps = 0, bytes = 0, units = 0, ideal = 0;
+};
+
+using AccessKey = std::pair<const Inst *, Access>;
+
+/// A lane's access in the op being profiled: its address (global: the
+/// device address; shared: the byte offset in its buffer) and its bytes (0:
+/// none).
+struct LaneAccess {
+  uint64_t address = 0;
+  uint32_t bytes = 0;
+};
+
+/// The profile of one launch, which its workers add to.
+struct LaunchProfile {
+  std::mutex mutex;
+  std::map<AccessKey, AccessStats> stats;
+  /// Per global buffer: the 32-byte sectors from its aligned pointer on, bit
+  /// 0 for read, bit 1 for written (the launch's compulsory traffic).
+  std::vector<std::unique_ptr<std::atomic<uint8_t>[]>> sectors;
+  std::vector<uint64_t> sectorCounts;
+};
+
 /// One worker: a block's registers, masks and workgroup memory.
 struct Exec {
   const Kernel *kernel = nullptr;
@@ -381,6 +428,11 @@ struct Exec {
   /// Per thread: its async copies in flight and the groups it committed.
   std::vector<std::vector<AsyncCopy>> asyncCopies;
   std::vector<uint64_t> asyncGroups;
+  /// Profiling: the launch's profile (null when off), this worker's
+  /// statistics and the lanes' accesses in the op being run.
+  LaunchProfile *profile = nullptr;
+  std::map<AccessKey, AccessStats> stats;
+  std::vector<LaneAccess> pending;
 
   Word *reg(uint32_t slot) { return regs.data() + size_t(slot) * threads; }
 
@@ -1135,6 +1187,127 @@ inline void checkGlobalAccess(Exec &e, const Inst &in, const RuntimeBuffer &b,
     s.epoch.store(e.epoch, std::memory_order_relaxed);
 }
 
+//===--- Profile ---------------------------------------------------------===//
+
+/// Notes lane `l`'s access of `bytes` at `address` for profiling.
+inline void noteAccess(Exec &e, uint32_t l, uint64_t address, uint32_t bytes) {
+  if (e.profile)
+    e.pending[l] = {address, bytes};
+}
+
+/// The address noteAccess takes for element `i` of `b`: the byte offset in
+/// a workgroup buffer, the device address of a global one.
+inline uint64_t addressOf(const RuntimeBuffer &b, int64_t i) {
+  int64_t byte = i * b.elementBytes;
+  return b.shared ? static_cast<uint64_t>(byte)
+                  : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(b.base)) +
+                        static_cast<uint64_t>(byte);
+}
+
+/// The distinct bytes of some [begin, end) ranges (sorts them).
+uint64_t distinctBytes(SmallVectorImpl<std::pair<uint64_t, uint64_t>> &ranges) {
+  llvm::sort(ranges);
+  uint64_t bytes = 0, covered = 0;
+  for (auto [begin, end] : ranges) {
+    begin = std::max(begin, covered);
+    if (end > begin) {
+      bytes += end - begin;
+      covered = end;
+    }
+  }
+  return bytes;
+}
+
+/// Adds the accesses noteAccess collected for `in` to this worker's
+/// statistics, warp by warp, and clears them. Global accesses count the
+/// distinct 32-byte sectors a warp's lanes touch (and mark them in the
+/// launch's footprint of buffer `b`, number `buffer`); shared ones are split
+/// into phases of 128 bytes (32 lanes of up to 4 bytes, 16 of 8, 8 of 16:
+/// an ldmatrix's phase is one 8x8 matrix) that take as many wavefronts as
+/// the most distinct 4-byte words they touch in one of the 32 banks.
+void accountAccesses(Exec &e, const Inst &in, Access kind,
+                     const RuntimeBuffer &b, uint32_t buffer) {
+  AccessStats &stats = e.stats[{&in, kind}];
+  bool shared = kind == Access::SharedLoad || kind == Access::SharedStore;
+  SmallVector<std::pair<uint64_t, uint64_t>, 32> ranges;
+  SmallVector<uint64_t, 64> units;
+  for (uint32_t base = 0; base < e.threads; base += 32) {
+    uint32_t lanes = std::min<uint32_t>(32, e.threads - base);
+    ranges.clear();
+    uint64_t asked = 0;
+    uint32_t widest = 0;
+    for (uint32_t i = 0; i < lanes; ++i) {
+      LaneAccess &a = e.pending[base + i];
+      if (!a.bytes)
+        continue;
+      ranges.push_back({a.address, a.address + a.bytes});
+      asked += a.bytes;
+      widest = std::max(widest, a.bytes);
+    }
+    if (ranges.empty())
+      continue;
+    ++stats.warps;
+    stats.bytes += asked;
+    if (!shared) {
+      units.clear();
+      for (auto [begin, end] : ranges)
+        for (uint64_t x = begin / 32; x <= (end - 1) / 32; ++x)
+          units.push_back(x);
+      llvm::sort(units);
+      units.erase(std::unique(units.begin(), units.end()), units.end());
+      stats.units += units.size();
+      stats.ideal += (distinctBytes(ranges) + 31) / 32;
+      uint64_t first =
+          static_cast<uint64_t>(reinterpret_cast<uintptr_t>(b.aligned)) / 32;
+      uint8_t bit = kind == Access::GlobalLoad ? 1 : 2;
+      for (uint64_t x : units)
+        if (x >= first && x - first < e.profile->sectorCounts[buffer])
+          e.profile->sectors[buffer][x - first].fetch_or(
+              bit, std::memory_order_relaxed);
+    } else {
+      uint32_t phase = widest <= 4 ? 32 : 128 / widest;
+      for (uint32_t p = 0; p < lanes; p += phase) {
+        // (bank, word) of every word the phase touches.
+        units.clear();
+        for (uint32_t i = p; i < std::min(p + phase, lanes); ++i) {
+          LaneAccess &a = e.pending[base + i];
+          if (!a.bytes)
+            continue;
+          for (uint64_t w = a.address / 4; w <= (a.address + a.bytes - 1) / 4;
+               ++w)
+            units.push_back((w % 32) << 58 | w);
+        }
+        if (units.empty())
+          continue;
+        llvm::sort(units);
+        units.erase(std::unique(units.begin(), units.end()), units.end());
+        uint64_t most = 0, run = 0;
+        for (size_t j = 0; j < units.size(); ++j) {
+          run = j && units[j] >> 58 == units[j - 1] >> 58 ? run + 1 : 1;
+          most = std::max(most, run);
+        }
+        stats.units += most;
+      }
+      stats.ideal += (distinctBytes(ranges) + 127) / 128;
+    }
+    for (uint32_t i = 0; i < lanes; ++i)
+      e.pending[base + i] = {};
+  }
+}
+
+/// Profiles the accesses noted for `in` to buffer number `buffer`, if on.
+inline void profileAccesses(Exec &e, const Inst &in, Access kind,
+                            uint32_t buffer) {
+  if (e.profile)
+    accountAccesses(e, in, kind, e.buffers[buffer], buffer);
+}
+
+/// Counts a warp's execution of the tensor-core op `in`, if on.
+inline void profileMma(Exec &e, const Inst &in) {
+  if (e.profile)
+    ++e.stats[{&in, Access::Mma}].warps;
+}
+
 /// memref.load of a rank-1 buffer: a = index, imm = buffer.
 template <unsigned Bytes, bool Shared>
 void loadOp(Exec &e, const Inst &in) {
@@ -1151,8 +1324,11 @@ void loadOp(Exec &e, const Inst &in) {
       checkSharedRead(e, in, b, i, l);
     else if (b.globalShadow)
       checkGlobalAccess(e, in, b, i * b.stride, l, /*isStore=*/false);
+    noteAccess(e, l, addressOf(b, i * b.stride), Bytes);
     r[l] = readElement<Bytes>(b.base + i * b.stride * Bytes);
   });
+  profileAccesses(e, in, Shared ? Access::SharedLoad : Access::GlobalLoad,
+                  in.imm);
 }
 
 /// memref.store of a rank-1 buffer: a = value, b = index, imm = buffer.
@@ -1171,8 +1347,11 @@ void storeOp(Exec &e, const Inst &in) {
       checkSharedWrite(e, in, b, i, l);
     else if (b.globalShadow)
       checkGlobalAccess(e, in, b, i * b.stride, l, /*isStore=*/true);
+    noteAccess(e, l, addressOf(b, i * b.stride), Bytes);
     writeElement<Bytes>(b.base + i * b.stride * Bytes, value[l]);
   });
+  profileAccesses(e, in, Shared ? Access::SharedStore : Access::GlobalStore,
+                  in.imm);
 }
 
 /// memref.load of any rank: ins = indices.
@@ -1186,8 +1365,11 @@ void loadOpRanked(Exec &e, const Inst &in) {
       checkSharedRead(e, in, b, i, l);
     else if (b.globalShadow)
       checkGlobalAccess(e, in, b, i, l, /*isStore=*/false);
+    noteAccess(e, l, addressOf(b, i), Bytes);
     r[l] = readElement<Bytes>(b.base + i * Bytes);
   });
+  profileAccesses(e, in, b.shared ? Access::SharedLoad : Access::GlobalLoad,
+                  in.imm);
 }
 
 /// memref.store of any rank: ins = value, indices.
@@ -1201,8 +1383,11 @@ void storeOpRanked(Exec &e, const Inst &in) {
       checkSharedWrite(e, in, b, i, l);
     else if (b.globalShadow)
       checkGlobalAccess(e, in, b, i, l, /*isStore=*/true);
+    noteAccess(e, l, addressOf(b, i), Bytes);
     writeElement<Bytes>(b.base + i * Bytes, value[l]);
   });
+  profileAccesses(e, in, b.shared ? Access::SharedStore : Access::GlobalStore,
+                  in.imm);
 }
 
 /// Checks a vector access of `n` elements from element `i` of a rank-1
@@ -1253,6 +1438,7 @@ void vectorAccessOp(Exec &e, const Inst &in) {
   forActive(e, [&](uint32_t l) {
     int64_t i = static_cast<int64_t>(index[l]);
     checkVectorAccess(e, in, b, i, n, alignment, l);
+    noteAccess(e, l, addressOf(b, i), static_cast<uint32_t>(n * Bytes));
     for (int64_t j = 0; j < n; ++j) {
       if constexpr (Shared) {
         if constexpr (IsStore)
@@ -1269,6 +1455,10 @@ void vectorAccessOp(Exec &e, const Inst &in) {
         e.reg(in.r + j)[l] = readElement<Bytes>(at);
     }
   });
+  profileAccesses(e, in,
+                  Shared ? (IsStore ? Access::SharedStore : Access::SharedLoad)
+                         : (IsStore ? Access::GlobalStore : Access::GlobalLoad),
+                  in.imm);
 }
 
 /// memref.extract_aligned_pointer_as_index of a global buffer: imm =
@@ -1351,6 +1541,8 @@ void asyncCopyOp(Exec &e, const Inst &in) {
           checkGlobalAccess(e, in, src, s + j, l, /*isStore=*/false);
       std::memcpy(copy.data, src.base + s * src.elementBytes,
                   reads * src.elementBytes);
+      noteAccess(e, l, addressOf(src, s),
+                 static_cast<uint32_t>(reads * src.elementBytes));
     }
     for (uint32_t j = 0; j < n; ++j) {
       checkSharedWrite(e, in, dst, d + j, l);
@@ -1358,6 +1550,14 @@ void asyncCopyOp(Exec &e, const Inst &in) {
     }
     e.asyncCopies[l].push_back(copy);
   });
+  if (e.profile) {
+    profileAccesses(e, in, Access::GlobalLoad, in.imm2);
+    forActive(e, [&](uint32_t l) {
+      noteAccess(e, l, addressOf(dst, static_cast<int64_t>(dstIndex[l])),
+                 bytes);
+    });
+    profileAccesses(e, in, Access::SharedStore, in.imm);
+  }
 }
 
 /// nvgpu.device_async_create_group or nvvm.cp.async.commit.group: this
@@ -1518,6 +1718,7 @@ void mmaOp(Exec &e, const Inst &in) {
     uint32_t base = wp * 32;
     if (!warpActive(e, in, wp))
       continue;
+    profileMma(e, in);
     float A[16][16], B[16][8], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
@@ -1568,6 +1769,7 @@ void mmaTF32Op(Exec &e, const Inst &in) {
     uint32_t base = wp * 32;
     if (!warpActive(e, in, wp))
       continue;
+    profileMma(e, in);
     float A[16][8], B[8][8], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
@@ -1646,6 +1848,7 @@ void ldmatrixOp(Exec &e, const Inst &in) {
                    bufferName(e, b) + " is not 16-byte aligned");
         for (unsigned c = 0; c < perRow; ++c)
           checkSharedRead(e, in, b, at + c, l);
+        noteAccess(e, l, addressOf(b, at), 16);
         std::memcpy(m[i][r], b.base + at * eb, 16);
       }
     for (uint32_t lane = 0; lane < 32; ++lane) {
@@ -1662,6 +1865,7 @@ void ldmatrixOp(Exec &e, const Inst &in) {
       }
     }
   }
+  profileAccesses(e, in, Access::SharedLoad, static_cast<uint32_t>(in.imm));
 }
 
 //===--- Vectors and structs ---------------------------------------------===//
@@ -3087,6 +3291,115 @@ void runBlock(Exec &e, int64_t linear) {
                " async copies of this thread that no wait completed");
 }
 
+/// The file LINATTN_GPU_EMULATOR_PROFILE names, or null.
+const char *profilePath() {
+  const char *path = std::getenv("LINATTN_GPU_EMULATOR_PROFILE");
+  return path && *path ? path : nullptr;
+}
+
+/// `text` as a JSON string.
+std::string jsonString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+const char *accessName(Access kind) {
+  switch (kind) {
+  case Access::GlobalLoad:
+    return "global-load";
+  case Access::GlobalStore:
+    return "global-store";
+  case Access::SharedLoad:
+    return "shared-load";
+  case Access::SharedStore:
+    return "shared-store";
+  case Access::Mma:
+    return "mma";
+  }
+  return "";
+}
+
+/// Appends the launch's profile to the file as one JSON line: the kernel,
+/// its grid and block; per op and kind of access (ops numbered in the
+/// kernel's pre-order, as printed) the statistics; per global buffer (by
+/// kernel argument) the bytes of the distinct sectors read and written.
+void writeProfile(const Kernel &k, const int64_t grid[3],
+                  const int64_t block[3], LaunchProfile &profile,
+                  const std::vector<RuntimeBuffer> &globals) {
+  DenseMap<Operation *, unsigned> ordinals;
+  k.func->walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { ordinals.try_emplace(op, ordinals.size()); });
+  std::string line = "{\"kernel\": " + jsonString(k.name) + ", \"grid\": [" +
+                     std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
+                     ", " + std::to_string(grid[2]) + "], \"block\": [" +
+                     std::to_string(block[0]) + ", " +
+                     std::to_string(block[1]) + ", " +
+                     std::to_string(block[2]) + "], \"ops\": [";
+  // (ordinal, kind) of every entry, in that order.
+  std::vector<std::pair<std::pair<unsigned, Access>, AccessKey>> order;
+  for (auto &entry : profile.stats)
+    order.push_back(
+        {{ordinals.lookup(entry.first.first->op), entry.first.second},
+         entry.first});
+  llvm::sort(order, [](const auto &a, const auto &b) {
+    return a.first < b.first;
+  });
+  bool first = true;
+  for (auto &[position, key] : order) {
+    const AccessStats &stats = profile.stats[key];
+    line += std::string(first ? "" : ", ") +
+            "{\"id\": " + std::to_string(position.first) +
+            ", \"kind\": \"" + accessName(key.second) +
+            "\", \"warps\": " + std::to_string(stats.warps) +
+            ", \"bytes\": " + std::to_string(stats.bytes) +
+            ", \"units\": " + std::to_string(stats.units) +
+            ", \"ideal\": " + std::to_string(stats.ideal) +
+            ", \"op\": " + jsonString(describe(key.first->op)) + "}";
+    first = false;
+  }
+  line += "], \"buffers\": [";
+  first = true;
+  for (size_t i = 0; i < globals.size(); ++i) {
+    if (!profile.sectors[i])
+      continue;
+    uint64_t read = 0, written = 0;
+    for (uint64_t x = 0; x < profile.sectorCounts[i]; ++x) {
+      uint8_t bits = profile.sectors[i][x].load(std::memory_order_relaxed);
+      read += bits & 1;
+      written += (bits >> 1) & 1;
+    }
+    line += std::string(first ? "" : ", ") +
+            "{\"argument\": " + std::to_string(globals[i].index) +
+            ", \"read_bytes\": " + std::to_string(read * 32) +
+            ", \"written_bytes\": " + std::to_string(written * 32) + "}";
+    first = false;
+  }
+  line += "]}\n";
+  std::lock_guard<std::mutex> lock(errorMutex());
+  if (FILE *file = std::fopen(profilePath(), "a")) {
+    std::fputs(line.c_str(), file);
+    std::fclose(file);
+  } else {
+    std::fprintf(stderr,
+                 "linattn GPU emulator: error: cannot append to %s "
+                 "(LINATTN_GPU_EMULATOR_PROFILE)\n",
+                 profilePath());
+    abortProcess();
+  }
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -3250,6 +3563,28 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
     }
   }
 
+  // Profiling: the footprint of every global buffer, in sectors from its
+  // aligned pointer to the end of the descriptor's extent.
+  std::unique_ptr<LaunchProfile> profile;
+  if (profilePath()) {
+    profile = std::make_unique<LaunchProfile>();
+    profile->sectors.resize(globals.size());
+    profile->sectorCounts.assign(globals.size(), 0);
+    for (size_t i = 0; i < globals.size(); ++i) {
+      const RuntimeBuffer &b = globals[i];
+      if (k.buffers[i].shared || !b.aligned)
+        continue;
+      int64_t end = 1;
+      for (size_t d = 0; d < b.sizes.size(); ++d)
+        end += b.sizes[d] <= 0 ? 0 : (b.sizes[d] - 1) * b.strides[d];
+      uint64_t bytes = static_cast<uint64_t>(b.base - b.aligned) +
+                       static_cast<uint64_t>(end) * b.elementBytes;
+      profile->sectorCounts[i] = (bytes + 31) / 32 + 1;
+      profile->sectors[i].reset(
+          new std::atomic<uint8_t>[profile->sectorCounts[i]]());
+    }
+  }
+
   int64_t blocks = grid[0] * grid[1] * grid[2];
   unsigned workers =
       static_cast<unsigned>(std::min<int64_t>(workerCount(), blocks));
@@ -3257,19 +3592,35 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
   auto work = [&]() {
     Exec e;
     setUpWorker(e, k, block, grid, globals, scalars);
+    if (profile) {
+      e.profile = profile.get();
+      e.pending.assign(e.threads, {});
+    }
     for (int64_t b = nextBlock++; b < blocks; b = nextBlock++)
       runBlock(e, b);
+    if (profile) {
+      std::lock_guard<std::mutex> lock(profile->mutex);
+      for (auto &[key, stats] : e.stats) {
+        AccessStats &total = profile->stats[key];
+        total.warps += stats.warps;
+        total.bytes += stats.bytes;
+        total.units += stats.units;
+        total.ideal += stats.ideal;
+      }
+    }
   };
   if (workers <= 1) {
     work();
-    return;
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < workers; ++w)
+      pool.emplace_back(work);
+    work();
+    for (std::thread &t : pool)
+      t.join();
   }
-  std::vector<std::thread> pool;
-  for (unsigned w = 1; w < workers; ++w)
-    pool.emplace_back(work);
-  work();
-  for (std::thread &t : pool)
-    t.join();
+  if (profile)
+    writeProfile(k, grid, block, *profile, globals);
 }
 
 void linattn::gpu_emulator::fatalError(const std::string &message) {

@@ -305,8 +305,10 @@ LINATTN_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream,
     return nullptr;
   }
 #ifdef LINATTN_GPU_EMULATOR
-  // NaN in every float type: results a kernel leaves unwritten show.
-  char *pointer = static_cast<char *>(std::malloc(bytes));
+  // NaN in every float type: results a kernel leaves unwritten show. 256-byte
+  // aligned, as cuMemAlloc's are (alignment checks and sector counts).
+  char *pointer =
+      static_cast<char *>(std::aligned_alloc(256, (bytes + 255) / 256 * 256));
   if (pointer)
     std::memset(pointer, 0xff, bytes);
 #else

@@ -6,7 +6,7 @@
 // compared with numpy. An f32 kernel that tests the address of each thread's
 // chunk at run time and picks a 16-byte aligned vector path or one without an
 // alignment attribute (element alignment, legal anywhere); the device buffers
-// are 16-byte aligned, so even threads take the first. Then the errors: a
+// are 256-byte aligned, so even threads take the first. Then the errors: a
 // vector.load past the end, a global vector.load and a shared vector.store
 // off their 16-byte alignment, a shared buffer without llvm.align,
 // overlapping vector stores of two threads, a vector.load of workgroup memory
