@@ -60,7 +60,8 @@
 // loads and stores in 32-byte sectors (the distinct sectors of a warp's
 // lanes), shared ones in wavefronts (phases of 128 bytes, each as many
 // wavefronts as the most distinct 4-byte words it touches in one bank),
-// each beside the fewest the same bytes need; the tensor-core instructions
+// each beside the fewest possible (sectors: the warp's distinct bytes over
+// 32; wavefronts: one a phase); the tensor-core instructions
 // of the warps; per global buffer the distinct sectors read and written
 // (the launch's compulsory traffic). These are the accesses the MLIR kernel
 // makes: LLVM may still merge adjacent scalar accesses into vector ones.
@@ -1224,7 +1225,8 @@ uint64_t distinctBytes(SmallVectorImpl<std::pair<uint64_t, uint64_t>> &ranges) {
 /// launch's footprint of buffer `b`, number `buffer`); shared ones are split
 /// into phases of 128 bytes (32 lanes of up to 4 bytes, 16 of 8, 8 of 16:
 /// an ldmatrix's phase is one 8x8 matrix) that take as many wavefronts as
-/// the most distinct 4-byte words they touch in one of the 32 banks.
+/// the most distinct 4-byte words they touch in one of the 32 banks, at
+/// fewest one (a broadcast of 16 bytes to the warp takes four).
 void accountAccesses(Exec &e, const Inst &in, Access kind,
                      const RuntimeBuffer &b, uint32_t buffer) {
   AccessStats &stats = e.stats[{&in, kind}];
@@ -1279,6 +1281,7 @@ void accountAccesses(Exec &e, const Inst &in, Access kind,
         }
         if (units.empty())
           continue;
+        ++stats.ideal;
         llvm::sort(units);
         units.erase(std::unique(units.begin(), units.end()), units.end());
         uint64_t most = 0, run = 0;
@@ -1288,7 +1291,6 @@ void accountAccesses(Exec &e, const Inst &in, Access kind,
         }
         stats.units += most;
       }
-      stats.ideal += (distinctBytes(ranges) + 127) / 128;
     }
     for (uint32_t i = 0; i < lanes; ++i)
       e.pending[base + i] = {};

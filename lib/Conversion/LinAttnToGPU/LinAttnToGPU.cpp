@@ -75,6 +75,7 @@ static constexpr int64_t kSummaryKeys = 32;
 /// Tokens per block of the scalar query readout: each element of S it
 /// loads serves that many products.
 static constexpr int64_t kReadoutTokens = 16;
+static_assert(kReadoutTokens % 4 == 0, "the staging takes four tokens a warp");
 
 /// acc[i] + buffer[base + i] · x for every i < acc.size() (a multiple of 4),
 /// the elements of the workgroup buffer read four at a time (`base` 16-byte
@@ -251,15 +252,18 @@ std::optional<std::string> Converter::convert(ScanOp op) {
           cTT = kb.idx(tokens), cTile = kb.idx(tile);
     Value batch = kb.blockId(gpu::Dimension::x);
     Value tid = kb.threadId();
-    // Thread tid keeps features [part·F/lanes, (part+1)·F/lanes) of column
-    // col: `lanes` adjacent lanes share a column.
+    // Thread tid keeps features part, part + lanes, part + 2·lanes, ... of
+    // column col: `lanes` adjacent lanes share a column, and read
+    // consecutive features of φ(q) and φ(k) in shared memory (distinct banks;
+    // blocks of F / lanes features would put them in one bank).
     Value cLanes = kb.idx(lanes);
     Value col =
         kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tile / lanes)),
                kb.divU(tid, cLanes));
     Value part = kb.remU(tid, cLanes);
-    Value firstFeature = kb.mul(part, kb.idx(laneFeatures));
-    auto featureAt = [&](int64_t j) { return kb.add(firstFeature, kb.idx(j)); };
+    auto featureAt = [&](int64_t j) {
+      return kb.add(kb.idx(j * lanes), part);
+    };
     // Threads past the last column compute on zeros and store nothing: every
     // thread takes part in the barriers and shuffles.
     Value active = kb.ult(col, dv);
@@ -503,7 +507,10 @@ std::optional<std::string> Converter::convert(StepOp op) {
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
                        kb.divU(tid, cLanes));
     Value part = kb.remU(tid, cLanes);
-    Value firstFeature = kb.mul(part, kb.idx(laneFeatures));
+    // Row r of the lane is feature r * lanes + part: the lanes of a column
+    // read consecutive features of φ(q), φ(k) (distinct banks) and z (one
+    // sector), where blocks of F / lanes rows would put them in one bank.
+    auto featureOf = [&](Value row) { return kb.add(kb.mul(row, cLanes), part); };
     // The lanes of a column past Dv compute nothing and store nothing, but
     // take part in the shuffles.
     Value active = kb.ult(col, dv);
@@ -527,14 +534,16 @@ std::optional<std::string> Converter::convert(StepOp op) {
           Value vt = kb.load(vBuf, kb.add(kb.mul(batch, dv), col));
           auto rows = [&](Value first, int64_t count, ValueRange acc) {
             SmallVector<Value> at, s;
+            SmallVector<Value> features;
             for (int64_t j = 0; j < count; ++j) {
-              Value f = kb.add(first, kb.idx(j));
+              Value f = featureOf(kb.add(first, kb.idx(j)));
+              features.push_back(f);
               at.push_back(kb.add(kb.mul(kb.add(base, f), dv), col));
               s.push_back(kb.load(sIn, at.back()));
             }
             SmallVector<Value> next(acc);
             for (int64_t j = 0; j < count; ++j) {
-              Value f = kb.add(first, kb.idx(j));
+              Value f = features[j];
               Value qf =
                   memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
               Value kf =
@@ -555,11 +564,10 @@ std::optional<std::string> Converter::convert(StepOp op) {
             acc = kb.forLoop(
                 c0, kb.idx(groups * kStepLoads), kb.idx(kStepLoads), acc,
                 [&](Value g, ValueRange carried) -> SmallVector<Value> {
-                  return rows(kb.add(firstFeature, g), kStepLoads, carried);
+                  return rows(g, kStepLoads, carried);
                 });
           if (rest > 0)
-            acc = rows(kb.add(firstFeature, kb.idx(groups * kStepLoads)), rest,
-                       acc);
+            acc = rows(kb.idx(groups * kStepLoads), rest, acc);
           scf::YieldOp::create(rewriter, loc, acc);
         },
         [&](OpBuilder &, Location) {
@@ -815,10 +823,10 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
-  // φ(q) of the tile's tokens feature-major (row f: the TT tokens, padded
-  // to a multiple of 4 plus 4 elements, so that rows start 16-byte aligned
-  // and the transposing stores of the staging meet fewer bank conflicts),
-  // and their denominators.
+  // φ(q) of the tile's tokens feature-major (row f: the TT tokens and 4
+  // elements of padding, so that rows start 16-byte aligned and the
+  // transposing stores of the staging avoid bank conflicts), and their
+  // denominators.
   int64_t pitch = kReadoutTokens + 4;
   SmallVector<Type> shared = {workgroupBufferType(stateType, features * pitch),
                               workgroupBufferType(stateType, kReadoutTokens)};
@@ -851,10 +859,17 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
       Value first = kb.add(kb.mul(batch, n), token0);
       // The previous batch element's readers are done with the tile.
       kb.barrier();
-      // Coalesced reads of the tile's rows of q; tokens past N are zeros
-      // (and read token0's row, which exists).
+      // The tile's rows of q, four tokens by eight features a warp: each
+      // token's features are consecutive in global memory (in f32 one
+      // sector a token), and with rows of TT + 4 elements the warp's 32
+      // stores land in distinct banks (a warp over the features of one
+      // token would put every eighth feature in one bank). Tokens past N
+      // are zeros (and read token0's row, which exists).
+      Value c4 = kb.idx(4);
       kb.forLoop(tid, kb.idx(kReadoutTokens * features), cBlock, [&](Value i) {
-        Value t = kb.divU(i, cF), f = kb.remU(i, cF);
+        Value t = kb.add(kb.remU(i, c4),
+                         kb.mul(kb.divU(i, kb.idx(4 * features)), c4));
+        Value f = kb.remU(kb.divU(i, c4), cF);
         Value valid = kb.ult(kb.add(token0, t), n);
         Value row = kb.add(first, kb.select(valid, t, c0));
         Value x = kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f), q);

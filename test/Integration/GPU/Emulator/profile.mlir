@@ -6,7 +6,8 @@
 // loop; loads at a stride of 32 words (all in one bank: 32 wavefronts), of
 // 33 words (padded: 1), one word for all lanes (a broadcast: 1); 16-byte
 // vector loads 32 bytes apart (two lanes of each 8-lane phase in the same
-// banks: 2 wavefronts a phase) and packed (1). ldmatrix x4 from an 8x32 f16
+// banks: 2 wavefronts a phase), packed (1) and all of one address (a
+// broadcast, still one wavefront for each of the four phases). ldmatrix x4 from an 8x32 f16
 // tile with rows of 64 bytes (4 rows of a matrix share banks: 4 wavefronts
 // a matrix) and from the same with rows padded to 80 bytes (1). The buffers'
 // footprints: all 2 KiB of the input read, the 256-byte output written.
@@ -36,6 +37,7 @@
 // CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 256, "units": 2, "ideal": 2,
 // CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 16, "ideal": 8, "op": "%{{[0-9]+}} = vector.load
 // CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 8, "ideal": 8, "op": "%{{[0-9]+}} = vector.load
+// CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 8, "ideal": 8, "op": "%{{[0-9]+}} = vector.load %arg2[%c0]
 // CHECK-SAME: "kind": "global-store", "warps": 2, "bytes": 256, "units": 8, "ideal": 8, "op": "memref.store
 // CHECK-SAME: ], "buffers": [{"argument": 0, "read_bytes": 2048, "written_bytes": 0}, {"argument": 1, "read_bytes": 0, "written_bytes": 256}]}
 // CHECK: {"kernel": "profile_matrices", "grid": [1, 1, 1], "block": [32, 1, 1], "ops": [
@@ -75,11 +77,14 @@ module attributes {gpu.container_module} {
       %u = vector.load %s[%t8] {alignment = 16} : !tile, vector<4xf32>
       %t4 = arith.muli %t, %c4 : index
       %w = vector.load %s[%t4] {alignment = 16} : !tile, vector<4xf32>
+      %all = vector.load %s[%c0] {alignment = 16} : !tile, vector<4xf32>
       %u0 = vector.extract %u[0] : f32 from vector<4xf32>
       %w0 = vector.extract %w[0] : f32 from vector<4xf32>
+      %all3 = vector.extract %all[3] : f32 from vector<4xf32>
       %xy = arith.addf %x, %y : f32
       %xyz = arith.addf %xy, %z : f32
-      %uw = arith.addf %u0, %w0 : f32
+      %uw0 = arith.addf %u0, %w0 : f32
+      %uw = arith.addf %uw0, %all3 : f32
       %r = arith.addf %xyz, %uw : f32
       memref.store %r, %out[%t] : memref<?xf32>
       gpu.return
