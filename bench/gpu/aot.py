@@ -202,6 +202,8 @@ def self_test(args):
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,
                  "scan-kernel=recurrent scan-feature-lanes=1", 1e-5),
+                ("recurrent-f32-tile-128", "f32", np.float32,
+                 "scan-kernel=recurrent scan-tile=128", 1e-5),
                 ("linear-f16", "f16", np.float16, "", 1e-2),
                 ("linear-f16-scalar", "f16", np.float16, "linear-kernel=scalar",
                  1e-2),

@@ -110,6 +110,8 @@ LINATTN_VARIANTS = [
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
      "scan-kernel=recurrent scan-feature-lanes=1", 1e-4),
+    ("linattn recurrent f32, scan-tile=128", "f32",
+     "scan-kernel=recurrent scan-tile=128", 1e-4),
 ]
 LINATTN_NOTES = {
     "linattn chunked bf16, cp.async":
@@ -123,6 +125,10 @@ LINATTN_NOTES = {
     "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
     "linattn recurrent f32, 1 lane/column":
         "the same with scan-feature-lanes=1: one thread per column",
+    "linattn recurrent f32, scan-tile=128":
+        "the same with blocks of 128 threads (32 value columns): φ(Q), φ(K) "
+        "read by 2 blocks of a head instead of 8 at D = 64 "
+        "(bench/results/gpu-traffic.md)",
 }
 
 

@@ -29,6 +29,7 @@ STYLES = {
     "linattn chunked tf32": ("#08519c", "s", "-"),
     "linattn recurrent f32": ("#3f007d", "D", "-"),
     "linattn recurrent f32, 1 lane/column": ("#807dba", "D", ":"),
+    "linattn recurrent f32, scan-tile=128": ("#54278f", "D", "--"),
     "fla.chunk_linear_attn": ("#d94801", "^", "-"),
     "fla.fused_chunk_linear_attn": ("#fd8d3c", "^", "--"),
     "fast_transformers.causal_dot_product (f32)": ("#238b45", "v", "-"),

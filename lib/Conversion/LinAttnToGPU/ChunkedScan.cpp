@@ -35,6 +35,8 @@ struct ChunkedScanShape {
   int64_t groups; // G warps per row tile
   int64_t warps;  // W = G·C / 16
   int64_t dvTile; // DT value columns per block
+  // Elements of padding of the rows of V_c and of S (see valueRowPadding).
+  int64_t valuePad, statePad;
 
   int64_t rowTiles() const { return chunk / 16; }
 };
@@ -44,6 +46,18 @@ struct ChunkedScanShape {
 /// which puts the eight 16-byte rows one ldmatrix phase reads in distinct
 /// banks (unpadded rows of 64 or 128 16-bit elements all start in bank 0).
 static int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
+
+/// Elements of padding the value-column tiles (V_c and S, DT columns) take
+/// where the shared memory has room. 16-bit ones are read by transposing
+/// ldmatrix: `rowPadding`. tf32 ones are gathered element by element as B
+/// fragments, lane 4g+t reading row k0 + t, column n0 + g, and S is stored
+/// from accumulators two columns at a time (LLVM pairs the stores): rows 8
+/// words apart modulo 32 (DT + 8 for DT = 16, 32, 64) put a warp's gathers
+/// and a half-warp's 8-byte stores in distinct banks, where rows 4 words
+/// apart have two lanes in each bank.
+static int64_t valueRowPadding(int64_t dataBytes) {
+  return dataBytes == 4 ? 8 : rowPadding(dataBytes);
+}
 
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
 /// the largest chunk up to `maxChunk`, then the widest value tile up to
@@ -78,8 +92,21 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                         (groups > 1 ? 4 * groups * chunk : 0) +
                         columnBytes * dvTile;
         int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
-        if (bytes <= 48 * 1024 && registers <= 64)
-          return ChunkedScanShape{chunk, groups, warps, dvTile};
+        if (bytes > 48 * 1024 || registers > 64)
+          continue;
+        // The wider padding of the value-column tiles, V_c first, where it
+        // still fits: it never changes the tiles' shape.
+        int64_t extra = valueRowPadding(dataBytes) - pad;
+        int64_t spare = 48 * 1024 - bytes;
+        int64_t valuePad = pad, statePad = pad;
+        if (extra && dataBytes * extra * chunk <= spare) {
+          valuePad += extra;
+          spare -= dataBytes * extra * chunk;
+        }
+        if (extra && dataBytes * extra * features <= spare)
+          statePad += extra;
+        return ChunkedScanShape{chunk,  groups,   warps,
+                                dvTile, valuePad, statePad};
       }
     }
   }
@@ -356,10 +383,12 @@ struct ChunkedScanConfig {
   /// two before rounding it to the data type (f16, whose range a long
   /// sequence's state outgrows; see `ChunkEmitter::storeStateToShared`).
   bool scaledState() const { return dataType.isF16(); }
-  /// Row lengths of the shared tiles (padded, see `rowPadding`): φ(Q_c) and
-  /// φ(K_c) are C x F, V_c is C x DT, S is F x DT, the scores C x C.
+  /// Row lengths of the shared tiles (padded, see `rowPadding` and
+  /// `valueRowPadding`): φ(Q_c) and φ(K_c) are C x F, V_c is C x DT, S is
+  /// F x DT, the scores C x C.
   int64_t ldF() const { return features + pad(); }
-  int64_t ldDT() const { return shape.dvTile + pad(); }
+  int64_t ldV() const { return shape.dvTile + shape.valuePad; }
+  int64_t ldS() const { return shape.dvTile + shape.statePad; }
   int64_t ldC() const { return shape.chunk + pad(); }
   int64_t pad() const {
     return rowPadding(dataType.getIntOrFloatBitWidth() / 8);
@@ -395,11 +424,11 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
   int64_t staged = c.slots() * c.shape.chunk;
   int64_t chunk = c.shape.chunk;
   Type features = workgroupBufferType(c.dataType, staged * c.ldF());
-  Type state = workgroupBufferType(c.dataType, c.features * c.ldDT());
+  Type state = workgroupBufferType(c.dataType, c.features * c.ldS());
   Type normalizer = workgroupBufferType(c.stateType, c.features);
   Type scales = workgroupBufferType(c.stateType, 2 * c.shape.dvTile);
   if (tiles == ChunkTiles::Keys)
-    return {features, workgroupBufferType(c.dataType, staged * c.ldDT())};
+    return {features, workgroupBufferType(c.dataType, staged * c.ldV())};
   if (tiles == ChunkTiles::Queries) {
     SmallVector<Type> buffers = {features, state};
     if (c.normalized)
@@ -411,7 +440,7 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
   SmallVector<Type> buffers = {
       features,
       features,
-      workgroupBufferType(c.dataType, staged * c.ldDT()),
+      workgroupBufferType(c.dataType, staged * c.ldV()),
       workgroupBufferType(c.dataType, chunk * c.ldC()),
       state,
       normalizer};
@@ -494,7 +523,8 @@ public:
     featureSlot = valueSlot = zero;
     cF = kb.idx(c.features);
     ldF = kb.idx(c.ldF());
-    ldDT = kb.idx(c.ldDT());
+    ldV = kb.idx(c.ldV());
+    ldS = kb.idx(c.ldS());
     ldC = kb.idx(c.ldC());
     if (vectorWidth() > 1) {
       for (Value buffer : {qBuf, kBuf}) {
@@ -642,7 +672,7 @@ public:
   /// The first elements of slot `slot` of the feature and value tiles.
   std::pair<Value, Value> slotBases(Value slot) {
     return {kb.mul(slot, kb.idx(c.shape.chunk * c.ldF())),
-            kb.mul(slot, kb.idx(c.shape.chunk * c.ldDT()))};
+            kb.mul(slot, kb.idx(c.shape.chunk * c.ldV()))};
   }
 
   /// The slot of the staged tiles the products read.
@@ -857,7 +887,7 @@ public:
   void storeStateToShared(ValueRange fragments) {
     if (!cs) {
       forEachStateElement([&](Value f, Value d, unsigned s) {
-        storeShared(fragments[s], ss, kb.add(kb.mul(f, ldDT), d));
+        storeShared(fragments[s], ss, kb.add(kb.mul(f, ldS), d));
       });
       return;
     }
@@ -875,7 +905,7 @@ public:
     forEachStateElement([&](Value f, Value d, unsigned s) {
       unsigned column = 2 * (s / 4 % tiles) + s % 2;
       storeShared(kb.fmul(fragments[s], scales[column].first), ss,
-                  kb.add(kb.mul(f, ldDT), d));
+                  kb.add(kb.mul(f, ldS), d));
       // Lanes 0-3 (g = 0, rows f of the first feature tile) publish the
       // column's scales.
       if (s / 4 / tiles == 0 && s % 4 < 2)
@@ -987,7 +1017,7 @@ public:
   Value zShared() const { return zs; }
   /// Element (f, d) of the shared state tile.
   void storeStateElement(Value value, Value f, Value d) {
-    storeShared(value, ss, kb.add(kb.mul(f, ldDT), d));
+    storeShared(value, ss, kb.add(kb.mul(f, ldS), d));
   }
 
 private:
@@ -1140,7 +1170,7 @@ private:
              };
              SmallVector<Value, 8> values = loadElements(
                  vBuf, valueBase, at, width, valuesAligned, inColumns);
-             return {{values, vs, kb.add(base, kb.add(kb.mul(t, ldDT), d))}};
+             return {{values, vs, kb.add(base, kb.add(kb.mul(t, ldV), d))}};
            });
   }
 
@@ -1213,7 +1243,7 @@ private:
       Value at = kb.select(
           exists, toIndex(valueBase, elementAt(row(t0, t), dvOffset, col)),
           none);
-      copyGroup(vBuf, at, vs, kb.add(base, kb.add(kb.mul(t, ldDT), d)),
+      copyGroup(vBuf, at, vs, kb.add(base, kb.add(kb.mul(t, ldV), d)),
                 kb.select(exists, all, none));
     });
   }
@@ -1398,10 +1428,10 @@ private:
     return {ks, c.ldF(), /*rowMajor=*/false, featureSlot};
   }
   SharedMatrix valueTile() {
-    return {vs, c.ldDT(), /*rowMajor=*/true, valueSlot};
+    return {vs, c.ldV(), /*rowMajor=*/true, valueSlot};
   }
   SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true, zero}; }
-  SharedMatrix stateTile() { return {ss, c.ldDT(), /*rowMajor=*/true, zero}; }
+  SharedMatrix stateTile() { return {ss, c.ldS(), /*rowMajor=*/true, zero}; }
 
   const ChunkedScanConfig &c;
   int64_t stageBatch;
@@ -1411,7 +1441,7 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs, rs, cs;
-  Value tid, warp, cF, ldF, ldDT, ldC, zero;
+  Value tid, warp, cF, ldF, ldV, ldS, ldC, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.
   Type offsetType;
