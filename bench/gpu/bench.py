@@ -106,6 +106,7 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, 64-bit offsets", "bf16", "narrow-offset-limit=0",
      2.5e-2),
     ("linattn chunked bf16, value-tile=32", "bf16", "value-tile=32", 2.5e-2),
+    ("linattn chunked bf16, value-tile=128", "bf16", "value-tile=128", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
@@ -121,6 +122,10 @@ LINATTN_NOTES = {
     "linattn chunked bf16, value-tile=32":
         "value-tile=32: blocks of 32 value columns, twice as many, each computing "
         "its chunks' scores",
+    "linattn chunked bf16, value-tile=128":
+        "value-tile=128: at D = 128 blocks of 128 value columns (eight warps, "
+        "dynamic shared memory), each computing its chunks' scores once; "
+        "the same kernel as the default at D = 64",
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
     "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
     "linattn recurrent f32, 1 lane/column":

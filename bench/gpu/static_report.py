@@ -142,6 +142,14 @@ def configurations():
             scan_module("bf16", f, f, normalized=False),
             "scan-kernel=chunked sequence-parallel-blocks=0 value-tile=32",
             "chunked", f, f, "bf16", normalized=False))
+        # Value tiles of 128 columns (dynamic shared memory, eight warps at
+        # F = 128): one block per head computes the scores once.
+        if f == 128:
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized value-tile=128",
+                scan_module("bf16", f, f, normalized=False),
+                "scan-kernel=chunked sequence-parallel-blocks=0 value-tile=128",
+                "chunked", f, f, "bf16", normalized=False))
         # Registers for 4 blocks per SM (min-blocks-per-sm=4, .minnctapersm)
         # in the normalized kernel, which ptxas otherwise gives 3.
         configs.append(Config(
@@ -534,7 +542,8 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
 def chunked_shape(config, shared, threads, row, instructions):
     """Chunk C and value tile DT from the kernel's shared buffers (φ(Q_c):
     C·(F+p), φ(K_c): C·(F+p), V_c: C·(DT+p), scores: C·(C+p), S: F·(DT+p),
-    in the data type, rows padded by p = 16 bytes; z: F, f32; the
+    in the data type, rows padded by p = 16 bytes (V_c and S in tf32: 32
+    bytes where they fit); z: F, f32; the
     segment-state kernel: φ(K_c) and V_c), the flops of one chunk of one
     block, the shared-memory loads per HMMA."""
     hmma = row["mix"]["HMMA"]  # per warp and chunk: the loop is unrolled
@@ -545,9 +554,12 @@ def chunked_shape(config, shared, threads, row, instructions):
     k = 8 if config.dtype == "f32" else 16    # m16n8k8 or m16n8k16
     pad = 16 // size
     chunk = shared[0] // (config.slots * size * (f + pad))
-    # The segment-state kernel stages only φ(K_c) and V_c.
-    dv_tile = shared[2 if len(shared) > 2 else 1] // \
-        (config.slots * size * chunk) - pad
+    # The segment-state kernel stages only φ(K_c) and V_c. tf32 rows of V_c
+    # take 8 elements of padding where they fit, 4 otherwise; DT is a power
+    # of two.
+    row = shared[2 if len(shared) > 2 else 1] // (config.slots * size * chunk)
+    dv_tile = next(row - p for p in (pad, 2 * pad)
+                   if row - p > 0 and (row - p) & (row - p - 1) == 0)
     warps = threads // 32
     tc_flops = hmma * warps * 2 * 16 * 8 * k
     # Outside the tensor cores, per chunk: the normalizer φ(q)·z (2·C·F),

@@ -66,7 +66,7 @@ SHAPES = [(8, 16, 16384, 64), (8, 16, 4096, 64), (8, 8, 1024, 64),
 CHUNK_SIZES = (16, 32, 64)
 ASYNC_COPIES = (False, True)
 SEQUENCE_PARALLEL_BLOCKS = (0, 132, 264, 528)
-VALUE_TILES = (32, 64)
+VALUE_TILES = (32, 64, 128)
 MIN_BLOCKS_PER_SM = (0, 4)
 
 Config = namedtuple("Config",

@@ -327,10 +327,11 @@ def ConvertLinAttnToGPUPass
     Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
            "Largest chunk of the chunked scan kernel (16, 32 or 64 tokens)">,
     Option<"valueTile", "value-tile", "int64_t", /*default=*/"64",
-           "Widest value tile of the chunked scan kernel (8, 16, 32 or 64 "
-           "columns per block): narrower tiles give more blocks of the "
+           "Widest value tile of the chunked scan kernel (8, 16, 32, 64 or "
+           "128 columns per block): narrower tiles give more blocks of the "
            "batch-parallel kernel, each of which computes its chunks' "
-           "scores">,
+           "scores; 128 takes dynamic shared memory (up to 96 KiB) and "
+           "computes the scores once for Dv = 128">,
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
            "Blocks per SM the chunked scan's chunk loops ask ptxas to make "
            "room for (.minnctapersm: fewer registers, spilling what does not "

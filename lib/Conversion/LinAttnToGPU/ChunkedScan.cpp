@@ -59,6 +59,12 @@ static int64_t valueRowPadding(int64_t dataBytes) {
   return dataBytes == 4 ? 8 : rowPadding(dataBytes);
 }
 
+/// Shared memory a block of the chunked kernels may take with value tiles of
+/// 128 columns, as dynamic shared memory (linattn-gpu-dynamic-shared-memory):
+/// below the 99 KiB per block of sm_86, sm_89 and sm_120, the least of the
+/// GPUs from sm_80 on.
+static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
+
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
 /// the largest chunk up to `maxChunk`, then the widest value tile up to
 /// `maxValueTile`, then the fewest warps per row tile (1 or 2), such that
@@ -69,15 +75,22 @@ static int64_t valueRowPadding(int64_t dataBytes) {
 /// each thread accumulates fit 64 registers. More warps per row tile spread the
 /// state over more threads, so that a block covers more value columns and fewer
 /// blocks recompute the same scores (F = 128: 64 columns on four warps instead
-/// of 32 on two).
+/// of 32 on two). Value tiles of 128 columns (only when `maxValueTile` asks
+/// for them and `dv`, the number of value columns, is dynamic or above 64)
+/// take dynamic shared memory up to `kWideTileSharedBytes`, the
+/// staged tiles in `slots` slots counted, and the state and output fragments
+/// together at most 96 registers: every block computes its chunks' scores
+/// once for 128 columns, where tiles of 64 compute them twice and read φ(Q),
+/// φ(K) twice for Dv = 128.
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
-                 int64_t dataBytes, int64_t columnBytes = 0) {
+                 int64_t dv, int64_t dataBytes, int64_t slots,
+                 int64_t columnBytes = 0) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
       continue;
-    for (int64_t dvTile = std::min<int64_t>(maxValueTile, 64); dvTile >= 8;
+    for (int64_t dvTile = std::min<int64_t>(maxValueTile, 128); dvTile >= 8;
          dvTile /= 2) {
       for (int64_t groups = 1; groups <= 2; ++groups) {
         int64_t warps = groups * chunk / 16;
@@ -92,12 +105,23 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                         (groups > 1 ? 4 * groups * chunk : 0) +
                         columnBytes * dvTile;
         int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
-        if (bytes > 48 * 1024 || registers > 64)
+        int64_t limit = 48 * 1024;
+        if (dvTile > 64) {
+          if (!ShapedType::isDynamic(dv) && dv <= 64)
+            continue;
+          int64_t staged = 2 * chunk * (features + pad) + chunk * (dvTile + pad);
+          bytes += (slots - 1) * dataBytes * staged;
+          limit = kWideTileSharedBytes;
+          int64_t outputs = dvTile / groups / 8 * 4;
+          if (registers + outputs > 96)
+            continue;
+        }
+        if (bytes > limit || registers > 64)
           continue;
         // The wider padding of the value-column tiles, V_c first, where it
         // still fits: it never changes the tiles' shape.
         int64_t extra = valueRowPadding(dataBytes) - pad;
-        int64_t spare = 48 * 1024 - bytes;
+        int64_t spare = limit - bytes;
         int64_t valuePad = pad, statePad = pad;
         if (extra && dataBytes * extra * chunk <= spare) {
           valuePad += extra;
@@ -1923,6 +1947,19 @@ struct HostIndex {
 };
 } // namespace
 
+/// Whether the chunked kernels on `data` stage with async copies (16-bit
+/// data, 16-byte loads), each staged tile then in two slots.
+static bool stagesAsync(const LinAttnToGPUKernelOptions &options, Type data) {
+  return options.asyncCopies && options.vectorLoads &&
+         data.getIntOrFloatBitWidth() == 16;
+}
+
+/// The slots of the staged tiles (`ChunkedScanConfig::slots`).
+static int64_t stagingSlots(const LinAttnToGPUKernelOptions &options,
+                            Type data) {
+  return stagesAsync(options, data) ? 2 : 1;
+}
+
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
   RankedTensorType vType = tensorTypeOf(op.getValues());
   auto sType = cast<RankedTensorType>(op.getFinalState().getType());
@@ -1933,7 +1970,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // f16 chunk loops keep two f32 scales per value column (`scaledState`).
   std::optional<ChunkedScanShape> shape =
       chunkedScanShape(features, maxChunk, options.valueTile,
+                       vType.getShape().back(),
                        vType.getElementType().getIntOrFloatBitWidth() / 8,
+                       stagingSlots(options, vType.getElementType()),
                        vType.getElementType().isF16() ? 8 : 0);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
@@ -1954,8 +1993,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       options.vectorLoads,
                       scanWritesState(op),
                       !op.getFinalNormalizer().use_empty(),
-                      options.asyncCopies && options.vectorLoads &&
-                          vType.getElementType().getIntOrFloatBitWidth() == 16,
+                      stagesAsync(options, vType.getElementType()),
                       /*narrowOffsets=*/true};
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
@@ -2182,8 +2220,9 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
              Type data, Type state, Type result, FeatureSource source,
              int64_t dv, std::string &reason) {
   std::optional<ChunkedScanShape> shape =
-      chunkedScanShape(features, options.chunkSize, options.valueTile,
-                       data.getIntOrFloatBitWidth() / 8);
+      chunkedScanShape(features, options.chunkSize, options.valueTile, dv,
+                       data.getIntOrFloatBitWidth() / 8,
+                       stagingSlots(options, data));
   if (!shape) {
     reason = "no chunk shape fits F = " + std::to_string(features);
     return std::nullopt;
@@ -2224,8 +2263,7 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   ChunkedScanConfig &c = *config;
   // z only where it is used (the first value tile's blocks sum the keys).
   c.finalNormalizer = !op.getNormalizer().use_empty();
-  c.asyncCopies = options.asyncCopies && options.vectorLoads &&
-                  c.dataType.getIntOrFloatBitWidth() == 16;
+  c.asyncCopies = stagesAsync(options, c.dataType);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   HostIndex h{rewriter, loc};

@@ -1212,8 +1212,8 @@ struct ConvertLinAttnToGPUPass
       return signalPassFailure();
     }
     if (opts.valueTile != 8 && opts.valueTile != 16 && opts.valueTile != 32 &&
-        opts.valueTile != 64) {
-      getOperation().emitError("value-tile must be 8, 16, 32 or 64");
+        opts.valueTile != 64 && opts.valueTile != 128) {
+      getOperation().emitError("value-tile must be 8, 16, 32, 64 or 128");
       return signalPassFailure();
     }
     if (opts.minBlocksPerSM < 0 || opts.minBlocksPerSM > 32) {

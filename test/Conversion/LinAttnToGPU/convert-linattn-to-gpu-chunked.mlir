@@ -128,7 +128,7 @@
 
 // BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
 // BAD-MINBLOCKS: min-blocks-per-sm must be between 0 and 32
-// BAD-TILE: value-tile must be 8, 16, 32 or 64
+// BAD-TILE: value-tile must be 8, 16, 32, 64 or 128
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative
 // BAD-LIMIT: narrow-offset-limit must be between 0 and 2^31 (2147483648)

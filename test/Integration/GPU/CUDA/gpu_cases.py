@@ -147,6 +147,8 @@ def linear_chunked_cases():
                                                dtype=dtype)),
             value_tile(cc.linear_kernel_case("elu", (2,), 100, 129, 64, 100, EPS,
                                              dtype=dtype), 32),
+            value_tile(cc.linear_kernel_case("elu", (2,), 100, 129, 128, 128, EPS,
+                                             dtype=dtype), 128),
             # Dv dynamic: the value tiles counted at run time.
             cc.linear_kernel_case("elu", (2,), 300, 200, 128, 130, EPS, dyn=(1,),
                                   dtype=dtype, dyn_dv=True),
@@ -469,6 +471,30 @@ def chunked_cases():
             "elu", (2,), 200, 64, 72, EPS, init=True, dyn=(1,), dyn_dv=True,
             dtype="bf16")), 32),
     ]
+    # Value tiles of 128 columns in dynamic shared memory: F = 128 (C = 64,
+    # eight warps) and F = 64 (C = 64, eight warps), Dv = 128, a partial
+    # tile (Dv = 100) and two tiles (Dv = 200); batch- and sequence-parallel,
+    # f16 (the state's column scales for 128 columns), reverse with initial
+    # states, async copies (which leave tiles of 64 at F = 128: 128 columns
+    # do not fit twice), dynamic Dv; tf32 below.
+    cases += [
+        value_tile(batch_parallel(cc.kernel_case("elu", (2,), n, 128, 128, EPS,
+                                                 dtype="bf16")), 128)
+        for n in (1, 65, 1000)
+    ] + [
+        value_tile(few_blocks(cc.kernel_case("elu", (1, 2), 1000, 128, 128, EPS,
+                                             reverse=True, init=True, dyn=(2,),
+                                             dtype="bf16"), 8), 128),
+        value_tile(batch_parallel(cc.kernel_case("relu", (2,), 129, 64, 100, EPS,
+                                                 dtype="f16", values=-64)), 128),
+        value_tile(batch_parallel(cc.kernel_case("elu", (2,), 300, 64, 200, None,
+                                                 dtype="bf16")), 128),
+        value_tile(async_copies(batch_parallel(cc.kernel_case(
+            "elu", (2,), 129, 128, 128, EPS, dtype="bf16"))), 128),
+        value_tile(batch_parallel(cc.kernel_case(
+            "elu", (2,), 200, 128, 130, EPS, init=True, dyn=(1,), dyn_dv=True,
+            dtype="f16")), 128),
+    ]
     # Registers for 4 blocks per SM (min-blocks-per-sm, .minnctapersm): on a
     # GPU the chunk loops spill a few values, which must change nothing (the
     # emulator runs the kernels as they are before ptxas).
@@ -511,6 +537,8 @@ def chunked_cases():
         offset_limit(few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128,
                                                          100, EPS, init=True)), 8), 0),
         value_tile(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS)), 32),
+        value_tile(batch_parallel(with_tf32(cc.kernel_case("elu", (2,), 129, 64,
+                                                           128, EPS))), 128),
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]

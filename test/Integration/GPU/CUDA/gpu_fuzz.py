@@ -72,7 +72,7 @@ def chunked_options(d, tf32, *groups):
     or none from each group of theirs and of `groups`."""
     return (["tf32=true"] if tf32 else []) + d.options(
         ("chunk-size=16", "chunk-size=32"),
-        ("value-tile=8", "value-tile=16", "value-tile=32"),
+        ("value-tile=8", "value-tile=16", "value-tile=32", "value-tile=128"),
         ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
          "sequence-parallel-blocks=16"),
         ("async-copies=true",), ("vector-loads=false",), *groups)
@@ -85,7 +85,7 @@ def chunked_case(d, tf32):
     batch = d.batch()
     case = cc.kernel_case(
         kind, batch, d.pick(0, 1, 2, 15, 16, 17, 63, 64, 65, 129, 300),
-        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100),
+        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100, 130),
         eps, reverse=d.chance(0.5), init=d.chance(0.5),
         dyn=(len(batch),) if d.chance(0.5) else (), dtype=dtype,
         dyn_dv=d.chance(0.25), values=large_values(d, eps, dtype))
@@ -108,7 +108,7 @@ def recurrent_case(d):
         dyn_dv=d.chance(0.25))
     case.gpu_options = ["scan-kernel=recurrent"] + d.options(
         ("scan-feature-lanes=1", "scan-feature-lanes=2", "scan-feature-lanes=8"),
-        ("scan-tile=64", "scan-tile=256"))
+        ("scan-tile=64", "scan-tile=128", "scan-tile=256"))
     return case, n >= 300
 
 
@@ -173,7 +173,7 @@ def linear_chunked_case(d):
     batch = d.batch()
     case = cc.linear_kernel_case(
         kind, batch, d.pick(0, 1, 7, 63, 64, 65, 300), d.pick(0, 1, 9, 64, 65, 300),
-        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100),
+        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100, 130),
         eps, dyn=d.dims(len(batch) + 1), dtype=dtype, dyn_dv=d.chance(0.25),
         values=large_values(d, eps, dtype))
     case.gpu_options = chunked_options(d, tf32, ("linear-kernel=scalar",))

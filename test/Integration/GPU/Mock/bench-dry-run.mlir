@@ -9,8 +9,10 @@
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o {{.*}} --shared=
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true async-copies=true}
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true value-tile=32}
+// CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true value-tile=128}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32=true}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
+// CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-tile=128}
 // CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 8192 MiB
 // CHECK: prefill B2 H16 T16384 D128:
 // CHECK: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: linattn linear bf16 (defaults), linattn linear bf16, scalar kernels (linear-kernel=scalar), linattn linear tf32 (tf32=true)
@@ -42,7 +44,7 @@
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=true --sequence-parallel-blocks=0,8 --value-tiles=64 --min-blocks-per-sm=3 | FileCheck %s --check-prefix=TUNE-GRID
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=8x16x64 2>&1 | FileCheck %s --check-prefix=TUNE-BAD
 // TUNE: tuning plan (dry run: nothing is measured)
-// TUNE: 96 combinations, 6 shapes, 582 compilations (the defaults included)
+// TUNE: 144 combinations, 6 shapes, 870 compilations (the defaults included)
 // TUNE: shape 8x16x16384x64: compulsory bytes 1024 MiB
 // TUNE: shape 1x96x8192x128: compulsory bytes 768 MiB
 // TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o
