@@ -59,6 +59,16 @@ static int64_t valueRowPadding(int64_t dataBytes) {
   return dataBytes == 4 ? 8 : rowPadding(dataBytes);
 }
 
+/// Whether blocks of `wider` bytes of shared memory fit as many to an SM as
+/// blocks of `bytes` on an H100 and an A100 (228 and 164 KiB per SM, 1 KiB
+/// of each block's reserved): padding must not cost occupancy.
+static bool sameBlocksPerSM(int64_t bytes, int64_t wider) {
+  for (int64_t perSM : {228 * 1024, 164 * 1024})
+    if (perSM / (bytes + 1024) != perSM / (wider + 1024))
+      return false;
+  return true;
+}
+
 /// Shared memory a block of the chunked kernels may take with value tiles of
 /// 128 columns, as dynamic shared memory (linattn-gpu-dynamic-shared-memory):
 /// below the 99 KiB per block of sm_86, sm_89 and sm_120, the least of the
@@ -119,16 +129,19 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         if (bytes > limit || registers > 64)
           continue;
         // The wider padding of the value-column tiles, V_c first, where it
-        // still fits: it never changes the tiles' shape.
+        // still fits without costing blocks per SM: it never changes the
+        // tiles' shape.
         int64_t extra = valueRowPadding(dataBytes) - pad;
-        int64_t spare = limit - bytes;
         int64_t valuePad = pad, statePad = pad;
-        if (extra && dataBytes * extra * chunk <= spare) {
-          valuePad += extra;
-          spare -= dataBytes * extra * chunk;
-        }
-        if (extra && dataBytes * extra * features <= spare)
-          statePad += extra;
+        auto widen = [&](int64_t rows, int64_t &rowPad) {
+          int64_t wider = bytes + dataBytes * extra * rows;
+          if (extra && wider <= limit && sameBlocksPerSM(bytes, wider)) {
+            rowPad += extra;
+            bytes = wider;
+          }
+        };
+        widen(slots * chunk, valuePad);
+        widen(features, statePad);
         return ChunkedScanShape{chunk,  groups,   warps,
                                 dvTile, valuePad, statePad};
       }

@@ -252,17 +252,23 @@ std::optional<std::string> Converter::convert(ScanOp op) {
           cTT = kb.idx(tokens), cTile = kb.idx(tile);
     Value batch = kb.blockId(gpu::Dimension::x);
     Value tid = kb.threadId();
-    // Thread tid keeps features part, part + lanes, part + 2·lanes, ... of
-    // column col: `lanes` adjacent lanes share a column, and read
-    // consecutive features of φ(q) and φ(k) in shared memory (distinct banks;
-    // blocks of F / lanes features would put them in one bank).
+    // Thread tid keeps F / lanes features of column col, `lanes` adjacent
+    // lanes sharing a column: groups of 4 consecutive features, the lanes'
+    // groups side by side (lane p: features 4p..4p+3, 4(p + lanes).., ...;
+    // one feature at a time when F / lanes is not a multiple of 4). A lane
+    // reads a group of φ(q) or φ(k) as one 16-byte load and the column's
+    // lanes read consecutive bytes, where blocks of F / lanes features put
+    // them in the same banks.
     Value cLanes = kb.idx(lanes);
     Value col =
         kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tile / lanes)),
                kb.divU(tid, cLanes));
     Value part = kb.remU(tid, cLanes);
+    int64_t group = laneFeatures % 4 == 0 ? 4 : 1;
+    Value groupBase = kb.mul(part, kb.idx(group));
     auto featureAt = [&](int64_t j) {
-      return kb.add(kb.idx(j * lanes), part);
+      return kb.add(kb.idx((j / group) * lanes * group + j % group),
+                    groupBase);
     };
     // Threads past the last column compute on zeros and store nothing: every
     // thread takes part in the barriers and shuffles.
