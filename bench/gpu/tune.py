@@ -9,9 +9,9 @@ the options that shape the chunked kernels:
   async-copies               the next chunk copied by cp.async during this one
   sequence-parallel-blocks   the grid the sequence-parallel variant aims for
                              (0: batch-parallel always)
-  value-tile                 the widest value tile (32 or 64 columns per
-                             block: twice the blocks, each computing its
-                             chunks' scores, or half)
+  value-tile                 the widest value tile (32, 64 or 128 columns
+                             per block: more blocks, each computing its
+                             chunks' scores, or fewer; 128 for D = 128 only)
   min-blocks-per-sm          registers for this many blocks per SM in the
                              chunk loops (.minnctapersm; 0: ptxas's choice)
 
