@@ -2,8 +2,10 @@
 """Tunes the chunked scan's options on one GPU.
 
 Times the benchmark's function (bench.py: O of the causal scan of elu+1
-features, bf16, compiled ahead of time by aot.py) for every combination of
-the options that shape the chunked kernels:
+features, bf16, compiled ahead of time by aot.py; with --form=noncausal
+its non-causal function, O = φ(Q)(φ(K)ᵀV) on the linear form's tensor-core
+kernels, on bench.py's non-causal shapes) for every combination of the
+options that shape the chunked kernels:
 
   chunk-size                 the largest chunk (16, 32 or 64 tokens)
   async-copies               the next chunk copied by cp.async during this one
@@ -28,7 +30,8 @@ Reported: per shape every distinct kernel with its ms (the lowest over
 floor, the ratio to the shape's best and the error; per combination the
 geometric mean over the shapes of its ms over each shape's best, and the
 combination that minimizes it: the tuned default. Results go to
-bench/results/<device>-<date>-tune.{json,md}.
+bench/results/<device>-<date>-tune.{json,md} (-tune-noncausal with
+--form=noncausal).
 
   bench/gpu/tune.py                    on the GPU (torch, the CUDA runtime)
   bench/gpu/tune.py --dry-run          the plan; no GPU, no torch
@@ -57,7 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import aot  # noqa: E402
-from bench import prefill_bytes, case_name  # noqa: E402
+from bench import NONCAUSAL, prefill_bytes, case_name  # noqa: E402
 
 # (B, H, T, D). F = 64: 128 blocks (split into 3 segments by default), 512
 # and 64; F = 128: 256 and 192 blocks (batch-parallel by default), 32.
@@ -123,6 +126,11 @@ def shape_list(text):
 Kernel = namedtuple("Kernel", "library digest")
 
 
+def causal(args):
+    """Whether the tuned function is the causal scan (--form=causal)."""
+    return args.form == "causal"
+
+
 def compile_all(args, workdir, shapes, configs, element):
     """{(shape, config): Kernel or the error's text} for every shape and
     combination, and for None (the defaults); compiled in parallel."""
@@ -130,7 +138,8 @@ def compile_all(args, workdir, shapes, configs, element):
     for shape in shapes:
         module = os.path.join(workdir, f"{case_name(shape)}.mlir")
         with open(module, "w") as f:
-            f.write(aot.scan_module(*shape, element))
+            build = aot.scan_module if causal(args) else aot.linear_module
+            f.write(build(*shape, element))
         for i, config in enumerate([None] + configs):
             extra = "emulate=true" if args.emulate else ""
             jobs[(shape, config)] = (
@@ -163,6 +172,7 @@ class Gpu:
     def __init__(self, args):
         from bench import Bench
         self.bench = Bench(args)
+        self.causal = causal(args)
         self.name = self.bench.device_name
         self.copy_bw = self.bench.copy_bw
         self.extra = dict(launch_floor_ms=self.bench.launch_floor,
@@ -170,7 +180,7 @@ class Gpu:
 
     def case(self, shape):
         q, k, v = self.bench.prefill_inputs(shape)
-        return [(q, k, v), self.bench.reference(q, k, v)]
+        return [(q, k, v), self.bench.reference(q, k, v, causal=self.causal)]
 
     def measure(self, library, case):
         inputs, ref = case
@@ -193,6 +203,7 @@ class Emulator:
         self.runtime = aot.EmulatorRuntime(args.runtime)
         self.repeat = args.repeat
         self.seed = args.seed
+        self.causal = causal(args)
         self.extra = {}
 
     def case(self, shape):
@@ -201,7 +212,7 @@ class Emulator:
         arrays = [np.ascontiguousarray(rng.uniform(-1, 1, shape).astype(np.float16))
                   for _ in range(3)]
         buffers = [self.runtime.to_device(x) for x in arrays]
-        return buffers, aot.reference(*arrays)
+        return buffers, aot.reference(*arrays, causal=self.causal)
 
     def measure(self, library, case):
         buffers, ref = case
@@ -315,8 +326,12 @@ def percent(fraction):
 def markdown(meta):
     rows, device = meta["results"], meta["device"]
     configs = [Config(**c) for c in meta["grid"]]
-    lines = [f"# linattn chunked-scan tuning on {device}", "",
-             f"The benchmark's function (O of the causal scan, elu+1 features, "
+    noncausal = meta.get("form") == "noncausal"
+    title = "linear-form" if noncausal else "chunked-scan"
+    function = ("O = φ(Q)(φ(K)ᵀV) on the linear form's kernels" if noncausal
+                else "O of the causal scan")
+    lines = [f"# linattn {title} tuning on {device}", "",
+             f"The benchmark's function ({function}, elu+1 features, "
              f"{meta['element']}) for every combination of chunk-size (C), "
              f"async-copies (sync/async), sequence-parallel-blocks (spb), "
              f"value-tile (DT) and min-blocks-per-sm (M); "
@@ -412,8 +427,11 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     parser.add_argument("--name", default="", help="results file name "
                         "(default: <device>-<date>-tune)")
-    parser.add_argument("--shapes", type=shape_list, default=SHAPES,
-                        help="comma-separated BxHxTxD")
+    parser.add_argument("--form", choices=("causal", "noncausal"),
+                        default="causal",
+                        help="the causal scan, or the non-causal linear form")
+    parser.add_argument("--shapes", type=shape_list, default=None,
+                        help="comma-separated BxHxTxD (default: the form's)")
     parser.add_argument("--chunk-sizes", type=int_list, default=CHUNK_SIZES)
     parser.add_argument("--async-copies", type=bool_list, default=ASYNC_COPIES)
     parser.add_argument("--sequence-parallel-blocks", type=int_list,
@@ -431,6 +449,8 @@ def main():
                         help="keep the modules and libraries here (default: a "
                              "temporary directory, removed)")
     args = parser.parse_args()
+    if args.shapes is None:
+        args.shapes = SHAPES if causal(args) else NONCAUSAL
     if args.repeat < 1 or args.rounds < 1:
         parser.error("--repeat and --rounds must be positive")
     configs = [Config(*c) for c in itertools.product(
@@ -440,7 +460,7 @@ def main():
         parser.error("the grid is empty")
 
     if args.dry_run:
-        print("tuning plan (dry run: nothing is measured)")
+        print(f"tuning plan (dry run: nothing is measured), {args.form} form")
         print(f"{len(configs)} combinations, {len(args.shapes)} shapes, "
               f"{len(args.shapes) * (len(configs) + 1)} compilations "
               f"(the defaults included)")
@@ -460,14 +480,15 @@ def main():
         start = time.time()
         kernels = compile_all(args, workdir, args.shapes, configs, device.element)
         print(f"compiled {len(kernels)} libraries in {time.time() - start:.0f} s", flush=True)
-        meta = dict(device=device.name, element=device.element,
+        meta = dict(device=device.name, element=device.element, form=args.form,
                     copy_bandwidth_bytes_per_ms=device.copy_bw, repeat=args.repeat,
                     rounds=args.rounds, grid=[c._asdict() for c in configs],
                     results=[], **device.extra)
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M")
         os.makedirs(args.out, exist_ok=True)
-        base = os.path.join(args.out, args.name or "{}-{}-tune".format(
-            re.sub(r"[^A-Za-z0-9]+", "-", device.name).strip("-"), stamp))
+        base = os.path.join(args.out, args.name or "{}-{}-tune{}".format(
+            re.sub(r"[^A-Za-z0-9]+", "-", device.name).strip("-"), stamp,
+            "" if causal(args) else "-noncausal"))
         start = time.time()
         for shape in args.shapes:
             if args.budget_s and time.time() - start > args.budget_s:

@@ -41,6 +41,11 @@
 
 // The tuning script's plan: the grid, the shapes, the compile commands.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --tools=%linattn_obj_root/bin | FileCheck %s --check-prefix=TUNE
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --form=noncausal --value-tiles=64 --min-blocks-per-sm=0 | FileCheck %s --check-prefix=TUNE-NONCAUSAL
+// TUNE-NONCAUSAL: tuning plan (dry run: nothing is measured), noncausal form
+// TUNE-NONCAUSAL: 24 combinations, 4 shapes, 100 compilations (the defaults included)
+// TUNE-NONCAUSAL: shape 8x16x4096x64:
+// TUNE-NONCAUSAL: shape 8x16x16384x128:
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=true --sequence-parallel-blocks=0,8 --value-tiles=64 --min-blocks-per-sm=3 | FileCheck %s --check-prefix=TUNE-GRID
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=8x16x64 2>&1 | FileCheck %s --check-prefix=TUNE-BAD
 // TUNE: tuning plan (dry run: nothing is measured)
