@@ -266,7 +266,7 @@ def mib(n):
     return f"{n / 2**20:.2f}"
 
 
-def markdown(results, args):
+def markdown(results):
     lines = [
         "# linattn GPU kernels: memory traffic counted on the emulator",
         "",
@@ -348,7 +348,7 @@ def main():
     with open(os.path.join(args.out_dir, "gpu-traffic.json"), "w") as f:
         json.dump({"seed": seed, "results": results}, f, indent=1)
     with open(os.path.join(args.out_dir, "gpu-traffic.md"), "w") as f:
-        f.write(markdown(results, args))
+        f.write(markdown(results))
     print(f"seed {seed}; wrote {args.out_dir}/gpu-traffic.{{md,json}}")
     return 1 if failed else 0
 
