@@ -42,24 +42,10 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 
 import aot  # noqa: E402
+from static_report import step_module  # noqa: E402
 
 # Flops of one mma.sync: m16n8k16 (16-bit) or m16n8k8 (tf32).
 MMA_FLOPS = {"f16": 2 * 16 * 8 * 16, "tf32": 2 * 16 * 8 * 8}
-
-
-def step_module(b, h, f, dv):
-    """One normalized decode step of elu+1 features, f32: O, S', z'."""
-    x = f"tensor<{b}x{h}x{f}xf32>"
-    v = f"tensor<{b}x{h}x{dv}xf32>"
-    s = f"tensor<{b}x{h}x{f}x{dv}xf32>"
-    return (f"func.func @main(%q: {x}, %k: {x}, %v: {v}, %s: {s}, %z: {x})"
-            f" -> ({v}, {s}, {x}) {{\n"
-            f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
-            f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
-            f"  %o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z"
-            f" normalize(eps = 1.0e-6) : {x}, {x}, {v}, {s}, {x}"
-            f" -> {v}, {s}, {x}\n"
-            f"  return %o, %s1, %z1 : {v}, {s}, {x}\n}}\n")
 
 
 class Config:
@@ -143,11 +129,6 @@ def decode(y, dtype):
     return from_bf16_bits(y) if dtype == "bf16" else y.astype(np.float64)
 
 
-def phi(x):
-    import numpy as np
-    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
-
-
 def run(config, args, rng):
     """Compiles and runs `config` with the profile on; returns the profile's
     launches and the largest relative error against float64."""
@@ -157,7 +138,7 @@ def run(config, args, rng):
     module = os.path.join(work, "module.mlir")
     if config.kind == "step":
         b, h, d = config.shape
-        text = step_module(b, h, d, d)
+        text = step_module(b, h, d, d)  # @decode: O, S', z'
     else:
         b, h, t, d = config.shape
         build = aot.scan_module if config.kind == "causal" else aot.linear_module
@@ -180,8 +161,7 @@ def run(config, args, rng):
         results = [np.empty((b, h, t, d),
                             np.uint16 if config.dtype == "bf16" else
                             np.float16 if config.dtype == "f16" else np.float32)]
-    encoded = [encode(x, "f32" if config.kind == "step" else config.dtype)
-               for x in values]
+    encoded = [encode(x, config.dtype) for x in values]
     held = [e[1] for e in encoded]
     buffers = [device.to_device(np.ascontiguousarray(e[0])) for e in encoded]
     outputs = [device.to_device(r) for r in results]
@@ -190,7 +170,8 @@ def run(config, args, rng):
         os.remove(profile)
     os.environ["LINATTN_GPU_EMULATOR_PROFILE"] = profile
     try:
-        aot.Function(library).bind(buffers, outputs, device.stream)()
+        name = "decode" if config.kind == "step" else "main"
+        aot.Function(library, name).bind(buffers, outputs, device.stream)()
         device.synchronize()
     finally:
         del os.environ["LINATTN_GPU_EMULATOR_PROFILE"]
@@ -201,7 +182,7 @@ def run(config, args, rng):
 
     if config.kind == "step":
         q, k, v, s, z = held
-        fq, fk = phi(q), phi(k)
+        fq, fk = aot.phi(q), aot.phi(k)
         s1 = s + fk[..., :, None] * v[..., None, :]
         z1 = z + fk
         o = (np.einsum("bhf,bhfd->bhd", fq, s1) /
@@ -209,8 +190,7 @@ def run(config, args, rng):
         refs = [o, s1, z1]
     else:
         refs = [aot.reference(*held, causal=config.kind == "causal")]
-    error = max(float(np.abs(decode(r, config.dtype if config.kind != "step" else "f32")
-                             - ref).max() / np.abs(ref).max())
+    error = max(float(np.abs(decode(r, config.dtype) - ref).max() / np.abs(ref).max())
                 for r, ref in zip(results, refs))
     with open(profile) as f:
         launches = [json.loads(line) for line in f]

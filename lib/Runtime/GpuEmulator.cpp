@@ -103,6 +103,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace mlir;
@@ -1222,13 +1223,13 @@ uint64_t distinctBytes(SmallVectorImpl<std::pair<uint64_t, uint64_t>> &ranges) {
 /// Adds the accesses noteAccess collected for `in` to this worker's
 /// statistics, warp by warp, and clears them. Global accesses count the
 /// distinct 32-byte sectors a warp's lanes touch (and mark them in the
-/// launch's footprint of buffer `b`, number `buffer`); shared ones are split
+/// launch's footprint of buffer number `buffer`); shared ones are split
 /// into phases of 128 bytes (32 lanes of up to 4 bytes, 16 of 8, 8 of 16:
 /// an ldmatrix's phase is one 8x8 matrix) that take as many wavefronts as
 /// the most distinct 4-byte words they touch in one of the 32 banks, at
 /// fewest one (a broadcast of 16 bytes to the warp takes four).
-void accountAccesses(Exec &e, const Inst &in, Access kind,
-                     const RuntimeBuffer &b, uint32_t buffer) {
+void accountAccesses(Exec &e, const Inst &in, Access kind, uint32_t buffer) {
+  const RuntimeBuffer &b = e.buffers[buffer];
   AccessStats &stats = e.stats[{&in, kind}];
   bool shared = kind == Access::SharedLoad || kind == Access::SharedStore;
   SmallVector<std::pair<uint64_t, uint64_t>, 32> ranges;
@@ -1301,7 +1302,7 @@ void accountAccesses(Exec &e, const Inst &in, Access kind,
 inline void profileAccesses(Exec &e, const Inst &in, Access kind,
                             uint32_t buffer) {
   if (e.profile)
-    accountAccesses(e, in, kind, e.buffers[buffer], buffer);
+    accountAccesses(e, in, kind, buffer);
 }
 
 /// Counts a warp's execution of the tensor-core op `in`, if on.
@@ -3349,26 +3350,23 @@ void writeProfile(const Kernel &k, const int64_t grid[3],
                      std::to_string(block[0]) + ", " +
                      std::to_string(block[1]) + ", " +
                      std::to_string(block[2]) + "], \"ops\": [";
-  // (ordinal, kind) of every entry, in that order.
-  std::vector<std::pair<std::pair<unsigned, Access>, AccessKey>> order;
-  for (auto &entry : profile.stats)
-    order.push_back(
-        {{ordinals.lookup(entry.first.first->op), entry.first.second},
-         entry.first});
-  llvm::sort(order, [](const auto &a, const auto &b) {
-    return a.first < b.first;
-  });
+  // The entries by (ordinal, kind).
+  using Entry = std::pair<const AccessKey, AccessStats>;
+  std::vector<std::tuple<unsigned, Access, const Entry *>> order;
+  for (const Entry &entry : profile.stats)
+    order.emplace_back(ordinals.lookup(entry.first.first->op),
+                       entry.first.second, &entry);
+  llvm::sort(order);
   bool first = true;
-  for (auto &[position, key] : order) {
-    const AccessStats &stats = profile.stats[key];
+  for (auto [ordinal, kind, entry] : order) {
+    const AccessStats &stats = entry->second;
     line += std::string(first ? "" : ", ") +
-            "{\"id\": " + std::to_string(position.first) +
-            ", \"kind\": \"" + accessName(key.second) +
-            "\", \"warps\": " + std::to_string(stats.warps) +
+            "{\"id\": " + std::to_string(ordinal) + ", \"kind\": \"" +
+            accessName(kind) + "\", \"warps\": " + std::to_string(stats.warps) +
             ", \"bytes\": " + std::to_string(stats.bytes) +
             ", \"units\": " + std::to_string(stats.units) +
             ", \"ideal\": " + std::to_string(stats.ideal) +
-            ", \"op\": " + jsonString(describe(key.first->op)) + "}";
+            ", \"op\": " + jsonString(describe(entry->first.first->op)) + "}";
     first = false;
   }
   line += "], \"buffers\": [";

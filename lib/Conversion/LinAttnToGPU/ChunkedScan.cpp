@@ -119,7 +119,8 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         if (dvTile > 64) {
           if (!ShapedType::isDynamic(dv) && dv <= 64)
             continue;
-          int64_t staged = 2 * chunk * (features + pad) + chunk * (dvTile + pad);
+          int64_t staged =
+              2 * chunk * (features + pad) + chunk * (dvTile + pad);
           bytes += (slots - 1) * dataBytes * staged;
           limit = kWideTileSharedBytes;
           int64_t outputs = dvTile / groups / 8 * 4;
@@ -1981,12 +1982,11 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
   // f16 chunk loops keep two f32 scales per value column (`scaledState`).
-  std::optional<ChunkedScanShape> shape =
-      chunkedScanShape(features, maxChunk, options.valueTile,
-                       vType.getShape().back(),
-                       vType.getElementType().getIntOrFloatBitWidth() / 8,
-                       stagingSlots(options, vType.getElementType()),
-                       vType.getElementType().isF16() ? 8 : 0);
+  std::optional<ChunkedScanShape> shape = chunkedScanShape(
+      features, maxChunk, options.valueTile, vType.getShape().back(),
+      vType.getElementType().getIntOrFloatBitWidth() / 8,
+      stagingSlots(options, vType.getElementType()),
+      vType.getElementType().isF16() ? 8 : 0);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   if (auto reason =
@@ -2232,10 +2232,9 @@ static std::optional<ChunkedScanConfig>
 linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
              Type data, Type state, Type result, FeatureSource source,
              int64_t dv, std::string &reason) {
-  std::optional<ChunkedScanShape> shape =
-      chunkedScanShape(features, options.chunkSize, options.valueTile, dv,
-                       data.getIntOrFloatBitWidth() / 8,
-                       stagingSlots(options, data));
+  std::optional<ChunkedScanShape> shape = chunkedScanShape(
+      features, options.chunkSize, options.valueTile, dv,
+      data.getIntOrFloatBitWidth() / 8, stagingSlots(options, data));
   if (!shape) {
     reason = "no chunk shape fits F = " + std::to_string(features);
     return std::nullopt;

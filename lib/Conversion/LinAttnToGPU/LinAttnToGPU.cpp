@@ -267,8 +267,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     int64_t group = laneFeatures % 4 == 0 ? 4 : 1;
     Value groupBase = kb.mul(part, kb.idx(group));
     auto featureAt = [&](int64_t j) {
-      return kb.add(kb.idx((j / group) * lanes * group + j % group),
-                    groupBase);
+      return kb.add(kb.idx((j / group) * lanes * group + j % group), groupBase);
     };
     // Threads past the last column compute on zeros and store nothing: every
     // thread takes part in the barriers and shuffles.
@@ -516,7 +515,9 @@ std::optional<std::string> Converter::convert(StepOp op) {
     // Row r of the lane is feature r * lanes + part: the lanes of a column
     // read consecutive features of φ(q), φ(k) (distinct banks) and z (one
     // sector), where blocks of F / lanes rows would put them in one bank.
-    auto featureOf = [&](Value row) { return kb.add(kb.mul(row, cLanes), part); };
+    auto featureOf = [&](Value row) {
+      return kb.add(kb.mul(row, cLanes), part);
+    };
     // The lanes of a column past Dv compute nothing and store nothing, but
     // take part in the shuffles.
     Value active = kb.ult(col, dv);

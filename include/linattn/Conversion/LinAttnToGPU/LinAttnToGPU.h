@@ -57,11 +57,11 @@ struct LinAttnToGPUKernelOptions {
   /// Largest chunk of the chunked scan kernel, in tokens (16, 32 or 64).
   int64_t chunkSize = 64;
   /// Widest value tile of the chunked scan kernel (8, 16, 32, 64 or 128
-  /// columns per block; 128 in dynamic shared memory). A block computes its chunks' scores whatever its width, so
-  /// narrower tiles cost tensor-core work and q, k reads (from L2 where the
-  /// blocks of a batch element run together) for more blocks of the
-  /// batch-parallel kernel, which reads k and v once where the
-  /// sequence-parallel one reads them twice.
+  /// columns per block; 128 in dynamic shared memory). A block computes its
+  /// chunks' scores whatever its width, so narrower tiles cost tensor-core work
+  /// and q, k reads (from L2 where the blocks of a batch element run together)
+  /// for more blocks of the batch-parallel kernel, which reads k and v once
+  /// where the sequence-parallel one reads them twice.
   int64_t valueTile = 64;
   /// Blocks per SM the chunked scan's chunk loops ask ptxas to make room
   /// for (`.minnctapersm`: registers capped at 65536 / (blocks × threads),
