@@ -64,12 +64,15 @@ tools = [
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # `cuda-gpu` when the CUDA driver sees a device (test/Integration/GPU/CUDA runs
-# only then). Probed in a child process so that lit never initializes CUDA;
-# LINATTN_CUDA_GPU=0/1 overrides the probe.
-def _has_cuda_gpu():
+# only then), and `cuda-sm90` when device 0 is compute capability 9.x (the
+# sm_90a instructions: wgmma). Probed in a child process so that lit never
+# initializes CUDA; LINATTN_CUDA_GPU=0/1 overrides the probe (1: a device of
+# unknown capability).
+def _cuda_gpu_capability():
+    """(major, minor) of device 0, (0, 0) if unknown, None without one."""
     forced = os.environ.get("LINATTN_CUDA_GPU")
     if forced is not None:
-        return forced not in ("", "0")
+        return None if forced in ("", "0") else (0, 0)
     import subprocess
     probe = (
         "import ctypes, sys\n"
@@ -77,18 +80,33 @@ def _has_cuda_gpu():
         "    cuda = ctypes.CDLL('libcuda.so.1')\n"
         "except OSError:\n"
         "    sys.exit(1)\n"
-        "count = ctypes.c_int(0)\n"
+        "count, major, minor = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)\n"
         "ok = cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0\n"
-        "sys.exit(0 if ok and count.value > 0 else 1)\n")
+        "if not ok or count.value == 0:\n"
+        "    sys.exit(1)\n"
+        "# CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR: 75, 76.\n"
+        "cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, 0)\n"
+        "cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, 0)\n"
+        "print(major.value, minor.value)\n")
     try:
-        return subprocess.run([config.host_python or "python3", "-c", probe],
-                              timeout=60).returncode == 0
+        proc = subprocess.run([config.host_python or "python3", "-c", probe],
+                              timeout=60, capture_output=True, text=True)
     except (OSError, subprocess.TimeoutExpired):
-        return False
+        return None
+    if proc.returncode != 0:
+        return None
+    try:
+        major, minor = (int(x) for x in proc.stdout.split())
+        return major, minor
+    except ValueError:
+        return (0, 0)
 
 
-if config.linattn_has_cuda and _has_cuda_gpu():
+_capability = _cuda_gpu_capability() if config.linattn_has_cuda else None
+if _capability is not None:
     config.available_features.add("cuda-gpu")
+    if _capability[0] == 9:
+        config.available_features.add("cuda-sm90")
 
 # The C++ compiler (and linker) this build uses: the AOT example tests compile
 # and link against linattn-compile's objects with it.

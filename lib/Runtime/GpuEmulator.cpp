@@ -36,6 +36,25 @@
 // that nvgpu.device_async_create_group or nvvm.cp.async.commit.group
 // closed) completes it; the copy then counts as that thread's store.
 //
+// sm_90's warpgroup MMA: nvvm.wgmma.mma_async (m64nNk16 of f16 and bf16,
+// m64nNk8 of tf32, f32 accumulators) reads A and B from shared memory
+// through 64-bit descriptors (start address, leading and stride byte
+// offsets, swizzle of 32, 64 or 128 bytes or none) in the canonical K-major
+// and MN-major layouts of the PTX ISA, and hands out D in its register
+// layout (register i of thread 32w + 4g + q: row 16w + g + 8·(i/2 % 2),
+// column 8·(i/4) + 2q + i % 2). Workgroup buffers have shared addresses
+// (one after the other at their alignments, from 0), which
+// memref.extract_aligned_pointer_as_index returns. The product is computed
+// when the op is issued, but its result may be read (other than as the
+// accumulator of the next wgmma) only after a nvvm.wgmma.wait.group that
+// completes its group (nvvm.wgmma.commit.group), also where a loop or a
+// branch passed it on; the shared elements it read may not be written
+// until then; each warpgroup needs a nvvm.wgmma.fence.aligned since its
+// last wait; every element read must have been written before a
+// gpu.barrier and fenced by its writer with nvvm.fence.proxy (async.shared)
+// since; warpgroup-aligned ops need all 128 threads of the warpgroup and
+// identical descriptors across it.
+//
 // What a GPU would do wrong or leave undefined aborts the process with the
 // kernel, the op, its location and the thread: loads and stores out of the
 // bounds of a buffer (global: the size of its descriptor; workgroup: its
@@ -53,7 +72,8 @@
 // async copy still writes, async copies out of bounds or misaligned (source
 // and destination to the copy size) and copies left in flight when the
 // kernel returns, integer division by zero, scf.for with a step that is not
-// positive, ops the emulator does not know.
+// positive, ops the emulator does not know, and the misuses of wgmma above
+// (with wgmma still in flight when the kernel returns).
 //
 // With LINATTN_GPU_EMULATOR_PROFILE=FILE every launch appends a JSON line to
 // FILE with what its memory accesses cost on a GPU's L1, op by op: global
@@ -290,6 +310,11 @@ struct BufferInfo {
   /// Workgroup buffers: their alignment in bytes (llvm.align, else the
   /// element size).
   int64_t alignment = 1;
+  /// Workgroup buffers: their address in the block's shared memory (the
+  /// buffers one after the other at their alignments, from 0), which
+  /// memref.extract_aligned_pointer_as_index returns and wgmma descriptors
+  /// hold.
+  int64_t sharedAddress = 0;
 };
 
 /// Where a kernel argument goes.
@@ -314,6 +339,9 @@ struct Kernel {
   unsigned maxDepth = 1;
   /// Whether the kernel issues async copies (its blocks then track them).
   bool asyncCopies = false;
+  /// Whether the kernel issues wgmma.mma_async (its warpgroups then track
+  /// them).
+  bool wgmma = false;
   /// Launch parameters expected (memref descriptors expanded).
   size_t params = 0;
   /// The block size every launch must have (`known_block_size`), if any:
@@ -333,6 +361,12 @@ struct Shadow {
   const Inst *writeInst = nullptr, *readInst = nullptr;
   /// The thread whose async copy to the element is in flight, or -1.
   int32_t asyncWriter = -1;
+  /// The writer's count of async-proxy fences (nvvm.fence.proxy) when it
+  /// wrote: wgmma reads only what its writer fenced since.
+  uint32_t writerFences = 0;
+  /// The wgmma.mma_async in flight that read the element (no thread may
+  /// write it until a wgmma.wait.group completes them).
+  uint32_t wgmmaReads = 0;
 };
 
 constexpr int32_t kSeveralReaders = -2;
@@ -357,6 +391,8 @@ struct RuntimeBuffer {
   /// Global buffers the kernel stores to: by element offset from `base`.
   GlobalShadow *globalShadow = nullptr;
   unsigned index = 0;
+  /// Workgroup buffers: their shared-memory address (BufferInfo).
+  int64_t sharedAddress = 0;
 };
 
 /// An async copy (nvgpu.device_async_copy) a thread issued and no wait has
@@ -372,6 +408,27 @@ struct AsyncCopy {
 };
 
 constexpr uint64_t kUncommitted = ~uint64_t(0);
+
+/// A wgmma.mma_async a warpgroup issued and no wgmma.wait.group completed:
+/// the slots that hold its result (the op's, and those of the loop and
+/// branch values it was copied to), which no op but another wgmma may read
+/// yet; its group (kUncommitted until a wgmma.commit_group); the workgroup
+/// elements it reads, which no thread may write yet.
+struct PendingWgmma {
+  SmallVector<uint32_t, 2> slots;
+  uint64_t group = kUncommitted;
+  const Inst *inst = nullptr;
+  std::vector<std::pair<uint32_t, int64_t>> reads;
+};
+
+/// The wgmma state of a warpgroup (threads 128i..128i+127): its operations
+/// in flight, the groups it committed, and whether a wgmma.fence came since
+/// its last wgmma.wait.group.
+struct Warpgroup {
+  std::vector<PendingWgmma> pending;
+  uint64_t committed = 0;
+  bool fenced = false;
+};
 
 /// What a profiled access is (LINATTN_GPU_EMULATOR_PROFILE).
 enum class Access : uint8_t {
@@ -430,6 +487,10 @@ struct Exec {
   /// Per thread: its async copies in flight and the groups it committed.
   std::vector<std::vector<AsyncCopy>> asyncCopies;
   std::vector<uint64_t> asyncGroups;
+  /// Per thread: the async-proxy fences it executed. Per warpgroup: its
+  /// wgmma state (kernels with wgmma only).
+  std::vector<uint32_t> proxyFences;
+  std::vector<Warpgroup> warpgroups;
   /// Profiling: the launch's profile (null when off), this worker's
   /// statistics and the lanes' accesses in the op being run.
   LaunchProfile *profile = nullptr;
@@ -1126,6 +1187,12 @@ inline void checkSharedWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
   Shadow &s = b.shadow[i];
   int32_t lane = static_cast<int32_t>(l);
   checkNoAsyncWrite(e, in, b, i, l, s);
+  if (s.wgmmaReads)
+    fail(e, in, l,
+         "write to element " + std::to_string(i) + " of " + bufferName(e, b) +
+             ", which a wgmma.mma_async in flight reads (no wgmma.wait.group "
+             "has completed it)");
+  s.writerFences = e.proxyFences[l];
   if (s.writeEpoch == e.epoch && s.writer != lane)
     fail(e, in, l,
          "data race on " + bufferName(e, b) + " element " + std::to_string(i) +
@@ -1586,6 +1653,7 @@ void completeCopy(Exec &e, const AsyncCopy &copy, uint32_t l) {
     s.writeEpoch = e.epoch;
     s.writer = static_cast<int32_t>(l);
     s.writeInst = copy.inst;
+    s.writerFences = e.proxyFences[l];
   }
 }
 
@@ -1694,7 +1762,7 @@ static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
     return false;
   for (uint32_t i = 0; i < 32; ++i)
     if (base + i >= e.threads || !e.mask[base + i])
-      fail(e, in, base + i < e.threads ? base + i : -1,
+      fail(e, in, base + i < e.threads ? static_cast<int64_t>(base + i) : -1,
            in.op->getName().getStringRef().str() +
                " executed without all 32 lanes of warp " + std::to_string(wp) +
                " (lane " + std::to_string(i) + " inactive)");
@@ -1871,6 +1939,298 @@ void ldmatrixOp(Exec &e, const Inst &in) {
   profileAccesses(e, in, Access::SharedLoad, static_cast<uint32_t>(in.imm));
 }
 
+//===--- Warpgroup MMA (sm_90) -------------------------------------------===//
+
+void extractOp(Exec &e, const Inst &in);
+
+/// nvvm.fence.proxy of the async proxy: this thread's earlier workgroup
+/// writes become visible to wgmma.
+void proxyFenceOp(Exec &e, const Inst &) {
+  forActive(e, [&](uint32_t l) { ++e.proxyFences[l]; });
+}
+
+/// Whether warpgroup `g` (threads 128g..128g+127) executes a
+/// warpgroup-aligned op: none of its threads (false), all 128 (true), or
+/// some, which is an error.
+static bool warpgroupActive(Exec &e, const Inst &in, uint32_t g) {
+  uint32_t base = g * 128;
+  bool any = false;
+  for (uint32_t i = 0; i < 128 && base + i < e.threads; ++i)
+    any |= e.mask[base + i] != 0;
+  if (!any)
+    return false;
+  for (uint32_t i = 0; i < 128; ++i)
+    if (base + i >= e.threads || !e.mask[base + i])
+      fail(e, in, base + i < e.threads ? static_cast<int64_t>(base + i) : -1,
+           in.op->getName().getStringRef().str() +
+               " executed without all 128 threads of warpgroup " +
+               std::to_string(g) + " (thread " + std::to_string(base + i) +
+               (base + i < e.threads
+                    ? " inactive)"
+                    : " missing: the block has " + std::to_string(e.threads) +
+                          " threads)"));
+  return true;
+}
+
+/// nvvm.wgmma.fence.aligned: the warpgroup's registers and shared memory are
+/// ready for its next wgmma.mma_async.
+void wgmmaFenceOp(Exec &e, const Inst &in) {
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g)
+    if (warpgroupActive(e, in, g))
+      e.warpgroups[g].fenced = true;
+}
+
+/// nvvm.wgmma.commit.group.sync.aligned: the warpgroup's uncommitted
+/// wgmma.mma_async become its next group.
+void wgmmaCommitOp(Exec &e, const Inst &in) {
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g) {
+    if (!warpgroupActive(e, in, g))
+      continue;
+    Warpgroup &wg = e.warpgroups[g];
+    for (PendingWgmma &p : wg.pending)
+      if (p.group == kUncommitted)
+        p.group = wg.committed;
+    ++wg.committed;
+  }
+}
+
+/// nvvm.wgmma.wait.group.sync.aligned (imm = the groups left in flight):
+/// completes the warpgroup's committed groups but the imm most recent, whose
+/// results may then be read and whose shared operands written.
+void wgmmaWaitOp(Exec &e, const Inst &in) {
+  uint64_t keep = static_cast<uint64_t>(in.imm);
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g) {
+    if (!warpgroupActive(e, in, g))
+      continue;
+    Warpgroup &wg = e.warpgroups[g];
+    auto done = [&](const PendingWgmma &p) {
+      return p.group != kUncommitted && p.group + keep < wg.committed;
+    };
+    for (const PendingWgmma &p : wg.pending)
+      if (done(p))
+        for (auto [buffer, element] : p.reads)
+          --e.buffers[buffer].shadow[element].wgmmaReads;
+    llvm::erase_if(wg.pending, done);
+    wg.fenced = false;
+  }
+}
+
+/// Fails if lane `l` reads slot `slot` while a wgmma.mma_async that writes
+/// it is in flight: its registers hold the result only after a
+/// wgmma.wait.group.
+static void checkWgmmaResult(Exec &e, const Inst &in, uint32_t slot,
+                             uint32_t l) {
+  for (const PendingWgmma &p : e.warpgroups[l / 128].pending)
+    if (llvm::is_contained(p.slots, slot))
+      fail(e, in, l,
+           "read of the result of " + describe(p.inst->op) +
+               " before a wgmma.wait.group completed it");
+}
+
+/// After a copy of slot `from` to slot `to` (a loop or branch passing a
+/// value on): `to` holds a pending result where `from` did.
+void notePendingCopy(Exec &e, uint32_t to, uint32_t from) {
+  if (!e.kernel->wgmma || to == from)
+    return;
+  for (Warpgroup &wg : e.warpgroups)
+    for (PendingWgmma &p : wg.pending) {
+      llvm::erase(p.slots, to);
+      if (llvm::is_contained(p.slots, from))
+        p.slots.push_back(to);
+    }
+}
+
+/// llvm.extractvalue in a kernel with wgmma: extractOp, after the check
+/// that the struct is no result in flight.
+void extractCheckedOp(Exec &e, const Inst &in) {
+  forActive(e, [&](uint32_t l) { checkWgmmaResult(e, in, in.a, l); });
+  extractOp(e, in);
+}
+
+/// A wgmma shared-memory matrix descriptor: start address, leading and
+/// stride dimension byte offsets, and the swizzle (the bytes of a swizzled
+/// row: 128, 64 or 32; 0 for none).
+struct WgmmaDescriptor {
+  uint64_t start = 0, leading = 0, stride = 0;
+  unsigned swizzle = 0;
+};
+
+/// Where element (r, k) of a wgmma operand (r: its row of A or column of B;
+/// k: the reduction index) lies in shared memory, in the canonical layouts
+/// of the PTX ISA. K-major (A `row`, B `col`): core matrices of 8 rows of
+/// 16 bytes of k; without swizzle the rows are 16 bytes apart, the core
+/// matrices `leading` apart in k and `stride` apart in r; swizzled, rows are
+/// the swizzle's width apart and groups of 8 rows `stride` apart. MN-major
+/// (16-bit types only): 16 bytes of r hold 8 elements; without swizzle the
+/// 8 k rows of a core matrix are 16 bytes apart, core matrices `stride`
+/// apart in r and `leading` apart in k; swizzled, a row holds the
+/// swizzle's width of r, 8 k rows are that width apart, the next width of
+/// r `leading` on and the next 8 k `stride` on. The swizzle XORs address
+/// bits 4.. with bits 7.. (the 16-byte chunk with the row within the
+/// pattern), on the absolute address.
+static uint64_t wgmmaAddress(const WgmmaDescriptor &d, bool kMajor,
+                             unsigned bytes, uint64_t r, uint64_t k) {
+  uint64_t at;
+  if (kMajor) {
+    uint64_t kb = k * bytes;
+    at = d.swizzle ? d.start + r / 8 * d.stride + r % 8 * d.swizzle + kb
+                   : d.start + r / 8 * d.stride + r % 8 * 16 +
+                         kb / 16 * d.leading + kb % 16;
+  } else if (!d.swizzle) {
+    at = d.start + r / 8 * d.stride + r % 8 * bytes + k % 8 * 16 +
+         k / 8 * d.leading;
+  } else {
+    uint64_t perRow = d.swizzle / bytes;
+    at = d.start + r / perRow * d.leading + r % perRow * bytes +
+         k % 8 * d.swizzle + k / 8 * d.stride;
+  }
+  if (d.swizzle)
+    at ^= ((at >> 7) & (d.swizzle / 16 - 1)) << 4;
+  return at;
+}
+
+/// nvvm.wgmma.mma_async, D = A·B (+ D): ins = D in, descriptor A,
+/// descriptor B; outs = D out (N/2 f32 words); imm = N | type << 16 |
+/// A MN-major << 20 | B MN-major << 21 | scale-d << 22 | negate A << 23 |
+/// negate B << 24 (type 0: f16, 1: bf16, 2: tf32). Each warpgroup whose
+/// threads all execute it computes its 64 x N product now, from the
+/// operands its (uniform) descriptors address, and marks the result and
+/// the shared elements read pending until a wait completes the group.
+void wgmmaOp(Exec &e, const Inst &in) {
+  uint32_t n = in.imm & 0xffff;
+  unsigned type = (in.imm >> 16) & 0xf;
+  bool mnA = (in.imm >> 20) & 1, mnB = (in.imm >> 21) & 1;
+  bool scaleD = (in.imm >> 22) & 1;
+  float signA = (in.imm >> 23) & 1 ? -1.0f : 1.0f;
+  float signB = (in.imm >> 24) & 1 ? -1.0f : 1.0f;
+  unsigned bytes = type == 2 ? 4 : 2;
+  uint32_t kSteps = type == 2 ? 8 : 16;
+  const Word *descA = e.reg(in.ins[1].offset);
+  const Word *descB = e.reg(in.ins[2].offset);
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g) {
+    if (!warpgroupActive(e, in, g))
+      continue;
+    uint32_t base = g * 128;
+    Warpgroup &wg = e.warpgroups[g];
+    if (!wg.fenced)
+      fail(e, in, base,
+           "wgmma.mma_async without a wgmma.fence since the warpgroup's last "
+           "wgmma.wait.group");
+    for (uint32_t i = 1; i < 128; ++i)
+      if (descA[base + i] != descA[base] || descB[base + i] != descB[base])
+        fail(e, in, base + i,
+             "wgmma.mma_async descriptors differ across warpgroup " +
+                 std::to_string(g) + " (thread " + std::to_string(base) +
+                 " and this one)");
+    profileMma(e, in);
+    PendingWgmma pending;
+    pending.inst = &in;
+    pending.slots.push_back(in.outs[0].offset);
+    // Reads one operand (rows x kSteps) into `values`.
+    auto readOperand = [&](Word raw, bool mnMajor, uint32_t rows,
+                           std::vector<float> &values) {
+      WgmmaDescriptor d;
+      d.start = (raw & 0x3fff) << 4;
+      d.leading = ((raw >> 16) & 0x3fff) << 4;
+      d.stride = ((raw >> 32) & 0x3fff) << 4;
+      unsigned mode = raw >> 62;
+      d.swizzle = mode == 0 ? 0 : 256 >> mode;
+      if ((raw >> 49) & 7)
+        fail(e, in, base,
+             "wgmma descriptor with a matrix base offset (bits 49-51) other "
+             "than 0");
+      values.assign(size_t(rows) * kSteps, 0.0f);
+      for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t k = 0; k < kSteps; ++k) {
+          uint64_t at = wgmmaAddress(d, !mnMajor, bytes, r, k);
+          const RuntimeBuffer *b = nullptr;
+          uint32_t buffer = 0;
+          for (uint32_t j = 0; j < e.buffers.size(); ++j) {
+            const RuntimeBuffer &c = e.buffers[j];
+            if (c.shared && at >= static_cast<uint64_t>(c.sharedAddress) &&
+                at < static_cast<uint64_t>(c.sharedAddress +
+                                           c.size * c.elementBytes)) {
+              b = &c;
+              buffer = j;
+            }
+          }
+          if (!b)
+            fail(e, in, base,
+                 "wgmma operand element (" + std::to_string(r) + ", " +
+                     std::to_string(k) + ") at shared address " +
+                     std::to_string(at) + " is in no workgroup buffer");
+          if (b->elementBytes != bytes)
+            fail(e, in, base,
+                 "wgmma operand of " + std::to_string(bytes) +
+                     "-byte elements in " + bufferName(e, *b) + " of " +
+                     std::to_string(b->elementBytes) + "-byte elements");
+          uint64_t offset = at - b->sharedAddress;
+          if (offset % bytes)
+            fail(e, in, base,
+                 "wgmma operand element at shared address " +
+                     std::to_string(at) + " is not " + std::to_string(bytes) +
+                     "-byte aligned");
+          int64_t element = static_cast<int64_t>(offset / bytes);
+          Shadow &s = b->shadow[element];
+          std::string where = "element " + std::to_string(element) + " of " +
+                              bufferName(e, *b) + ", operand element (" +
+                              std::to_string(r) + ", " + std::to_string(k) +
+                              ")";
+          checkNoAsyncWrite(e, in, *b, element, base, s);
+          if (s.writeEpoch < e.blockEpoch)
+            fail(e, in, base,
+                 "wgmma reads uninitialized workgroup memory: " + where +
+                     " was not written by any thread of this block");
+          if (s.writeEpoch == e.epoch)
+            fail(e, in, base,
+                 "wgmma reads " + where + ", which thread " +
+                     std::to_string(s.writer) +
+                     " wrote with no gpu.barrier in between (at " +
+                     describe(s.writeInst->op) + ")");
+          if (e.proxyFences[s.writer] == s.writerFences)
+            fail(e, in, base,
+                 "wgmma reads " + where + ", which thread " +
+                     std::to_string(s.writer) +
+                     " wrote without an async-proxy fence (nvvm.fence.proxy "
+                     "async.shared) after it (at " +
+                     describe(s.writeInst->op) + ")");
+          ++s.wgmmaReads;
+          pending.reads.push_back({buffer, element});
+          const char *p = b->base + element * bytes;
+          float v;
+          if (type == 2) {
+            uint32_t bits;
+            std::memcpy(&bits, p, 4);
+            v = tf32Value(bits);
+          } else {
+            uint16_t bits;
+            std::memcpy(&bits, p, 2);
+            v = type == 1 ? bf16ToFloat(bits) : halfToFloat(bits);
+          }
+          values[size_t(r) * kSteps + k] = v;
+        }
+    };
+    std::vector<float> A, B;
+    readOperand(descA[base], mnA, 64, A);
+    readOperand(descB[base], mnB, n, B);
+    // Thread 32w + 4g + q of the warpgroup holds, in register i, row
+    // 16w + g + 8·(i / 2 % 2), column 8·(i / 4) + 2q + i % 2 of D.
+    for (uint32_t t = 0; t < 128; ++t) {
+      uint32_t l = base + t, lane = t % 32, w = t / 32;
+      for (uint32_t i = 0; i < n / 2; ++i) {
+        uint32_t row = 16 * w + lane / 4 + 8 * (i / 2 % 2);
+        uint32_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        float acc = scaleD ? bitsToF32(e.reg(in.ins[0].offset + i)[l]) : 0.0f;
+        for (uint32_t k = 0; k < kSteps; ++k)
+          acc = std::fma(signA * A[size_t(row) * kSteps + k],
+                         signB * B[size_t(col) * kSteps + k], acc);
+        e.reg(in.outs[0].offset + i)[l] = f32ToBits(acc);
+      }
+    }
+    wg.pending.push_back(std::move(pending));
+  }
+}
+
 //===--- Vectors and structs ---------------------------------------------===//
 
 /// Copies ins[i] (one word each) to word i of the result.
@@ -1937,9 +2297,11 @@ void forOp(Exec &e, const Inst &in) {
                " is not positive");
     iv[l] = lb[l];
   });
-  for (size_t j = 0; j < in.ins.size(); ++j)
+  for (size_t j = 0; j < in.ins.size(); ++j) {
     copySlot(e, body.args[j + 1].offset, in.ins[j].offset, in.ins[j].words,
              outer);
+    notePendingCopy(e, body.args[j + 1].offset, in.ins[j].offset);
+  }
   uint8_t *inner = e.pushMask();
   for (;;) {
     bool any = false;
@@ -1973,11 +2335,17 @@ void forOp(Exec &e, const Inst &in) {
             if (inner[l])
               r[l] = x[l];
         }
+      if (e.kernel->wgmma)
+        failLaunch(*e.kernel, "a loop that yields its iteration values in "
+                              "another order, in a kernel with wgmma, is "
+                              "not emulated");
     } else {
       for (size_t j = 0; j < body.yields.size(); ++j)
-        if (body.yields[j].offset != body.args[j + 1].offset)
+        if (body.yields[j].offset != body.args[j + 1].offset) {
           copySlot(e, body.args[j + 1].offset, body.yields[j].offset,
                    body.yields[j].words, inner);
+          notePendingCopy(e, body.args[j + 1].offset, body.yields[j].offset);
+        }
     }
     for (uint32_t l = 0; l < e.threads; ++l)
       if (inner[l])
@@ -1985,9 +2353,11 @@ void forOp(Exec &e, const Inst &in) {
   }
   e.popMask();
   e.mask = outer;
-  for (size_t j = 0; j < in.outs.size(); ++j)
+  for (size_t j = 0; j < in.outs.size(); ++j) {
     copySlot(e, in.outs[j].offset, body.args[j + 1].offset, in.outs[j].words,
              outer);
+    notePendingCopy(e, in.outs[j].offset, body.args[j + 1].offset);
+  }
 }
 
 /// scf.if: a = condition; outs = results; region[0], region[1] = then,
@@ -2010,9 +2380,11 @@ void ifOp(Exec &e, const Inst &in) {
     const Program &p = e.kernel->programs[in.region[branch]];
     e.mask = inner;
     run(e, p);
-    for (size_t j = 0; j < in.outs.size(); ++j)
+    for (size_t j = 0; j < in.outs.size(); ++j) {
       copySlot(e, in.outs[j].offset, p.yields[j].offset, in.outs[j].words,
                inner);
+      notePendingCopy(e, in.outs[j].offset, p.yields[j].offset);
+    }
     e.mask = outer;
   }
   e.popMask();
@@ -2107,9 +2479,11 @@ public:
         info.alignment = std::max<int64_t>(info.alignment, align.getInt());
     }
     int64_t sharedBytes = 0;
-    for (const BufferInfo &info : k.buffers)
-      if (info.shared)
-        sharedBytes += info.elements * info.elementBytes;
+    for (BufferInfo &info : k.buffers)
+      if (info.shared) {
+        info.sharedAddress = llvm::alignTo(sharedBytes, info.alignment);
+        sharedBytes = info.sharedAddress + info.elements * info.elementBytes;
+      }
     if (sharedBytes > kMaxSharedBytes)
       failCompile(k.name, func,
                   "the kernel has " + std::to_string(sharedBytes) +
@@ -2117,6 +2491,9 @@ public:
                       "later allows a block 99 KiB");
     if (!func.getPrivateAttributions().empty())
       failCompile(k.name, func, "private attributions are not emulated");
+    k.wgmma =
+        func.walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); })
+            .wasInterrupted();
     k.programs.emplace_back();
     compileBlock(body.front(), 0, 1);
     k.words = next;
@@ -2788,10 +3165,13 @@ private:
                                  store.getAlignment(), program);
     if (auto pointer = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
       uint32_t buffer = bufferOf(pointer.getSource(), &op);
-      if (k.buffers[buffer].shared)
-        failCompile(k.name, &op,
-                    "memref.extract_aligned_pointer_as_index of a workgroup "
-                    "buffer is not emulated");
+      // A workgroup buffer's address in the shared memory window.
+      if (k.buffers[buffer].shared) {
+        Slot s = define(pointer.getResult(), &op);
+        k.constants.push_back(
+            {s.offset, static_cast<Word>(k.buffers[buffer].sharedAddress)});
+        return;
+      }
       Inst in;
       in.fn = alignedPointerOp;
       in.op = &op;
@@ -2878,13 +3258,66 @@ private:
       for (int64_t i = 0; i < position; ++i)
         at += wordsOf(structType.getBody()[i]);
       Inst in;
-      in.fn = extractOp;
+      in.fn = k.wgmma ? extractCheckedOp : extractOp;
       in.op = &op;
       in.a = use(extract.getContainer(), &op).offset;
       Slot r = define(extract.getResult(), &op);
       in.r = r.offset;
       in.imm = at;
       in.imm2 = r.words;
+      return emit(program, std::move(in));
+    }
+    if (auto insert = dyn_cast<LLVM::InsertValueOp>(op)) {
+      auto structType =
+          dyn_cast<LLVM::LLVMStructType>(insert.getContainer().getType());
+      if (!structType || insert.getPosition().size() != 1)
+        failCompile(k.name, &op,
+                    "llvm.insertvalue other than one position of a struct");
+      int64_t position = insert.getPosition()[0];
+      uint32_t at = 0;
+      for (int64_t i = 0; i < position; ++i)
+        at += wordsOf(structType.getBody()[i]);
+      Inst in;
+      in.fn = insertOp;
+      in.op = &op;
+      Slot value = use(insert.getValue(), &op);
+      in.ins = {use(insert.getContainer(), &op), value};
+      in.r = define(insert.getResult(), &op).offset;
+      in.imm = at;
+      in.imm2 = value.words;
+      return emit(program, std::move(in));
+    }
+    // Undefined values read as zeros.
+    if (isa<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp>(op)) {
+      Slot s = define(op.getResult(0), &op);
+      for (uint32_t w = 0; w < s.words; ++w)
+        k.constants.push_back({s.offset + w, 0});
+      return;
+    }
+    if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op))
+      return compileWgmma(wgmma, program);
+    if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+            NVVM::WgmmaWaitGroupSyncOp>(op)) {
+      Inst in;
+      in.op = &op;
+      if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+        in.fn = wgmmaWaitOp;
+        in.imm = wait.getGroup();
+      } else {
+        in.fn =
+            isa<NVVM::WgmmaFenceAlignedOp>(op) ? wgmmaFenceOp : wgmmaCommitOp;
+      }
+      return emit(program, std::move(in));
+    }
+    if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op)) {
+      if (fence.getKind() != NVVM::ProxyKind::async_shared &&
+          fence.getKind() != NVVM::ProxyKind::async)
+        failCompile(k.name, &op,
+                    "only nvvm.fence.proxy of the async or async.shared proxy "
+                    "is emulated");
+      Inst in;
+      in.fn = proxyFenceOp;
+      in.op = &op;
       return emit(program, std::move(in));
     }
     if (auto mma = dyn_cast<NVVM::MmaOp>(op))
@@ -3038,6 +3471,46 @@ private:
       in.a = use(value, &op).offset;
       in.b = use(indices[0], &op).offset;
     }
+    emit(program, std::move(in));
+  }
+
+  /// nvvm.wgmma.mma_async m64nNk16 of f16 or bf16 (K-major or MN-major
+  /// operands) and m64nNk8 of tf32 (K-major), f32 accumulators.
+  void compileWgmma(NVVM::WgmmaMmaAsyncOp wgmma, uint32_t program) {
+    Operation *op = wgmma;
+    NVVM::MMAShapeAttr shape = wgmma.getShape();
+    NVVM::WGMMATypes typeA = wgmma.getTypeA(), typeB = wgmma.getTypeB();
+    unsigned type = typeA == NVVM::WGMMATypes::f16    ? 0
+                    : typeA == NVVM::WGMMATypes::bf16 ? 1
+                    : typeA == NVVM::WGMMATypes::tf32 ? 2
+                                                      : 3;
+    int n = shape.getN();
+    bool mnA = wgmma.getLayoutA() == NVVM::MMALayout::col;
+    bool mnB = wgmma.getLayoutB() == NVVM::MMALayout::row;
+    auto result = dyn_cast<LLVM::LLVMStructType>(wgmma.getResults().getType());
+    bool supported =
+        type < 3 && typeB == typeA &&
+        wgmma.getTypeD() == NVVM::WGMMATypes::f32 && shape.getM() == 64 &&
+        n >= 8 && n <= 256 && n % 8 == 0 &&
+        shape.getK() == (type == 2 ? 8 : 16) && !(type == 2 && (mnA || mnB)) &&
+        !wgmma.getSatfinite() && result &&
+        result.getBody().size() == static_cast<size_t>(n / 2) &&
+        llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); });
+    if (!supported)
+      failCompile(k.name, op,
+                  "only nvvm.wgmma.mma_async m64nNk16 of f16 or bf16 and "
+                  "m64nNk8 of tf32 (K-major), with f32 accumulators and no "
+                  "satfinite, is emulated");
+    Inst in;
+    in.fn = wgmmaOp;
+    in.op = op;
+    in.ins = {use(wgmma.getInouts(), op), use(wgmma.getDescriptorA(), op),
+              use(wgmma.getDescriptorB(), op)};
+    in.outs = {define(wgmma.getResults(), op)};
+    in.imm = n | type << 16 | int64_t(mnA) << 20 | int64_t(mnB) << 21 |
+             int64_t(wgmma.getScaleD() == NVVM::WGMMAScaleOut::one) << 22 |
+             int64_t(wgmma.getScaleA() == NVVM::WGMMAScaleIn::neg) << 23 |
+             int64_t(wgmma.getScaleB() == NVVM::WGMMAScaleIn::neg) << 24;
     emit(program, std::move(in));
   }
 
@@ -3248,6 +3721,8 @@ void setUpWorker(Exec &e, const Kernel &k, const int64_t block[3],
   e.buffers = globals;
   e.asyncCopies.assign(k.asyncCopies ? e.threads : 0, {});
   e.asyncGroups.assign(k.asyncCopies ? e.threads : 0, 0);
+  e.proxyFences.assign(e.threads, 0);
+  e.warpgroups.assign(k.wgmma ? (e.threads + 127) / 128 : 0, {});
   for (size_t i = 0; i < k.buffers.size(); ++i) {
     const BufferInfo &info = k.buffers[i];
     if (!info.shared)
@@ -3260,6 +3735,7 @@ void setUpWorker(Exec &e, const Kernel &k, const int64_t block[3],
     b.elementBytes = info.elementBytes;
     b.base = e.sharedData.back().data();
     b.shadow = e.shadows.back().data();
+    b.sharedAddress = info.sharedAddress;
     b.size = info.elements;
     b.stride = 1;
     b.sizes.assign(info.shape.begin(), info.shape.end());
@@ -3283,7 +3759,16 @@ void runBlock(Exec &e, int64_t linear) {
   // Group numbers restart with the block; the copies are all completed (or
   // the last block failed).
   std::fill(e.asyncGroups.begin(), e.asyncGroups.end(), 0);
+  for (Warpgroup &wg : e.warpgroups)
+    wg = Warpgroup();
   run(e, e.kernel->programs[0]);
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g)
+    if (!e.warpgroups[g].pending.empty())
+      fail(e, *e.warpgroups[g].pending.front().inst, g * 128,
+           "the kernel returns with " +
+               std::to_string(e.warpgroups[g].pending.size()) +
+               " wgmma.mma_async of warpgroup " + std::to_string(g) +
+               " that no wgmma.wait.group completed");
   // A copy still in flight at the end was issued for nothing (or waited for
   // with too high a count).
   for (uint32_t l = 0; l < e.asyncCopies.size(); ++l)

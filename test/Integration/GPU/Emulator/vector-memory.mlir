@@ -10,7 +10,9 @@
 // vector.load past the end, a global vector.load and a shared vector.store
 // off their 16-byte alignment, a shared buffer without llvm.align,
 // overlapping vector stores of two threads, a vector.load of workgroup memory
-// nobody wrote, the aligned pointer of a workgroup buffer.
+// nobody wrote. Last the aligned pointers of two workgroup buffers: their
+// shared-memory addresses, one after the other at their alignments from 0
+// (1040 bytes of f16, then a 64-byte aligned buffer at 1088).
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %linattn_python -c "import numpy as np; np.save('%t/x.npy', (np.arange(512) %% 97 - 48).astype(np.float32) / 8); np.save('%t/z.npy', np.arange(192, dtype=np.float32) / 4 - 7)"
@@ -61,10 +63,10 @@
 // UNINIT-NEXT: op: %{{.*}} = vector.load
 // UNINIT: thread (0, 0, 0)
 
-// RUN: not --crash linattn-run %s --entry=shared_pointer --target=cuda --emulate-gpu --input=%t/x.npy 2>&1 | FileCheck %s --check-prefix=SHARED-POINTER
-// SHARED-POINTER: linattn GPU emulator: error: memref.extract_aligned_pointer_as_index of a workgroup buffer is not emulated
-// SHARED-POINTER-NEXT: kernel: @vector_shared_pointer
-// SHARED-POINTER-NEXT: op: %{{.*}} = memref.extract_aligned_pointer_as_index
+// RUN: linattn-run %s --entry=shared_pointer --target=cuda --emulate-gpu --input=%t/x.npy --output-dir=%t/pointer | FileCheck %s --check-prefix=SHARED-POINTER
+// RUN: %linattn_python -c "import numpy as np; y = np.load('%t/pointer/result0.npy'); assert (y[:64:2] == 0).all() and (y[1:64:2] == 1088).all(), y[:64]; print('shared addresses ok')" | FileCheck %s --check-prefix=SHARED-POINTER-VALUES
+// SHARED-POINTER: result #0: 512xf16
+// SHARED-POINTER-VALUES: shared addresses ok
 
 !bf16tile = memref<512xbf16, #gpu.address_space<workgroup>>
 !tile = memref<520xf16, #gpu.address_space<workgroup>>
@@ -229,12 +231,18 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     // The address of workgroup memory, which the emulator does not model.
+    // Even threads write the first buffer's address, odd ones the second's.
     gpu.func @vector_shared_pointer(%in: memref<?xf16>, %out: memref<?xf16>)
-        workgroup(%s : !tile {llvm.align = 16 : i64}) kernel {
-      %c16 = arith.constant 16 : index
+        workgroup(%s : !tile {llvm.align = 16 : i64},
+                  %s2 : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 64 : i64}) kernel {
+      %c2 = arith.constant 2 : index
       %t = gpu.thread_id x
       %p = memref.extract_aligned_pointer_as_index %s : !tile -> index
-      %m = arith.remui %p, %c16 : index
+      %p2 = memref.extract_aligned_pointer_as_index %s2 : memref<8xf32, #gpu.address_space<workgroup>> -> index
+      %odd = arith.remui %t, %c2 : index
+      %one = arith.constant 1 : index
+      %isOdd = arith.cmpi eq, %odd, %one : index
+      %m = arith.select %isOdd, %p2, %p : index
       %mi = arith.index_cast %m : index to i32
       %mf = arith.uitofp %mi : i32 to f16
       memref.store %mf, %out[%t] : memref<?xf16>
