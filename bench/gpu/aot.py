@@ -205,6 +205,7 @@ def self_test(args):
                  "value-tile=32", 1e-2),
                 ("chunked-f16-value-tile-128", "f16", np.float16,
                  "value-tile=128", 1e-2),
+                ("chunked-f16-wgmma", "f16", np.float16, "wgmma=true", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,

@@ -107,6 +107,7 @@ LINATTN_VARIANTS = [
      2.5e-2),
     ("linattn chunked bf16, value-tile=32", "bf16", "value-tile=32", 2.5e-2),
     ("linattn chunked bf16, value-tile=128", "bf16", "value-tile=128", 2.5e-2),
+    ("linattn chunked bf16, wgmma", "bf16", "wgmma=true", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
@@ -126,6 +127,9 @@ LINATTN_NOTES = {
         "value-tile=128: at D = 128 blocks of 128 value columns (eight warps, "
         "dynamic shared memory), each computing its chunks' scores once; "
         "the same kernel as the default at D = 64",
+    "linattn chunked bf16, wgmma":
+        "wgmma=true: the chunk loops' scores by sm_90a's wgmma from 128-byte "
+        "swizzled tiles of φ(Q), φ(K) (the other products stay on mma.sync)",
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
     "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
     "linattn recurrent f32, 1 lane/column":

@@ -66,6 +66,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.tf32 = options.tf32;
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
+  kernels.wgmma = options.wgmma;
   kernels.narrowOffsetLimit = options.narrowOffsetLimit;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);
@@ -116,6 +117,10 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addPass(createLinAttnGPUDynamicSharedMemoryPass(shared));
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
+  // wgmma exists only in sm_90a, the architecture-specific form of sm_90
+  // (for the same GPUs); other chips are left for ptxas to reject.
+  if (options.wgmma && target.chip == "sm_90")
+    target.chip = "sm_90a";
   target.optLevel = options.optLevel;
   target.features = options.features;
   target.cmdOptions = options.ptxasOptions;

@@ -355,6 +355,10 @@ def ConvertLinAttnToGPUPass
            "The chunked kernels (f16/bf16, with vector loads) copy the next "
            "chunk with cp.async while they compute the current one, in two "
            "slots per staged tile; false: staged synchronously">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
+           "compute their scores with sm_90's wgmma from swizzled tiles; "
+           "the kernels then need chip sm_90a">,
     Option<"narrowOffsetLimit", "narrow-offset-limit", "int64_t",
            /*default=*/"2147483648",
            "The chunk loops address global memory by 32-bit offsets from "

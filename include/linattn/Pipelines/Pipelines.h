@@ -213,6 +213,12 @@ struct LinAttnLowerToNVVMOptions
                      "the next chunk with cp.async while they compute the "
                      "current one (false: staged synchronously)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> wgmma{
+      *this, "wgmma",
+      llvm::cl::desc("The chunk loops (f16/bf16, F a multiple of 64, chunks "
+                     "of 64) compute their scores with sm_90's wgmma; "
+                     "chip=sm_90 then compiles for sm_90a"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> narrowOffsetLimit{
       *this, "narrow-offset-limit",
       llvm::cl::desc("The chunk loops keep their 32-bit offsets below this, "

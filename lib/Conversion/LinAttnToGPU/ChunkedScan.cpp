@@ -212,17 +212,86 @@ mlir::linattn::gpukernels::chunkedLinearUnsupported(QueryReadoutOp op,
 }
 
 namespace {
-/// A matrix in a shared tile: element (i, j) at buffer[base + i·ld + j] (row
-/// major) or buffer[base + j·ld + i] (column major). Rows are 16-byte aligned
-/// (the buffer by its alignment, `base` and `ld` by padding), so ldmatrix can
-/// read them.
+/// Bytes of a row of the 128-byte swizzle (wgmma's canonical layout).
+static constexpr int64_t kSwizzleBytes = 128;
+
+/// Keys of one wgmma of the scores (its N): each thread holds N / 2
+/// accumulators until they are stored.
+static constexpr int64_t kWgmmaKeys = 32;
+
+/// A matrix in a shared tile: element (i, j) at row i, column j of the
+/// stored tile (row major) or at row j, column i (column major). A stored
+/// (row, column) is at buffer[base + row·ld + column], rows 16-byte
+/// aligned (the buffer by its alignment, `base` and `ld` by padding) so
+/// that ldmatrix can read them; or, with `swizzleRows` (the rows of the
+/// tile), in wgmma's 128-byte swizzled K-major layout (`swizzledIndex`).
 struct SharedMatrix {
   Value buffer;
   int64_t ld;
   bool rowMajor;
   /// The tile's first element: its slot of a double-buffered tile.
   Value base;
+  int64_t swizzleRows = 0;
 };
+
+/// Where (row, col) of a tile of `rows` rows of 16-bit elements lies in
+/// the 128-byte swizzled layout: columns in blocks of 64 (128 bytes), the
+/// block of each row of the tile together (rows 128 bytes apart, block b
+/// at b·rows·64), and in each row the 16-byte chunk c at c XOR (row mod 8).
+/// ldmatrix reads 8 rows of one chunk conflict-free, and wgmma reads it as
+/// K-major with the 128-byte swizzle (stride byte offset 1024) when the
+/// buffer is 1024-byte aligned.
+static Value swizzledIndex(KernelBuilder &kb, int64_t rows, Value row,
+                           Value col) {
+  constexpr int64_t perRow = kSwizzleBytes / 2, perChunk = 8;
+  Value block = kb.divU(col, kb.idx(perRow));
+  Value within = kb.remU(col, kb.idx(perRow));
+  Value chunk = arith::XOrIOp::create(
+      kb.b, kb.loc, kb.divU(within, kb.idx(perChunk)), kb.remU(row, kb.idx(8)));
+  return kb.add(
+      kb.add(kb.mul(block, kb.idx(rows * perRow)), kb.mul(row, kb.idx(perRow))),
+      kb.add(kb.mul(chunk, kb.idx(perChunk)),
+             kb.remU(within, kb.idx(perChunk))));
+}
+
+/// The element of stored (row, col) of `m`.
+static Value sharedIndex(KernelBuilder &kb, const SharedMatrix &m, Value row,
+                         Value col) {
+  if (m.swizzleRows)
+    return kb.add(m.base, swizzledIndex(kb, m.swizzleRows, row, col));
+  return kb.add(m.base, kb.add(kb.mul(row, kb.idx(m.ld)), col));
+}
+
+/// The element of stored (r0 + laneRow, k0 + laneCol) of `m` (laneRow =
+/// matrixRow + rowOff), for a lane's
+/// ldmatrix row: r0 and k0 are the tile's origin (multiples of 8, k0's
+/// 16-byte chunk even), laneRow and laneCol the lane's offsets (laneCol 0
+/// or 8). Swizzled, the chunk is k0's chunk XOR (laneCol's chunk XOR
+/// laneRow mod 8): the lane's part is the same for every tile, so each
+/// address is one XOR with a constant of a few per-lane values (where the
+/// general `swizzledIndex` of every address keeps a register each once
+/// hoisted out of the chunk loop).
+static Value sharedTileIndex(KernelBuilder &kb, const SharedMatrix &m, Value r0,
+                             Value matrixRow, Value rowOff, Value k0,
+                             Value laneCol) {
+  if (!m.swizzleRows)
+    return sharedIndex(kb, m, kb.add(kb.add(r0, matrixRow), rowOff),
+                       kb.add(k0, laneCol));
+  Value laneRow = kb.add(matrixRow, rowOff);
+  constexpr int64_t perRow = kSwizzleBytes / 2, perChunk = 8;
+  Value lanePart =
+      arith::XOrIOp::create(kb.b, kb.loc, kb.divU(laneCol, kb.idx(perChunk)),
+                            kb.remU(laneRow, kb.idx(8)));
+  Value chunk = arith::XOrIOp::create(
+      kb.b, kb.loc, kb.divU(kb.remU(k0, kb.idx(perRow)), kb.idx(perChunk)),
+      lanePart);
+  Value block = kb.divU(k0, kb.idx(perRow));
+  return kb.add(m.base,
+                kb.add(kb.add(kb.mul(block, kb.idx(m.swizzleRows * perRow)),
+                              kb.mul(kb.add(r0, laneRow), kb.idx(perRow))),
+                       kb.add(kb.mul(chunk, kb.idx(perChunk)),
+                              kb.remU(laneCol, kb.idx(perChunk)))));
+}
 
 /// Tensor-core products with f32 accumulators on fragments of shared tiles:
 /// m16n8k16 of f16/bf16 operands, m16n8k8 of tf32 operands (f32 data already
@@ -252,12 +321,12 @@ public:
     Value rowOff = kb.mul(kb.remU(matrix, kb.idx(2)), kb.idx(8));
     Value colOff = kb.mul(kb.divU(matrix, kb.idx(2)), kb.idx(rowElements()));
     if (a.rowMajor)
-      return ldmatrix(a, kb.add(kb.add(r0, matrixRow), rowOff),
-                      kb.add(k0, colOff), /*transpose=*/false, 4);
+      return ldmatrix(a, r0, matrixRow, rowOff, k0, colOff,
+                      /*transpose=*/false, 4);
     if (!isTF32())
       // Stored as Aᵀ: matrix i holds rows k0 + 8·(i / 2) .. of the tile.
-      return ldmatrix(a, kb.add(kb.add(k0, matrixRow), colOff),
-                      kb.add(r0, rowOff), /*transpose=*/true, 4);
+      return ldmatrix(a, k0, matrixRow, colOff, r0, rowOff,
+                      /*transpose=*/true, 4);
     Value rowLo = kb.add(r0, group), rowHi = kb.add(rowLo, kb.idx(8));
     Value kLo = kb.add(k0, quad), kHi = kb.add(kLo, kb.idx(4));
     return {gather(a, rowLo, kLo), gather(a, rowHi, kLo), gather(a, rowLo, kHi),
@@ -275,13 +344,12 @@ public:
     Value nOff = kb.mul(kb.divU(m, kb.idx(2)), kb.idx(8));
     if (!bm.rowMajor)
       // Stored as Bᵀ (n rows of k): what the mma's col layout reads.
-      return ldmatrix(bm, kb.add(kb.add(n0, matrixRow), nOff),
-                      kb.add(k0, kb.mul(kOff, kb.idx(rowElements()))),
+      return ldmatrix(bm, n0, matrixRow, nOff, k0,
+                      kb.mul(kOff, kb.idx(rowElements())),
                       /*transpose=*/false, 2 * count);
     if (!isTF32())
-      return ldmatrix(bm,
-                      kb.add(kb.add(k0, matrixRow), kb.mul(kOff, kb.idx(8))),
-                      kb.add(n0, nOff), /*transpose=*/true, 2 * count);
+      return ldmatrix(bm, k0, matrixRow, kb.mul(kOff, kb.idx(8)), n0, nOff,
+                      /*transpose=*/true, 2 * count);
     SmallVector<Value> regs;
     for (int64_t j = 0; j < count; ++j) {
       Value col = kb.add(kb.add(n0, kb.idx(8 * j)), group);
@@ -334,10 +402,12 @@ private:
   int64_t rowElements() const { return isTF32() ? 4 : 8; }
 
   /// An ldmatrix of `count` 8x8 b16 matrices, this lane addressing row
-  /// (`row`, `col`) of the tile; returns the registers as the mma takes them.
-  SmallVector<Value> ldmatrix(const SharedMatrix &m, Value row, Value col,
+  /// (r0 + matrixRow + rowOff, k0 + laneCol) of the stored tile
+  /// (`sharedTileIndex`); returns the registers as the mma takes them.
+  SmallVector<Value> ldmatrix(const SharedMatrix &m, Value r0, Value matrixRow,
+                              Value rowOff, Value k0, Value laneCol,
                               bool transpose, int64_t count) {
-    Value index = kb.add(m.base, kb.add(kb.mul(row, kb.idx(m.ld)), col));
+    Value index = sharedTileIndex(kb, m, r0, matrixRow, rowOff, k0, laneCol);
     int64_t perRegister = isTF32() ? 1 : 2;
     auto type = VectorType::get({count, perRegister}, dataType);
     Value tiles =
@@ -365,8 +435,7 @@ private:
   /// Element (i, j) of a tf32 matrix as an i32 register.
   Value gather(const SharedMatrix &m, Value i, Value j) {
     Value index =
-        kb.add(m.base, m.rowMajor ? kb.add(kb.mul(i, kb.idx(m.ld)), j)
-                                  : kb.add(kb.mul(j, kb.idx(m.ld)), i));
+        m.rowMajor ? sharedIndex(kb, m, i, j) : sharedIndex(kb, m, j, i);
     Value value = memref::LoadOp::create(b, loc, m.buffer, ValueRange{index});
     return arith::BitcastOp::create(b, loc, b.getI32Type(), value);
   }
@@ -408,6 +477,10 @@ struct ChunkedScanConfig {
   /// below `narrowOffsetLimit`, see `Converter::convertChunked`), or by
   /// index ones.
   bool narrowOffsets;
+  /// Whether the chunk loops compute the scores with sm_90's wgmma (see
+  /// `wgmmaApplies`): φ(Q_c) and φ(K_c) are then staged in the 128-byte
+  /// swizzled layout (`swizzledIndex`) by every kernel of the scan.
+  bool wgmma = false;
 
   int64_t threads() const { return 32 * shape.warps; }
   /// Slots of the staged tiles: 2 with async copies.
@@ -424,7 +497,7 @@ struct ChunkedScanConfig {
   /// Row lengths of the shared tiles (padded, see `rowPadding` and
   /// `valueRowPadding`): φ(Q_c) and φ(K_c) are C x F, V_c is C x DT, S is
   /// F x DT, the scores C x C.
-  int64_t ldF() const { return features + pad(); }
+  int64_t ldF() const { return wgmma ? features : features + pad(); }
   int64_t ldV() const { return shape.dvTile + shape.valuePad; }
   int64_t ldS() const { return shape.dvTile + shape.statePad; }
   int64_t ldC() const { return shape.chunk + pad(); }
@@ -491,16 +564,20 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
 }
 
 /// Creates a chunked kernel with the workgroup buffers of
-/// `chunkSharedBuffers`, each 16-byte aligned for ldmatrix.
+/// `chunkSharedBuffers`, each 16-byte aligned for ldmatrix; the feature
+/// tiles 1024-byte aligned when swizzled for wgmma (the swizzle is of the
+/// absolute address).
 gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
                                  gpu::GPUModuleOp kernels, StringRef name,
                                  TypeRange args, const ChunkedScanConfig &c,
                                  ChunkTiles tiles) {
   gpu::GPUFuncOp kernel =
       createKernel(b, loc, kernels, name, args, chunkSharedBuffers(c, tiles));
+  unsigned featureTiles = tiles == ChunkTiles::All ? 2 : 1;
   for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
-    kernel.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                                       b.getI64IntegerAttr(16));
+    kernel.setWorkgroupAttributionAttr(
+        i, LLVM::LLVMDialect::getAlignAttrName(),
+        b.getI64IntegerAttr(c.wgmma && i < featureTiles ? 1024 : 16));
   return kernel;
 }
 
@@ -622,7 +699,19 @@ public:
                       ? width
                       : 1,
                   zero);
+    fenceForWgmma();
     kb.barrier();
+  }
+
+  /// With wgmma, makes this thread's shared-memory writes visible to the
+  /// async proxy that wgmma reads through (the barrier after it publishes
+  /// them to the block).
+  void fenceForWgmma() {
+    if (c.wgmma)
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
   }
 
   /// Async copies (`c.asyncCopies`): starts staging the chunk at `t0` into
@@ -661,7 +750,7 @@ public:
         forEachFeatureGroup(
             vectorWidth(),
             [&](Value t, Value f, Value valid) {
-              Value at = kb.add(featureSlot, kb.add(kb.mul(t, ldF), f));
+              Value at = featureIndex(featureSlot, t, f);
               if (mapQ)
                 mapInPlace(qs, at, valid, c.q);
               if (mapK)
@@ -670,6 +759,7 @@ public:
             count);
       });
     }
+    fenceForWgmma();
     kb.barrier();
   }
 
@@ -728,13 +818,24 @@ public:
     int64_t keys = c.shape.chunk / c.shape.groups;
     Value key0 = kb.mul(warpGroup(), kb.idx(keys));
     Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
+    // With wgmma, the keys in blocks of kWgmmaKeys, each block's scores
+    // masked and stored before the next is computed (all of a block's
+    // accumulators are live at once).
+    SmallVector<Value> wide;
+    int64_t block = std::min(keys, kWgmmaKeys);
     // Two key tiles at a time: one A fragment for both products.
     for (int64_t j = 0; j < keys / 8; j += 2) {
       Value n0 = kb.add(key0, kb.idx(8 * j));
       SmallVector<Value> acc(8, kb.fconst(0.0));
-      for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
-        acc =
-            products(queryTile(), keysTransposed(), r0, kb.idx(f0), n0, 2, acc);
+      if (c.wgmma && 8 * j % block == 0)
+        wide = wgmmaScores(n0, block);
+      if (c.wgmma)
+        for (int64_t i = 0; i < 8; ++i)
+          acc[i] = wide[4 * (j % (block / 8) + i / 4) + i % 4];
+      else
+        for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
+          acc = products(queryTile(), keysTransposed(), r0, kb.idx(f0), n0, 2,
+                         acc);
       for (int64_t i = 0; i < 8; ++i) {
         auto [row, col] =
             mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
@@ -1018,8 +1119,8 @@ public:
         ValueRange{kb.fconst(0.0)},
         [&](Value t, ValueRange sum) -> SmallVector<Value> {
           Value row = fromOffset(t);
-          Value key = toState(
-              loadShared(ks, kb.add(featureSlot, kb.add(kb.mul(row, ldF), f))));
+          Value key =
+              toState(loadShared(ks, featureIndex(featureSlot, row, f)));
           return {kb.fadd(sum[0], key)};
         })[0];
   }
@@ -1066,12 +1167,37 @@ private:
   std::pair<Value, Value> addQueryNormalizer(Value feature0, int64_t features,
                                              Value sumLo, Value sumHi) {
     auto [rowLo, rowHi] = laneRows();
+    // Swizzled tiles: the lanes walk the stored columns of their rows in
+    // order, so that the query's address is a constant off the lane's row,
+    // and take the feature stored there (rows g and g + 8 share their
+    // swizzle) for z. (Walking the features in order instead, every one of
+    // them has its own address per lane, which LLVM keeps in registers
+    // across the chunk loop.)
+    Value swizzle =
+        c.wgmma ? kb.mul(kb.remU(rowLo, kb.idx(8)), kb.idx(8)) : Value();
     for (int64_t f = 0; f < features; f += 4) {
-      Value feature = kb.add(feature0, kb.add(kb.idx(f), mb.quad));
+      Value column = kb.add(feature0, kb.add(kb.idx(f), mb.quad));
+      Value feature = column;
+      if (c.wgmma) {
+        // feature0 is a multiple of 4 (a group's share of F), maybe not
+        // of 64: the stored column's block and chunk in full.
+        Value inBlock = kb.remU(column, kb.idx(64));
+        feature = kb.add(
+            kb.sub(column, inBlock),
+            kb.add(arith::XOrIOp::create(
+                       b, loc, kb.mul(kb.divU(inBlock, kb.idx(8)), kb.idx(8)),
+                       swizzle),
+                   kb.remU(inBlock, kb.idx(8))));
+      }
       Value z = loadShared(zs, feature);
       auto query = [&](Value row) {
-        return toState(loadShared(
-            qs, kb.add(featureSlot, kb.add(kb.mul(row, ldF), feature))));
+        Value at = c.wgmma ? kb.add(featureSlot,
+                                    kb.add(kb.mul(kb.divU(column, kb.idx(64)),
+                                                  kb.idx(c.shape.chunk * 64)),
+                                           kb.add(kb.mul(row, kb.idx(64)),
+                                                  kb.remU(column, kb.idx(64)))))
+                           : featureIndex(featureSlot, row, feature);
+        return toState(loadShared(qs, at));
       };
       sumLo = kb.fma(query(rowLo), z, sumLo);
       sumHi = kb.fma(query(rowHi), z, sumHi);
@@ -1176,7 +1302,7 @@ private:
                  x = kb.select(valid, kb.featureOf(x, source), kb.fconst(0.0));
                return xs;
              };
-             Value slot = kb.add(base, kb.add(kb.mul(t, ldF), f));
+             Value slot = featureIndex(base, t, f);
              StagedGroup loaded;
              if (qs)
                loaded.push_back({features(qBuf, c.q), qs, slot});
@@ -1255,7 +1381,7 @@ private:
           Value at = toIndex(featureBase,
                              elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
                                        offset(c.features), toOffset(f)));
-          Value slot = kb.add(base, kb.add(kb.mul(t, ldF), f));
+          Value slot = featureIndex(base, t, f);
           Value elements = kb.select(valid, all, none);
           if (qs)
             copyGroup(qBuf, at, qs, slot, elements);
@@ -1459,11 +1585,82 @@ private:
   }
   // The shared tiles as matrices of the products.
   SharedMatrix queryTile() {
-    return {qs, c.ldF(), /*rowMajor=*/true, featureSlot};
+    return {qs, c.ldF(), /*rowMajor=*/true, featureSlot, swizzleRows()};
   }
   /// φ(K_c)ᵀ (F x C), stored as φ(K_c).
   SharedMatrix keysTransposed() {
-    return {ks, c.ldF(), /*rowMajor=*/false, featureSlot};
+    return {ks, c.ldF(), /*rowMajor=*/false, featureSlot, swizzleRows()};
+  }
+  int64_t swizzleRows() const { return c.wgmma ? c.shape.chunk : 0; }
+
+  /// The element of token `row`, feature `col` of a feature tile whose slot
+  /// starts at `slotBase`: padded rows, or swizzled for wgmma.
+  Value featureIndex(Value slotBase, Value row, Value col) {
+    if (c.wgmma)
+      return kb.add(slotBase, swizzledIndex(kb, c.shape.chunk, row, col));
+    return kb.add(slotBase, kb.add(kb.mul(row, ldF), col));
+  }
+
+  /// The scores of keys [key0, key0 + keys) for all C rows of the chunk
+  /// with wgmma: the warpgroup of this warp (warps 4i..4i+3, row tiles 0..3
+  /// of key group i) multiplies φ(Q_c) by those rows of φ(K_c), both
+  /// K-major in the 128-byte swizzle, F / 16 steps of m64n<keys>k16 into
+  /// f32. Returns this thread's keys / 2 accumulators: register 4j + e is
+  /// element e of key tile j in mma.sync's accumulator layout (rows g and
+  /// g + 8 of the warp's row tile, columns 2t and 2t + 1).
+  SmallVector<Value> wgmmaScores(Value key0, int64_t keys) {
+    MLIRContext *ctx = b.getContext();
+    Type i64 = b.getI64Type();
+    int64_t bytes = c.dataType.getIntOrFloatBitWidth() / 8;
+    auto tileAddress = [&](Value buffer, Value firstRow) {
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+      return kb.add(kb.add(base, kb.mul(featureSlot, kb.idx(bytes))),
+                    kb.mul(firstRow, kb.idx(kSwizzleBytes)));
+    };
+    Value queries = tileAddress(qs, zero), keyRows = tileAddress(ks, key0);
+    // Start address >> 4 in bits 0-13; leading byte offset (unused by
+    // swizzled K-major layouts: 16) and stride byte offset (8 rows of 128
+    // bytes) >> 4 in bits 16-29 and 32-45; the 128-byte swizzle in 62-63.
+    uint64_t high = uint64_t(16 >> 4) << 16 |
+                    uint64_t((8 * kSwizzleBytes) >> 4) << 32 |
+                    uint64_t(1) << 62;
+    Value highBits =
+        arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(high));
+    Value four = arith::ConstantIntOp::create(b, loc, i64, 4);
+    auto descriptor = [&](Value address, int64_t offset) -> Value {
+      Value at = arith::IndexCastUIOp::create(b, loc, i64,
+                                              kb.add(address, kb.idx(offset)));
+      return arith::OrIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, at, four), highBits);
+    };
+    auto accType = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(keys / 2, b.getF32Type()));
+    auto type =
+        c.dataType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    Value acc = LLVM::UndefOp::create(b, loc, accType);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    constexpr int64_t perRow = kSwizzleBytes / 2;
+    for (int64_t f0 = 0; f0 < c.features; f0 += 16) {
+      // Feature f0 of row 0: its 64-column block, then its byte in the row.
+      int64_t offset =
+          f0 / perRow * c.shape.chunk * kSwizzleBytes + f0 % perRow * bytes;
+      acc = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, accType, acc, descriptor(queries, offset),
+          descriptor(keyRows, offset),
+          NVVM::MMAShapeAttr::get(ctx, 64, keys, 16), type, type,
+          NVVM::WGMMATypes::f32,
+          f0 == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::col,
+          /*satfinite=*/nullptr);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < keys / 2; ++i)
+      values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    return values;
   }
   SharedMatrix valueTile() {
     return {vs, c.ldV(), /*rowMajor=*/true, valueSlot};
@@ -1968,6 +2165,16 @@ static bool stagesAsync(const LinAttnToGPUKernelOptions &options, Type data) {
          data.getIntOrFloatBitWidth() == 16;
 }
 
+/// Whether the chunk loops of `c` take wgmma (`options.wgmma`): 16-bit data,
+/// F a multiple of 64 (rows of whole 128-byte swizzle blocks) and chunks of
+/// 64 tokens (wgmma's M; the four row tiles of a key group are one
+/// warpgroup).
+static bool wgmmaApplies(const LinAttnToGPUKernelOptions &options,
+                         const ChunkedScanConfig &c) {
+  return options.wgmma && c.dataType.getIntOrFloatBitWidth() == 16 &&
+         c.features % 64 == 0 && c.shape.chunk == 64;
+}
+
 /// The slots of the staged tiles (`ChunkedScanConfig::slots`).
 static int64_t stagingSlots(const LinAttnToGPUKernelOptions &options,
                             Type data) {
@@ -2008,6 +2215,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       !op.getFinalNormalizer().use_empty(),
                       stagesAsync(options, vType.getElementType()),
                       /*narrowOffsets=*/true};
+  c.wgmma = wgmmaApplies(options, c);
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
   Location loc = op.getLoc();

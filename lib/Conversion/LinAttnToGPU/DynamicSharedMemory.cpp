@@ -113,7 +113,7 @@ struct LinAttnGPUDynamicSharedMemoryPass
                                             gpu::AddressSpace::Workgroup);
     ArrayRef<BlockArgument> buffers = func.getWorkgroupAttributions();
     SmallVector<int64_t> offsets;
-    int64_t end = 0;
+    int64_t end = 0, maxAlign = 16;
     for (auto [i, buffer] : llvm::enumerate(buffers)) {
       auto type = dyn_cast<MemRefType>(buffer.getType());
       if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
@@ -131,6 +131,7 @@ struct LinAttnGPUDynamicSharedMemoryPass
               dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
                   i, LLVM::LLVMDialect::getAlignAttrName())))
         align = std::max<int64_t>(align, attr.getInt());
+      maxAlign = std::max(maxAlign, align);
       end = llvm::alignTo(end, align);
       offsets.push_back(end);
       end += type.getNumElements() * elementBytes;
@@ -149,6 +150,10 @@ struct LinAttnGPUDynamicSharedMemoryPass
     auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                                      MemRefLayoutAttrInterface{}, space);
     memref::GlobalOp global = dynamicSharedGlobal(kernels);
+    // The offsets hold their alignments only from an address that holds
+    // the largest (wgmma's swizzled tiles: 1024 bytes).
+    if (global.getAlignment().value_or(1) < static_cast<uint64_t>(maxAlign))
+      global.setAlignmentAttr(b.getI64IntegerAttr(maxAlign));
     Value declared = memref::GetGlobalOp::create(b, loc, global.getType(),
                                                  global.getSymName());
     Value base = memref::CastOp::create(b, loc, bytesType, declared);
@@ -168,8 +173,9 @@ struct LinAttnGPUDynamicSharedMemoryPass
   }
 
   /// The module's declaration of the dynamic shared memory: an external
-  /// memref.global of no elements in workgroup memory, 16-byte aligned,
-  /// which NVPTX emits as `.extern .shared .align 16 .b8 name[]`.
+  /// memref.global of no elements in workgroup memory, 16-byte aligned (or
+  /// as its kernels' buffers need), which NVPTX emits as
+  /// `.extern .shared .align 16 .b8 name[]`.
   /// (gpu.dynamic_shared_memory becomes an internal zero-length global,
   /// which ptxas allocates as one byte of static shared memory that the
   /// dynamic part then follows.)

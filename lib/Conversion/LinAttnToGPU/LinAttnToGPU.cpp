@@ -1203,6 +1203,7 @@ struct ConvertLinAttnToGPUPass
     opts.tf32 = tf32;
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
+    opts.wgmma = wgmma;
     opts.narrowOffsetLimit = narrowOffsetLimit;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {
       getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");

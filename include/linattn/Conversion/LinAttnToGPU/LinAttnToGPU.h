@@ -88,6 +88,12 @@ struct LinAttnToGPUKernelOptions {
   /// the doubled tiles and registers (168 instead of 146 at F = 64) cost
   /// occupancy where the synchronous kernel fits 4 blocks per SM.
   bool asyncCopies = false;
+  /// The chunk loops compute their scores with sm_90's wgmma (the kernels
+  /// then need chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
+  /// a multiple of 64, chunks of 64 tokens); φ(Q_c) and φ(K_c) are then
+  /// staged in wgmma's 128-byte swizzled layout. Off by default until
+  /// measured.
+  bool wgmma = false;
   /// The chunk loops address global memory by 32-bit offsets from the
   /// first row of their block (fewer instructions and registers than
   /// 64-bit index arithmetic) and keep them below this: a block spans

@@ -582,7 +582,8 @@ def run_case(case, long_sequence, opts):
     kernel = os.path.join(d, "kernel.mlir")
     with open(kernel, "w") as f:
         f.write(case.mlir)
-    pipeline_options = [f"chip={opts.chip}"] + getattr(case, "gpu_options", [])
+    pipeline_options = ([f"chip={opts.chip}"] + getattr(case, "gpu_options", []) +
+                        opts.options.split())
     if opts.mock:
         pipeline_options.append("format=isa")
     cmd = [os.path.join(opts.tools, "linattn-run"), kernel, "--target=cuda",
@@ -639,13 +640,16 @@ def run_case(case, long_sequence, opts):
 
 def add_run_arguments(parser):
     """The arguments `run_case` reads: --tools, --workdir, --mock or
-    --emulate, --chip."""
+    --emulate, --chip, --options."""
     parser.add_argument("--tools", required=True)
     parser.add_argument("--workdir", required=True)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--mock", action="store_true")
     mode.add_argument("--emulate", action="store_true")
     parser.add_argument("--chip", default="sm_90")
+    parser.add_argument("--options", default="",
+                        help="linattn-lower-to-nvvm options added to every "
+                             "case's (space-separated, e.g. 'wgmma=true')")
 
 
 def check(case, long_sequence, opts):

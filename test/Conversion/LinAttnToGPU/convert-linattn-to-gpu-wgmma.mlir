@@ -1,0 +1,53 @@
+// wgmma=true: the chunk loops compute their scores with sm_90's wgmma. At
+// F = 64 (chunks of 64, one warpgroup of four warps) φ(Q_c) and φ(K_c) are
+// staged unpadded (64 x 64, 1024-byte aligned) in the 128-byte swizzle, by
+// every kernel of the scan; staging ends with the async-proxy fence before
+// its barrier; the scores of each block of 32 keys are four m64n32k16
+// wgmma (F / 16 steps) from descriptors of the two tiles, the first without
+// the accumulator, then one commit and a wait for all. Where it does not
+// apply the kernels are those of wgmma=false: chunks of 32
+// (chunk-size=32) and F = 32.
+
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 chunk-size=32" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
+
+// CHECK-LABEL: func.func @bf16_f64
+//       CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
+//  CHECK-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64},
+//       CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+//  CHECK-NEXT: gpu.barrier
+//       CHECK: memref.extract_aligned_pointer_as_index
+//       CHECK: nvvm.wgmma.fence.aligned
+//       CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>]
+//  CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+//  CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+//       CHECK: nvvm.wgmma.fence.aligned
+//       CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+//   CHECK-NOT: nvvm.wgmma.fence.aligned
+//       CHECK: gpu.return
+// NONE-LABEL: func.func @bf16_f64
+//   NONE-NOT: nvvm.wgmma
+//   NONE-NOT: llvm.align = 1024
+//       NONE: return
+func.func @bf16_f64(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>, tensor<2x4x64x64xf32>, tensor<2x4x64xf32>
+  return %o : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
+// F = 32: no wgmma.
+// CHECK-LABEL: func.func @f16_f32
+//   CHECK-NOT: nvvm.wgmma
+//       CHECK: return
+// NONE-LABEL: func.func @f16_f32
+//   NONE-NOT: nvvm.wgmma
+//       NONE: return
+func.func @f16_f32(%q: tensor<2x?x32xf16>, %k: tensor<2x?x32xf16>, %v: tensor<2x?x32xf16>) -> tensor<2x?x32xf16> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v : tensor<2x?x32xf16>, tensor<2x?x32xf16>, tensor<2x?x32xf16> -> tensor<2x?x32xf16>, tensor<2x32x32xf32>, tensor<2x32xf32>
+  return %o : tensor<2x?x32xf16>
+}
