@@ -1751,22 +1751,33 @@ void shuffleOp(Exec &e, const Inst &in) {
   });
 }
 
-/// Whether warp `wp` executes a warp-wide op (nvvm.mma.sync, nvgpu.ldmatrix):
-/// none of its lanes (false), all 32 (true), or some, which is an error.
-static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
-  uint32_t base = wp * 32;
+/// Whether threads [base, base + count) of the block (a warp or a
+/// warpgroup, `unit` `index`) execute an op all of them must: none of them
+/// (false), all (true), or some, which is an error naming the first one
+/// inactive or, past the block's end, missing.
+static bool allOrNoneActive(Exec &e, const Inst &in, uint32_t base,
+                            uint32_t count, const char *unit, uint32_t index) {
   bool any = false;
-  for (uint32_t i = 0; i < 32 && base + i < e.threads; ++i)
+  for (uint32_t i = 0; i < count && base + i < e.threads; ++i)
     any |= e.mask[base + i] != 0;
   if (!any)
     return false;
-  for (uint32_t i = 0; i < 32; ++i)
+  for (uint32_t i = 0; i < count; ++i)
     if (base + i >= e.threads || !e.mask[base + i])
       fail(e, in, base + i < e.threads ? static_cast<int64_t>(base + i) : -1,
-           in.op->getName().getStringRef().str() +
-               " executed without all 32 lanes of warp " + std::to_string(wp) +
-               " (lane " + std::to_string(i) + " inactive)");
+           in.op->getName().getStringRef().str() + " executed without all " +
+               std::to_string(count) + " threads of " + unit + " " +
+               std::to_string(index) + " (thread " + std::to_string(base + i) +
+               (base + i < e.threads
+                    ? " inactive)"
+                    : " missing: the block has " + std::to_string(e.threads) +
+                          " threads)"));
   return true;
+}
+
+/// Whether warp `wp` executes a warp-wide op (nvvm.mma.sync, nvgpu.ldmatrix).
+static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
+  return allOrNoneActive(e, in, wp * 32, 32, "warp", wp);
 }
 
 /// nvvm.mma.sync m16n8k16 with 16-bit A and B (row and col layouts) and f32
@@ -1950,26 +1961,9 @@ void proxyFenceOp(Exec &e, const Inst &) {
 }
 
 /// Whether warpgroup `g` (threads 128g..128g+127) executes a
-/// warpgroup-aligned op: none of its threads (false), all 128 (true), or
-/// some, which is an error.
+/// warpgroup-aligned op.
 static bool warpgroupActive(Exec &e, const Inst &in, uint32_t g) {
-  uint32_t base = g * 128;
-  bool any = false;
-  for (uint32_t i = 0; i < 128 && base + i < e.threads; ++i)
-    any |= e.mask[base + i] != 0;
-  if (!any)
-    return false;
-  for (uint32_t i = 0; i < 128; ++i)
-    if (base + i >= e.threads || !e.mask[base + i])
-      fail(e, in, base + i < e.threads ? static_cast<int64_t>(base + i) : -1,
-           in.op->getName().getStringRef().str() +
-               " executed without all 128 threads of warpgroup " +
-               std::to_string(g) + " (thread " + std::to_string(base + i) +
-               (base + i < e.threads
-                    ? " inactive)"
-                    : " missing: the block has " + std::to_string(e.threads) +
-                          " threads)"));
-  return true;
+  return allOrNoneActive(e, in, g * 128, 128, "warpgroup", g);
 }
 
 /// nvvm.wgmma.fence.aligned: the warpgroup's registers and shared memory are
@@ -3207,16 +3201,12 @@ private:
     if (auto insert = dyn_cast<vector::InsertOp>(op)) {
       if (!insert.getDynamicPosition().empty())
         failCompile(k.name, &op, "vector.insert at a dynamic position");
-      Inst in;
-      in.fn = insertOp;
-      in.op = &op;
-      Slot value = use(insert.getValueToStore(), &op);
-      in.ins = {use(insert.getDest(), &op), value};
-      in.r = define(insert.getResult(), &op).offset;
-      in.imm = wordPosition(&op, insert.getDestVectorType().getShape(),
-                            insert.getStaticPosition(), value.words);
-      in.imm2 = value.words;
-      return emit(program, std::move(in));
+      Value value = insert.getValueToStore();
+      return emitInsert(op, insert.getDest(), value, insert.getResult(),
+                        wordPosition(&op, insert.getDestVectorType().getShape(),
+                                     insert.getStaticPosition(),
+                                     wordsOf(value.getType())),
+                        program);
     }
     if (auto broadcast = dyn_cast<vector::BroadcastOp>(op)) {
       if (wordsOf(broadcast.getSource().getType()) != 1)
@@ -3248,15 +3238,8 @@ private:
       return emit(program, std::move(in));
     }
     if (auto extract = dyn_cast<LLVM::ExtractValueOp>(op)) {
-      auto structType =
-          dyn_cast<LLVM::LLVMStructType>(extract.getContainer().getType());
-      if (!structType || extract.getPosition().size() != 1)
-        failCompile(k.name, &op,
-                    "llvm.extractvalue other than one position of a struct");
-      int64_t position = extract.getPosition()[0];
-      uint32_t at = 0;
-      for (int64_t i = 0; i < position; ++i)
-        at += wordsOf(structType.getBody()[i]);
+      uint32_t at = structWord(op, extract.getContainer().getType(),
+                               extract.getPosition());
       Inst in;
       in.fn = k.wgmma ? extractCheckedOp : extractOp;
       in.op = &op;
@@ -3268,24 +3251,10 @@ private:
       return emit(program, std::move(in));
     }
     if (auto insert = dyn_cast<LLVM::InsertValueOp>(op)) {
-      auto structType =
-          dyn_cast<LLVM::LLVMStructType>(insert.getContainer().getType());
-      if (!structType || insert.getPosition().size() != 1)
-        failCompile(k.name, &op,
-                    "llvm.insertvalue other than one position of a struct");
-      int64_t position = insert.getPosition()[0];
-      uint32_t at = 0;
-      for (int64_t i = 0; i < position; ++i)
-        at += wordsOf(structType.getBody()[i]);
-      Inst in;
-      in.fn = insertOp;
-      in.op = &op;
-      Slot value = use(insert.getValue(), &op);
-      in.ins = {use(insert.getContainer(), &op), value};
-      in.r = define(insert.getResult(), &op).offset;
-      in.imm = at;
-      in.imm2 = value.words;
-      return emit(program, std::move(in));
+      return emitInsert(
+          op, insert.getContainer(), insert.getValue(), insert.getResult(),
+          structWord(op, insert.getContainer().getType(), insert.getPosition()),
+          program);
     }
     // Undefined values read as zeros.
     if (isa<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp>(op)) {
@@ -3472,6 +3441,35 @@ private:
       in.b = use(indices[0], &op).offset;
     }
     emit(program, std::move(in));
+  }
+
+  /// vector.insert or llvm.insertvalue: `result` is `dest` with `value` at
+  /// its word `at`.
+  void emitInsert(Operation &op, Value dest, Value value, Value result,
+                  int64_t at, uint32_t program) {
+    Inst in;
+    in.fn = insertOp;
+    in.op = &op;
+    Slot inserted = use(value, &op);
+    in.ins = {use(dest, &op), inserted};
+    in.r = define(result, &op).offset;
+    in.imm = at;
+    in.imm2 = inserted.words;
+    emit(program, std::move(in));
+  }
+
+  /// The first word of the member at `position` of a struct of `type`, for
+  /// llvm.extractvalue and llvm.insertvalue (one position only).
+  uint32_t structWord(Operation &op, Type type, ArrayRef<int64_t> position) {
+    auto structType = dyn_cast<LLVM::LLVMStructType>(type);
+    if (!structType || position.size() != 1)
+      failCompile(k.name, &op,
+                  op.getName().getStringRef().str() +
+                      " other than one position of a struct");
+    uint32_t at = 0;
+    for (int64_t i = 0; i < position[0]; ++i)
+      at += wordsOf(structType.getBody()[i]);
+    return at;
   }
 
   /// nvvm.wgmma.mma_async m64nNk16 of f16 or bf16 (K-major or MN-major

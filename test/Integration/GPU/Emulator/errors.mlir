@@ -48,7 +48,7 @@
 // SHUFFLE-NEXT: op: %{{.*}}, %{{.*}} = gpu.shuffle xor
 
 // RUN: not --crash linattn-run %s --entry=mma --target=cuda --emulate-gpu --random-seed=1 2>&1 | FileCheck %s --check-prefix=MMA
-// MMA: error: nvvm.mma.sync executed without all 32 lanes of warp 0 (lane 8 inactive)
+// MMA: error: nvvm.mma.sync executed without all 32 threads of warp 0 (thread 8 inactive)
 // MMA-NEXT: kernel: @mma_partial
 // MMA-NEXT: op: %{{.*}} = nvvm.mma.sync
 
