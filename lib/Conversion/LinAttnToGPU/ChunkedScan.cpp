@@ -262,15 +262,14 @@ static Value sharedIndex(KernelBuilder &kb, const SharedMatrix &m, Value row,
   return kb.add(m.base, kb.add(kb.mul(row, kb.idx(m.ld)), col));
 }
 
-/// The element of stored (r0 + laneRow, k0 + laneCol) of `m` (laneRow =
-/// matrixRow + rowOff), for a lane's
-/// ldmatrix row: r0 and k0 are the tile's origin (multiples of 8, k0's
-/// 16-byte chunk even), laneRow and laneCol the lane's offsets (laneCol 0
-/// or 8). Swizzled, the chunk is k0's chunk XOR (laneCol's chunk XOR
-/// laneRow mod 8): the lane's part is the same for every tile, so each
-/// address is one XOR with a constant of a few per-lane values (where the
-/// general `swizzledIndex` of every address keeps a register each once
-/// hoisted out of the chunk loop).
+/// The element of stored (r0 + laneRow, k0 + laneCol) of `m`, laneRow =
+/// matrixRow + rowOff, for a lane's ldmatrix row: r0 and k0 are the tile's
+/// origin (multiples of 8; k0's 16-byte chunk even where laneCol is 8),
+/// laneRow and laneCol the lane's offsets (laneCol 0 or 8). Swizzled, the
+/// chunk is k0's chunk XOR (laneCol's chunk XOR laneRow mod 8): the lane's
+/// part is the same for every tile, so each address is one XOR of a
+/// per-lane value with a constant (where the general `swizzledIndex` of
+/// every address keeps a register each once hoisted out of the chunk loop).
 static Value sharedTileIndex(KernelBuilder &kb, const SharedMatrix &m, Value r0,
                              Value matrixRow, Value rowOff, Value k0,
                              Value laneCol) {
