@@ -2134,19 +2134,25 @@ void wgmmaOp(Exec &e, const Inst &in) {
              "wgmma descriptor with a matrix base offset (bits 49-51) other "
              "than 0");
       values.assign(size_t(rows) * kSteps, 0.0f);
+      // The buffer of the last element: an operand's elements are in one
+      // buffer but for misuse, so it is looked up again only on leaving it.
+      const RuntimeBuffer *b = nullptr;
+      uint32_t buffer = 0;
+      auto holds = [&](const RuntimeBuffer &c, uint64_t at) {
+        return c.shared && at >= static_cast<uint64_t>(c.sharedAddress) &&
+               at < static_cast<uint64_t>(c.sharedAddress +
+                                          c.size * c.elementBytes);
+      };
       for (uint32_t r = 0; r < rows; ++r)
         for (uint32_t k = 0; k < kSteps; ++k) {
           uint64_t at = wgmmaAddress(d, !mnMajor, bytes, r, k);
-          const RuntimeBuffer *b = nullptr;
-          uint32_t buffer = 0;
-          for (uint32_t j = 0; j < e.buffers.size(); ++j) {
-            const RuntimeBuffer &c = e.buffers[j];
-            if (c.shared && at >= static_cast<uint64_t>(c.sharedAddress) &&
-                at < static_cast<uint64_t>(c.sharedAddress +
-                                           c.size * c.elementBytes)) {
-              b = &c;
-              buffer = j;
-            }
+          if (!b || !holds(*b, at)) {
+            b = nullptr;
+            for (uint32_t j = 0; j < e.buffers.size() && !b; ++j)
+              if (holds(e.buffers[j], at)) {
+                b = &e.buffers[j];
+                buffer = j;
+              }
           }
           if (!b)
             fail(e, in, base,

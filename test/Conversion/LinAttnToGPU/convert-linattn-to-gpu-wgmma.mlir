@@ -11,6 +11,10 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 chunk-size=32" -split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
+// With async copies the tiles take dynamic shared memory, whose declaration
+// then holds the swizzle's 1024-byte alignment (16 without wgmma).
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true async-copies=true sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC-DEFAULT
 
 // CHECK-LABEL: func.func @bf16_f64
 //       CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
@@ -27,6 +31,11 @@
 //       CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 //   CHECK-NOT: nvvm.wgmma.fence.aligned
 //       CHECK: gpu.return
+// DYNAMIC-LABEL: func.func @bf16_f64
+//       DYNAMIC: memref.global @linattn_dynamic_shared : memref<0xi8, #gpu.address_space<workgroup>> {alignment = 1024 : i64}
+//       DYNAMIC: memref.view %{{.*}}[%c0][] : {{.*}} to memref<8192xbf16, #gpu.address_space<workgroup>>
+//       DYNAMIC: memref.view %{{.*}}[%c16384][] : {{.*}} to memref<8192xbf16, #gpu.address_space<workgroup>>
+// DYNAMIC-DEFAULT: memref.global @linattn_dynamic_shared : memref<0xi8, #gpu.address_space<workgroup>> {alignment = 16 : i64}
 // NONE-LABEL: func.func @bf16_f64
 //   NONE-NOT: nvvm.wgmma
 //   NONE-NOT: llvm.align = 1024

@@ -211,6 +211,7 @@ def kernel_mlir(name, dtype, n, depth, la, lb, loop=False):
     # Register i of thread 32w + 4g + q: row 16w + g + 8(i/2 % 2), column
     # 8(i/4) + 2q + i % 2.
     emit("      %c2 = arith.constant 2 : index")
+    emit("      %c4i = arith.constant 4 : index")
     emit("      %c8 = arith.constant 8 : index")
     emit("      %c16 = arith.constant 16 : index")
     emit("      %c32 = arith.constant 32 : index")
@@ -253,11 +254,7 @@ def kernel_mlir(name, dtype, n, depth, la, lb, loop=False):
     emit(f"    return %r : tensor<{64 * n}xf32>")
     emit("  }")
     emit("}")
-    text = "\n".join(lines) + "\n"
-    # The index constant 4 of the lane split (the i64 one shifts addresses).
-    return text.replace("      %c2 = arith.constant 2 : index",
-                        "      %c2 = arith.constant 2 : index\n"
-                        "      %c4i = arith.constant 4 : index")
+    return "\n".join(lines) + "\n"
 
 
 class Case:
