@@ -5,7 +5,7 @@ value sizes), dynamic dimensions, feature maps, directions, initial states,
 large values for normalized 16-bit data (states past f16's range) and
 options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, tf32, scan-kernel, linear-kernel, scan-feature-lanes,
+min-blocks-per-sm, wgmma, tf32, scan-kernel, linear-kernel, scan-feature-lanes,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each
 against its float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
 draws are left out: identity features with a normalizer (denominators near
@@ -91,7 +91,7 @@ def chunked_case(d, tf32):
         dyn_dv=d.chance(0.25), values=large_values(d, eps, dtype))
     case.gpu_options = chunked_options(
         d, tf32, ("narrow-offset-limit=0", "narrow-offset-limit=32768"),
-        ("min-blocks-per-sm=4",))
+        ("min-blocks-per-sm=4",), ("wgmma=true",))
     case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
     return case, True
 
