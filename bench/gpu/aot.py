@@ -206,6 +206,8 @@ def self_test(args):
                 ("chunked-f16-value-tile-128", "f16", np.float16,
                  "value-tile=128", 1e-2),
                 ("chunked-f16-wgmma", "f16", np.float16, "wgmma=true", 1e-2),
+                ("chunked-f16-prefetch", "f16", np.float16, "prefetch-chunks=1",
+                 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,

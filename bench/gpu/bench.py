@@ -108,6 +108,7 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, value-tile=32", "bf16", "value-tile=32", 2.5e-2),
     ("linattn chunked bf16, value-tile=128", "bf16", "value-tile=128", 2.5e-2),
     ("linattn chunked bf16, wgmma", "bf16", "wgmma=true", 2.5e-2),
+    ("linattn chunked bf16, L2 prefetch", "bf16", "prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
@@ -130,6 +131,10 @@ LINATTN_NOTES = {
     "linattn chunked bf16, wgmma":
         "wgmma=true: the chunk loops' scores by sm_90a's wgmma from 128-byte "
         "swizzled tiles of φ(Q), φ(K) (the other products stay on mma.sync)",
+    "linattn chunked bf16, L2 prefetch":
+        "prefetch-chunks=1: staging a chunk prefetches the next chunk's rows "
+        "into L2 (prefetch.L2 per 128-byte line), so that its synchronous "
+        "loads wait on L2 rather than HBM",
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
     "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
     "linattn recurrent f32, 1 lane/column":

@@ -28,6 +28,7 @@ STYLES = {
     "linattn chunked bf16, value-tile=32": ("#6baed6", "o", "-."),
     "linattn chunked bf16, value-tile=128": ("#9ecae1", "o", "--"),
     "linattn chunked bf16, wgmma": ("#c6dbef", "o", "-"),
+    "linattn chunked bf16, L2 prefetch": ("#2171b5", "o", "--"),
     "linattn chunked tf32": ("#08519c", "s", "-"),
     "linattn recurrent f32": ("#3f007d", "D", "-"),
     "linattn recurrent f32, 1 lane/column": ("#807dba", "D", ":"),

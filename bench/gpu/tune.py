@@ -16,6 +16,9 @@ options that shape the chunked kernels:
                              chunks' scores, or fewer; 128 for D = 128 only)
   min-blocks-per-sm          registers for this many blocks per SM in the
                              chunk loops (.minnctapersm; 0: ptxas's choice)
+  prefetch-chunks            staging prefetches the rows of the chunk this
+                             many ahead into L2 (0: none; synchronous
+                             staging only, so not combined with async-copies)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -71,10 +74,13 @@ ASYNC_COPIES = (False, True)
 SEQUENCE_PARALLEL_BLOCKS = (0, 132, 264, 528)
 VALUE_TILES = (32, 64, 128)
 MIN_BLOCKS_PER_SM = (0, 4)
+# Staging's L2 prefetch is timed by bench.py's "L2 prefetch" row; the
+# default grid leaves it out (--prefetch-chunks=0,1 adds it).
+PREFETCH_CHUNKS = (0,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
-                    "min_blocks_per_sm", defaults=(64, 0))
+                    "min_blocks_per_sm prefetch_chunks", defaults=(64, 0, 0))
 
 
 def options(config):
@@ -86,7 +92,8 @@ def options(config):
             f"async-copies={'true' if config.async_copies else 'false'} "
             f"sequence-parallel-blocks={config.sequence_parallel_blocks} "
             f"value-tile={config.value_tile} "
-            f"min-blocks-per-sm={config.min_blocks_per_sm}")
+            f"min-blocks-per-sm={config.min_blocks_per_sm} "
+            f"prefetch-chunks={config.prefetch_chunks}")
 
 
 def label(config):
@@ -94,7 +101,7 @@ def label(config):
         return "defaults"
     return (f"C{config.chunk_size} {'async' if config.async_copies else 'sync'} "
             f"spb{config.sequence_parallel_blocks} DT{config.value_tile} "
-            f"M{config.min_blocks_per_sm}")
+            f"M{config.min_blocks_per_sm} P{config.prefetch_chunks}")
 
 
 def int_list(text):
@@ -439,6 +446,8 @@ def main():
     parser.add_argument("--value-tiles", type=int_list, default=VALUE_TILES)
     parser.add_argument("--min-blocks-per-sm", type=int_list,
                         default=MIN_BLOCKS_PER_SM)
+    parser.add_argument("--prefetch-chunks", type=int_list,
+                        default=PREFETCH_CHUNKS)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -453,9 +462,11 @@ def main():
         args.shapes = SHAPES if causal(args) else NONCAUSAL
     if args.repeat < 1 or args.rounds < 1:
         parser.error("--repeat and --rounds must be positive")
+    # Async copies leave nothing to prefetch (the option is ignored).
     configs = [Config(*c) for c in itertools.product(
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
-        args.value_tiles, args.min_blocks_per_sm)]
+        args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks)
+        if not (c[1] and c[5])]
     if not configs:
         parser.error("the grid is empty")
 

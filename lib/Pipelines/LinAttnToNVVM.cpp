@@ -67,6 +67,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
   kernels.wgmma = options.wgmma;
+  kernels.prefetchChunks = options.prefetchChunks;
   kernels.narrowOffsetLimit = options.narrowOffsetLimit;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));
   addLinalgStage(pm, /*fuseElementwise=*/true);

@@ -436,7 +436,8 @@ enum class Access : uint8_t {
   GlobalStore,
   SharedLoad,
   SharedStore,
-  Mma
+  Mma,
+  Prefetch
 };
 
 /// One op's accesses of one kind over a launch: the warps that executed it
@@ -1327,13 +1328,15 @@ void accountAccesses(Exec &e, const Inst &in, Access kind, uint32_t buffer) {
       units.erase(std::unique(units.begin(), units.end()), units.end());
       stats.units += units.size();
       stats.ideal += (distinctBytes(ranges) + 31) / 32;
+      // Prefetches move no data the kernel asked for.
       uint64_t first =
           static_cast<uint64_t>(reinterpret_cast<uintptr_t>(b.aligned)) / 32;
       uint8_t bit = kind == Access::GlobalLoad ? 1 : 2;
-      for (uint64_t x : units)
-        if (x >= first && x - first < e.profile->sectorCounts[buffer])
-          e.profile->sectors[buffer][x - first].fetch_or(
-              bit, std::memory_order_relaxed);
+      if (kind != Access::Prefetch)
+        for (uint64_t x : units)
+          if (x >= first && x - first < e.profile->sectorCounts[buffer])
+            e.profile->sectors[buffer][x - first].fetch_or(
+                bit, std::memory_order_relaxed);
     } else {
       uint32_t phase = widest <= 4 ? 32 : 128 / widest;
       for (uint32_t p = 0; p < lanes; p += phase) {
@@ -1538,6 +1541,58 @@ void alignedPointerOp(Exec &e, const Inst &in) {
       static_cast<Word>(reinterpret_cast<uintptr_t>(e.buffers[in.imm].aligned));
   Word *r = e.reg(in.r);
   forActive(e, [&](uint32_t l) { r[l] = v; });
+}
+
+/// The inline PTX of the chunk loops' prefetch (`kPrefetchL2Asm` of
+/// LinAttnToGPU.h, which the emulator tests run): the only inline PTX the
+/// emulator runs.
+constexpr llvm::StringLiteral kPrefetchAsm = "prefetch.L2 [$0];";
+
+/// The bytes from a global buffer's first element to past its last.
+uint64_t extentBytes(const RuntimeBuffer &b) {
+  int64_t last = 0;
+  if (b.sizes.empty()) {
+    if (b.size <= 0)
+      return 0;
+    last = (b.size - 1) * b.stride;
+  } else {
+    for (size_t d = 0; d < b.sizes.size(); ++d) {
+      if (b.sizes[d] <= 0)
+        return 0;
+      last += (b.sizes[d] - 1) * b.strides[d];
+    }
+  }
+  return static_cast<uint64_t>(last + 1) * b.elementBytes;
+}
+
+/// The chunk loops' prefetch into L2 (`kPrefetchAsm`): a =
+/// the address. It moves nothing the kernel reads, but an address outside
+/// the launch's global buffers is a bug that a GPU would not report, so it
+/// is an error; the profile counts the 128-byte lines (as 32-byte sectors).
+void prefetchOp(Exec &e, const Inst &in) {
+  const Word *address = e.reg(in.a);
+  forActive(e, [&](uint32_t l) {
+    uint64_t at = address[l];
+    bool inside = false;
+    for (const RuntimeBuffer &b : e.buffers) {
+      uint64_t begin =
+          static_cast<uint64_t>(reinterpret_cast<uintptr_t>(b.base));
+      if (!b.shared && at >= begin && at - begin < extentBytes(b)) {
+        inside = true;
+        break;
+      }
+    }
+    if (!inside) {
+      char hex[32];
+      std::snprintf(hex, sizeof(hex), "0x%llx",
+                    static_cast<unsigned long long>(at));
+      fail(e, in, l,
+           "prefetch of address " + std::string(hex) +
+               ", which is in none of the kernel's global buffers");
+    }
+    noteAccess(e, l, at / 128 * 128, 128);
+  });
+  profileAccesses(e, in, Access::Prefetch, /*buffer=*/0);
 }
 
 /// memref.dim of an argument: imm = buffer, imm2 = dimension.
@@ -3262,6 +3317,18 @@ private:
           structWord(op, insert.getContainer().getType(), insert.getPosition()),
           program);
     }
+    if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
+      if (inlineAsm.getAsmString() != kPrefetchAsm ||
+          inlineAsm.getOperands().size() != 1 || inlineAsm.getNumResults())
+        failCompile(k.name, &op,
+                    "inline PTX other than the prefetch \"" +
+                        kPrefetchAsm.str() + "\" is not emulated");
+      Inst in;
+      in.fn = prefetchOp;
+      in.op = &op;
+      in.a = use(inlineAsm.getOperands()[0], &op).offset;
+      return emit(program, std::move(in));
+    }
     // Undefined values read as zeros.
     if (isa<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp>(op)) {
       Slot s = define(op.getResult(0), &op);
@@ -3819,6 +3886,8 @@ const char *accessName(Access kind) {
     return "shared-store";
   case Access::Mma:
     return "mma";
+  case Access::Prefetch:
+    return "prefetch";
   }
   return "";
 }

@@ -359,6 +359,10 @@ def ConvertLinAttnToGPUPass
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
            "compute their scores with sm_90's wgmma from swizzled tiles; "
            "the kernels then need chip sm_90a">,
+    Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"0",
+           "The chunk loops that stage synchronously prefetch the rows of "
+           "the chunk this many chunks ahead into L2 (prefetch.L2 per "
+           "128-byte line) as they stage one; 0: no prefetch">,
     Option<"narrowOffsetLimit", "narrow-offset-limit", "int64_t",
            /*default=*/"2147483648",
            "The chunk loops address global memory by 32-bit offsets from "

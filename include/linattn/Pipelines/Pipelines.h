@@ -219,6 +219,12 @@ struct LinAttnLowerToNVVMOptions
                      "of 64) compute their scores with sm_90's wgmma; "
                      "chip=sm_90 then compiles for sm_90a"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> prefetchChunks{
+      *this, "prefetch-chunks",
+      llvm::cl::desc("The chunk loops that stage synchronously prefetch the "
+                     "rows of the chunk this many chunks ahead into L2 (0: "
+                     "none)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> narrowOffsetLimit{
       *this, "narrow-offset-limit",
       llvm::cl::desc("The chunk loops keep their 32-bit offsets below this, "

@@ -480,6 +480,10 @@ struct ChunkedScanConfig {
   /// `wgmmaApplies`): φ(Q_c) and φ(K_c) are then staged in the 128-byte
   /// swizzled layout (`swizzledIndex`) by every kernel of the scan.
   bool wgmma = false;
+  /// How many chunks ahead of the one just staged the synchronous chunk
+  /// loops prefetch into L2 (`ChunkEmitter::prefetchAhead`); 0 with async
+  /// copies, which have the next chunk in flight already.
+  int64_t prefetchChunks = 0;
 
   int64_t threads() const { return 32 * shape.warps; }
   /// Slots of the staged tiles: 2 with async copies.
@@ -776,7 +780,9 @@ public:
       return kb.forLoop(begin, end, step, init,
                         [&](Value t0, ValueRange carried) {
                           Value tokens = count(t0);
+                          aheadTokens = tokensAhead(t0, end);
                           stage(t0, tokens);
+                          aheadTokens = Value();
                           return body(t0, tokens, carried);
                         });
     kb.ifThen(kb.ult(begin, end), [&] { issue(begin, kb.idx(0)); });
@@ -795,6 +801,73 @@ public:
     featureSlot = valueSlot = zero;
     return results;
   }
+
+  /// With `c.prefetchChunks` = d, the tokens of the chunk d chunks after
+  /// the one at `t0` (0 past `end`), whose rows the staging of this chunk
+  /// prefetches (`prefetchGroup`); a null value without prefetches. The
+  /// block's positions are whole chunks, so a chunk ahead means that this
+  /// one is whole.
+  Value tokensAhead(Value t0, Value end) {
+    if (!c.prefetchChunks)
+      return Value();
+    Value ahead = kb.add(t0, kb.idx(c.prefetchChunks * c.shape.chunk));
+    Value inside = kb.ult(ahead, end);
+    return kb.select(inside, count(kb.select(inside, ahead, t0)), zero);
+  }
+
+  /// Staging's prefetch (`aheadTokens` set): the group of 16 bytes at
+  /// element `at` (an offset from `base`) of token t of `buffer` asks L2 for
+  /// the same group d chunks ahead, d times C rows of `rowElements` further
+  /// (back in a reverse scan), if token t is in that chunk, `columns` (when
+  /// given) holds and the group starts that row (`rowStart`) or a 128-byte
+  /// line: one prefetch per line of the rows where they are 16-byte aligned
+  /// (the groups then start at every line start), so that their staging
+  /// waits on L2 rather than HBM, which works on them while this chunk
+  /// computes. Prefetches hold no registers; the address is the load's plus
+  /// a constant where the rows have static widths.
+  void prefetchGroup(Value buffer, Value base, Value at, Value t,
+                     Value rowStart, Value columns, Value rowElements) {
+    if (!aheadTokens)
+      return;
+    int64_t bytes = elementBytes(buffer);
+    Value delta = kb.mul(rowElements, kb.idx(c.prefetchChunks * c.shape.chunk));
+    Value index = toIndex(base, at);
+    index = c.reverse ? kb.sub(index, delta) : kb.add(index, delta);
+    Value address = kb.add(pointerOf(buffer), kb.mul(index, kb.idx(bytes)));
+    Value lineStart = kb.ult(kb.remU(address, kb.idx(kLineBytes)), kb.idx(16));
+    Value wanted = arith::AndIOp::create(
+        b, loc, within(t, aheadTokens),
+        arith::OrIOp::create(b, loc, rowStart, lineStart));
+    if (columns)
+      wanted = arith::AndIOp::create(b, loc, wanted, columns);
+    kb.ifThen(wanted, [&] { prefetchLine(address); });
+  }
+
+  /// Prefetches the line that holds device address `address` into L2, by
+  /// inline PTX (`kPrefetchL2Asm`, a generic address): LLVM selects its
+  /// prefetch intrinsic only for sm_90 with PTX 8.0, and the instruction
+  /// exists on every chip.
+  void prefetchLine(Value address) {
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{},
+                              ValueRange{arith::IndexCastUIOp::create(
+                                  b, loc, b.getI64Type(), address)},
+                              kPrefetchL2Asm, "l", /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None,
+                              /*asm_dialect=*/LLVM::AsmDialectAttr(),
+                              /*operand_attrs=*/ArrayAttr());
+  }
+
+  /// The device address of `buffer`'s first element (its memref has the
+  /// identity layout: no offset).
+  Value pointerOf(Value buffer) {
+    return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  }
+  static int64_t elementBytes(Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
+  }
+  /// The L2 cache line.
+  static constexpr int64_t kLineBytes = 128;
 
   /// The first elements of slot `slot` of the feature and value tiles.
   std::pair<Value, Value> slotBases(Value slot) {
@@ -1307,6 +1380,15 @@ private:
                loaded.push_back({features(qBuf, c.q), qs, slot});
              if (ks)
                loaded.push_back({features(kBuf, c.k), ks, slot});
+             if (width > 1) {
+               Value rowStart = kb.eq(f, zero);
+               if (qs)
+                 prefetchGroup(qBuf, featureBase, at, t, rowStart, Value(),
+                               kb.idx(c.features));
+               if (ks)
+                 prefetchGroup(kBuf, featureBase, at, t, rowStart, Value(),
+                               kb.idx(c.features));
+             }
              return loaded;
            });
   }
@@ -1333,6 +1415,9 @@ private:
              };
              SmallVector<Value, 8> values = loadElements(
                  vBuf, valueBase, at, width, valuesAligned, inColumns);
+             if (width > 1)
+               prefetchGroup(vBuf, valueBase, at, t, kb.eq(d, zero),
+                             kb.ult(col, dvOffset), dv);
              return {{values, vs, kb.add(base, kb.add(kb.mul(t, ldV), d))}};
            });
   }
@@ -1669,6 +1754,8 @@ private:
 
   const ChunkedScanConfig &c;
   int64_t stageBatch;
+  /// While staging with prefetches: `tokensAhead` of the chunk.
+  Value aheadTokens;
   OpBuilder &b;
   Location loc;
   KernelBuilder kb;
@@ -2174,6 +2261,12 @@ static bool wgmmaApplies(const LinAttnToGPUKernelOptions &options,
          c.features % 64 == 0 && c.shape.chunk == 64;
 }
 
+/// `ChunkedScanConfig::prefetchChunks` for `c`, whose `asyncCopies` is set.
+static int64_t prefetchDistance(const LinAttnToGPUKernelOptions &options,
+                                const ChunkedScanConfig &c) {
+  return c.asyncCopies ? 0 : options.prefetchChunks;
+}
+
 /// The slots of the staged tiles (`ChunkedScanConfig::slots`).
 static int64_t stagingSlots(const LinAttnToGPUKernelOptions &options,
                             Type data) {
@@ -2215,6 +2308,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       stagesAsync(options, vType.getElementType()),
                       /*narrowOffsets=*/true};
   c.wgmma = wgmmaApplies(options, c);
+  c.prefetchChunks = prefetchDistance(options, c);
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
   Location loc = op.getLoc();
@@ -2483,6 +2577,7 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   // z only where it is used (the first value tile's blocks sum the keys).
   c.finalNormalizer = !op.getNormalizer().use_empty();
   c.asyncCopies = stagesAsync(options, c.dataType);
+  c.prefetchChunks = prefetchDistance(options, c);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   HostIndex h{rewriter, loc};
@@ -2574,6 +2669,7 @@ std::optional<std::string> Converter::convertChunked(QueryReadoutOp op) {
   c.normalized = op.isNormalized();
   c.eps = c.normalized ? op.getEps()->convertToDouble() : 0.0;
   c.writesState = false;
+  c.prefetchChunks = prefetchDistance(options, c);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   HostIndex h{rewriter, loc};

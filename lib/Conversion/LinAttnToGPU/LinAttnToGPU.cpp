@@ -1204,6 +1204,7 @@ struct ConvertLinAttnToGPUPass
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
     opts.wgmma = wgmma;
+    opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {
       getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");
@@ -1248,6 +1249,10 @@ struct ConvertLinAttnToGPUPass
         opts.narrowOffsetLimit > kMaxNarrowOffsetLimit) {
       getOperation().emitError(
           "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
+      return signalPassFailure();
+    }
+    if (opts.prefetchChunks < 0) {
+      getOperation().emitError("prefetch-chunks must not be negative");
       return signalPassFailure();
     }
     if (failed(convertLinAttnToGPUKernels(getOperation(), opts)))

@@ -27,6 +27,10 @@ inline constexpr llvm::StringLiteral kOutputsAttrName = "linattn.gpu_outputs";
 inline constexpr llvm::StringLiteral kDeviceBuffersAttrName =
     "linattn.device_buffers";
 
+/// The inline PTX by which the chunk loops prefetch a line of global memory
+/// into L2 (one operand, constraint "l": a generic address); the GPU
+/// emulator runs it.
+inline constexpr llvm::StringLiteral kPrefetchL2Asm = "prefetch.L2 [$0];";
 /// The largest `narrowOffsetLimit`: every offset a chunk loop computes is
 /// below it, so unsigned 32-bit arithmetic cannot wrap.
 inline constexpr int64_t kMaxNarrowOffsetLimit = int64_t(1) << 31;
@@ -94,6 +98,14 @@ struct LinAttnToGPUKernelOptions {
   /// staged in wgmma's 128-byte swizzled layout. Off by default until
   /// measured.
   bool wgmma = false;
+  /// The chunk loops that stage synchronously (without async copies) ask
+  /// L2 for the rows of the chunk this many chunks ahead as they stage one
+  /// (`prefetch.L2`, one per 128-byte line, no registers held), so that
+  /// that chunk's loads wait on L2 rather than HBM; 0 prefetches nothing.
+  /// Off by default until measured: it costs ptxas 0 to 5 registers, which
+  /// at F = 128 takes the unnormalized sequence-parallel outputs kernel
+  /// from 4 to 3 blocks per SM.
+  int64_t prefetchChunks = 0;
   /// The chunk loops address global memory by 32-bit offsets from the
   /// first row of their block (fewer instructions and registers than
   /// 64-bit index arithmetic) and keep them below this: a block spans

@@ -5,7 +5,7 @@ value sizes), dynamic dimensions, feature maps, directions, initial states,
 large values for normalized 16-bit data (states past f16's range) and
 options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, wgmma, tf32, scan-kernel, linear-kernel, scan-feature-lanes,
+min-blocks-per-sm, wgmma, prefetch-chunks, tf32, scan-kernel, linear-kernel, scan-feature-lanes,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each
 against its float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
 draws are left out: identity features with a normalizer (denominators near
@@ -91,7 +91,8 @@ def chunked_case(d, tf32):
         dyn_dv=d.chance(0.25), values=large_values(d, eps, dtype))
     case.gpu_options = chunked_options(
         d, tf32, ("narrow-offset-limit=0", "narrow-offset-limit=32768"),
-        ("min-blocks-per-sm=4",), ("wgmma=true",))
+        ("min-blocks-per-sm=4",), ("wgmma=true",),
+        ("prefetch-chunks=1", "prefetch-chunks=2"))
     case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
     return case, True
 
@@ -176,7 +177,8 @@ def linear_chunked_case(d):
         d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100, 130),
         eps, dyn=d.dims(len(batch) + 1), dtype=dtype, dyn_dv=d.chance(0.25),
         values=large_values(d, eps, dtype))
-    case.gpu_options = chunked_options(d, tf32, ("linear-kernel=scalar",))
+    case.gpu_options = chunked_options(d, tf32, ("linear-kernel=scalar",),
+                                       ("prefetch-chunks=1",))
     case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
     return case, True
 

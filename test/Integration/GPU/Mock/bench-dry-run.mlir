@@ -11,6 +11,7 @@
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true value-tile=32}
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true value-tile=128}
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true wgmma=true}
+// CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true prefetch-chunks=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32=true}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-tile=128}
@@ -54,9 +55,9 @@
 // TUNE: shape 8x16x16384x64: compulsory bytes 1024 MiB
 // TUNE: shape 1x96x8192x128: compulsory bytes 768 MiB
 // TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o
-// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=16 async-copies=false sequence-parallel-blocks=0 value-tile=32 min-blocks-per-sm=0}
-// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=528 value-tile=64 min-blocks-per-sm=4}
+// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=16 async-copies=false sequence-parallel-blocks=0 value-tile=32 min-blocks-per-sm=0 prefetch-chunks=0}
+// TUNE: linattn-compile <shape>.mlir --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=528 value-tile=64 min-blocks-per-sm=4 prefetch-chunks=0}
 // TUNE-GRID: 2 combinations, 1 shapes, 3 compilations
-// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=3}
-// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=8 value-tile=64 min-blocks-per-sm=3}
+// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=3 prefetch-chunks=0}
+// TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=8 value-tile=64 min-blocks-per-sm=3 prefetch-chunks=0}
 // TUNE-BAD: not a shape BxHxTxD: 8x16x64

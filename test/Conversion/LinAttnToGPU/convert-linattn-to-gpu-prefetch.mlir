@@ -1,0 +1,71 @@
+// prefetch-chunks=d: the chunk loops that stage synchronously prefetch into
+// L2, as they stage a chunk, the rows of the chunk d chunks ahead: each
+// 16-byte staging group of φ(Q), φ(K) and V that starts its row or a
+// 128-byte line issues the inline PTX "prefetch.L2 [$0];" at its own
+// address plus d·C rows (minus in a reverse scan), if its token is in that
+// chunk (none past the block's positions). Off by default, and with async
+// copies, which have the next chunk in flight already.
+
+// RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 async-copies=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+
+// NEGATIVE: prefetch-chunks must not be negative
+
+// C = 64, F = 64: the chunk two ahead starts 128 tokens on, 8192 elements of
+// φ(Q) and φ(K) further; a group prefetches where it starts a row or its
+// address is within 16 bytes of a line start.
+// CHECK-LABEL: func.func @forward
+//       CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
+//       CHECK: scf.for %[[T0:.*]] = %{{.*}} to %[[END:.*]] step %c64
+//       CHECK: %[[AHEAD:.*]] = arith.addi %[[T0]], %c128 : index
+//       CHECK: arith.cmpi ult, %[[AHEAD]], %[[END]] : index
+//       CHECK: arith.addi %{{.*}}, %c8192 : index
+//       CHECK: arith.remui %{{.*}}, %c128 : index
+//       CHECK: arith.cmpi ult, %{{.*}}, %c16 : index
+//       CHECK: llvm.inline_asm has_side_effects "prefetch.L2 [$0];", "l" %{{.*}} : (i64) -> ()
+//       CHECK: llvm.inline_asm has_side_effects "prefetch.L2 [$0];", "l" %{{.*}} : (i64) -> ()
+//       CHECK: llvm.inline_asm has_side_effects "prefetch.L2 [$0];", "l" %{{.*}} : (i64) -> ()
+//   CHECK-NOT: llvm.inline_asm
+//       CHECK: gpu.return
+// NONE-LABEL: func.func @forward
+//   NONE-NOT: llvm.inline_asm
+//       NONE: return
+func.func @forward(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: tensor<2x4x?x64xbf16>) -> tensor<2x4x?x64xbf16> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16> -> tensor<2x4x?x64xbf16>, tensor<2x4x64x64xf32>, tensor<2x4x64xf32>
+  return %o : tensor<2x4x?x64xbf16>
+}
+
+// -----
+
+// A reverse scan walks its rows down: the chunk ahead is 8192 elements back.
+// CHECK-LABEL: func.func @reverse
+//       CHECK: gpu.func @linattn_scan_chunked_reverse_features_3(
+//       CHECK: arith.subi %{{.*}}, %c8192 : index
+//       CHECK: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+// NONE-LABEL: func.func @reverse
+//   NONE-NOT: llvm.inline_asm
+//       NONE: return
+func.func @reverse(%q: tensor<2x?x64xf16>, %k: tensor<2x?x64xf16>, %v: tensor<2x?x64xf16>) -> tensor<2x?x64xf16> {
+  %o, %s, %z = linattn.scan reverse %q, %k, %v : tensor<2x?x64xf16>, tensor<2x?x64xf16>, tensor<2x?x64xf16> -> tensor<2x?x64xf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x?x64xf16>
+}
+
+// -----
+
+// The linear form's readout stages only φ(Q): one prefetch per group.
+// CHECK-LABEL: func.func @readout
+//       CHECK: gpu.func @linattn_query_readout_chunked_features_0(
+//       CHECK: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//   CHECK-NOT: llvm.inline_asm
+//       CHECK: gpu.return
+// NONE-LABEL: func.func @readout
+//   NONE-NOT: llvm.inline_asm
+//       NONE: return
+func.func @readout(%q: tensor<2x?x64xbf16>, %s: tensor<2x64x64xf32>) -> tensor<2x?x64xbf16> {
+  %o = linattn.query_readout %q, %s : tensor<2x?x64xbf16>, tensor<2x64x64xf32> -> tensor<2x?x64xbf16>
+  return %o : tensor<2x?x64xbf16>
+}
