@@ -165,6 +165,15 @@ def configurations():
             "scan-kernel=chunked sequence-parallel-blocks=0 "
             "narrow-offset-limit=0", "chunked", f, f, "bf16",
             normalized=False))
+        # Staging's L2 prefetch of the next chunk (prefetch-chunks=1), as the
+        # benchmark calls it, batch- and sequence-parallel.
+        for parallel in (0, 1000000000):
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized prefetch-chunks=1" +
+                (" sequence-parallel" if parallel else ""),
+                scan_module("bf16", f, f, normalized=False),
+                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                "prefetch-chunks=1", "chunked", f, f, "bf16", normalized=False))
         # cp.async double buffering: doubled staged tiles in dynamic shared
         # memory, normalized and as the benchmark calls it.
         for normalized in (True, False):

@@ -79,6 +79,9 @@ def configurations():
         Config("chunked-bf16-async", "causal", "bf16",
                "sequence-parallel-blocks=0 async-copies=true", long,
                "cp.async double buffering"),
+        Config("chunked-bf16-prefetch", "causal", "bf16",
+               "sequence-parallel-blocks=0 prefetch-chunks=1", long,
+               "staging prefetches the next chunk into L2"),
         Config("chunked-bf16-value-tile-32", "causal", "bf16",
                "sequence-parallel-blocks=0 value-tile=32", long,
                "value tiles of 32 columns"),
@@ -225,6 +228,8 @@ def summarize(launch, tf32):
         "compulsory_bytes": compulsory,
         "global_bytes_moved": moved,
         "traffic_over_compulsory": moved / compulsory if compulsory else None,
+        # L2 prefetches (prefetch-chunks): lines asked for, no data moved.
+        "prefetched_bytes": 32 * total["prefetch", "units"],
         "sectors_over_fewest": (moved / 32 / fewest_sectors) if fewest_sectors else None,
         "shared_wavefronts": wavefronts,
         "shared_fewest": fewest,
@@ -255,15 +260,16 @@ def markdown(results):
         "`LINATTN_GPU_EMULATOR_PROFILE`). Per kernel launch: the compulsory "
         "bytes (distinct 32-byte sectors read and written), the bytes the "
         "warps' global loads and stores move in sectors and their multiple "
-        "of the compulsory bytes (re-reads), the sectors moved over the fewest "
+        "of the compulsory bytes (re-reads), the bytes of the lines L2 "
+        "prefetches ask for (`prefetch-chunks`), the sectors moved over the fewest "
         "the warps' bytes need (partly used sectors), shared-memory wavefronts over the fewest their bytes need "
         "(1.00: conflict-free), and mma.sync instructions. Exact counts of "
         "the kernels' accesses at the shape run; no timing.",
         "",
         "| configuration | shape | kernel | grid × block | compulsory MiB | "
-        "moved MiB | moved / compulsory | sectors / fewest | shared wavefronts / "
-        "fewest | mma.sync | error |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "moved MiB | moved / compulsory | prefetched MiB | sectors / fewest | "
+        "shared wavefronts / fewest | mma.sync | error |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         shape = "·".join(str(s) for s in r["shape"])
@@ -272,7 +278,8 @@ def markdown(results):
             lines.append(
                 f"| {r['name']} | {shape} | `{k['kernel']}` | {grid} × {k['block'][0]} | "
                 f"{mib(k['compulsory_bytes'])} | {mib(k['global_bytes_moved'])} | "
-                f"{fmt(k['traffic_over_compulsory'])} | {fmt(k['sectors_over_fewest'])} | "
+                f"{fmt(k['traffic_over_compulsory'])} | {mib(k['prefetched_bytes'])} | "
+                f"{fmt(k['sectors_over_fewest'])} | "
                 f"{fmt(k['shared_over_fewest'])} | {k['mma']} | {r['error']:.1e} |")
     lines += ["", "## Shared-memory ops with bank conflicts", ""]
     any_conflict = False
