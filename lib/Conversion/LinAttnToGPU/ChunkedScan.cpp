@@ -480,8 +480,8 @@ struct ChunkedScanConfig {
   /// `wgmmaApplies`): φ(Q_c) and φ(K_c) are then staged in the 128-byte
   /// swizzled layout (`swizzledIndex`) by every kernel of the scan.
   bool wgmma = false;
-  /// How many chunks ahead of the one just staged the synchronous chunk
-  /// loops prefetch into L2 (`ChunkEmitter::prefetchAhead`); 0 with async
+  /// How many chunks ahead of the one they stage the synchronous chunk
+  /// loops prefetch into L2 (`ChunkEmitter::prefetchGroup`); 0 with async
   /// copies, which have the next chunk in flight already.
   int64_t prefetchChunks = 0;
 
