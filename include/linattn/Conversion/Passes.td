@@ -362,7 +362,7 @@ def ConvertLinAttnToGPUPass
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"0",
            "The chunk loops that stage synchronously prefetch the rows of "
            "the chunk this many chunks ahead into L2 (prefetch.L2 per "
-           "128-byte line) as they stage one; 0: no prefetch">,
+           "128-byte line) as they stage one; 0: no prefetch, at most 1024">,
     Option<"narrowOffsetLimit", "narrow-offset-limit", "int64_t",
            /*default=*/"2147483648",
            "The chunk loops address global memory by 32-bit offsets from "

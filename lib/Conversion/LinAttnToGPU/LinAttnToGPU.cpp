@@ -1251,8 +1251,8 @@ struct ConvertLinAttnToGPUPass
           "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
       return signalPassFailure();
     }
-    if (opts.prefetchChunks < 0) {
-      getOperation().emitError("prefetch-chunks must not be negative");
+    if (opts.prefetchChunks < 0 || opts.prefetchChunks > 1024) {
+      getOperation().emitError("prefetch-chunks must be between 0 and 1024");
       return signalPassFailure();
     }
     if (failed(convertLinAttnToGPUKernels(getOperation(), opts)))

@@ -9,9 +9,10 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 async-copies=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
-// RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=1025" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
-// NEGATIVE: prefetch-chunks must not be negative
+// BAD: prefetch-chunks must be between 0 and 1024
 
 // C = 64, F = 64: the chunk two ahead starts 128 tokens on, 8192 elements of
 // φ(Q) and φ(K) further; a group prefetches where it starts a row or its
