@@ -504,9 +504,9 @@ struct ChunkedScanConfig {
   int64_t ldV() const { return shape.dvTile + shape.valuePad; }
   int64_t ldS() const { return shape.dvTile + shape.statePad; }
   int64_t ldC() const { return shape.chunk + pad(); }
-  int64_t pad() const {
-    return rowPadding(dataType.getIntOrFloatBitWidth() / 8);
-  }
+  int64_t pad() const { return rowPadding(dataBytes()); }
+  /// Bytes of an element of Q, K, V and the staged tiles.
+  int64_t dataBytes() const { return dataType.getIntOrFloatBitWidth() / 8; }
   /// The kernels' name suffix: direction, map, normalization.
   std::string suffix() const {
     return ((reverse ? "reverse_" : "forward_") + mapName(q) +
@@ -829,7 +829,7 @@ public:
                      Value rowStart, Value columns, Value rowElements) {
     if (!aheadTokens)
       return;
-    int64_t bytes = elementBytes(buffer);
+    int64_t bytes = c.dataBytes();
     Value delta = kb.mul(rowElements, kb.idx(c.prefetchChunks * c.shape.chunk));
     Value index = toIndex(base, at);
     index = c.reverse ? kb.sub(index, delta) : kb.add(index, delta);
@@ -858,13 +858,10 @@ public:
                               /*operand_attrs=*/ArrayAttr());
   }
 
-  /// The device address of `buffer`'s first element (its memref has the
-  /// identity layout: no offset).
+  /// The address of `buffer`'s first element (its memref has the identity
+  /// layout: no offset): in the shared window for workgroup buffers.
   Value pointerOf(Value buffer) {
     return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  }
-  static int64_t elementBytes(Value buffer) {
-    return cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
   }
   /// The L2 cache line.
   static constexpr int64_t kLineBytes = 128;
@@ -1320,15 +1317,11 @@ private:
 
   /// Elements per staged group: those of 16 bytes of the data type, or 1
   /// without vector loads.
-  int64_t vectorWidth() const {
-    return c.vectorLoads ? 16 / (c.dataType.getIntOrFloatBitWidth() / 8) : 1;
-  }
+  int64_t vectorWidth() const { return c.vectorLoads ? 16 / c.dataBytes() : 1; }
 
   /// Whether `buffer`'s first element is aligned to `bytes`.
   Value alignedTo(Value buffer, int64_t bytes) {
-    Value address =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-    return kb.eq(kb.remU(address, kb.idx(bytes)), kb.idx(0));
+    return kb.eq(kb.remU(pointerOf(buffer), kb.idx(bytes)), kb.idx(0));
   }
   Value aligned16(Value buffer) { return alignedTo(buffer, 16); }
 
@@ -1695,12 +1688,11 @@ private:
   SmallVector<Value> wgmmaScores(Value key0, int64_t keys) {
     MLIRContext *ctx = b.getContext();
     Type i64 = b.getI64Type();
-    int64_t bytes = c.dataType.getIntOrFloatBitWidth() / 8;
+    int64_t bytes = c.dataBytes();
     auto tileAddress = [&](Value buffer, Value firstRow) {
-      Value base =
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-      return kb.add(kb.add(base, kb.mul(featureSlot, kb.idx(bytes))),
-                    kb.mul(firstRow, kb.idx(kSwizzleBytes)));
+      return kb.add(
+          kb.add(pointerOf(buffer), kb.mul(featureSlot, kb.idx(bytes))),
+          kb.mul(firstRow, kb.idx(kSwizzleBytes)));
     };
     Value queries = tileAddress(qs, zero), keyRows = tileAddress(ks, key0);
     // Start address >> 4 in bits 0-13; leading byte offset (unused by
