@@ -90,6 +90,7 @@
 
 #include "GpuEmulator.h"
 
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -1543,11 +1544,6 @@ void alignedPointerOp(Exec &e, const Inst &in) {
   forActive(e, [&](uint32_t l) { r[l] = v; });
 }
 
-/// The inline PTX of the chunk loops' prefetch (`kPrefetchL2Asm` of
-/// LinAttnToGPU.h, which the emulator tests run): the only inline PTX the
-/// emulator runs.
-constexpr llvm::StringLiteral kPrefetchAsm = "prefetch.L2 [$0];";
-
 /// The bytes from a global buffer's first element to past its last.
 uint64_t extentBytes(const RuntimeBuffer &b) {
   int64_t last = 0;
@@ -1565,7 +1561,7 @@ uint64_t extentBytes(const RuntimeBuffer &b) {
   return static_cast<uint64_t>(last + 1) * b.elementBytes;
 }
 
-/// The chunk loops' prefetch into L2 (`kPrefetchAsm`): a =
+/// The chunk loops' prefetch into L2 (`kPrefetchL2Asm`): a =
 /// the address. It moves nothing the kernel reads, but an address outside
 /// the launch's global buffers is a bug that a GPU would not report, so it
 /// is an error; the profile counts the 128-byte lines (as 32-byte sectors).
@@ -3318,11 +3314,11 @@ private:
           program);
     }
     if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
-      if (inlineAsm.getAsmString() != kPrefetchAsm ||
+      if (inlineAsm.getAsmString() != mlir::linattn::kPrefetchL2Asm ||
           inlineAsm.getOperands().size() != 1 || inlineAsm.getNumResults())
         failCompile(k.name, &op,
                     "inline PTX other than the prefetch \"" +
-                        kPrefetchAsm.str() + "\" is not emulated");
+                        mlir::linattn::kPrefetchL2Asm.str() + "\" is not emulated");
       Inst in;
       in.fn = prefetchOp;
       in.op = &op;
@@ -3964,7 +3960,11 @@ void writeProfile(const Kernel &k, const int64_t grid[3],
 // The interface
 //===----------------------------------------------------------------------===//
 
-void *linattn::gpu_emulator::loadModule(const void *data, size_t size) {
+// The file uses mlir, whose mlir::linattn (LinAttnToGPU.h) makes a plain
+// `linattn::` ambiguous.
+namespace emulator = ::linattn::gpu_emulator;
+
+void *emulator::loadModule(const void *data, size_t size) {
   auto m = std::make_unique<EmulatedModule>();
   DialectRegistry registry;
   registry
@@ -4006,11 +4006,11 @@ void *linattn::gpu_emulator::loadModule(const void *data, size_t size) {
   return m.release();
 }
 
-void linattn::gpu_emulator::unloadModule(void *module) {
+void emulator::unloadModule(void *module) {
   delete static_cast<EmulatedModule *>(module);
 }
 
-void *linattn::gpu_emulator::getFunction(void *module, const char *name) {
+void *emulator::getFunction(void *module, const char *name) {
   auto *m = static_cast<EmulatedModule *>(module);
   std::lock_guard<std::mutex> lock(m->mutex);
   auto it = m->functions.find(name);
@@ -4035,11 +4035,11 @@ void *linattn::gpu_emulator::getFunction(void *module, const char *name) {
   return result;
 }
 
-const char *linattn::gpu_emulator::functionName(void *function) {
+const char *emulator::functionName(void *function) {
   return static_cast<Kernel *>(function)->name.c_str();
 }
 
-void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
+void emulator::launch(void *function, const int64_t grid[3],
                                    const int64_t block[3], void **params,
                                    size_t paramCount,
                                    const DeviceRangeCheck &isDeviceRange) {
@@ -4181,13 +4181,13 @@ void linattn::gpu_emulator::launch(void *function, const int64_t grid[3],
     writeProfile(k, grid, block, *profile, globals);
 }
 
-void linattn::gpu_emulator::fatalError(const std::string &message) {
+void emulator::fatalError(const std::string &message) {
   std::lock_guard<std::mutex> lock(errorMutex());
   std::fprintf(stderr, "linattn GPU emulator: error: %s\n", message.c_str());
   abortProcess();
 }
 
-std::string linattn::gpu_emulator::deviceName() {
+std::string emulator::deviceName() {
   return "emulated GPU (MLIR kernel interpreter on the host CPU, " +
          std::to_string(workerCount()) + " threads)";
 }
