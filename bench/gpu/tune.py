@@ -462,11 +462,11 @@ def main():
         args.shapes = SHAPES if causal(args) else NONCAUSAL
     if args.repeat < 1 or args.rounds < 1:
         parser.error("--repeat and --rounds must be positive")
-    # Async copies leave nothing to prefetch (the option is ignored).
     configs = [Config(*c) for c in itertools.product(
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
-        args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks)
-        if not (c[1] and c[5])]
+        args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks)]
+    # Async copies leave nothing to prefetch (the option is ignored).
+    configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:
         parser.error("the grid is empty")
 

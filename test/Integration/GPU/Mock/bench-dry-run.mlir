@@ -49,6 +49,13 @@
 // TUNE-NONCAUSAL: shape 8x16x4096x64:
 // TUNE-NONCAUSAL: shape 8x16x16384x128:
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=true --sequence-parallel-blocks=0,8 --value-tiles=64 --min-blocks-per-sm=3 | FileCheck %s --check-prefix=TUNE-GRID
+// Staging's prefetch only with synchronous staging: async copies take none.
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=0,1 --sequence-parallel-blocks=0 --value-tiles=64 --min-blocks-per-sm=0 --prefetch-chunks=0,1 | FileCheck %s --check-prefix=TUNE-PREFETCH
+// TUNE-PREFETCH: 3 combinations, 1 shapes, 4 compilations
+// TUNE-PREFETCH: {device-buffers=true chunk-size=64 async-copies=false sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0}
+// TUNE-PREFETCH-NEXT: {device-buffers=true chunk-size=64 async-copies=false sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=1}
+// TUNE-PREFETCH-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0}
+// TUNE-PREFETCH-NOT: prefetch-chunks=1}
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=8x16x64 2>&1 | FileCheck %s --check-prefix=TUNE-BAD
 // TUNE: tuning plan (dry run: nothing is measured)
 // TUNE: 144 combinations, 6 shapes, 870 compilations (the defaults included)
