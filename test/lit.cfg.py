@@ -32,6 +32,10 @@ if config.linattn_has_cuda:
     if config.cuobjdump:
         config.available_features.add("cuobjdump")
         config.substitutions.append(("%cuobjdump", config.cuobjdump))
+    # The fake libcuda.so.1 (test/FakeCuda) the Driver tests run the real
+    # runtime over, first on LD_LIBRARY_PATH.
+    config.substitutions.append(
+        ("%fake_cuda_dir", getattr(config, "fake_cuda_dir", "")))
     # cuda.h, for programs that call the driver API (dlopen'ed).
     config.substitutions.append(
         ("%cuda_include",

@@ -10,6 +10,12 @@
 // dlopen on first use, so the library loads (and reports a clear error) on a
 // machine without a GPU or driver.
 //
+// Every call acts in the context current on the calling thread: a
+// framework's (PyTorch makes its device's primary context current), or, on a
+// thread without one, the primary context of the default device (0, or the
+// one mgpuSetDefaultDevice names), which the runtime then makes current
+// there. A kernel image is loaded into each context that launches from it.
+//
 // Streams are created blocking (ordered with the legacy default stream), so
 // timing events recorded on the default stream around a call of generated
 // code cover the work it queues.
@@ -20,13 +26,17 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #define LINATTN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -51,6 +61,10 @@ namespace {
   X(cuDeviceGetAttribute)                                                      \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuCtxGetDevice)                                                            \
+  X(cuCtxPushCurrent)                                                          \
+  X(cuCtxPopCurrent)                                                           \
   X(cuModuleLoadData)                                                          \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \
@@ -82,17 +96,30 @@ struct Driver {
   LINATTN_DRIVER_FUNCTIONS(LINATTN_DECLARE)
 #undef LINATTN_DECLARE
   void *library = nullptr;
-  CUdevice device = 0;
-  CUcontext context = nullptr;
+  int devices = 0;
   bool ready = false;
 };
 
+// The state below is never destroyed: the generated code unloads its
+// modules from a global destructor, which runs after this library's static
+// objects are gone.
 std::mutex errorMutex;
-std::string lastError;
+std::string &lastError = *new std::string();
 bool hasError = false;
+bool launchesSkipped = false;
 std::once_flag initFlag;
 Driver driver;
-int defaultDevice = 0;
+
+/// The device whose primary context threads without a context use.
+std::atomic<int> defaultDevice{0};
+/// The primary contexts retained so far, by device ordinal (allocated when
+/// the driver is loaded).
+std::mutex contextMutex;
+CUcontext *primaryContexts = nullptr;
+/// The context this runtime made current on this thread, which it may
+/// replace when the default device changes (a context the caller made
+/// current it never replaces).
+thread_local CUcontext runtimeContext = nullptr;
 
 bool abortOnError() {
   const char *value = std::getenv("LINATTN_CUDA_ABORT_ON_ERROR");
@@ -108,6 +135,24 @@ void reportError(const std::string &message) {
     lastError = message;
     hasError = true;
   }
+}
+
+/// Whether a launch must be skipped because a failure is recorded: after a
+/// buffer that was not allocated or a copy that did not happen, the kernel
+/// would touch memory that is not there, which on a GPU is a fault that ends
+/// the process's CUDA context (a framework's too). Nothing is launched until
+/// the failure is cleared (linattnCudaClearLastError); the first skip says
+/// so.
+bool skipLaunchAfterFailure() {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (!hasError)
+    return false;
+  if (!launchesSkipped)
+    std::fprintf(stderr,
+                 "linattn-cuda-runtime: kernels are not launched until the "
+                 "failure above is cleared\n");
+  launchesSkipped = true;
+  return true;
 }
 
 /// Records a failure of `what` unless `result` is CUDA_SUCCESS; returns
@@ -143,34 +188,61 @@ void initialize() {
   }
   LINATTN_DRIVER_FUNCTIONS(LINATTN_LOAD)
 #undef LINATTN_LOAD
-  if (!check(driver.cuInit(0), "cuInit"))
+  if (!check(driver.cuInit(0), "cuInit") ||
+      !check(driver.cuDeviceGetCount(&driver.devices), "cuDeviceGetCount"))
     return;
-  int count = 0;
-  if (!check(driver.cuDeviceGetCount(&count), "cuDeviceGetCount"))
-    return;
-  if (defaultDevice < 0 || defaultDevice >= count) {
-    reportError("no CUDA device #" + std::to_string(defaultDevice) + " (" +
-                std::to_string(count) + " found)");
-    return;
-  }
-  if (!check(driver.cuDeviceGet(&driver.device, defaultDevice),
-             "cuDeviceGet") ||
-      !check(driver.cuDevicePrimaryCtxRetain(&driver.context, driver.device),
-             "cuDevicePrimaryCtxRetain"))
-    return;
+  primaryContexts = new CUcontext[driver.devices]();
   driver.ready = true;
 }
 
-/// Loads the driver once and makes the device's primary context current on
-/// this thread; false (with an error recorded once) when there is none.
-bool ready() {
+/// The primary context of device `ordinal`, retained on first use; null
+/// (with an error recorded) when there is no such device.
+CUcontext primaryContext(int ordinal) {
+  std::lock_guard<std::mutex> lock(contextMutex);
+  if (ordinal < 0 || ordinal >= driver.devices) {
+    reportError("no CUDA device #" + std::to_string(ordinal) + " (" +
+                std::to_string(driver.devices) + " found)");
+    return nullptr;
+  }
+  CUcontext &context = primaryContexts[ordinal];
+  CUdevice device = 0;
+  if (!context &&
+      (!check(driver.cuDeviceGet(&device, ordinal), "cuDeviceGet") ||
+       !check(driver.cuDevicePrimaryCtxRetain(&context, device),
+              "cuDevicePrimaryCtxRetain")))
+    context = nullptr;
+  return context;
+}
+
+/// Loads the driver once and returns the context this call acts in: the
+/// calling thread's current context, or, where it has none (or only the one
+/// this runtime made current there), the default device's primary context,
+/// made current. Null (with an error recorded) when there is none.
+CUcontext currentContext() {
   std::call_once(initFlag, initialize);
   if (!driver.ready)
-    return false;
-  thread_local bool current = false;
-  if (!current)
-    current = check(driver.cuCtxSetCurrent(driver.context), "cuCtxSetCurrent");
-  return current;
+    return nullptr;
+  CUcontext context = nullptr;
+  if (!check(driver.cuCtxGetCurrent(&context), "cuCtxGetCurrent"))
+    return nullptr;
+  if (context && context != runtimeContext)
+    return context;
+  CUcontext primary = primaryContext(defaultDevice.load());
+  if (!primary)
+    return nullptr;
+  if (primary != context &&
+      !check(driver.cuCtxSetCurrent(primary), "cuCtxSetCurrent"))
+    return nullptr;
+  runtimeContext = primary;
+  return primary;
+}
+
+bool ready() { return currentContext() != nullptr; }
+
+/// The device of the context calls act in; false (with an error recorded)
+/// when there is none.
+bool currentDevice(CUdevice &device) {
+  return ready() && check(driver.cuCtxGetDevice(&device), "cuCtxGetDevice");
 }
 
 } // namespace
@@ -179,46 +251,115 @@ bool ready() {
 // Modules and launches
 //===----------------------------------------------------------------------===//
 
-LINATTN_EXPORT CUmodule mgpuModuleLoad(void *data, size_t /*size*/) {
+namespace {
+/// A kernel image the generated code loaded (a cubin, or PTX to JIT-compile)
+/// and the module it became in each context that looked up its kernels. The
+/// generated code loads every image once, from a global constructor, and
+/// looks a kernel up before each launch: the lookup loads the image into the
+/// context of the launching thread on first use there, so that threads
+/// driving different devices each find their kernels.
+struct Image {
+  std::string data;
+  bool jit = false;
+  int optLevel = 0;
+  std::mutex mutex;
+  std::vector<std::pair<CUcontext, CUmodule>> modules;
+};
+
+/// Loads `image` into the current context `context`; null (with an error
+/// recorded) on failure.
+CUmodule loadInto(Image &image, CUcontext context) {
   CUmodule module = nullptr;
-  if (ready())
-    check(driver.cuModuleLoadData(&module, data), "cuModuleLoadData");
+  if (!image.jit) {
+    if (!check(driver.cuModuleLoadData(&module, image.data.data()),
+               "cuModuleLoadData"))
+      return nullptr;
+  } else {
+    char log[8192] = {0};
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                              CU_JIT_OPTIMIZATION_LEVEL};
+    void *values[] = {
+        log, reinterpret_cast<void *>(sizeof(log)),
+        reinterpret_cast<void *>(static_cast<intptr_t>(image.optLevel))};
+    CUresult result = driver.cuModuleLoadDataEx(&module, image.data.data(), 3,
+                                                options, values);
+    if (result != CUDA_SUCCESS && log[0])
+      reportError(std::string("PTX JIT compilation log: ") + log);
+    if (!check(result, "cuModuleLoadDataEx (PTX JIT)"))
+      return nullptr;
+  }
+  image.modules.emplace_back(context, module);
   return module;
 }
 
-LINATTN_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
-  CUmodule module = nullptr;
-  if (!ready())
-    return module;
-  char log[8192] = {0};
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                            CU_JIT_OPTIMIZATION_LEVEL};
-  void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
-                    reinterpret_cast<void *>(static_cast<intptr_t>(
-                        optLevel < 0 ? 0 : (optLevel > 4 ? 4 : optLevel)))};
-  CUresult result =
-      driver.cuModuleLoadDataEx(&module, data, 3, options, values);
-  if (result != CUDA_SUCCESS && log[0])
-    reportError(std::string("PTX JIT compilation log: ") + log);
-  check(result, "cuModuleLoadDataEx (PTX JIT)");
-  return module;
+/// The image, loaded into the current context: a handle for the generated
+/// code, or null (with an error recorded) when it cannot be loaded.
+Image *loadImage(std::string data, bool jit, int optLevel) {
+  CUcontext context = currentContext();
+  if (!context)
+    return nullptr;
+  auto image = std::make_unique<Image>();
+  image->data = std::move(data);
+  image->jit = jit;
+  image->optLevel = optLevel < 0 ? 0 : (optLevel > 4 ? 4 : optLevel);
+  if (!loadInto(*image, context))
+    return nullptr;
+  return image.release();
+}
+} // namespace
+
+LINATTN_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
+  return loadImage(std::string(static_cast<const char *>(data), size),
+                   /*jit=*/false, 0);
 }
 
-LINATTN_EXPORT void mgpuModuleUnload(CUmodule module) {
-  if (module && ready())
-    check(driver.cuModuleUnload(module), "cuModuleUnload");
+LINATTN_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  return loadImage(static_cast<const char *>(data), /*jit=*/true, optLevel);
 }
 
-LINATTN_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module,
+LINATTN_EXPORT void mgpuModuleUnload(void *handle) {
+  std::unique_ptr<Image> image(static_cast<Image *>(handle));
+  if (!image || !driver.ready)
+    return;
+  // Each module in its own context. A program's global destructors, where
+  // its modules are unloaded, run after the driver shuts down at exit
+  // (CUDA_ERROR_DEINITIALIZED), which frees them itself.
+  auto checkUnlessShutDown = [](CUresult result, const char *what) {
+    return result != CUDA_ERROR_DEINITIALIZED && check(result, what);
+  };
+  for (auto [context, module] : image->modules) {
+    if (!checkUnlessShutDown(driver.cuCtxPushCurrent(context),
+                             "cuCtxPushCurrent"))
+      continue;
+    checkUnlessShutDown(driver.cuModuleUnload(module), "cuModuleUnload");
+    CUcontext popped = nullptr;
+    checkUnlessShutDown(driver.cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
+  }
+}
+
+LINATTN_EXPORT CUfunction mgpuModuleGetFunction(void *handle,
                                                 const char *name) {
   CUfunction function = nullptr;
-  if (!module) {
+  auto *image = static_cast<Image *>(handle);
+  if (!image) {
     reportError(std::string("no module to find kernel ") + name +
                 " in (it failed to load)");
     return function;
   }
-  if (ready())
+  CUcontext context = currentContext();
+  if (!context)
+    return function;
+  CUmodule module = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(image->mutex);
+    for (auto [loadedIn, loaded] : image->modules)
+      if (loadedIn == context)
+        module = loaded;
+    if (!module)
+      module = loadInto(*image, context);
+  }
+  if (module)
     check(driver.cuModuleGetFunction(&function, module, name),
           "cuModuleGetFunction");
   return function;
@@ -232,6 +373,8 @@ LINATTN_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
                                      void **extra, size_t /*paramsCount*/) {
   // An empty grid has nothing to do (CUDA rejects it).
   if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return;
+  if (skipLaunchAfterFailure())
     return;
   if (!function) {
     reportError("launch of a kernel that failed to load");
@@ -419,7 +562,7 @@ LINATTN_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
 }
 
 LINATTN_EXPORT void mgpuSetDefaultDevice(int32_t device) {
-  // Takes effect when the driver is first used.
+  // From the next call of every thread without a context of its own.
   defaultDevice = device;
 }
 
@@ -435,32 +578,30 @@ LINATTN_EXPORT const char *linattnCudaGetLastError(void) {
 LINATTN_EXPORT void linattnCudaClearLastError(void) {
   std::lock_guard<std::mutex> lock(errorMutex);
   hasError = false;
+  launchesSkipped = false;
   lastError.clear();
 }
 
 LINATTN_EXPORT int linattnCudaGetDeviceCount(void) {
   std::call_once(initFlag, initialize);
-  int count = 0;
-  if (!driver.cuDeviceGetCount || !driver.ready ||
-      driver.cuDeviceGetCount(&count) != CUDA_SUCCESS)
-    return 0;
-  return count;
+  return driver.ready ? driver.devices : 0;
 }
 
 LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {
-  if (!ready() || size <= 0)
+  CUdevice device = 0;
+  if (size <= 0 || !currentDevice(device))
     return 1;
-  return check(driver.cuDeviceGetName(name, size, driver.device),
-               "cuDeviceGetName")
+  return check(driver.cuDeviceGetName(name, size, device), "cuDeviceGetName")
              ? 0
              : 1;
 }
 
 LINATTN_EXPORT int linattnCudaGetComputeCapability(int *major, int *minor) {
-  if (!ready() || !major || !minor)
+  CUdevice device = 0;
+  if (!major || !minor || !currentDevice(device))
     return 1;
-  auto attribute = [](int *value, CUdevice_attribute which) {
-    return check(driver.cuDeviceGetAttribute(value, which, driver.device),
+  auto attribute = [device](int *value, CUdevice_attribute which) {
+    return check(driver.cuDeviceGetAttribute(value, which, device),
                  "cuDeviceGetAttribute");
   };
   bool ok = attribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) &&
@@ -469,29 +610,43 @@ LINATTN_EXPORT int linattnCudaGetComputeCapability(int *major, int *minor) {
 }
 
 namespace {
-CUevent timerStart = nullptr, timerStop = nullptr;
+/// The calling thread's timing events, created in `context`.
+struct Timer {
+  CUcontext context = nullptr;
+  CUevent start = nullptr, stop = nullptr;
+};
+thread_local Timer timer;
 } // namespace
 
 LINATTN_EXPORT int linattnCudaTimerStart(void) {
-  if (!ready())
+  CUcontext context = currentContext();
+  if (!context)
     return 1;
-  if (!timerStart &&
-      (!check(driver.cuEventCreate(&timerStart, CU_EVENT_DEFAULT),
-              "cuEventCreate") ||
-       !check(driver.cuEventCreate(&timerStop, CU_EVENT_DEFAULT),
-              "cuEventCreate")))
-    return 1;
-  return check(driver.cuEventRecord(timerStart, nullptr), "cuEventRecord") ? 0
-                                                                           : 1;
+  if (timer.context != context) {
+    // Events belong to the context they were created in.
+    if (timer.start)
+      driver.cuEventDestroy(timer.start);
+    if (timer.stop)
+      driver.cuEventDestroy(timer.stop);
+    timer = Timer();
+    if (!check(driver.cuEventCreate(&timer.start, CU_EVENT_DEFAULT),
+               "cuEventCreate") ||
+        !check(driver.cuEventCreate(&timer.stop, CU_EVENT_DEFAULT),
+               "cuEventCreate"))
+      return 1;
+    timer.context = context;
+  }
+  return check(driver.cuEventRecord(timer.start, nullptr), "cuEventRecord") ? 0
+                                                                            : 1;
 }
 
 LINATTN_EXPORT double linattnCudaTimerStop(void) {
-  if (!ready() || !timerStart)
+  if (currentContext() != timer.context || !timer.context)
     return -1.0;
   float ms = 0.0f;
-  if (!check(driver.cuEventRecord(timerStop, nullptr), "cuEventRecord") ||
-      !check(driver.cuEventSynchronize(timerStop), "cuEventSynchronize") ||
-      !check(driver.cuEventElapsedTime(&ms, timerStart, timerStop),
+  if (!check(driver.cuEventRecord(timer.stop, nullptr), "cuEventRecord") ||
+      !check(driver.cuEventSynchronize(timer.stop), "cuEventSynchronize") ||
+      !check(driver.cuEventElapsedTime(&ms, timer.start, timer.stop),
              "cuEventElapsedTime"))
     return -1.0;
   return ms;

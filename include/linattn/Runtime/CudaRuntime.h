@@ -12,7 +12,16 @@
 |* Every mgpu* function reports a failure by recording a message (the first   *|
 |* one is kept until cleared: later failures are often consequences) and     *|
 |* printing it to stderr; with LINATTN_CUDA_ABORT_ON_ERROR=1 in the           *|
-|* environment the process aborts on the first failure instead.               *|
+|* environment the process aborts on the first failure instead. While a       *|
+|* failure is recorded no kernel is launched: after a buffer that was not     *|
+|* allocated or a copy that did not happen, a kernel would fault on memory    *|
+|* that is not there, which ends the process's CUDA context. Check and clear  *|
+|* (linattnCudaGetLastError, linattnCudaClearLastError) after each call.      *|
+|*                                                                            *|
+|* Calls act in the CUDA context current on the calling thread (a            *|
+|* framework's), or, on a thread with none, in the primary context of device  *|
+|* 0 (or of the device mgpuSetDefaultDevice names), which they make current.  *|
+|* Kernel images are loaded into each context that launches from them.       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -33,11 +42,11 @@ void linattnCudaClearLastError(void);
 /// device (the reason is then the last error).
 int linattnCudaGetDeviceCount(void);
 
-/// Writes the name of the device the runtime uses into `name` (at most `size`
-/// bytes, NUL-terminated); returns 0 on success.
+/// Writes the name of the device calls act on (see above) into `name` (at
+/// most `size` bytes, NUL-terminated); returns 0 on success.
 int linattnCudaGetDeviceName(char *name, int size);
 
-/// Writes the compute capability of the device the runtime uses (9 and 0 for
+/// Writes the compute capability of the device calls act on (9 and 0 for
 /// sm_90); returns 0 on success.
 int linattnCudaGetComputeCapability(int *major, int *minor);
 

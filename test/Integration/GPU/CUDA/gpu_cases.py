@@ -16,6 +16,13 @@ in host memory, kernels not run): that checks that every case lowers, that
 the host code runs, launches kernels and frees every device buffer, and that
 the results have the right shapes; not the numbers.
 
+With --fake-driver=DIR the cases run on the real runtime library over the
+fake CUDA driver built in DIR (test/FakeCuda: libcuda.so.1, no GPU, kernels
+not run): as with --mock, not the numbers, but the runtime's own calls of
+the driver: the kernel images load, every kernel is found in them, launches
+are valid (block and grid sizes, shared memory beyond 48 KiB opted into),
+copies stay inside their buffers and every buffer is freed.
+
 With --emulate the kernels run on the CPU through the GPU emulator
 (linattn-run --emulate-gpu: linattn-lower-to-nvvm{emulate=true} and
 liblinattn_gpu_emulator.so), against the same references and tolerances as
@@ -25,7 +32,7 @@ divergent barriers. Every group runs whole: the longest, chunked, takes
 about 30 s on two cores.
 
 Usage: gpu_cases.py --group=NAME --tools=DIR --workdir=DIR
-                    [--mock | --emulate] [--chip=sm_90]
+                    [--mock | --fake-driver=DIR | --emulate] [--chip=sm_90]
 """
 
 import argparse
@@ -546,7 +553,8 @@ def chunked_cases():
 
 
 def smoke_cases():
-    """One case per kernel and one host fallback: what --mock runs in check."""
+    """One case per kernel and one host fallback: what --mock and
+    --fake-driver run in check."""
     return [
         (cc.scan_case((2, 3), 7, 16, 8, False, True, EPS), False),
         (cc.scan_case((2,), 7, 32, 5, True, False, None, dyn=(1,)), False),
@@ -591,13 +599,17 @@ def run_case(case, long_sequence, opts):
            f"--output-dir={d}"]
     env = dict(os.environ)
     log = os.path.join(d, "mgpu.log")
+    if os.path.exists(log):
+        os.remove(log)
     if opts.mock or opts.emulate:
         cmd.append("--mock-gpu" if opts.mock else "--emulate-gpu")
         env["LINATTN_MOCK_GPU_LOG"] = log
-        if os.path.exists(log):
-            os.remove(log)
     else:
         env["LINATTN_CUDA_ABORT_ON_ERROR"] = "1"
+    if opts.fake_driver:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            p for p in (opts.fake_driver, env.get("LD_LIBRARY_PATH")) if p)
+        env["LINATTN_FAKE_CUDA_LOG"] = log
     for i, x in enumerate(case.inputs):
         path = os.path.join(d, f"input{i}.npy")
         np.save(path, x)
@@ -605,14 +617,16 @@ def run_case(case, long_sequence, opts):
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         return False, f"linattn-run failed ({proc.returncode}):\n{proc.stderr}"
-    if opts.mock:
+    if opts.mock or opts.fake_driver:
         calls = ""
         if os.path.exists(log):  # no log: no GPU call at all
             with open(log) as f:
                 calls = f.read()
         if "leak" in calls:
             return False, "device buffers were not freed:\n" + calls
-        launches = calls.count("mgpu: launch ")
+        if " -> CUDA_ERROR" in calls:
+            return False, "a driver call failed:\n" + calls
+        launches = calls.count("mgpu: launch " if opts.mock else "cuda: launch ")
         for i, expected in enumerate(case.expected):
             out = np.load(os.path.join(d, f"result{i}.npy"))
             if out.shape != expected.shape:
@@ -639,12 +653,14 @@ def run_case(case, long_sequence, opts):
 
 
 def add_run_arguments(parser):
-    """The arguments `run_case` reads: --tools, --workdir, --mock or
-    --emulate, --chip, --options."""
+    """The arguments `run_case` reads: --tools, --workdir, --mock,
+    --fake-driver or --emulate, --chip, --options."""
     parser.add_argument("--tools", required=True)
     parser.add_argument("--workdir", required=True)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--mock", action="store_true")
+    mode.add_argument("--fake-driver", metavar="DIR", default="",
+                      help="the folder of the fake libcuda.so.1")
     mode.add_argument("--emulate", action="store_true")
     parser.add_argument("--chip", default="sm_90")
     parser.add_argument("--options", default="",

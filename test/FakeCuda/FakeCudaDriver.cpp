@@ -1,0 +1,909 @@
+//===- FakeCudaDriver.cpp - a libcuda.so.1 that runs no kernel ------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A stand-in for the CUDA driver, built as libcuda.so.1, so that the real
+// runtime library (lib/Runtime/CudaRuntime.cpp, which dlopens libcuda.so.1)
+// runs in tests on machines without a GPU: put its folder first on
+// LD_LIBRARY_PATH. It implements the driver functions the runtime and the
+// tests call with the driver's rules where the runtime could get them wrong,
+// and logs every call as one line to $LINATTN_FAKE_CUDA_LOG (appended to) or
+// stderr:
+//
+//   cuda: init 2 devices
+//   cuda: primary-ctx-retain dev0 -> ctx0
+//   cuda: module-load ctx0 cubin -> m1 (2 kernels)
+//   cuda: launch ctx0 linattn_step_elu_0 grid 8x1x1 block 96x1x1 smem 0 s1
+//
+// Contexts (ctxN is device N's primary context), modules, functions,
+// streams, events and allocations are named in the order they are made.
+// The rules it enforces, each failing with the driver's error code:
+//   - every call but cuInit and the error strings needs cuInit first;
+//   - calls that act in a context need one current on the calling thread;
+//     a kernel launches, and a stream or event is used, only in the context
+//     it belongs to (contexts are per thread: cuCtxSetCurrent, push, pop);
+//   - a module's image is a cubin (ELF) or PTX text; the functions looked up
+//     in it must be its kernels; PTX for a newer chip than the device fails;
+//   - a launch's dynamic shared memory above 48 KiB needs the function's
+//     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES raised first; blocks
+//     have at most 1024 threads, grid y and z at most 65535;
+//   - freed pointers must be live allocations; copies and memsets must not
+//     touch null and must stay inside the allocations they touch (device
+//     memory is host memory here, and the copies and memsets are done).
+//   - when the program exits (an exit handler cuInit registers, before the
+//     program's global destructors run) the driver shuts down: later calls
+//     fail with CUDA_ERROR_DEINITIALIZED.
+// Kernels are not run. The environment shapes the machine:
+//   LINATTN_FAKE_CUDA_DEVICES   how many devices (default 1; 0: cuInit fails
+//                               with CUDA_ERROR_NO_DEVICE)
+//   LINATTN_FAKE_CUDA_CC        their compute capability (default 9.0)
+//   LINATTN_FAKE_CUDA_FAIL      NAME=ERROR: every call of driver function NAME
+//                               (cuLaunchKernel, ...) fails with ERROR
+//                               (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, ...)
+// When the library is unloaded it reports allocations never freed ("cuda:
+// leak d3 4096 bytes").
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <elf.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// State
+//===----------------------------------------------------------------------===//
+
+struct Context {
+  int device;
+  int retains = 0;
+};
+
+struct Module {
+  int id;
+  Context *context;
+  std::vector<std::string> kernels;
+};
+
+struct Function {
+  int id;
+  Module *module;
+  std::string name;
+  int maxDynamicShared = 48 * 1024;
+};
+
+struct Stream {
+  int id;
+  Context *context;
+};
+
+struct Event {
+  int id;
+  Context *context;
+  bool recorded = false;
+};
+
+/// Device memory: host memory aligned as cuMemAlloc's is.
+struct FreeDeleter {
+  void operator()(char *p) const { std::free(p); }
+};
+struct Allocation {
+  int id;
+  uint64_t bytes;
+  std::unique_ptr<char, FreeDeleter> memory;
+};
+
+/// The largest dynamic shared memory a block may opt into (sm_90).
+constexpr int kMaxOptInShared = 227 * 1024;
+
+struct State {
+  std::mutex mutex;
+  FILE *log = stderr;
+  bool initialized = false;
+  bool shutDown = false;
+  int devices = 1, major = 9, minor = 0;
+  std::string failName;
+  CUresult failCode = CUDA_SUCCESS;
+  std::vector<std::unique_ptr<Context>> primary;
+  std::vector<std::unique_ptr<Module>> modules;
+  std::vector<std::unique_ptr<Function>> functions;
+  std::vector<std::unique_ptr<Stream>> streams;
+  std::vector<std::unique_ptr<Event>> events;
+  std::map<uintptr_t, Allocation> allocations;
+  int nextModule = 1, nextStream = 1, nextEvent = 1, nextAllocation = 1;
+  int nextFunction = 1;
+
+  State();
+
+  void write(const char *format, ...) __attribute__((format(printf, 2, 3))) {
+    va_list args;
+    va_start(args, format);
+    std::fputs("cuda: ", log);
+    std::vfprintf(log, format, args);
+    std::fputc('\n', log);
+    std::fflush(log);
+    va_end(args);
+  }
+};
+
+/// The error names and strings of the codes this driver returns.
+struct ErrorInfo {
+  CUresult code;
+  const char *name;
+  const char *text;
+};
+constexpr ErrorInfo kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
+     "initialization error"},
+    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED",
+     "driver shutting down"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
+     "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
+     "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
+     "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
+     "invalid device context"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX",
+     "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
+     "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED",
+     "unspecified launch failure"},
+};
+
+const ErrorInfo *errorInfo(CUresult code) {
+  for (const ErrorInfo &e : kErrors)
+    if (e.code == code)
+      return &e;
+  return nullptr;
+}
+
+int envInt(const char *name, int fallback) {
+  const char *value = std::getenv(name);
+  return value && *value ? std::atoi(value) : fallback;
+}
+
+State::State() {
+  if (const char *path = std::getenv("LINATTN_FAKE_CUDA_LOG"))
+    if (FILE *file = std::fopen(path, "a"))
+      log = file;
+  devices = envInt("LINATTN_FAKE_CUDA_DEVICES", 1);
+  if (const char *cc = std::getenv("LINATTN_FAKE_CUDA_CC"))
+    std::sscanf(cc, "%d.%d", &major, &minor);
+  if (const char *fail = std::getenv("LINATTN_FAKE_CUDA_FAIL")) {
+    std::string spec(fail);
+    size_t eq = spec.find('=');
+    failName = spec.substr(0, eq);
+    std::string error = eq == std::string::npos ? "" : spec.substr(eq + 1);
+    failCode = CUDA_ERROR_LAUNCH_FAILED;
+    for (const ErrorInfo &e : kErrors)
+      if (error == e.name)
+        failCode = e.code;
+  }
+}
+
+/// Never destroyed: programs call the driver from their own destructors
+/// (module unloads), which may run after this library's.
+State &state() {
+  static State *s = new State();
+  return *s;
+}
+
+/// Reports the allocations never freed when the library is unloaded.
+__attribute__((destructor)) void reportLeaks() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (const auto &[address, a] : s.allocations)
+    s.write("leak d%d %llu bytes", a.id,
+            static_cast<unsigned long long>(a.bytes));
+}
+
+/// The calling thread's context stack; the top is the current context.
+/// Trivially destructible: programs call the driver from destructors that
+/// run after the main thread's thread-local objects are gone.
+struct ContextStack {
+  static constexpr int kDepth = 16;
+  Context *entries[kDepth];
+  int size;
+};
+thread_local ContextStack contextStack;
+
+Context *current() {
+  return contextStack.size ? contextStack.entries[contextStack.size - 1]
+                           : nullptr;
+}
+
+/// Looks `handle` up among `owned`; null when it is not one of them.
+template <typename T, typename H>
+T *find(const std::vector<std::unique_ptr<T>> &owned, H handle) {
+  for (const auto &p : owned)
+    if (reinterpret_cast<H>(p.get()) == handle)
+      return p.get();
+  return nullptr;
+}
+
+template <typename T, typename H>
+void erase(std::vector<std::unique_ptr<T>> &owned, H handle) {
+  for (auto it = owned.begin(); it != owned.end(); ++it)
+    if (reinterpret_cast<H>(it->get()) == handle) {
+      owned.erase(it);
+      return;
+    }
+}
+
+/// Fails a call: logs "NAME -> ERROR" and returns the code.
+CUresult fail(State &s, const char *name, CUresult code) {
+  const ErrorInfo *e = errorInfo(code);
+  s.write("%s -> %s", name, e ? e->name : "?");
+  return code;
+}
+
+/// The checks every call but cuInit makes: initialized and not shut down,
+/// not injected to fail, and (when `needsContext`) a context current.
+CUresult enter(State &s, const char *name, bool needsContext) {
+  if (!s.initialized)
+    return fail(s, name, CUDA_ERROR_NOT_INITIALIZED);
+  if (s.shutDown)
+    return fail(s, name, CUDA_ERROR_DEINITIALIZED);
+  if (s.failName == name)
+    return fail(s, name, s.failCode);
+  if (needsContext && !current())
+    return fail(s, name, CUDA_ERROR_INVALID_CONTEXT);
+  return CUDA_SUCCESS;
+}
+
+#define ENTER(needsContext)                                                    \
+  State &s = state();                                                          \
+  std::lock_guard<std::mutex> lock(s.mutex);                                   \
+  if (CUresult r = enter(s, kName, needsContext))                              \
+  return r
+
+std::string contextName(const Context *c) {
+  return c ? "ctx" + std::to_string(c->device) : "none";
+}
+
+std::string streamName(State &s, CUstream stream) {
+  if (!stream)
+    return "s0";
+  Stream *st = find(s.streams, stream);
+  return st ? "s" + std::to_string(st->id) : "s?";
+}
+
+/// Whether `stream` may be used in the current context: the legacy stream
+/// always, a created one in its own context only.
+bool streamUsable(State &s, CUstream stream) {
+  if (!stream)
+    return true;
+  Stream *st = find(s.streams, stream);
+  return st && st->context == current();
+}
+
+/// The allocation holding [address, address + bytes), or null.
+const Allocation *allocationOf(State &s, uintptr_t address, uint64_t bytes,
+                               uintptr_t *base = nullptr) {
+  auto it = s.allocations.upper_bound(address);
+  if (it == s.allocations.begin())
+    return nullptr;
+  --it;
+  if (address + bytes > it->first + it->second.bytes)
+    return nullptr;
+  if (base)
+    *base = it->first;
+  return &it->second;
+}
+
+/// "d3+128" for device memory, "host" for other memory.
+std::string pointerName(State &s, uintptr_t address) {
+  uintptr_t base = 0;
+  const Allocation *a = allocationOf(s, address, 1, &base);
+  if (!a)
+    return "host";
+  std::string name = "d" + std::to_string(a->id);
+  if (address != base)
+    name += "+" + std::to_string(address - base);
+  return name;
+}
+
+/// Whether [address, address + bytes) is inside one allocation, or wholly
+/// outside every allocation (host memory).
+bool rangeValid(State &s, uintptr_t address, uint64_t bytes) {
+  if (allocationOf(s, address, bytes))
+    return true;
+  for (const auto &[base, a] : s.allocations)
+    if (address < base + a.bytes && base < address + bytes)
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Module images
+//===----------------------------------------------------------------------===//
+
+/// The kernels (global functions) of a cubin: the ELF's symbol table.
+bool cubinKernels(const char *image, std::vector<std::string> &kernels) {
+  const auto *header = reinterpret_cast<const Elf64_Ehdr *>(image);
+  if (header->e_ident[EI_CLASS] != ELFCLASS64 || header->e_machine != EM_CUDA)
+    return false;
+  const auto *sections =
+      reinterpret_cast<const Elf64_Shdr *>(image + header->e_shoff);
+  for (unsigned i = 0; i < header->e_shnum; ++i) {
+    if (sections[i].sh_type != SHT_SYMTAB)
+      continue;
+    const char *names = image + sections[sections[i].sh_link].sh_offset;
+    const auto *symbols =
+        reinterpret_cast<const Elf64_Sym *>(image + sections[i].sh_offset);
+    size_t count = sections[i].sh_size / sizeof(Elf64_Sym);
+    for (size_t j = 0; j < count; ++j)
+      if (ELF64_ST_TYPE(symbols[j].st_info) == STT_FUNC &&
+          ELF64_ST_BIND(symbols[j].st_info) == STB_GLOBAL)
+        kernels.push_back(names + symbols[j].st_name);
+  }
+  return true;
+}
+
+/// The kernels (.entry) of PTX text; false when it is not PTX or targets a
+/// chip newer than the device.
+CUresult ptxKernels(State &s, const char *text,
+                    std::vector<std::string> &kernels) {
+  const char *target = std::strstr(text, ".target sm_");
+  if (!std::strstr(text, ".version") || !target)
+    return CUDA_ERROR_INVALID_IMAGE;
+  if (std::atoi(target + std::strlen(".target sm_")) > s.major * 10 + s.minor)
+    return CUDA_ERROR_INVALID_PTX;
+  for (const char *p = std::strstr(text, ".entry "); p;
+       p = std::strstr(p + 1, ".entry ")) {
+    const char *name = p + std::strlen(".entry ");
+    size_t length = std::strcspn(name, "( \n");
+    kernels.emplace_back(name, length);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult loadModule(State &s, const char *kName, CUmodule *module,
+                    const void *image, const char *how) {
+  const char *data = static_cast<const char *>(image);
+  auto m = std::make_unique<Module>();
+  const char *kind;
+  if (std::memcmp(data, ELFMAG, SELFMAG) == 0) {
+    kind = "cubin";
+    if (!cubinKernels(data, m->kernels))
+      return fail(s, kName, CUDA_ERROR_INVALID_IMAGE);
+  } else {
+    kind = "ptx";
+    if (CUresult r = ptxKernels(s, data, m->kernels))
+      return fail(s, kName, r);
+  }
+  m->id = s.nextModule++;
+  m->context = current();
+  s.write("%s %s %s -> m%d (%zu kernels)", how, contextName(m->context).c_str(),
+          kind, m->id, m->kernels.size());
+  *module = reinterpret_cast<CUmodule>(m.get());
+  s.modules.push_back(std::move(m));
+  return CUDA_SUCCESS;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Initialization, errors, devices
+//===----------------------------------------------------------------------===//
+
+/// As the driver does, from an exit handler that cuInit registers: it runs
+/// before the global destructors of programs that used the driver, whose
+/// calls then fail with CUDA_ERROR_DEINITIALIZED.
+static void shutDown() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.shutDown = true;
+  s.write("shut down");
+}
+
+FAKE_EXPORT CUresult cuInit(unsigned int) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.failName == "cuInit")
+    return fail(s, "cuInit", s.failCode);
+  if (s.devices <= 0)
+    return fail(s, "cuInit", CUDA_ERROR_NO_DEVICE);
+  if (!s.initialized) {
+    s.initialized = true;
+    std::atexit(shutDown);
+    for (int d = 0; d < s.devices; ++d)
+      s.primary.push_back(std::make_unique<Context>(Context{d}));
+    s.write("init %d devices", s.devices);
+  }
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGetErrorName(CUresult error, const char **name) {
+  const ErrorInfo *e = errorInfo(error);
+  *name = e ? e->name : nullptr;
+  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char **text) {
+  const ErrorInfo *e = errorInfo(error);
+  *text = e ? e->text : nullptr;
+  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetCount(int *count) {
+  static const char *kName = "cuDeviceGetCount";
+  ENTER(false);
+  *count = s.devices;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  static const char *kName = "cuDeviceGet";
+  ENTER(false);
+  if (ordinal < 0 || ordinal >= s.devices)
+    return fail(s, kName, CUDA_ERROR_INVALID_DEVICE);
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetName(char *name, int length, CUdevice device) {
+  static const char *kName = "cuDeviceGetName";
+  ENTER(false);
+  if (device < 0 || device >= s.devices)
+    return fail(s, kName, CUDA_ERROR_INVALID_DEVICE);
+  std::snprintf(name, length, "linattn fake CUDA device %d", device);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetAttribute(int *value,
+                                          CUdevice_attribute attribute,
+                                          CUdevice device) {
+  static const char *kName = "cuDeviceGetAttribute";
+  ENTER(false);
+  if (device < 0 || device >= s.devices)
+    return fail(s, kName, CUDA_ERROR_INVALID_DEVICE);
+  if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+    *value = s.major;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+    *value = s.minor;
+  else
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  return CUDA_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Contexts
+//===----------------------------------------------------------------------===//
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context,
+                                              CUdevice device) {
+  static const char *kName = "cuDevicePrimaryCtxRetain";
+  ENTER(false);
+  if (device < 0 || device >= s.devices)
+    return fail(s, kName, CUDA_ERROR_INVALID_DEVICE);
+  Context *c = s.primary[device].get();
+  ++c->retains;
+  *context = reinterpret_cast<CUcontext>(c);
+  s.write("primary-ctx-retain dev%d -> %s", device, contextName(c).c_str());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice device) {
+  static const char *kName = "cuDevicePrimaryCtxRelease";
+  ENTER(false);
+  if (device < 0 || device >= s.devices || s.primary[device]->retains == 0)
+    return fail(s, kName, CUDA_ERROR_INVALID_DEVICE);
+  --s.primary[device]->retains;
+  s.write("primary-ctx-release dev%d", device);
+  return CUDA_SUCCESS;
+}
+
+/// The context `handle` names, or null (also for a null handle).
+static Context *contextOf(State &s, CUcontext handle) {
+  return find(s.primary, handle);
+}
+
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
+  static const char *kName = "cuCtxSetCurrent";
+  ENTER(false);
+  Context *c = contextOf(s, context);
+  if (context && !c)
+    return fail(s, kName, CUDA_ERROR_INVALID_CONTEXT);
+  // The top of the stack is replaced (a null context pops it).
+  if (contextStack.size)
+    --contextStack.size;
+  if (c)
+    contextStack.entries[contextStack.size++] = c;
+  s.write("ctx-set-current %s", contextName(c).c_str());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *context) {
+  static const char *kName = "cuCtxGetCurrent";
+  ENTER(false);
+  *context = reinterpret_cast<CUcontext>(current());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *device) {
+  static const char *kName = "cuCtxGetDevice";
+  ENTER(true);
+  *device = current()->device;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxPushCurrent(CUcontext context) {
+  static const char *kName = "cuCtxPushCurrent";
+  ENTER(false);
+  Context *c = contextOf(s, context);
+  if (!c)
+    return fail(s, kName, CUDA_ERROR_INVALID_CONTEXT);
+  if (contextStack.size == ContextStack::kDepth)
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  contextStack.entries[contextStack.size++] = c;
+  s.write("ctx-push %s", contextName(c).c_str());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxPopCurrent(CUcontext *context) {
+  static const char *kName = "cuCtxPopCurrent";
+  ENTER(true);
+  Context *c = current();
+  --contextStack.size;
+  if (context)
+    *context = reinterpret_cast<CUcontext>(c);
+  s.write("ctx-pop %s", contextName(c).c_str());
+  return CUDA_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+FAKE_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  static const char *kName = "cuModuleLoadData";
+  ENTER(true);
+  return loadModule(s, kName, module, image, "module-load");
+}
+
+FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                        unsigned int, CUjit_option *, void **) {
+  static const char *kName = "cuModuleLoadDataEx";
+  ENTER(true);
+  return loadModule(s, kName, module, image, "module-load-jit");
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmodule module) {
+  static const char *kName = "cuModuleUnload";
+  ENTER(false);
+  Module *m = find(s.modules, module);
+  if (!m)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("module-unload m%d", m->id);
+  for (auto it = s.functions.begin(); it != s.functions.end();)
+    it = (*it)->module == m ? s.functions.erase(it) : it + 1;
+  erase(s.modules, module);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                         const char *name) {
+  static const char *kName = "cuModuleGetFunction";
+  ENTER(false);
+  Module *m = find(s.modules, module);
+  if (!m)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  bool known = false;
+  for (const std::string &kernel : m->kernels)
+    known |= kernel == name;
+  if (!known)
+    return fail(s, kName, CUDA_ERROR_NOT_FOUND);
+  // One function per module and name, as the driver's handles are.
+  for (const auto &f : s.functions)
+    if (f->module == m && f->name == name) {
+      *function = reinterpret_cast<CUfunction>(f.get());
+      return CUDA_SUCCESS;
+    }
+  s.functions.push_back(
+      std::make_unique<Function>(Function{s.nextFunction++, m, name}));
+  *function = reinterpret_cast<CUfunction>(s.functions.back().get());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuFuncSetAttribute(CUfunction function,
+                                        CUfunction_attribute attribute,
+                                        int value) {
+  static const char *kName = "cuFuncSetAttribute";
+  ENTER(false);
+  Function *f = find(s.functions, function);
+  if (!f)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+      value < 0 || value > kMaxOptInShared)
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  f->maxDynamicShared = value;
+  s.write("func-set-attribute %s max-dynamic-shared %d", f->name.c_str(),
+          value);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gridX,
+                                    unsigned gridY, unsigned gridZ,
+                                    unsigned blockX, unsigned blockY,
+                                    unsigned blockZ, unsigned shared,
+                                    CUstream stream, void **params,
+                                    void **extra) {
+  static const char *kName = "cuLaunchKernel";
+  ENTER(true);
+  Function *f = find(s.functions, function);
+  if (!f)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (f->module->context != current() || !streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_CONTEXT);
+  uint64_t threads = uint64_t(blockX) * blockY * blockZ;
+  if (!gridX || !gridY || !gridZ || !threads || threads > 1024 || blockZ > 64 ||
+      gridY > 65535 || gridZ > 65535 || int64_t(shared) > f->maxDynamicShared ||
+      (!params && !extra))
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  s.write("launch %s %s grid %ux%ux%u block %ux%ux%u smem %u %s",
+          contextName(current()).c_str(), f->name.c_str(), gridX, gridY, gridZ,
+          blockX, blockY, blockZ, shared, streamName(s, stream).c_str());
+  return CUDA_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+FAKE_EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int) {
+  static const char *kName = "cuStreamCreate";
+  ENTER(true);
+  s.streams.push_back(
+      std::make_unique<Stream>(Stream{s.nextStream++, current()}));
+  *stream = reinterpret_cast<CUstream>(s.streams.back().get());
+  s.write("stream-create %s s%d", contextName(current()).c_str(),
+          s.streams.back()->id);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamDestroy(CUstream stream) {
+  static const char *kName = "cuStreamDestroy";
+  ENTER(true);
+  if (!stream || !streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("stream-destroy %s", streamName(s, stream).c_str());
+  erase(s.streams, stream);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream stream) {
+  static const char *kName = "cuStreamSynchronize";
+  ENTER(true);
+  if (!streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("stream-sync %s", streamName(s, stream).c_str());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event,
+                                       unsigned int) {
+  static const char *kName = "cuStreamWaitEvent";
+  ENTER(true);
+  Event *e = find(s.events, event);
+  if (!e || !streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("stream-wait-event %s e%d", streamName(s, stream).c_str(), e->id);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuEventCreate(CUevent *event, unsigned int) {
+  static const char *kName = "cuEventCreate";
+  ENTER(true);
+  s.events.push_back(std::make_unique<Event>(Event{s.nextEvent++, current()}));
+  *event = reinterpret_cast<CUevent>(s.events.back().get());
+  s.write("event-create %s e%d", contextName(current()).c_str(),
+          s.events.back()->id);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuEventDestroy(CUevent event) {
+  static const char *kName = "cuEventDestroy";
+  ENTER(false);
+  Event *e = find(s.events, event);
+  if (!e)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("event-destroy e%d", e->id);
+  erase(s.events, event);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
+  static const char *kName = "cuEventRecord";
+  ENTER(true);
+  Event *e = find(s.events, event);
+  if (!e || e->context != current() || !streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  e->recorded = true;
+  s.write("event-record e%d %s", e->id, streamName(s, stream).c_str());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuEventSynchronize(CUevent event) {
+  static const char *kName = "cuEventSynchronize";
+  ENTER(false);
+  Event *e = find(s.events, event);
+  if (!e)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("event-sync e%d", e->id);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  static const char *kName = "cuEventElapsedTime";
+  ENTER(false);
+  Event *a = find(s.events, start), *b = find(s.events, end);
+  if (!a || !b)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (!a->recorded || !b->recorded)
+    return fail(s, kName, CUDA_ERROR_NOT_READY);
+  *ms = 1.0f;
+  return CUDA_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+static CUresult allocate(State &s, CUdeviceptr *pointer, size_t bytes,
+                         const char *how, const std::string &where) {
+  if (bytes == 0)
+    return fail(s, how, CUDA_ERROR_INVALID_VALUE);
+  char *memory =
+      static_cast<char *>(std::aligned_alloc(256, (bytes + 255) / 256 * 256));
+  if (!memory)
+    return fail(s, how, CUDA_ERROR_OUT_OF_MEMORY);
+  std::memset(memory, 0, bytes);
+  Allocation a{s.nextAllocation++, bytes,
+               std::unique_ptr<char, FreeDeleter>(memory)};
+  auto address = reinterpret_cast<uintptr_t>(a.memory.get());
+  s.write("%s %s d%d %zu bytes%s", how, contextName(current()).c_str(), a.id,
+          bytes, where.c_str());
+  s.allocations.emplace(address, std::move(a));
+  *pointer = address;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
+  static const char *kName = "cuMemAlloc";
+  ENTER(true);
+  return allocate(s, pointer, bytes, "mem-alloc", "");
+}
+
+FAKE_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes,
+                                       unsigned int) {
+  static const char *kName = "cuMemAllocManaged";
+  ENTER(true);
+  return allocate(s, pointer, bytes, "mem-alloc-managed", "");
+}
+
+FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes,
+                                     CUstream stream) {
+  static const char *kName = "cuMemAllocAsync";
+  ENTER(true);
+  if (!streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  return allocate(s, pointer, bytes, "mem-alloc-async",
+                  " " + streamName(s, stream));
+}
+
+static CUresult release(State &s, const char *how, CUdeviceptr pointer,
+                        const std::string &where) {
+  auto it = s.allocations.find(pointer);
+  if (it == s.allocations.end())
+    return fail(s, how, CUDA_ERROR_INVALID_VALUE);
+  s.write("%s d%d%s", how, it->second.id, where.c_str());
+  s.allocations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemFree(CUdeviceptr pointer) {
+  static const char *kName = "cuMemFree";
+  ENTER(false);
+  return release(s, "mem-free", pointer, "");
+}
+
+FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr pointer, CUstream stream) {
+  static const char *kName = "cuMemFreeAsync";
+  ENTER(true);
+  if (!streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  return release(s, "mem-free-async", pointer, " " + streamName(s, stream));
+}
+
+FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
+                                   size_t bytes, CUstream stream) {
+  static const char *kName = "cuMemcpyAsync";
+  ENTER(true);
+  if (!streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (!dst || !src || !rangeValid(s, dst, bytes) || !rangeValid(s, src, bytes))
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  s.write("memcpy %s <- %s %zu bytes %s", pointerName(s, dst).c_str(),
+          pointerName(s, src).c_str(), bytes, streamName(s, stream).c_str());
+  std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
+               bytes);
+  return CUDA_SUCCESS;
+}
+
+template <typename T>
+static CUresult memset(State &s, const char *kName, CUdeviceptr dst, T value,
+                       size_t count, CUstream stream) {
+  if (!streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (!allocationOf(s, dst, count * sizeof(T)))
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  s.write("memset%zu %s %zu x 0x%llx %s", 8 * sizeof(T),
+          pointerName(s, dst).c_str(), count,
+          static_cast<unsigned long long>(value),
+          streamName(s, stream).c_str());
+  T *p = reinterpret_cast<T *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    p[i] = value;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value,
+                                      size_t count, CUstream stream) {
+  static const char *kName = "cuMemsetD32Async";
+  ENTER(true);
+  return memset<uint32_t>(s, kName, dst, value, count, stream);
+}
+
+FAKE_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value,
+                                      size_t count, CUstream stream) {
+  static const char *kName = "cuMemsetD16Async";
+  ENTER(true);
+  return memset<uint16_t>(s, kName, dst, value, count, stream);
+}
+
+FAKE_EXPORT CUresult cuMemHostRegister(void *pointer, size_t bytes,
+                                       unsigned int) {
+  static const char *kName = "cuMemHostRegister";
+  ENTER(true);
+  if (!pointer || !bytes)
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  s.write("host-register %zu bytes", bytes);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemHostUnregister(void *pointer) {
+  static const char *kName = "cuMemHostUnregister";
+  ENTER(true);
+  if (!pointer)
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  s.write("host-unregister");
+  return CUDA_SUCCESS;
+}

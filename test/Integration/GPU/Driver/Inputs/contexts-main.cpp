@@ -1,0 +1,223 @@
+//===- contexts-main.cpp - which context the runtime launches in ----------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Calls the decode step of Mock/Inputs/device-buffers.mlir (compiled with
+// linattn-compile --target=cuda, linked with liblinattn_cuda_runtime.so) the
+// ways applications on a machine with two GPUs do, over the fake driver of
+// test/FakeCuda: on a thread without a context, in a context the caller made
+// current (as a framework does for its device), on a new thread after
+// mgpuSetDefaultDevice, after the caller left no context, and with a default
+// device that does not exist. Each step says on stderr, between the driver's
+// log lines, which device's context is current when the call returns, and
+// the failure the runtime recorded, if any.
+//
+//===----------------------------------------------------------------------===//
+
+#include "device-buffers.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <thread>
+#include <vector>
+
+extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared);
+extern "C" void mgpuMemFree(void *pointer, void *stream);
+extern "C" void mgpuSetDefaultDevice(int32_t device);
+extern "C" const char *linattnCudaGetLastError(void);
+extern "C" void linattnCudaClearLastError(void);
+
+namespace {
+
+/// The driver functions this program calls itself, from the libcuda.so.1
+/// the runtime loads too.
+struct Driver {
+  decltype(&::cuInit) init;
+  decltype(&::cuDevicePrimaryCtxRetain) retain;
+  decltype(&::cuCtxSetCurrent) setCurrent;
+  decltype(&::cuCtxGetCurrent) getCurrent;
+  decltype(&::cuCtxGetDevice) getDevice;
+  decltype(&::cuStreamCreate) streamCreate;
+  decltype(&::cuStreamSynchronize) streamSynchronize;
+  decltype(&::cuStreamDestroy) streamDestroy;
+  decltype(&::cuMemAlloc) memAlloc;
+  decltype(&::cuMemFree) memFree;
+};
+
+Driver driver;
+
+#define STR(x) #x
+#define XSTR(x) STR(x)
+template <typename F>
+void lookup(void *library, F &fn, const char *name) {
+  fn = reinterpret_cast<F>(dlsym(library, name));
+  if (!fn) {
+    std::fprintf(stderr, "no %s in libcuda.so.1\n", name);
+    std::exit(1);
+  }
+}
+
+void check(CUresult result, const char *what) {
+  if (result != CUDA_SUCCESS) {
+    std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(result));
+    std::exit(1);
+  }
+}
+
+/// "device N" for the current context, "no context" without one.
+void reportContext(const char *when) {
+  CUcontext context = nullptr;
+  check(driver.getCurrent(&context), "cuCtxGetCurrent");
+  CUdevice device = -1;
+  if (context)
+    check(driver.getDevice(&device), "cuCtxGetDevice");
+  if (context)
+    std::fprintf(stderr, "%s: device %d\n", when, device);
+  else
+    std::fprintf(stderr, "%s: no context\n", when);
+}
+
+/// The decode step's eight buffers, from `allocate`, freed by `release`.
+template <typename Allocate, typename Release>
+struct DecodeBuffers {
+  linattn_memref_f32_2d q, k, v, z0, z1, o;
+  linattn_memref_f32_3d s0, s1;
+  std::vector<void *> pointers;
+  Release release;
+
+  template <typename D, int Rank>
+  void make(D &d, const int64_t (&sizes)[Rank], Allocate &allocate) {
+    int64_t count = 1;
+    for (int i = Rank - 1; i >= 0; --i) {
+      d.sizes[i] = sizes[i];
+      d.strides[i] = count;
+      count *= sizes[i];
+    }
+    void *pointer = allocate(count * sizeof(float));
+    pointers.push_back(pointer);
+    d.allocated = d.aligned = static_cast<float *>(pointer);
+    d.offset = 0;
+  }
+
+  DecodeBuffers(Allocate allocate, Release release) : release(release) {
+    make(q, {8, 16}, allocate);
+    make(k, {8, 16}, allocate);
+    make(v, {8, 24}, allocate);
+    make(s0, {8, 16, 24}, allocate);
+    make(z0, {8, 16}, allocate);
+    make(o, {8, 24}, allocate);
+    make(s1, {8, 16, 24}, allocate);
+    make(z1, {8, 16}, allocate);
+  }
+  ~DecodeBuffers() {
+    for (void *p : pointers)
+      release(p);
+  }
+
+  void call(void *stream) {
+    _mlir_ciface_decode(&q, &k, &v, &s0, &z0, &o, &s1, &z1, stream);
+  }
+};
+
+template <typename A, typename R>
+DecodeBuffers<A, R> buffers(A a, R r) {
+  return DecodeBuffers<A, R>(a, r);
+}
+
+/// A decode step on buffers of the runtime's (mgpuMemAlloc) and the legacy
+/// stream, as a program that leaves contexts to the runtime makes it.
+void runtimeStep() {
+  auto b = buffers([](uint64_t n) { return mgpuMemAlloc(n, nullptr, false); },
+                   [](void *p) { mgpuMemFree(p, nullptr); });
+  b.call(nullptr);
+}
+
+/// Starts a step, after saying whether the runtime recorded a failure in
+/// the last one (and forgetting it).
+void step(const char *what) {
+  if (const char *error = linattnCudaGetLastError())
+    std::fprintf(stderr, "failure: %s\n", error);
+  linattnCudaClearLastError();
+  std::fprintf(stderr, "== %s\n", what);
+}
+
+} // namespace
+
+int main() {
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    std::fprintf(stderr, "cannot load libcuda.so.1\n");
+    return 1;
+  }
+  lookup(library, driver.init, XSTR(cuInit));
+  lookup(library, driver.retain, XSTR(cuDevicePrimaryCtxRetain));
+  lookup(library, driver.setCurrent, XSTR(cuCtxSetCurrent));
+  lookup(library, driver.getCurrent, XSTR(cuCtxGetCurrent));
+  lookup(library, driver.getDevice, XSTR(cuCtxGetDevice));
+  lookup(library, driver.streamCreate, XSTR(cuStreamCreate));
+  lookup(library, driver.streamSynchronize, XSTR(cuStreamSynchronize));
+  lookup(library, driver.streamDestroy, XSTR(cuStreamDestroy));
+  lookup(library, driver.memAlloc, XSTR(cuMemAlloc));
+  lookup(library, driver.memFree, XSTR(cuMemFree));
+  check(driver.init(0), "cuInit");
+
+  step("no context of the caller's");
+  runtimeStep();
+  reportContext("after the call");
+
+  step("the caller's context on device 1");
+  CUcontext device1 = nullptr;
+  check(driver.retain(&device1, 1), "cuDevicePrimaryCtxRetain");
+  check(driver.setCurrent(device1), "cuCtxSetCurrent");
+  CUstream stream = nullptr;
+  check(driver.streamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  {
+    auto b = buffers(
+        [](uint64_t n) {
+          CUdeviceptr p = 0;
+          check(driver.memAlloc(&p, n), "cuMemAlloc");
+          return reinterpret_cast<void *>(p);
+        },
+        [](void *p) {
+          check(driver.memFree(reinterpret_cast<CUdeviceptr>(p)), "cuMemFree");
+        });
+    b.call(stream);
+    b.call(stream);
+    check(driver.streamSynchronize(stream), "cuStreamSynchronize");
+  }
+  check(driver.streamDestroy(stream), "cuStreamDestroy");
+  reportContext("after the calls");
+
+  step("a new thread after mgpuSetDefaultDevice(1)");
+  mgpuSetDefaultDevice(1);
+  std::thread([] {
+    reportContext("before the call");
+    runtimeStep();
+    reportContext("after the call");
+  }).join();
+
+  step("the caller left no context");
+  check(driver.setCurrent(nullptr), "cuCtxSetCurrent");
+  runtimeStep();
+  reportContext("after the call");
+
+  step("mgpuSetDefaultDevice(0) on a thread the runtime chose for");
+  mgpuSetDefaultDevice(0);
+  runtimeStep();
+  reportContext("after the call");
+
+  step("mgpuSetDefaultDevice(2) on a machine with two devices");
+  mgpuSetDefaultDevice(2);
+  runtimeStep();
+
+  step("done");
+  // The runtime unloads the modules when the program ends, on this thread.
+  mgpuSetDefaultDevice(0);
+  return 0;
+}
