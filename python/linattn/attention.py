@@ -605,9 +605,10 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
 
     q [B, H, N, D], k [B, H, M, D], v [B, H, M, Dv] and out [B, H, N, Dv] are
     dense row-major `DeviceArray`s of one element type (``"f16"``,
-    ``"bf16"``, ``"f32"`` or ``"f64"``) in memory of the device the
-    backend's runtime uses (the first GPU; the context is the device's
-    primary one, which CUDA's runtime API and the frameworks share). `out`
+    ``"bf16"``, ``"f32"`` or ``"f64"``) in memory of the device whose CUDA
+    context is current on the calling thread (a framework makes its
+    device's current: ``torch.cuda.device``; with none, the first GPU's
+    primary context, which CUDA's runtime API and the frameworks share). `out`
     must not overlap the inputs (ValueError). The kernels (compiled with
     ``linattn-lower-to-nvvm{device-buffers=true}``, once per head sizes,
     element type and options: batch, heads and lengths are read at run time)

@@ -7,11 +7,13 @@ CPU tensors are shared with numpy without a copy when they are contiguous
 float16/float32/float64 tensors that do not require grad; the result is a
 tensor sharing the output's memory.
 
-CUDA tensors (float16, bfloat16, float32 or float64, contiguous, on the first
-GPU) run on the GPU with no copy: the kernels read the tensors' memory, write
-a new tensor allocated by torch, and are enqueued on torch's current stream,
-like a torch operation (`linattn.linear_attention_device`). They are compiled
-once per head sizes, dtype and options (any batch, heads and lengths).
+CUDA tensors (float16, bfloat16, float32 or float64, contiguous, on one GPU)
+run on that GPU with no copy: the kernels read the tensors' memory, write a
+new tensor allocated by torch, and are enqueued on torch's current stream of
+that device, like a torch operation (`linattn.linear_attention_device`).
+They are compiled once per head sizes, dtype and options (any batch, heads
+and lengths), for the compute capability of the first GPU they run on: the
+GPUs a process uses must be alike.
 
 `RecurrentState(..., device="cuda")` keeps its state on the GPU and decodes
 there, on torch's current stream (capturable in a CUDA graph).
@@ -76,11 +78,7 @@ def _to_device_array(name: str, t: Any, device: "_torch.device"
 
 def _cuda_linear_attention(q: "_torch.Tensor", k: Any, v: Any,
                            backend: str, **options: Any) -> "_torch.Tensor":
-    device = q.device
-    # linattn's CUDA runtime uses the primary context of the first GPU.
-    if device.index not in (None, 0):
-        raise ValueError(f"q is on {device}; linattn runs on the first GPU "
-                         "(cuda:0; choose it with CUDA_VISIBLE_DEVICES)")
+    device = _cuda_device(q.device)
     dq, dk, dv = (_to_device_array(n, t, device)
                   for n, t in (("q", q), ("k", k), ("v", v)))
     for name, x in (("q", dq), ("k", dk), ("v", dv)):
@@ -89,11 +87,21 @@ def _cuda_linear_attention(q: "_torch.Tensor", k: Any, v: Any,
                              f"shape {x.shape}")
     out = _torch.empty(dq.shape[:3] + dv.shape[3:], dtype=q.dtype,
                        device=device)
-    stream = _torch.cuda.current_stream(device).cuda_stream
-    _attention.linear_attention_device(
-        dq, dk, dv, _to_device_array("out", out, device), stream=stream,
-        backend=backend, **options)
+    # linattn's CUDA runtime acts in the calling thread's current context:
+    # within this block torch's for `device`.
+    with _torch.cuda.device(device):
+        stream = _torch.cuda.current_stream(device).cuda_stream
+        _attention.linear_attention_device(
+            dq, dk, dv, _to_device_array("out", out, device), stream=stream,
+            backend=backend, **options)
     return out
+
+
+def _cuda_device(device: "_torch.device") -> "_torch.device":
+    """`device` with its index (torch's current device where it has none)."""
+    if device.index is None:
+        return _torch.device("cuda", _torch.cuda.current_device())
+    return device
 
 
 def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
@@ -165,10 +173,7 @@ class RecurrentState(_attention.RecurrentState):
                    feature_map: str = "elu", normalize: bool = True,
                    eps: float = 1e-6, backend: str = "cuda",
                    compile_options: Optional[Dict[str, Any]] = None) -> None:
-        if self.device.index not in (None, 0):
-            raise ValueError(f"device {self.device}: linattn runs on the first "
-                             "GPU (cuda:0; choose it with CUDA_VISIBLE_DEVICES)")
-        self.device = _torch.device("cuda", 0)
+        self.device = _cuda_device(self.device)
         if dtype not in _DEVICE_ELEMENTS:
             raise TypeError(f"dtype must be float16, bfloat16, float32 or "
                             f"float64 on the GPU, got {dtype}")
@@ -263,14 +268,15 @@ class RecurrentState(_attention.RecurrentState):
         buffers = self._states[self._current] + self._states[1 - self._current]
         s0, z0, s1, z1 = (_to_device_array(n, t, self.device)
                           for n, t in zip(("S", "z", "S", "z"), buffers))
-        _attention.recurrent_device(
-            dq, dk, dv, s0, z0, _to_device_array("out", out, self.device),
-            s1, z1,
-            stream=_torch.cuda.current_stream(self.device).cuda_stream,
-            feature_map=self.feature_map, normalize=self.normalize,
-            eps=self.eps, backend=self.backend,
-            compile_options=dict(option.split("=", 1)
-                                 for option in self.compile_options))
+        with _torch.cuda.device(self.device):  # its context current
+            _attention.recurrent_device(
+                dq, dk, dv, s0, z0, _to_device_array("out", out, self.device),
+                s1, z1,
+                stream=_torch.cuda.current_stream(self.device).cuda_stream,
+                feature_map=self.feature_map, normalize=self.normalize,
+                eps=self.eps, backend=self.backend,
+                compile_options=dict(option.split("=", 1)
+                                     for option in self.compile_options))
         self._current = 1 - self._current
         self.position += dq.shape[2] if tokens else 1
         return out

@@ -104,6 +104,31 @@ def test_cuda_tensors(dtype, causal, normalize, m):
 
 
 @needs_cuda
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
+def test_cuda_tensors_on_each_gpu():
+    # Tensors on every GPU run there, in torch's context for it, whichever
+    # device is current: the same inputs give the same outputs; the
+    # recurrent state decodes on its device too.
+    g = torch.Generator().manual_seed(6)
+    b, h, n, d = 1, 2, 40, 16
+    x = [torch.rand(b, h, n, d, generator=g).to(torch.bfloat16) - 0.5
+         for _ in range(3)]
+    outs = []
+    for index in range(torch.cuda.device_count()):
+        device = torch.device("cuda", index)
+        q, k, v = (t.to(device) for t in x)
+        o = lt.linear_attention(q, k, v)
+        assert o.device == device
+        state = lt.RecurrentState(b, h, d, device=device, dtype=torch.bfloat16)
+        assert state.device == device
+        step = state.step(*(t[:, :, 0].contiguous() for t in (q, k, v)))
+        assert step.device == device
+        outs.append((o.cpu(), step.cpu()))
+    for o, step in outs[1:]:
+        assert torch.equal(o, outs[0][0]) and torch.equal(step, outs[0][1])
+
+
+@needs_cuda
 def test_cuda_tensors_tf32():
     # float32 tensors on tf32 tensor cores (compile_options), the causal
     # scan and the recurrent state's prompt; f16's bound in the GPU tests.
