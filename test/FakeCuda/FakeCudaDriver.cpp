@@ -39,7 +39,8 @@
 //   LINATTN_FAKE_CUDA_DEVICES   how many devices (default 1; 0: cuInit fails
 //                               with CUDA_ERROR_NO_DEVICE)
 //   LINATTN_FAKE_CUDA_CC        their compute capability (default 9.0)
-//   LINATTN_FAKE_CUDA_FAIL      NAME=ERROR: every call of driver function NAME
+//   LINATTN_FAKE_CUDA_FAIL      NAME=ERROR[:N]: every call (or the first N
+//                               calls) of driver function NAME
 //                               (cuLaunchKernel, ...) fails with ERROR
 //                               (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, ...)
 // When the library is unloaded it reports allocations never freed ("cuda:
@@ -119,6 +120,17 @@ struct State {
   int devices = 1, major = 9, minor = 0;
   std::string failName;
   CUresult failCode = CUDA_SUCCESS;
+  /// How many more calls of failName fail (-1: all).
+  int failuresLeft = -1;
+
+  /// Whether this call of driver function `name` is made to fail.
+  bool failing(const char *name) {
+    if (failName != name || failuresLeft == 0)
+      return false;
+    if (failuresLeft > 0)
+      --failuresLeft;
+    return true;
+  }
   std::vector<std::unique_ptr<Context>> primary;
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<std::unique_ptr<Function>> functions;
@@ -201,6 +213,11 @@ State::State() {
     size_t eq = spec.find('=');
     failName = spec.substr(0, eq);
     std::string error = eq == std::string::npos ? "" : spec.substr(eq + 1);
+    size_t colon = error.find(':');
+    if (colon != std::string::npos) {
+      failuresLeft = std::atoi(error.c_str() + colon + 1);
+      error.resize(colon);
+    }
     failCode = CUDA_ERROR_LAUNCH_FAILED;
     for (const ErrorInfo &e : kErrors)
       if (error == e.name)
@@ -271,7 +288,7 @@ CUresult enter(State &s, const char *name, bool needsContext) {
     return fail(s, name, CUDA_ERROR_NOT_INITIALIZED);
   if (s.shutDown)
     return fail(s, name, CUDA_ERROR_DEINITIALIZED);
-  if (s.failName == name)
+  if (s.failing(name))
     return fail(s, name, s.failCode);
   if (needsContext && !current())
     return fail(s, name, CUDA_ERROR_INVALID_CONTEXT);
@@ -427,7 +444,7 @@ static void shutDown() {
 FAKE_EXPORT CUresult cuInit(unsigned int) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.failName == "cuInit")
+  if (s.failing("cuInit"))
     return fail(s, "cuInit", s.failCode);
   if (s.devices <= 0)
     return fail(s, "cuInit", CUDA_ERROR_NO_DEVICE);
