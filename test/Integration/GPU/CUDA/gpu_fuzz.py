@@ -16,7 +16,8 @@ Every case is reproducible from the seed and its index, which the output
 names. Without --seed a fresh one is drawn and printed.
 
 Usage: gpu_fuzz.py --count=N --tools=DIR --workdir=DIR [--seed=S]
-                   [--kinds=chunked,recurrent,...] [--mock | --emulate]
+                   [--kinds=chunked,recurrent,...]
+                   [--mock | --fake-driver=DIR | --emulate]
 """
 
 import argparse
