@@ -27,6 +27,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +96,8 @@ struct Driver {
 #define LINATTN_DECLARE(name) decltype(&::name) name = nullptr;
   LINATTN_DRIVER_FUNCTIONS(LINATTN_DECLARE)
 #undef LINATTN_DECLARE
+  /// Optional (CUDA 12.3 on): names kernels in messages.
+  decltype(&::cuFuncGetName) cuFuncGetName = nullptr;
   void *library = nullptr;
   int devices = 0;
   bool ready = false;
@@ -188,6 +191,8 @@ void initialize() {
   }
   LINATTN_DRIVER_FUNCTIONS(LINATTN_LOAD)
 #undef LINATTN_LOAD
+  driver.cuFuncGetName = reinterpret_cast<decltype(&::cuFuncGetName)>(
+      dlsym(driver.library, "cuFuncGetName"));
   if (!check(driver.cuInit(0), "cuInit") ||
       !check(driver.cuDeviceGetCount(&driver.devices), "cuDeviceGetCount"))
     return;
@@ -365,6 +370,26 @@ LINATTN_EXPORT CUfunction mgpuModuleGetFunction(void *handle,
   return function;
 }
 
+namespace {
+/// "KERNEL (grid XxYxZ, block XxYxZ, N bytes of dynamic shared memory)", for
+/// messages about a launch.
+std::string describeLaunch(CUfunction function, intptr_t gridX, intptr_t gridY,
+                           intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                           intptr_t blockZ, int32_t smem) {
+  const char *name = nullptr;
+  if (!driver.cuFuncGetName ||
+      driver.cuFuncGetName(&name, function) != CUDA_SUCCESS || !name)
+    name = "a kernel";
+  auto dims = [](intptr_t x, intptr_t y, intptr_t z) {
+    return std::to_string(x) + "x" + std::to_string(y) + "x" +
+           std::to_string(z);
+  };
+  return std::string(name) + " (grid " + dims(gridX, gridY, gridZ) +
+         ", block " + dims(blockX, blockY, blockZ) + ", " +
+         std::to_string(smem) + " bytes of dynamic shared memory)";
+}
+} // namespace
+
 LINATTN_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
                                      intptr_t gridY, intptr_t gridZ,
                                      intptr_t blockX, intptr_t blockY,
@@ -382,15 +407,27 @@ LINATTN_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
   }
   if (!ready())
     return;
-  if (smem > 48 * 1024 &&
-      !check(
-          driver.cuFuncSetAttribute(
-              function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
-          "cuFuncSetAttribute"))
+  auto describe = [&] {
+    return describeLaunch(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                          smem);
+  };
+  // The driver takes 32-bit sizes: larger ones would wrap around and launch
+  // part of the grid.
+  if (gridX > INT32_MAX || gridY > 65535 || gridZ > 65535) {
+    reportError("cannot launch " + describe() +
+                ": CUDA's grid has at most 2^31 - 1 blocks in x and 65535 "
+                "in y and z");
     return;
-  check(driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
-                              blockZ, smem, stream, params, extra),
-        "cuLaunchKernel");
+  }
+  CUresult result = CUDA_SUCCESS;
+  if (smem > 48 * 1024 &&
+      (result = driver.cuFuncSetAttribute(
+           function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
+    check(result, ("cuFuncSetAttribute for " + describe()).c_str());
+  else if ((result = driver.cuLaunchKernel(function, gridX, gridY, gridZ,
+                                           blockX, blockY, blockZ, smem, stream,
+                                           params, extra)))
+    check(result, ("cuLaunchKernel of " + describe()).c_str());
 }
 
 LINATTN_EXPORT void mgpuLaunchClusterKernel(CUfunction, intptr_t, intptr_t,

@@ -650,6 +650,16 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
   return CUDA_SUCCESS;
 }
 
+FAKE_EXPORT CUresult cuFuncGetName(const char **name, CUfunction function) {
+  static const char *kName = "cuFuncGetName";
+  ENTER(false);
+  Function *f = find(s.functions, function);
+  if (!f)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  *name = f->name.c_str();
+  return CUDA_SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuFuncSetAttribute(CUfunction function,
                                         CUfunction_attribute attribute,
                                         int value) {
