@@ -32,6 +32,13 @@
 //   - freed pointers must be live allocations; copies and memsets must not
 //     touch null and must stay inside the allocations they touch (device
 //     memory is host memory here, and the copies and memsets are done).
+//   - streams can be captured into graphs (cuStreamBeginCapture ...
+//     cuGraphLaunch): their work is recorded, not done, and replayed by
+//     graph launches (copies and memsets then happen); allocations on a
+//     captured stream are the graph's (memory nodes). During a capture in
+//     global mode the calls that may synchronize (synchronous allocations,
+//     frees and copies, host registration, synchronizing the capturing
+//     stream) and the legacy stream fail and invalidate the capture;
 //   - when the program exits (an exit handler cuInit registers, before the
 //     program's global destructors run) the driver shuts down: later calls
 //     fail with CUDA_ERROR_DEINITIALIZED.
@@ -56,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <elf.h>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -88,9 +96,39 @@ struct Function {
   int maxDynamicShared = 48 * 1024;
 };
 
+/// Work captured from a stream: what the log says of it and what replaying
+/// it does (copies and memsets; launches run nothing).
+struct Node {
+  std::string what;
+  std::function<void()> run;
+};
+
+/// The device memory a capture allocated on its stream (memory nodes): it
+/// lives until the graph and every instantiation of it are destroyed.
+struct GraphMemory {
+  std::vector<uintptr_t> addresses;
+  ~GraphMemory();
+};
+
+struct Graph {
+  int id;
+  std::vector<Node> nodes;
+  std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
+};
+
+struct GraphExec {
+  int id;
+  std::vector<Node> nodes;
+  std::shared_ptr<GraphMemory> memory;
+};
+
 struct Stream {
   int id;
   Context *context;
+  /// The graph being captured from this stream, and whether an unsafe call
+  /// during the capture invalidated it.
+  std::unique_ptr<Graph> capture;
+  bool invalidated = false;
 };
 
 struct Event {
@@ -137,7 +175,12 @@ struct State {
   std::vector<std::unique_ptr<Stream>> streams;
   std::vector<std::unique_ptr<Event>> events;
   std::map<uintptr_t, Allocation> allocations;
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::vector<std::unique_ptr<GraphExec>> execs;
+  /// Captures under way in CU_STREAM_CAPTURE_MODE_GLOBAL.
+  int globalCaptures = 0;
   int nextModule = 1, nextStream = 1, nextEvent = 1, nextAllocation = 1;
+  int nextGraph = 1, nextExec = 1;
   int nextFunction = 1;
 
   State();
@@ -187,6 +230,17 @@ constexpr ErrorInfo kErrors[] = {
      "too many resources requested for launch"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED",
      "unspecified launch failure"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+     "the operation is not permitted in the current state"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+     "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+     "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+     "operation failed due to a previous error during capture"},
+    {CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+     "operation would make the legacy stream depend on a capturing blocking "
+     "stream"},
 };
 
 const ErrorInfo *errorInfo(CUresult code) {
@@ -230,6 +284,12 @@ State::State() {
 State &state() {
   static State *s = new State();
   return *s;
+}
+
+GraphMemory::~GraphMemory() {
+  // Runs inside a driver call, with the state locked.
+  for (uintptr_t address : addresses)
+    state().allocations.erase(address);
 }
 
 /// Reports the allocations never freed when the library is unloaded.
@@ -319,6 +379,50 @@ bool streamUsable(State &s, CUstream stream) {
     return true;
   Stream *st = find(s.streams, stream);
   return st && st->context == current();
+}
+
+/// Marks every capture under way invalidated: its end fails.
+void invalidateCaptures(State &s) {
+  for (const auto &st : s.streams)
+    if (st->capture)
+      st->invalidated = true;
+}
+
+/// Fails call `name` while a capture in global mode is under way: the calls
+/// that may synchronize (allocations and frees, synchronous copies, host
+/// registration) are not allowed then and invalidate the capture.
+CUresult unsafeDuringCapture(State &s, const char *name) {
+  if (!s.globalCaptures)
+    return CUDA_SUCCESS;
+  invalidateCaptures(s);
+  return fail(s, name, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+}
+
+/// The stream `stream` names, null for the legacy stream.
+Stream *streamOf(State &s, CUstream stream) {
+  return stream ? find(s.streams, stream) : nullptr;
+}
+
+/// Work on `stream` (usable in the current context): recorded into its
+/// graph while it is captured, else logged and done. The legacy stream
+/// during a capture in global mode fails (stricter than the driver, which
+/// allows it beside non-blocking streams).
+CUresult enqueue(State &s, const char *name, CUstream stream,
+                 const std::string &what, std::function<void()> run) {
+  Stream *st = streamOf(s, stream);
+  if (!st && s.globalCaptures) {
+    invalidateCaptures(s);
+    return fail(s, name, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+  }
+  if (st && st->capture) {
+    s.write("capture s%d: %s", st->id, what.c_str());
+    st->capture->nodes.push_back({what, std::move(run)});
+    return CUDA_SUCCESS;
+  }
+  s.write("%s", what.c_str());
+  if (run)
+    run();
+  return CUDA_SUCCESS;
 }
 
 /// The allocation holding [address, address + bytes), or null.
@@ -695,10 +799,13 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gridX,
       gridY > 65535 || gridZ > 65535 || int64_t(shared) > f->maxDynamicShared ||
       (!params && !extra))
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
-  s.write("launch %s %s grid %ux%ux%u block %ux%ux%u smem %u %s",
-          contextName(current()).c_str(), f->name.c_str(), gridX, gridY, gridZ,
-          blockX, blockY, blockZ, shared, streamName(s, stream).c_str());
-  return CUDA_SUCCESS;
+  char what[512];
+  std::snprintf(what, sizeof(what),
+                "launch %s %s grid %ux%ux%u block %ux%ux%u smem %u %s",
+                contextName(current()).c_str(), f->name.c_str(), gridX, gridY,
+                gridZ, blockX, blockY, blockZ, shared,
+                streamName(s, stream).c_str());
+  return enqueue(s, kName, stream, what, nullptr);
 }
 
 //===----------------------------------------------------------------------===//
@@ -708,8 +815,9 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gridX,
 FAKE_EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int) {
   static const char *kName = "cuStreamCreate";
   ENTER(true);
-  s.streams.push_back(
-      std::make_unique<Stream>(Stream{s.nextStream++, current()}));
+  s.streams.push_back(std::make_unique<Stream>());
+  s.streams.back()->id = s.nextStream++;
+  s.streams.back()->context = current();
   *stream = reinterpret_cast<CUstream>(s.streams.back().get());
   s.write("stream-create %s s%d", contextName(current()).c_str(),
           s.streams.back()->id);
@@ -731,6 +839,11 @@ FAKE_EXPORT CUresult cuStreamSynchronize(CUstream stream) {
   ENTER(true);
   if (!streamUsable(s, stream))
     return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  Stream *st = streamOf(s, stream);
+  if ((st && st->capture) || (!st && s.globalCaptures)) {
+    invalidateCaptures(s);
+    return fail(s, kName, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  }
   s.write("stream-sync %s", streamName(s, stream).c_str());
   return CUDA_SUCCESS;
 }
@@ -804,36 +917,48 @@ FAKE_EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
 // Memory
 //===----------------------------------------------------------------------===//
 
-static CUresult allocate(State &s, CUdeviceptr *pointer, size_t bytes,
-                         const char *how, const std::string &where) {
+/// A new allocation of `bytes` at `*pointer`; "dN N bytes" in `what`.
+static CUresult allocate(State &s, const char *kName, CUdeviceptr *pointer,
+                         size_t bytes, std::string &what) {
   if (bytes == 0)
-    return fail(s, how, CUDA_ERROR_INVALID_VALUE);
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
   char *memory =
       static_cast<char *>(std::aligned_alloc(256, (bytes + 255) / 256 * 256));
   if (!memory)
-    return fail(s, how, CUDA_ERROR_OUT_OF_MEMORY);
+    return fail(s, kName, CUDA_ERROR_OUT_OF_MEMORY);
   std::memset(memory, 0, bytes);
   Allocation a{s.nextAllocation++, bytes,
                std::unique_ptr<char, FreeDeleter>(memory)};
   auto address = reinterpret_cast<uintptr_t>(a.memory.get());
-  s.write("%s %s d%d %zu bytes%s", how, contextName(current()).c_str(), a.id,
-          bytes, where.c_str());
+  what = "d" + std::to_string(a.id) + " " + std::to_string(bytes) + " bytes";
   s.allocations.emplace(address, std::move(a));
   *pointer = address;
+  return CUDA_SUCCESS;
+}
+
+/// A synchronous allocation (`how`: its name in the log).
+static CUresult allocateNow(State &s, const char *kName, const char *how,
+                            CUdeviceptr *pointer, size_t bytes) {
+  if (CUresult r = unsafeDuringCapture(s, kName))
+    return r;
+  std::string what;
+  if (CUresult r = allocate(s, kName, pointer, bytes, what))
+    return r;
+  s.write("%s %s %s", how, contextName(current()).c_str(), what.c_str());
   return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
   static const char *kName = "cuMemAlloc";
   ENTER(true);
-  return allocate(s, pointer, bytes, "mem-alloc", "");
+  return allocateNow(s, kName, "mem-alloc", pointer, bytes);
 }
 
 FAKE_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes,
                                        unsigned int) {
   static const char *kName = "cuMemAllocManaged";
   ENTER(true);
-  return allocate(s, pointer, bytes, "mem-alloc-managed", "");
+  return allocateNow(s, kName, "mem-alloc-managed", pointer, bytes);
 }
 
 FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes,
@@ -842,24 +967,32 @@ FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes,
   ENTER(true);
   if (!streamUsable(s, stream))
     return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
-  return allocate(s, pointer, bytes, "mem-alloc-async",
-                  " " + streamName(s, stream));
-}
-
-static CUresult release(State &s, const char *how, CUdeviceptr pointer,
-                        const std::string &where) {
-  auto it = s.allocations.find(pointer);
-  if (it == s.allocations.end())
-    return fail(s, how, CUDA_ERROR_INVALID_VALUE);
-  s.write("%s d%d%s", how, it->second.id, where.c_str());
-  s.allocations.erase(it);
-  return CUDA_SUCCESS;
+  Stream *st = streamOf(s, stream);
+  if (!st && s.globalCaptures)
+    return enqueue(s, kName, stream, "", nullptr); // fails
+  std::string what;
+  if (CUresult r = allocate(s, kName, pointer, bytes, what))
+    return r;
+  // During a capture the memory belongs to the graph (a memory node).
+  if (st && st->capture)
+    st->capture->memory->addresses.push_back(*pointer);
+  return enqueue(s, kName, stream,
+                 "mem-alloc-async " + contextName(current()) + " " + what +
+                     " " + streamName(s, stream),
+                 nullptr);
 }
 
 FAKE_EXPORT CUresult cuMemFree(CUdeviceptr pointer) {
   static const char *kName = "cuMemFree";
   ENTER(false);
-  return release(s, "mem-free", pointer, "");
+  if (CUresult r = unsafeDuringCapture(s, kName))
+    return r;
+  auto it = s.allocations.find(pointer);
+  if (it == s.allocations.end())
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  s.write("mem-free d%d", it->second.id);
+  s.allocations.erase(it);
+  return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr pointer, CUstream stream) {
@@ -867,22 +1000,73 @@ FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr pointer, CUstream stream) {
   ENTER(true);
   if (!streamUsable(s, stream))
     return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
-  return release(s, "mem-free-async", pointer, " " + streamName(s, stream));
+  auto it = s.allocations.find(pointer);
+  if (it == s.allocations.end())
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  std::string what = "mem-free-async d" + std::to_string(it->second.id) + " " +
+                     streamName(s, stream);
+  Stream *st = streamOf(s, stream);
+  if (st && st->capture) {
+    // Only the capture's own memory: the graph frees what it allocates.
+    const auto &own = st->capture->memory->addresses;
+    if (std::find(own.begin(), own.end(), pointer) == own.end())
+      return fail(s, kName, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    return enqueue(s, kName, stream, what, nullptr);
+  }
+  if (CUresult r = enqueue(s, kName, stream, what, nullptr))
+    return r;
+  s.allocations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+/// A copy of `bytes` from `src` to `dst` on `stream`.
+static CUresult copy(State &s, const char *kName, CUdeviceptr dst,
+                     CUdeviceptr src, size_t bytes, CUstream stream) {
+  if (!streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (!dst || !src || !rangeValid(s, dst, bytes) || !rangeValid(s, src, bytes))
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  return enqueue(s, kName, stream,
+                 "memcpy " + pointerName(s, dst) + " <- " +
+                     pointerName(s, src) + " " + std::to_string(bytes) +
+                     " bytes " + streamName(s, stream),
+                 [=] {
+                   std::memmove(reinterpret_cast<void *>(dst),
+                                reinterpret_cast<void *>(src), bytes);
+                 });
 }
 
 FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
                                    size_t bytes, CUstream stream) {
   static const char *kName = "cuMemcpyAsync";
   ENTER(true);
-  if (!streamUsable(s, stream))
-    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
-  if (!dst || !src || !rangeValid(s, dst, bytes) || !rangeValid(s, src, bytes))
-    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
-  s.write("memcpy %s <- %s %zu bytes %s", pointerName(s, dst).c_str(),
-          pointerName(s, src).c_str(), bytes, streamName(s, stream).c_str());
-  std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
-               bytes);
-  return CUDA_SUCCESS;
+  return copy(s, kName, dst, src, bytes, stream);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src,
+                                       size_t bytes, CUstream stream) {
+  static const char *kName = "cuMemcpyDtoDAsync";
+  ENTER(true);
+  return copy(s, kName, dst, src, bytes, stream);
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src,
+                                  size_t bytes) {
+  static const char *kName = "cuMemcpyHtoD";
+  ENTER(true);
+  if (CUresult r = unsafeDuringCapture(s, kName))
+    return r;
+  return copy(s, kName, dst, reinterpret_cast<CUdeviceptr>(src), bytes,
+              nullptr);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
+  static const char *kName = "cuMemcpyDtoH";
+  ENTER(true);
+  if (CUresult r = unsafeDuringCapture(s, kName))
+    return r;
+  return copy(s, kName, reinterpret_cast<CUdeviceptr>(dst), src, bytes,
+              nullptr);
 }
 
 template <typename T>
@@ -892,14 +1076,16 @@ static CUresult memset(State &s, const char *kName, CUdeviceptr dst, T value,
     return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
   if (!allocationOf(s, dst, count * sizeof(T)))
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
-  s.write("memset%zu %s %zu x 0x%llx %s", 8 * sizeof(T),
-          pointerName(s, dst).c_str(), count,
-          static_cast<unsigned long long>(value),
-          streamName(s, stream).c_str());
-  T *p = reinterpret_cast<T *>(dst);
-  for (size_t i = 0; i < count; ++i)
-    p[i] = value;
-  return CUDA_SUCCESS;
+  char what[256];
+  std::snprintf(what, sizeof(what), "memset%zu %s %zu x 0x%llx %s",
+                8 * sizeof(T), pointerName(s, dst).c_str(), count,
+                static_cast<unsigned long long>(value),
+                streamName(s, stream).c_str());
+  return enqueue(s, kName, stream, what, [=] {
+    T *p = reinterpret_cast<T *>(dst);
+    for (size_t i = 0; i < count; ++i)
+      p[i] = value;
+  });
 }
 
 FAKE_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value,
@@ -920,6 +1106,8 @@ FAKE_EXPORT CUresult cuMemHostRegister(void *pointer, size_t bytes,
                                        unsigned int) {
   static const char *kName = "cuMemHostRegister";
   ENTER(true);
+  if (CUresult r = unsafeDuringCapture(s, kName))
+    return r;
   if (!pointer || !bytes)
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
   s.write("host-register %zu bytes", bytes);
@@ -929,8 +1117,104 @@ FAKE_EXPORT CUresult cuMemHostRegister(void *pointer, size_t bytes,
 FAKE_EXPORT CUresult cuMemHostUnregister(void *pointer) {
   static const char *kName = "cuMemHostUnregister";
   ENTER(true);
+  if (CUresult r = unsafeDuringCapture(s, kName))
+    return r;
   if (!pointer)
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
   s.write("host-unregister");
+  return CUDA_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Stream capture and graphs
+//===----------------------------------------------------------------------===//
+
+FAKE_EXPORT CUresult cuStreamBeginCapture(CUstream stream,
+                                          CUstreamCaptureMode mode) {
+  static const char *kName = "cuStreamBeginCapture";
+  ENTER(true);
+  Stream *st = streamOf(s, stream);
+  if (!st || st->context != current())
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (st->capture)
+    return fail(s, kName, CUDA_ERROR_ILLEGAL_STATE);
+  st->capture = std::make_unique<Graph>();
+  st->capture->id = s.nextGraph++;
+  st->invalidated = false;
+  bool global = mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+  s.globalCaptures += global;
+  s.write("begin-capture s%d%s", st->id, global ? " global" : "");
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  static const char *kName = "cuStreamEndCapture";
+  ENTER(true);
+  Stream *st = streamOf(s, stream);
+  if (!st || !st->capture)
+    return fail(s, kName, CUDA_ERROR_ILLEGAL_STATE);
+  // Only global captures are counted; others do not restrict calls here.
+  if (s.globalCaptures)
+    --s.globalCaptures;
+  std::unique_ptr<Graph> g = std::move(st->capture);
+  *graph = nullptr;
+  if (st->invalidated)
+    return fail(s, kName, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  s.write("end-capture s%d -> g%d (%zu nodes)", st->id, g->id, g->nodes.size());
+  *graph = reinterpret_cast<CUgraph>(g.get());
+  s.graphs.push_back(std::move(g));
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
+                                        unsigned long long) {
+  static const char *kName = "cuGraphInstantiate";
+  ENTER(true);
+  Graph *g = find(s.graphs, graph);
+  if (!g)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.execs.push_back(std::make_unique<GraphExec>(
+      GraphExec{s.nextExec++, g->nodes, g->memory}));
+  *exec = reinterpret_cast<CUgraphExec>(s.execs.back().get());
+  s.write("graph-instantiate g%d -> e%d", g->id, s.execs.back()->id);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  static const char *kName = "cuGraphLaunch";
+  ENTER(true);
+  GraphExec *e = find(s.execs, exec);
+  if (!e || !streamUsable(s, stream))
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  return enqueue(s, kName, stream,
+                 "graph-launch e" + std::to_string(e->id) + " " +
+                     streamName(s, stream) + " (" +
+                     std::to_string(e->nodes.size()) + " nodes)",
+                 [nodes = e->nodes] {
+                   for (const Node &node : nodes)
+                     if (node.run)
+                       node.run();
+                 });
+}
+
+FAKE_EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  static const char *kName = "cuGraphExecDestroy";
+  ENTER(false);
+  GraphExec *e = find(s.execs, exec);
+  if (!e)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("graph-exec-destroy e%d", e->id);
+  erase(s.execs, exec);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGraphDestroy(CUgraph graph) {
+  static const char *kName = "cuGraphDestroy";
+  ENTER(false);
+  Graph *g = find(s.graphs, graph);
+  if (!g)
+    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  s.write("graph-destroy g%d", g->id);
+  erase(s.graphs, graph);
   return CUDA_SUCCESS;
 }
