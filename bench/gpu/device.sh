@@ -12,6 +12,8 @@
 #                                             the bundle's libLinAttnCAPI.so: backend="cuda"
 #   bench/gpu/device.sh bench [BENCH ARGS]    bench/gpu/bench.py with the bundle's tools
 #   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
+#   bench/gpu/device.sh profile [ARGS]        bench/gpu/profile.py (Nsight Compute) with
+#                                             the bundle's tools
 #
 # Every step first unpacks the bundle into build/device (once per tarball) and
 # installs the peers it carries there (pip, offline, --target). Logs and
@@ -81,6 +83,7 @@ case $step in
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
         --format=csv || true
       command -v ptxas && ptxas --version | tail -1 || echo "ptxas: not on PATH"
+      command -v ncu && ncu --version | tail -1 || echo "ncu: not on PATH"
       "${CXX:-c++}" --version | head -1 || true
       "$python" - <<'PY'
 import importlib, sys
@@ -117,8 +120,11 @@ PY
   tune)
     "$python" bench/gpu/tune.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
     ;;
+  profile)
+    "$python" bench/gpu/profile.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
+    ;;
   *)
-    echo "device.sh: unknown step $step (info, test, pytest, bench or tune)" >&2
+    echo "device.sh: unknown step $step (info, test, pytest, bench, tune or profile)" >&2
     exit 2
     ;;
 esac
