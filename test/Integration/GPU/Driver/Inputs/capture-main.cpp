@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dense-buffer.h"
 #include "device-buffers.h"
 
 #include <cuda.h>
@@ -70,21 +71,15 @@ void reportRuntime(const char *when) {
 
 std::vector<CUdeviceptr> allocations;
 
-/// A dense row-major device buffer of `sizes`.
+/// A dense row-major device buffer of `sizes` from the driver.
 template <typename Descriptor, int Rank>
 Descriptor buffer(const int64_t (&sizes)[Rank]) {
-  Descriptor d{};
-  int64_t count = 1;
-  for (int i = Rank - 1; i >= 0; --i) {
-    d.sizes[i] = sizes[i];
-    d.strides[i] = count;
-    count *= sizes[i];
-  }
-  CUdeviceptr pointer = 0;
-  CU(cuMemAlloc(&pointer, count * sizeof(float)));
-  allocations.push_back(pointer);
-  d.allocated = d.aligned = reinterpret_cast<float *>(pointer);
-  return d;
+  return denseBuffer<Descriptor>(sizes, [](uint64_t bytes) {
+    CUdeviceptr pointer = 0;
+    CU(cuMemAlloc(&pointer, bytes));
+    allocations.push_back(pointer);
+    return reinterpret_cast<void *>(pointer);
+  });
 }
 
 /// Calls `call` plainly, then captures it, instantiates the graph and

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dense-buffer.h"
 #include "device-buffers.h"
 
 #include <cuda.h>
@@ -93,16 +94,10 @@ struct DecodeBuffers {
 
   template <typename D, int Rank>
   void make(D &d, const int64_t (&sizes)[Rank], Allocate &allocate) {
-    int64_t count = 1;
-    for (int i = Rank - 1; i >= 0; --i) {
-      d.sizes[i] = sizes[i];
-      d.strides[i] = count;
-      count *= sizes[i];
-    }
-    void *pointer = allocate(count * sizeof(float));
-    pointers.push_back(pointer);
-    d.allocated = d.aligned = static_cast<float *>(pointer);
-    d.offset = 0;
+    d = denseBuffer<D>(sizes, [&](uint64_t bytes) {
+      pointers.push_back(allocate(bytes));
+      return pointers.back();
+    });
   }
 
   DecodeBuffers(Allocate allocate, Release release) : release(release) {

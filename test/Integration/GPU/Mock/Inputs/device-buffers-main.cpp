@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dense-buffer.h"
 #include "device-buffers.h"
 
 #include <cstdint>
@@ -25,20 +26,13 @@ extern "C" void mgpuMemFree(void *pointer, void *stream);
 namespace {
 std::vector<void *> allocations;
 
-/// A dense row-major device buffer of `sizes` described by `Descriptor`.
+/// A dense row-major device buffer of `sizes` from the runtime.
 template <typename Descriptor, int Rank>
 Descriptor deviceBuffer(const int64_t (&sizes)[Rank]) {
-  Descriptor d{};
-  int64_t count = 1;
-  for (int i = Rank - 1; i >= 0; --i) {
-    d.sizes[i] = sizes[i];
-    d.strides[i] = count;
-    count *= sizes[i];
-  }
-  void *pointer = mgpuMemAlloc(count * sizeof(float), nullptr, false);
-  allocations.push_back(pointer);
-  d.allocated = d.aligned = static_cast<float *>(pointer);
-  return d;
+  return denseBuffer<Descriptor>(sizes, [](uint64_t bytes) {
+    allocations.push_back(mgpuMemAlloc(bytes, nullptr, false));
+    return allocations.back();
+  });
 }
 
 void *const stream = reinterpret_cast<void *>(7);
