@@ -341,6 +341,20 @@ CUresult fail(State &s, const char *name, CUresult code) {
   return code;
 }
 
+/// Destroys the object `handle` names among `owned` and logs `what` with
+/// its number; CUDA_ERROR_INVALID_HANDLE when it is none of them.
+template <typename T, typename H>
+CUresult destroy(State &s, const char *name,
+                 std::vector<std::unique_ptr<T>> &owned, H handle,
+                 const char *what) {
+  T *object = find(owned, handle);
+  if (!object)
+    return fail(s, name, CUDA_ERROR_INVALID_HANDLE);
+  s.write("%s%d", what, object->id);
+  erase(owned, handle);
+  return CUDA_SUCCESS;
+}
+
 /// The checks every call but cuInit makes: initialized and not shut down,
 /// not injected to fail, and (when `needsContext`) a context current.
 CUresult enter(State &s, const char *name, bool needsContext) {
@@ -872,12 +886,7 @@ FAKE_EXPORT CUresult cuEventCreate(CUevent *event, unsigned int) {
 FAKE_EXPORT CUresult cuEventDestroy(CUevent event) {
   static const char *kName = "cuEventDestroy";
   ENTER(false);
-  Event *e = find(s.events, event);
-  if (!e)
-    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
-  s.write("event-destroy e%d", e->id);
-  erase(s.events, event);
-  return CUDA_SUCCESS;
+  return destroy(s, kName, s.events, event, "event-destroy e");
 }
 
 FAKE_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
@@ -1200,21 +1209,11 @@ FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
 FAKE_EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
   static const char *kName = "cuGraphExecDestroy";
   ENTER(false);
-  GraphExec *e = find(s.execs, exec);
-  if (!e)
-    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
-  s.write("graph-exec-destroy e%d", e->id);
-  erase(s.execs, exec);
-  return CUDA_SUCCESS;
+  return destroy(s, kName, s.execs, exec, "graph-exec-destroy e");
 }
 
 FAKE_EXPORT CUresult cuGraphDestroy(CUgraph graph) {
   static const char *kName = "cuGraphDestroy";
   ENTER(false);
-  Graph *g = find(s.graphs, graph);
-  if (!g)
-    return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
-  s.write("graph-destroy g%d", g->id);
-  erase(s.graphs, graph);
-  return CUDA_SUCCESS;
+  return destroy(s, kName, s.graphs, graph, "graph-destroy g");
 }
