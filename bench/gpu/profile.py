@@ -358,7 +358,7 @@ def main():
                         help="semicolon-separated bench.py variant names "
                              "(default: " + "; ".join(VARIANTS) + ")")
     parser.add_argument("--ncu", default="", help="the ncu executable")
-    parser.add_argument("--timeout-s", type=float, default=300,
+    parser.add_argument("--timeout-s", type=float, default=120,
                         help="limit of one job's ncu run")
     parser.add_argument("--budget-s", type=float, default=0,
                         help="start no job after this many seconds; 0: no limit")
