@@ -103,9 +103,9 @@ struct Driver {
   bool ready = false;
 };
 
-// The state below is never destroyed: the generated code unloads its
-// modules from a global destructor, which runs after this library's static
-// objects are gone.
+// The state below stays usable after this library's static destructors
+// have run (the generated code unloads its modules from a global destructor
+// that runs later): what has a destructor is allocated and never freed.
 std::mutex errorMutex;
 std::string &lastError = *new std::string();
 bool hasError = false;
