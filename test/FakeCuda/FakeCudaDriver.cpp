@@ -799,8 +799,7 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gridX,
                                     unsigned gridY, unsigned gridZ,
                                     unsigned blockX, unsigned blockY,
                                     unsigned blockZ, unsigned shared,
-                                    CUstream stream, void **params,
-                                    void **extra) {
+                                    CUstream stream, void **, void **) {
   static const char *kName = "cuLaunchKernel";
   ENTER(true);
   Function *f = find(s.functions, function);
@@ -810,8 +809,7 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gridX,
     return fail(s, kName, CUDA_ERROR_INVALID_CONTEXT);
   uint64_t threads = uint64_t(blockX) * blockY * blockZ;
   if (!gridX || !gridY || !gridZ || !threads || threads > 1024 || blockZ > 64 ||
-      gridY > 65535 || gridZ > 65535 || int64_t(shared) > f->maxDynamicShared ||
-      (!params && !extra))
+      gridY > 65535 || gridZ > 65535 || int64_t(shared) > f->maxDynamicShared)
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
   char what[512];
   std::snprintf(what, sizeof(what),
