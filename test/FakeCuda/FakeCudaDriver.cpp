@@ -28,7 +28,10 @@
 //     in it must be its kernels; PTX for a newer chip than the device fails;
 //   - a launch's dynamic shared memory above 48 KiB needs the function's
 //     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES raised first; blocks
-//     have at most 1024 threads, grid y and z at most 65535;
+//     have at most 1024 threads, and at most the .maxntid of a kernel from
+//     PTX (with LINATTN_FAKE_CUDA_EXACT_BLOCKS=1 exactly as many: linattn's
+//     kernels are compiled for the block they are launched with); grid y
+//     and z at most 65535;
 //   - freed pointers must be live allocations; copies and memsets must not
 //     touch null and must stay inside the allocations they touch (device
 //     memory is host memory here, and the copies and memsets are done).
@@ -87,6 +90,9 @@ struct Module {
   int id;
   Context *context;
   std::vector<std::string> kernels;
+  /// The threads per block each kernel is compiled for (PTX's .maxntid or
+  /// .reqntid; unknown for cubins).
+  std::map<std::string, int> blockThreads;
 };
 
 struct Function {
@@ -94,6 +100,8 @@ struct Function {
   Module *module;
   std::string name;
   int maxDynamicShared = 48 * 1024;
+  /// Module::blockThreads of this kernel; 0 where unknown.
+  int blockThreads = 0;
 };
 
 /// Work captured from a stream: what the log says of it and what replaying
@@ -155,6 +163,8 @@ struct State {
   FILE *log = stderr;
   bool initialized = false;
   bool shutDown = false;
+  /// Launches must have exactly the threads their kernel is compiled for.
+  bool exactBlocks = false;
   int devices = 1, major = 9, minor = 0;
   std::string failName;
   CUresult failCode = CUDA_SUCCESS;
@@ -260,6 +270,7 @@ State::State() {
     if (FILE *file = std::fopen(path, "a"))
       log = file;
   devices = envInt("LINATTN_FAKE_CUDA_DEVICES", 1);
+  exactBlocks = envInt("LINATTN_FAKE_CUDA_EXACT_BLOCKS", 0) != 0;
   if (const char *cc = std::getenv("LINATTN_FAKE_CUDA_CC"))
     std::sscanf(cc, "%d.%d", &major, &minor);
   if (const char *fail = std::getenv("LINATTN_FAKE_CUDA_FAIL")) {
@@ -504,8 +515,7 @@ bool cubinKernels(const char *image, std::vector<std::string> &kernels) {
 
 /// The kernels (.entry) of PTX text; false when it is not PTX or targets a
 /// chip newer than the device.
-CUresult ptxKernels(State &s, const char *text,
-                    std::vector<std::string> &kernels) {
+CUresult ptxKernels(State &s, const char *text, Module &m) {
   const char *target = std::strstr(text, ".target sm_");
   if (!std::strstr(text, ".version") || !target)
     return CUDA_ERROR_INVALID_IMAGE;
@@ -514,8 +524,17 @@ CUresult ptxKernels(State &s, const char *text,
   for (const char *p = std::strstr(text, ".entry "); p;
        p = std::strstr(p + 1, ".entry ")) {
     const char *name = p + std::strlen(".entry ");
-    size_t length = std::strcspn(name, "( \n");
-    kernels.emplace_back(name, length);
+    m.kernels.emplace_back(name, std::strcspn(name, "( \n"));
+    // The directives between the parameters and the body.
+    const char *body = std::strchr(name, '{');
+    for (const char *directive : {".maxntid ", ".reqntid "}) {
+      const char *at = std::strstr(name, directive);
+      if (!at || (body && at > body))
+        continue;
+      int x = 1, y = 1, z = 1;
+      std::sscanf(at + std::strlen(directive), "%d, %d, %d", &x, &y, &z);
+      m.blockThreads[m.kernels.back()] = x * y * z;
+    }
   }
   return CUDA_SUCCESS;
 }
@@ -531,7 +550,7 @@ CUresult loadModule(State &s, const char *kName, CUmodule *module,
       return fail(s, kName, CUDA_ERROR_INVALID_IMAGE);
   } else {
     kind = "ptx";
-    if (CUresult r = ptxKernels(s, data, m->kernels))
+    if (CUresult r = ptxKernels(s, data, *m))
       return fail(s, kName, r);
   }
   m->id = s.nextModule++;
@@ -764,6 +783,9 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
     }
   s.functions.push_back(
       std::make_unique<Function>(Function{s.nextFunction++, m, name}));
+  auto threads = m->blockThreads.find(name);
+  if (threads != m->blockThreads.end())
+    s.functions.back()->blockThreads = threads->second;
   *function = reinterpret_cast<CUfunction>(s.functions.back().get());
   return CUDA_SUCCESS;
 }
@@ -811,6 +833,14 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gridX,
   if (!gridX || !gridY || !gridZ || !threads || threads > 1024 || blockZ > 64 ||
       gridY > 65535 || gridZ > 65535 || int64_t(shared) > f->maxDynamicShared)
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  if (f->blockThreads &&
+      (threads > uint64_t(f->blockThreads) ||
+       (s.exactBlocks && threads != uint64_t(f->blockThreads)))) {
+    s.write("launch of %s with %llu threads per block, compiled for %d",
+            f->name.c_str(), static_cast<unsigned long long>(threads),
+            f->blockThreads);
+    return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
+  }
   char what[512];
   std::snprintf(what, sizeof(what),
                 "launch %s %s grid %ux%ux%u block %ux%ux%u smem %u %s",
