@@ -108,7 +108,8 @@ struct Driver {
 // that runs later): what has a destructor is allocated and never freed.
 std::mutex errorMutex;
 std::string &lastError = *new std::string();
-bool hasError = false;
+/// Set and cleared under errorMutex; read without it on the launch path.
+std::atomic<bool> hasError{false};
 bool launchesSkipped = false;
 std::once_flag initFlag;
 Driver driver;
@@ -147,6 +148,8 @@ void reportError(const std::string &message) {
 /// the failure is cleared (linattnCudaClearLastError); the first skip says
 /// so.
 bool skipLaunchAfterFailure() {
+  if (!hasError.load(std::memory_order_relaxed))
+    return false;
   std::lock_guard<std::mutex> lock(errorMutex);
   if (!hasError)
     return false;
@@ -419,14 +422,19 @@ LINATTN_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
                 "in y and z");
     return;
   }
-  CUresult result = CUDA_SUCCESS;
-  if (smem > 48 * 1024 &&
-      (result = driver.cuFuncSetAttribute(
-           function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
-    check(result, ("cuFuncSetAttribute for " + describe()).c_str());
-  else if ((result = driver.cuLaunchKernel(function, gridX, gridY, gridZ,
-                                           blockX, blockY, blockZ, smem, stream,
-                                           params, extra)))
+  // The messages are built only on failure: launches are the hot path.
+  if (smem > 48 * 1024) {
+    CUresult result = driver.cuFuncSetAttribute(
+        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
+    if (result != CUDA_SUCCESS) {
+      check(result, ("cuFuncSetAttribute for " + describe()).c_str());
+      return;
+    }
+  }
+  CUresult result =
+      driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                            blockZ, smem, stream, params, extra);
+  if (result != CUDA_SUCCESS)
     check(result, ("cuLaunchKernel of " + describe()).c_str());
 }
 

@@ -428,17 +428,24 @@ Stream *streamOf(State &s, CUstream stream) {
   return stream ? find(s.streams, stream) : nullptr;
 }
 
-/// Work on `stream` (usable in the current context): recorded into its
-/// graph while it is captured, else logged and done. The legacy stream
-/// during a capture in global mode fails (stricter than the driver, which
+/// Fails call `name` on the legacy stream while a capture in global mode is
+/// under way, and invalidates the capture (stricter than the driver, which
 /// allows it beside non-blocking streams).
+CUresult legacyStreamDuringCapture(State &s, const char *name,
+                                   CUstream stream) {
+  if (stream || !s.globalCaptures)
+    return CUDA_SUCCESS;
+  invalidateCaptures(s);
+  return fail(s, name, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+}
+
+/// Work on `stream` (usable in the current context): recorded into its
+/// graph while it is captured, else logged and done.
 CUresult enqueue(State &s, const char *name, CUstream stream,
                  const std::string &what, std::function<void()> run) {
+  if (CUresult r = legacyStreamDuringCapture(s, name, stream))
+    return r;
   Stream *st = streamOf(s, stream);
-  if (!st && s.globalCaptures) {
-    invalidateCaptures(s);
-    return fail(s, name, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
-  }
   if (st && st->capture) {
     s.write("capture s%d: %s", st->id, what.c_str());
     st->capture->nodes.push_back({what, std::move(run)});
@@ -1004,9 +1011,9 @@ FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes,
   ENTER(true);
   if (!streamUsable(s, stream))
     return fail(s, kName, CUDA_ERROR_INVALID_HANDLE);
+  if (CUresult r = legacyStreamDuringCapture(s, kName, stream))
+    return r;
   Stream *st = streamOf(s, stream);
-  if (!st && s.globalCaptures)
-    return enqueue(s, kName, stream, "", nullptr); // fails
   std::string what;
   if (CUresult r = allocate(s, kName, pointer, bytes, what))
     return r;
