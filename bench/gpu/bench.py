@@ -82,6 +82,13 @@ def decode_bytes(b, h, d):
     return 2 * b * h * (d * d + d) * 4 + 4 * b * h * d * 2
 
 
+def results_stem(device):
+    """The default stem of a results file: the device's name made a file
+    name, and the time (<device>-<YYYYmmdd-HHMM>)."""
+    return "{}-{}".format(re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-"),
+                          datetime.datetime.now().strftime("%Y%m%d-%H%M"))
+
+
 def case_name(shape, kind="prefill"):
     """BxHxTxD (prefill), BxHxD (decode), full-BxHxTxD (noncausal)."""
     name = "x".join(str(s) for s in shape)
@@ -822,10 +829,8 @@ def main():
     print(f"device: {bench.device_name}; copy bandwidth {bench.copy_bw / 1e6:.1f} GB/s; "
           f"launch floor {bench.launch_floor * 1e3:.1f} us", flush=True)
     os.makedirs(args.out, exist_ok=True)
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M")
-    device = re.sub(r"[^A-Za-z0-9]+", "-", bench.device_name).strip("-")
-    base = os.path.join(args.out, args.name or
-                        f"{device}-{stamp}{'-quick' if args.quick else ''}")
+    base = os.path.join(args.out, args.name or results_stem(bench.device_name)
+                        + ("-quick" if args.quick else ""))
     meta = dict(device=bench.device_name, copy_bandwidth_bytes_per_ms=bench.copy_bw,
                 launch_floor_ms=bench.launch_floor, host=platform.node(),
                 torch=bench.torch.__version__, results=bench.results)

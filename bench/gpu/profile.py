@@ -392,8 +392,7 @@ def main():
             print("  " + " ".join(ncu_command(args, job, f"<{job['library']}>")))
         return 0
     device = device_name()
-    name = args.name or (re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-").lower()
-                         + "-" + datetime.date.today().isoformat())
+    name = args.name or bench.results_stem(device)
     meta = {"device": device, "date": datetime.date.today().isoformat(),
             "ncu": ncu_version(args)}
     text = META_MARK + json.dumps(meta) + "\n" + run(args, jobs)

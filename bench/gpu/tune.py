@@ -46,13 +46,11 @@ bench/results/<device>-<date>-tune.{json,md} (-tune-noncausal with
 
 import argparse
 import concurrent.futures
-import datetime
 import hashlib
 import itertools
 import json
 import math
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -63,7 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import aot  # noqa: E402
-from bench import NONCAUSAL, prefill_bytes, case_name  # noqa: E402
+from bench import NONCAUSAL, prefill_bytes, case_name, results_stem  # noqa: E402
 
 # (B, H, T, D). F = 64: 128 blocks (split into 3 segments by default), 512
 # and 64; F = 128: 256 and 192 blocks (batch-parallel by default), 32.
@@ -495,11 +493,9 @@ def main():
                     copy_bandwidth_bytes_per_ms=device.copy_bw, repeat=args.repeat,
                     rounds=args.rounds, grid=[c._asdict() for c in configs],
                     results=[], **device.extra)
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M")
         os.makedirs(args.out, exist_ok=True)
-        base = os.path.join(args.out, args.name or "{}-{}-tune{}".format(
-            re.sub(r"[^A-Za-z0-9]+", "-", device.name).strip("-"), stamp,
-            "" if causal(args) else "-noncausal"))
+        base = os.path.join(args.out, args.name or "{}-tune{}".format(
+            results_stem(device.name), "" if causal(args) else "-noncausal"))
         start = time.time()
         for shape in args.shapes:
             if args.budget_s and time.time() - start > args.budget_s:
