@@ -101,16 +101,13 @@ struct Driver {
   void *library = nullptr;
   int devices = 0;
   bool ready = false;
+  /// Why it is not ready.
+  const std::string *failure = nullptr;
 };
 
 // The state below stays usable after this library's static destructors
 // have run (the generated code unloads its modules from a global destructor
 // that runs later): what has a destructor is allocated and never freed.
-std::mutex errorMutex;
-std::string &lastError = *new std::string();
-/// Set and cleared under errorMutex; read without it on the launch path.
-std::atomic<bool> hasError{false};
-bool launchesSkipped = false;
 std::once_flag initFlag;
 Driver driver;
 
@@ -130,34 +127,65 @@ bool abortOnError() {
   return value && *value && std::strcmp(value, "0") != 0;
 }
 
+/// The failure recorded on a thread: the first since the thread last cleared
+/// it. Each thread has its own, as the CUDA runtime's last error is: a
+/// failure on one thread neither holds back another's launches nor is
+/// reported (and cleared) by another's check, which would leave the failing
+/// call's caller without it.
+struct Failure {
+  std::string *message = nullptr; ///< Allocated on the first failure.
+  bool recorded = false;
+  bool launchesSkipped = false;
+  bool threadEnded = false; ///< The thread's thread-locals are destroyed.
+};
+thread_local Failure failure;
+
+/// Frees the thread's message when the thread ends. The main thread's ends
+/// at exit before the global destructors that unload modules run: failures
+/// after that are printed, not recorded.
+struct FailureRelease {
+  ~FailureRelease() {
+    delete failure.message;
+    failure.message = nullptr;
+    failure.recorded = false;
+    failure.threadEnded = true;
+  }
+};
+
+/// Records `message` as the calling thread's failure unless one is recorded.
+void recordFailure(const std::string &message) {
+  if (failure.recorded || failure.threadEnded)
+    return;
+  if (!failure.message) {
+    static thread_local FailureRelease release;
+    (void)release;
+    failure.message = new std::string();
+  }
+  *failure.message = message;
+  failure.recorded = true;
+}
+
 void reportError(const std::string &message) {
   std::fprintf(stderr, "linattn-cuda-runtime: %s\n", message.c_str());
   if (abortOnError())
     std::abort();
-  std::lock_guard<std::mutex> lock(errorMutex);
-  if (!hasError) {
-    lastError = message;
-    hasError = true;
-  }
+  recordFailure(message);
 }
 
-/// Whether a launch must be skipped because a failure is recorded: after a
-/// buffer that was not allocated or a copy that did not happen, the kernel
-/// would touch memory that is not there, which on a GPU is a fault that ends
-/// the process's CUDA context (a framework's too). Nothing is launched until
-/// the failure is cleared (linattnCudaClearLastError); the first skip says
-/// so.
+/// Whether a launch must be skipped because a failure is recorded on this
+/// thread: after a buffer that was not allocated or a copy that did not
+/// happen, the kernel would touch memory that is not there, which on a GPU is
+/// a fault that ends the process's CUDA context (a framework's too). Nothing
+/// is launched from the thread until it clears the failure
+/// (linattnCudaClearLastError); the first skip says so.
 bool skipLaunchAfterFailure() {
-  if (!hasError.load(std::memory_order_relaxed))
+  if (!failure.recorded)
     return false;
-  std::lock_guard<std::mutex> lock(errorMutex);
-  if (!hasError)
-    return false;
-  if (!launchesSkipped)
+  if (!failure.launchesSkipped)
     std::fprintf(stderr,
                  "linattn-cuda-runtime: kernels are not launched until the "
                  "failure above is cleared\n");
-  launchesSkipped = true;
+  failure.launchesSkipped = true;
   return true;
 }
 
@@ -203,6 +231,22 @@ void initialize() {
   driver.ready = true;
 }
 
+/// Loads the driver on the first call; whether it is usable. When it is not,
+/// the failure (printed once, by the thread that loaded it) is recorded on
+/// every calling thread.
+bool driverReady() {
+  std::call_once(initFlag, [] {
+    initialize();
+    if (!driver.ready)
+      driver.failure =
+          new std::string(failure.recorded ? *failure.message
+                                           : "the CUDA driver failed to load");
+  });
+  if (!driver.ready)
+    recordFailure(*driver.failure);
+  return driver.ready;
+}
+
 /// The primary context of device `ordinal`, retained on first use; null
 /// (with an error recorded) when there is no such device.
 CUcontext primaryContext(int ordinal) {
@@ -227,8 +271,7 @@ CUcontext primaryContext(int ordinal) {
 /// this runtime made current there), the default device's primary context,
 /// made current. Null (with an error recorded) when there is none.
 CUcontext currentContext() {
-  std::call_once(initFlag, initialize);
-  if (!driver.ready)
+  if (!driverReady())
     return nullptr;
   CUcontext context = nullptr;
   if (!check(driver.cuCtxGetCurrent(&context), "cuCtxGetCurrent"))
@@ -616,20 +659,16 @@ LINATTN_EXPORT void mgpuSetDefaultDevice(int32_t device) {
 //===----------------------------------------------------------------------===//
 
 LINATTN_EXPORT const char *linattnCudaGetLastError(void) {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  return hasError ? lastError.c_str() : nullptr;
+  return failure.recorded ? failure.message->c_str() : nullptr;
 }
 
 LINATTN_EXPORT void linattnCudaClearLastError(void) {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  hasError = false;
-  launchesSkipped = false;
-  lastError.clear();
+  failure.recorded = false;
+  failure.launchesSkipped = false;
 }
 
 LINATTN_EXPORT int linattnCudaGetDeviceCount(void) {
-  std::call_once(initFlag, initialize);
-  return driver.ready ? driver.devices : 0;
+  return driverReady() ? driver.devices : 0;
 }
 
 LINATTN_EXPORT int linattnCudaGetDeviceName(char *name, int size) {

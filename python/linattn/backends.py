@@ -122,7 +122,8 @@ class _GPURuntime:
         self.lib = lib
 
     def take_error(self) -> Optional[str]:
-        """The recorded failure, if any, which is then forgotten."""
+        """The failure recorded on the calling thread, if any, which is then
+        forgotten (each thread has its own)."""
         error = self.lib.linattnCudaGetLastError()
         if not error:
             return None
@@ -152,8 +153,8 @@ class _GPURuntime:
                 for name in MGPU_FUNCTIONS}
 
     def check(self) -> None:
-        """Raises `GPURuntimeError` with the failure recorded since the last
-        check, if one was."""
+        """Raises `GPURuntimeError` with the failure recorded on the calling
+        thread since its last check, if one was."""
         error = self.take_error()
         if error:
             raise GPURuntimeError(f"the GPU runtime failed: {error}")
@@ -203,12 +204,16 @@ class _GPUBackend(Backend):
         own = self.pipeline_options(runtime)
         if device_buffers:
             own.append("device-buffers=true")
-        return ExecutionEngine(
+        engine = ExecutionEngine(
             module_text,
             pipeline=_pipeline_text(self.pipeline, own + list(options)),
             shared_libs=self.shared_libs(),
             after_call=runtime.check, symbols=runtime.entry_points(),
             device_buffers=device_buffers)
+        # The module's constructors loaded its kernel images on this thread:
+        # a failure there (the PTX JIT's, say) is raised now.
+        runtime.check()
+        return engine
 
     def pipeline_options(self, runtime: _GPURuntime) -> List[str]:
         """The options of `pipeline` for this runtime's device."""

@@ -9,14 +9,16 @@
 |* event timing. The mock runtime (liblinattn_mock_gpu_runtime.so) exports    *|
 |* them too.                                                                  *|
 |*                                                                            *|
-|* Every mgpu* function reports a failure by recording a message (the first   *|
-|* one is kept until cleared: later failures are often consequences) and     *|
-|* printing it to stderr; with LINATTN_CUDA_ABORT_ON_ERROR=1 in the           *|
-|* environment the process aborts on the first failure instead. While a       *|
-|* failure is recorded no kernel is launched: after a buffer that was not     *|
-|* allocated or a copy that did not happen, a kernel would fault on memory    *|
-|* that is not there, which ends the process's CUDA context. Check and clear  *|
-|* (linattnCudaGetLastError, linattnCudaClearLastError) after each call.      *|
+|* Every mgpu* function reports a failure by recording a message for the      *|
+|* calling thread (the first one is kept until the thread clears it: later    *|
+|* failures are often consequences) and printing it to stderr; with           *|
+|* LINATTN_CUDA_ABORT_ON_ERROR=1 in the environment the process aborts on the *|
+|* first failure instead. While a failure is recorded no kernel is launched   *|
+|* from that thread: after a buffer that was not allocated or a copy that did *|
+|* not happen, a kernel would fault on memory that is not there, which ends   *|
+|* the process's CUDA context. Check and clear (linattnCudaGetLastError,      *|
+|* linattnCudaClearLastError) on the calling thread after each call. Failures *|
+|* of other threads are theirs alone.                                         *|
 |*                                                                            *|
 |* Calls act in the CUDA context current on the calling thread (a            *|
 |* framework's), or, on a thread with none, in the primary context of device  *|
@@ -32,10 +34,11 @@
 extern "C" {
 #endif
 
-/// The message of the first failure since the last clear, or NULL.
+/// The message of the calling thread's first failure since it last cleared
+/// it, or NULL. Valid until the thread records another failure.
 const char *linattnCudaGetLastError(void);
 
-/// Forgets the recorded failure.
+/// Forgets the calling thread's recorded failure.
 void linattnCudaClearLastError(void);
 
 /// The number of CUDA devices; 0 when the driver cannot be loaded or sees no

@@ -9,10 +9,11 @@
 // ways applications on a machine with two GPUs do, over the fake driver of
 // test/FakeCuda: on a thread without a context, in a context the caller made
 // current (as a framework does for its device), on a new thread after
-// mgpuSetDefaultDevice, after the caller left no context, and with a default
-// device that does not exist. Each step says on stderr, between the driver's
-// log lines, which device's context is current when the call returns, and
-// the failure the runtime recorded, if any.
+// mgpuSetDefaultDevice, after the caller left no context, with a default
+// device that does not exist, and on two threads of which one fails. Each
+// step says on stderr, between the driver's log lines, which device's
+// context is current when the call returns, and the failure the runtime
+// recorded, if any.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -133,6 +135,12 @@ void runtimeStep() {
   b.call(nullptr);
 }
 
+/// Says which failure the runtime recorded on this thread, if any.
+void reportFailure(const char *who) {
+  const char *error = linattnCudaGetLastError();
+  std::fprintf(stderr, "%s: %s\n", who, error ? error : "no failure");
+}
+
 /// Starts a step, after saying whether the runtime recorded a failure in
 /// the last one (and forgetting it).
 void step(const char *what) {
@@ -210,6 +218,28 @@ int main() {
   step("mgpuSetDefaultDevice(2) on a machine with two devices");
   mgpuSetDefaultDevice(2);
   runtimeStep();
+
+  step("a failure is its thread's");
+  // This thread makes device 1's context current itself, which the runtime
+  // never replaces; a new thread without one looks for device #2 and fails.
+  // The two take turns.
+  check(driver.setCurrent(device1), "cuCtxSetCurrent");
+  std::promise<void> failed, checked;
+  std::thread other([&] {
+    runtimeStep();
+    failed.set_value();
+    checked.get_future().wait();
+    reportFailure("the other thread");
+    linattnCudaClearLastError();
+    check(driver.setCurrent(device1), "cuCtxSetCurrent");
+    runtimeStep();
+    reportFailure("the other thread, after clearing");
+  });
+  failed.get_future().wait();
+  runtimeStep();
+  reportFailure("this thread");
+  checked.set_value();
+  other.join();
 
   step("done");
   // The runtime unloads the modules when the program ends, on this thread.
