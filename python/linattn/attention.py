@@ -4,8 +4,9 @@ Each call builds a small MLIR module for the shapes, dtype and options at
 hand -- a destination-passing function whose inputs and outputs are memrefs
 over the caller's numpy buffers -- compiles it once through the backend
 (``linattn-lower-to-cpu`` on the CPU, ``linattn-lower-to-nvvm`` for the GPU)
-and keeps it in a compile cache keyed by shapes, dtype and options. Later
-calls with the same key reuse the compiled code; `cache_info` and `clear_cache` inspect and empty the cache.
+and keeps it in a compile cache keyed by shapes, dtype, options and (on a
+GPU) the device's chip. Later calls with the same key reuse the compiled
+code; `cache_info` and `clear_cache` inspect and empty the cache.
 
 The generated function for `linear_attention` (elu, causal, normalized)::
 
@@ -143,7 +144,7 @@ def _compiled(key: Hashable, backend: str, text: Callable[[], str],
     def build() -> Callable[..., Any]:
         return _compile(backend, text(), options).function(
             "linattn", read_only=range(num_inputs))
-    return _cache.get(key + options, build)
+    return _cache.get(key + options + get_backend(backend).cache_key(), build)
 
 
 def _compiled_device(key: Hashable, backend: str, text: Callable[[], str],
@@ -154,7 +155,7 @@ def _compiled_device(key: Hashable, backend: str, text: Callable[[], str],
     def build() -> Callable[..., Any]:
         return _compile(backend, text(), options,
                         device_buffers=True).device_function("linattn")
-    return _cache.get(key + options, build)
+    return _cache.get(key + options + get_backend(backend).cache_key(), build)
 
 
 #===------------------------------------------------------------------------===#
@@ -611,7 +612,8 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     primary context, which CUDA's runtime API and the frameworks share). `out`
     must not overlap the inputs (ValueError). The kernels (compiled with
     ``linattn-lower-to-nvvm{device-buffers=true}``, once per head sizes,
-    element type and options: batch, heads and lengths are read at run time)
+    element type, options and the device's chip: batch, heads and lengths
+    are read at run time)
     are enqueued on `stream` (a ``CUstream``; 0 is the legacy
     default stream), and nothing is copied or synchronized: `out` is ready
     when the stream gets there. 16-bit data takes the tensor-core kernels

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import pathlib
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 from ._capi import find_library
 from .jit import ExecutionEngine, default_shared_libs
@@ -59,6 +59,11 @@ class Backend:
     def shared_libs(self) -> List[str]:
         """Libraries the compiled code may call."""
         return default_shared_libs()
+
+    def cache_key(self) -> Tuple[Hashable, ...]:
+        """What code `compile` would make on this thread depends on besides
+        the module and the options: part of the compile cache's keys."""
+        return ()
 
     def compile(self, module_text: str, *, device_buffers: bool = False,
                 options: Sequence[str] = ()) -> ExecutionEngine:
@@ -221,8 +226,10 @@ class _GPUBackend(Backend):
 
 
 class CUDABackend(_GPUBackend):
-    """The first NVIDIA GPU, through linattn's CUDA runtime (the driver API;
-    ptxas from the CUDA toolkit at compile time)."""
+    """NVIDIA GPUs, through linattn's CUDA runtime (the driver API; ptxas
+    from the CUDA toolkit at compile time). Calls run on the device whose
+    context is current on the calling thread (a framework's), else on the
+    first GPU; code is compiled for each device's chip."""
 
     name = "cuda"
     pipeline = "linattn-lower-to-nvvm"
@@ -258,8 +265,19 @@ class CUDABackend(_GPUBackend):
         return None
 
     def pipeline_options(self, runtime: _GPURuntime) -> List[str]:
+        return [f"chip={self._chip(runtime)}"]
+
+    def cache_key(self) -> Tuple[Hashable, ...]:
+        # The device of the calling thread's context (torch's for its
+        # tensors' device): GPUs of different chips need their own code.
+        self.check_available()
+        return (self._chip(self.runtime()),)
+
+    @staticmethod
+    def _chip(runtime: _GPURuntime) -> str:
+        """The chip of the device calls on this thread run on."""
         major, minor = runtime.compute_capability()
-        return [f"chip=sm_{major}{minor}"]
+        return f"sm_{major}{minor}"
 
 
 class GPUEmulatorBackend(_GPUBackend):

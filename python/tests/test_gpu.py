@@ -246,6 +246,9 @@ class _NoDriverCUDA(CUDABackend):
     def pipeline_options(self, runtime):
         return ["format=isa"]
 
+    def cache_key(self):
+        return ()
+
 
 @pytest.mark.skipif(_driver_present(), reason="a CUDA driver is present")
 def test_runtime_failures_raise(rng):

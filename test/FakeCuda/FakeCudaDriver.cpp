@@ -48,7 +48,9 @@
 // Kernels are not run. The environment shapes the machine:
 //   LINATTN_FAKE_CUDA_DEVICES   how many devices (default 1; 0: cuInit fails
 //                               with CUDA_ERROR_NO_DEVICE)
-//   LINATTN_FAKE_CUDA_CC        their compute capability (default 9.0)
+//   LINATTN_FAKE_CUDA_CC        their compute capabilities (default 9.0):
+//                               one, or one per device (9.0,8.0: device 1
+//                               is an sm_80), the last for the rest
 //   LINATTN_FAKE_CUDA_FAIL      NAME=ERROR[:N]: every call (or the first N
 //                               calls) of driver function NAME
 //                               (cuLaunchKernel, ...) fails with ERROR
@@ -60,6 +62,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -165,7 +168,13 @@ struct State {
   bool shutDown = false;
   /// Launches must have exactly the threads their kernel is compiled for.
   bool exactBlocks = false;
-  int devices = 1, major = 9, minor = 0;
+  int devices = 1;
+  /// The compute capabilities of devices 0, 1, ... as 10 * major + minor;
+  /// the last also for the devices after it.
+  std::vector<int> chips = {90};
+  int chipOf(int device) const {
+    return chips[std::min<size_t>(device, chips.size() - 1)];
+  }
   std::string failName;
   CUresult failCode = CUDA_SUCCESS;
   /// How many more calls of failName fail (-1: all).
@@ -230,6 +239,8 @@ constexpr ErrorInfo kErrors[] = {
      "invalid device context"},
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX",
      "a PTX JIT compilation failed"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
      "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
@@ -271,8 +282,19 @@ State::State() {
       log = file;
   devices = envInt("LINATTN_FAKE_CUDA_DEVICES", 1);
   exactBlocks = envInt("LINATTN_FAKE_CUDA_EXACT_BLOCKS", 0) != 0;
-  if (const char *cc = std::getenv("LINATTN_FAKE_CUDA_CC"))
-    std::sscanf(cc, "%d.%d", &major, &minor);
+  if (const char *cc = std::getenv("LINATTN_FAKE_CUDA_CC")) {
+    chips.clear();
+    int major = 0, minor = 0, length = 0;
+    for (const char *p = cc;
+         std::sscanf(p, "%d.%d%n", &major, &minor, &length) == 2;
+         p += length + (p[length] == ',')) {
+      chips.push_back(10 * major + minor);
+      if (!p[length])
+        break;
+    }
+    if (chips.empty())
+      chips.push_back(90);
+  }
   if (const char *fail = std::getenv("LINATTN_FAKE_CUDA_FAIL")) {
     std::string spec(fail);
     size_t eq = spec.find('=');
@@ -498,11 +520,18 @@ bool rangeValid(State &s, uintptr_t address, uint64_t bytes) {
 // Module images
 //===----------------------------------------------------------------------===//
 
-/// The kernels (global functions) of a cubin: the ELF's symbol table.
-bool cubinKernels(const char *image, std::vector<std::string> &kernels) {
+/// The kernels (global functions) of a cubin: the ELF's symbol table. The
+/// cubin must be for the device's chip `chip` (10 * major + minor), or an
+/// earlier one of the same major version, as the driver requires.
+CUresult cubinKernels(const char *image, int chip,
+                      std::vector<std::string> &kernels) {
   const auto *header = reinterpret_cast<const Elf64_Ehdr *>(image);
   if (header->e_ident[EI_CLASS] != ELFCLASS64 || header->e_machine != EM_CUDA)
-    return false;
+    return CUDA_ERROR_INVALID_IMAGE;
+  // ptxas's ELF ABI (version 8 on) keeps the SM number in bits 8 to 15.
+  int sm = (header->e_flags >> 8) & 0xff;
+  if (sm / 10 != chip / 10 || sm > chip)
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
   const auto *sections =
       reinterpret_cast<const Elf64_Shdr *>(image + header->e_shoff);
   for (unsigned i = 0; i < header->e_shnum; ++i) {
@@ -517,16 +546,16 @@ bool cubinKernels(const char *image, std::vector<std::string> &kernels) {
           ELF64_ST_BIND(symbols[j].st_info) == STB_GLOBAL)
         kernels.push_back(names + symbols[j].st_name);
   }
-  return true;
+  return CUDA_SUCCESS;
 }
 
-/// The kernels (.entry) of PTX text; false when it is not PTX or targets a
-/// chip newer than the device.
-CUresult ptxKernels(State &s, const char *text, Module &m) {
+/// The kernels (.entry) of PTX text; an error when it is not PTX or targets
+/// a chip newer than the device's `chip`.
+CUresult ptxKernels(const char *text, int chip, Module &m) {
   const char *target = std::strstr(text, ".target sm_");
   if (!std::strstr(text, ".version") || !target)
     return CUDA_ERROR_INVALID_IMAGE;
-  if (std::atoi(target + std::strlen(".target sm_")) > s.major * 10 + s.minor)
+  if (std::atoi(target + std::strlen(".target sm_")) > chip)
     return CUDA_ERROR_INVALID_PTX;
   for (const char *p = std::strstr(text, ".entry "); p;
        p = std::strstr(p + 1, ".entry ")) {
@@ -550,18 +579,19 @@ CUresult loadModule(State &s, const char *kName, CUmodule *module,
                     const void *image, const char *how) {
   const char *data = static_cast<const char *>(image);
   auto m = std::make_unique<Module>();
+  m->context = current();
+  int chip = s.chipOf(m->context->device);
   const char *kind;
   if (std::memcmp(data, ELFMAG, SELFMAG) == 0) {
     kind = "cubin";
-    if (!cubinKernels(data, m->kernels))
-      return fail(s, kName, CUDA_ERROR_INVALID_IMAGE);
+    if (CUresult r = cubinKernels(data, chip, m->kernels))
+      return fail(s, kName, r);
   } else {
     kind = "ptx";
-    if (CUresult r = ptxKernels(s, data, *m))
+    if (CUresult r = ptxKernels(data, chip, *m))
       return fail(s, kName, r);
   }
   m->id = s.nextModule++;
-  m->context = current();
   s.write("%s %s %s -> m%d (%zu kernels)", how, contextName(m->context).c_str(),
           kind, m->id, m->kernels.size());
   *module = reinterpret_cast<CUmodule>(m.get());
@@ -647,9 +677,9 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int *value,
   if (device < 0 || device >= s.devices)
     return fail(s, kName, CUDA_ERROR_INVALID_DEVICE);
   if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
-    *value = s.major;
+    *value = s.chipOf(device) / 10;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
-    *value = s.minor;
+    *value = s.chipOf(device) % 10;
   else
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
   return CUDA_SUCCESS;

@@ -1,7 +1,9 @@
 """The fake CUDA driver's own rules (test/FakeCuda), each broken once and
 kept once, through ctypes: what the other Driver tests rely on it to refuse.
 Prints one line per case: its name and the CUresult name the call returned.
-Run with the fake's folder first on LD_LIBRARY_PATH."""
+Run with the fake's folder first on LD_LIBRARY_PATH, two devices of compute
+capabilities 9.0 and 8.0, and the paths of PTX's kernel as cubins for sm_80,
+sm_86 and sm_90 as arguments."""
 
 import ctypes
 import sys
@@ -49,6 +51,18 @@ cuda.cuCtxSetCurrent(ctx0)
 module, function = handle(), handle()
 case("PTX for a newer chip", cuda.cuModuleLoadData(ctypes.byref(handle()), NEWER_PTX))
 case("PTX", cuda.cuModuleLoadData(ctypes.byref(module), PTX))
+cubins = {arch: open(path, "rb").read()
+          for arch, path in zip(("sm_80", "sm_86", "sm_90"), sys.argv[1:4])}
+for arch, device, ctx in (("sm_90", 0, ctx0), ("sm_80", 0, ctx0),
+                          ("sm_80", 1, ctx1), ("sm_86", 1, ctx1),
+                          ("sm_90", 1, ctx1)):
+    cuda.cuCtxSetCurrent(ctx)
+    loaded = handle()
+    case(f"{arch} cubin on device {device}",
+         cuda.cuModuleLoadData(ctypes.byref(loaded), cubins[arch]))
+    if loaded.value:
+        cuda.cuModuleUnload(loaded)
+cuda.cuCtxSetCurrent(ctx0)
 case("a kernel the module lacks",
      cuda.cuModuleGetFunction(ctypes.byref(handle()), module, b"kernel32"))
 case("its kernel", cuda.cuModuleGetFunction(ctypes.byref(function), module, b"kernel64"))
