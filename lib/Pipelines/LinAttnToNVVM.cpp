@@ -53,6 +53,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   // parts get kernels too); the rest to linalg for the host.
   pm.addPass(createLinAttnDecomposePass());
   ConvertLinAttnToGPUPassOptions kernels;
+  kernels.chip = options.chip;
   kernels.scanTile = options.scanTile;
   kernels.scanFeatureLanes = options.scanFeatureLanes;
   kernels.blockSize = options.blockSize;
@@ -119,7 +120,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   // wgmma exists only in sm_90a, the architecture-specific form of sm_90
-  // (for the same GPUs); other chips are left for ptxas to reject.
+  // (for the same GPUs); on other chips the kernels do not use it.
   if (options.wgmma && target.chip == "sm_90")
     target.chip = "sm_90a";
   target.optLevel = options.optLevel;

@@ -24,6 +24,17 @@
 // RUN: FileCheck %s --check-prefix=TF32 < %t.tf32.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.tf32.ptx -o %t.tf32.cubin 2>&1 | FileCheck %s --check-prefix=TF32-PTXAS
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT
+// sm_75 has neither mma.sync on bf16 nor ldmatrix's partners nor cp.async:
+// the recurrent kernel, async copies or not, which ptxas takes for sm_75.
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_75 async-copies=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.sm75.ptx
+// RUN: FileCheck %s --check-prefix=SM75 < %t.sm75.ptx
+// RUN: %ptxas -arch=sm_75 -O3 %t.sm75.ptx -o %t.sm75.cubin
+
+// SM75: .target sm_75
+// SM75: .entry linattn_scan_forward_elu_normalized_0(
+// SM75-NOT: mma.sync
+// SM75-NOT: ldmatrix
+// SM75-NOT: cp.async
 
 // bf16, F = 64, C = 64, value tile 64: 32 products for the scores, 64 for the
 // outputs, 32 for the state update. The launches' block size is the kernel's

@@ -282,6 +282,13 @@ def ConvertLinAttnToGPUPass
     for the host lowering with `host-fallback` (default) and are errors
     without it.
 
+    The tensor-core kernels need `chip` sm_80 or later (mma.sync on
+    f16/bf16/tf32, ldmatrix, cp.async): for earlier chips scans take the
+    recurrent kernel and the linear form the scalar kernels, whatever
+    `scan-kernel`, `linear-kernel` and `tf32` say. `wgmma` applies on sm_90
+    alone (the chip compiled as sm_90a); elsewhere the chunk loops use
+    mma.sync.
+
     ```mlir
     %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6)
         : ... -> tensor<2x8x?x64xf32>, tensor<2x8x64x64xf32>, tensor<2x8x64xf32>
@@ -299,6 +306,8 @@ def ConvertLinAttnToGPUPass
     ```
   }];
   let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The target GPU (sm_XY): which kernels it can run">,
     Option<"scanTile", "scan-tile", "int64_t", /*default=*/"32",
            "Threads per block of the scan kernel">,
     Option<"scanFeatureLanes", "scan-feature-lanes", "int64_t",
@@ -316,14 +325,14 @@ def ConvertLinAttnToGPUPass
     Option<"scanKernel", "scan-kernel", "std::string",
            /*default=*/"\"chunked\"",
            "Kernel of causal scans: 'chunked' (tensor cores for f16/bf16 "
-           "data with an f32 state, the recurrent kernel otherwise) or "
-           "'recurrent' (always the recurrent kernel)">,
+           "data with an f32 state on sm_80 and later, the recurrent kernel "
+           "otherwise) or 'recurrent' (always the recurrent kernel)">,
     Option<"linearKernel", "linear-kernel", "std::string",
            /*default=*/"\"chunked\"",
            "Kernels of the linear form (kv_summary, query_readout): "
-           "'chunked' (tensor cores for f16/bf16 data with an f32 state, the "
-           "scalar kernels otherwise) or 'scalar' (always the scalar "
-           "kernels)">,
+           "'chunked' (tensor cores for f16/bf16 data with an f32 state on "
+           "sm_80 and later, the scalar kernels otherwise) or 'scalar' "
+           "(always the scalar kernels)">,
     Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
            "Largest chunk of the chunked scan kernel (16, 32 or 64 tokens)">,
     Option<"valueTile", "value-tile", "int64_t", /*default=*/"64",
@@ -346,7 +355,7 @@ def ConvertLinAttnToGPUPass
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "Causal scans and the linear form with f32 data take the chunked "
            "kernels on tf32 tensor cores (products with 10-bit mantissas, "
-           "f32 accumulation)">,
+           "f32 accumulation) on sm_80 and later">,
     Option<"vectorLoads", "vector-loads", "bool", /*default=*/"true",
            "The chunked kernels stage global memory 16 bytes per load where "
            "the buffers are 16-byte aligned (tested at run time); false: "
@@ -357,8 +366,9 @@ def ConvertLinAttnToGPUPass
            "slots per staged tile; false: staged synchronously">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
-           "compute their scores with sm_90's wgmma from swizzled tiles; "
-           "the kernels then need chip sm_90a">,
+           "compute their scores with sm_90's wgmma from swizzled tiles "
+           "where the chip is sm_90 (compiled as sm_90a); elsewhere "
+           "mma.sync">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"0",
            "The chunk loops that stage synchronously prefetch the rows of "
            "the chunk this many chunks ahead into L2 (prefetch.L2 per "

@@ -48,11 +48,6 @@ struct LinAttnLowerToCPUOptions
                      "+avx2,+fma,-avx512f); empty: the host's. They also "
                      "decide the kernels' vector width and register tile"),
       llvm::cl::init("")};
-  PassOptions::Option<std::string> linearKernel{
-      *this, "linear-kernel",
-      llvm::cl::desc("Kernels of the linear form: 'chunked' (tensor cores for "
-                     "f16/bf16 data) or 'scalar'"),
-      llvm::cl::init("chunked")};
   PassOptions::Option<int64_t> chunkSize{
       *this, "chunk-size",
       llvm::cl::desc("Run linattn-chunk-scan with this chunk size before "
@@ -168,12 +163,12 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<std::string> scanKernel{
       *this, "scan-kernel",
       llvm::cl::desc("Kernel of causal scans: 'chunked' (tensor cores for "
-                     "f16/bf16 data) or 'recurrent'"),
+                     "f16/bf16 data on sm_80 and later) or 'recurrent'"),
       llvm::cl::init("chunked")};
   PassOptions::Option<std::string> linearKernel{
       *this, "linear-kernel",
       llvm::cl::desc("Kernels of the linear form: 'chunked' (tensor cores for "
-                     "f16/bf16 data) or 'scalar'"),
+                     "f16/bf16 data on sm_80 and later) or 'scalar'"),
       llvm::cl::init("chunked")};
   PassOptions::Option<int64_t> chunkSize{
       *this, "chunk-size",
@@ -199,7 +194,8 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<bool> tf32{
       *this, "tf32",
       llvm::cl::desc("Causal scans and the linear form with f32 data take "
-                     "the chunked kernels on tf32 tensor cores"),
+                     "the chunked kernels on tf32 tensor cores (sm_80 and "
+                     "later)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> vectorLoads{
       *this, "vector-loads",
@@ -216,8 +212,9 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("The chunk loops (f16/bf16, F a multiple of 64, chunks "
-                     "of 64) compute their scores with sm_90's wgmma; "
-                     "chip=sm_90 then compiles for sm_90a"),
+                     "of 64) compute their scores with sm_90's wgmma "
+                     "where the chip is sm_90, which then compiles for "
+                     "sm_90a (elsewhere mma.sync)"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchChunks{
       *this, "prefetch-chunks",

@@ -14,6 +14,8 @@
 
 #include "linattn/Conversion/Passes.h"
 
+#include "KernelBuilders.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -36,10 +38,10 @@ static constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// Shared memory per block `chip` (sm_XY, with any suffix) allows with the
 /// opt-in attribute; nullopt if the name is not sm_ and a number.
 static std::optional<int64_t> maxSharedBytes(StringRef chip) {
-  unsigned version;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, version))
+  std::optional<unsigned> sm = gpukernels::smVersion(chip);
+  if (!sm)
     return std::nullopt;
+  unsigned version = *sm;
   constexpr int64_t kib = 1024;
   if (version < 70)
     return 48 * kib;

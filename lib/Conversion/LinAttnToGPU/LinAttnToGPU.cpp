@@ -1255,6 +1255,21 @@ struct ConvertLinAttnToGPUPass
       getOperation().emitError("prefetch-chunks must be between 0 and 1024");
       return signalPassFailure();
     }
+    std::optional<unsigned> sm = smVersion(chip);
+    if (!sm) {
+      getOperation().emitError("chip '")
+          << chip << "' is not sm_ followed by a number";
+      return signalPassFailure();
+    }
+    // mma.sync on f16, bf16 and tf32 (and ldmatrix, cp.async) need sm_80:
+    // older chips take the recurrent and scalar kernels; wgmma is sm_90's.
+    if (*sm < 80) {
+      opts.chunkedScan = false;
+      opts.chunkedLinear = false;
+      opts.tf32 = false;
+    }
+    if (*sm != 90)
+      opts.wgmma = false;
     if (failed(convertLinAttnToGPUKernels(getOperation(), opts)))
       signalPassFailure();
   }

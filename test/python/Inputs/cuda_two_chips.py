@@ -1,9 +1,11 @@
 """backend="cuda" on a machine of two GPUs of different chips (the fake CUDA
-driver of test/FakeCuda with LINATTN_FAKE_CUDA_CC=9.0,8.0): a call runs on
+driver of test/FakeCuda with LINATTN_FAKE_CUDA_CC=9.0,7.5): a call runs on
 the device whose context is current on the calling thread (device 0's
 primary context without one; device 1's made current here, as a framework
 does for its tensors' device), and each chip gets code of its own, which
-the compile cache keeps apart."""
+the compile cache keeps apart: on the sm_90 the f16 scan takes the
+tensor-core kernel, on the sm_75, which has none of its instructions, the
+recurrent kernel."""
 
 import ctypes
 
@@ -14,7 +16,8 @@ from linattn.backends import GPURuntimeError
 
 cuda = ctypes.CDLL("libcuda.so.1")
 rng = np.random.default_rng(0)
-q, k, v = (rng.random((1, 2, 20, 8), dtype=np.float32) for _ in range(3))
+q, k, v = (rng.random((1, 2, 20, 16), dtype=np.float32).astype(np.float16)
+           for _ in range(3))
 
 
 def call(what):

@@ -187,7 +187,16 @@ def linear_chunked_cases():
     for case in scalar:
         case.name += "__scalar"
         case.gpu_options = ["linear-kernel=scalar"]
-    return [(case, True) for case in cases + tf32 + scalar]
+    # And on chips before sm_80, which have no tensor-core kernels.
+    older = [
+        older_chip(cc.linear_kernel_case("elu", (2,), 100, 129, 64, 37, EPS,
+                                         dtype="bf16")),
+        older_chip(with_tf32(cc.linear_kernel_case("relu", (2,), 65, 130, 64, 64,
+                                                   None))),
+    ]
+    for case in older:
+        case.tol = CHUNKED_TOL["f16"]
+    return [(case, True) for case in cases + tf32 + scalar + older]
 
 
 def step_cases():
@@ -301,6 +310,17 @@ def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
     case.gpu_options = getattr(case, "gpu_options", []) + ["tf32=true"]
+    return case
+
+
+def older_chip(case):
+    """`case` compiled for sm_75, which has none of the chunked kernels'
+    tensor-core instructions: scans take the recurrent kernel, the linear
+    form the scalar ones, whatever the options say. PTX, which newer GPUs
+    compile when they load it."""
+    case.name += "__sm75"
+    case.gpu_options = getattr(case, "gpu_options", []) + ["chip=sm_75",
+                                                            "format=isa"]
     return case
 
 
@@ -524,6 +544,16 @@ def chunked_cases():
                                                dtype="f16", values=-64.0), 32)),
         cc.kernel_case("elu", (2,), 4097, 64, 64, EPS, dtype="bf16", values=-64.0),
     ]
+    # Chips before sm_80: the recurrent kernel, the chunked kernels' options
+    # ignored.
+    cases += [
+        older_chip(cc.kernel_case("elu", (2, 3), 129, 64, 64, EPS, init=True,
+                                  dtype="bf16")),
+        older_chip(cc.kernel_case("relu", (2,), 100, 128, 100, EPS, reverse=True,
+                                  dtype="f16")),
+        older_chip(async_copies(value_tile(cc.kernel_case(
+            "elu", (1, 2), 300, 64, 48, None, dyn=(2,), dtype="bf16"), 32))),
+    ]
     for case in cases:
         case.tol = CHUNKED_TOL["bf16" if "_bf16_" in case.name else "f16"]
     # f32 data on tf32 tensor cores: operands rounded to 10-bit mantissas,
@@ -546,6 +576,8 @@ def chunked_cases():
         value_tile(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS)), 32),
         value_tile(batch_parallel(with_tf32(cc.kernel_case("elu", (2,), 129, 64,
                                                            128, EPS))), 128),
+        # tf32 needs sm_80: strict f32 on older chips.
+        older_chip(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
