@@ -273,7 +273,6 @@ class Bench:
         src = self.torch.empty(n, dtype=self.torch.uint8, device=self.dev)
         dst = self.torch.empty_like(src)
         ms = self.time(lambda: dst.copy_(src), 20)
-        del src, dst
         return 2 * n / ms
 
     def launch_floor_ms(self):
