@@ -149,10 +149,37 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addPass(createLinAttnCheckLoweredPass());
 }
 
+LogicalResult mlir::linattn::verifyLinAttnLowerToNVVMOptions(
+    const LinAttnLowerToNVVMOptions &options,
+    function_ref<LogicalResult(const Twine &)> emitError) {
+  StringRef chip = options.chip;
+  if (!chip.consume_front("sm_") || chip.empty() ||
+      !llvm::isDigit(chip.front()))
+    return emitError("linattn-lower-to-nvvm: chip '" + options.chip +
+                     "' is not sm_ followed by a number");
+  // gpu-module-to-binary reports another format without failing, then
+  // uses an unset target.
+  if (!llvm::is_contained({"bin", "fatbin", "isa"}, options.format.getValue()))
+    return emitError("linattn-lower-to-nvvm: format '" + options.format +
+                     "' is not bin, fatbin or isa");
+  return success();
+}
+
 void mlir::linattn::registerLinAttnNVVMPipeline() {
-  PassPipelineRegistration<LinAttnLowerToNVVMOptions>(
+  registerPassPipeline(
       "linattn-lower-to-nvvm",
       "Lower linattn on tensors to host code in the LLVM dialect that "
       "launches NVIDIA GPU kernels embedded as a binary",
-      buildLinAttnLowerToNVVMPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> emitError) {
+        LinAttnLowerToNVVMOptions options;
+        if (failed(options.parseFromString(text)) ||
+            failed(verifyLinAttnLowerToNVVMOptions(options, emitError)))
+          return failure();
+        buildLinAttnLowerToNVVMPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
+        printOptions(LinAttnLowerToNVVMOptions());
+      });
 }

@@ -10,6 +10,12 @@
 // RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="chip=sm_80 opt-level=2" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=SM80
 // RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=fatbin" | FileCheck %s --check-prefix=FATBIN
 // RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="cuda-path=%t/no-such-toolkit" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-PTXAS
+// Options the pipeline checks as it is parsed (gpu-module-to-binary would
+// report the format without failing, then use an unset one).
+// RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=cubin" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-FORMAT
+// RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="chip=volta" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
+// BAD-FORMAT: error: linattn-lower-to-nvvm: format 'cubin' is not bin, fatbin or isa
+// BAD-CHIP: error: linattn-lower-to-nvvm: chip 'volta' is not sm_ followed by a number
 
 // NVVM: gpu.module @linattn_kernels [#nvvm.target<O = 3, chip = "sm_90">]
 // NVVM: llvm.func @linattn_scan_forward_elu_normalized_0(

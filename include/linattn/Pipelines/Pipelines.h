@@ -259,8 +259,17 @@ struct LinAttnLowerToNVVMOptions
 /// `emulate`, the kernels are embedded as MLIR text by
 /// `linattn-gpu-embed-kernel-ir` right after the buffer staging instead (no
 /// NVVM, no binary).
+/// `options` must pass `verifyLinAttnLowerToNVVMOptions`.
 void buildLinAttnLowerToNVVMPipeline(OpPassManager &pm,
                                      const LinAttnLowerToNVVMOptions &options);
+
+/// Checks what the pipeline's passes would not report themselves (a chip
+/// that is not sm_ and a number, a format that is not bin, fatbin or isa):
+/// failure, after `emitError`, where `options` are not valid. The
+/// registered pipeline checks its options with it when it is parsed.
+LogicalResult verifyLinAttnLowerToNVVMOptions(
+    const LinAttnLowerToNVVMOptions &options,
+    function_ref<LogicalResult(const Twine &)> emitError);
 
 /// Registers `linattn-lower-to-nvvm`.
 void registerLinAttnNVVMPipeline();
