@@ -76,14 +76,17 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+/// The tool's own options: the ones --help lists.
+static cl::OptionCategory toolOptions("linattn-compile options");
+
 static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<input .mlir file>"),
-                                          cl::init("-"));
+                                          cl::init("-"), cl::cat(toolOptions));
 static cl::opt<std::string> outputFilename("o",
                                            cl::desc("Output file (object, "
                                                     "assembly or LLVM IR)"),
-                                           cl::value_desc("file"),
-                                           cl::init(""));
+                                           cl::value_desc("file"), cl::init(""),
+                                           cl::cat(toolOptions));
 enum class Target { CPU, CUDA };
 static cl::opt<Target> target(
     "target", cl::desc("What the compiled functions run on"),
@@ -93,53 +96,55 @@ static cl::opt<Target> target(
                clEnumValN(Target::CUDA, "cuda",
                           "an NVIDIA GPU: kernels on the caller's device "
                           "buffers and stream "
-                          "(linattn-lower-to-nvvm{device-buffers=true})")));
+                          "(linattn-lower-to-nvvm{device-buffers=true})")),
+    cl::cat(toolOptions));
 static cl::opt<std::string>
     pipeline("pipeline",
              cl::desc("Pass pipeline that lowers the module to the LLVM "
                       "dialect (default: the --target's)"),
-             cl::init(""));
+             cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string> gpuRuntime(
     "gpu-runtime",
     cl::desc("GPU runtime library the link flags name when the code calls "
              "mgpu* functions: cuda (liblinattn_cuda_runtime.so, default), "
              "mock (liblinattn_mock_gpu_runtime.so) or a path"),
-    cl::init("cuda"));
+    cl::init("cuda"), cl::cat(toolOptions));
 enum class EmitKind { Object, Assembly, LLVMIR };
 static cl::opt<EmitKind>
     emitKind("emit", cl::desc("What -o receives"), cl::init(EmitKind::Object),
              cl::values(clEnumValN(EmitKind::Object, "obj", "an object file"),
                         clEnumValN(EmitKind::Assembly, "asm", "assembly"),
                         clEnumValN(EmitKind::LLVMIR, "llvm",
-                                   "optimized LLVM IR (textual)")));
+                                   "optimized LLVM IR (textual)")),
+             cl::cat(toolOptions));
 static cl::opt<std::string>
     targetTriple("mtriple", cl::desc("Target triple (default: the host's)"),
-                 cl::init(""));
+                 cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string>
     targetCPU("mcpu",
               cl::desc("Target CPU (default: the host CPU; \"generic\" for "
                        "portable code)"),
-              cl::init(""));
+              cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string> targetFeatures(
     "mattr",
     cl::desc("Target features, e.g. +avx2,-avx512f (default: the host CPU's "
              "when --mcpu is not given; these are added to them)"),
-    cl::init(""));
+    cl::init(""), cl::cat(toolOptions));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
-                                  cl::init(3));
+                                  cl::init(3), cl::cat(toolOptions));
 static cl::opt<std::string>
     headerFilename("header",
                    cl::desc("Write a C header declaring the entry points"),
-                   cl::value_desc("file"), cl::init(""));
+                   cl::value_desc("file"), cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string>
     sharedFilename("shared",
                    cl::desc("Also link a shared library with the object"),
-                   cl::value_desc("file"), cl::init(""));
+                   cl::value_desc("file"), cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string> linkFlagsFilename(
     "link-flags",
     cl::desc("Write the linker flags the object needs (one a line, a "
              "response file for clang/gcc: @file)"),
-    cl::value_desc("file"), cl::init(""));
+    cl::value_desc("file"), cl::init(""), cl::cat(toolOptions));
 enum class OpenMPMode { Auto, On, Off };
 static cl::opt<OpenMPMode>
     openmp("openmp", cl::desc("Link the OpenMP runtime"),
@@ -147,18 +152,20 @@ static cl::opt<OpenMPMode>
            cl::values(clEnumValN(OpenMPMode::Auto, "auto",
                                  "when the code calls it (default)"),
                       clEnumValN(OpenMPMode::On, "on", "always"),
-                      clEnumValN(OpenMPMode::Off, "off", "never")));
+                      clEnumValN(OpenMPMode::Off, "off", "never")),
+           cl::cat(toolOptions));
 static cl::opt<std::string>
     linker("linker",
            cl::desc("Compiler driver that links --shared, with its own "
                     "linker (default: the C compiler and linker linattn was "
                     "configured with; cc where that compiler is missing)"),
-           cl::init(LINATTN_LINKER_DRIVER));
+           cl::init(LINATTN_LINKER_DRIVER), cl::cat(toolOptions));
 static cl::list<std::string>
     extraLinkArgs("Xlinker-arg",
-                  cl::desc("Extra argument for the --shared link command"));
+                  cl::desc("Extra argument for the --shared link command"),
+                  cl::cat(toolOptions));
 static cl::opt<bool> verbose("v", cl::desc("Print the link command"),
-                             cl::init(false));
+                             cl::init(false), cl::cat(toolOptions));
 
 static int fail(const Twine &message) {
   llvm::errs() << "linattn-compile: " << message << "\n";
@@ -636,6 +643,8 @@ int main(int argc, char **argv) {
 
   registerAllPasses();
   linattn::registerAllPasses();
+  // LLVM's own options still work; --help lists the tool's.
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,
       "linattn-compile: lower a linattn module and compile it ahead of time "

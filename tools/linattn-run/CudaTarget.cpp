@@ -19,6 +19,8 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+llvm::cl::OptionCategory linattn_run::toolOptions("linattn-run options");
+
 namespace {
 enum class Target { CPU, CUDA };
 } // namespace
@@ -29,14 +31,15 @@ static cl::opt<Target> target(
                           "the host CPU, through linattn-lower-to-cpu"),
                clEnumValN(Target::CUDA, "cuda",
                           "an NVIDIA GPU, through linattn-lower-to-nvvm and "
-                          "the CUDA runtime library")));
+                          "the CUDA runtime library")),
+    cl::cat(linattn_run::toolOptions));
 static cl::opt<bool>
     mockGpu("mock-gpu",
             cl::desc("With --target=cuda: call the mock runtime, which keeps "
                      "buffers in host memory, runs no kernel and logs every "
                      "call to $LINATTN_MOCK_GPU_LOG or stderr (also "
                      "LINATTN_MOCK_GPU=1)"),
-            cl::init(false));
+            cl::init(false), cl::cat(linattn_run::toolOptions));
 static cl::opt<bool> emulateGpu(
     "emulate-gpu",
     cl::desc("With --target=cuda: run the kernels on the CPU through the GPU "
@@ -44,13 +47,13 @@ static cl::opt<bool> emulateGpu(
              "and aborts on out-of-bounds accesses, shared-memory races and "
              "divergent barriers; adds emulate=true to linattn-lower-to-nvvm "
              "(also LINATTN_EMULATE_GPU=1)"),
-    cl::init(false));
+    cl::init(false), cl::cat(linattn_run::toolOptions));
 static cl::opt<std::string>
     gpuRuntime("gpu-runtime",
                cl::desc("With --target=cuda: the runtime library to call "
                         "(default: liblinattn_cuda_runtime.so, or the mock, "
                         "from this build)"),
-               cl::init(""));
+               cl::init(""), cl::cat(linattn_run::toolOptions));
 
 namespace {
 /// The runtime's extras (include/linattn/Runtime/CudaRuntime.h), looked up

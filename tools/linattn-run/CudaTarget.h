@@ -18,10 +18,14 @@
 #define LINATTN_TOOLS_LINATTN_RUN_CUDATARGET_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <string>
 
 namespace linattn_run {
+
+/// The tool's own options: the ones --help lists.
+extern llvm::cl::OptionCategory toolOptions;
 
 /// Whether --target=cuda was given.
 bool isCudaTarget();

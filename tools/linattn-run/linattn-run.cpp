@@ -70,43 +70,48 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<input .mlir file>"),
-                                          cl::init("-"));
+                                          cl::init("-"),
+                                          cl::cat(linattn_run::toolOptions));
 static cl::opt<std::string>
     entryName("entry",
               cl::desc("Function to call (default: the only public "
                        "function of the module)"),
-              cl::init(""));
+              cl::init(""), cl::cat(linattn_run::toolOptions));
 static cl::list<std::string>
-    inputFiles("input", cl::desc("An argument as a .npy file, in order"));
+    inputFiles("input", cl::desc("An argument as a .npy file, in order"),
+               cl::cat(linattn_run::toolOptions));
 static cl::opt<int64_t>
     randomSeed("random-seed",
                cl::desc("Draw every argument not given by --input uniformly "
                         "from [-1, 1) with this seed"),
-               cl::init(-1));
+               cl::init(-1), cl::cat(linattn_run::toolOptions));
 static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write result i to <dir>/result<i>.npy"),
-              cl::init(""));
+              cl::init(""), cl::cat(linattn_run::toolOptions));
 static cl::opt<unsigned>
     repeat("repeat",
            cl::desc("Time this many calls after one warm-up call and print "
                     "the median"),
-           cl::init(0));
+           cl::init(0), cl::cat(linattn_run::toolOptions));
 static cl::opt<std::string>
     pipeline("pipeline",
              cl::desc("Pass pipeline that lowers the module to the LLVM "
                       "dialect"),
-             cl::init("linattn-lower-to-cpu"));
+             cl::init("linattn-lower-to-cpu"),
+             cl::cat(linattn_run::toolOptions));
 static cl::list<std::string>
     sharedLibs("shared-libs",
                cl::desc("Libraries the JIT-compiled code may call (default: "
-                        "MLIR's C runner utilities)"));
+                        "MLIR's C runner utilities)"),
+               cl::cat(linattn_run::toolOptions));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
-                                  cl::init(3));
+                                  cl::init(3),
+                                  cl::cat(linattn_run::toolOptions));
 static cl::opt<bool>
     poison("poison",
            cl::desc("Fill every buffer the compiled code allocates with NaNs "
                     "(0xff bytes) before it is used"),
-           cl::init(false));
+           cl::init(false), cl::cat(linattn_run::toolOptions));
 
 //===----------------------------------------------------------------------===//
 // Arrays and .npy files
@@ -693,6 +698,8 @@ int main(int argc, char **argv) {
 
   registerAllPasses();
   linattn::registerAllPasses();
+  // LLVM's own options still work; --help lists the tool's.
+  cl::HideUnrelatedOptions(linattn_run::toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,
       "linattn-run: lower, JIT-compile and run a function on .npy inputs\n");
