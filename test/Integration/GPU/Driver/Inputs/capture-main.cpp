@@ -17,13 +17,10 @@
 
 #include "dense-buffer.h"
 #include "device-buffers.h"
-
-#include <cuda.h>
+#include "driver-api.h"
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <dlfcn.h>
 #include <vector>
 
 extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared);
@@ -32,8 +29,6 @@ extern "C" void linattnCudaClearLastError(void);
 
 namespace {
 
-#define STR(x) #x
-#define XSTR(x) STR(x)
 #define DRIVER_FUNCTIONS(X)                                                    \
   X(cuInit)                                                                    \
   X(cuStreamCreate)                                                            \
@@ -48,18 +43,7 @@ namespace {
   X(cuMemAlloc)                                                                \
   X(cuMemFree)
 
-struct Driver {
-#define DECLARE(name) decltype(&::name) name = nullptr;
-  DRIVER_FUNCTIONS(DECLARE)
-#undef DECLARE
-} cu;
-
-void check(CUresult result, const char *what) {
-  if (result != CUDA_SUCCESS) {
-    std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(result));
-    std::exit(1);
-  }
-}
+LINATTN_DRIVER(DRIVER_FUNCTIONS) cu;
 #define CU(call) check(cu.call, #call)
 
 /// Says whether the runtime recorded a failure, and forgets it.
@@ -107,19 +91,7 @@ void captureAndReplay(const char *name, CUstream stream, F call) {
 } // namespace
 
 int main() {
-  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    std::fprintf(stderr, "cannot load libcuda.so.1\n");
-    return 1;
-  }
-#define LOAD(name)                                                             \
-  cu.name = reinterpret_cast<decltype(&::name)>(dlsym(library, XSTR(name)));   \
-  if (!cu.name) {                                                              \
-    std::fprintf(stderr, "no %s in libcuda.so.1\n", XSTR(name));               \
-    return 1;                                                                  \
-  }
-  DRIVER_FUNCTIONS(LOAD)
-#undef LOAD
+  cu.load();
   CU(cuInit(0));
   // The runtime made device 0's primary context current when the module's
   // constructor loaded the kernels.

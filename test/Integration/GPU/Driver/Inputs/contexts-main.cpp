@@ -19,13 +19,10 @@
 
 #include "dense-buffer.h"
 #include "device-buffers.h"
-
-#include <cuda.h>
+#include "driver-api.h"
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <dlfcn.h>
 #include <future>
 #include <thread>
 #include <vector>
@@ -40,46 +37,28 @@ namespace {
 
 /// The driver functions this program calls itself, from the libcuda.so.1
 /// the runtime loads too.
-struct Driver {
-  decltype(&::cuInit) init;
-  decltype(&::cuDevicePrimaryCtxRetain) retain;
-  decltype(&::cuCtxSetCurrent) setCurrent;
-  decltype(&::cuCtxGetCurrent) getCurrent;
-  decltype(&::cuCtxGetDevice) getDevice;
-  decltype(&::cuStreamCreate) streamCreate;
-  decltype(&::cuStreamSynchronize) streamSynchronize;
-  decltype(&::cuStreamDestroy) streamDestroy;
-  decltype(&::cuMemAlloc) memAlloc;
-  decltype(&::cuMemFree) memFree;
-};
+#define DRIVER_FUNCTIONS(X)                                                    \
+  X(cuInit)                                                                    \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuCtxGetDevice)                                                            \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamSynchronize)                                                       \
+  X(cuStreamDestroy)                                                           \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)
 
-Driver driver;
-
-#define STR(x) #x
-#define XSTR(x) STR(x)
-template <typename F>
-void lookup(void *library, F &fn, const char *name) {
-  fn = reinterpret_cast<F>(dlsym(library, name));
-  if (!fn) {
-    std::fprintf(stderr, "no %s in libcuda.so.1\n", name);
-    std::exit(1);
-  }
-}
-
-void check(CUresult result, const char *what) {
-  if (result != CUDA_SUCCESS) {
-    std::fprintf(stderr, "%s failed: %d\n", what, static_cast<int>(result));
-    std::exit(1);
-  }
-}
+LINATTN_DRIVER(DRIVER_FUNCTIONS) driver;
+#define CU(call) check(driver.call, #call)
 
 /// "device N" for the current context, "no context" without one.
 void reportContext(const char *when) {
   CUcontext context = nullptr;
-  check(driver.getCurrent(&context), "cuCtxGetCurrent");
+  CU(cuCtxGetCurrent(&context));
   CUdevice device = -1;
   if (context)
-    check(driver.getDevice(&device), "cuCtxGetDevice");
+    CU(cuCtxGetDevice(&device));
   if (context)
     std::fprintf(stderr, "%s: device %d\n", when, device);
   else
@@ -153,22 +132,8 @@ void step(const char *what) {
 } // namespace
 
 int main() {
-  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    std::fprintf(stderr, "cannot load libcuda.so.1\n");
-    return 1;
-  }
-  lookup(library, driver.init, XSTR(cuInit));
-  lookup(library, driver.retain, XSTR(cuDevicePrimaryCtxRetain));
-  lookup(library, driver.setCurrent, XSTR(cuCtxSetCurrent));
-  lookup(library, driver.getCurrent, XSTR(cuCtxGetCurrent));
-  lookup(library, driver.getDevice, XSTR(cuCtxGetDevice));
-  lookup(library, driver.streamCreate, XSTR(cuStreamCreate));
-  lookup(library, driver.streamSynchronize, XSTR(cuStreamSynchronize));
-  lookup(library, driver.streamDestroy, XSTR(cuStreamDestroy));
-  lookup(library, driver.memAlloc, XSTR(cuMemAlloc));
-  lookup(library, driver.memFree, XSTR(cuMemFree));
-  check(driver.init(0), "cuInit");
+  driver.load();
+  CU(cuInit(0));
 
   step("no context of the caller's");
   runtimeStep();
@@ -176,25 +141,23 @@ int main() {
 
   step("the caller's context on device 1");
   CUcontext device1 = nullptr;
-  check(driver.retain(&device1, 1), "cuDevicePrimaryCtxRetain");
-  check(driver.setCurrent(device1), "cuCtxSetCurrent");
+  CU(cuDevicePrimaryCtxRetain(&device1, 1));
+  CU(cuCtxSetCurrent(device1));
   CUstream stream = nullptr;
-  check(driver.streamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   {
     auto b = buffers(
         [](uint64_t n) {
           CUdeviceptr p = 0;
-          check(driver.memAlloc(&p, n), "cuMemAlloc");
+          CU(cuMemAlloc(&p, n));
           return reinterpret_cast<void *>(p);
         },
-        [](void *p) {
-          check(driver.memFree(reinterpret_cast<CUdeviceptr>(p)), "cuMemFree");
-        });
+        [](void *p) { CU(cuMemFree(reinterpret_cast<CUdeviceptr>(p))); });
     b.call(stream);
     b.call(stream);
-    check(driver.streamSynchronize(stream), "cuStreamSynchronize");
+    CU(cuStreamSynchronize(stream));
   }
-  check(driver.streamDestroy(stream), "cuStreamDestroy");
+  CU(cuStreamDestroy(stream));
   reportContext("after the calls");
 
   step("a new thread after mgpuSetDefaultDevice(1)");
@@ -206,7 +169,7 @@ int main() {
   }).join();
 
   step("the caller left no context");
-  check(driver.setCurrent(nullptr), "cuCtxSetCurrent");
+  CU(cuCtxSetCurrent(nullptr));
   runtimeStep();
   reportContext("after the call");
 
@@ -223,7 +186,7 @@ int main() {
   // This thread makes device 1's context current itself, which the runtime
   // never replaces; a new thread without one looks for device #2 and fails.
   // The two take turns.
-  check(driver.setCurrent(device1), "cuCtxSetCurrent");
+  CU(cuCtxSetCurrent(device1));
   std::promise<void> failed, checked;
   std::thread other([&] {
     runtimeStep();
@@ -231,7 +194,7 @@ int main() {
     checked.get_future().wait();
     reportFailure("the other thread");
     linattnCudaClearLastError();
-    check(driver.setCurrent(device1), "cuCtxSetCurrent");
+    CU(cuCtxSetCurrent(device1));
     runtimeStep();
     reportFailure("the other thread, after clearing");
   });
