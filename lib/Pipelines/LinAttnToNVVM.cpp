@@ -17,6 +17,7 @@
 
 #include "PipelineStages.h"
 
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/Conversion/Passes.h"
 #include "linattn/Pipelines/Pipelines.h"
 #include "linattn/Transforms/Passes.h"
@@ -152,9 +153,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
 LogicalResult mlir::linattn::verifyLinAttnLowerToNVVMOptions(
     const LinAttnLowerToNVVMOptions &options,
     function_ref<LogicalResult(const Twine &)> emitError) {
-  StringRef chip = options.chip;
-  if (!chip.consume_front("sm_") || chip.empty() ||
-      !llvm::isDigit(chip.front()))
+  if (!smVersion(options.chip))
     return emitError("linattn-lower-to-nvvm: chip '" + options.chip +
                      "' is not sm_ followed by a number");
   // gpu-module-to-binary reports another format without failing, then

@@ -12,16 +12,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/Conversion/Passes.h"
-
-#include "KernelBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::linattn {
@@ -38,7 +36,7 @@ static constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// Shared memory per block `chip` (sm_XY, with any suffix) allows with the
 /// opt-in attribute; nullopt if the name is not sm_ and a number.
 static std::optional<int64_t> maxSharedBytes(StringRef chip) {
-  std::optional<unsigned> sm = gpukernels::smVersion(chip);
+  std::optional<unsigned> sm = smVersion(chip);
   if (!sm)
     return std::nullopt;
   unsigned version = *sm;

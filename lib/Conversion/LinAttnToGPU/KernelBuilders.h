@@ -31,7 +31,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include <optional>
 #include <string>
@@ -444,16 +443,6 @@ inline SmallVector<OpFoldResult> leadingThen(OpBuilder &b, Location loc,
 inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
   return arith::CeilDivUIOp::create(
       b, loc, x, arith::ConstantIndexOp::create(b, loc, tile));
-}
-
-/// The SM version of `chip` (sm_XY with any suffix: sm_90a is 90); nullopt
-/// when the name is not sm_ and a number.
-inline std::optional<unsigned> smVersion(StringRef chip) {
-  unsigned version;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, version))
-    return std::nullopt;
-  return version;
 }
 
 /// The largest grid y and z sizes CUDA launches.

@@ -8,9 +8,11 @@
 #define LINATTN_CONVERSION_LINATTNTOGPU_LINATTNTOGPU_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir {
 class ModuleOp;
@@ -34,6 +36,16 @@ inline constexpr llvm::StringLiteral kPrefetchL2Asm = "prefetch.L2 [$0];";
 /// The largest `narrowOffsetLimit`: every offset a chunk loop computes is
 /// below it, so unsigned 32-bit arithmetic cannot wrap.
 inline constexpr int64_t kMaxNarrowOffsetLimit = int64_t(1) << 31;
+
+/// The SM version of the GPU `chip` names (sm_XY with any suffix: sm_90a is
+/// 90); nullopt when the name is not sm_ and a number.
+inline std::optional<unsigned> smVersion(llvm::StringRef chip) {
+  unsigned version;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, version))
+    return std::nullopt;
+  return version;
+}
 
 /// How `convertLinAttnToGPUKernels` shapes its kernels.
 struct LinAttnToGPUKernelOptions {
