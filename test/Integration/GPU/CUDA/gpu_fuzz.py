@@ -30,35 +30,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import gpu_cases as g  # noqa: E402
+from cpu_fuzz import Draw  # noqa: E402  (gpu_cases puts ../../CPU on the path)
 
 cc = g.cc
 EPS = g.EPS
 KINDS = ("chunked", "tf32", "recurrent", "scan", "step", "attention",
          "quadratic", "linear", "linear-chunked")
-
-
-class Draw:
-    """The random choices of one case."""
-
-    def __init__(self, rnd):
-        self.rnd = rnd
-
-    def pick(self, *choices):
-        return self.rnd.choice(choices)
-
-    def chance(self, p):
-        return self.rnd.random() < p
-
-    def batch(self):
-        return self.pick((), (0,), (1,), (2,), (3,), (1, 2), (2, 1))
-
-    def dims(self, rank):
-        """Dynamic dimensions among the first `rank`."""
-        return tuple(i for i in range(rank) if self.chance(0.35))
-
-    def options(self, *groups):
-        """One choice ("" for none) from each group of options."""
-        return [o for o in (self.pick("", *group) for group in groups) if o]
 
 
 def large_values(d, eps, dtype):
