@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linattn/IR/LinAttnOps.h"
+#include "linattn/IR/ShapeSignature.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -26,6 +27,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -38,23 +40,6 @@ using namespace mlir::linattn;
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// One trailing dimension of a tensor in a signature. Dimensions that carry
-/// the same symbol must be equal; `role` names the dimension in diagnostics.
-struct DimSpec {
-  char symbol;
-  StringRef role;
-};
-
-/// A tensor operand or result in a signature: its value's type, the name used
-/// in diagnostics ("key"), and its trailing dimensions. Unbatched tensors
-/// (the random-feature projection) have no leading batch dimensions.
-struct TensorSpec {
-  Type type;
-  StringRef name;
-  SmallVector<DimSpec, 2> dims;
-  bool batched = true;
-};
 
 /// The static sizes that a successful check bound to each symbol.
 struct ShapeBindings {
@@ -93,15 +78,16 @@ static LogicalResult verifyByteSize(Operation *op, Type type, StringRef name) {
 static LogicalResult verifySignature(Operation *op, ArrayRef<TensorSpec> specs,
                                      ShapeBindings &bindings) {
   for (const TensorSpec &spec : specs)
-    if (spec.type && failed(verifyByteSize(op, spec.type, spec.name)))
+    if (spec.value &&
+        failed(verifyByteSize(op, spec.value.getType(), spec.name)))
       return failure();
 
   const TensorSpec *reference = nullptr;
   int64_t batchRank = 0;
   for (const TensorSpec &spec : specs) {
-    if (!spec.type)
+    if (!spec.value)
       continue;
-    auto type = cast<RankedTensorType>(spec.type);
+    auto type = cast<RankedTensorType>(spec.value.getType());
     int64_t trailing = spec.dims.size();
     if (!spec.batched) {
       if (type.getRank() != trailing)
@@ -131,9 +117,9 @@ static LogicalResult verifySignature(Operation *op, ArrayRef<TensorSpec> specs,
     const TensorSpec *first = nullptr;
     int64_t size = ShapedType::kDynamic;
     for (const TensorSpec &spec : specs) {
-      if (!spec.type || !spec.batched)
+      if (!spec.value || !spec.batched)
         continue;
-      int64_t dim = cast<RankedTensorType>(spec.type).getDimSize(i);
+      int64_t dim = cast<RankedTensorType>(spec.value.getType()).getDimSize(i);
       if (ShapedType::isDynamic(dim))
         continue;
       if (!first) {
@@ -150,9 +136,9 @@ static LogicalResult verifySignature(Operation *op, ArrayRef<TensorSpec> specs,
 
   // Trailing dimensions: every symbol takes one static size.
   for (const TensorSpec &spec : specs) {
-    if (!spec.type)
+    if (!spec.value)
       continue;
-    auto type = cast<RankedTensorType>(spec.type);
+    auto type = cast<RankedTensorType>(spec.value.getType());
     int64_t offset = type.getRank() - spec.dims.size();
     for (auto [index, dimSpec] : llvm::enumerate(spec.dims)) {
       int64_t dim = type.getDimSize(offset + index);
@@ -276,27 +262,29 @@ verifyProjectionPresence(Operation *op, FeatureMapKind kind, Value projection) {
   return success();
 }
 
+static ShapeSignature signatureOf(FeatureMapOp op) {
+  // Elementwise maps keep the feature size; the others produce their own.
+  FeatureMapKind kind = op.getKind();
+  bool elementwise = kind == FeatureMapKind::Elu ||
+                     kind == FeatureMapKind::Relu ||
+                     kind == FeatureMapKind::Identity;
+  char outSymbol = elementwise ? 'D' : 'F';
+  return {{{op.getInput(), "input", {{'D', "feature size"}}},
+           {op.getResult(), "result", {{outSymbol, "feature size"}}},
+           {op.getProjection(),
+            "projection",
+            {{'D', "input size"}, {'F', "feature count"}},
+            /*batched=*/false}}};
+}
+
 LogicalResult FeatureMapOp::verify() {
   FeatureMapKind kind = getKind();
   if (failed(verifyProjectionPresence(*this, kind, getProjection())))
     return failure();
 
-  // Elementwise maps keep the feature size; the others produce their own.
-  bool elementwise = kind == FeatureMapKind::Elu ||
-                     kind == FeatureMapKind::Relu ||
-                     kind == FeatureMapKind::Identity;
-  char outSymbol = elementwise ? 'D' : 'F';
   Type projectionType = getProjection() ? getProjection().getType() : Type();
   ShapeBindings bindings;
-  if (failed(verifySignature(
-          *this,
-          {{getInput().getType(), "input", {{'D', "feature size"}}},
-           {getResult().getType(), "result", {{outSymbol, "feature size"}}},
-           {projectionType,
-            "projection",
-            {{'D', "input size"}, {'F', "feature count"}},
-            /*batched=*/false}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(*this, {{getInput().getType(), "input"},
                                            {getResult().getType(), "result"},
                                            {projectionType, "projection"}})))
@@ -330,16 +318,27 @@ OpFoldResult FeatureMapOp::fold(FoldAdaptor) {
 // ScoresOp
 //===----------------------------------------------------------------------===//
 
+static ShapeSignature signatureOf(ScoresOp op) {
+  ShapeSignature signature{
+      {{op.getQueryFeatures(),
+        "query",
+        {{'N', "sequence length"}, {'F', "feature size"}}},
+       {op.getKeyFeatures(),
+        "key",
+        {{'M', "sequence length"}, {'F', "feature size"}}},
+       {op.getResult(),
+        "result",
+        {{'N', "query dimension"}, {'M', "key dimension"}}}}};
+  if (op.getCausal())
+    signature.equalSymbols.push_back({'N', 'M'});
+  return signature;
+}
+
 LogicalResult ScoresOp::verify() {
   ShapeBindings bindings;
   Type q = getQueryFeatures().getType(), k = getKeyFeatures().getType(),
        a = getResult().getType();
-  if (failed(verifySignature(
-          *this,
-          {{q, "query", {{'N', "sequence length"}, {'F', "feature size"}}},
-           {k, "key", {{'M', "sequence length"}, {'F', "feature size"}}},
-           {a, "result", {{'N', "query dimension"}, {'M', "key dimension"}}}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(*this,
                                    {{q, "query"}, {k, "key"}, {a, "result"}})))
     return failure();
@@ -366,16 +365,23 @@ OpFoldResult ScoresOp::fold(FoldAdaptor) {
 // ApplyScoresOp
 //===----------------------------------------------------------------------===//
 
+static ShapeSignature signatureOf(ApplyScoresOp op) {
+  return {{{op.getScores(),
+            "scores",
+            {{'N', "query dimension"}, {'M', "key dimension"}}},
+           {op.getValues(),
+            "value",
+            {{'M', "sequence length"}, {'V', "feature size"}}},
+           {op.getResult(),
+            "result",
+            {{'N', "sequence length"}, {'V', "feature size"}}}}};
+}
+
 LogicalResult ApplyScoresOp::verify() {
   ShapeBindings bindings;
   Type a = getScores().getType(), v = getValues().getType(),
        o = getResult().getType();
-  if (failed(verifySignature(
-          *this,
-          {{a, "scores", {{'N', "query dimension"}, {'M', "key dimension"}}},
-           {v, "value", {{'M', "sequence length"}, {'V', "feature size"}}},
-           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(
           *this, {{a, "scores"}, {v, "value"}, {o, "result"}})))
     return failure();
@@ -386,17 +392,24 @@ LogicalResult ApplyScoresOp::verify() {
 // KvSummaryOp
 //===----------------------------------------------------------------------===//
 
+static ShapeSignature signatureOf(KvSummaryOp op) {
+  return {{{op.getKeyFeatures(),
+            "key",
+            {{'M', "sequence length"}, {'F', "feature size"}}},
+           {op.getValues(),
+            "value",
+            {{'M', "sequence length"}, {'V', "feature size"}}},
+           {op.getState(),
+            "state",
+            {{'F', "key feature size"}, {'V', "value size"}}},
+           {op.getNormalizer(), "normalizer", {{'F', "feature size"}}}}};
+}
+
 LogicalResult KvSummaryOp::verify() {
   ShapeBindings bindings;
   Type k = getKeyFeatures().getType(), v = getValues().getType(),
        s = getState().getType(), z = getNormalizer().getType();
-  if (failed(verifySignature(
-          *this,
-          {{k, "key", {{'M', "sequence length"}, {'F', "feature size"}}},
-           {v, "value", {{'M', "sequence length"}, {'V', "feature size"}}},
-           {s, "state", {{'F', "key feature size"}, {'V', "value size"}}},
-           {z, "normalizer", {{'F', "feature size"}}}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(*this, {{k, "key"}, {v, "value"}})) ||
       failed(verifySameElementType(*this, {{s, "state"}, {z, "normalizer"}})))
     return failure();
@@ -406,6 +419,19 @@ LogicalResult KvSummaryOp::verify() {
 //===----------------------------------------------------------------------===//
 // QueryReadoutOp
 //===----------------------------------------------------------------------===//
+
+static ShapeSignature signatureOf(QueryReadoutOp op) {
+  return {{{op.getQueryFeatures(),
+            "query",
+            {{'N', "sequence length"}, {'F', "feature size"}}},
+           {op.getState(),
+            "state",
+            {{'F', "key feature size"}, {'V', "value size"}}},
+           {op.getNormalizer(), "normalizer", {{'F', "feature size"}}},
+           {op.getResult(),
+            "result",
+            {{'N', "sequence length"}, {'V', "feature size"}}}}};
+}
 
 LogicalResult QueryReadoutOp::verify() {
   if (getNormalizer() && !getEps())
@@ -417,13 +443,7 @@ LogicalResult QueryReadoutOp::verify() {
   Type q = getQueryFeatures().getType(), s = getState().getType(),
        z = getNormalizer() ? getNormalizer().getType() : Type(),
        o = getResult().getType();
-  if (failed(verifySignature(
-          *this,
-          {{q, "query", {{'N', "sequence length"}, {'F', "feature size"}}},
-           {s, "state", {{'F', "key feature size"}, {'V', "value size"}}},
-           {z, "normalizer", {{'F', "feature size"}}},
-           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(*this, {{q, "query"}, {o, "result"}})) ||
       failed(verifySameElementType(*this, {{s, "state"}, {z, "normalizer"}})) ||
       failed(verifyAccumulatorType(*this, q, s)))
@@ -434,6 +454,32 @@ LogicalResult QueryReadoutOp::verify() {
 //===----------------------------------------------------------------------===//
 // ScanOp
 //===----------------------------------------------------------------------===//
+
+static ShapeSignature signatureOf(ScanOp op) {
+  return {
+      {{op.getQueryFeatures(),
+        "query",
+        {{'N', "sequence length"}, {'F', "feature size"}}},
+       {op.getKeyFeatures(),
+        "key",
+        {{'N', "sequence length"}, {'F', "feature size"}}},
+       {op.getValues(),
+        "value",
+        {{'N', "sequence length"}, {'V', "feature size"}}},
+       {op.getResult(),
+        "result",
+        {{'N', "sequence length"}, {'V', "feature size"}}},
+       {op.getInitialState(),
+        "initial state",
+        {{'F', "key feature size"}, {'V', "value size"}}},
+       {op.getInitialNormalizer(),
+        "initial normalizer",
+        {{'F', "feature size"}}},
+       {op.getFinalState(),
+        "final state",
+        {{'F', "key feature size"}, {'V', "value size"}}},
+       {op.getFinalNormalizer(), "final normalizer", {{'F', "feature size"}}}}};
+}
 
 LogicalResult ScanOp::verify() {
   if (static_cast<bool>(getInitialState()) !=
@@ -446,19 +492,7 @@ LogicalResult ScanOp::verify() {
   Type s0 = getInitialState() ? getInitialState().getType() : Type();
   Type z0 = getInitialNormalizer() ? getInitialNormalizer().getType() : Type();
   ShapeBindings bindings;
-  if (failed(verifySignature(
-          *this,
-          {{q, "query", {{'N', "sequence length"}, {'F', "feature size"}}},
-           {k, "key", {{'N', "sequence length"}, {'F', "feature size"}}},
-           {v, "value", {{'N', "sequence length"}, {'V', "feature size"}}},
-           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}},
-           {s0,
-            "initial state",
-            {{'F', "key feature size"}, {'V', "value size"}}},
-           {z0, "initial normalizer", {{'F', "feature size"}}},
-           {s, "final state", {{'F', "key feature size"}, {'V', "value size"}}},
-           {z, "final normalizer", {{'F', "feature size"}}}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(
           *this, {{q, "query"}, {k, "key"}, {v, "value"}, {o, "result"}})) ||
       failed(verifySameElementType(*this, {{s, "final state"},
@@ -590,23 +624,28 @@ void ScanOp::getCanonicalizationPatterns(RewritePatternSet &results,
 // StepOp
 //===----------------------------------------------------------------------===//
 
+static ShapeSignature signatureOf(StepOp op) {
+  return {{{op.getQueryFeatures(), "query", {{'F', "feature size"}}},
+           {op.getKeyFeatures(), "key", {{'F', "feature size"}}},
+           {op.getValues(), "value", {{'V', "feature size"}}},
+           {op.getState(),
+            "state",
+            {{'F', "key feature size"}, {'V', "value size"}}},
+           {op.getNormalizer(), "normalizer", {{'F', "feature size"}}},
+           {op.getResult(), "result", {{'V', "feature size"}}},
+           {op.getNewState(),
+            "new state",
+            {{'F', "key feature size"}, {'V', "value size"}}},
+           {op.getNewNormalizer(), "new normalizer", {{'F', "feature size"}}}}};
+}
+
 LogicalResult StepOp::verify() {
   Type q = getQueryFeatures().getType(), k = getKeyFeatures().getType(),
        v = getValues().getType(), s = getState().getType(),
        z = getNormalizer().getType(), o = getResult().getType(),
        s1 = getNewState().getType(), z1 = getNewNormalizer().getType();
   ShapeBindings bindings;
-  if (failed(verifySignature(
-          *this,
-          {{q, "query", {{'F', "feature size"}}},
-           {k, "key", {{'F', "feature size"}}},
-           {v, "value", {{'V', "feature size"}}},
-           {s, "state", {{'F', "key feature size"}, {'V', "value size"}}},
-           {z, "normalizer", {{'F', "feature size"}}},
-           {o, "result", {{'V', "feature size"}}},
-           {s1, "new state", {{'F', "key feature size"}, {'V', "value size"}}},
-           {z1, "new normalizer", {{'F', "feature size"}}}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(
           *this, {{q, "query"}, {k, "key"}, {v, "value"}, {o, "result"}})) ||
       failed(verifySameElementType(*this, {{s, "state"},
@@ -622,6 +661,27 @@ LogicalResult StepOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+static ShapeSignature signatureOf(AttentionOp op) {
+  ShapeSignature signature{
+      {{op.getQuery(),
+        "query",
+        {{'N', "sequence length"}, {'D', "feature size"}}},
+       {op.getKey(), "key", {{'M', "sequence length"}, {'D', "feature size"}}},
+       {op.getValues(),
+        "value",
+        {{'M', "sequence length"}, {'V', "feature size"}}},
+       {op.getResult(),
+        "result",
+        {{'N', "sequence length"}, {'V', "feature size"}}},
+       {op.getProjection(),
+        "projection",
+        {{'D', "input size"}, {'F', "feature count"}},
+        /*batched=*/false}}};
+  if (op.getCausal())
+    signature.equalSymbols.push_back({'N', 'M'});
+  return signature;
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyProjectionPresence(*this, getFeatureMap(), getProjection())))
     return failure();
@@ -629,17 +689,7 @@ LogicalResult AttentionOp::verify() {
        v = getValues().getType(), o = getResult().getType();
   Type p = getProjection() ? getProjection().getType() : Type();
   ShapeBindings bindings;
-  if (failed(verifySignature(
-          *this,
-          {{q, "query", {{'N', "sequence length"}, {'D', "feature size"}}},
-           {k, "key", {{'M', "sequence length"}, {'D', "feature size"}}},
-           {v, "value", {{'M', "sequence length"}, {'V', "feature size"}}},
-           {o, "result", {{'N', "sequence length"}, {'V', "feature size"}}},
-           {p,
-            "projection",
-            {{'D', "input size"}, {'F', "feature count"}},
-            /*batched=*/false}},
-          bindings)) ||
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
       failed(verifySameElementType(*this, {{q, "query"},
                                            {k, "key"},
                                            {v, "value"},
@@ -665,6 +715,23 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
   return verifyEps(*this, getEps());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape signatures
+//===----------------------------------------------------------------------===//
+
+std::optional<ShapeSignature> mlir::linattn::getShapeSignature(Operation *op) {
+  return TypeSwitch<Operation *, std::optional<ShapeSignature>>(op)
+      .Case<FeatureMapOp, ScoresOp, ApplyScoresOp, KvSummaryOp, QueryReadoutOp,
+            ScanOp, StepOp, AttentionOp>(
+          [](auto typed) -> std::optional<ShapeSignature> {
+            ShapeSignature signature = signatureOf(typed);
+            llvm::erase_if(signature.tensors,
+                           [](const TensorSpec &spec) { return !spec.value; });
+            return signature;
+          })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 #define GET_OP_CLASSES

@@ -27,6 +27,8 @@ using namespace mlir::linattn;
 void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     OpPassManager &pm, const LinAttnLowerToCPUOptions &options) {
   pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-cpu"}));
+  // Sizes that must agree and that only the arguments fix, checked per call.
+  pm.addPass(createLinAttnCheckSizesPass());
   if (options.rewriteForms)
     addRewriteFormsStage(pm, ReassociateMode::Auto);
   if (options.chunkSize > 0) {

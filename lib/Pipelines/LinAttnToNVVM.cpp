@@ -45,6 +45,8 @@ std::string mlir::linattn::getDefaultCudaPath() {
 void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
     OpPassManager &pm, const LinAttnLowerToNVVMOptions &options) {
   pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-nvvm"}));
+  // Sizes that must agree and that only the arguments fix, checked per call.
+  pm.addPass(createLinAttnCheckSizesPass());
   // The fast forms. The GPU has kernels for the linear and scan forms only,
   // so every non-causal product is reassociated.
   if (options.rewriteForms)

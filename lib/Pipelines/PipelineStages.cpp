@@ -68,6 +68,8 @@ void mlir::linattn::addHostToLLVMStage(OpPassManager &pm) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
+  // The size checks' messages to stderr (upstream: stdout, lost on abort).
+  pm.addPass(createLinAttnLowerAssertsPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());

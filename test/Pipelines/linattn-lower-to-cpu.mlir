@@ -41,7 +41,7 @@ func.func @scan(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x4xf32>)
 // linalg products and no kernel is left to build.
 // RUN: linattn-opt %s --linattn-lower-to-cpu='chunk-size=16' --mlir-print-ir-after=linattn-chunk-scan -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNK
 // CHUNK-LABEL: func.func @scan(
-// CHUNK-NOT: linattn.scan
+// CHUNK-NOT: = linattn.scan
 // CHUNK: scf.for
 
 // Destination passing, as the Python package calls: the causal scan writes

@@ -51,6 +51,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -614,6 +615,11 @@ static int run(MLIRContext &context, const char *argv0) {
   };
 
   std::string wrapper = "_mlir_ciface_" + name;
+  // A crash from here on is the compiled code's: a failed run-time check
+  // (linattn-check-sizes) has printed why, and the code, not LLVM, is where
+  // to look.
+  llvm::setBugReportMsg("linattn-run: the compiled function stopped the "
+                        "process; a failed check prints why above.\n");
   unsigned calls = repeat == 0 ? 1 : repeat + 1;
   std::vector<double> times;
   for (unsigned call = 0; call < calls; ++call) {

@@ -123,6 +123,21 @@ def LinAttnCheckLoweredPass : Pass<"linattn-check-lowered"> {
   }];
 }
 
+def LinAttnLowerAssertsPass : Pass<"linattn-lower-asserts", "::mlir::ModuleOp"> {
+  let summary = "Lower the host's cf.assert to a message on stderr and abort";
+  let description = [{
+    Upstream's lowering of `cf.assert` prints the message with `puts`, to
+    stdout, whose buffer is lost when `abort` ends a process whose stdout is
+    a pipe or a file. This pass lowers every `cf.assert` of the module's own
+    functions (not of nested `gpu.module`s) in unstructured control flow
+    (after `convert-scf-to-cf`) to a branch that writes the message and a
+    newline to file descriptor 2 with `write` and calls `abort`. The
+    pipelines run it before `convert-cf-to-llvm`, so that the size checks of
+    `linattn-check-sizes` say why a call stopped.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ConvertLinAttnToCPUKernelsPass
     : Pass<"convert-linattn-to-cpu-kernels", "::mlir::ModuleOp"> {
   let summary = "Lower scans, steps, key-value summaries and query readouts "

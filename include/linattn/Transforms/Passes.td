@@ -346,4 +346,38 @@ def LinAttnScanToStepsPass : Pass<"linattn-scan-to-steps"> {
   ];
 }
 
+def LinAttnCheckSizesPass : Pass<"linattn-check-sizes"> {
+  let summary = "Check at run time that the dynamic sizes of linattn ops agree";
+  let description = [{
+    The verifiers check every size an op's shape signature relates when both
+    are static; a dynamic size agrees with anything there. This pass adds
+    the run-time half: before each linattn op, for every pair of sizes that
+    must agree and that the IR does not fix (batch dimensions, sequence
+    lengths, feature and value sizes, N = M under a causal mask, poly2's
+    1 + D + D² features), a `cf.assert` that names the op, its location and
+    the two dimensions. A call with mismatched arrays then stops with that
+    message instead of reading or writing past a buffer. Both lowering
+    pipelines run it first.
+
+    ```mlir
+    %o = linattn.attention elu %q, %k, %v causal
+        : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    ```
+
+    gets, before the op:
+
+    ```mlir
+    %n = tensor.dim %q, %c0 : tensor<?x8xf32>
+    %m = tensor.dim %k, %c0 : tensor<?x8xf32>
+    %eq = arith.cmpi eq, %m, %n : index
+    cf.assert %eq, "linattn.attention: key sequence length does not match query sequence length"
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // LINATTN_TRANSFORMS_PASSES_TD
