@@ -25,6 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "VectorEmitter.h"
+
 #include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
@@ -47,6 +49,7 @@ namespace mlir::linattn {
 
 using namespace mlir;
 using namespace mlir::linattn;
+using namespace mlir::linattn::cpukernels;
 
 //===----------------------------------------------------------------------===//
 // Kernel description
@@ -79,15 +82,6 @@ struct KernelOperands {
   int64_t batchRank = 0;
 };
 
-/// Vector width, register blocking and how many threads the kernel tries
-/// to keep busy when there are fewer batch elements than threads.
-struct KernelShape {
-  int64_t width;
-  int64_t block;
-  int64_t columns;
-  int64_t threads;
-};
-
 /// How far ahead the kernels prefetch their inputs, in blocks, and the
 /// cache line they count in.
 static constexpr int64_t kPrefetchBlocks = 4;
@@ -97,51 +91,19 @@ static constexpr int64_t kCacheLineBytes = 64;
 static constexpr int64_t kMinChunkBlocks = 8;
 
 /// Emits the loop nest of one scan or step on buffers.
-class KernelEmitter {
+class KernelEmitter : VectorEmitter {
 public:
   KernelEmitter(OpBuilder &builder, Location loc, const KernelOperands &ops,
                 KernelShape shape)
-      : b(builder), loc(loc), ops(ops), shape(shape),
-        compute(cast<MemRefType>(ops.s.getType()).getElementType()),
-        vecType(VectorType::get({shape.width}, compute)) {}
+      : VectorEmitter(builder, loc,
+                      cast<MemRefType>(ops.s.getType()).getElementType(),
+                      shape.width),
+        ops(ops), shape(shape) {}
 
   /// Emits the whole kernel at the builder's insertion point.
   void emit();
 
 private:
-  using VectorBody = function_ref<SmallVector<Value>(Value offset, Value mask,
-                                                     ValueRange iterArgs)>;
-
-  Value index(int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  Value dim(Value memref, int64_t d) {
-    return memref::DimOp::create(b, loc, memref, d);
-  }
-  /// A vector of `value` in the compute type.
-  Value splat(double value) {
-    return arith::ConstantOp::create(
-        b, loc, vecType,
-        DenseElementsAttr::get(vecType, b.getFloatAttr(compute, value)));
-  }
-  Value zeroVector() { return splat(0.0); }
-
-  /// Calls `body` for every W-wide slice [offset, offset + W) of
-  /// [start, n) (start 0 when null): an scf.for over the full slices, then
-  /// one masked slice for the rest. The values `body` returns are carried
-  /// from slice to slice.
-  SmallVector<Value> forEachVector(Value n, ValueRange inits, VectorBody body,
-                                   Value start = Value());
-
-  /// Loads W elements at `indices` (the last one the offset) in the compute
-  /// type, zero in the lanes `mask` turns off.
-  Value loadVector(Value memref, ValueRange indices, Value mask);
-  /// Stores the compute-type vector `value` in the element type of `memref`;
-  /// with `streaming`, past the caches (the vector must be aligned to its
-  /// size).
-  void storeVector(Value value, Value memref, ValueRange indices, Value mask,
-                   bool streaming = false);
-
   /// Indices of column `offset` of the token at `position` in q, k, v or the
   /// outputs, and of row `row` of the state.
   SmallVector<Value> tokenIndices(Value position, Value offset) {
@@ -175,9 +137,6 @@ private:
   /// normalizer.
   void forEachStateRow(function_ref<void(Value row)> body);
 
-  /// exp(x) for x ≤ 0 (larger x are clamped to 0), as a polynomial: no libm
-  /// call per lane.
-  Value expOfNonPositive(Value x);
   Value applyFeatureMap(FeatureMapKind kind, Type featureType, Value x,
                         Value mask);
   /// Sets the state the kernel works on to the initial state (or zero).
@@ -202,19 +161,8 @@ private:
   /// parallel, nothing shared between them.
   void emitReadoutParallel(ArrayRef<Value> upper, Value chunks,
                            Value qScratchAll);
-  /// An scf.parallel over `upper` (all from 0, step 1), or the body inline
-  /// when there is no dimension.
-  void emitParallel(ArrayRef<Value> upper,
-                    function_ref<void(ValueRange ivs)> body);
-
-  OpBuilder &b;
-  Location loc;
   const KernelOperands &ops;
   KernelShape shape;
-  /// The type the kernel computes and keeps its state in: f32, or f64 for an
-  /// f64 state.
-  Type compute;
-  VectorType vecType;
   // Set by emit(): batch indices of the current element, the sizes.
   SmallVector<Value> batch;
   Value length, features, valueSize;
@@ -228,133 +176,6 @@ private:
 
 } // namespace
 
-SmallVector<Value> KernelEmitter::forEachVector(Value n, ValueRange inits,
-                                                VectorBody body, Value start) {
-  Value width = index(shape.width);
-  if (!start)
-    start = index(0);
-  Value rest = arith::RemUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, n, start), width);
-  Value full = arith::SubIOp::create(b, loc, n, rest);
-  auto loop = scf::ForOp::create(
-      b, loc, start, full, width, inits,
-      [&](OpBuilder &nb, Location, Value offset, ValueRange iterArgs) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        scf::YieldOp::create(b, loc, body(offset, Value(), iterArgs));
-      });
-  Value hasRest =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rest, index(0));
-  auto tail = scf::IfOp::create(b, loc, TypeRange(ValueRange(inits)), hasRest,
-                                /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&tail.getThenRegion().front());
-    Value mask = vector::CreateMaskOp::create(
-        b, loc, VectorType::get({shape.width}, b.getI1Type()),
-        ValueRange{rest});
-    SmallVector<Value> results = body(full, mask, loop.getResults());
-    if (!inits.empty())
-      scf::YieldOp::create(b, loc, results);
-    b.setInsertionPointToStart(&tail.getElseRegion().front());
-    if (!inits.empty())
-      scf::YieldOp::create(b, loc, loop.getResults());
-  }
-  return SmallVector<Value>(tail.getResults());
-}
-
-Value KernelEmitter::loadVector(Value memref, ValueRange indices, Value mask) {
-  Type type = cast<MemRefType>(memref.getType()).getElementType();
-  auto loadType = VectorType::get({shape.width}, type);
-  Value loaded;
-  if (mask) {
-    Value zero = arith::ConstantOp::create(
-        b, loc, loadType,
-        DenseElementsAttr::get(loadType, b.getFloatAttr(type, 0.0)));
-    loaded = vector::MaskedLoadOp::create(b, loc, loadType, memref, indices,
-                                          mask, zero);
-  } else {
-    loaded = vector::LoadOp::create(b, loc, loadType, memref, indices);
-  }
-  if (type != compute)
-    loaded = arith::ExtFOp::create(b, loc, vecType, loaded);
-  return loaded;
-}
-
-void KernelEmitter::storeVector(Value value, Value memref, ValueRange indices,
-                                Value mask, bool streaming) {
-  Type type = cast<MemRefType>(memref.getType()).getElementType();
-  if (type != compute)
-    value = arith::TruncFOp::create(
-        b, loc, VectorType::get({shape.width}, type), value);
-  if (mask)
-    vector::MaskedStoreOp::create(b, loc, memref, indices, mask, value);
-  else if (streaming)
-    vector::StoreOp::create(
-        b, loc, value, memref, indices, /*nontemporal=*/true,
-        llvm::Align(shape.width * type.getIntOrFloatBitWidth() / 8));
-  else
-    vector::StoreOp::create(b, loc, value, memref, indices);
-}
-
-Value KernelEmitter::expOfNonPositive(Value x) {
-  // exp(x) = 2^n · exp(r), n = round(x / ln 2), r = x - n ln 2 in
-  // [-ln2/2, ln2/2] (ln 2 split in two for an exact product), exp(r) from
-  // Cephes' approximations within about an ulp, 2^n built in the exponent
-  // bits. f32: the degree-7 polynomial 1 + r + r²·p(r), x clamped to
-  // [-87.3, 0], where 2^n is a normal float (exp(-87.3) is below f32's
-  // smallest normal anyway). f64: the rational form 1 + 2r·P(r²) /
-  // (Q(r²) - r·P(r²)), x clamped to [-708.3, 0] likewise.
-  bool f32 = compute.isF32();
-  x = arith::MinimumFOp::create(b, loc, x, zeroVector());
-  x = arith::MaximumFOp::create(b, loc, x,
-                                splat(f32 ? -87.33654f : -708.3964185322641));
-  Value n = math::RoundEvenOp::create(
-      b, loc, arith::MulFOp::create(b, loc, x, splat(1.4426950408889634)));
-  Value r = vector::FMAOp::create(
-      b, loc, n, splat(f32 ? -0.693359375 : -6.93145751953125e-1), x);
-  r = vector::FMAOp::create(
-      b, loc, n, splat(f32 ? 2.12194440e-4f : -1.42860682030941723212e-6), r);
-  auto polynomial = [&](Value t, ArrayRef<double> coefficients) {
-    Value p = splat(coefficients.front());
-    for (double c : coefficients.drop_front())
-      p = vector::FMAOp::create(b, loc, p, t, splat(c));
-    return p;
-  };
-  Value r2 = arith::MulFOp::create(b, loc, r, r);
-  Value y;
-  if (f32) {
-    Value p =
-        polynomial(r, {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                       4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
-    y = arith::AddFOp::create(b, loc, vector::FMAOp::create(b, loc, p, r2, r),
-                              splat(1.0));
-  } else {
-    Value rp = arith::MulFOp::create(
-        b, loc, r,
-        polynomial(r2, {1.26177193074810590878e-4, 3.02994407707441961300e-2,
-                        9.99999999999999999910e-1}));
-    Value q =
-        polynomial(r2, {3.00198505138664455042e-6, 2.52448340349684104192e-3,
-                        2.27265548208155028766e-1, 2.00000000000000000009e0});
-    Value ratio =
-        arith::DivFOp::create(b, loc, rp, arith::SubFOp::create(b, loc, q, rp));
-    y = vector::FMAOp::create(b, loc, ratio, splat(2.0), splat(1.0));
-  }
-  Type intElement = f32 ? b.getI32Type() : b.getI64Type();
-  auto intType = VectorType::get({shape.width}, intElement);
-  auto intSplat = [&](int64_t value) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, intType,
-        DenseElementsAttr::get(intType, b.getIntegerAttr(intElement, value)));
-  };
-  Value bits = arith::FPToSIOp::create(b, loc, intType, n);
-  bits = arith::AddIOp::create(b, loc, bits, intSplat(f32 ? 127 : 1023));
-  bits = arith::ShLIOp::create(b, loc, bits, intSplat(f32 ? 23 : 52));
-  Value scale = arith::BitcastOp::create(b, loc, vecType, bits);
-  return arith::MulFOp::create(b, loc, y, scale);
-}
-
 Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
                                      Value x, Value mask) {
   Value zero = zeroVector();
@@ -366,7 +187,8 @@ Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
     Value positive =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
     Value shifted = arith::AddFOp::create(b, loc, x, one);
-    y = arith::SelectOp::create(b, loc, positive, shifted, expOfNonPositive(x));
+    y = arith::SelectOp::create(b, loc, positive, shifted,
+                                exp(x, /*nonPositive=*/true));
     break;
   }
   case FeatureMapKind::Relu:
@@ -643,23 +465,6 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
       restStart);
 }
 
-void KernelEmitter::emitParallel(ArrayRef<Value> upper,
-                                 function_ref<void(ValueRange ivs)> body) {
-  if (upper.empty()) {
-    body({});
-    return;
-  }
-  SmallVector<Value> lower(upper.size(), index(0)),
-      steps(upper.size(), index(1));
-  scf::ParallelOp::create(b, loc, lower, upper, steps,
-                          [&](OpBuilder &nb, Location, ValueRange ivs) {
-                            OpBuilder::InsertionGuard guard(b);
-                            b.setInsertionPoint(nb.getInsertionBlock(),
-                                                nb.getInsertionPoint());
-                            body(ivs);
-                          });
-}
-
 void KernelEmitter::emitBatchParallel(ArrayRef<Value> upper, Value qScratchAll,
                                       Value kScratchAll) {
   emitParallel(upper, [&](ValueRange ivs) {
@@ -903,72 +708,6 @@ static bool takesTypes(TypeRange states, TypeRange data) {
   });
 }
 
-/// Reads `tensor` as a buffer with an identity layout (bufferization copies
-/// when the tensor's buffer has another layout).
-static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
-
-/// A fresh 64-byte aligned buffer of `type`, with the sizes `type` leaves
-/// open read from `sources` (tensor, dim) pairs, one per dimension.
-static Value allocate(OpBuilder &b, Location loc, RankedTensorType type,
-                      ArrayRef<std::pair<Value, int64_t>> sources) {
-  SmallVector<Value> sizes;
-  for (auto [d, size] : llvm::enumerate(type.getShape()))
-    if (ShapedType::isDynamic(size))
-      sizes.push_back(
-          tensor::DimOp::create(b, loc, sources[d].first, sources[d].second));
-  return memref::AllocOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), sizes,
-      b.getI64IntegerAttr(64));
-}
-
-/// The destination buffer that `result` of `op` is materialized in when the
-/// kernel may write it there directly: the result's one use stores it into a
-/// `restrict writable` memref (no other tensor reaches that memory, the
-/// premise of bufferization's empty tensor elimination) of the result's
-/// type with an identity layout, available before `op`. Else null.
-static Value inPlaceDestination(Value result, Operation *op) {
-  if (!result.hasOneUse())
-    return {};
-  auto store = dyn_cast<bufferization::MaterializeInDestinationOp>(
-      *result.getUsers().begin());
-  if (!store || store.getSource() != result || !store.getRestrict() ||
-      !store.getWritable())
-    return {};
-  Value dest = store.getDest();
-  auto memref = dyn_cast<MemRefType>(dest.getType());
-  auto type = cast<RankedTensorType>(result.getType());
-  if (!memref || !memref.getLayout().isIdentity() || memref.getMemorySpace() ||
-      memref.getShape() != type.getShape() ||
-      memref.getElementType() != type.getElementType())
-    return {};
-  if (!DominanceInfo(op).properlyDominates(dest, op))
-    return {};
-  return dest;
-}
-
-/// The buffer a kernel writes `result` of `op` to: its destination when the
-/// kernel can write that in place (`inPlaceDestination`: no fresh buffer, no
-/// copy afterwards, which for a decode step's state or a long sequence's
-/// outputs costs as much as the kernel), else a fresh one as `allocate`
-/// makes.
-static Value outputBuffer(OpBuilder &b, Location loc, Value result,
-                          Operation *op,
-                          ArrayRef<std::pair<Value, int64_t>> sources) {
-  if (Value dest = inPlaceDestination(result, op))
-    return dest;
-  return allocate(b, loc, cast<RankedTensorType>(result.getType()), sources);
-}
-
-static Value toTensor(OpBuilder &b, Location loc, Value buffer, Type type) {
-  return bufferization::ToTensorOp::create(b, loc, type, buffer,
-                                           b.getUnitAttr(), b.getUnitAttr());
-}
-
 /// Looks through a fusable `linattn.feature_map` producing `features`: sets
 /// the raw input, the map and the feature element type in `ops`.
 static void fuseFeatureMap(Value features, bool enabled, Value &raw,
@@ -1001,23 +740,13 @@ static void replaceWithKernel(RewriterBase &rewriter, Operation *op,
   if (cast<MemRefType>(ops.s.getType()).getElementType().isF64())
     shape.width = std::max<int64_t>(shape.width / 2, 1);
   KernelEmitter(rewriter, loc, ops, shape).emit();
-  SmallVector<Value> results;
-  for (auto [buffer, result] : llvm::zip_equal(buffers, op->getResults())) {
-    // A result written in place needs no copy to its destination.
-    for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
-      if (auto store =
-              dyn_cast<bufferization::MaterializeInDestinationOp>(user))
-        if (store.getDest() == buffer)
-          rewriter.eraseOp(store);
-    results.push_back(toTensor(rewriter, loc, buffer, result.getType()));
-  }
   // One map may produce both the query and the key features: erase each
   // once.
   SetVector<Operation *> maps;
   for (Value value : features)
     if (auto map = value.getDefiningOp<FeatureMapOp>())
       maps.insert(map);
-  rewriter.replaceOp(op, results);
+  replaceWithBuffers(rewriter, op, buffers);
   for (Operation *map : maps)
     if (map->use_empty())
       rewriter.eraseOp(map);
@@ -1358,6 +1087,14 @@ struct ConvertLinAttnToCPUKernelsPass
             rewriteReadout(rewriter, readout, shape, fuseFeatureMaps);
           });
     }
+    // The feature maps no kernel fused that have kernels of their own.
+    SmallVector<FeatureMapOp> maps;
+    getOperation()->walk([&](FeatureMapOp map) {
+      if (hasFeatureMapKernel(map))
+        maps.push_back(map);
+    });
+    for (FeatureMapOp map : maps)
+      rewriteFeatureMap(rewriter, map, shape);
   }
 };
 
