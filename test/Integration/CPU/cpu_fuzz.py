@@ -18,7 +18,7 @@ zero); cpu_cases.py has fixed cases of them.
 Every case is reproducible from the seed and its index, which the output
 names. Without --seed a fresh one is drawn and printed.
 
-Usage: cpu_fuzz.py --count=N --tools=DIR --workdir=DIR [--seed=S]
+Usage: cpu_fuzz.py --count=N --tools=DIR --workdir=DIR [--seed=S [--index=I]]
                    [--kinds=kernel,linear,...]
 """
 
@@ -250,43 +250,61 @@ def label(options):
     return "".join(c if c.isalnum() or c in "-_" else "" for c in text)[:120]
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def add_fuzz_arguments(parser, kinds):
+    """The options every fuzzer takes: how many cases, the seed, the kinds
+    of case drawn and one case to replay."""
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--seed", type=int, help="default: a fresh one")
-    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--kinds", default=",".join(kinds))
     parser.add_argument("--index", type=int,
                         help="run only case INDEX of the seed (to replay one)")
-    parser.add_argument("--tools", required=True)
-    parser.add_argument("--workdir", required=True)
-    parser.add_argument("--keep", action="store_true",
-                        help="keep the files of passing cases too")
-    opts = parser.parse_args()
-    kinds = opts.kinds.split(",")
-    unknown = set(kinds) - set(KINDS)
+
+
+def fuzz(parser, opts, kinds, run):
+    """Draws the cases `opts` asks for: `run(i, seed, draw, kind)` checks
+    case i and returns whether it passed. Prints the seed first and the
+    count last; returns the exit status."""
+    chosen = opts.kinds.split(",")
+    unknown = set(chosen) - set(kinds)
     if unknown:
         parser.error(f"--kinds: no such kind: {', '.join(sorted(unknown))}")
     seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
     print(f"fuzz: seed {seed}", flush=True)
+    indices = range(opts.count) if opts.index is None else [opts.index]
     failures = 0
-    for i in range(opts.count) if opts.index is None else [opts.index]:
+    for i in indices:
         # The builders seed their data from the case's name: fresh data for
         # every seed and index.
         cc.rng_for = lambda name, key=f"{seed}/{i}/": cc.np.random.default_rng(
             zlib.crc32((key + name).encode()))
         d = Draw(random.Random(f"{seed}/{i}"))
-        case, options = DRAW[d.pick(*kinds)](d)
+        failures += not run(i, seed, d, d.pick(*chosen))
+    print(f"fuzz: {len(indices) - failures} of {len(indices)} cases passed "
+          f"(seed {seed})")
+    return 1 if failures else 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    add_fuzz_arguments(parser, KINDS)
+    parser.add_argument("--tools", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the files of passing cases too")
+    opts = parser.parse_args()
+
+    def run(i, seed, d, kind):
+        case, options = DRAW[kind](d)
         case.pipeline = pipeline(options)
         case.name += "__" + label(options) + f"__seed{seed}_{i}"
         ok, message = cc.run_case(case, opts.tools, opts.workdir)
         print(f"{'PASS' if ok else 'FAIL'} {case.name}: {message}"
               + ("" if ok else f"\n  pipeline: {case.pipeline}"), flush=True)
-        failures += not ok
         if ok and not opts.keep:
             shutil.rmtree(os.path.join(opts.workdir, case.name), ignore_errors=True)
-    count = opts.count if opts.index is None else 1
-    print(f"fuzz: {count - failures} of {count} cases passed (seed {seed})")
-    return 1 if failures else 0
+        return ok
+
+    return fuzz(parser, opts, KINDS, run)
 
 
 if __name__ == "__main__":

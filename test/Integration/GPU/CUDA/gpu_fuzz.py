@@ -15,22 +15,21 @@ cases of both.
 Every case is reproducible from the seed and its index, which the output
 names. Without --seed a fresh one is drawn and printed.
 
-Usage: gpu_fuzz.py --count=N --tools=DIR --workdir=DIR [--seed=S]
+Usage: gpu_fuzz.py --count=N --tools=DIR --workdir=DIR [--seed=S [--index=I]]
                    [--kinds=chunked,recurrent,...]
                    [--mock | --fake-driver=DIR | --emulate]
 """
 
 import argparse
 import os
-import random
 import sys
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import gpu_cases as g  # noqa: E402
-from cpu_fuzz import Draw  # noqa: E402  (gpu_cases puts ../../CPU on the path)
+# gpu_cases puts ../../CPU on the path.
+from cpu_fuzz import add_fuzz_arguments, fuzz  # noqa: E402
 
 cc = g.cc
 EPS = g.EPS
@@ -179,30 +178,17 @@ def draw_case(kind, d):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--count", type=int, required=True)
-    parser.add_argument("--seed", type=int, help="default: a fresh one")
-    parser.add_argument("--kinds", default=",".join(KINDS))
+    add_fuzz_arguments(parser, KINDS)
     g.add_run_arguments(parser)
     opts = parser.parse_args()
-    kinds = opts.kinds.split(",")
-    unknown = set(kinds) - set(KINDS)
-    if unknown:
-        parser.error(f"--kinds: no such kind: {', '.join(sorted(unknown))}")
-    seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
-    print(f"fuzz: seed {seed}", flush=True)
-    failures = 0
-    for i in range(opts.count):
-        # The builders seed their data from the case's name: fresh data for
-        # every seed and index.
-        cc.rng_for = lambda name, key=f"{seed}/{i}/": cc.np.random.default_rng(
-            zlib.crc32((key + name).encode()))
-        d = Draw(random.Random(f"{seed}/{i}"))
-        case, long_sequence = draw_case(d.pick(*kinds), d)
+
+    def run(i, seed, d, kind):
+        case, long_sequence = draw_case(kind, d)
         case.name += "__" + "_".join(o.replace("=", "") for o in case.gpu_options) \
             + f"__seed{seed}_{i}"
-        failures += not g.check(case, long_sequence, opts)
-    print(f"fuzz: {opts.count - failures} of {opts.count} cases passed (seed {seed})")
-    return 1 if failures else 0
+        return g.check(case, long_sequence, opts)
+
+    return fuzz(parser, opts, KINDS, run)
 
 
 if __name__ == "__main__":
