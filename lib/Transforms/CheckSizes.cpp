@@ -122,7 +122,20 @@ private:
     int64_t known = dim.staticSize();
     if (!ShapedType::isDynamic(known))
       return arith::ConstantIndexOp::create(b, op->getLoc(), known);
-    return tensor::DimOp::create(b, op->getLoc(), dim.tensor, dim.index);
+    // A feature map keeps its input's sizes (all of them when elementwise):
+    // read those, so that the check leaves the map's result to the kernels
+    // that apply the map as they load (a use of it would keep it alive).
+    Value tensor = dim.tensor;
+    while (auto map = tensor.getDefiningOp<FeatureMapOp>()) {
+      int64_t rank = cast<RankedTensorType>(tensor.getType()).getRank();
+      bool elementwise = map.getKind() == FeatureMapKind::Elu ||
+                         map.getKind() == FeatureMapKind::Relu ||
+                         map.getKind() == FeatureMapKind::Identity;
+      if (dim.index == rank - 1 && !elementwise)
+        break;
+      tensor = map.getInput();
+    }
+    return tensor::DimOp::create(b, op->getLoc(), tensor, dim.index);
   }
 
   void emitAssert(Value condition, const std::string &message) {

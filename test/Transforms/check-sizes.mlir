@@ -117,3 +117,23 @@ func.func @other(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
   %0 = arith.addf %a, %b : tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// Sizes of features are read from the feature maps' inputs (all of them for
+// elementwise maps, the leading ones otherwise), so that the checks keep no
+// map alive that a kernel would fuse.
+// CHECK-LABEL: func.func @through_maps
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x8xf32>, %[[K:.*]]: tensor<?x8xf32>, %[[V:.*]]: tensor<?x4xf32>)
+// CHECK-DAG: tensor.dim %[[K]], %{{.*}} : tensor<?x8xf32>
+// CHECK-DAG: tensor.dim %[[Q]], %{{.*}} : tensor<?x8xf32>
+// CHECK-NOT: tensor.dim %{{.*}} : tensor<?x32xf32>
+// CHECK: linattn.scan
+func.func @through_maps(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %fq = linattn.feature_map elu %q : tensor<?x8xf32> -> tensor<?x8xf32>
+  %p = arith.constant dense<0.5> : tensor<8x32xf32>
+  %fk = linattn.feature_map favor %k projection(%p) : tensor<?x8xf32>, tensor<8x32xf32> -> tensor<?x32xf32>
+  %fk2 = linattn.feature_map favor %q projection(%p) : tensor<?x8xf32>, tensor<8x32xf32> -> tensor<?x32xf32>
+  %o, %s, %z = linattn.scan forward %fk2, %fk, %v : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x4xf32> -> tensor<?x4xf32>, tensor<32x4xf32>, tensor<32xf32>
+  return %o : tensor<?x4xf32>
+}
