@@ -40,6 +40,7 @@ __all__ = [
     "CacheInfo",
     "DEVICE_ELEMENTS",
     "DEVICE_FEATURE_MAPS",
+    "DEVICE_RECURRENT_FEATURE_MAPS",
     "RecurrentState",
     "cache_info",
     "clear_cache",
@@ -517,18 +518,24 @@ _DEVICE_ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
 DEVICE_ELEMENTS = tuple(_DEVICE_ELEMENT_BYTES)
 """The element types `linear_attention_device` takes."""
 
-DEVICE_FEATURE_MAPS = ("elu", "relu", "identity")
-"""The feature maps with GPU kernels: on device memory every op must run as
-a kernel (poly2 and favor run on the host)."""
+DEVICE_FEATURE_MAPS = FEATURE_MAPS
+"""The feature maps `linear_attention_device` takes: all of them (poly2 and
+favor by kernels of their own, the others applied as the attention kernels
+load)."""
+
+DEVICE_RECURRENT_FEATURE_MAPS = ("elu", "relu", "identity")
+"""The feature maps `recurrent_device` takes: those that keep the feature
+size, as its state is [B, H, D, Dv]."""
 
 
 def _check_device_options(feature_map: str, normalize: bool, eps: float,
-                          backend: str, stream: Any) -> None:
+                          backend: str, stream: Any,
+                          maps: Sequence[str] = DEVICE_FEATURE_MAPS) -> None:
     _check_options(feature_map, normalize, eps, backend)
-    if feature_map not in DEVICE_FEATURE_MAPS:
-        raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; on "
-                         "device memory linattn runs "
-                         + ", ".join(repr(f) for f in DEVICE_FEATURE_MAPS))
+    if feature_map not in maps:
+        raise ValueError(f"feature_map={feature_map!r} is not one the device "
+                         "recurrent state takes (its state is [B, H, D, Dv]): "
+                         + ", ".join(repr(f) for f in maps))
     if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool):
         raise TypeError(f"stream must be a CUstream handle (an int), got "
                         f"{type(stream).__name__}")
@@ -597,6 +604,7 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                             out: DeviceArray, *, stream: int,
                             feature_map: str = "elu", causal: bool = True,
                             normalize: bool = True, eps: float = 1e-6,
+                            projection: Optional[DeviceArray] = None,
                             backend: str = "cuda",
                             compile_options: Optional[Mapping[str, Any]] = None
                             ) -> None:
@@ -619,12 +627,13 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     when the stream gets there. 16-bit data takes the tensor-core kernels
     for causal scans, with the state and every sum in float32.
 
-    `compile_options` are those of `linear_attention`.
+    `projection` is favor's [D, m] random projection, a `DeviceArray` of
+    the same element type. `compile_options` are those of
+    `linear_attention`.
 
     Raises as `linear_attention` does; also TypeError for an element type
-    without GPU kernels, ValueError for a feature map without them
-    (`DEVICE_FEATURE_MAPS`), and `BackendUnavailable` for a backend that
-    does not run on device memory (``"cpu"``).
+    without GPU kernels and `BackendUnavailable` for a backend that does not
+    run on device memory (``"cpu"``).
     """
     _check_device_options(feature_map, normalize, eps, backend, stream)
     options = _compile_options(compile_options)
@@ -632,24 +641,39 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     k = _check_device_array("k", k, 4, "[B, H, M, D]")
     v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
     out = _check_device_array("out", out, 4, "[B, H, N, Dv]")
-    elt = _check_same_element(q=q, k=k, v=v, out=out)
+    inputs = {"q": q, "k": k, "v": v}
+    if feature_map == "favor":
+        if projection is None:
+            raise ValueError("feature_map='favor' needs a projection: a "
+                             "[head_dim, num_features] DeviceArray of random "
+                             "features")
+        projection = _check_device_array("projection", projection, 2,
+                                         "[D, num_features]")
+        if projection.shape[0] != q.shape[3]:
+            raise ValueError(f"projection has {projection.shape[0]} rows, the "
+                             f"head dimension is {q.shape[3]}")
+        inputs["projection"] = projection
+    elif projection is not None:
+        raise ValueError("projection is only used by feature_map='favor'")
+    elt = _check_same_element(**inputs, out=out)
     o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
     if out.shape != o_shape:
         raise ValueError(f"out must have shape {o_shape}, got {out.shape}")
-    _check_disjoint({"out": out}, {"q": q, "k": k, "v": v})
+    _check_disjoint({"out": out}, inputs)
+    p_shape = None if projection is None else projection.shape
 
-    key = ("attention-device", backend, elt, q.shape[3], v.shape[3],
+    key = ("attention-device", backend, elt, q.shape[3], v.shape[3], p_shape,
            feature_map, bool(causal), bool(normalize),
            float(eps) if normalize else None)
 
     def text() -> str:
         return _attention_text(elt, _open(q.shape), _open(k.shape),
-                               _open(v.shape), None,
+                               _open(v.shape), p_shape,
                                feature_map, causal, normalize, eps,
                                tensors=True)
 
-    _compiled_device(key, backend, text, options)([q, k, v], [out],
-                                                  int(stream))
+    _compiled_device(key, backend, text, options)(list(inputs.values()),
+                                                  [out], int(stream))
 
 
 #===------------------------------------------------------------------------===#
@@ -719,7 +743,8 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     it can be captured in a CUDA graph). `compile_options` are those of
     `linear_attention`.
     """
-    _check_device_options(feature_map, normalize, eps, backend, stream)
+    _check_device_options(feature_map, normalize, eps, backend, stream,
+                          DEVICE_RECURRENT_FEATURE_MAPS)
     options = _compile_options(compile_options)
     tokens = isinstance(q, DeviceArray) and len(q.shape) == 4
     rank, lead = (4, "[B, H, T, ") if tokens else (3, "[B, H, ")

@@ -77,10 +77,13 @@ def _to_device_array(name: str, t: Any, device: "_torch.device"
 
 
 def _cuda_linear_attention(q: "_torch.Tensor", k: Any, v: Any,
-                           backend: str, **options: Any) -> "_torch.Tensor":
+                           backend: str, projection: Any = None,
+                           **options: Any) -> "_torch.Tensor":
     device = _cuda_device(q.device)
     dq, dk, dv = (_to_device_array(n, t, device)
                   for n, t in (("q", q), ("k", k), ("v", v)))
+    dp = (None if projection is None
+          else _to_device_array("projection", projection, device))
     for name, x in (("q", dq), ("k", dk), ("v", dv)):
         if len(x.shape) != 4:
             raise ValueError(f"{name} must have rank 4 ([B, H, N, D]), got "
@@ -93,7 +96,7 @@ def _cuda_linear_attention(q: "_torch.Tensor", k: Any, v: Any,
         stream = _torch.cuda.current_stream(device).cuda_stream
         _attention.linear_attention_device(
             dq, dk, dv, _to_device_array("out", out, device), stream=stream,
-            backend=backend, **options)
+            projection=dp, backend=backend, **options)
     return out
 
 
@@ -114,18 +117,15 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
                      ) -> "_torch.Tensor":
     """`linattn.linear_attention` on tensors; returns a tensor on their
     device. CPU tensors run on `backend` (default ``"cpu"``); CUDA tensors
-    run on the GPU (``"cuda"``; the elu, relu and identity feature maps)
-    on torch's current stream, without copies. `compile_options` as for
+    run on the GPU (``"cuda"``; every feature map, favor's `projection` a
+    CUDA tensor too) on torch's current stream, without copies. `compile_options` as for
     `linattn.linear_attention` (e.g. ``{"tf32": True}`` for float32 CUDA
     tensors on tensor cores)."""
     if isinstance(q, _torch.Tensor) and q.device.type == "cuda":
-        if projection is not None:
-            raise ValueError("projection is only used by feature_map='favor', "
-                             "which has no GPU kernel")
         return _cuda_linear_attention(
             q, k, v, backend or "cuda", feature_map=feature_map,
             causal=causal, normalize=normalize, eps=eps,
-            compile_options=compile_options)
+            projection=projection, compile_options=compile_options)
     backend = backend or "cpu"
     p = None if projection is None else _to_numpy("projection", projection)
     o = _attention.linear_attention(
@@ -146,8 +146,8 @@ class RecurrentState(_attention.RecurrentState):
     float32 for the 16-bit types), the kernels run on torch's current stream
     without copies, and once a shape is compiled a call only launches
     kernels, so calls can be captured in a CUDA graph (capture two steps to
-    come back to the same buffers). Only the elementwise feature maps have
-    GPU kernels.
+    come back to the same buffers). On the GPU the state is [B, H, D, Dv]:
+    the elementwise feature maps (`DEVICE_RECURRENT_FEATURE_MAPS`).
     """
 
     def __init__(self, batch: int, heads: int, head_dim: int,
@@ -178,11 +178,12 @@ class RecurrentState(_attention.RecurrentState):
             raise TypeError(f"dtype must be float16, bfloat16, float32 or "
                             f"float64 on the GPU, got {dtype}")
         if projection is not None or feature_map not in \
-                _attention.DEVICE_FEATURE_MAPS:
-            raise ValueError(f"feature_map={feature_map!r} has no GPU kernel; "
-                             "on the GPU linattn runs "
+                _attention.DEVICE_RECURRENT_FEATURE_MAPS:
+            raise ValueError(f"feature_map={feature_map!r} is not one the "
+                             "recurrent state takes on the GPU (its state is "
+                             "[B, H, D, Dv]): "
                              + ", ".join(repr(f) for f in
-                                         _attention.DEVICE_FEATURE_MAPS))
+                                         _attention.DEVICE_RECURRENT_FEATURE_MAPS))
         _attention._check_options(feature_map, normalize, eps, backend)
         self.compile_options = _attention._compile_options(compile_options)
         value_dim = head_dim if value_dim is None else value_dim

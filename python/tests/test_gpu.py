@@ -380,6 +380,46 @@ def test_linear_attention_device(rng, backend, memory, element, feature_map,
 
 
 @pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("element", ["bf16", "f32"])
+@pytest.mark.parametrize("feature_map,causal,d", [
+    ("poly2", True, 4), ("poly2", False, 3), ("favor", True, 16),
+    ("favor", False, 16)])
+def test_linear_attention_device_maps(rng, backend, memory, element,
+                                      feature_map, causal, d):
+    # The maps that are not elementwise, by kernels of their own on device
+    # memory: poly2 (F = 1 + D + D²) and favor (F = 24 from a projection).
+    b, h, n, dv = 2, 3, 37, 8
+    m = n if causal else 29
+    shapes = [(b, h, n, d), (b, h, m, d), (b, h, m, dv)]
+    if feature_map == "favor":
+        shapes.append((d, 24))
+    inputs, exact = device_inputs(rng, memory, element, shapes, positive=False)
+    if feature_map == "favor":
+        # Small entries keep exp(xP - |x|²/2) in range.
+        inputs, exact = inputs[:3], exact[:3]
+        p64 = rng.normal(size=(d, 24)) * 0.25
+        if element == "bf16":
+            bits = to_bf16_bits(p64)
+            projection = memory.upload(bits, element)
+            p64 = from_bf16_bits(bits).astype(np.float64)
+        else:
+            projection = memory.upload(p64.astype(np.float32), element)
+            p64 = p64.astype(np.float32).astype(np.float64)
+    else:
+        projection = p64 = None
+    q, k, v = inputs
+    out = memory.empty((b, h, n, dv), element)
+    linattn.linear_attention_device(q, k, v, out, stream=memory.stream,
+                                    feature_map=feature_map, causal=causal,
+                                    projection=projection, backend=backend)
+    want = ref.linear_attention(*exact, feature_map=feature_map,
+                                causal=causal, projection=p64)
+    # bf16 features are rounded before the scan sums them.
+    tol = {"bf16": 3e-2, "f32": 2e-5}[element]
+    assert rel_err(memory.download(out), want) <= tol
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
 def test_linear_attention_device_errors(rng, backend, memory):
     x = memory.empty((1, 2, 8, 4), "f32")
     h = memory.empty((1, 2, 8, 4), "f16")
@@ -408,9 +448,24 @@ def test_linear_attention_device_errors(rng, backend, memory):
                                          "queries as keys"):
         run(x, x._replace(shape=(1, 2, 4, 4)), x._replace(shape=(1, 2, 4, 4)),
             x, stream=memory.stream, backend=backend)
-    with pytest.raises(ValueError, match="feature_map='poly2' has no GPU "
-                                         "kernel"):
-        run(x, x, x, x, stream=memory.stream, feature_map="poly2",
+    with pytest.raises(ValueError, match="feature_map='favor' needs a "
+                                         "projection"):
+        run(x, x, x, x, stream=memory.stream, feature_map="favor",
+            backend=backend)
+    p = memory.empty((4, 6), "f32")
+    with pytest.raises(ValueError, match="projection is only used by "
+                                         "feature_map='favor'"):
+        run(x, x, x, memory.empty((1, 2, 8, 4), "f32"), stream=memory.stream,
+            projection=p, backend=backend)
+    with pytest.raises(ValueError, match="projection has 3 rows, the head "
+                                         "dimension is 4"):
+        run(x, x, x, memory.empty((1, 2, 8, 4), "f32"), stream=memory.stream,
+            feature_map="favor", projection=p._replace(shape=(3, 8)),
+            backend=backend)
+    with pytest.raises(TypeError, match="q, k, v, projection and out must "
+                                        "have the same element type"):
+        run(x, x, x, memory.empty((1, 2, 8, 4), "f32"), stream=memory.stream,
+            feature_map="favor", projection=p._replace(element="f16"),
             backend=backend)
     with pytest.raises(TypeError, match="stream must be a CUstream handle"):
         run(x, x, x, x, stream=None, backend=backend)
@@ -490,7 +545,8 @@ def test_recurrent_device_errors(backend, memory):
             stream=memory.stream, backend=backend)
     with pytest.raises(ValueError, match=r"k must have rank 3 \(\[B, H, D\]\)"):
         run(q, s, q, s, z, o, s, z, stream=memory.stream, backend=backend)
-    with pytest.raises(ValueError, match="feature_map='favor' has no GPU"):
+    with pytest.raises(ValueError, match="feature_map='favor' is not one the "
+                                         "device recurrent state takes"):
         run(q, q, q, s, z, o, s, z, stream=memory.stream,
             feature_map="favor", backend=backend)
     # The new state in place of the old one, and two outputs in one buffer.

@@ -170,9 +170,9 @@ def test_cuda_errors():
                                         "float64"):
         x = q.to(torch.int32)
         lt.linear_attention(x, x, x)
-    with pytest.raises(ValueError, match="feature_map='poly2' has no GPU "
-                                         "kernel"):
-        lt.linear_attention(q, q, q, feature_map="poly2")
+    with pytest.raises(ValueError, match="feature_map='favor' needs a "
+                                         "projection"):
+        lt.linear_attention(q, q, q, feature_map="favor")
     with pytest.raises(ValueError, match="not contiguous"):
         x = torch.rand(1, 1, 4, 8, device="cuda").transpose(2, 3)
         lt.linear_attention(x, x, x)

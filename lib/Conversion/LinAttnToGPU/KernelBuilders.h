@@ -511,6 +511,7 @@ private:
   std::optional<std::string> convert(QueryReadoutOp op);
   std::optional<std::string> convert(ScoresOp op);
   std::optional<std::string> convert(ApplyScoresOp op);
+  void convert(FeatureMapOp op);
   /// Launches a scan kernel computing the results of `op` at the current
   /// insertion point (see the definition); returns O, then S and z when
   /// `scanWritesState(op)`.

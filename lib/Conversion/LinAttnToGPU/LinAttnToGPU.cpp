@@ -40,6 +40,8 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 namespace mlir::linattn {
 #define GEN_PASS_DEF_CONVERTLINATTNTOGPUPASS
 #include "linattn/Conversion/Passes.h.inc"
@@ -1131,6 +1133,139 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
   return std::nullopt;
 }
 
+void Converter::convert(FeatureMapOp op) {
+  Value input = op.getInput(), projection = op.getProjection();
+  RankedTensorType resultType = op.getType();
+  int64_t rank = resultType.getRank();
+  FeatureMapKind kind = op.getKind();
+  Type computeType = getAccumulatorType(resultType.getElementType());
+  int64_t block = blockSizeFor(resultType.getShape().back(), options.blockSize);
+  Location loc = op.getLoc();
+
+  // One thread per feature of a row: grid (feature tiles, rows), the rows
+  // past the grid's limit by a grid-stride loop.
+  Type indexType = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {
+      flatBufferType(tensorTypeOf(input).getElementType())};
+  if (projection)
+    argTypes.push_back(
+        flatBufferType(tensorTypeOf(projection).getElementType()));
+  argTypes.append({flatBufferType(resultType.getElementType()), indexType,
+                   indexType, indexType});
+  std::string name = kernelName(
+      (Twine("linattn_feature_map_") + stringifyFeatureMapKind(kind)).str());
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels(), name, argTypes, {});
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    setInsertionPointToKernelBody(rewriter, kernel);
+    KernelBuilder kb(rewriter, loc, computeType);
+    ArrayRef<BlockArgument> args = kernel.getArguments();
+    Value xBuf = args[0], pBuf = projection ? Value(args[1]) : Value();
+    unsigned next = projection ? 2 : 1;
+    Value out = args[next], rows = args[next + 1], d = args[next + 2],
+          f = args[next + 3];
+    Value c0 = kb.idx(0), c1 = kb.idx(1);
+    Value j = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
+                     kb.threadId());
+    auto asFloat = [&](Value size) {
+      Value count = arith::IndexCastOp::create(rewriter, loc,
+                                               rewriter.getI64Type(), size);
+      return arith::SIToFPOp::create(rewriter, loc, computeType, count);
+    };
+    kb.gridStrideLoop(gpu::Dimension::y, rows, [&](Value row) {
+      kb.ifThen(kb.ult(j, f), [&] {
+        Value xRow = kb.mul(row, d);
+        Value at = kb.add(kb.mul(row, f), j);
+        switch (kind) {
+        case FeatureMapKind::Favor: {
+          // exp(x·P[:, j] - |x|²/2) / √m.
+          SmallVector<Value> sums =
+              kb.forLoop(c0, d, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
+                         [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                           Value x = kb.load(xBuf, kb.add(xRow, i));
+                           Value p = kb.load(pBuf, kb.add(kb.mul(i, f), j));
+                           return {kb.fma(x, p, acc[0]), kb.fma(x, x, acc[1])};
+                         });
+          Value exponent = arith::SubFOp::create(
+              rewriter, loc, sums[0], kb.fmul(sums[1], kb.fconst(0.5)));
+          Value scale = math::RsqrtOp::create(rewriter, loc, asFloat(f));
+          kb.store(kb.fmul(math::ExpOp::create(rewriter, loc, exponent), scale),
+                   out, at);
+          break;
+        }
+        case FeatureMapKind::Poly2: {
+          // Feature 0 is 1, features 1..D the input, 1 + D + i·D + k is
+          // x_i·x_k/√2.
+          Value onePlusD = kb.add(d, c1);
+          kb.ifElse(
+              kb.eq(j, c0), [&] { kb.store(kb.fconst(1.0), out, at); },
+              [&] {
+                kb.ifElse(
+                    kb.ult(j, onePlusD),
+                    [&] {
+                      kb.store(kb.load(xBuf, kb.add(xRow, kb.sub(j, c1))), out,
+                               at);
+                    },
+                    [&] {
+                      Value t = kb.sub(j, onePlusD);
+                      Value xi = kb.load(xBuf, kb.add(xRow, kb.divU(t, d)));
+                      Value xk = kb.load(xBuf, kb.add(xRow, kb.remU(t, d)));
+                      kb.store(kb.fmul(kb.fmul(xi, xk),
+                                       kb.fconst(1.0 / std::sqrt(2.0))),
+                               out, at);
+                    });
+              });
+          break;
+        }
+        case FeatureMapKind::Elu:
+        case FeatureMapKind::Relu:
+        case FeatureMapKind::Identity:
+          kb.store(kb.featureOf(
+                       kb.load(xBuf, kb.add(xRow, j)),
+                       FeatureSource{input, kind, resultType.getElementType()}),
+                   out, at);
+          break;
+        }
+      });
+    });
+  }
+
+  rewriter.setInsertionPoint(op);
+  LaunchBuilder launch(rewriter, loc, module);
+  launch.input(input);
+  if (projection)
+    launch.input(projection);
+  Value dValue = getValueOrCreateConstantIndexOp(
+      rewriter, loc, sizeOf(rewriter, loc, input, -1));
+  Value fValue;
+  if (!resultType.isDynamicDim(rank - 1)) {
+    fValue = arith::ConstantIndexOp::create(rewriter, loc,
+                                            resultType.getShape().back());
+  } else if (projection) {
+    fValue = tensor::DimOp::create(rewriter, loc, projection, 1);
+  } else if (kind == FeatureMapKind::Poly2) {
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    fValue = arith::AddIOp::create(
+        rewriter, loc, arith::AddIOp::create(rewriter, loc, one, dValue),
+        arith::MulIOp::create(rewriter, loc, dValue, dValue));
+  } else {
+    fValue = dValue;
+  }
+  launch.output(resultType,
+                leadingThen(rewriter, loc, input, rank - 1, {fValue}));
+  Value rows = batchProduct(rewriter, loc, input, rank - 1);
+  launch.scalar(rows);
+  launch.scalar(dValue);
+  launch.scalar(fValue);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = arith::MaxUIOp::create(
+      rewriter, loc, ceilDiv(rewriter, loc, fValue, block), one);
+  SmallVector<Value> results = launch.launch(
+      kernel, {tiles, gridSizeYZ(rewriter, loc, rows), one}, block);
+  rewriter.replaceOp(op, results);
+}
+
 LogicalResult Converter::run() {
   if (failed(checkPlacement(module, "convert-linattn-to-gpu")))
     return failure();
@@ -1151,23 +1286,25 @@ LogicalResult Converter::run() {
       failed = true;
     }
   }
-  // Feature maps a kernel applies itself are dead now.
-  SmallVector<Operation *> dead;
-  module.walk([&](FeatureMapOp op) {
+  // Feature maps a kernel applies itself are dead now; the others (favor
+  // and poly2, which are not elementwise, and elementwise ones whose
+  // features something else reads) get kernels of their own.
+  SmallVector<FeatureMapOp> maps;
+  module.walk([&](FeatureMapOp op) { maps.push_back(op); });
+  for (FeatureMapOp op : llvm::reverse(maps)) {
     if (op->use_empty())
-      dead.push_back(op);
-  });
-  for (Operation *op : dead)
-    rewriter.eraseOp(op);
+      rewriter.eraseOp(op);
+    else
+      convert(op);
+  }
   if (!options.hostFallback) {
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<LinAttnDialect>(op->getDialect()) &&
           !isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,
                ApplyScoresOp>(op)) {
-        op->emitError() << "has no GPU kernel (only scan, step, kv_summary, "
-                           "query_readout, scores and apply_scores do, with "
-                           "elu, relu and identity feature maps fused into "
-                           "them)";
+        op->emitError() << "has no GPU kernel (only feature_map, scan, "
+                           "step, kv_summary, query_readout, scores and "
+                           "apply_scores do)";
         failed = true;
       }
     });

@@ -224,14 +224,42 @@ func.func @quadratic_many_queries(%q: tensor<1x70000x16xf32>, %k: tensor<1x3x16x
 
 // -----
 
-// No kernel: poly2 features (not fused) stay for the host (errors without
-// host fallback: convert-linattn-to-gpu-invalid.mlir).
+// Feature maps that no kernel applies as it loads get kernels of their own:
+// one thread per feature of a row, grid (feature tiles, rows). poly2 picks
+// 1, an input element or a product of two by the feature's index.
 
-// CHECK-LABEL: func.func @negative_poly2
-//       CHECK: linattn.feature_map poly2
-func.func @negative_poly2(%q: tensor<2x7x3xf32>) -> tensor<2x7x13xf32> {
+// CHECK-LABEL: func.func @poly2
+//   CHECK-NOT: linattn.feature_map
+//       CHECK: call @__linattn_launch_linattn_feature_map_poly2_{{[0-9]+}}(
+// CHECK-LABEL: gpu.func @linattn_feature_map_poly2_{{[0-9]+}}(
+//  CHECK-SAME: %[[X:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>, %[[ROWS:.*]]: index, %[[D:.*]]: index, %[[F:.*]]: index) kernel
+//       CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]] step %{{.*}}
+//       CHECK: arith.cmpi ult, %{{.*}}, %[[F]] : index
+//       CHECK: arith.divui %{{.*}}, %[[D]] : index
+//       CHECK: arith.remui %{{.*}}, %[[D]] : index
+//       CHECK: memref.store %{{.*}}, %[[OUT]]
+func.func @poly2(%q: tensor<2x7x3xf32>) -> tensor<2x7x13xf32> {
   %f = linattn.feature_map poly2 %q : tensor<2x7x3xf32> -> tensor<2x7x13xf32>
   return %f : tensor<2x7x13xf32>
+}
+
+// -----
+
+// favor: x·P[:, j] and |x|² in one loop over the input (bf16 loads widened
+// to f32), then exp(x·P[:, j] - |x|²/2)/√m rounded to bf16 once.
+
+// CHECK-LABEL: func.func @favor
+//       CHECK: call @__linattn_launch_linattn_feature_map_favor_{{[0-9]+}}(
+// CHECK-LABEL: gpu.func @linattn_feature_map_favor_{{[0-9]+}}(
+//  CHECK-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
+//       CHECK: scf.for {{.*}} -> (f32, f32)
+//       CHECK: arith.extf {{.*}} : bf16 to f32
+//       CHECK: math.rsqrt
+//       CHECK: math.exp
+//       CHECK: arith.truncf {{.*}} : f32 to bf16
+func.func @favor(%x: tensor<?x8xbf16>, %p: tensor<8x16xbf16>) -> tensor<?x16xbf16> {
+  %0 = linattn.feature_map favor %x projection(%p) : tensor<?x8xbf16>, tensor<8x16xbf16> -> tensor<?x16xbf16>
+  return %0 : tensor<?x16xbf16>
 }
 
 // -----

@@ -214,15 +214,19 @@ def linalg_case(d):
     return case, cpu_options(d, ("rewrite-forms=false",))
 
 
-def feature_map_case(d):
-    """A feature map alone: favor and poly2 have kernels of their own."""
+def draw_feature_map(d):
+    """A feature map alone, its features the result: favor and poly2, which
+    have kernels of their own, and the elementwise maps."""
     kind = d.pick("favor", "favor", "poly2", "poly2", "elu", "relu", "identity")
     head = d.pick(0, 1, 3, 8, 17) if kind == "poly2" else d.pick(0, 1, 7, 16, 33, 64)
     shape = d.pick((), (1,), (5,), (2, 3), (2, 1, 9), (1, 2, 33)) + (head,)
     m = d.pick(1, 5, 16, 17, 40, 64) if kind == "favor" else None
-    case = cc.feature_map_case(kind, shape, dyn=d.dims(len(shape)), m=m,
+    return cc.feature_map_case(kind, shape, dyn=d.dims(len(shape)), m=m,
                                pdyn=d.dims(2) if kind == "favor" else ())
-    return case, cpu_options(d)
+
+
+def feature_map_case(d):
+    return draw_feature_map(d), cpu_options(d)
 
 
 DRAW = {"kernel": kernel_case, "linear": linear_case, "scan": scan_case,

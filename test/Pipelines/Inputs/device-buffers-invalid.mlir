@@ -1,12 +1,11 @@
 // Functions linattn-lower-to-nvvm{device-buffers} rejects
 // (linattn-lower-to-nvvm-device-buffers.mlir).
 
-// poly2 features have no GPU kernel: the step would run on the host.
-func.func @poly2_step(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x8xf32>, %s: tensor<8x21x8xf32>, %z: tensor<8x21xf32>) -> (tensor<8x8xf32>, tensor<8x21x8xf32>, tensor<8x21xf32>) {
-  %fq = linattn.feature_map poly2 %q : tensor<8x4xf32> -> tensor<8x21xf32>
-  %fk = linattn.feature_map poly2 %k : tensor<8x4xf32> -> tensor<8x21xf32>
-  %o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z normalize(eps = 1.0e-6) : tensor<8x21xf32>, tensor<8x21xf32>, tensor<8x8xf32>, tensor<8x21x8xf32>, tensor<8x21xf32> -> tensor<8x8xf32>, tensor<8x21x8xf32>, tensor<8x21xf32>
-  return %o, %s1, %z1 : tensor<8x8xf32>, tensor<8x21x8xf32>, tensor<8x21xf32>
+// A state column of 520 f32 features fits no scan kernel: the scan would
+// run on the host.
+func.func @wide_scan(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x520xf32>, tensor<7x520xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<520x8xf32>, tensor<520xf32>
+  return %o : tensor<7x8xf32>
 }
 
 // -----

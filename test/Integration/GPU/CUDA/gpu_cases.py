@@ -222,8 +222,8 @@ def attention_cases():
             cases.append((cc.attention_case(kind, (2, 3), 7, 13, d, dv, causal=False,
                                             eps=EPS if kind != "identity" else None), False))
     cases += [
-        # No GPU kernel for the unfused poly2 and favor feature maps or a
-        # poly2 state column this wide: the host runs those parts.
+        # poly2 and favor: kernels of their own compute the features, which
+        # the scan or the linear form then reads.
         (cc.attention_case("poly2", (2,), 7, 13, 4, 5, causal=False, eps=EPS), False),
         (cc.attention_case("poly2", (1, 2), 7, 7, 3, 6, causal=True, eps=EPS, dyn=(0, 1, 2)), False),
         (cc.attention_case("favor", (2,), 7, 7, 8, 5, causal=True, eps=EPS, fmax=16), False),
@@ -235,6 +235,20 @@ def attention_cases():
         # Heads of size 0: the output is zeros.
         (cc.attention_case("elu", (2,), 7, 7, 0, 5, causal=True, eps=EPS), False),
     ]
+    # Feature maps alone (their features are the result, so no kernel
+    # applies them as it loads): a thread per feature, rows past the grid
+    # by a grid-stride loop, feature counts off the block size.
+    cases += [(cc.feature_map_case(kind, shape, dyn, m, pdyn), False)
+              for kind, shape, dyn, m, pdyn in (
+                  ("favor", (2, 7, 8), (), 12, ()),
+                  ("favor", (2, 3, 100, 8), (0, 2), 300, (1,)),
+                  ("favor", (5,), (), 1, ()),
+                  ("poly2", (2, 7, 3), (), None, ()),
+                  ("poly2", (3, 5, 17), (0, 1, 2), None, ()),
+                  ("poly2", (1, 1), (), None, ()),
+                  ("elu", (2, 3, 100, 16), (0, 1, 2), None, ()),
+                  ("relu", (2, 1, 5), (1, 2), None, ()),
+                  ("identity", (3, 7, 8), (0,), None, ()))]
     return cases
 
 

@@ -29,12 +29,12 @@ sys.path.insert(0, HERE)
 
 import gpu_cases as g  # noqa: E402
 # gpu_cases puts ../../CPU on the path.
-from cpu_fuzz import add_fuzz_arguments, fuzz  # noqa: E402
+from cpu_fuzz import add_fuzz_arguments, draw_feature_map, fuzz  # noqa: E402
 
 cc = g.cc
 EPS = g.EPS
 KINDS = ("chunked", "tf32", "recurrent", "scan", "step", "attention",
-         "quadratic", "linear", "linear-chunked")
+         "quadratic", "linear", "linear-chunked", "feature-map")
 
 
 def large_values(d, eps, dtype):
@@ -116,15 +116,16 @@ def step_case(d):
 
 
 def attention_case(d, as_written):
-    kind = d.pick("elu", "relu", "identity")
+    kind = d.pick("elu", "relu", "identity", "poly2", "favor")
     batch = d.batch()
     causal = d.chance(0.5)
     n = d.pick(1, 2, 7, 31, 65, 130)
+    head = d.pick(1, 3, 4, 8) if kind == "poly2" else d.pick(1, 4, 16, 32, 64, 100, 128)
     case = cc.attention_case(
-        kind, batch, n, n if causal else d.pick(1, 3, 7, 64, 77),
-        d.pick(1, 4, 16, 32, 64, 100, 128), d.pick(1, 5, 8, 33, 64, 100),
+        kind, batch, n, n if causal else d.pick(1, 3, 7, 64, 77), head,
+        d.pick(1, 5, 8, 33, 64, 100),
         causal, EPS if kind != "identity" and d.chance(0.7) else None,
-        dyn=d.dims(len(batch) + 2))
+        dyn=d.dims(len(batch) + 2), fmax=d.pick(1, 8, 24, 64) if kind == "favor" else None)
     case.gpu_options = (["rewrite-forms=false"] if as_written else []) + d.options(
         ("block-size=8", "block-size=64", "block-size=512"))
     return case, False
@@ -160,6 +161,14 @@ def linear_chunked_case(d):
     return case, True
 
 
+def feature_map_case(d):
+    """A feature map alone: its own kernel, a thread per feature."""
+    case = draw_feature_map(d)
+    case.gpu_options = d.options(("block-size=1", "block-size=32", "block-size=40",
+                                  "block-size=1024"))
+    return case, False
+
+
 def draw_case(kind, d):
     if kind in ("chunked", "tf32"):
         return chunked_case(d, kind == "tf32")
@@ -173,6 +182,8 @@ def draw_case(kind, d):
         return attention_case(d, kind == "quadratic")
     if kind == "linear-chunked":
         return linear_chunked_case(d)
+    if kind == "feature-map":
+        return feature_map_case(d)
     return linear_case(d)
 
 
