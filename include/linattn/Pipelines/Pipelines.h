@@ -52,7 +52,8 @@ struct LinAttnLowerToCPUOptions
       *this, "chunk-size",
       llvm::cl::desc("Run linattn-chunk-scan with this chunk size before "
                      "lowering (0: no, the kernels block the tokens "
-                     "themselves)"),
+                     "themselves); its products take the generic loops, "
+                     "far slower than the kernels"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
