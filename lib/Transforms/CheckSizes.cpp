@@ -48,11 +48,11 @@ struct Dim {
 /// Emits the checks of one op before it.
 class SizeChecker {
 public:
-  SizeChecker(Operation *op) : op(op), b(op) {
+  explicit SizeChecker(Operation *op) : op(op), b(op) {
     llvm::raw_string_ostream os(prefix);
     os << op->getName().getStringRef();
-    Location loc = op->getLoc();
-    if (auto file = dyn_cast<FileLineColLoc>(loc))
+    // The source position, also inside a name or fused location.
+    if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
       os << " at " << file.getFilename().getValue() << ":" << file.getLine()
          << ":" << file.getColumn();
     os << ": ";
