@@ -38,13 +38,17 @@ OPTIONS = {
 
 def draw_inputs(rnd, rng, dtype, feature_map, shapes):
     """q, k (non-negative for the maps that need positive denominators), v
-    and favor's projection."""
+    and favor's projection. favor's q and k are scaled by D^(-1/4), as
+    Performers scale them: exp(-|x|²/2) of unscaled rows of 64 features is
+    about 2e-5, and float16 outputs of such features underflow."""
     q, k, v = (rng.uniform(-1, 1, s).astype(dtype) for s in shapes)
     if feature_map in ("relu", "identity", "poly2"):
         q, k = np.abs(q), np.abs(k)
     p = None
     if feature_map == "favor":
         head = shapes[0][-1]
+        scale = dtype(head ** -0.25)
+        q, k = q * scale, k * scale
         p = (rng.normal(size=(head, rnd.choice([1, 8, 24]))) * 0.3).astype(dtype)
     return q, k, v, p
 
