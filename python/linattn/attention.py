@@ -40,7 +40,6 @@ __all__ = [
     "CacheInfo",
     "DEVICE_ELEMENTS",
     "DEVICE_FEATURE_MAPS",
-    "DEVICE_RECURRENT_FEATURE_MAPS",
     "RecurrentState",
     "cache_info",
     "clear_cache",
@@ -519,23 +518,14 @@ DEVICE_ELEMENTS = tuple(_DEVICE_ELEMENT_BYTES)
 """The element types `linear_attention_device` takes."""
 
 DEVICE_FEATURE_MAPS = FEATURE_MAPS
-"""The feature maps `linear_attention_device` takes: all of them (poly2 and
-favor by kernels of their own, the others applied as the attention kernels
-load)."""
-
-DEVICE_RECURRENT_FEATURE_MAPS = ("elu", "relu", "identity")
-"""The feature maps `recurrent_device` takes: those that keep the feature
-size, as its state is [B, H, D, Dv]."""
+"""The feature maps on device memory: all of them (poly2 and favor by
+kernels of their own, the others applied as the kernels that read the
+features load them)."""
 
 
 def _check_device_options(feature_map: str, normalize: bool, eps: float,
-                          backend: str, stream: Any,
-                          maps: Sequence[str] = DEVICE_FEATURE_MAPS) -> None:
+                          backend: str, stream: Any) -> None:
     _check_options(feature_map, normalize, eps, backend)
-    if feature_map not in maps:
-        raise ValueError(f"feature_map={feature_map!r} is not one the device "
-                         "recurrent state takes (its state is [B, H, D, Dv]): "
-                         + ", ".join(repr(f) for f in maps))
     if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool):
         raise TypeError(f"stream must be a CUstream handle (an int), got "
                         f"{type(stream).__name__}")
@@ -578,6 +568,27 @@ def _check_device_array(name: str, x: Any, rank: int, layout: str
                          f"{x.element} elements")
     return DeviceArray(int(x.pointer), tuple(int(d) for d in x.shape),
                        x.element)
+
+
+def _check_device_projection(feature_map: str,
+                             projection: Optional[DeviceArray],
+                             head_dim: int) -> Optional[DeviceArray]:
+    """favor's [D, m] projection on the device, checked; None for the other
+    maps (which take none)."""
+    if feature_map != "favor":
+        if projection is not None:
+            raise ValueError("projection is only used by feature_map='favor'")
+        return None
+    if projection is None:
+        raise ValueError("feature_map='favor' needs a projection: a "
+                         "[head_dim, num_features] DeviceArray of random "
+                         "features")
+    projection = _check_device_array("projection", projection, 2,
+                                     "[D, num_features]")
+    if projection.shape[0] != head_dim:
+        raise ValueError(f"projection has {projection.shape[0]} rows, the "
+                         f"head dimension is {head_dim}")
+    return projection
 
 
 def _check_disjoint(outputs: Dict[str, DeviceArray],
@@ -642,19 +653,9 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
     out = _check_device_array("out", out, 4, "[B, H, N, Dv]")
     inputs = {"q": q, "k": k, "v": v}
-    if feature_map == "favor":
-        if projection is None:
-            raise ValueError("feature_map='favor' needs a projection: a "
-                             "[head_dim, num_features] DeviceArray of random "
-                             "features")
-        projection = _check_device_array("projection", projection, 2,
-                                         "[D, num_features]")
-        if projection.shape[0] != q.shape[3]:
-            raise ValueError(f"projection has {projection.shape[0]} rows, the "
-                             f"head dimension is {q.shape[3]}")
+    projection = _check_device_projection(feature_map, projection, q.shape[3])
+    if projection is not None:
         inputs["projection"] = projection
-    elif projection is not None:
-        raise ValueError("projection is only used by feature_map='favor'")
     elt = _check_same_element(**inputs, out=out)
     o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
     if out.shape != o_shape:
@@ -725,7 +726,9 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                      s: DeviceArray, z: DeviceArray, out: DeviceArray,
                      s_out: DeviceArray, z_out: DeviceArray, *, stream: int,
                      feature_map: str = "elu", normalize: bool = True,
-                     eps: float = 1e-6, backend: str = "cuda",
+                     eps: float = 1e-6,
+                     projection: Optional[DeviceArray] = None,
+                     backend: str = "cuda",
                      compile_options: Optional[Mapping[str, Any]] = None
                      ) -> None:
     """Advances a recurrent state (S, z) on GPU memory, enqueued on a
@@ -734,8 +737,9 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     One token per batch and head when q is [B, H, D] (k [B, H, D],
     v [B, H, Dv], out [B, H, Dv]: ``linattn.step``), T tokens when q is
     [B, H, T, D] (k, v and out with T too: ``linattn.scan`` from the
-    state). s [B, H, D, Dv] and z [B, H, D] are the state before, s_out and
-    z_out receive the state after; they are float32 (``"f32"``) for 16-bit
+    state). s [B, H, F, Dv] and z [B, H, F] are the state before, s_out and
+    z_out receive the state after (F = D for the elementwise maps, 1 + D + D²
+    for poly2, m for favor's [D, m] `projection`); they are float32 (``"f32"``) for 16-bit
     data, else the data's type. The arrays are `DeviceArray`s as for
     `linear_attention_device`; outputs must not overlap inputs or each
     other (ValueError; ping-pong between two states). Nothing is copied or
@@ -743,8 +747,7 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     it can be captured in a CUDA graph). `compile_options` are those of
     `linear_attention`.
     """
-    _check_device_options(feature_map, normalize, eps, backend, stream,
-                          DEVICE_RECURRENT_FEATURE_MAPS)
+    _check_device_options(feature_map, normalize, eps, backend, stream)
     options = _compile_options(compile_options)
     tokens = isinstance(q, DeviceArray) and len(q.shape) == 4
     rank, lead = (4, "[B, H, T, ") if tokens else (3, "[B, H, ")
@@ -752,11 +755,15 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     k = _check_device_array("k", k, rank, lead + "D]")
     v = _check_device_array("v", v, rank, lead + "Dv]")
     out = _check_device_array("out", out, rank, lead + "Dv]")
-    s = _check_device_array("s", s, 4, "[B, H, D, Dv]")
-    z = _check_device_array("z", z, 3, "[B, H, D]")
-    s_out = _check_device_array("s_out", s_out, 4, "[B, H, D, Dv]")
-    z_out = _check_device_array("z_out", z_out, 3, "[B, H, D]")
-    elt = _check_same_element(q=q, k=k, v=v, out=out)
+    s = _check_device_array("s", s, 4, "[B, H, F, Dv]")
+    z = _check_device_array("z", z, 3, "[B, H, F]")
+    s_out = _check_device_array("s_out", s_out, 4, "[B, H, F, Dv]")
+    z_out = _check_device_array("z_out", z_out, 3, "[B, H, F]")
+    projection = _check_device_projection(feature_map, projection, q.shape[-1])
+    data = {"q": q, "k": k, "v": v, "out": out}
+    if projection is not None:
+        data["projection"] = projection
+    elt = _check_same_element(**data)
     state_elt = device_state_element(elt)
     for name, a in (("s", s), ("z", z), ("s_out", s_out), ("z_out", z_out)):
         if a.element != state_elt:
@@ -764,30 +771,34 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                             f"of {elt} data is {state_elt}")
     b, h, d = q.shape[0], q.shape[1], q.shape[-1]
     dv = v.shape[-1]
+    p_shape = None if projection is None else projection.shape
+    f = p_shape[1] if p_shape else feature_dim(feature_map, d)
     tokens_shape = q.shape[:-1]
     want = {"k": (k, tokens_shape + (d,)), "v": (v, tokens_shape + (dv,)),
-            "out": (out, tokens_shape + (dv,)), "s": (s, (b, h, d, dv)),
-            "z": (z, (b, h, d)), "s_out": (s_out, (b, h, d, dv)),
-            "z_out": (z_out, (b, h, d))}
+            "out": (out, tokens_shape + (dv,)), "s": (s, (b, h, f, dv)),
+            "z": (z, (b, h, f)), "s_out": (s_out, (b, h, f, dv)),
+            "z_out": (z_out, (b, h, f))}
     for name, (a, shape) in want.items():
         if a.shape != shape:
             raise ValueError(f"{name} must have shape {shape} for q of shape "
                              f"{q.shape} and v of shape {v.shape}, got "
                              f"{a.shape}")
 
-    _check_disjoint({"out": out, "s_out": s_out, "z_out": z_out},
-                    {"q": q, "k": k, "v": v, "s": s, "z": z})
+    inputs = {"q": q, "k": k, "v": v, "s": s, "z": z}
+    if projection is not None:
+        inputs["projection"] = projection
+    _check_disjoint({"out": out, "s_out": s_out, "z_out": z_out}, inputs)
     op = "scan" if tokens else "step"
-    key = ("recurrent-device", op, backend, elt, d, dv, feature_map,
+    key = ("recurrent-device", op, backend, elt, d, dv, p_shape, feature_map,
            bool(normalize), float(eps) if normalize else None)
 
     def text() -> str:
         return _recurrent_text(op, elt, state_elt, _open(q.shape),
-                               _open(v.shape), d, None,
+                               _open(v.shape), f, p_shape,
                                feature_map, normalize, eps, tensors=True)
 
     _compiled_device(key, backend, text, options)(
-        [q, k, v, s, z], [out, s_out, z_out], int(stream))
+        list(inputs.values()), [out, s_out, z_out], int(stream))
 
 
 class RecurrentState:

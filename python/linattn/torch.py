@@ -146,8 +146,8 @@ class RecurrentState(_attention.RecurrentState):
     float32 for the 16-bit types), the kernels run on torch's current stream
     without copies, and once a shape is compiled a call only launches
     kernels, so calls can be captured in a CUDA graph (capture two steps to
-    come back to the same buffers). On the GPU the state is [B, H, D, Dv]:
-    the elementwise feature maps (`DEVICE_RECURRENT_FEATURE_MAPS`).
+    come back to the same buffers). Every feature map runs on the GPU
+    (favor's `projection` a CUDA tensor).
     """
 
     def __init__(self, batch: int, heads: int, head_dim: int,
@@ -177,13 +177,6 @@ class RecurrentState(_attention.RecurrentState):
         if dtype not in _DEVICE_ELEMENTS:
             raise TypeError(f"dtype must be float16, bfloat16, float32 or "
                             f"float64 on the GPU, got {dtype}")
-        if projection is not None or feature_map not in \
-                _attention.DEVICE_RECURRENT_FEATURE_MAPS:
-            raise ValueError(f"feature_map={feature_map!r} is not one the "
-                             "recurrent state takes on the GPU (its state is "
-                             "[B, H, D, Dv]): "
-                             + ", ".join(repr(f) for f in
-                                         _attention.DEVICE_RECURRENT_FEATURE_MAPS))
         _attention._check_options(feature_map, normalize, eps, backend)
         self.compile_options = _attention._compile_options(compile_options)
         value_dim = head_dim if value_dim is None else value_dim
@@ -199,12 +192,16 @@ class RecurrentState(_attention.RecurrentState):
                                 if e == state_element)
         self.batch, self.heads = batch, heads
         self.head_dim, self.value_dim = head_dim, value_dim
-        self.feature_dim = head_dim
+        # favor's projection stays a CUDA tensor; recurrent_device checks it.
+        if projection is not None:
+            _to_device_array("projection", projection, self.device)
+        self.projection = projection
+        self.feature_dim = _attention.feature_dim(feature_map, head_dim,
+                                                  projection)
         self.feature_map, self.normalize, self.eps = (feature_map,
                                                       bool(normalize),
                                                       float(eps))
         self.backend = backend
-        self.projection = None
         self.reset()
 
     @property
@@ -275,7 +272,10 @@ class RecurrentState(_attention.RecurrentState):
                 s1, z1,
                 stream=_torch.cuda.current_stream(self.device).cuda_stream,
                 feature_map=self.feature_map, normalize=self.normalize,
-                eps=self.eps, backend=self.backend,
+                eps=self.eps,
+                projection=None if self.projection is None else
+                _to_device_array("projection", self.projection, self.device),
+                backend=self.backend,
                 compile_options=dict(option.split("=", 1)
                                      for option in self.compile_options))
         self._current = 1 - self._current

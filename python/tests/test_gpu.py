@@ -530,6 +530,50 @@ def test_recurrent_device(rng, backend, memory, element):
 
 
 @pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("feature_map,d", [("poly2", 4), ("favor", 16)])
+def test_recurrent_device_maps(rng, backend, memory, feature_map, d):
+    # A prompt, then steps, with a map that changes the feature count: the
+    # state is [B, H, F, Dv] (F = 21 for poly2 of 4, 24 from favor's
+    # projection).
+    b, h, n, dv, prompt = 2, 3, 12, 5, 9
+    q64, k64, v64 = (rng.uniform(-0.5, 0.5, (b, h, n, x)) for x in (d, d, dv))
+    projection = p64 = None
+    if feature_map == "favor":
+        p64 = rng.normal(size=(d, 24)) * 0.25
+        projection = memory.upload(p64.astype(np.float32), "f32")
+    f = 24 if feature_map == "favor" else 1 + d + d * d
+    q, k, v = (memory.upload(x.astype(np.float32), "f32")
+               for x in (q64, k64, v64))
+    q64, k64, v64 = (memory.download(x).astype(np.float64) for x in (q, k, v))
+    host = {"q": memory.download(q), "k": memory.download(k),
+            "v": memory.download(v)}
+
+    def tokens(name, start, stop):
+        x = host[name][:, :, start:stop]
+        return memory.upload(x if stop - start > 1 else x[:, :, 0], "f32")
+
+    s = [memory.upload(np.zeros((b, h, f, dv), np.float32), "f32"),
+         memory.empty((b, h, f, dv), "f32")]
+    z = [memory.upload(np.zeros((b, h, f), np.float32), "f32"),
+         memory.empty((b, h, f), "f32")]
+    outs = []
+    for i, (start, stop) in enumerate([(0, prompt)] +
+                                      [(t, t + 1) for t in range(prompt, n)]):
+        o = memory.empty((b, h, stop - start, dv) if stop - start > 1
+                         else (b, h, dv), "f32")
+        linattn.recurrent_device(
+            tokens("q", start, stop), tokens("k", start, stop),
+            tokens("v", start, stop), s[i % 2], z[i % 2], o, s[1 - i % 2],
+            z[1 - i % 2], stream=memory.stream, feature_map=feature_map,
+            projection=projection, backend=backend)
+        got = memory.download(o)
+        outs.append(got if stop - start > 1 else got[:, :, None])
+    want = ref.linear_attention(q64, k64, v64, feature_map=feature_map,
+                                causal=True, projection=p64)
+    assert rel_err(np.concatenate(outs, axis=2), want) <= DEVICE_TOL["f32"]
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
 def test_recurrent_device_errors(backend, memory):
     q = memory.empty((1, 2, 4), "f16")
     s, z = memory.empty((1, 2, 4, 4), "f32"), memory.empty((1, 2, 4), "f32")
@@ -545,10 +589,14 @@ def test_recurrent_device_errors(backend, memory):
             stream=memory.stream, backend=backend)
     with pytest.raises(ValueError, match=r"k must have rank 3 \(\[B, H, D\]\)"):
         run(q, s, q, s, z, o, s, z, stream=memory.stream, backend=backend)
-    with pytest.raises(ValueError, match="feature_map='favor' is not one the "
-                                         "device recurrent state takes"):
+    with pytest.raises(ValueError, match="feature_map='favor' needs a "
+                                         "projection"):
         run(q, q, q, s, z, o, s, z, stream=memory.stream,
             feature_map="favor", backend=backend)
+    # poly2 of D = 4 keeps F = 21 features: a D x Dv state is the wrong one.
+    with pytest.raises(ValueError, match=r"s must have shape \(1, 2, 21, 4\)"):
+        run(q, q, q, s, z, o, s, z, stream=memory.stream,
+            feature_map="poly2", backend=backend)
     # The new state in place of the old one, and two outputs in one buffer.
     s2, z2 = memory.empty((1, 2, 4, 4), "f32"), memory.empty((1, 2, 4), "f32")
     with pytest.raises(ValueError, match="s_out overlaps s: the outputs"):

@@ -146,6 +146,35 @@ def test_cuda_tensors_tf32():
 
 
 @needs_cuda
+@pytest.mark.parametrize("feature_map,d", [("poly2", 4), ("favor", 32)])
+def test_cuda_feature_maps(feature_map, d):
+    # poly2 and favor on CUDA tensors: the maps' own kernels, then the scan;
+    # the recurrent state keeps [B, H, F, Dv].
+    g = torch.Generator(device="cuda").manual_seed(6)
+    b, h, n, dv = 2, 3, 40, 16
+    q, k = ((torch.rand(b, h, n, d, generator=g, device="cuda") - 0.5) * 0.5
+            for _ in range(2))
+    v = torch.rand(b, h, n, dv, generator=g, device="cuda") - 0.5
+    p = None
+    if feature_map == "favor":
+        p = torch.randn(d, 48, generator=g, device="cuda") * 0.25
+    want = ref.linear_attention(
+        *(x.double().cpu().numpy() for x in (q, k, v)), feature_map=feature_map,
+        projection=None if p is None else p.double().cpu().numpy())
+    o = lt.linear_attention(q, k, v, feature_map=feature_map, projection=p)
+    assert rel_err(o.double().cpu().numpy(), want) <= 2e-5
+    state = lt.RecurrentState(b, h, d, dv, device="cuda",
+                              feature_map=feature_map, projection=p)
+    prompt = state.update(q[:, :, :30].contiguous(), k[:, :, :30].contiguous(),
+                          v[:, :, :30].contiguous())
+    steps = [state.step(q[:, :, i].contiguous(), k[:, :, i].contiguous(),
+                        v[:, :, i].contiguous()) for i in range(30, n)]
+    got = torch.cat([prompt, torch.stack(steps, dim=2)], dim=2)
+    assert rel_err(got.double().cpu().numpy(), want) <= 2e-5
+    assert state.S.shape == (b, h, 48 if p is not None else 1 + d + d * d, dv)
+
+
+@needs_cuda
 def test_cuda_tensors_on_a_side_stream():
     # The kernels go on torch's current stream: work queued before on that
     # stream is seen, and reading the result after synchronizing it is safe.
