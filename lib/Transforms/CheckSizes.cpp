@@ -16,6 +16,7 @@
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/IR/ShapeSignature.h"
 #include "linattn/Transforms/Passes.h"
+#include "linattn/Transforms/Utils.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/IR/Builders.h"
@@ -45,6 +46,13 @@ struct Dim {
   }
 };
 
+/// The first dim of `dims` whose tensor is an operand, null if none is.
+static const Dim *firstOperandDim(ArrayRef<Dim> dims) {
+  const Dim *it =
+      llvm::find_if(dims, [](const Dim &dim) { return dim.operand; });
+  return it == dims.end() ? nullptr : it;
+}
+
 /// Emits the checks of one op before it.
 class SizeChecker {
 public:
@@ -60,12 +68,7 @@ public:
 
   /// Every dim of `dims` equals the first operand dim among them.
   void checkAllEqual(ArrayRef<Dim> dims) {
-    const Dim *reference = nullptr;
-    for (const Dim &dim : dims)
-      if (dim.operand) {
-        reference = &dim;
-        break;
-      }
+    const Dim *reference = firstOperandDim(dims);
     if (!reference)
       return;
     // Static sizes agree with each other (the verifier checked): a dynamic
@@ -105,12 +108,7 @@ public:
         ShapedType::isDynamic(result.staticSize()))
       return;
     Location loc = op->getLoc();
-    Value d = size(input);
-    Value features = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 1),
-                              d),
-        arith::MulIOp::create(b, loc, d, d));
+    Value features = createPoly2FeatureCount(b, loc, size(input));
     emitAssert(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, features,
                                      size(result)),
                result.description + " is not 1 + D + D^2 for the " +
@@ -184,17 +182,12 @@ void checkSizes(Operation *op, const ShapeSignature &signature) {
   for (auto &[symbol, dims] : bySymbol)
     checker.checkAllEqual(dims);
 
-  auto firstOperandDim = [&](char symbol) -> const Dim * {
+  auto operandDimOf = [&](char symbol) -> const Dim * {
     auto it = bySymbol.find(symbol);
-    if (it == bySymbol.end())
-      return nullptr;
-    for (const Dim &dim : it->second)
-      if (dim.operand)
-        return &dim;
-    return nullptr;
+    return it == bySymbol.end() ? nullptr : firstOperandDim(it->second);
   };
   for (auto [first, second] : signature.equalSymbols) {
-    const Dim *a = firstOperandDim(first), *b = firstOperandDim(second);
+    const Dim *a = operandDimOf(first), *b = operandDimOf(second);
     if (a && b)
       checker.checkEqual(
           *b, *a,
@@ -204,7 +197,7 @@ void checkSizes(Operation *op, const ShapeSignature &signature) {
 
   if (auto map = dyn_cast<FeatureMapOp>(op);
       map && map.getKind() == FeatureMapKind::Poly2) {
-    const Dim *input = firstOperandDim('D');
+    const Dim *input = operandDimOf('D');
     auto result = bySymbol.find('F');
     if (input && result != bySymbol.end())
       checker.checkPoly2(*input, result->second.front());

@@ -197,3 +197,11 @@ Value mlir::linattn::convertFloat(OpBuilder &builder, Location loc, Value value,
   Value wide = arith::ExtFOp::create(builder, loc, builder.getF32Type(), value);
   return arith::TruncFOp::create(builder, loc, to, wide);
 }
+
+Value mlir::linattn::createPoly2FeatureCount(OpBuilder &builder, Location loc,
+                                             Value inputSize) {
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  return arith::AddIOp::create(
+      builder, loc, arith::AddIOp::create(builder, loc, one, inputSize),
+      arith::MulIOp::create(builder, loc, inputSize, inputSize));
+}

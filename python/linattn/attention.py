@@ -328,16 +328,21 @@ def _check_same_dtype(**arrays: Optional[np.ndarray]) -> np.dtype:
     return next(iter(dtypes))
 
 
-def _check_projection(feature_map: str, projection: Optional[np.ndarray],
-                      head_dim: int) -> Optional[np.ndarray]:
+def _check_projection(feature_map: str, projection: Any, head_dim: int,
+                      check: Callable[..., Any] = _check_array,
+                      what: str = "array") -> Any:
+    """favor's [D, m] projection checked by `check` (`_check_array`, or
+    `_check_device_array` for a DeviceArray, `what`); None for the other
+    maps, which take none."""
     if feature_map != "favor":
         if projection is not None:
             raise ValueError("projection is only used by feature_map='favor'")
         return None
     if projection is None:
         raise ValueError("feature_map='favor' needs a projection: a "
-                         "[head_dim, num_features] array of random features")
-    p = _check_array("projection", projection, 2, "[D, num_features]")
+                         f"[head_dim, num_features] {what} of random "
+                         "features")
+    p = check("projection", projection, 2, "[D, num_features]")
     if p.shape[0] != head_dim:
         raise ValueError(f"projection has {p.shape[0]} rows, the head "
                          f"dimension is {head_dim}")
@@ -570,27 +575,6 @@ def _check_device_array(name: str, x: Any, rank: int, layout: str
                        x.element)
 
 
-def _check_device_projection(feature_map: str,
-                             projection: Optional[DeviceArray],
-                             head_dim: int) -> Optional[DeviceArray]:
-    """favor's [D, m] projection on the device, checked; None for the other
-    maps (which take none)."""
-    if feature_map != "favor":
-        if projection is not None:
-            raise ValueError("projection is only used by feature_map='favor'")
-        return None
-    if projection is None:
-        raise ValueError("feature_map='favor' needs a projection: a "
-                         "[head_dim, num_features] DeviceArray of random "
-                         "features")
-    projection = _check_device_array("projection", projection, 2,
-                                     "[D, num_features]")
-    if projection.shape[0] != head_dim:
-        raise ValueError(f"projection has {projection.shape[0]} rows, the "
-                         f"head dimension is {head_dim}")
-    return projection
-
-
 def _check_disjoint(outputs: Dict[str, DeviceArray],
                     inputs: Dict[str, DeviceArray]) -> None:
     """Raises ValueError when an output's memory overlaps an input's or
@@ -653,7 +637,8 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
     out = _check_device_array("out", out, 4, "[B, H, N, Dv]")
     inputs = {"q": q, "k": k, "v": v}
-    projection = _check_device_projection(feature_map, projection, q.shape[3])
+    projection = _check_projection(feature_map, projection, q.shape[3],
+                                   _check_device_array, "DeviceArray")
     if projection is not None:
         inputs["projection"] = projection
     elt = _check_same_element(**inputs, out=out)
@@ -759,7 +744,8 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     z = _check_device_array("z", z, 3, "[B, H, F]")
     s_out = _check_device_array("s_out", s_out, 4, "[B, H, F, Dv]")
     z_out = _check_device_array("z_out", z_out, 3, "[B, H, F]")
-    projection = _check_device_projection(feature_map, projection, q.shape[-1])
+    projection = _check_projection(feature_map, projection, q.shape[-1],
+                                   _check_device_array, "DeviceArray")
     data = {"q": q, "k": k, "v": v, "out": out}
     if projection is not None:
         data["projection"] = projection

@@ -414,9 +414,7 @@ def test_linear_attention_device_maps(rng, backend, memory, element,
                                     projection=projection, backend=backend)
     want = ref.linear_attention(*exact, feature_map=feature_map,
                                 causal=causal, projection=p64)
-    # bf16 features are rounded before the scan sums them.
-    tol = {"bf16": 3e-2, "f32": 2e-5}[element]
-    assert rel_err(memory.download(out), want) <= tol
+    assert rel_err(memory.download(out), want) <= DEVICE_TOL[element]
 
 
 @pytest.mark.parametrize("backend", gpu_backends())

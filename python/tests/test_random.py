@@ -16,14 +16,10 @@ import pytest
 import linattn
 from linattn import reference as ref
 
-from conftest import needs_emulator, rel_err
+from conftest import TOL, needs_emulator, rel_err
 
 SEED = int(os.environ.get("LINATTN_TEST_SEED",
                           random.SystemRandom().randrange(2**31)))
-
-# Relative to the largest output. float16 rounds the features and the
-# output; poly2 and favor features go through more float16 operations.
-TOL = {np.float16: 3e-3, np.float32: 3e-5, np.float64: 1e-11}
 
 BACKENDS = [pytest.param("cpu"),
             pytest.param("gpu-emulator", marks=needs_emulator)]
@@ -85,9 +81,7 @@ def test_random_linear_attention(backend):
         want = ref.linear_attention(f64(q), f64(k), f64(v),
                                     feature_map=feature_map, causal=causal,
                                     normalize=normalize, projection=f64(p))
-        tol = TOL[dtype] * (10 if dtype == np.float16 and
-                            feature_map in ("poly2", "favor") else 1)
-        assert rel_err(got, want) <= tol, case
+        assert rel_err(got, want) <= TOL[dtype], case
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

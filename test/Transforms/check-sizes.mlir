@@ -120,20 +120,36 @@ func.func @other(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
-// Sizes of features are read from the feature maps' inputs (all of them for
-// elementwise maps, the leading ones otherwise), so that the checks keep no
-// map alive that a kernel would fuse.
+// Sizes of features are read from the feature maps' inputs: all of them
+// for elementwise maps (F here), the leading ones otherwise (favor's N), so
+// that the checks keep no map alive that a kernel would fuse.
 // CHECK-LABEL: func.func @through_maps
-// CHECK-SAME: (%[[Q:.*]]: tensor<?x8xf32>, %[[K:.*]]: tensor<?x8xf32>, %[[V:.*]]: tensor<?x4xf32>)
-// CHECK-DAG: tensor.dim %[[K]], %{{.*}} : tensor<?x8xf32>
-// CHECK-DAG: tensor.dim %[[Q]], %{{.*}} : tensor<?x8xf32>
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x?xf32>, %[[K:.*]]: tensor<?x?xf32>, %[[V:.*]]: tensor<?x4xf32>)
+// CHECK-NOT: tensor.dim %{{.*}} : tensor<?x?xf32>
+// CHECK: %[[KN:.*]] = tensor.dim %[[K]], %{{.*}} : tensor<?x?xf32>
+// CHECK: %[[QN:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<?x?xf32>
+// CHECK: cf.assert %{{.*}}, "{{.*}}: key sequence length does not match query sequence length"
+// CHECK: cf.assert %{{.*}}, "{{.*}}: value sequence length does not match query sequence length"
+// CHECK: %[[KF:.*]] = tensor.dim %[[K]], %{{.*}} : tensor<?x?xf32>
+// CHECK: %[[QF:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<?x?xf32>
+// CHECK: %[[EQ:.*]] = arith.cmpi eq, %[[KF]], %[[QF]] : index
+// CHECK: cf.assert %[[EQ]], "{{.*}}: key feature size does not match query feature size"
+// CHECK: linattn.scan
+// CHECK-LABEL: func.func @through_favor
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[V2:.*]]: tensor<?x4xf32>)
+// CHECK: tensor.dim %[[V2]]
+// CHECK: tensor.dim %[[X]]
 // CHECK-NOT: tensor.dim %{{.*}} : tensor<?x32xf32>
 // CHECK: linattn.scan
-func.func @through_maps(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %fq = linattn.feature_map elu %q : tensor<?x8xf32> -> tensor<?x8xf32>
+func.func @through_maps(%q: tensor<?x?xf32>, %k: tensor<?x?xf32>, %v: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %fq = linattn.feature_map elu %q : tensor<?x?xf32> -> tensor<?x?xf32>
+  %fk = linattn.feature_map relu %k : tensor<?x?xf32> -> tensor<?x?xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x4xf32> -> tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xf32>
+  return %o : tensor<?x4xf32>
+}
+func.func @through_favor(%x: tensor<?x8xf32>, %v: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %p = arith.constant dense<0.5> : tensor<8x32xf32>
-  %fk = linattn.feature_map favor %k projection(%p) : tensor<?x8xf32>, tensor<8x32xf32> -> tensor<?x32xf32>
-  %fk2 = linattn.feature_map favor %q projection(%p) : tensor<?x8xf32>, tensor<8x32xf32> -> tensor<?x32xf32>
-  %o, %s, %z = linattn.scan forward %fk2, %fk, %v : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x4xf32> -> tensor<?x4xf32>, tensor<32x4xf32>, tensor<32xf32>
+  %f = linattn.feature_map favor %x projection(%p) : tensor<?x8xf32>, tensor<8x32xf32> -> tensor<?x32xf32>
+  %o, %s, %z = linattn.scan forward %f, %f, %v : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x4xf32> -> tensor<?x4xf32>, tensor<32x4xf32>, tensor<32xf32>
   return %o : tensor<?x4xf32>
 }

@@ -78,6 +78,11 @@ LogicalResult checkPlacement(Operation *module, StringRef lowering);
 /// 16-bit types through f32).
 Value convertFloat(OpBuilder &builder, Location loc, Value value, Type to);
 
+/// 1 + D + D², the poly2 feature count, for the index `inputSize` D known
+/// at run time.
+Value createPoly2FeatureCount(OpBuilder &builder, Location loc,
+                              Value inputSize);
+
 } // namespace mlir::linattn
 
 #endif // LINATTN_TRANSFORMS_UTILS_H

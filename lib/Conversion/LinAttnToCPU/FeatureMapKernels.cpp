@@ -22,6 +22,8 @@
 
 #include "VectorEmitter.h"
 
+#include "linattn/Transforms/Utils.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -273,11 +275,8 @@ void cpukernels::rewriteFeatureMap(RewriterBase &rewriter, FeatureMapOp op,
     } else if (p) {
       sizes.push_back(memref::DimOp::create(rewriter, loc, p, 1));
     } else {
-      Value size = tensor::DimOp::create(rewriter, loc, input, d);
-      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-      sizes.push_back(arith::AddIOp::create(
-          rewriter, loc, arith::AddIOp::create(rewriter, loc, one, size),
-          arith::MulIOp::create(rewriter, loc, size, size)));
+      sizes.push_back(createPoly2FeatureCount(
+          rewriter, loc, tensor::DimOp::create(rewriter, loc, input, d)));
     }
   }
   Value out = outputBuffer(rewriter, loc, op.getResult(), op, sizes);

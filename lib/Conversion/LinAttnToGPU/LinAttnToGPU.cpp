@@ -1245,10 +1245,7 @@ void Converter::convert(FeatureMapOp op) {
   } else if (projection) {
     fValue = tensor::DimOp::create(rewriter, loc, projection, 1);
   } else if (kind == FeatureMapKind::Poly2) {
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    fValue = arith::AddIOp::create(
-        rewriter, loc, arith::AddIOp::create(rewriter, loc, one, dValue),
-        arith::MulIOp::create(rewriter, loc, dValue, dValue));
+    fValue = createPoly2FeatureCount(rewriter, loc, dValue);
   } else {
     fValue = dValue;
   }
