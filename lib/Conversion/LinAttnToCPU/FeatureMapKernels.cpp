@@ -44,7 +44,8 @@ class FeatureMapEmitter : VectorEmitter {
 public:
   FeatureMapEmitter(OpBuilder &builder, Location loc, FeatureMapKind kind,
                     Value x, Value p, Value out, KernelShape shape)
-      : VectorEmitter(builder, loc, computeType(x), widthFor(x, shape)),
+      : VectorEmitter(builder, loc, computeType(x),
+                      lanesOf(computeType(x), shape.width)),
         kind(kind), x(x), p(p), out(out), shape(shape),
         rank(cast<MemRefType>(x.getType()).getRank()) {}
 
@@ -55,11 +56,6 @@ private:
   static Type computeType(Value x) {
     Type element = cast<MemRefType>(x.getType()).getElementType();
     return element.isF64() ? element : Float32Type::get(element.getContext());
-  }
-  /// A vector holds half as many f64 lanes as f32 ones.
-  static int64_t widthFor(Value x, KernelShape shape) {
-    return computeType(x).isF64() ? std::max<int64_t>(shape.width / 2, 1)
-                                  : shape.width;
   }
 
   /// The indices of element `column` of row `row` at `batch`.

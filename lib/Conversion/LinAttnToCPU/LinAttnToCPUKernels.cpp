@@ -736,9 +736,8 @@ static void replaceWithKernel(RewriterBase &rewriter, Operation *op,
                               ArrayRef<Value> buffers,
                               ArrayRef<Value> features) {
   Location loc = op->getLoc();
-  // A vector holds half as many f64 lanes as f32 ones.
-  if (cast<MemRefType>(ops.s.getType()).getElementType().isF64())
-    shape.width = std::max<int64_t>(shape.width / 2, 1);
+  shape.width =
+      lanesOf(cast<MemRefType>(ops.s.getType()).getElementType(), shape.width);
   KernelEmitter(rewriter, loc, ops, shape).emit();
   // One map may produce both the query and the key features: erase each
   // once.

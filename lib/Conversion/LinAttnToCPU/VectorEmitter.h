@@ -23,6 +23,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace mlir::linattn::cpukernels {
@@ -35,6 +36,12 @@ struct KernelShape {
   int64_t columns;
   int64_t threads;
 };
+
+/// The lanes of a vector of `compute` elements (f32 or f64) in the registers
+/// that hold `f32Width` f32 lanes: half as many for f64.
+inline int64_t lanesOf(Type compute, int64_t f32Width) {
+  return compute.isF64() ? std::max<int64_t>(f32Width / 2, 1) : f32Width;
+}
 
 /// Builds W-wide vector code in the compute type (f32, or f64) at the
 /// builder's insertion point.
