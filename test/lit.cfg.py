@@ -41,6 +41,29 @@ if config.linattn_has_cuda:
         ("%cuda_include",
          os.path.join(os.path.dirname(config.cuda_bin_dir), "include")))
 
+# An instruction-set feature this host's CPU lacks, as LLVM's host detection
+# sees it (clang's -march=native reports that detection), for the tests of
+# code compiled for other CPUs.
+def host_lacked_feature():
+    import subprocess
+    try:
+        out = subprocess.run(
+            [config.cxx_compiler, "-###", "-march=native", "-x", "c", "-c",
+             os.devnull], capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for feature in ("avx512fp16", "amx-tile", "avx512vp2intersect", "avx10.2",
+                    "amx-movrs"):
+        if f'"-{feature}"' in out:
+            return feature
+    return None
+
+
+lacked = host_lacked_feature()
+if lacked:
+    config.available_features.add("host-lacks-isa-feature")
+    config.substitutions.append(("%host_lacked_feature", lacked))
+
 # Debian's own mlir-opt (not linattn-opt) and the plugin it loads: the Plugin
 # tests check that linattn works inside an upstream tool.
 config.substitutions.append(

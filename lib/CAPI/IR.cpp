@@ -6,6 +6,8 @@
 
 #include "linattn-c/IR.h"
 
+#include "linattn/Conversion/LinAttnToCPU/TargetCpu.h"
+
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Support.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,4 +23,8 @@ MlirModule linattnModuleCreateParseWithName(MlirContext context,
   if (!module)
     return MlirModule{nullptr};
   return MlirModule{module.release().getOperation()};
+}
+
+MlirLogicalResult linattnVerifyRunsOnHost(MlirModule module) {
+  return wrap(linattn::verifyRunsOnHost(unwrap(module)));
 }

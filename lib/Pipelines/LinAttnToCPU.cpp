@@ -43,6 +43,7 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
   if (options.kernels) {
     pm.addPass(createLinAttnDecomposePass());
     ConvertLinAttnToCPUKernelsPassOptions kernels;
+    kernels.targetCpu = options.targetCpu;
     kernels.targetFeatures = options.targetFeatures;
     kernels.vectorWidth = options.vectorWidth;
     kernels.tokensPerBlock = options.tokensPerBlock;

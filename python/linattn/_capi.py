@@ -202,6 +202,7 @@ _SIGNATURES = {
     "linattnModuleCreateParseWithName": (MlirModule, [MlirContext,
                                                       MlirStringRef,
                                                       MlirStringRef]),
+    "linattnVerifyRunsOnHost": (MlirLogicalResult, [MlirModule]),
     "mlirModuleDestroy": (None, [MlirModule]),
     "mlirModuleGetOperation": (MlirOperation, [MlirModule]),
     "mlirModuleGetBody": (MlirBlock, [MlirModule]),

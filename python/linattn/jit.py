@@ -679,6 +679,10 @@ class ExecutionEngine:
         self.lowered_module = lowered
         """The module after the pipeline (LLVM dialect)."""
 
+        with self.context.capture() as cap:
+            if not c.linattnVerifyRunsOnHost(lowered.handle):
+                raise cap.fail("the module cannot run on this host's CPU")
+
         refs = (MlirStringRef * max(len(libs), 1))()
         encoded = [p.encode() for p in libs]
         for i, data in enumerate(encoded):

@@ -2,6 +2,7 @@
 
 import gc
 import os
+import platform
 
 import numpy as np
 import pytest
@@ -334,6 +335,44 @@ def test_compile_errors():
     # Without the LLVM lowering, translation to LLVM IR fails.
     with pytest.raises(MLIRError, match="cannot JIT-compile"):
         ExecutionEngine(MODULE, pipeline="canonicalize")
+
+
+def _host_lacked_feature():
+    """An instruction-set feature (LLVM's name) the host CPU lacks, by
+    /proc/cpuinfo; None when it has them all or there is no such file."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((set(line.split(":", 1)[1].split()) for line in f
+                          if line.startswith("flags")), None)
+    except OSError:
+        return None
+    for llvm_name, flag in (("avx512fp16", "avx512_fp16"),
+                            ("amx-tile", "amx_tile")):
+        if flags is not None and flag not in flags:
+            return llvm_name
+    return None
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 CPU names")
+def test_code_for_other_cpus():
+    # A CPU the host can run (every x86-64 host today has x86-64-v2).
+    e = ExecutionEngine(MODULE,
+                        pipeline="linattn-lower-to-cpu{target-cpu=x86-64-v2}")
+    x = np.array([[-1, 0, 1], [2, -3, 0.5]], np.float32)
+    np.testing.assert_allclose(e.invoke("phi", x), ref.feature_map("elu", x),
+                               rtol=1e-6)
+    with pytest.raises(MLIRError, match="unknown target CPU 'bogus'"):
+        ExecutionEngine(MODULE,
+                        pipeline="linattn-lower-to-cpu{target-cpu=bogus}")
+    # Code that may use instructions the host lacks is refused before the
+    # JIT compiles it: calling it could stop the process.
+    lacked = _host_lacked_feature()
+    if lacked is None:
+        pytest.skip("the host has every feature this test tries")
+    with pytest.raises(MLIRError, match="cannot run on this host's CPU(.|\n)*"
+                       f"does not have: .*{lacked}"):
+        ExecutionEngine(MODULE, pipeline="linattn-lower-to-cpu"
+                        f"{{target-features=+{lacked}}}")
 
 
 def test_engine_from_module_leaves_module_unchanged():

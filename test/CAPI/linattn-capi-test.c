@@ -264,6 +264,9 @@ static void testJit(void) {
           mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module))))
     fail("lowering to LLVM");
   mlirPassManagerDestroy(pm);
+  // Lowered for the host: nothing it may use is missing.
+  if (mlirLogicalResultIsFailure(linattnVerifyRunsOnHost(module)))
+    fail("checking the host CPU");
 
   // The lowered code calls the OpenMP runtime for its parallel loops.
   MlirStringRef libs[] = {

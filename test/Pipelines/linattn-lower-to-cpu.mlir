@@ -37,6 +37,22 @@ func.func @scan(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x4xf32>)
 // AVX512: vector.fma {{.*}} : vector<16xf32>
 // BADFEATURES: malformed target features 'avx2': expected a comma-separated list of +feature or -feature
 
+// A CPU alone gives the kernels its features (x86-64-v3: AVX2, 8 lanes), and
+// a CPU name LLVM does not know is an error, not a warning and code for no
+// CPU.
+// RUN: linattn-opt %s --linattn-lower-to-cpu='target-cpu=x86-64-v3' --mlir-print-ir-after=convert-linattn-to-cpu-kernels -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
+// RUN: linattn-opt %s --linattn-lower-to-cpu='target-cpu=znver4' --mlir-print-ir-after=convert-linattn-to-cpu-kernels -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX512
+// RUN: linattn-opt %s --linattn-lower-to-cpu='target-cpu=x86-64-v3 target-features=+avx512f' --mlir-print-ir-after=convert-linattn-to-cpu-kernels -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX512
+// Features alone change the host CPU's (this host has AVX2, as every x86-64
+// machine of the last decade).
+// RUN: linattn-opt %s --linattn-lower-to-cpu='target-features=-avx512f' --mlir-print-ir-after=convert-linattn-to-cpu-kernels -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
+// RUN: not linattn-opt %s --linattn-lower-to-cpu='target-cpu=bogus' 2>&1 | FileCheck %s --check-prefix=BADCPU
+// RUN: not linattn-opt %s --linattn-lower-to-cpu='target-cpu=native' 2>&1 | FileCheck %s --check-prefix=NATIVE
+// RUN: not linattn-opt %s --linattn-lower-to-cpu='kernels=false target-cpu=i686' 2>&1 | FileCheck %s --check-prefix=I686
+// BADCPU: error: unknown target CPU 'bogus': not an x86-64 CPU or level LLVM knows (e.g. znver4, sapphirerapids, x86-64-v3, generic)
+// NATIVE: error: unknown target CPU 'native': {{.*}}; leave target-cpu empty for the host's
+// I686: error: unknown target CPU 'i686'
+
 // chunk-size runs linattn-chunk-scan first: the scan becomes chunks of
 // linalg products and no kernel is left to build.
 // RUN: linattn-opt %s --linattn-lower-to-cpu='chunk-size=16' --mlir-print-ir-after=linattn-chunk-scan -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNK

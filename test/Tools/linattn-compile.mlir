@@ -18,6 +18,7 @@
 // RUN: FileCheck %s --check-prefix=LLVM < %t/x.ll
 // RUN: linattn-compile %s -o %t/x.s --emit=asm --mcpu=x86-64-v3
 // RUN: FileCheck %s --check-prefix=ASM < %t/x.s
+// RUN: not grep -q zmm %t/x.s
 // RUN: linattn-compile %s -o %t/omp.o --openmp=on --link-flags=%t/omp.flags
 // RUN: FileCheck %s --check-prefix=OMP < %t/omp.flags
 // RUN: linattn-compile %s -o %t/lib.o --shared=%t/libx.so --openmp=on
@@ -26,6 +27,8 @@
 // Errors.
 // RUN: not linattn-compile %s 2>&1 | FileCheck %s --check-prefix=NO-OUTPUT
 // RUN: not linattn-compile %s -o %t/y.o --mattr=avx2 2>&1 | FileCheck %s --check-prefix=BAD-ATTR
+// RUN: not linattn-compile %s -o %t/y.o --mcpu=bogus 2>&1 | FileCheck %s --check-prefix=BAD-CPU
+// RUN: not linattn-compile %s -o %t/y.o --mattr=+avx2,+avx513 2>&1 | FileCheck %s --check-prefix=BAD-FEATURE
 // RUN: not linattn-compile %s -o %t/y.o --header=%t/y.h --pipeline='linattn-lower-to-cpu{c-interface=false}' 2>&1 | FileCheck %s --check-prefix=NO-CIFACE
 // RUN: not linattn-compile %s -o %t/y.o --pipeline=no-such-pass 2>&1 | FileCheck %s --check-prefix=BAD-PIPELINE
 // RUN: not linattn-compile %S/Inputs/aot-f16-scalar.mlir -o %t/y.o --header=%t/y.h 2>&1 | FileCheck %s --check-prefix=BAD-TYPE
@@ -73,6 +76,8 @@
 
 // NO-OUTPUT: linattn-compile: no output file: give -o <file>
 // BAD-ATTR: linattn-compile: --mattr: feature 'avx2' must start with + or -
+// BAD-CPU: linattn-compile: --mcpu: unknown CPU 'bogus' for x86_64-
+// BAD-FEATURE: linattn-compile: --mattr: unknown feature 'avx513' for x86_64-
 // NO-CIFACE: linattn-compile: the lowered module has no _mlir_ciface_attention (was it lowered with c-interface?)
 // BAD-PIPELINE: no-such-pass
 // BAD-TYPE: linattn-compile: @half: argument #0 has type f16, which the header cannot declare

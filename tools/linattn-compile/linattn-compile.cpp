@@ -52,6 +52,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -166,6 +167,19 @@ static cl::list<std::string>
                   cl::cat(toolOptions));
 static cl::opt<bool> verbose("v", cl::desc("Print the link command"),
                              cl::init(false), cl::cat(toolOptions));
+
+/// linattn-lower-to-cpu for --mcpu and --mattr: the kernels' vector width
+/// and register tile follow the CPU the code is generated for.
+static std::string defaultCpuPipeline() {
+  SmallVector<std::string> options;
+  if (!targetCPU.empty() && targetCPU != "native" && targetCPU != "host")
+    options.push_back("target-cpu=" + targetCPU);
+  if (!targetFeatures.empty())
+    options.push_back("target-features=" + targetFeatures);
+  if (options.empty())
+    return "linattn-lower-to-cpu";
+  return "linattn-lower-to-cpu{" + llvm::join(options, " ") + "}";
+}
 
 static int fail(const Twine &message) {
   llvm::errs() << "linattn-compile: " << message << "\n";
@@ -462,6 +476,68 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
 // Main
 //===----------------------------------------------------------------------===//
 
+/// The target machine of --mtriple, --mcpu and --mattr: the host's triple,
+/// CPU and features by default. Null, after saying why, for names LLVM does
+/// not know (it would only warn, and a CPU it does not know can leave it
+/// without the target's basic features: an error that aborts).
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
+  auto failed = [](const Twine &message) {
+    fail(message);
+    return std::unique_ptr<llvm::TargetMachine>();
+  };
+  std::string error;
+  llvm::Triple triple(targetTriple.empty()
+                          ? llvm::sys::getProcessTriple()
+                          : llvm::Triple::normalize(targetTriple));
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return failed("no target for " + triple.str() + ": " + error);
+  std::string cpu = targetCPU;
+  std::unique_ptr<llvm::MCSubtargetInfo> known(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (known && !cpu.empty() && cpu != "native" && cpu != "host" &&
+      !known->isCPUStringValid(cpu))
+    return failed("--mcpu: unknown CPU '" + cpu + "' for " + triple.str());
+  llvm::SubtargetFeatures features;
+  if (cpu.empty() || cpu == "native" || cpu == "host") {
+    cpu = llvm::sys::getHostCPUName().str();
+    if (targetTriple.empty() ||
+        triple == llvm::Triple(llvm::sys::getProcessTriple()))
+      for (const auto &feature : llvm::sys::getHostCPUFeatures())
+        features.AddFeature(feature.first(), feature.second);
+  }
+  if (!targetFeatures.empty()) {
+    SmallVector<StringRef> extra;
+    StringRef(targetFeatures).split(extra, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef feature : extra) {
+      feature = feature.trim();
+      if (!llvm::SubtargetFeatures::hasFlag(feature))
+        return failed("--mattr: feature '" + feature +
+                      "' must start with + or -");
+      StringRef name = llvm::SubtargetFeatures::StripFlag(feature);
+      if (known && !llvm::any_of(known->getAllProcessorFeatures(),
+                                 [&](const llvm::SubtargetFeatureKV &kv) {
+                                   return name == kv.Key;
+                                 }))
+        return failed("--mattr: unknown feature '" + name + "' for " +
+                      triple.str());
+      features.AddFeature(feature);
+    }
+  }
+  llvm::TargetOptions targetOptions;
+  // The GPU binary is loaded by a global constructor: .init_array, which
+  // every linker runs (lld does not turn .ctors into it).
+  targetOptions.UseInitArray = true;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
+      std::nullopt,
+      static_cast<llvm::CodeGenOptLevel>(std::min(optLevel.getValue(), 3u))));
+  if (!machine)
+    return failed("cannot create a target machine for " + triple.str());
+  return machine;
+}
+
 static int compile(MLIRContext &context) {
   if (outputFilename.empty())
     return fail("no output file: give -o <file>");
@@ -484,12 +560,16 @@ static int compile(MLIRContext &context) {
   if (!headerFilename.empty() && failed(checkHeaderTypes(entries)))
     return 1;
 
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine();
+  if (!machine)
+    return 1;
+
   // Lower to the LLVM dialect, then to LLVM IR.
   std::string pipelineText = pipeline;
   if (pipeline.getNumOccurrences() == 0)
     pipelineText = target == Target::CUDA
                        ? "linattn-lower-to-nvvm{device-buffers=true}"
-                       : "linattn-lower-to-cpu";
+                       : defaultCpuPipeline();
   PassManager pm(&context);
   if (!pipelineText.empty() &&
       failed(parsePassPipeline(pipelineText, pm, llvm::errs())))
@@ -516,48 +596,10 @@ static int compile(MLIRContext &context) {
     }
   }
 
-  // The target machine: the host's triple, CPU and features by default.
-  llvm::Triple triple(targetTriple.empty()
-                          ? llvm::sys::getProcessTriple()
-                          : llvm::Triple::normalize(targetTriple));
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return fail("no target for " + triple.str() + ": " + error);
-  std::string cpu = targetCPU;
-  llvm::SubtargetFeatures features;
-  if (cpu.empty() || cpu == "native" || cpu == "host") {
-    cpu = llvm::sys::getHostCPUName().str();
-    if (targetTriple.empty() ||
-        triple == llvm::Triple(llvm::sys::getProcessTriple()))
-      for (const auto &feature : llvm::sys::getHostCPUFeatures())
-        features.AddFeature(feature.first(), feature.second);
-  }
-  if (!targetFeatures.empty()) {
-    SmallVector<StringRef> extra;
-    StringRef(targetFeatures).split(extra, ',', -1, /*KeepEmpty=*/false);
-    for (StringRef feature : extra) {
-      feature = feature.trim();
-      if (!llvm::SubtargetFeatures::hasFlag(feature))
-        return fail("--mattr: feature '" + feature +
-                    "' must start with + or -");
-      features.AddFeature(feature);
-    }
-  }
-  unsigned level = std::min(optLevel.getValue(), 3u);
-  llvm::TargetOptions targetOptions;
-  // The GPU binary is loaded by a global constructor: .init_array, which
-  // every linker runs (lld does not turn .ctors into it).
-  targetOptions.UseInitArray = true;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
-      std::nullopt, static_cast<llvm::CodeGenOptLevel>(level)));
-  if (!machine)
-    return fail("cannot create a target machine for " + triple.str());
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   machine.get());
-  auto optimize =
-      makeOptimizingTransformer(level, /*sizeLevel=*/0, machine.get());
+  auto optimize = makeOptimizingTransformer(std::min(optLevel.getValue(), 3u),
+                                            /*sizeLevel=*/0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
 

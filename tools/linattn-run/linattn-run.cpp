@@ -27,6 +27,7 @@
 #include "CudaTarget.h"
 #include "ToolLibraries.h"
 
+#include "linattn/Conversion/LinAttnToCPU/TargetCpu.h"
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/InitAll.h"
 
@@ -549,6 +550,9 @@ static int run(MLIRContext &context, const char *argv0) {
                     "linattn-compile --target=cuda)\n";
     return 1;
   }
+
+  if (failed(linattn::verifyRunsOnHost(*module)))
+    return 1;
 
   SmallVector<StringRef> libs(libNames.begin(), libNames.end());
   auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,

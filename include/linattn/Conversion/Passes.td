@@ -195,11 +195,15 @@ def ConvertLinAttnToCPUKernelsPass
     quadratic.
   }];
   let options = [
+    Option<"targetCpu", "target-cpu", "std::string", /*default=*/"\"\"",
+           "LLVM CPU the code is for (znver4, x86-64-v3): its features, "
+           "with target-features added, decide the default vector width "
+           "and register tile; empty: the host's">,
     Option<"targetFeatures", "target-features", "std::string",
            /*default=*/"\"\"",
            "CPU features the code is for, in LLVM's spelling "
-           "(\"+avx2,+fma\"); empty: the host's. They decide the default "
-           "vector width and register tile">,
+           "(\"+avx2,+fma\"), added to or removed from target-cpu's; "
+           "empty: target-cpu's, or the host's">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
            "f32 lanes per vector, half as many f64 ones; 0 picks the "
            "target's (16 with AVX-512, 8 with AVX2, 4 otherwise)">,
@@ -242,7 +246,9 @@ def LinAttnSetLLVMTargetPass
     module, so that code generation (the JIT, or an object file) uses that
     CPU and those features whatever the machine that compiles. An empty
     option leaves its attribute alone: code generation then uses its target
-    machine's (the host's for the JIT).
+    machine's (the host's for the JIT). On an x86-64 host, a CPU name LLVM
+    does not know for x86-64 is an error (LLVM would only warn and generate
+    code for no particular CPU).
   }];
   let options = [
     Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",

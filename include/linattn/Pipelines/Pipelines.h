@@ -39,14 +39,17 @@ struct LinAttnLowerToCPUOptions
   PassOptions::Option<std::string> targetCpu{
       *this, "target-cpu",
       llvm::cl::desc("LLVM CPU the code is generated for (e.g. znver4, "
-                     "x86-64-v3); empty: the code generator's (the host's "
-                     "for the JIT)"),
+                     "x86-64-v3); its features decide the kernels' vector "
+                     "width and register tile. Empty: the code generator's "
+                     "(the host's for the JIT)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> targetFeatures{
       *this, "target-features",
       llvm::cl::desc("LLVM CPU features the code is generated for (e.g. "
-                     "+avx2,+fma,-avx512f); empty: the host's. They also "
-                     "decide the kernels' vector width and register tile"),
+                     "+avx2,+fma,-avx512f), added to or removed from "
+                     "target-cpu's; empty: target-cpu's, or the host's. They "
+                     "also decide the kernels' vector width and register "
+                     "tile"),
       llvm::cl::init("")};
   PassOptions::Option<int64_t> chunkSize{
       *this, "chunk-size",

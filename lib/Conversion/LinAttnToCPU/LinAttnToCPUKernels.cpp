@@ -27,6 +27,7 @@
 
 #include "VectorEmitter.h"
 
+#include "linattn/Conversion/LinAttnToCPU/TargetCpu.h"
 #include "linattn/Conversion/Passes.h"
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/Transforms/Passes.h"
@@ -40,7 +41,6 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Threading.h"
-#include "llvm/TargetParser/Host.h"
 
 namespace mlir::linattn {
 #define GEN_PASS_DEF_CONVERTLINATTNTOCPUKERNELSPASS
@@ -958,28 +958,15 @@ static void rewriteReadout(RewriterBase &rewriter, QueryReadoutOp op,
 
 namespace {
 
-/// f32 lanes of the widest vectors of a CPU with `features` (LLVM's names,
-/// "+avx2,+fma,..."; empty: the host's); 0 when `features` is malformed.
-static int64_t vectorWidthFor(StringRef features) {
-  llvm::StringMap<bool> enabled;
-  if (features.empty()) {
-    enabled = llvm::sys::getHostCPUFeatures();
-  } else {
-    SmallVector<StringRef> parts;
-    features.split(parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-    for (StringRef part : parts) {
-      part = part.trim();
-      if (part.consume_front("+"))
-        enabled[part] = true;
-      else if (part.consume_front("-"))
-        enabled[part] = false;
-      else
-        return 0;
-    }
-  }
-  if (enabled.lookup("avx512f"))
+/// f32 lanes of the widest vectors of code for `cpu` with `features`
+/// (`targetFeatures`; both empty: the host); 0 when `features` is malformed.
+static int64_t vectorWidthFor(StringRef cpu, StringRef features) {
+  std::optional<llvm::StringMap<bool>> enabled = targetFeatures(cpu, features);
+  if (!enabled)
+    return 0;
+  if (enabled->lookup("avx512f"))
     return 16;
-  if (enabled.lookup("avx2") || enabled.lookup("avx"))
+  if (enabled->lookup("avx2") || enabled->lookup("avx"))
     return 8;
   return 4;
 }
@@ -990,7 +977,11 @@ struct ConvertLinAttnToCPUKernelsPass
   using Base::Base;
 
   void runOnOperation() override {
-    int64_t targetWidth = vectorWidthFor(targetFeatures);
+    if (std::optional<std::string> unknown = unknownTargetCpu(targetCpu)) {
+      getOperation()->emitError() << *unknown;
+      return signalPassFailure();
+    }
+    int64_t targetWidth = vectorWidthFor(targetCpu, targetFeatures);
     if (targetWidth == 0) {
       getOperation()->emitError()
           << "malformed target features '" << targetFeatures

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "linattn/Conversion/LinAttnToCPU/TargetCpu.h"
 #include "linattn/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -23,6 +24,10 @@ struct LinAttnSetLLVMTargetPass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    if (std::optional<std::string> unknown = unknownTargetCpu(cpu)) {
+      getOperation()->emitError() << *unknown;
+      return signalPassFailure();
+    }
     StringAttr cpuAttr = cpu.empty() ? StringAttr() : StringAttr::get(ctx, cpu);
     LLVM::TargetFeaturesAttr featuresAttr;
     if (!features.empty()) {
