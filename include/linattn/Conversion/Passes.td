@@ -387,9 +387,9 @@ def ConvertLinAttnToGPUPass
            "slots per staged tile; false: staged synchronously">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
-           "compute their scores with sm_90's wgmma from swizzled tiles "
-           "where the chip is sm_90 (compiled as sm_90a); elsewhere "
-           "mma.sync">,
+           "compute their scores, and with bf16 their state update, with "
+           "sm_90's wgmma from swizzled tiles where the chip is sm_90 "
+           "(compiled as sm_90a); elsewhere mma.sync">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"0",
            "The chunk loops that stage synchronously prefetch the rows of "
            "the chunk this many chunks ahead into L2 (prefetch.L2 per "

@@ -480,12 +480,22 @@ struct ChunkedScanConfig {
   /// `wgmmaApplies`): φ(Q_c) and φ(K_c) are then staged in the 128-byte
   /// swizzled layout (`swizzledIndex`) by every kernel of the scan.
   bool wgmma = false;
+  /// Whether the state update φ(K_c)ᵀV_c is wgmma too (see
+  /// `wgmmaStateApplies`): V_c is then staged in the 128-byte swizzle, and
+  /// warpgroup i (warps 4i..4i+3) accumulates feature block i mod (F / 64)
+  /// of its share of the value tile (`stateColumns`), warp w rows
+  /// 16(w mod 4)..16(w mod 4) + 15 of the block.
+  bool wgmmaState = false;
   /// How many chunks ahead of the one they stage the synchronous chunk
   /// loops prefetch into L2 (`ChunkEmitter::prefetchGroup`); 0 with async
   /// copies, which have the next chunk in flight already.
   int64_t prefetchChunks = 0;
 
   int64_t threads() const { return 32 * shape.warps; }
+  /// With `wgmmaState`: the value columns of a warpgroup's state (wgmma's N).
+  int64_t stateColumns() const {
+    return shape.dvTile * (features / 64) / (shape.warps / 4);
+  }
   /// Slots of the staged tiles: 2 with async copies.
   int64_t slots() const { return asyncCopies ? 2 : 1; }
   /// Whether any kernel accumulates z: for the denominators or the result.
@@ -501,7 +511,9 @@ struct ChunkedScanConfig {
   /// `valueRowPadding`): φ(Q_c) and φ(K_c) are C x F, V_c is C x DT, S is
   /// F x DT, the scores C x C.
   int64_t ldF() const { return wgmma ? features : features + pad(); }
-  int64_t ldV() const { return shape.dvTile + shape.valuePad; }
+  int64_t ldV() const {
+    return wgmmaState ? shape.dvTile : shape.dvTile + shape.valuePad;
+  }
   int64_t ldS() const { return shape.dvTile + shape.statePad; }
   int64_t ldC() const { return shape.chunk + pad(); }
   int64_t pad() const { return rowPadding(dataBytes()); }
@@ -568,8 +580,8 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
 
 /// Creates a chunked kernel with the workgroup buffers of
 /// `chunkSharedBuffers`, each 16-byte aligned for ldmatrix; the feature
-/// tiles 1024-byte aligned when swizzled for wgmma (the swizzle is of the
-/// absolute address).
+/// tiles (and V_c with `wgmmaState`) 1024-byte aligned when swizzled for
+/// wgmma (the swizzle is of the absolute address).
 gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
                                  gpu::GPUModuleOp kernels, StringRef name,
                                  TypeRange args, const ChunkedScanConfig &c,
@@ -577,10 +589,13 @@ gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
   gpu::GPUFuncOp kernel =
       createKernel(b, loc, kernels, name, args, chunkSharedBuffers(c, tiles));
   unsigned featureTiles = tiles == ChunkTiles::All ? 2 : 1;
+  unsigned swizzled = tiles == ChunkTiles::Queries ? 1
+                      : c.wgmmaState               ? featureTiles + 1
+                                                   : featureTiles;
   for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
     kernel.setWorkgroupAttributionAttr(
         i, LLVM::LLVMDialect::getAlignAttrName(),
-        b.getI64IntegerAttr(c.wgmma && i < featureTiles ? 1024 : 16));
+        b.getI64IntegerAttr(c.wgmma && i < swizzled ? 1024 : 16));
   return kernel;
 }
 
@@ -1074,6 +1089,17 @@ public:
   /// feature f, column d of the tile, i-th value.
   void forEachStateElement(function_ref<void(Value, Value, unsigned)> fn) {
     unsigned s = 0;
+    if (c.wgmmaState) {
+      // wgmma's D: register 4j + i is element i of column tile j in the
+      // accumulator layout of mma.sync.
+      auto [r0, n0] = wgmmaStateOrigin();
+      for (int64_t j = 0; j < c.stateColumns() / 8; ++j)
+        for (int64_t i = 0; i < 4; ++i) {
+          auto [f, d] = mb.position(r0, kb.add(n0, kb.idx(8 * j)), i);
+          fn(f, d, s++);
+        }
+      return;
+    }
     for (int64_t fi = 0; fi < c.features / 16; ++fi)
       for (int64_t j = 0; j < nTilesPerWarp(); ++j) {
         auto [r0, n0] = stateTileAt(fi, j);
@@ -1083,7 +1109,11 @@ public:
         }
       }
   }
-  int64_t stateFragmentSize() { return c.features / 16 * nTilesPerWarp() * 4; }
+  int64_t stateFragmentSize() {
+    if (c.wgmmaState)
+      return c.stateColumns() / 2;
+    return c.features / 16 * nTilesPerWarp() * 4;
+  }
 
   /// The state fragments in shared memory, for `outputs`. With
   /// `scaledState()` (f16) each column d is multiplied by the power of two
@@ -1155,6 +1185,8 @@ public:
 
   /// fragments + φ(K_c)ᵀ V_c.
   SmallVector<Value> accumulateState(ValueRange fragments) {
+    if (c.wgmmaState)
+      return wgmmaStateUpdate(fragments);
     SmallVector<Value> next(fragments.begin(), fragments.end());
     int64_t tiles = nTilesPerWarp(), step = pairedTiles() ? 2 : 1;
     for (int64_t fi = 0; fi < c.features / 16; ++fi)
@@ -1411,7 +1443,7 @@ private:
              if (width > 1)
                prefetchGroup(vBuf, valueBase, at, t, kb.eq(d, zero),
                              kb.ult(col, dvOffset), dv);
-             return {{values, vs, kb.add(base, kb.add(kb.mul(t, ldV), d))}};
+             return {{values, vs, valueIndex(base, t, d)}};
            });
   }
 
@@ -1484,7 +1516,7 @@ private:
       Value at = kb.select(
           exists, toIndex(valueBase, elementAt(row(t0, t), dvOffset, col)),
           none);
-      copyGroup(vBuf, at, vs, kb.add(base, kb.add(kb.mul(t, ldV), d)),
+      copyGroup(vBuf, at, vs, valueIndex(base, t, d),
                 kb.select(exists, all, none));
     });
   }
@@ -1686,60 +1718,135 @@ private:
   /// element e of key tile j in mma.sync's accumulator layout (rows g and
   /// g + 8 of the warp's row tile, columns 2t and 2t + 1).
   SmallVector<Value> wgmmaScores(Value key0, int64_t keys) {
-    MLIRContext *ctx = b.getContext();
-    Type i64 = b.getI64Type();
-    int64_t bytes = c.dataBytes();
-    auto tileAddress = [&](Value buffer, Value firstRow) {
-      return kb.add(
-          kb.add(pointerOf(buffer), kb.mul(featureSlot, kb.idx(bytes))),
-          kb.mul(firstRow, kb.idx(kSwizzleBytes)));
-    };
-    Value queries = tileAddress(qs, zero), keyRows = tileAddress(ks, key0);
-    // Start address >> 4 in bits 0-13; leading byte offset (unused by
-    // swizzled K-major layouts: 16) and stride byte offset (8 rows of 128
-    // bytes) >> 4 in bits 16-29 and 32-45; the 128-byte swizzle in 62-63.
-    uint64_t high = uint64_t(16 >> 4) << 16 |
-                    uint64_t((8 * kSwizzleBytes) >> 4) << 32 |
-                    uint64_t(1) << 62;
-    Value highBits =
-        arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(high));
-    Value four = arith::ConstantIntOp::create(b, loc, i64, 4);
-    auto descriptor = [&](Value address, int64_t offset) -> Value {
-      Value at = arith::IndexCastUIOp::create(b, loc, i64,
-                                              kb.add(address, kb.idx(offset)));
-      return arith::OrIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, at, four), highBits);
-    };
-    auto accType = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(keys / 2, b.getF32Type()));
-    auto type =
-        c.dataType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    Value queries = tileAddress(qs, featureSlot);
+    Value keyRows = kb.add(tileAddress(ks, featureSlot),
+                           kb.mul(key0, kb.idx(kSwizzleBytes)));
+    // K-major: the leading byte offset is unused (16); the stride byte
+    // offset is 8 rows of 128 bytes.
+    uint64_t layout = swizzledDescriptorBits(16, 8 * kSwizzleBytes);
+    auto accType = wgmmaAccumulatorType(keys);
     Value acc = LLVM::UndefOp::create(b, loc, accType);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     constexpr int64_t perRow = kSwizzleBytes / 2;
     for (int64_t f0 = 0; f0 < c.features; f0 += 16) {
       // Feature f0 of row 0: its 64-column block, then its byte in the row.
-      int64_t offset =
-          f0 / perRow * c.shape.chunk * kSwizzleBytes + f0 % perRow * bytes;
-      acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, accType, acc, descriptor(queries, offset),
-          descriptor(keyRows, offset),
-          NVVM::MMAShapeAttr::get(ctx, 64, keys, 16), type, type,
-          NVVM::WGMMATypes::f32,
-          f0 == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          NVVM::MMALayout::row, NVVM::MMALayout::col,
-          /*satfinite=*/nullptr);
+      int64_t offset = f0 / perRow * c.shape.chunk * kSwizzleBytes +
+                       f0 % perRow * c.dataBytes();
+      acc = wgmma(acc, descriptor(queries, offset, layout),
+                  descriptor(keyRows, offset, layout), keys,
+                  /*accumulate=*/f0 != 0, NVVM::MMALayout::row,
+                  NVVM::MMALayout::col);
     }
+    return waitForWgmma(acc, keys);
+  }
+
+  /// The first feature and value column of this warp's state fragments
+  /// with `wgmmaState`: rows 16(w mod 4).. of feature block i mod (F / 64),
+  /// columns from the warpgroup's share i div (F / 64) of the value tile,
+  /// for warpgroup i.
+  std::pair<Value, Value> wgmmaStateOrigin() {
+    Value group = kb.divU(warp, kb.idx(4));
+    Value blocks = kb.idx(c.features / 64);
+    Value row = kb.add(kb.mul(kb.remU(group, blocks), kb.idx(64)),
+                       kb.mul(kb.remU(warp, kb.idx(4)), kb.idx(16)));
+    return {row, kb.mul(kb.divU(group, blocks), kb.idx(c.stateColumns()))};
+  }
+
+  /// `fragments` + φ(K_c)ᵀ V_c with wgmma (`wgmmaState`): the warpgroup's
+  /// 64 features by `stateColumns()` value columns, C / 16 steps of
+  /// m64nNk16 with both operands MN-major in the 128-byte swizzle: φ(K_c)
+  /// as staged for the scores (a token's 64 features of a block in one
+  /// 128-byte row) is φ(K_c)ᵀ column by column, and V_c is staged the same
+  /// way. The state stays in registers across chunks, wgmma's D.
+  SmallVector<Value> wgmmaStateUpdate(ValueRange fragments) {
+    int64_t columns = c.stateColumns();
+    int64_t blockBytes = c.shape.chunk * kSwizzleBytes;
+    Value group = kb.divU(warp, kb.idx(4));
+    Value blocks = kb.idx(c.features / 64);
+    Value keys = kb.add(tileAddress(ks, featureSlot),
+                        kb.mul(kb.remU(group, blocks), kb.idx(blockBytes)));
+    Value values = kb.add(
+        tileAddress(vs, valueSlot),
+        kb.mul(kb.divU(group, blocks), kb.idx(columns / 64 * blockBytes)));
+    // MN-major: 8 tokens 128 bytes apart, the next 8 tokens (stride byte
+    // offset) 1024 bytes on, the next 64 columns (leading byte offset) a
+    // block of the tile on.
+    uint64_t layout = swizzledDescriptorBits(blockBytes, 8 * kSwizzleBytes);
+    auto accType = wgmmaAccumulatorType(columns);
+    Value acc = LLVM::UndefOp::create(b, loc, accType);
+    for (auto [i, value] : llvm::enumerate(fragments))
+      acc = LLVM::InsertValueOp::create(b, loc, acc, value, i);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t t = 0; t < c.shape.chunk; t += 16) {
+      int64_t offset = t * kSwizzleBytes;
+      acc = wgmma(acc, descriptor(keys, offset, layout),
+                  descriptor(values, offset, layout), columns,
+                  /*accumulate=*/true, NVVM::MMALayout::col,
+                  NVVM::MMALayout::row);
+    }
+    return waitForWgmma(acc, columns);
+  }
+
+  /// The shared-memory address of the slot at `slot` of the tile `buffer`.
+  Value tileAddress(Value buffer, Value slot) {
+    return kb.add(pointerOf(buffer), kb.mul(slot, kb.idx(c.dataBytes())));
+  }
+  /// The bits of a wgmma descriptor above its start address for the
+  /// 128-byte swizzle: leading and stride byte offsets >> 4 in bits 16-29
+  /// and 32-45, the swizzle mode in 62-63.
+  static uint64_t swizzledDescriptorBits(int64_t leading, int64_t stride) {
+    return uint64_t(leading >> 4) << 16 | uint64_t(stride >> 4) << 32 |
+           uint64_t(1) << 62;
+  }
+  /// A wgmma descriptor: (address + offset) >> 4 in bits 0-13 and `high`.
+  Value descriptor(Value address, int64_t offset, uint64_t high) {
+    Type i64 = b.getI64Type();
+    Value at = arith::IndexCastUIOp::create(b, loc, i64,
+                                            kb.add(address, kb.idx(offset)));
+    Value four = arith::ConstantIntOp::create(b, loc, i64, 4);
+    Value bits =
+        arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(high));
+    return arith::OrIOp::create(b, loc,
+                                arith::ShRUIOp::create(b, loc, at, four), bits);
+  }
+  /// The struct of the n / 2 f32 accumulators of an m64nNk16 wgmma.
+  Type wgmmaAccumulatorType(int64_t n) {
+    return LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
+  }
+  /// acc (+)= the m64nNk16 product of the operands of descriptors a and b.
+  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool accumulate,
+              NVVM::MMALayout layoutA, NVVM::MMALayout layoutB) {
+    auto type =
+        c.dataType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    return NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, a, bDesc,
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16), type, type,
+        NVVM::WGMMATypes::f32,
+        accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+        /*satfinite=*/nullptr);
+  }
+  /// Commits the wgmmas issued since the fence, waits for them and returns
+  /// the n / 2 accumulators of `acc`.
+  SmallVector<Value> waitForWgmma(Value acc, int64_t n) {
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     SmallVector<Value> values;
-    for (int64_t i = 0; i < keys / 2; ++i)
+    for (int64_t i = 0; i < n / 2; ++i)
       values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
     return values;
   }
   SharedMatrix valueTile() {
-    return {vs, c.ldV(), /*rowMajor=*/true, valueSlot};
+    return {vs, c.ldV(), /*rowMajor=*/true, valueSlot,
+            c.wgmmaState ? c.shape.chunk : 0};
+  }
+  /// The element of token `row`, column `col` of a V_c tile whose slot
+  /// starts at `slotBase`: padded rows, or swizzled with `wgmmaState`.
+  Value valueIndex(Value slotBase, Value row, Value col) {
+    if (c.wgmmaState)
+      return kb.add(slotBase, swizzledIndex(kb, c.shape.chunk, row, col));
+    return kb.add(slotBase, kb.add(kb.mul(row, ldV), col));
   }
   SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true, zero}; }
   SharedMatrix stateTile() { return {ss, c.ldS(), /*rowMajor=*/true, zero}; }
@@ -2253,6 +2360,21 @@ static bool wgmmaApplies(const LinAttnToGPUKernelOptions &options,
          c.features % 64 == 0 && c.shape.chunk == 64;
 }
 
+/// Whether the chunk loops of `c`, which take wgmma for the scores, take it
+/// for the state update too: bf16 data (f16's per-column state scaling,
+/// `storeStateToShared`, needs each column in one warp), value tiles of
+/// whole 128-byte swizzle blocks, and warpgroups that divide into the
+/// feature blocks, each with a share of the value tile of whole blocks (at
+/// most wgmma's N of 256).
+static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
+  if (!c.wgmma || !c.dataType.isBF16() || c.shape.dvTile % 64 != 0 ||
+      c.shape.warps % 4 != 0)
+    return false;
+  int64_t blocks = c.features / 64, groups = c.shape.warps / 4;
+  return groups % blocks == 0 && c.stateColumns() % 64 == 0 &&
+         c.stateColumns() <= 256;
+}
+
 /// `ChunkedScanConfig::prefetchChunks` for `c`, whose `asyncCopies` is set.
 static int64_t prefetchDistance(const LinAttnToGPUKernelOptions &options,
                                 const ChunkedScanConfig &c) {
@@ -2300,6 +2422,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       stagesAsync(options, vType.getElementType()),
                       /*narrowOffsets=*/true};
   c.wgmma = wgmmaApplies(options, c);
+  c.wgmmaState = wgmmaStateApplies(c);
   c.prefetchChunks = prefetchDistance(options, c);
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;

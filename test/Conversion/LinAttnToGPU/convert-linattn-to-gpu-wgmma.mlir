@@ -4,9 +4,13 @@
 // every kernel of the scan; staging ends with the async-proxy fence before
 // its barrier; the scores of each block of 32 keys are four m64n32k16
 // wgmma (F / 16 steps) from descriptors of the two tiles, the first without
-// the accumulator, then one commit and a wait for all. Where it does not
-// apply the kernels are those of wgmma=false: chunks of 32
-// (chunk-size=32) and F = 32.
+// the accumulator, then one commit and a wait for all. With bf16 data the
+// state update φ(K_c)ᵀV_c is wgmma too: V_c staged the same way (64 x 64,
+// 1024-byte aligned), four m64n64k16 (C / 16 steps) with both operands
+// MN-major (A col, B row) into the state, which the segment states kernel
+// accumulates the same way; f16 keeps mma.sync for it (its state's column
+// scales need each column in one warp). Where wgmma does not apply the
+// kernels are those of wgmma=false: chunks of 32 (chunk-size=32) and F = 32.
 
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 chunk-size=32" -split-input-file | FileCheck %s --check-prefix=NONE
@@ -18,7 +22,7 @@
 
 // CHECK-LABEL: func.func @bf16_f64
 //       CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
-//  CHECK-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64},
+//  CHECK-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64},
 //       CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 //  CHECK-NEXT: gpu.barrier
 //       CHECK: memref.extract_aligned_pointer_as_index
@@ -29,6 +33,10 @@
 //  CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 //       CHECK: nvvm.wgmma.fence.aligned
 //       CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+//       CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+//  CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+//  CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 //   CHECK-NOT: nvvm.wgmma.fence.aligned
 //       CHECK: gpu.return
 // DYNAMIC-LABEL: func.func @bf16_f64
@@ -59,4 +67,21 @@ func.func @bf16_f64(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v: te
 func.func @f16_f32(%q: tensor<2x?x32xf16>, %k: tensor<2x?x32xf16>, %v: tensor<2x?x32xf16>) -> tensor<2x?x32xf16> {
   %o, %s, %z = linattn.scan forward %q, %k, %v : tensor<2x?x32xf16>, tensor<2x?x32xf16>, tensor<2x?x32xf16> -> tensor<2x?x32xf16>, tensor<2x32x32xf32>, tensor<2x32xf32>
   return %o : tensor<2x?x32xf16>
+}
+
+// -----
+
+// f16 at F = 64: the scores by wgmma, the state update by mma.sync (V_c
+// padded, 16-byte aligned).
+// CHECK-LABEL: func.func @f16_f64
+//       CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
+//  CHECK-SAME: workgroup(%{{.*}} : memref<4096xf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64},
+//       CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>
+//   CHECK-NOT: <m = 64, n = 64, k = 16>
+//       CHECK: gpu.return
+func.func @f16_f64(%q: tensor<2x4x?x64xf16>, %k: tensor<2x4x?x64xf16>, %v: tensor<2x4x?x64xf16>) -> tensor<2x4x?x64xf16> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x64xf16> -> tensor<2x4x?x64xf16>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x64xf16> -> tensor<2x4x?x64xf16>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16> -> tensor<2x4x?x64xf16>, tensor<2x4x64x64xf32>, tensor<2x4x64xf32>
+  return %o : tensor<2x4x?x64xf16>
 }
