@@ -135,11 +135,19 @@ def test_clear(rng):
 
 
 def test_cached_call_is_fast(rng):
+    # A call that hits the cache costs a small fraction of the first one,
+    # which compiles: the best of five rounds, so that a loaded machine
+    # (CI beside a build) does not fail it, against that first call.
     import time
     q, k, v = (rand(rng, 1, 2, 16, 8) for _ in range(3))
-    linattn.linear_attention(q, k, v)
     start = time.perf_counter()
-    for _ in range(50):
-        linattn.linear_attention(q, k, v)
-    per_call = (time.perf_counter() - start) / 50
-    assert per_call < 0.01  # no recompilation (compiling takes ~0.1 s)
+    linattn.linear_attention(q, k, v)
+    first = time.perf_counter() - start
+    rounds = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(10):
+            linattn.linear_attention(q, k, v)
+        rounds.append((time.perf_counter() - start) / 10)
+    assert min(rounds) < first / 10, (min(rounds), first)
+    assert linattn.cache_info().misses == 1

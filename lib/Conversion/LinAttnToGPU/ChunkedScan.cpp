@@ -1183,10 +1183,10 @@ public:
             kb.select(large, inverse, kb.fconst(1.0))};
   }
 
-  /// fragments + φ(K_c)ᵀ V_c.
+  /// fragments + φ(K_c)ᵀ V_c (with `wgmmaState`, waited for at once).
   SmallVector<Value> accumulateState(ValueRange fragments) {
     if (c.wgmmaState)
-      return wgmmaStateUpdate(fragments);
+      return finishStateUpdate(startStateUpdate(fragments));
     SmallVector<Value> next(fragments.begin(), fragments.end());
     int64_t tiles = nTilesPerWarp(), step = pairedTiles() ? 2 : 1;
     for (int64_t fi = 0; fi < c.features / 16; ++fi)
@@ -1206,6 +1206,50 @@ public:
         }
       }
     return next;
+  }
+
+  /// Starts `fragments` + φ(K_c)ᵀ V_c with wgmma (`wgmmaState`): the
+  /// warpgroup's 64 features by `stateColumns()` value columns, C / 16
+  /// steps of m64nNk16 with both operands MN-major in the 128-byte swizzle:
+  /// φ(K_c) as staged for the scores (a token's 64 features of a block in
+  /// one 128-byte row) is φ(K_c)ᵀ column by column, and V_c is staged the
+  /// same way. The state stays in registers across chunks, wgmma's D.
+  /// Returns the accumulators, in flight until `finishStateUpdate`: the
+  /// warp may do other work meanwhile, but must not touch `fragments`, nor
+  /// the staged φ(K_c) and V_c.
+  Value startStateUpdate(ValueRange fragments) {
+    int64_t columns = c.stateColumns();
+    int64_t blockBytes = c.shape.chunk * kSwizzleBytes;
+    Value group = kb.divU(warp, kb.idx(4));
+    Value blocks = kb.idx(c.features / 64);
+    Value keys = kb.add(tileAddress(ks, featureSlot),
+                        kb.mul(kb.remU(group, blocks), kb.idx(blockBytes)));
+    Value values = kb.add(
+        tileAddress(vs, valueSlot),
+        kb.mul(kb.divU(group, blocks), kb.idx(columns / 64 * blockBytes)));
+    // MN-major: 8 tokens 128 bytes apart, the next 8 tokens (stride byte
+    // offset) 1024 bytes on, the next 64 columns (leading byte offset) a
+    // block of the tile on.
+    uint64_t layout = swizzledDescriptorBits(blockBytes, 8 * kSwizzleBytes);
+    Value acc =
+        LLVM::UndefOp::create(b, loc, wgmmaAccumulatorType(columns));
+    for (auto [i, value] : llvm::enumerate(fragments))
+      acc = LLVM::InsertValueOp::create(b, loc, acc, value, i);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t t = 0; t < c.shape.chunk; t += 16) {
+      int64_t offset = t * kSwizzleBytes;
+      acc = wgmma(acc, descriptor(keys, offset, layout),
+                  descriptor(values, offset, layout), columns,
+                  /*accumulate=*/true, NVVM::MMALayout::col,
+                  NVVM::MMALayout::row);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    return acc;
+  }
+  /// Waits for the update `startStateUpdate` started and returns the new
+  /// state fragments.
+  SmallVector<Value> finishStateUpdate(Value state) {
+    return waitForWgmma(state, c.stateColumns(), /*commit=*/false);
   }
 
   /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32: tokens
@@ -1752,41 +1796,6 @@ private:
     return {row, kb.mul(kb.divU(group, blocks), kb.idx(c.stateColumns()))};
   }
 
-  /// `fragments` + φ(K_c)ᵀ V_c with wgmma (`wgmmaState`): the warpgroup's
-  /// 64 features by `stateColumns()` value columns, C / 16 steps of
-  /// m64nNk16 with both operands MN-major in the 128-byte swizzle: φ(K_c)
-  /// as staged for the scores (a token's 64 features of a block in one
-  /// 128-byte row) is φ(K_c)ᵀ column by column, and V_c is staged the same
-  /// way. The state stays in registers across chunks, wgmma's D.
-  SmallVector<Value> wgmmaStateUpdate(ValueRange fragments) {
-    int64_t columns = c.stateColumns();
-    int64_t blockBytes = c.shape.chunk * kSwizzleBytes;
-    Value group = kb.divU(warp, kb.idx(4));
-    Value blocks = kb.idx(c.features / 64);
-    Value keys = kb.add(tileAddress(ks, featureSlot),
-                        kb.mul(kb.remU(group, blocks), kb.idx(blockBytes)));
-    Value values = kb.add(
-        tileAddress(vs, valueSlot),
-        kb.mul(kb.divU(group, blocks), kb.idx(columns / 64 * blockBytes)));
-    // MN-major: 8 tokens 128 bytes apart, the next 8 tokens (stride byte
-    // offset) 1024 bytes on, the next 64 columns (leading byte offset) a
-    // block of the tile on.
-    uint64_t layout = swizzledDescriptorBits(blockBytes, 8 * kSwizzleBytes);
-    auto accType = wgmmaAccumulatorType(columns);
-    Value acc = LLVM::UndefOp::create(b, loc, accType);
-    for (auto [i, value] : llvm::enumerate(fragments))
-      acc = LLVM::InsertValueOp::create(b, loc, acc, value, i);
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    for (int64_t t = 0; t < c.shape.chunk; t += 16) {
-      int64_t offset = t * kSwizzleBytes;
-      acc = wgmma(acc, descriptor(keys, offset, layout),
-                  descriptor(values, offset, layout), columns,
-                  /*accumulate=*/true, NVVM::MMALayout::col,
-                  NVVM::MMALayout::row);
-    }
-    return waitForWgmma(acc, columns);
-  }
-
   /// The shared-memory address of the slot at `slot` of the tile `buffer`.
   Value tileAddress(Value buffer, Value slot) {
     return kb.add(pointerOf(buffer), kb.mul(slot, kb.idx(c.dataBytes())));
@@ -1827,10 +1836,11 @@ private:
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
         /*satfinite=*/nullptr);
   }
-  /// Commits the wgmmas issued since the fence, waits for them and returns
-  /// the n / 2 accumulators of `acc`.
-  SmallVector<Value> waitForWgmma(Value acc, int64_t n) {
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  /// Commits the wgmmas issued since the last commit (`commit`), waits for
+  /// every group and returns the n / 2 accumulators of `acc`.
+  SmallVector<Value> waitForWgmma(Value acc, int64_t n, bool commit = true) {
+    if (commit)
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     SmallVector<Value> values;
     for (int64_t i = 0; i < n / 2; ++i)
@@ -2093,8 +2103,14 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
   SmallVector<Value> init(fragments + keyParts, kb.fconst(0.0));
   SmallVector<Value> sums = e.walkChunks(
       begin, end, init, [&](Value t0, Value count, ValueRange carried) {
-        SmallVector<Value> next =
-            e.accumulateState(carried.take_front(fragments));
+        // With wgmma the key sums are added while the update runs.
+        Value pending;
+        SmallVector<Value> next;
+        if (c.wgmmaState)
+          pending = e.startStateUpdate(carried.take_front(fragments));
+        else
+          next = e.accumulateState(carried.take_front(fragments));
+        SmallVector<Value> keySums;
         for (int64_t j = 0; j < keyParts; ++j) {
           Value sum = carried[fragments + j];
           auto branch = scf::IfOp::create(
@@ -2107,8 +2123,11 @@ static gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
               [&](OpBuilder &, Location) {
                 scf::YieldOp::create(rewriter, loc, sum);
               });
-          next.push_back(branch.getResult(0));
+          keySums.push_back(branch.getResult(0));
         }
+        if (c.wgmmaState)
+          next = e.finishStateUpdate(pending);
+        llvm::append_range(next, keySums);
         return next;
       });
 
