@@ -122,25 +122,41 @@ void FeatureMapEmitter::emit() {
   upper.push_back(
       block == 1 ? length
                  : arith::CeilDivUIOp::create(b, loc, length, index(block)));
-  emitParallel(upper, [&](ValueRange ivs) {
-    ValueRange batch = ivs.drop_back();
-    if (block == 1) {
-      emitRow(batch, ivs.back(), 1);
-      return;
-    }
-    Value first = arith::MulIOp::create(b, loc, ivs.back(), index(block));
-    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                       add(first, block), length);
-    auto ifFull = scf::IfOp::create(b, loc, full, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifFull.thenYield());
-    emitRow(batch, first, block);
-    b.setInsertionPoint(ifFull.elseYield());
-    emitFor(first, length, index(1), {}, [&](Value row, ValueRange) {
-      emitRow(batch, row, 1);
-      return SmallVector<Value>();
-    });
-  });
+  // About the operations (2·D per favor feature, D + 1 per poly2 input
+  // element), for a serial twin of the loop when there are threads.
+  Value flops;
+  if (shape.threads > 1) {
+    flops = arith::MulIOp::create(b, loc, length, inputSize);
+    for (Value size : ArrayRef<Value>(upper).drop_back())
+      flops = arith::MulIOp::create(b, loc, flops, size);
+    flops = arith::MulIOp::create(
+        b, loc, flops,
+        kind == FeatureMapKind::Favor
+            ? arith::MulIOp::create(b, loc, features, index(2)).getResult()
+            : arith::AddIOp::create(b, loc, inputSize, index(1)).getResult());
+  }
+  emitParallel(
+      upper,
+      [&](ValueRange ivs) {
+        ValueRange batch = ivs.drop_back();
+        if (block == 1) {
+          emitRow(batch, ivs.back(), 1);
+          return;
+        }
+        Value first = arith::MulIOp::create(b, loc, ivs.back(), index(block));
+        Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                           add(first, block), length);
+        auto ifFull = scf::IfOp::create(b, loc, full, /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ifFull.thenYield());
+        emitRow(batch, first, block);
+        b.setInsertionPoint(ifFull.elseYield());
+        emitFor(first, length, index(1), {}, [&](Value row, ValueRange) {
+          emitRow(batch, row, 1);
+          return SmallVector<Value>();
+        });
+      },
+      flops);
 }
 
 void FeatureMapEmitter::emitFavorRows(ValueRange batch, Value row,

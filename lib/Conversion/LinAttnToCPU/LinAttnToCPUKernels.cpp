@@ -166,6 +166,9 @@ private:
   // Set by emit(): batch indices of the current element, the sizes.
   SmallVector<Value> batch;
   Value length, features, valueSize;
+  /// About the floating-point operations of the whole op (4·F·Dv per token
+  /// of each batch element), for `emitParallel`; null with one thread.
+  Value flops;
   bool streamOutputs = false;
   // The state being updated: [prefix..., F, Dv] and [prefix..., F].
   Value state, normalizer;
@@ -467,19 +470,22 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
 
 void KernelEmitter::emitBatchParallel(ArrayRef<Value> upper, Value qScratchAll,
                                       Value kScratchAll) {
-  emitParallel(upper, [&](ValueRange ivs) {
-    batch.assign(ivs.begin(), ivs.end());
-    statePrefix = batch;
-    state = ops.s;
-    normalizer = ops.z;
-    qScratch = scratchFor(qScratchAll, index(0));
-    kScratch = scratchFor(kScratchAll, index(0));
-    emitInitialState();
-    if (ops.hasSequence)
-      emitSequence(index(0), length, ops.readout);
-    else
-      emitBlock(1, index(0), ops.readout);
-  });
+  emitParallel(
+      upper,
+      [&](ValueRange ivs) {
+        batch.assign(ivs.begin(), ivs.end());
+        statePrefix = batch;
+        state = ops.s;
+        normalizer = ops.z;
+        qScratch = scratchFor(qScratchAll, index(0));
+        kScratch = scratchFor(kScratchAll, index(0));
+        emitInitialState();
+        if (ops.hasSequence)
+          emitSequence(index(0), length, ops.readout);
+        else
+          emitBlock(1, index(0), ops.readout);
+      },
+      flops);
 }
 
 std::pair<Value, Value> KernelEmitter::chunkRange(Value chunk,
@@ -493,6 +499,8 @@ std::pair<Value, Value> KernelEmitter::chunkRange(Value chunk,
 
 void KernelEmitter::emitChunkParallel(ArrayRef<Value> upper, Value chunks,
                                       Value qScratchAll, Value kScratchAll) {
+  // Sequences split only where they hold several blocks per thread: no
+  // serial twin of these loops (`emitParallel`'s `flops`).
   Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
   // The state of every chunk, [batch..., C, F, Dv] and [batch..., C, F]:
   // first its contribution, then the state it starts from.
@@ -585,16 +593,19 @@ void KernelEmitter::emitReadoutParallel(ArrayRef<Value> upper, Value chunks,
   Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
   SmallVector<Value> chunked(upper);
   chunked.push_back(chunks);
-  emitParallel(chunked, [&](ValueRange ivs) {
-    ValueRange outer = ivs.drop_back();
-    batch.assign(outer.begin(), outer.end());
-    statePrefix = batch;
-    state = ops.s;
-    normalizer = ops.z;
-    qScratch = scratchFor(qScratchAll, ivs.back());
-    auto [from, to] = chunkRange(ivs.back(), chunkLength);
-    emitSequence(from, to, /*readout=*/true);
-  });
+  emitParallel(
+      chunked,
+      [&](ValueRange ivs) {
+        ValueRange outer = ivs.drop_back();
+        batch.assign(outer.begin(), outer.end());
+        statePrefix = batch;
+        state = ops.s;
+        normalizer = ops.z;
+        qScratch = scratchFor(qScratchAll, ivs.back());
+        auto [from, to] = chunkRange(ivs.back(), chunkLength);
+        emitSequence(from, to, /*readout=*/true);
+      },
+      flops);
 }
 
 void KernelEmitter::emit() {
@@ -607,6 +618,14 @@ void KernelEmitter::emit() {
   length = ops.hasSequence ? dim(tokens, ops.batchRank) : index(1);
   features = dim(ops.s, ops.batchRank);
   valueSize = dim(ops.s, ops.batchRank + 1);
+  // Without threads to start, no serial twin of the parallel loops.
+  if (shape.threads > 1) {
+    flops = arith::MulIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, length, index(4)),
+        arith::MulIOp::create(b, loc, features, valueSize));
+    for (Value size : upper)
+      flops = arith::MulIOp::create(b, loc, flops, size);
+  }
   // The outputs go past the caches when every full vector is aligned to its
   // size (the kernel allocated the buffer 64-byte aligned, rows are whole
   // vectors): they are written once and not read by the kernel, and a cached

@@ -75,9 +75,18 @@ protected:
   emitFor(Value lower, Value upper, Value step, ValueRange inits,
           function_ref<SmallVector<Value>(Value iv, ValueRange iterArgs)> body);
   /// An scf.parallel over `upper` (all from 0, step 1), or the body inline
-  /// when there is no dimension.
+  /// when there is no dimension. With `flops` (about the floating-point
+  /// operations of the whole loop), a loop of fewer than `kSerialFlops`
+  /// runs as nested scf.for on the calling thread instead (the body is
+  /// emitted twice).
   void emitParallel(ArrayRef<Value> upper,
-                    function_ref<void(ValueRange ivs)> body);
+                    function_ref<void(ValueRange ivs)> body,
+                    Value flops = Value());
+  /// Below this many floating-point operations a kernel's loop does not
+  /// start OpenMP threads: the fork and join cost microseconds on an idle
+  /// machine and a scheduler time slice (milliseconds) when the cores are
+  /// busy, while a single core does this work in about 15 µs.
+  static constexpr int64_t kSerialFlops = 1 << 18;
 
   /// Loads W elements at `indices` (the last one the offset) in the compute
   /// type, zero in the lanes `mask` turns off.

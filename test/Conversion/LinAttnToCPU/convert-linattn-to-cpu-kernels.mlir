@@ -52,9 +52,11 @@
 // With 4 threads and 6 batch elements, the sequence may be split: chunks =
 // min(ceil(4 / 6), N / (8 * 4)) is decided at run time. The split path scans
 // the chunks' contributions, then a scan over the chunks, then the chunks
-// again; the other path is the scan per batch element.
+// again; the other path is the scan per batch element, on the calling
+// thread when the op does fewer than 2^18 operations (4·N·F·Dv per batch
+// element: no threads started for a few microseconds of work).
 // SPLIT-LABEL: func.func @scan_elu(
-// SPLIT: arith.ceildivui %c4,
+// SPLIT: arith.ceildivui %c4{{(_[0-9]+)?}},
 // SPLIT: %[[SPLIT:.*]] = arith.cmpi ugt
 // SPLIT: scf.if %[[SPLIT]] {
 // SPLIT: arith.ceildivui
@@ -62,6 +64,11 @@
 // SPLIT: scf.parallel ({{.*}}, {{.*}}, {{.*}}) =
 // SPLIT: scf.parallel ({{.*}}, {{.*}}) =
 // SPLIT: scf.parallel ({{.*}}, {{.*}}, {{.*}}) =
+// SPLIT: } else {
+// SPLIT: %[[SMALL:.*]] = arith.cmpi ult, %{{.*}}, %c262144
+// SPLIT: scf.if %[[SMALL]] {
+// SPLIT: scf.for
+// SPLIT: scf.for
 // SPLIT: } else {
 // SPLIT: scf.parallel ({{.*}}, {{.*}}) =
 // NOFUSE-COUNT-2: linattn.feature_map elu
