@@ -136,8 +136,9 @@ LINATTN_NOTES = {
         "dynamic shared memory), each computing its chunks' scores once; "
         "the same kernel as the default at D = 64",
     "linattn chunked bf16, wgmma":
-        "wgmma=true: the chunk loops' scores by sm_90a's wgmma from 128-byte "
-        "swizzled tiles of φ(Q), φ(K) (the other products stay on mma.sync)",
+        "wgmma=true: the chunk loops' scores and state update by sm_90a's "
+        "wgmma from 128-byte swizzled tiles of φ(Q), φ(K) and V (P·V and "
+        "φ(Q)S stay on mma.sync)",
     "linattn chunked bf16, L2 prefetch":
         "prefetch-chunks=1: staging a chunk prefetches the next chunk's rows "
         "into L2 (prefetch.L2 per 128-byte line), so that its synchronous "

@@ -19,6 +19,9 @@ options that shape the chunked kernels:
   prefetch-chunks            staging prefetches the rows of the chunk this
                              many ahead into L2 (0: none; synchronous
                              staging only, so not combined with async-copies)
+  wgmma                      the scores and (bf16) the state update by
+                             sm_90a's wgmma (sm_90 only: elsewhere the same
+                             kernels as without)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -75,10 +78,13 @@ MIN_BLOCKS_PER_SM = (0, 4)
 # Staging's L2 prefetch is timed by bench.py's "L2 prefetch" row; the
 # default grid leaves it out (--prefetch-chunks=0,1 adds it).
 PREFETCH_CHUNKS = (0,)
+# wgmma (sm_90) doubles the grid; --wgmma=0,1 adds it.
+WGMMA = (False,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
-                    "min_blocks_per_sm prefetch_chunks", defaults=(64, 0, 0))
+                    "min_blocks_per_sm prefetch_chunks wgmma",
+                    defaults=(64, 0, 0, False))
 
 
 def options(config):
@@ -91,7 +97,8 @@ def options(config):
             f"sequence-parallel-blocks={config.sequence_parallel_blocks} "
             f"value-tile={config.value_tile} "
             f"min-blocks-per-sm={config.min_blocks_per_sm} "
-            f"prefetch-chunks={config.prefetch_chunks}")
+            f"prefetch-chunks={config.prefetch_chunks}" +
+            (" wgmma=true" if config.wgmma else ""))
 
 
 def label(config):
@@ -99,7 +106,8 @@ def label(config):
         return "defaults"
     return (f"C{config.chunk_size} {'async' if config.async_copies else 'sync'} "
             f"spb{config.sequence_parallel_blocks} DT{config.value_tile} "
-            f"M{config.min_blocks_per_sm} P{config.prefetch_chunks}")
+            f"M{config.min_blocks_per_sm} P{config.prefetch_chunks}" +
+            (" wgmma" if config.wgmma else ""))
 
 
 def int_list(text):
@@ -446,6 +454,7 @@ def main():
                         default=MIN_BLOCKS_PER_SM)
     parser.add_argument("--prefetch-chunks", type=int_list,
                         default=PREFETCH_CHUNKS)
+    parser.add_argument("--wgmma", type=bool_list, default=WGMMA)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -462,7 +471,8 @@ def main():
         parser.error("--repeat and --rounds must be positive")
     configs = [Config(*c) for c in itertools.product(
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
-        args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks)]
+        args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
+        args.wgmma)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:

@@ -56,6 +56,12 @@
 // TUNE-PREFETCH-NEXT: {device-buffers=true chunk-size=64 async-copies=false sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=1}
 // TUNE-PREFETCH-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0}
 // TUNE-PREFETCH-NOT: prefetch-chunks=1}
+// wgmma doubles the grid when asked for (--wgmma=0,1); its combinations add
+// wgmma=true, the others stay as they were.
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=0 --sequence-parallel-blocks=0 --value-tiles=64 --min-blocks-per-sm=0 --wgmma=0,1 | FileCheck %s --check-prefix=TUNE-WGMMA
+// TUNE-WGMMA: 2 combinations, 1 shapes, 3 compilations
+// TUNE-WGMMA: {device-buffers=true chunk-size=64 async-copies=false sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0}
+// TUNE-WGMMA-NEXT: {device-buffers=true chunk-size=64 async-copies=false sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 wgmma=true}
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=8x16x64 2>&1 | FileCheck %s --check-prefix=TUNE-BAD
 // TUNE: tuning plan (dry run: nothing is measured)
 // TUNE: 144 combinations, 6 shapes, 870 compilations (the defaults included)
