@@ -85,8 +85,8 @@ protected:
   /// Below this many floating-point operations a kernel's loop does not
   /// start OpenMP threads: the fork and join cost microseconds on an idle
   /// machine and a scheduler time slice (milliseconds) when the cores are
-  /// busy, while a single core does this work in about 15 µs.
-  static constexpr int64_t kSerialFlops = 1 << 18;
+  /// busy, while a single core does this work in about 30 µs.
+  static constexpr int64_t kSerialFlops = 1 << 19;
 
   /// Loads W elements at `indices` (the last one the offset) in the compute
   /// type, zero in the lanes `mask` turns off.

@@ -53,7 +53,7 @@
 // min(ceil(4 / 6), N / (8 * 4)) is decided at run time. The split path scans
 // the chunks' contributions, then a scan over the chunks, then the chunks
 // again; the other path is the scan per batch element, on the calling
-// thread when the op does fewer than 2^18 operations (4·N·F·Dv per batch
+// thread when the op does fewer than 2^19 operations (4·N·F·Dv per batch
 // element: no threads started for a few microseconds of work).
 // SPLIT-LABEL: func.func @scan_elu(
 // SPLIT: arith.ceildivui %c4{{(_[0-9]+)?}},
@@ -65,7 +65,7 @@
 // SPLIT: scf.parallel ({{.*}}, {{.*}}) =
 // SPLIT: scf.parallel ({{.*}}, {{.*}}, {{.*}}) =
 // SPLIT: } else {
-// SPLIT: %[[SMALL:.*]] = arith.cmpi ult, %{{.*}}, %c262144
+// SPLIT: %[[SMALL:.*]] = arith.cmpi ult, %{{.*}}, %c524288
 // SPLIT: scf.if %[[SMALL]] {
 // SPLIT: scf.for
 // SPLIT: scf.for
