@@ -168,11 +168,16 @@ static cl::list<std::string>
 static cl::opt<bool> verbose("v", cl::desc("Print the link command"),
                              cl::init(false), cl::cat(toolOptions));
 
+/// Whether --mcpu asks for the host's CPU (empty, native or host).
+static bool hostCpuRequested() {
+  return targetCPU.empty() || targetCPU == "native" || targetCPU == "host";
+}
+
 /// linattn-lower-to-cpu for --mcpu and --mattr: the kernels' vector width
 /// and register tile follow the CPU the code is generated for.
 static std::string defaultCpuPipeline() {
   SmallVector<std::string> options;
-  if (!targetCPU.empty() && targetCPU != "native" && targetCPU != "host")
+  if (!hostCpuRequested())
     options.push_back("target-cpu=" + targetCPU);
   if (!targetFeatures.empty())
     options.push_back("target-features=" + targetFeatures);
@@ -496,11 +501,10 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
   std::string cpu = targetCPU;
   std::unique_ptr<llvm::MCSubtargetInfo> known(
       target->createMCSubtargetInfo(triple, "", ""));
-  if (known && !cpu.empty() && cpu != "native" && cpu != "host" &&
-      !known->isCPUStringValid(cpu))
+  if (known && !hostCpuRequested() && !known->isCPUStringValid(cpu))
     return failed("--mcpu: unknown CPU '" + cpu + "' for " + triple.str());
   llvm::SubtargetFeatures features;
-  if (cpu.empty() || cpu == "native" || cpu == "host") {
+  if (hostCpuRequested()) {
     cpu = llvm::sys::getHostCPUName().str();
     if (targetTriple.empty() ||
         triple == llvm::Triple(llvm::sys::getProcessTriple()))

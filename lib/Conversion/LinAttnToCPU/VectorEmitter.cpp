@@ -13,8 +13,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 
-#include <functional>
-
 using namespace mlir;
 using namespace mlir::linattn;
 using namespace mlir::linattn::cpukernels;
@@ -84,42 +82,28 @@ void VectorEmitter::emitParallel(ArrayRef<Value> upper,
     body({});
     return;
   }
+  SmallVector<Value> lower(upper.size(), index(0)),
+      steps(upper.size(), index(1));
+  // The body where the loops' builder `nb` stands.
+  auto bodyAt = [&](OpBuilder &nb, Location, ValueRange ivs) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    body(ivs);
+  };
   auto parallel = [&] {
-    SmallVector<Value> lower(upper.size(), index(0)),
-        steps(upper.size(), index(1));
-    scf::ParallelOp::create(b, loc, lower, upper, steps,
-                            [&](OpBuilder &nb, Location, ValueRange ivs) {
-                              OpBuilder::InsertionGuard guard(b);
-                              b.setInsertionPoint(nb.getInsertionBlock(),
-                                                  nb.getInsertionPoint());
-                              body(ivs);
-                            });
+    scf::ParallelOp::create(b, loc, lower, upper, steps, bodyAt);
   };
   if (!flops) {
     parallel();
     return;
   }
-  // Nested loops over the dimensions, the body in the innermost.
-  std::function<void(SmallVector<Value>)> serial = [&](SmallVector<Value> ivs) {
-    if (ivs.size() == upper.size()) {
-      body(ivs);
-      return;
-    }
-    emitFor(index(0), upper[ivs.size()], index(1), {},
-            [&](Value iv, ValueRange) {
-              SmallVector<Value> inner(ivs);
-              inner.push_back(iv);
-              serial(inner);
-              return SmallVector<Value>();
-            });
-  };
   Value small = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flops,
                                       index(kSerialFlops));
   auto choice = scf::IfOp::create(b, loc, TypeRange(), small,
                                   /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
-  serial({});
+  scf::buildLoopNest(b, loc, lower, upper, steps, bodyAt);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
   parallel();
 }

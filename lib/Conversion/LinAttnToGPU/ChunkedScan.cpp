@@ -1220,13 +1220,13 @@ public:
   Value startStateUpdate(ValueRange fragments) {
     int64_t columns = c.stateColumns();
     int64_t blockBytes = c.shape.chunk * kSwizzleBytes;
-    Value group = kb.divU(warp, kb.idx(4));
-    Value blocks = kb.idx(c.features / 64);
-    Value keys = kb.add(tileAddress(ks, featureSlot),
-                        kb.mul(kb.remU(group, blocks), kb.idx(blockBytes)));
-    Value values = kb.add(
-        tileAddress(vs, valueSlot),
-        kb.mul(kb.divU(group, blocks), kb.idx(columns / 64 * blockBytes)));
+    auto [block, column0] = wgmmaStateShare();
+    // The warpgroup's 64-column blocks of each tile.
+    Value keys =
+        kb.add(tileAddress(ks, featureSlot), kb.mul(block, kb.idx(blockBytes)));
+    Value values =
+        kb.add(tileAddress(vs, valueSlot),
+               kb.mul(kb.divU(column0, kb.idx(64)), kb.idx(blockBytes)));
     // MN-major: 8 tokens 128 bytes apart, the next 8 tokens (stride byte
     // offset) 1024 bytes on, the next 64 columns (leading byte offset) a
     // block of the tile on.
@@ -1784,16 +1784,22 @@ private:
     return waitForWgmma(acc, keys);
   }
 
-  /// The first feature and value column of this warp's state fragments
-  /// with `wgmmaState`: rows 16(w mod 4).. of feature block i mod (F / 64),
-  /// columns from the warpgroup's share i div (F / 64) of the value tile,
-  /// for warpgroup i.
-  std::pair<Value, Value> wgmmaStateOrigin() {
+  /// This warp's warpgroup i's part of the state with `wgmmaState`: feature
+  /// block i mod (F / 64), and the first value column of its share
+  /// i div (F / 64) of the value tile.
+  std::pair<Value, Value> wgmmaStateShare() {
     Value group = kb.divU(warp, kb.idx(4));
     Value blocks = kb.idx(c.features / 64);
-    Value row = kb.add(kb.mul(kb.remU(group, blocks), kb.idx(64)),
+    return {kb.remU(group, blocks),
+            kb.mul(kb.divU(group, blocks), kb.idx(c.stateColumns()))};
+  }
+  /// The first feature and value column of this warp's state fragments
+  /// with `wgmmaState`: rows 16(w mod 4).. of the warpgroup's feature block.
+  std::pair<Value, Value> wgmmaStateOrigin() {
+    auto [block, column0] = wgmmaStateShare();
+    Value row = kb.add(kb.mul(block, kb.idx(64)),
                        kb.mul(kb.remU(warp, kb.idx(4)), kb.idx(16)));
-    return {row, kb.mul(kb.divU(group, blocks), kb.idx(c.stateColumns()))};
+    return {row, column0};
   }
 
   /// The shared-memory address of the slot at `slot` of the tile `buffer`.
