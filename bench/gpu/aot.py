@@ -126,12 +126,16 @@ def phi(x):
     return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
 
 
-def reference(q, k, v, causal=True):
-    """O = tril(φ(Q)φ(K)ᵀ)V (causal) or φ(Q)φ(K)ᵀV in float64, φ = elu + 1."""
+def reference(q, k, v, causal=True, eps=None):
+    """O = tril(φ(Q)φ(K)ᵀ)V (causal) or φ(Q)φ(K)ᵀV in float64, φ = elu + 1;
+    with `eps`, each row divided by its scores' sum + eps."""
     import numpy as np
     fq, fk = phi(q.astype(np.float64)), phi(k.astype(np.float64))
     scores = fq @ np.swapaxes(fk, -1, -2)
-    return (np.tril(scores) if causal else scores) @ v.astype(np.float64)
+    if causal:
+        scores = np.tril(scores)
+    o = scores @ v.astype(np.float64)
+    return o if eps is None else o / (scores.sum(-1, keepdims=True) + eps)
 
 
 class EmulatorRuntime:

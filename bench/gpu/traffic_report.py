@@ -54,7 +54,7 @@ class Config:
 
     def __init__(self, name, kind, dtype, options, shape, note):
         self.name = name
-        self.kind = kind  # causal | noncausal | step
+        self.kind = kind  # causal | normalized (causal) | noncausal | step
         self.dtype = dtype  # bf16 | f16 | f32
         self.options = options
         self.shape = shape
@@ -85,6 +85,15 @@ def configurations():
         Config("chunked-bf16-value-tile-32", "causal", "bf16",
                "sequence-parallel-blocks=0 value-tile=32", long,
                "value tiles of 32 columns"),
+        Config("chunked-bf16-normalized", "normalized", "bf16",
+               "sequence-parallel-blocks=0", long,
+               "normalized: row sums and φ(Q_c)ᵀz in the chunk loop"),
+        Config("chunked-bf16-wgmma", "causal", "bf16",
+               "sequence-parallel-blocks=0 wgmma=true", long,
+               "scores and state update by wgmma (sm_90)"),
+        Config("chunked-bf16-wgmma-normalized", "normalized", "bf16",
+               "sequence-parallel-blocks=0 wgmma=true", long,
+               "normalized, wgmma: φ(Q_c) swizzled"),
         Config("chunked-tf32", "causal", "f32",
                "sequence-parallel-blocks=0 tf32=true", long, "f32 inputs"),
         Config("recurrent-f32", "causal", "f32", "scan-kernel=recurrent",
@@ -144,8 +153,11 @@ def run(config, args, rng):
         text = step_module(b, h, d, d)  # @decode: O, S', z'
     else:
         b, h, t, d = config.shape
-        build = aot.scan_module if config.kind == "causal" else aot.linear_module
-        text = build(b, h, t, d, config.dtype)
+        if config.kind == "noncausal":
+            text = aot.linear_module(b, h, t, d, config.dtype)
+        else:
+            text = aot.scan_module(b, h, t, d, config.dtype,
+                                   normalized=config.kind == "normalized")
     with open(module, "w") as f:
         f.write(text)
     library = os.path.join(work, f"lib{config.name}.so")
@@ -192,7 +204,8 @@ def run(config, args, rng):
              (np.einsum("bhf,bhf->bh", fq, z1)[..., None] + 1e-6))
         refs = [o, s1, z1]
     else:
-        refs = [aot.reference(*held, causal=config.kind == "causal")]
+        refs = [aot.reference(*held, causal=config.kind != "noncausal",
+                              eps=1e-6 if config.kind == "normalized" else None)]
     error = max(float(np.abs(decode(r, config.dtype) - ref).max() / np.abs(ref).max())
                 for r, ref in zip(results, refs))
     with open(profile) as f:

@@ -382,6 +382,34 @@ public:
     return result;
   }
 
+  /// The elements of A fragment register `i` (0..3) in f32, with their
+  /// columns past the tile's k0: register i holds row g + 8·(i % 2) of the
+  /// fragment, columns kStep()/2·(i / 2) + 2t and the next (16-bit), or
+  /// kStep()/2·(i / 2) + t (tf32).
+  SmallVector<std::pair<Value, Value>> elementsA(ArrayRef<Value> aRegs,
+                                                 int64_t i) {
+    Type f32 = b.getF32Type();
+    Value column =
+        kb.add(isTF32() ? quad : pair, kb.idx(kStep() / 2 * (i / 2)));
+    if (isTF32())
+      return {{arith::BitcastOp::create(b, loc, f32, aRegs[i]), column}};
+    Value pairValue = aRegs[i];
+    if (!dataType.isF16()) {
+      Value word = vector::BroadcastOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), pairValue);
+      pairValue = vector::BitCastOp::create(
+          b, loc, VectorType::get({2}, dataType), word);
+    }
+    SmallVector<std::pair<Value, Value>> elements;
+    for (int64_t e = 0; e < 2; ++e) {
+      Value element =
+          vector::ExtractOp::create(b, loc, pairValue, ArrayRef<int64_t>{e});
+      elements.push_back({arith::ExtFOp::create(b, loc, f32, element),
+                          e ? kb.add(column, kb.idx(1)) : column});
+    }
+    return elements;
+  }
+
   /// Row and column of accumulator element `i` (0..3) of the tile at
   /// (r0, n0).
   std::pair<Value, Value> position(Value r0, Value n0, int64_t i) {
@@ -936,9 +964,8 @@ public:
     if (!c.normalized)
       return std::nullopt;
     // φ(q_t)ᵀ z_prev: this group's share of the features.
-    int64_t features = c.features / c.shape.groups;
-    std::tie(sumLo, sumHi) = addQueryNormalizer(
-        kb.mul(warpGroup(), kb.idx(features)), features, sumLo, sumHi);
+    std::tie(sumLo, sumHi) =
+        addQueryNormalizer(warpGroup(), c.shape.groups, sumLo, sumHi);
     if (c.sharedRowSums()) {
       Value rowLo, rowHi;
       std::tie(rowLo, rowHi) = laneRows();
@@ -958,7 +985,7 @@ public:
   std::pair<Value, Value> readoutDenominators() {
     Value eps = kb.fconst(c.eps);
     auto [sumLo, sumHi] =
-        addQueryNormalizer(zero, c.features, kb.fconst(0.0), kb.fconst(0.0));
+        addQueryNormalizer(zero, 1, kb.fconst(0.0), kb.fconst(0.0));
     return {kb.fadd(sumLo, eps), kb.fadd(sumHi, eps)};
   }
 
@@ -1252,36 +1279,35 @@ public:
     return waitForWgmma(state, c.stateColumns(), /*commit=*/false);
   }
 
-  /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32: tokens
-  /// first, first + step, ... (all of them by default). The loop counts in
-  /// the offset type (tokens are at most C): with 32-bit offsets its test
-  /// is one 32-bit compare.
-  Value keySum(Value f, Value count, Value first = {}, int64_t step = 1) {
-    if (!first)
-      first = kb.idx(0);
-    return kb.forLoop(
-        toOffset(first), toOffset(count), offset(step),
-        ValueRange{kb.fconst(0.0)},
-        [&](Value t, ValueRange sum) -> SmallVector<Value> {
-          Value row = fromOffset(t);
-          Value key =
-              toState(loadShared(ks, featureIndex(featureSlot, row, f)));
-          return {kb.fadd(sum[0], key)};
-        })[0];
+  /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32. The loop
+  /// counts in the offset type (tokens are at most C): with 32-bit offsets
+  /// its test is one 32-bit compare.
+  Value keySum(Value f, Value count) {
+    return kb.forLoop(toOffset(kb.idx(0)), toOffset(count), offset(1),
+                      ValueRange{kb.fconst(0.0)},
+                      [&](Value t, ValueRange sum) -> SmallVector<Value> {
+                        Value row = fromOffset(t);
+                        Value key = toState(
+                            loadShared(ks, featureIndex(featureSlot, row, f)));
+                        return {kb.fadd(sum[0], key)};
+                      })[0];
   }
 
   /// Adds Σ_t φ(k_t) of the chunk's `count` staged keys to z in shared
-  /// memory. Where the block has a power-of-two multiple P ≤ 32 of F
-  /// threads, P adjacent lanes share a feature, each summing every P-th
-  /// token, and a butterfly of shuffles adds their sums: every warp takes
-  /// part and a chain is C/P additions long. Otherwise threads take whole
-  /// features.
+  /// memory. Where the block has a power-of-two multiple P ≤ 32 of F / W
+  /// threads (W features to 32 bits), P adjacent lanes share W features
+  /// (one 32-bit load a token), each summing all C rows (rows past the
+  /// sequence are staged as zeros, which the state products rely on too) in
+  /// blocks of eight: part
+  /// p takes rows 8/P·p .. 8/P·(p + 1) - 1 of each block, which puts the
+  /// parts' rows of one load in distinct banks (P ≤ 8) in the padded and
+  /// the swizzled layout alike. A butterfly of shuffles adds the parts'
+  /// sums. Otherwise threads take whole features.
   void addKeySums(Value count) {
-    int64_t threads = c.threads();
-    int64_t parts = threads % c.features == 0 ? threads / c.features : 1;
-    if (parts > 32 || !llvm::isPowerOf2_64(parts))
-      parts = 1;
-    if (parts == 1) {
+    int64_t threads = c.threads(), perWord = 4 / c.dataBytes();
+    int64_t words = c.features / perWord;
+    int64_t parts = threads % words == 0 ? threads / words : 1;
+    if (parts == 1 || parts > 32 || !llvm::isPowerOf2_64(parts)) {
       kb.forLoop(tid, cF, kb.idx(threads), [&](Value f) {
         Value z = loadShared(zs, f);
         memref::StoreOp::create(b, loc, kb.fadd(z, keySum(f, count)), zs,
@@ -1289,12 +1315,39 @@ public:
       });
       return;
     }
-    Value f = kb.divU(tid, kb.idx(parts));
+    Value f = kb.mul(kb.divU(tid, kb.idx(parts)), kb.idx(perWord));
     Value part = kb.remU(tid, kb.idx(parts));
-    Value sum = kb.sumOverLanes(keySum(f, count, part, parts), parts);
+    // Rows per part of a block of eight (one row in eight beyond P = 8).
+    int64_t perBlock = std::max<int64_t>(8 / parts, 1);
+    int64_t block = perBlock * parts;
+    Value first = kb.mul(part, kb.idx(perBlock));
+    auto wordType = VectorType::get({perWord}, c.dataType);
+    SmallVector<Value, 2> sums(perWord, kb.fconst(0.0));
+    for (int64_t r = 0; r < c.shape.chunk; r += block)
+      for (int64_t j = 0; j < perBlock; ++j) {
+        Value row = kb.add(first, kb.idx(r + j));
+        Value keys = vector::LoadOp::create(
+            b, loc, wordType, ks, ValueRange{featureIndex(featureSlot, row, f)},
+            /*nontemporal=*/false, llvm::MaybeAlign(4));
+        for (int64_t e = 0; e < perWord; ++e)
+          sums[e] = kb.fadd(sums[e], toState(vector::ExtractOp::create(
+                                         b, loc, keys, ArrayRef<int64_t>{e})));
+      }
+    for (Value &sum : sums)
+      sum = kb.sumOverLanes(sum, parts);
     kb.ifThen(kb.eq(part, kb.idx(0)), [&] {
-      memref::StoreOp::create(b, loc, kb.fadd(loadShared(zs, f), sum), zs,
-                              ValueRange{f});
+      Value z = vector::LoadOp::create(
+          b, loc, VectorType::get({perWord}, c.stateType), zs, ValueRange{f},
+          /*nontemporal=*/false, llvm::MaybeAlign(4 * perWord));
+      for (int64_t e = 0; e < perWord; ++e)
+        z = vector::InsertOp::create(
+            b, loc,
+            kb.fadd(vector::ExtractOp::create(b, loc, z, ArrayRef<int64_t>{e}),
+                    sums[e]),
+            z, ArrayRef<int64_t>{e});
+      vector::StoreOp::create(b, loc, z, zs, ValueRange{f},
+                              /*nontemporal=*/false,
+                              llvm::MaybeAlign(4 * perWord));
     });
   }
 
@@ -1306,46 +1359,50 @@ public:
 
 private:
   /// `sumLo` and `sumHi` (a quad's partial row sums of rows g and g + 8)
-  /// plus φ(q_t)ᵀz over features [feature0, feature0 + features), four
-  /// lanes per row (z in shared memory), summed over the quad: every lane of
-  /// the quad gets the rows' sums.
-  std::pair<Value, Value> addQueryNormalizer(Value feature0, int64_t features,
+  /// plus φ(q_t)ᵀz over group `group`'s share of the F / kStep() feature
+  /// steps, of `groups` (z in shared memory), summed over the quad: every
+  /// lane of the quad gets the rows' sums. φ(Q_c) comes in A fragments, as
+  /// the products read it (conflict-free ldmatrix in either layout), each
+  /// lane taking the z of its fragment's columns; a group whose last step
+  /// lies past F repeats the last one with z taken as zero.
+  std::pair<Value, Value> addQueryNormalizer(Value group, int64_t groups,
                                              Value sumLo, Value sumHi) {
-    auto [rowLo, rowHi] = laneRows();
-    // Swizzled tiles: the lanes walk the stored columns of their rows in
-    // order, so that the query's address is a constant off the lane's row,
-    // and take the feature stored there (rows g and g + 8 share their
-    // swizzle) for z. (Walking the features in order instead, every one of
-    // them has its own address per lane, which LLVM keeps in registers
-    // across the chunk loop.)
-    Value swizzle =
-        c.wgmma ? kb.mul(kb.remU(rowLo, kb.idx(8)), kb.idx(8)) : Value();
-    for (int64_t f = 0; f < features; f += 4) {
-      Value column = kb.add(feature0, kb.add(kb.idx(f), mb.quad));
-      Value feature = column;
-      if (c.wgmma) {
-        // feature0 is a multiple of 4 (a group's share of F), maybe not
-        // of 64: the stored column's block and chunk in full.
-        Value inBlock = kb.remU(column, kb.idx(64));
-        feature = kb.add(
-            kb.sub(column, inBlock),
-            kb.add(arith::XOrIOp::create(
-                       b, loc, kb.mul(kb.divU(inBlock, kb.idx(8)), kb.idx(8)),
-                       swizzle),
-                   kb.remU(inBlock, kb.idx(8))));
+    int64_t steps = c.features / mb.kStep();
+    int64_t perGroup = llvm::divideCeil(steps, groups);
+    Value r0 = warpRow();
+    Type f32 = b.getF32Type();
+    for (int64_t s = 0; s < perGroup; ++s) {
+      Value step = kb.add(kb.mul(group, kb.idx(perGroup)), kb.idx(s));
+      Value valid;
+      if (steps % groups != 0) {
+        valid = kb.ult(step, kb.idx(steps));
+        step = kb.select(valid, step, kb.idx(steps - 1));
       }
-      Value z = loadShared(zs, feature);
-      auto query = [&](Value row) {
-        Value at = c.wgmma ? kb.add(featureSlot,
-                                    kb.add(kb.mul(kb.divU(column, kb.idx(64)),
-                                                  kb.idx(c.shape.chunk * 64)),
-                                           kb.add(kb.mul(row, kb.idx(64)),
-                                                  kb.remU(column, kb.idx(64)))))
-                           : featureIndex(featureSlot, row, feature);
-        return toState(loadShared(qs, at));
-      };
-      sumLo = kb.fma(query(rowLo), z, sumLo);
-      sumHi = kb.fma(query(rowHi), z, sumHi);
+      Value k0 = kb.mul(step, kb.idx(mb.kStep()));
+      SmallVector<Value> aRegs = mb.fragmentA(queryTile(), r0, k0);
+      // Registers 2j and 2j + 1 (rows g and g + 8) share their columns.
+      for (int64_t j = 0; j < 2; ++j) {
+        auto lo = mb.elementsA(aRegs, 2 * j),
+             hi = mb.elementsA(aRegs, 2 * j + 1);
+        Value at = kb.add(k0, lo[0].second);
+        SmallVector<Value> z;
+        if (lo.size() == 1) {
+          z.push_back(loadShared(zs, at));
+        } else {
+          Value both = vector::LoadOp::create(
+              b, loc, VectorType::get({2}, f32), zs, ValueRange{at},
+              /*nontemporal=*/false, llvm::MaybeAlign(8));
+          for (int64_t e = 0; e < 2; ++e)
+            z.push_back(
+                vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{e}));
+        }
+        for (size_t e = 0; e < z.size(); ++e) {
+          if (valid)
+            z[e] = kb.select(valid, z[e], kb.fconst(0.0));
+          sumLo = kb.fma(lo[e].first, z[e], sumLo);
+          sumHi = kb.fma(hi[e].first, z[e], sumHi);
+        }
+      }
     }
     return {kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4)};
   }

@@ -84,6 +84,9 @@
 // CHECK:   vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:   nvvm.mma.sync A[{{.*}}] {{.*}}{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:   arith.cmpi ule
+// The denominators: φ(Q_c) in the scores' A fragments, each lane's z 8 bytes
+// at a time, summed over the quad.
+// CHECK:   vector.load %{{.*}} {alignment = 8 : i64} : memref<64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK:   gpu.shuffle  xor
 // CHECK:   gpu.barrier
 // CHECK:   %[[INV:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
@@ -95,6 +98,13 @@
 // CHECK:   vector.store %{{.*}} {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
 // CHECK:   } else {
 // CHECK:   memref.store %{{.*}} : memref<?xbf16>
+// The key sums: four lanes per pair of features, one 4-byte load of φ(K_c) a
+// row (16 rows each), a butterfly over the four, one 8-byte update of z.
+// CHECK-COUNT-16: vector.load %{{.*}} {alignment = 4 : i64} : memref<4608xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK-NOT: vector.load %{{.*}} : memref<4608xbf16
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK:   vector.load %{{.*}} {alignment = 8 : i64} : memref<64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK:   vector.store %{{.*}} {alignment = 8 : i64} : memref<64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK:   scf.yield
 // CHECK: gpu.return
 

@@ -32,7 +32,8 @@
 
 // The readout stages φ(Q_c), the block's tile of S rounded to bf16 once
 // (before the chunk loop) and z; no keys, values or scores, and (bf16) no
-// column scales. Per chunk: the denominators, then φ(Q_c)S on tensor cores.
+// column scales. Per chunk: the denominators (φ(Q_c) in A fragments, each
+// lane's z in 8-byte loads), then φ(Q_c)S on tensor cores.
 // CHECK: gpu.func @linattn_query_readout_chunked_features_normalized_2(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: workgroup(%[[QS:.*]] : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SS:.*]] : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[ZS:.*]] : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-NOT: arith.maximumf
@@ -41,7 +42,9 @@
 // CHECK: gpu.barrier
 // CHECK: vector.store %{{.*}}, %[[QS]]
 // CHECK: gpu.barrier
-// CHECK: memref.load %[[ZS]]
+// CHECK: nvgpu.ldmatrix %[[QS]][%{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: vector.load %[[ZS]][%{{.*}}] {alignment = 8 : i64} : memref<64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: arith.mulf %{{.*}} fastmath<contract> : f32
 // CHECK: gpu.shuffle xor
 // CHECK: nvgpu.ldmatrix %[[QS]][%{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK: nvgpu.ldmatrix %[[SS]][%{{.*}}] {numTiles = 4 : i32, transpose = true}
