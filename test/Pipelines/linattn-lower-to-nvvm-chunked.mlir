@@ -59,17 +59,15 @@
 // tiles (.trans) for the outputs, φ(K_c) (.trans, as the A of φ(K_c)ᵀV_c)
 // and two value tiles (.trans) for the state. A fragment used for several
 // tiles is loaded once: bf16, F = 64, C = 64 has 52 plain and 52 .trans.
-// The denominators' φ(Q_c)ᵀz reads φ(Q_c) in the same fragments, which LLVM
-// merges with the scores' where one warp takes every feature (bf16); two
-// warps a row tile take half the features each, at a warp's own offset,
-// and load theirs (f16: 4 more).
+// The denominators' φ(Q_c)ᵀz takes φ(Q_c) in the scores' fragments: no
+// loads of its own.
 // LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_elu_normalized_3(
 // LDMATRIX-COUNT-104: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
 // LDMATRIX-NOT: ldmatrix
 // LDMATRIX: ret;
-// f16, F = 128, C = 32, value tile 64: 78, x4 loads only.
+// f16, F = 128, C = 32, value tile 64: 74, x4 loads only.
 // LDMATRIX-LABEL: .visible .entry linattn_scan_chunked_forward_relu_normalized_7(
-// LDMATRIX-COUNT-78: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
+// LDMATRIX-COUNT-74: ldmatrix.sync.aligned.m8n8.x4{{(.trans)?}}.shared.b16
 // LDMATRIX-NOT: ldmatrix
 // LDMATRIX: ret;
 

@@ -27,9 +27,9 @@
 // CHUNKED: EXIT
 
 // The fragments come from LDSM (ldmatrix, plain M88 and transposing MT88),
-// one per ldmatrix of the PTX: 78 (f16, F = 128) and 104 (bf16, F = 64).
+// one per ldmatrix of the PTX: 74 (f16, F = 128) and 104 (bf16, F = 64).
 // LDSM-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
-// LDSM-COUNT-78: LDSM.16.{{M|MT}}88.4
+// LDSM-COUNT-74: LDSM.16.{{M|MT}}88.4
 // LDSM-NOT: LDSM
 // LDSM: EXIT
 // LDSM-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3

@@ -930,6 +930,13 @@ public:
     int64_t keys = c.shape.chunk / c.shape.groups;
     Value key0 = kb.mul(warpGroup(), kb.idx(keys));
     Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
+    // φ(q_t)ᵀ z_prev from the scores' φ(Q_c) fragments as the first key
+    // tiles load them (mma.sync): LLVM keeps a fragment from its load to its
+    // last use, which a later pass over them would extend. With G warps per
+    // row tile, each loads every fragment for its keys, and warp group i
+    // takes the feature steps s with s mod G = i (a branch uniform over the
+    // warp).
+    bool fusedNormalizer = c.normalized && !c.wgmma;
     // With wgmma, the keys in blocks of kWgmmaKeys, each block's scores
     // masked and stored before the next is computed (all of a block's
     // accumulators are live at once).
@@ -945,9 +952,33 @@ public:
         for (int64_t i = 0; i < 8; ++i)
           acc[i] = wide[4 * (j % (block / 8) + i / 4) + i % 4];
       else
-        for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
-          acc = products(queryTile(), keysTransposed(), r0, kb.idx(f0), n0, 2,
-                         acc);
+        for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep()) {
+          SmallVector<Value> aRegs = mb.fragmentA(queryTile(), r0, kb.idx(f0));
+          acc = products(aRegs, keysTransposed(), kb.idx(f0), n0, 2, acc);
+          if (!fusedNormalizer || j != 0)
+            continue;
+          auto addStep = [&] {
+            return addQueryNormalizerStep(aRegs, kb.idx(f0), Value(), sumLo,
+                                          sumHi);
+          };
+          if (c.shape.groups == 1) {
+            std::tie(sumLo, sumHi) = addStep();
+            continue;
+          }
+          Value mine =
+              kb.eq(warpGroup(), kb.idx(f0 / mb.kStep() % c.shape.groups));
+          auto branch = scf::IfOp::create(
+              b, loc, mine,
+              [&](OpBuilder &, Location) {
+                auto [lo, hi] = addStep();
+                scf::YieldOp::create(b, loc, ValueRange{lo, hi});
+              },
+              [&](OpBuilder &, Location) {
+                scf::YieldOp::create(b, loc, ValueRange{sumLo, sumHi});
+              });
+          sumLo = branch.getResult(0);
+          sumHi = branch.getResult(1);
+        }
       for (int64_t i = 0; i < 8; ++i) {
         auto [row, col] =
             mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
@@ -963,9 +994,12 @@ public:
     }
     if (!c.normalized)
       return std::nullopt;
-    // φ(q_t)ᵀ z_prev: this group's share of the features.
-    std::tie(sumLo, sumHi) =
-        addQueryNormalizer(warpGroup(), c.shape.groups, sumLo, sumHi);
+    if (fusedNormalizer)
+      std::tie(sumLo, sumHi) =
+          std::make_pair(kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4));
+    else // φ(q_t)ᵀ z_prev: this group's share of the features.
+      std::tie(sumLo, sumHi) =
+          addQueryNormalizer(warpGroup(), c.shape.groups, sumLo, sumHi);
     if (c.sharedRowSums()) {
       Value rowLo, rowHi;
       std::tie(rowLo, rowHi) = laneRows();
@@ -1370,7 +1404,6 @@ private:
     int64_t steps = c.features / mb.kStep();
     int64_t perGroup = llvm::divideCeil(steps, groups);
     Value r0 = warpRow();
-    Type f32 = b.getF32Type();
     for (int64_t s = 0; s < perGroup; ++s) {
       Value step = kb.add(kb.mul(group, kb.idx(perGroup)), kb.idx(s));
       Value valid;
@@ -1379,32 +1412,40 @@ private:
         step = kb.select(valid, step, kb.idx(steps - 1));
       }
       Value k0 = kb.mul(step, kb.idx(mb.kStep()));
-      SmallVector<Value> aRegs = mb.fragmentA(queryTile(), r0, k0);
-      // Registers 2j and 2j + 1 (rows g and g + 8) share their columns.
-      for (int64_t j = 0; j < 2; ++j) {
-        auto lo = mb.elementsA(aRegs, 2 * j),
-             hi = mb.elementsA(aRegs, 2 * j + 1);
-        Value at = kb.add(k0, lo[0].second);
-        SmallVector<Value> z;
-        if (lo.size() == 1) {
-          z.push_back(loadShared(zs, at));
-        } else {
-          Value both = vector::LoadOp::create(
-              b, loc, VectorType::get({2}, f32), zs, ValueRange{at},
-              /*nontemporal=*/false, llvm::MaybeAlign(8));
-          for (int64_t e = 0; e < 2; ++e)
-            z.push_back(
-                vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{e}));
-        }
-        for (size_t e = 0; e < z.size(); ++e) {
-          if (valid)
-            z[e] = kb.select(valid, z[e], kb.fconst(0.0));
-          sumLo = kb.fma(lo[e].first, z[e], sumLo);
-          sumHi = kb.fma(hi[e].first, z[e], sumHi);
-        }
-      }
+      std::tie(sumLo, sumHi) = addQueryNormalizerStep(
+          mb.fragmentA(queryTile(), r0, k0), k0, valid, sumLo, sumHi);
     }
     return {kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4)};
+  }
+  /// `sumLo` and `sumHi` plus this lane's part of φ(q_t)ᵀz over the features
+  /// of the A fragment `aRegs` of φ(Q_c) at feature k0 (z as zero where
+  /// `valid` is false).
+  std::pair<Value, Value> addQueryNormalizerStep(ArrayRef<Value> aRegs,
+                                                 Value k0, Value valid,
+                                                 Value sumLo, Value sumHi) {
+    // Registers 2j and 2j + 1 (rows g and g + 8) share their columns.
+    for (int64_t j = 0; j < 2; ++j) {
+      auto lo = mb.elementsA(aRegs, 2 * j), hi = mb.elementsA(aRegs, 2 * j + 1);
+      Value at = kb.add(k0, lo[0].second);
+      SmallVector<Value> z;
+      if (lo.size() == 1) {
+        z.push_back(loadShared(zs, at));
+      } else {
+        Value both = vector::LoadOp::create(
+            b, loc, VectorType::get({2}, b.getF32Type()), zs, ValueRange{at},
+            /*nontemporal=*/false, llvm::MaybeAlign(8));
+        for (int64_t e = 0; e < 2; ++e)
+          z.push_back(
+              vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{e}));
+      }
+      for (size_t e = 0; e < z.size(); ++e) {
+        if (valid)
+          z[e] = kb.select(valid, z[e], kb.fconst(0.0));
+        sumLo = kb.fma(lo[e].first, z[e], sumLo);
+        sumHi = kb.fma(hi[e].first, z[e], sumHi);
+      }
+    }
+    return {sumLo, sumHi};
   }
 
   /// Elements loaded for shared memory (1, or the elements of 16 bytes, in
@@ -1751,7 +1792,12 @@ private:
   SmallVector<Value> products(const SharedMatrix &a, const SharedMatrix &bm,
                               Value r0, Value k0, Value n0, int64_t count,
                               ArrayRef<Value> acc) {
-    SmallVector<Value> aRegs = mb.fragmentA(a, r0, k0);
+    return products(mb.fragmentA(a, r0, k0), bm, k0, n0, count, acc);
+  }
+  /// The same with the A fragment in registers.
+  SmallVector<Value> products(ArrayRef<Value> aRegs, const SharedMatrix &bm,
+                              Value k0, Value n0, int64_t count,
+                              ArrayRef<Value> acc) {
     SmallVector<Value> bRegs = mb.fragmentsB(bm, k0, n0, count);
     SmallVector<Value> next;
     for (int64_t p = 0; p < count; ++p)

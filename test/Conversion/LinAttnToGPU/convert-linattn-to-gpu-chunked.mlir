@@ -83,10 +83,10 @@
 // CHECK:   nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<4608xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK:   vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:   nvvm.mma.sync A[{{.*}}] {{.*}}{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// CHECK:   arith.cmpi ule
-// The denominators: φ(Q_c) in the scores' A fragments, each lane's z 8 bytes
-// at a time, summed over the quad.
+// The denominators take φ(Q_c) in the first key tiles' A fragments, each
+// lane's z 8 bytes at a time, and are summed over the quad after the scores.
 // CHECK:   vector.load %{{.*}} {alignment = 8 : i64} : memref<64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK:   arith.cmpi ule
 // CHECK:   gpu.shuffle  xor
 // CHECK:   gpu.barrier
 // CHECK:   %[[INV:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
