@@ -194,7 +194,8 @@ def self_test(args):
     # bench.py's comparison rows: the chunk loops' 64-bit offsets and value
     # tiles of 32 columns. The linear-* variants are the non-causal
     # function (bench.py's noncausal rows): the tensor-core kernels of the
-    # linear form, the scalar ones, tf32.
+    # linear form, the scalar ones, tf32. The *-normalized ones are bench.py's
+    # normalized rows.
     variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
                 ("chunked-f16-batch-parallel", "f16", np.float16,
                  "sequence-parallel-blocks=0", 1e-2),
@@ -212,6 +213,9 @@ def self_test(args):
                 ("chunked-f16-wgmma", "f16", np.float16, "wgmma=true", 1e-2),
                 ("chunked-f16-prefetch", "f16", np.float16, "prefetch-chunks=1",
                  1e-2),
+                ("chunked-f16-normalized", "f16", np.float16, "", 1e-2),
+                ("chunked-f16-wgmma-normalized", "f16", np.float16,
+                 "wgmma=true", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,
@@ -228,9 +232,11 @@ def self_test(args):
         for name, element, np_type, options, tol in variants:
             case = f"{name}_{b}x{h}x{t}x{d}"
             causal = not name.startswith("linear")
+            normalized = name.endswith("-normalized")
             module = os.path.join(args.workdir, case + ".mlir")
             with open(module, "w") as f:
-                f.write((scan_module if causal else linear_module)(b, h, t, d, element))
+                f.write(scan_module(b, h, t, d, element, normalized) if causal
+                        else linear_module(b, h, t, d, element))
             library = os.path.join(args.workdir, f"lib{case}.so")
             try:
                 compile_library(args.tools, module, library,
@@ -248,7 +254,8 @@ def self_test(args):
             device.to_host(result, out)
             for buffer in buffers + [result]:
                 device.free(buffer)
-            err = relative_error(out, reference(*inputs, causal=causal))
+            err = relative_error(out, reference(*inputs, causal=causal,
+                                                eps=1e-6 if normalized else None))
             ok = err <= tol
             failures += not ok
             print(f"{'ok' if ok else 'FAIL'} {case}: max rel. error {err:.2e} (tolerance {tol:g})")

@@ -21,7 +21,10 @@ on the shapes of issue 7; and non-causal attention (the linear form
 form in bf16, its scalar kernels (`linear-kernel=scalar`) and tf32, against
 the same two products in torch (cuBLAS, bf16) and non-causal SDPA. The computed function is unnormalized causal linear
 attention O = tril(φ(Q)φ(K)ᵀ)V with φ = elu + 1 (what every peer computes);
-peers get φ applied by torch inside the timed region. Every output is compared
+peers get φ applied by torch inside the timed region. Two more linattn rows
+("…, normalized") time the paper's normalized form, each row divided by
+φ(q)ᵀz + eps, against a normalized reference: the cost of normalization,
+which no peer computes here. Every output is compared
 with a float32 chunked reference computed by torch on the GPU from the same
 (bf16-rounded) inputs.
 
@@ -153,6 +156,22 @@ LINATTN_NOTES = {
         "(bench/results/gpu-traffic.md)",
 }
 
+# The normalized scan (each row divided by φ(q)ᵀz + eps, the paper's form),
+# checked against a normalized reference: what normalization costs next to
+# the rows above. No peer computes it on the same inputs (FLA and
+# fast-transformers run unnormalized here).
+NORMALIZED_VARIANTS = [
+    ("linattn chunked bf16, normalized", "bf16", "", 2.5e-2),
+    ("linattn chunked bf16, wgmma, normalized", "bf16", "wgmma=true", 2.5e-2),
+]
+NORMALIZED_NOTES = {
+    "linattn chunked bf16, normalized":
+        "normalize(eps = 1e-6): z, the key sums and the denominators in the "
+        "chunk loop",
+    "linattn chunked bf16, wgmma, normalized":
+        "the same with wgmma=true",
+}
+
 
 # The same for the non-causal function (aot.linear_module).
 LINEAR_VARIANTS = [
@@ -175,9 +194,11 @@ def torch_buffer(tensor):
 
 def linattn_commands(tools, name, b, h, t, d):
     """The linattn-compile commands of one prefill shape (for --dry-run)."""
-    return [aot.compile_command(tools, f"<{name}_{element}.mlir>",
-                                f"<lib{name}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so>", options)
-            for impl, element, options, _ in LINATTN_VARIANTS]
+    return [aot.compile_command(tools, f"<{module}_{element}.mlir>",
+                                f"<lib{module}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so>", options)
+            for module, variants in ((name, LINATTN_VARIANTS),
+                                     (name + "_normalized", NORMALIZED_VARIANTS))
+            for impl, element, options, _ in variants]
 
 
 #===------------------------------------------------------------------------===#
@@ -348,7 +369,7 @@ class Bench:
             a = (qc @ kc.transpose(-1, -2)) * m
             o = a @ vc + qc @ s
             if normalized:
-                den = a.sum(-1) + qc @ z.unsqueeze(-1)[..., 0] + 1e-6
+                den = a.sum(-1) + (qc @ z.unsqueeze(-1))[..., 0] + 1e-6
                 o = o / den.unsqueeze(-1)
             out[:, :, i:i + c] = o
             s = s + kc.transpose(-1, -2) @ vc
@@ -509,6 +530,11 @@ def run_prefill(bench, shape, tmp):
                              lambda element: aot.scan_module(b, h, t, d, element),
                              LINATTN_NOTES, report, base,
                              (floor_bf16, floor_f32))
+        run_linattn_variants(
+            bench, (q, k, v), bench.reference(q, k, v, normalized=True), tmp,
+            name + "_normalized", NORMALIZED_VARIANTS,
+            lambda element: aot.scan_module(b, h, t, d, element, normalized=True),
+            NORMALIZED_NOTES, report, base, (floor_bf16, floor_f32))
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
 

@@ -15,6 +15,9 @@
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32=true}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-tile=128}
+// The normalized scan, a module of its own.
+// CHECK: linattn-compile <8x16x4096x64_normalized_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o <lib8x16x4096x64_normalized_linattn_chunked_bf16_normalized.so>.o
+// CHECK: linattn-compile <8x16x4096x64_normalized_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true wgmma=true}
 // CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 8192 MiB
 // CHECK: prefill B2 H16 T16384 D128:
 // CHECK: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: linattn linear bf16 (defaults), linattn linear bf16, scalar kernels (linear-kernel=scalar), linattn linear tf32 (tf32=true)
