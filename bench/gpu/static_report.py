@@ -2,7 +2,8 @@
 """Static report of linattn's GPU kernels: what ptxas and the SASS say.
 
 No GPU runs. For a set of representative kernels (the chunked tensor-core
-scan in bf16 and f16 at F = 64 and 128 with chunks of 16, 32 and 64; the
+scan in bf16 and f16 at F = 64 and 128 with chunks of 16, 32 and 64, and
+in bf16 on sm_90a's wgmma (PTX for sm_90a goes to ptxas as such); the
 strict-fp32 recurrent scan; the decode step; kv_summary and query_readout;
 scores and apply_scores) this script
 
@@ -103,7 +104,7 @@ class Config:
         self.label = label
         self.module = module
         self.options = options
-        self.kind = kind  # chunked | recurrent | step | linear | quadratic
+        self.kind = kind  # chunked | wgmma | recurrent | step | linear | quadratic
         self.f = f
         self.dv = dv
         self.dtype = dtype
@@ -184,6 +185,22 @@ def configurations():
                 "scan-kernel=chunked sequence-parallel-blocks=0 "
                 "async-copies=true", "chunked", f, f, "bf16",
                 normalized=normalized, slots=2))
+        # The chunk loops on sm_90a's wgmma (wgmma=true: the scores and, in
+        # bf16, the state update), normalized and as the benchmark calls it;
+        # on sm_80 the option does not apply and the kernels are the rows
+        # above. At F = 128 wgmma needs chunks of 64, which value tiles of
+        # 128 columns give. Unpadded swizzled tiles: no MMA-section table.
+        wide = " value-tile=128" if f == 128 else ""
+        for normalized in (True, False):
+            for parallel in (0, 1000000000):
+                configs.append(Config(
+                    f"chunked bf16 F{f} " +
+                    ("" if normalized else "unnormalized ") + "wgmma" + wide +
+                    (" sequence-parallel" if parallel else ""),
+                    scan_module("bf16", f, f, normalized=normalized),
+                    f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                    "wgmma=true" + wide, "wgmma", f, f, "bf16",
+                    normalized=normalized))
         for parallel in (0, 1000000000):
             configs.append(Config(
                 f"chunked tf32 F{f}" +
@@ -391,6 +408,8 @@ def classify(op):
     base = op.split(".")[0]
     if base == "HMMA":
         return "HMMA"
+    if base == "HGMMA":
+        return "HGMMA"
     if base in ("FFMA", "FFMA32I"):
         return "FFMA"
     if base in ("FADD", "FMUL", "FMNMX", "FSEL", "FSETP", "FADD32I",
@@ -428,7 +447,7 @@ def classify(op):
     return "other"
 
 
-CLASSES = ["HMMA", "FFMA", "FADD/FMUL", "DFMA/DADD", "LDS.16", "LDS.32",
+CLASSES = ["HMMA", "HGMMA", "FFMA", "FADD/FMUL", "DFMA/DADD", "LDS.16", "LDS.32",
            "LDS.64/128", "LDSM", "STS", "LDG", "STG", "BAR", "SHFL", "MUFU",
            "convert/pack", "control", "NOP", "other"]
 
@@ -501,8 +520,10 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
         cubin = os.path.join(keep or tmp, stem + ".cubin")
         with open(ptx_path, "w") as out:
             out.write(ptx)
-        _, log = run([ptxas, f"-arch={chip}", "-O3", "-v", ptx_path, "-o",
-                      cubin])
+        # The PTX's own target: sm_90a where the kernels use wgmma.
+        target = re.search(r"^\.target (\w+)", ptx, re.M)
+        _, log = run([ptxas, f"-arch={target.group(1) if target else chip}",
+                      "-O3", "-v", ptx_path, "-o", cubin])
         sass, _ = run([cuobjdump, "--dump-sass", cubin])
         if keep:
             with open(os.path.join(keep, stem + ".sass"), "w") as out:
@@ -677,11 +698,12 @@ def write_reports(rows, meta, out_dir):
         md.append("")
         md.append("SASS instruction mix (static counts). LDS.16 are 16-bit "
                   "shared loads (LDS.U16), LDS.32 32-bit ones, LDSM is "
-                  "ldmatrix; convert/pack are PRMT, F2FP, HADD2.F32 and "
+                  "ldmatrix, HGMMA wgmma (each warp of a warpgroup issues it); "
+                  "convert/pack are PRMT, F2FP, HADD2.F32 and "
                   "friends.\n")
-        shown = ["HMMA", "FFMA", "FADD/FMUL", "DFMA/DADD", "LDS.16", "LDS.32",
-                 "LDS.64/128", "LDSM", "STS", "LDG", "STG", "BAR", "SHFL",
-                 "MUFU", "convert/pack"]
+        shown = ["HMMA", "HGMMA", "FFMA", "FADD/FMUL", "DFMA/DADD", "LDS.16",
+                 "LDS.32", "LDS.64/128", "LDSM", "STS", "LDG", "STG", "BAR",
+                 "SHFL", "MUFU", "convert/pack"]
         md.append("| configuration | kernel | " + " | ".join(shown) +
                   " | total |")
         md.append("|---|---|" + "---:|" * (len(shown) + 1))
@@ -770,6 +792,8 @@ def main():
     rows = []
     for config in configurations():
         for chip in chips:
+            if config.kind == "wgmma" and chip != "sm_90":
+                continue  # the same kernels as without wgmma
             print(f"static_report: {config.label} ({chip})", flush=True)
             rows += analyze(config, chip, opt, ptxas, cuobjdump, args.keep)
     md, csv_path = write_reports(rows, meta, args.out_dir)
