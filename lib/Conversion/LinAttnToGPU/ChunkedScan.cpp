@@ -932,10 +932,7 @@ public:
     Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
     // φ(q_t)ᵀ z_prev from the scores' φ(Q_c) fragments as the first key
     // tiles load them (mma.sync): LLVM keeps a fragment from its load to its
-    // last use, which a later pass over them would extend. With G warps per
-    // row tile, each loads every fragment for its keys, and warp group i
-    // takes the feature steps s with s mod G = i (a branch uniform over the
-    // warp).
+    // last use, which a later pass over them would extend.
     bool fusedNormalizer = c.normalized && !c.wgmma;
     // With wgmma, the keys in blocks of kWgmmaKeys, each block's scores
     // masked and stored before the next is computed (all of a block's
@@ -955,29 +952,9 @@ public:
         for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep()) {
           SmallVector<Value> aRegs = mb.fragmentA(queryTile(), r0, kb.idx(f0));
           acc = products(aRegs, keysTransposed(), kb.idx(f0), n0, 2, acc);
-          if (!fusedNormalizer || j != 0)
-            continue;
-          auto addStep = [&] {
-            return addQueryNormalizerStep(aRegs, kb.idx(f0), Value(), sumLo,
-                                          sumHi);
-          };
-          if (c.shape.groups == 1) {
-            std::tie(sumLo, sumHi) = addStep();
-            continue;
-          }
-          Value mine =
-              kb.eq(warpGroup(), kb.idx(f0 / mb.kStep() % c.shape.groups));
-          auto branch = scf::IfOp::create(
-              b, loc, mine,
-              [&](OpBuilder &, Location) {
-                auto [lo, hi] = addStep();
-                scf::YieldOp::create(b, loc, ValueRange{lo, hi});
-              },
-              [&](OpBuilder &, Location) {
-                scf::YieldOp::create(b, loc, ValueRange{sumLo, sumHi});
-              });
-          sumLo = branch.getResult(0);
-          sumHi = branch.getResult(1);
+          if (fusedNormalizer && j == 0)
+            std::tie(sumLo, sumHi) = addQueryNormalizerStep(
+                [&] { return aRegs; }, f0, c.shape.groups, sumLo, sumHi);
         }
       for (int64_t i = 0; i < 8; ++i) {
         auto [row, col] =
@@ -998,8 +975,7 @@ public:
       std::tie(sumLo, sumHi) =
           std::make_pair(kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4));
     else // φ(q_t)ᵀ z_prev: this group's share of the features.
-      std::tie(sumLo, sumHi) =
-          addQueryNormalizer(warpGroup(), c.shape.groups, sumLo, sumHi);
+      std::tie(sumLo, sumHi) = addQueryNormalizer(c.shape.groups, sumLo, sumHi);
     if (c.sharedRowSums()) {
       Value rowLo, rowHi;
       std::tie(rowLo, rowHi) = laneRows();
@@ -1018,8 +994,7 @@ public:
   /// the query readout (z in shared memory): each warp takes all features.
   std::pair<Value, Value> readoutDenominators() {
     Value eps = kb.fconst(c.eps);
-    auto [sumLo, sumHi] =
-        addQueryNormalizer(zero, 1, kb.fconst(0.0), kb.fconst(0.0));
+    auto [sumLo, sumHi] = addQueryNormalizer(1, kb.fconst(0.0), kb.fconst(0.0));
     return {kb.fadd(sumLo, eps), kb.fadd(sumHi, eps)};
   }
 
@@ -1332,11 +1307,10 @@ public:
   /// threads (W features to 32 bits), P adjacent lanes share W features
   /// (one 32-bit load a token), each summing all C rows (rows past the
   /// sequence are staged as zeros, which the state products rely on too) in
-  /// blocks of eight: part
-  /// p takes rows 8/P·p .. 8/P·(p + 1) - 1 of each block, which puts the
-  /// parts' rows of one load in distinct banks (P ≤ 8) in the padded and
-  /// the swizzled layout alike. A butterfly of shuffles adds the parts'
-  /// sums. Otherwise threads take whole features.
+  /// blocks of eight: part p takes rows 8/P·p .. 8/P·(p + 1) - 1 of each
+  /// block, which puts the parts' rows of one load in distinct banks
+  /// (P ≤ 8) in the padded and the swizzled layout alike. A butterfly of
+  /// shuffles adds the parts' sums. Otherwise threads take whole features.
   void addKeySums(Value count) {
     int64_t threads = c.threads(), perWord = 4 / c.dataBytes();
     int64_t words = c.features / perWord;
@@ -1393,59 +1367,66 @@ public:
 
 private:
   /// `sumLo` and `sumHi` (a quad's partial row sums of rows g and g + 8)
-  /// plus φ(q_t)ᵀz over group `group`'s share of the F / kStep() feature
-  /// steps, of `groups` (z in shared memory), summed over the quad: every
-  /// lane of the quad gets the rows' sums. φ(Q_c) comes in A fragments, as
-  /// the products read it (conflict-free ldmatrix in either layout), each
-  /// lane taking the z of its fragment's columns; a group whose last step
-  /// lies past F repeats the last one with z taken as zero.
-  std::pair<Value, Value> addQueryNormalizer(Value group, int64_t groups,
-                                             Value sumLo, Value sumHi) {
-    int64_t steps = c.features / mb.kStep();
-    int64_t perGroup = llvm::divideCeil(steps, groups);
+  /// plus φ(q_t)ᵀz over this warp group's feature steps of `groups`
+  /// (`addQueryNormalizerStep`; z in shared memory), summed over the quad:
+  /// every lane of the quad gets the rows' sums. φ(Q_c) comes in A
+  /// fragments, as the products read it (conflict-free ldmatrix in either
+  /// layout), each lane taking the z of its fragment's columns.
+  std::pair<Value, Value> addQueryNormalizer(int64_t groups, Value sumLo,
+                                             Value sumHi) {
     Value r0 = warpRow();
-    for (int64_t s = 0; s < perGroup; ++s) {
-      Value step = kb.add(kb.mul(group, kb.idx(perGroup)), kb.idx(s));
-      Value valid;
-      if (steps % groups != 0) {
-        valid = kb.ult(step, kb.idx(steps));
-        step = kb.select(valid, step, kb.idx(steps - 1));
-      }
-      Value k0 = kb.mul(step, kb.idx(mb.kStep()));
+    for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
       std::tie(sumLo, sumHi) = addQueryNormalizerStep(
-          mb.fragmentA(queryTile(), r0, k0), k0, valid, sumLo, sumHi);
-    }
+          [&] { return mb.fragmentA(queryTile(), r0, kb.idx(f0)); }, f0, groups,
+          sumLo, sumHi);
     return {kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4)};
   }
-  /// `sumLo` and `sumHi` plus this lane's part of φ(q_t)ᵀz over the features
-  /// of the A fragment `aRegs` of φ(Q_c) at feature k0 (z as zero where
-  /// `valid` is false).
-  std::pair<Value, Value> addQueryNormalizerStep(ArrayRef<Value> aRegs,
-                                                 Value k0, Value valid,
-                                                 Value sumLo, Value sumHi) {
-    // Registers 2j and 2j + 1 (rows g and g + 8) share their columns.
-    for (int64_t j = 0; j < 2; ++j) {
-      auto lo = mb.elementsA(aRegs, 2 * j), hi = mb.elementsA(aRegs, 2 * j + 1);
-      Value at = kb.add(k0, lo[0].second);
-      SmallVector<Value> z;
-      if (lo.size() == 1) {
-        z.push_back(loadShared(zs, at));
-      } else {
-        Value both = vector::LoadOp::create(
-            b, loc, VectorType::get({2}, b.getF32Type()), zs, ValueRange{at},
-            /*nontemporal=*/false, llvm::MaybeAlign(8));
-        for (int64_t e = 0; e < 2; ++e)
-          z.push_back(
-              vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{e}));
+  /// `sumLo` and `sumHi` plus this lane's part of φ(q_t)ᵀz over the
+  /// features of φ(Q_c)'s A fragment at feature f0 (`fragment()` gives it).
+  /// With G `groups` of warps per row tile, step s = f0 / kStep() is warp
+  /// group s mod G's (a branch uniform over the warp).
+  std::pair<Value, Value>
+  addQueryNormalizerStep(function_ref<SmallVector<Value>()> fragment,
+                         int64_t f0, int64_t groups, Value sumLo, Value sumHi) {
+    auto add = [&]() -> std::pair<Value, Value> {
+      SmallVector<Value> aRegs = fragment();
+      Value lo = sumLo, hi = sumHi;
+      // Registers 2j and 2j + 1 (rows g and g + 8) share their columns.
+      for (int64_t j = 0; j < 2; ++j) {
+        auto rowLo = mb.elementsA(aRegs, 2 * j),
+             rowHi = mb.elementsA(aRegs, 2 * j + 1);
+        Value at = kb.add(kb.idx(f0), rowLo[0].second);
+        SmallVector<Value> z;
+        if (rowLo.size() == 1) {
+          z.push_back(loadShared(zs, at));
+        } else {
+          Value both = vector::LoadOp::create(
+              b, loc, VectorType::get({2}, b.getF32Type()), zs, ValueRange{at},
+              /*nontemporal=*/false, llvm::MaybeAlign(8));
+          for (int64_t e = 0; e < 2; ++e)
+            z.push_back(
+                vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{e}));
+        }
+        for (size_t e = 0; e < z.size(); ++e) {
+          lo = kb.fma(rowLo[e].first, z[e], lo);
+          hi = kb.fma(rowHi[e].first, z[e], hi);
+        }
       }
-      for (size_t e = 0; e < z.size(); ++e) {
-        if (valid)
-          z[e] = kb.select(valid, z[e], kb.fconst(0.0));
-        sumLo = kb.fma(lo[e].first, z[e], sumLo);
-        sumHi = kb.fma(hi[e].first, z[e], sumHi);
-      }
-    }
-    return {sumLo, sumHi};
+      return {lo, hi};
+    };
+    if (groups == 1)
+      return add();
+    Value mine = kb.eq(warpGroup(), kb.idx(f0 / mb.kStep() % groups));
+    auto branch = scf::IfOp::create(
+        b, loc, mine,
+        [&](OpBuilder &, Location) {
+          auto [lo, hi] = add();
+          scf::YieldOp::create(b, loc, ValueRange{lo, hi});
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, ValueRange{sumLo, sumHi});
+        });
+    return {branch.getResult(0), branch.getResult(1)};
   }
 
   /// Elements loaded for shared memory (1, or the elements of 16 bytes, in
