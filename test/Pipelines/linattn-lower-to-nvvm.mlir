@@ -64,7 +64,7 @@
 // PTX-COUNT-22: .param .u64
 // PTX-NOT: .param
 // PTX: .maxntid
-// PTX: .shared .align 4 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[8192];
+// PTX: .shared .align 16 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[8192];
 // PTX: bar.sync 0;
 // PTX: ex2.approx
 // PTX-COUNT-32: fma.rn.f32
@@ -82,7 +82,7 @@
 // PTX: fma.rn.f32
 // PTX-LABEL: .visible .entry linattn_query_readout_relu_normalized_2(
 // PTX: .shared .align 16 .b8 __wg_linattn_query_readout_relu_normalized_2_0[2560];
-// PTX: .shared .align 4 .b8 __wg_linattn_query_readout_relu_normalized_2_1[64];
+// PTX: .shared .align 16 .b8 __wg_linattn_query_readout_relu_normalized_2_1[64];
 // PTX: bar.sync 0;
 // PTX: ld.shared.v4.b32
 // PTX-LABEL: .visible .entry linattn_step_elu_normalized_3(

@@ -663,8 +663,6 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
   gpu::GPUFuncOp kernel = createKernel(
       rewriter, loc, kernels(), name, argTypes,
       {workgroupBufferType(stateType, kSummaryKeys * kSummaryFeatures)});
-  kernel.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                                     rewriter.getI64IntegerAttr(16));
   {
     OpBuilder::InsertionGuard guard(rewriter);
     setInsertionPointToKernelBody(rewriter, kernel);
@@ -844,8 +842,6 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
                                     .str());
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels(), name, argTypes, shared);
-  kernel.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                                     rewriter.getI64IntegerAttr(16));
   {
     OpBuilder::InsertionGuard guard(rewriter);
     setInsertionPointToKernelBody(rewriter, kernel);

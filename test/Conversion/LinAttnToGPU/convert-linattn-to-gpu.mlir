@@ -37,7 +37,7 @@
 // CHECK: gpu.module @linattn_kernels
 // CHECK: gpu.func @linattn_scan_forward_elu_normalized_0(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
-// CHECK-SAME: workgroup(%[[QS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<512xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: workgroup(%[[QS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<512xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // The launch's block size, which ptxas gets as .maxntid.
 // CHECK-SAME: attributes {known_block_size = array<i32: 32, 1, 1>}
 // CHECK: gpu.block_id x
@@ -127,7 +127,7 @@ func.func @scan_reverse_init(%fq: tensor<2x?x16xf32>, %fk: tensor<2x?x16xf32>, %
 // CHECK:       arith.maximumf
 // CHECK:       gpu.barrier
 // CHECK-COUNT-4: vector.load %[[KS]][%{{.*}}] {alignment = 16 : i64} : memref<512xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}: index, %{{.*}}: index, %{{.*}}: index) workgroup(%[[QS:.*]] : memref<640xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+// CHECK: gpu.func @linattn_query_readout_relu_normalized_1({{.*}}: index, %{{.*}}: index, %{{.*}}: index) workgroup(%[[QS:.*]] : memref<640xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // CHECK: gpu.grid_dim z
 // CHECK: scf.for
 // CHECK: gpu.barrier
@@ -153,7 +153,7 @@ func.func @linear_relu(%q: tensor<2x3x?x32xf32>, %k: tensor<2x3x?x32xf32>, %v: t
 
 // CHECK-LABEL: func.func @step
 //       CHECK: call @__linattn_launch_linattn_step_identity_normalized_0(%c4, %c1, %c1, %c32, %c1, %c1,
-// CHECK: gpu.func @linattn_step_identity_normalized_0({{.*}}: memref<?xf64>{{.*}}) workgroup(%{{.*}} : memref<16xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf64, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @linattn_step_identity_normalized_0({{.*}}: memref<?xf64>{{.*}}) workgroup(%{{.*}} : memref<16xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: scf.if
 // CHECK-COUNT-4: memref.load %arg3[
 // CHECK: memref.store {{.*}}, %arg6[
