@@ -112,23 +112,28 @@ import plot  # noqa: E402
 # strict-fp32 recurrent scan.
 LINATTN_VARIANTS = [
     ("linattn chunked bf16", "bf16", "", 2.5e-2),
-    ("linattn chunked bf16, cp.async", "bf16", "async-copies=true", 2.5e-2),
+    ("linattn chunked bf16, synchronous staging", "bf16", "async-copies=false",
+     2.5e-2),
     ("linattn chunked bf16, 64-bit offsets", "bf16", "narrow-offset-limit=0",
      2.5e-2),
     ("linattn chunked bf16, value-tile=32", "bf16", "value-tile=32", 2.5e-2),
     ("linattn chunked bf16, value-tile=128", "bf16", "value-tile=128", 2.5e-2),
     ("linattn chunked bf16, wgmma", "bf16", "wgmma=true", 2.5e-2),
-    ("linattn chunked bf16, L2 prefetch", "bf16", "prefetch-chunks=1", 2.5e-2),
+    ("linattn chunked bf16, synchronous + L2 prefetch", "bf16",
+     "async-copies=false prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
      "scan-kernel=recurrent scan-feature-lanes=1", 1e-4),
-    ("linattn recurrent f32, scan-tile=128", "f32",
-     "scan-kernel=recurrent scan-tile=128", 1e-4),
+    ("linattn recurrent f32, scan-tile=32", "f32",
+     "scan-kernel=recurrent scan-tile=32", 1e-4),
 ]
 LINATTN_NOTES = {
-    "linattn chunked bf16, cp.async":
-        "async-copies=true: the next chunk copied by cp.async during the current one",
+    "linattn chunked bf16":
+        "the defaults: the next chunk copied by cp.async during the current one",
+    "linattn chunked bf16, synchronous staging":
+        "async-copies=false: each chunk loaded and stored to shared memory "
+        "before its products",
     "linattn chunked bf16, 64-bit offsets":
         "narrow-offset-limit=0: the chunk loops' index arithmetic in 64 bits",
     "linattn chunked bf16, value-tile=32":
@@ -142,17 +147,20 @@ LINATTN_NOTES = {
         "wgmma=true: the chunk loops' scores and state update by sm_90a's "
         "wgmma from 128-byte swizzled tiles of φ(Q), φ(K) and V (P·V and "
         "φ(Q)S stay on mma.sync)",
-    "linattn chunked bf16, L2 prefetch":
-        "prefetch-chunks=1: staging a chunk prefetches the next chunk's rows "
+    "linattn chunked bf16, synchronous + L2 prefetch":
+        "async-copies=false prefetch-chunks=1: staging a chunk prefetches the "
+        "next chunk's rows "
         "into L2 (prefetch.L2 per 128-byte line), so that its synchronous "
         "loads wait on L2 rather than HBM",
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
-    "linattn recurrent f32": "strict fp32 (scan-kernel=recurrent), 4 lanes per column",
+    "linattn recurrent f32":
+        "strict fp32 (scan-kernel=recurrent), 4 lanes per column, blocks of 128 "
+        "threads (32 value columns)",
     "linattn recurrent f32, 1 lane/column":
         "the same with scan-feature-lanes=1: one thread per column",
-    "linattn recurrent f32, scan-tile=128":
-        "the same with blocks of 128 threads (32 value columns): φ(Q), φ(K) "
-        "read by 2 blocks of a head instead of 8 at D = 64 "
+    "linattn recurrent f32, scan-tile=32":
+        "the same with blocks of 32 threads (8 value columns): φ(Q), φ(K) "
+        "read by 8 blocks of a head instead of 2 at D = 64 "
         "(bench/results/gpu-traffic.md)",
 }
 
@@ -404,8 +412,13 @@ def fast_transformers_causal_product(bench):
     with tarfile.open(bench.args.fast_transformers_sdist) as tar:
         member = next(m for m in tar.getmembers()
                       if m.name.endswith("fast_transformers/causal_product/causal_product_cuda.cu"))
-        with tar.extractfile(member) as f, open(source, "wb") as out:
-            out.write(f.read())
+        with tar.extractfile(member) as f:
+            text = f.read()
+    # Rewritten only when it changed: a newer source makes torch's ninja
+    # build it again (a minute), once per run and shape list otherwise.
+    if not os.path.exists(source) or open(source, "rb").read() != text:
+        with open(source, "wb") as out:
+            out.write(text)
     start = time.time()
     ext = load(name="causal_product_cuda", sources=[source],
                extra_cuda_cflags=["-O3"],
@@ -468,7 +481,7 @@ def reporter(bench, kind, shape):
         bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
                      ms=ms, floor_ms=floor,
                      floor_fraction=floor / ms if ms else None, error=err,
-                     correct=err is not None and err <= tol, note=note)
+                     correct=None if err is None else err <= tol, note=note)
     return base, floor_bf16, floor_f32, report
 
 
@@ -746,8 +759,9 @@ def markdown(results, device, copy_bw, launch_floor):
         lines.append(
             f"| {r['kind']} | {r['shape']} | {r['impl']} | {r['ms']:.4f} | "
             f"{r['floor_ms']:.4f} | {'' if frac is None else f'{100 * frac:.0f}%'} | "
-            f"{ratio} | {'' if err is None else f'{err:.1e}'}"
-            f"{'' if r.get('correct', True) else ' FAIL'} | {r.get('note', '')} |")
+            f"{ratio} | {'not checked' if err is None else f'{err:.1e}'}"
+            f"{' FAIL' if err is not None and r.get('correct') is False else ''} | "
+            f"{r.get('note', '')} |")
     lines += ["", "vs linattn: the row's time over linattn's on the same inputs (> 1: "
               "linattn is faster): the chunked bf16 scan for bf16 inputs, the "
               "strict-fp32 recurrent scan for f32 inputs, the graph-replayed step "
@@ -905,28 +919,35 @@ def write_results(base, meta):
 
 def merge(args):
     """One report from the JSON files of several runs on one device: each
-    case from the last run that measured it; the copy bandwidth and launch
-    floor of the first run (every run's floors use its own)."""
+    row (case and implementation) from the last run that measured it, a
+    skipped row only where no run measured that implementation (so a run
+    with --skip-linattn adds the peers to an earlier run's linattn rows);
+    the copy bandwidth and launch floor of the first run (every run's floors
+    use its own)."""
     runs = [json.load(open(p)) for p in args.merge]
     devices = {r["device"] for r in runs}
     if len(devices) != 1:
         sys.exit(f"--merge: runs from different devices: {', '.join(sorted(devices))}")
-    merged = {}
+    cases = {}  # (kind, shape) -> {impl: row}, in the order rows first came
     for run in runs:
-        measured = {(r["kind"], r["shape"]) for r in run["results"]
-                    if r.get("impl") != "all"}
-        for key in measured:
-            merged[key] = [r for r in run["results"] if (r["kind"], r["shape"]) == key]
         for r in run["results"]:
-            if r.get("impl") == "all":
-                merged.setdefault((r["kind"], r["shape"]), [r])
+            rows = cases.setdefault((r["kind"], r["shape"]), {})
+            if "skipped" not in r or "skipped" in rows.get(r.get("impl"), r):
+                rows[r.get("impl")] = r
+    # A skipped row stands for a family of rows ("fla" for fla.chunk_linear_attn,
+    # ..., "all" for the case): dropped where a run measured one of them.
+    for rows in cases.values():
+        measured = [impl.lower() for impl, r in rows.items() if "skipped" not in r]
+        for impl in [impl for impl, r in rows.items() if "skipped" in r]:
+            if measured and (impl == "all" or any(impl.lower() in m for m in measured)):
+                del rows[impl]
     kinds = ("prefill", "noncausal", "decode")
     order = ([case_name(x) for x in PREFILL + DECODE] +
              [case_name(x, "noncausal") for x in NONCAUSAL])
-    results = [r for key in sorted(merged, key=lambda k: (
+    results = [r for key in sorted(cases, key=lambda k: (
         kinds.index(k[0]) if k[0] in kinds else len(kinds),
         order.index(k[1]) if k[1] in order else len(order)))
-        for r in merged[key]]
+        for r in cases[key].values()]
     first = runs[0]
     meta = dict(first, results=results, merged_from=[os.path.basename(p) for p in args.merge])
     os.makedirs(args.out, exist_ok=True)

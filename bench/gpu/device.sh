@@ -12,7 +12,7 @@
 #                                             the bundle's libLinAttnCAPI.so: backend="cuda"
 #   bench/gpu/device.sh bench [BENCH ARGS]    bench/gpu/bench.py with the bundle's tools
 #   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
-#   bench/gpu/device.sh profile [ARGS]        bench/gpu/profile.py (Nsight Compute) with
+#   bench/gpu/device.sh profile [ARGS]        bench/gpu/ncu_profile.py (Nsight Compute) with
 #                                             the bundle's tools
 #
 # Every step first unpacks the bundle into build/device (once per tarball) and
@@ -121,7 +121,7 @@ PY
     "$python" bench/gpu/tune.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
     ;;
   profile)
-    "$python" bench/gpu/profile.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
+    "$python" bench/gpu/ncu_profile.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
     ;;
   *)
     echo "device.sh: unknown step $step (info, test, pytest, bench, tune or profile)" >&2

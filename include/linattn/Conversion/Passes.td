@@ -329,7 +329,7 @@ def ConvertLinAttnToGPUPass
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "The target GPU (sm_XY): which kernels it can run">,
-    Option<"scanTile", "scan-tile", "int64_t", /*default=*/"32",
+    Option<"scanTile", "scan-tile", "int64_t", /*default=*/"128",
            "Threads per block of the scan kernel">,
     Option<"scanFeatureLanes", "scan-feature-lanes", "int64_t",
            /*default=*/"4",
@@ -381,7 +381,7 @@ def ConvertLinAttnToGPUPass
            "The chunked kernels stage global memory 16 bytes per load where "
            "the buffers are 16-byte aligned (tested at run time); false: "
            "element by element">,
-    Option<"asyncCopies", "async-copies", "bool", /*default=*/"false",
+    Option<"asyncCopies", "async-copies", "bool", /*default=*/"true",
            "The chunked kernels (f16/bf16, with vector loads) copy the next "
            "chunk with cp.async while they compute the current one, in two "
            "slots per staged tile; false: staged synchronously">,

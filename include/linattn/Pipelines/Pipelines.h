@@ -154,7 +154,7 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<int64_t> scanTile{
       *this, "scan-tile",
       llvm::cl::desc("Threads per block of the scan kernel"),
-      llvm::cl::init(32)};
+      llvm::cl::init(128)};
   PassOptions::Option<int64_t> scanFeatureLanes{
       *this, "scan-feature-lanes",
       llvm::cl::desc("Threads sharing a value column in the recurrent scan "
@@ -212,7 +212,7 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("The chunked kernels (f16/bf16, with vector loads) copy "
                      "the next chunk with cp.async while they compute the "
                      "current one (false: staged synchronously)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("The chunk loops (f16/bf16, F a multiple of 64, chunks "

@@ -1,21 +1,21 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent" -split-input-file | FileCheck %s --check-prefix=RECURRENT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=C32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0 async-copies=false" -split-input-file | FileCheck %s --check-prefix=C32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=TF32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4 async-copies=false" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=33" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="value-tile=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=16384" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SMALL
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=16384 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0 async-copies=false" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=2147483649" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 

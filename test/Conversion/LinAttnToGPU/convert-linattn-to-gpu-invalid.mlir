@@ -20,12 +20,12 @@ func.func @negative_wide_state(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %
 
 // -----
 
-// One block per 8 value columns (scan-tile 32, 4 lanes per column) and at
-// most 65535 blocks in CUDA's grid y: Dv = 600000 cannot launch.
-func.func @negative_wide_values(%fq: tensor<7x16xf32>, %fk: tensor<7x16xf32>, %v: tensor<7x600000xf32>) -> tensor<7x600000xf32> {
-  // expected-error @+1 {{has no GPU kernel: Dv = 600000 needs 75000 blocks of 8 value columns, more than the 65535 of CUDA's grid y}}
-  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x16xf32>, tensor<7x16xf32>, tensor<7x600000xf32> -> tensor<7x600000xf32>, tensor<16x600000xf32>, tensor<16xf32>
-  return %o : tensor<7x600000xf32>
+// One block per 32 value columns (scan-tile 128, 4 lanes per column) and at
+// most 65535 blocks in CUDA's grid y: Dv = 2400000 cannot launch.
+func.func @negative_wide_values(%fq: tensor<7x16xf32>, %fk: tensor<7x16xf32>, %v: tensor<7x2400000xf32>) -> tensor<7x2400000xf32> {
+  // expected-error @+1 {{has no GPU kernel: Dv = 2400000 needs 75000 blocks of 32 value columns, more than the 65535 of CUDA's grid y}}
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x16xf32>, tensor<7x16xf32>, tensor<7x2400000xf32> -> tensor<7x2400000xf32>, tensor<16x2400000xf32>, tensor<16xf32>
+  return %o : tensor<7x2400000xf32>
 }
 
 // -----
@@ -33,7 +33,7 @@ func.func @negative_wide_values(%fq: tensor<7x16xf32>, %fk: tensor<7x16xf32>, %v
 // bf16 data: the chunked kernel's blocks of 64 columns cannot launch either
 // (78125 of them), nor the recurrent kernel's.
 func.func @negative_wide_values_bf16(%fq: tensor<7x16xbf16>, %fk: tensor<7x16xbf16>, %v: tensor<7x5000000xbf16>) -> tensor<7x5000000xbf16> {
-  // expected-error @+1 {{has no GPU kernel: Dv = 5000000 needs 625000 blocks of 8 value columns}}
+  // expected-error @+1 {{has no GPU kernel: Dv = 5000000 needs 156250 blocks of 32 value columns}}
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x16xbf16>, tensor<7x16xbf16>, tensor<7x5000000xbf16> -> tensor<7x5000000xbf16>, tensor<16x5000000xf32>, tensor<16xf32>
   return %o : tensor<7x5000000xbf16>
 }

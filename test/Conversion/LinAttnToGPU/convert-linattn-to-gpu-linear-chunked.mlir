@@ -1,5 +1,5 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="linear-kernel=scalar" -split-input-file | FileCheck %s --check-prefix=SCALAR --implicit-check-not=nvvm.mma.sync
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true" -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="linear-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL

@@ -12,13 +12,13 @@
 // scales need each column in one warp). Where wgmma does not apply the
 // kernels are those of wgmma=false: chunks of 32 (chunk-size=32) and F = 32.
 
-// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 chunk-size=32" -split-input-file | FileCheck %s --check-prefix=NONE
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 chunk-size=32 async-copies=false" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" -split-input-file | FileCheck %s --check-prefix=NONE
 // With async copies the tiles take dynamic shared memory, whose declaration
 // then holds the swizzle's 1024-byte alignment (16 without wgmma).
-// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true async-copies=true sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=true sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC-DEFAULT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC-DEFAULT
 
 // CHECK-LABEL: func.func @bf16_f64
 //       CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(

@@ -1,5 +1,6 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-feature-lanes=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=DEFAULT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 scan-feature-lanes=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-feature-lanes=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LANES
 
 // The causal scan with a fused elu feature map: the host passes flat buffers
@@ -11,7 +12,15 @@
 // memory. Four adjacent
 // lanes share a column of S, each keeping 4 of its 16 features in
 // registers, and add their readouts with two shuffles; a block of 32
-// threads covers 8 columns: grid (8, ⌈40 / 8⌉ = 5).
+// threads covers 8 columns: grid (8, ⌈40 / 8⌉ = 5). By default a block has
+// 128 threads and 32 columns: grid (8, ⌈40 / 32⌉ = 2).
+
+// DEFAULT-LABEL: func.func @scan_elu
+//   DEFAULT-DAG: %[[C8:.*]] = arith.constant 8 : index
+//   DEFAULT-DAG: %[[C2:.*]] = arith.constant 2 : index
+//   DEFAULT-DAG: %[[C128:.*]] = arith.constant 128 : index
+//   DEFAULT-DAG: %[[C1:.*]] = arith.constant 1 : index
+//       DEFAULT: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%[[C8]], %[[C2]], %[[C1]], %[[C128]], %[[C1]], %[[C1]],
 
 // CHECK-LABEL: func.func @scan_elu
 //  CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x16xf32>, %[[K:.*]]: tensor<2x4x?x16xf32>, %[[V:.*]]: tensor<2x4x?x40xf32>)

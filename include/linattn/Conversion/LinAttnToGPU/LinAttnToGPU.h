@@ -49,8 +49,9 @@ inline std::optional<unsigned> smVersion(llvm::StringRef chip) {
 
 /// How `convertLinAttnToGPUKernels` shapes its kernels.
 struct LinAttnToGPUKernelOptions {
-  /// Threads per block of the scan kernel.
-  int64_t scanTile = 32;
+  /// Threads per block of the scan kernel (128: measured the fastest of 32
+  /// and 128 on every shape of the benchmark, on an H100).
+  int64_t scanTile = 128;
   /// Adjacent threads sharing a value column in the recurrent scan and step
   /// kernels, each with F / scanFeatureLanes features of it (a power of two
   /// up to 32; lowered for an op until it divides F, and to 1 for the scan
@@ -100,10 +101,11 @@ struct LinAttnToGPUKernelOptions {
   /// copy the next chunk to shared memory with cp.async while they compute
   /// the current one, in two slots per staged tile (more than 48 KiB of
   /// shared memory for F = 64: `linattn-gpu-dynamic-shared-memory` moves
-  /// such kernels to dynamic shared memory). Off by default until measured:
-  /// the doubled tiles and registers (168 instead of 146 at F = 64) cost
-  /// occupancy where the synchronous kernel fits 4 blocks per SM.
-  bool asyncCopies = false;
+  /// such kernels to dynamic shared memory). On by default: on an H100 the
+  /// chunk loops are bound by the latency of their loads, and overlapping
+  /// them with the products took 1.5 to 1.8 times off every shape of the
+  /// benchmark (bench/results), despite fewer blocks per SM.
+  bool asyncCopies = true;
   /// The chunk loops compute their scores with sm_90's wgmma (the kernels
   /// then need chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
   /// a multiple of 64, chunks of 64 tokens); φ(Q_c) and φ(K_c) are then

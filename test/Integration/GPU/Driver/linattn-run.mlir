@@ -33,7 +33,7 @@
 // CAUSAL-NEXT: cuda: mem-alloc-async ctx0 [[V:d[0-9]+]] 8960 bytes s1
 // CAUSAL-NEXT: cuda: memcpy [[V]] <- host 8960 bytes s1
 // CAUSAL-NEXT: cuda: mem-alloc-async ctx0 [[O:d[0-9]+]] 8960 bytes s1
-// CAUSAL-NEXT: cuda: launch ctx0 linattn_scan_forward_elu_normalized_0 grid 8x5x1 block 32x1x1 smem 0 s1
+// CAUSAL-NEXT: cuda: launch ctx0 linattn_scan_forward_elu_normalized_0 grid 8x2x1 block 128x1x1 smem 0 s1
 // CAUSAL-NEXT: cuda: memcpy host <- [[O]] 8960 bytes s1
 // CAUSAL-NEXT: cuda: mem-free-async [[Q]] s1
 // CAUSAL-NEXT: cuda: mem-free-async [[K]] s1
@@ -45,13 +45,13 @@
 // CAUSAL-NEXT: cuda: event-sync [[STOP]]
 // CAUSAL-NEXT: cuda: event-record [[START:e[0-9]+]] s0
 // CAUSAL-NEXT: cuda: stream-create ctx0 s2
-// CAUSAL: cuda: launch ctx0 linattn_scan_forward_elu_normalized_0 grid 8x5x1 block 32x1x1 smem 0 s2
+// CAUSAL: cuda: launch ctx0 linattn_scan_forward_elu_normalized_0 grid 8x2x1 block 128x1x1 smem 0 s2
 // CAUSAL: cuda: stream-destroy s2
 // CAUSAL-NEXT: cuda: event-record [[STOP]] s0
 // CAUSAL-NEXT: cuda: event-sync [[STOP]]
 // CAUSAL-NEXT: cuda: event-record [[START]] s0
 // CAUSAL-NEXT: cuda: stream-create ctx0 s3
-// CAUSAL: cuda: launch ctx0 linattn_scan_forward_elu_normalized_0 grid 8x5x1 block 32x1x1 smem 0 s3
+// CAUSAL: cuda: launch ctx0 linattn_scan_forward_elu_normalized_0 grid 8x2x1 block 128x1x1 smem 0 s3
 // CAUSAL-NOT: cuda: launch
 // CAUSAL: cuda: ctx-push ctx0
 // CAUSAL-NEXT: cuda: module-unload m1

@@ -30,7 +30,7 @@
 // Four buffers (q, k, v, O) of five descriptor words each, N and Dv.
 // LOG: mgpu: module-load bin {{[0-9]+}} bytes
 // LOG-NEXT: mgpu: stream-create s1
-// LOG: mgpu: launch linattn_scan_forward_elu_normalized_0 grid 8x5x1 block 32x1x1 smem 0 params 22 s1
+// LOG: mgpu: launch linattn_scan_forward_elu_normalized_0 grid 8x2x1 block 128x1x1 smem 0 params 22 s1
 // LOG: mgpu: module-unload
 // LOG-NOT: leak
 

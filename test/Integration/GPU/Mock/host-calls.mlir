@@ -28,7 +28,7 @@
 // CAUSAL-NEXT: mgpu: alloc d3 8960 bytes s1
 // CAUSAL-NEXT: mgpu: memcpy h2d d3 8960 bytes s1
 // CAUSAL-NEXT: mgpu: alloc d4 8960 bytes s1
-// CAUSAL-NEXT: mgpu: launch linattn_scan_forward_elu_normalized_0 grid 8x5x1 block 32x1x1 smem 0 params 22 s1
+// CAUSAL-NEXT: mgpu: launch linattn_scan_forward_elu_normalized_0 grid 8x2x1 block 128x1x1 smem 0 params 22 s1
 // CAUSAL-NEXT: mgpu: memcpy d2h d4 8960 bytes s1
 // CAUSAL-NEXT: mgpu: free d1 s1
 // CAUSAL-NEXT: mgpu: free d2 s1

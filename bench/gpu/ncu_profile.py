@@ -17,11 +17,11 @@ k, v read, o written once).
 Results: <out>/<name>-profile.{json,md}, and ncu's CSV of every job in
 <name>-profile.txt, which `--parse` turns into the tables again anywhere.
 
-  bench/gpu/profile.py --tools=build/bin                     # default plan
-  bench/gpu/profile.py --tools=build/bin --shapes=8x16x16384x64 \\
+  bench/gpu/ncu_profile.py --tools=build/bin                     # default plan
+  bench/gpu/ncu_profile.py --tools=build/bin --shapes=8x16x16384x64 \\
       --variants="linattn chunked bf16;linattn chunked bf16, wgmma"
-  bench/gpu/profile.py --dry-run                              # the commands
-  bench/gpu/profile.py --parse=R-profile.txt --name=R         # tables again
+  bench/gpu/ncu_profile.py --dry-run                              # the commands
+  bench/gpu/ncu_profile.py --parse=R-profile.txt --name=R         # tables again
 """
 
 import argparse
@@ -46,11 +46,12 @@ import bench  # noqa: E402
 # The issue's T = 16K shape at D = 64 and FLA's comparison shape (D = 128).
 SHAPES = [(8, 16, 16384, 64), (2, 16, 16384, 128)]
 # bench.py's variants whose counters decide the defaults: how staging waits
-# on memory (plain, cp.async, L2 prefetch), the scores on wgmma, and the
-# strict-fp32 kernel. About 30 s a job on an H100: ten fit in 5 minutes.
-VARIANTS = ["linattn chunked bf16", "linattn chunked bf16, cp.async",
-            "linattn chunked bf16, L2 prefetch", "linattn chunked bf16, wgmma",
-            "linattn recurrent f32"]
+# on memory (cp.async, the default; synchronous; synchronous with the L2
+# prefetch), the scores on wgmma, and the strict-fp32 kernel. About 30 s a
+# job on an H100: ten fit in 5 minutes.
+VARIANTS = ["linattn chunked bf16", "linattn chunked bf16, synchronous staging",
+            "linattn chunked bf16, synchronous + L2 prefetch",
+            "linattn chunked bf16, wgmma", "linattn recurrent f32"]
 SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy",
             "MemoryWorkloadAnalysis", "WarpStateStats"]
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
@@ -159,7 +160,7 @@ def short_kernel(name):
 def markdown(rows, meta):
     out = [f"# linattn kernels under Nsight Compute: {meta.get('device', '?')}",
            "", f"{meta.get('date', '?')}, {meta.get('ncu', 'ncu')}; "
-           "`bench/gpu/profile.py`, one call per "
+           "`bench/gpu/ncu_profile.py`, one call per "
            "row after a warm-up call, clocks not locked (`--clock-control none`). "
            "DRAM bytes are what the kernels moved; compulsory bytes are q, k, v "
            "read and o written once.", ""]
@@ -230,7 +231,7 @@ def plan(args):
     names = [v.strip() for v in args.variants.split(";")] if args.variants else VARIANTS
     unknown = [v for v in names if v not in variants]
     if unknown:
-        sys.exit(f"profile.py: unknown variants {unknown}; bench.py has "
+        sys.exit(f"ncu_profile.py: unknown variants {unknown}; bench.py has "
                  f"{list(variants)}")
     shapes = ([tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
               if args.shapes else SHAPES)
@@ -288,7 +289,7 @@ def child(args):
         torch.cuda.profiler.stop()
     error = runtime.linattnCudaGetLastError()
     if error:
-        sys.exit(f"profile.py: the linattn runtime failed: {error.decode()}")
+        sys.exit(f"ncu_profile.py: the linattn runtime failed: {error.decode()}")
 
 
 def ncu_version(args):
