@@ -285,11 +285,12 @@ def scalar_loads(case):
     return case
 
 
-def async_copies(case):
-    """`case` with the chunk loops copying the next chunk by cp.async while
-    they compute (async-copies=true): two slots per staged tile."""
-    case.name += "__async"
-    case.gpu_options = getattr(case, "gpu_options", []) + ["async-copies=true"]
+def synchronous(case):
+    """`case` with the chunk loops staging each chunk before its products
+    (async-copies=false); the other cases copy the next chunk by cp.async
+    while they compute, the default."""
+    case.name += "__sync"
+    case.gpu_options = getattr(case, "gpu_options", []) + ["async-copies=false"]
     return case
 
 
@@ -433,24 +434,26 @@ def chunked_cases():
         few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, reverse=True,
                                   init=True, dyn=(2,), dtype="f16"), 8),
     ]
-    # Async copies: one chunk, a partial last one, even and odd chunk counts
-    # (the loop takes two per trip), elu and relu applied after the copies
-    # and identity copied as is, values that fall back to synchronous
-    # staging (Dv not a multiple of 8), F = 16 (groups that do not divide
-    # among the threads), segments, reverse scans with initial states.
+    # Synchronous staging (async-copies=false; the other cases copy by
+    # cp.async, the default): one chunk, a partial last one, even and odd
+    # chunk counts (the async loop takes two per trip), elu and relu applied
+    # as staged and identity stored as is, Dv not a multiple of 8 (rows that
+    # async copies also stage synchronously), F = 16 (groups that do not
+    # divide among the threads), segments, reverse scans with initial
+    # states.
     cases += [
-        async_copies(batch_parallel(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS,
+        synchronous(batch_parallel(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS,
                                                    dtype="bf16")))
         for n in (1, 63, 129, 1000)
     ] + [
-        async_copies(cc.kernel_case("relu", (2,), 129, 128, 100, EPS, dtype="f16")),
-        async_copies(cc.kernel_case("relu", (2,), 129, 64, 37, EPS, dtype="bf16")),
-        async_copies(cc.kernel_case("relu", (2,), 129, 16, 8, EPS, dtype="f16")),
-        async_copies(cc.kernel_case("identity", (2,), 100, 64, 64, None,
+        synchronous(cc.kernel_case("relu", (2,), 129, 128, 100, EPS, dtype="f16")),
+        synchronous(cc.kernel_case("relu", (2,), 129, 64, 37, EPS, dtype="bf16")),
+        synchronous(cc.kernel_case("relu", (2,), 129, 16, 8, EPS, dtype="f16")),
+        synchronous(cc.kernel_case("identity", (2,), 100, 64, 64, None,
                                     dtype="bf16")),
-        async_copies(few_blocks(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None,
+        synchronous(few_blocks(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None,
                                                dtype="bf16"), 16)),
-        async_copies(few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
+        synchronous(few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                reverse=True, init=True, dyn=(2,),
                                                dtype="f16"), 8)),
     ]
@@ -458,7 +461,7 @@ def chunked_cases():
     # limit of 32768, which lets them span 32768 / 128 = 256 rows: N = 190
     # still in one block, N = 191 and longer in segments of at most two
     # chunks whatever sequence-parallel-blocks says (N dynamic: decided at
-    # run time), forward and reverse, with initial states and async copies;
+    # run time), forward and reverse, with initial states and synchronous staging;
     # a dynamic Dv, whose W = max(F, Dv, 128) picks at run time between
     # 32-bit offsets (W <= 32768 / 130) and 64-bit ones.
     cases += [
@@ -479,7 +482,7 @@ def chunked_cases():
                                                    dyn=(2,), dtype="f16")), 32768),
         offset_limit(batch_parallel(cc.kernel_case("relu", (2,), 1000, 128, 100,
                                                    EPS, dtype="bf16")), 32768),
-        offset_limit(async_copies(batch_parallel(cc.kernel_case(
+        offset_limit(synchronous(batch_parallel(cc.kernel_case(
             "elu", (1, 3), 300, 64, 64, None, dyn=(2,), dtype="bf16"))), 32768),
         offset_limit(batch_parallel(cc.kernel_case(
             "elu", (2,), 200, 64, 64, EPS, init=True, dyn=(1,), dyn_dv=True,
@@ -491,7 +494,7 @@ def chunked_cases():
     # Narrower value tiles: 32 columns at F = 64 (C = 64, four warps) and
     # F = 128 (C = 32, two warps), 16 at F = 64 (C = 32), 8 at F = 16
     # (C = 16, one warp); batch- and sequence-parallel, odd and dynamic Dv,
-    # reverse scans with initial states, async copies.
+    # reverse scans with initial states, synchronous staging.
     cases += [
         value_tile(batch_parallel(cc.kernel_case("elu", (2, 3), n, 64, 64, EPS,
                                                  dtype="bf16")), 32)
@@ -506,7 +509,7 @@ def chunked_cases():
         value_tile(cc.kernel_case("elu", (2,), 100, 64, 48, EPS, reverse=True,
                                   init=True, dtype="f16"), 16),
         value_tile(cc.kernel_case("relu", (2,), 129, 16, 20, None, dtype="bf16"), 8),
-        value_tile(async_copies(batch_parallel(cc.kernel_case(
+        value_tile(synchronous(batch_parallel(cc.kernel_case(
             "elu", (2, 3), 129, 64, 64, None, dtype="bf16"))), 32),
         value_tile(batch_parallel(cc.kernel_case(
             "elu", (2,), 200, 64, 72, EPS, init=True, dyn=(1,), dyn_dv=True,
@@ -516,8 +519,9 @@ def chunked_cases():
     # eight warps) and F = 64 (C = 64, eight warps), Dv = 128, a partial
     # tile (Dv = 100) and two tiles (Dv = 200); batch- and sequence-parallel,
     # f16 (the state's column scales for 128 columns), reverse with initial
-    # states, async copies (which leave tiles of 64 at F = 128: 128 columns
-    # do not fit twice), dynamic Dv; tf32 below.
+    # states, async copies (the default, which leave tiles of 64 at F = 128:
+    # 128 columns do not fit twice) and synchronous staging, dynamic Dv; tf32
+    # below.
     cases += [
         value_tile(batch_parallel(cc.kernel_case("elu", (2,), n, 128, 128, EPS,
                                                  dtype="bf16")), 128)
@@ -530,7 +534,7 @@ def chunked_cases():
                                                  dtype="f16", values=-64)), 128),
         value_tile(batch_parallel(cc.kernel_case("elu", (2,), 300, 64, 200, None,
                                                  dtype="bf16")), 128),
-        value_tile(async_copies(batch_parallel(cc.kernel_case(
+        value_tile(synchronous(batch_parallel(cc.kernel_case(
             "elu", (2,), 129, 128, 128, EPS, dtype="bf16"))), 128),
         value_tile(batch_parallel(cc.kernel_case(
             "elu", (2,), 200, 128, 130, EPS, init=True, dyn=(1,), dyn_dv=True,
@@ -554,7 +558,7 @@ def chunked_cases():
                                       dtype="f16", values=-64.0)),
         few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 37, EPS, reverse=True,
                                   init=True, dtype="f16", values=-64.0), 8),
-        async_copies(value_tile(cc.kernel_case("elu", (2,), 4097, 64, 64, EPS,
+        synchronous(value_tile(cc.kernel_case("elu", (2,), 4097, 64, 64, EPS,
                                                dtype="f16", values=-64.0), 32)),
         cc.kernel_case("elu", (2,), 4097, 64, 64, EPS, dtype="bf16", values=-64.0),
     ]
@@ -565,7 +569,7 @@ def chunked_cases():
                                   dtype="bf16")),
         older_chip(cc.kernel_case("relu", (2,), 100, 128, 100, EPS, reverse=True,
                                   dtype="f16")),
-        older_chip(async_copies(value_tile(cc.kernel_case(
+        older_chip(synchronous(value_tile(cc.kernel_case(
             "elu", (1, 2), 300, 64, 48, None, dyn=(2,), dtype="bf16"), 32))),
     ]
     for case in cases:
@@ -583,8 +587,8 @@ def chunked_cases():
         few_blocks(with_tf32(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None)), 16),
         batch_parallel(with_tf32(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                 init=True, dyn=(2,)))),
-        # Async copies do not apply to f32 data: staged as before.
-        async_copies(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
+        # f32 data is always staged synchronously: the option changes nothing.
+        synchronous(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
         offset_limit(few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128,
                                                          100, EPS, init=True)), 8), 0),
         value_tile(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS)), 32),
@@ -612,7 +616,7 @@ def smoke_cases():
         (cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True, dtype="bf16"), False),
         (batch_parallel(cc.kernel_case("elu", (2,), 100, 64, 40, EPS, init=True,
                                        dtype="bf16")), False),
-        (async_copies(batch_parallel(cc.kernel_case("elu", (2,), 100, 64, 64, EPS,
+        (synchronous(batch_parallel(cc.kernel_case("elu", (2,), 100, 64, 64, EPS,
                                                     dtype="bf16"))), False),
         (as_written(cc.attention_case("elu", (2,), 7, 7, 16, 8, causal=True, eps=EPS)), False),
     ]

@@ -52,7 +52,7 @@ def chunked_options(d, tf32, *groups):
         ("value-tile=8", "value-tile=16", "value-tile=32", "value-tile=128"),
         ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
          "sequence-parallel-blocks=16"),
-        ("async-copies=true",), ("vector-loads=false",), *groups)
+        ("async-copies=false",), ("vector-loads=false",), *groups)
 
 
 def chunked_case(d, tf32):
