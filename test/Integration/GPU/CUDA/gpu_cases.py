@@ -689,11 +689,16 @@ def run_case(case, long_sequence, opts):
             return False, "device buffers were not freed:\n" + calls
     tol = tolerance(case, long_sequence)
     worst = 0.0
+    # Errors are relative to the largest expected value, or to the largest
+    # magnitude of what the result sums where the case gives one (`scales`).
+    scales = getattr(case, "scales", None) or [None] * len(case.expected)
     for i, expected in enumerate(case.expected):
         out = np.load(os.path.join(d, f"result{i}.npy"))
         if out.shape != expected.shape:
             return False, f"result {i} has shape {out.shape}, expected {expected.shape}"
         scale = np.max(np.abs(expected)) if expected.size else 0.0
+        if scales[i] is not None and expected.size:
+            scale = max(scale, float(np.max(np.abs(scales[i]))))
         err = np.max(np.abs(out - expected)) if expected.size else 0.0
         rel = err / scale if scale > 0 else err
         if not np.isfinite(rel) or rel > tol:
