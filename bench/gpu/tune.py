@@ -22,6 +22,10 @@ options that shape the chunked kernels:
   wgmma                      the scores and (bf16) the state update by
                              sm_90a's wgmma (sm_90 only: elsewhere the same
                              kernels as without)
+  narrow-offset-limit        the chunk loops' 32-bit offsets below this
+                             (0: 64-bit offsets always; left to the
+                             pipeline's default unless --narrow-offset-limits
+                             names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -80,11 +84,15 @@ MIN_BLOCKS_PER_SM = (0, 4)
 PREFETCH_CHUNKS = (0,)
 # wgmma (sm_90) doubles the grid; --wgmma=0,1 adds it.
 WGMMA = (False,)
+# The chunk loops' offsets: the pipeline's default (None: the option left
+# out); --narrow-offset-limits=0 adds 64-bit offsets, which an H100 ran
+# faster at F = 128 with async copies in one benchmark run.
+NARROW_OFFSET_LIMITS = (None,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
-                    "min_blocks_per_sm prefetch_chunks wgmma",
-                    defaults=(64, 0, 0, False))
+                    "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit",
+                    defaults=(64, 0, 0, False, None))
 
 
 def options(config):
@@ -98,7 +106,9 @@ def options(config):
             f"value-tile={config.value_tile} "
             f"min-blocks-per-sm={config.min_blocks_per_sm} "
             f"prefetch-chunks={config.prefetch_chunks}" +
-            (" wgmma=true" if config.wgmma else ""))
+            (" wgmma=true" if config.wgmma else "") +
+            (f" narrow-offset-limit={config.narrow_offset_limit}"
+             if config.narrow_offset_limit is not None else ""))
 
 
 def label(config):
@@ -107,7 +117,9 @@ def label(config):
     return (f"C{config.chunk_size} {'async' if config.async_copies else 'sync'} "
             f"spb{config.sequence_parallel_blocks} DT{config.value_tile} "
             f"M{config.min_blocks_per_sm} P{config.prefetch_chunks}" +
-            (" wgmma" if config.wgmma else ""))
+            (" wgmma" if config.wgmma else "") +
+            (f" N{config.narrow_offset_limit}"
+             if config.narrow_offset_limit is not None else ""))
 
 
 def int_list(text):
@@ -455,6 +467,10 @@ def main():
     parser.add_argument("--prefetch-chunks", type=int_list,
                         default=PREFETCH_CHUNKS)
     parser.add_argument("--wgmma", type=bool_list, default=WGMMA)
+    parser.add_argument("--narrow-offset-limits", type=int_list,
+                        default=NARROW_OFFSET_LIMITS,
+                        help="narrow-offset-limit values to try (default: the "
+                             "pipeline's, the option left out)")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -472,7 +488,7 @@ def main():
     configs = [Config(*c) for c in itertools.product(
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
         args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
-        args.wgmma)]
+        args.wgmma, args.narrow_offset_limits)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:
