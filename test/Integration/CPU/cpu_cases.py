@@ -384,9 +384,9 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
     case = Case(name, [("q", qt), ("k", kt), ("v", vt)], body,
                 [("%o", ot), ("%s", st), ("%z", zt)], [q, k, v],
                 [o_ref, s_ref, z_ref], kernel_tolerance(dtype, state))
-    # What the readout adds up, in magnitude: the scale of the error of GPU
-    # kernels that round S to 16 bits, which a sum that cancels (signed
-    # identity features, a few value columns) can leave far above |O|.
+    # What the readout adds up, in magnitude: the scale of the rounding
+    # errors (GPU kernels round S to 16 bits), which a sum that cancels
+    # (signed identity features, a few value columns) leaves far above |O|.
     case.scales = [ref.query_readout(np.abs(fq), np.abs(s_ref),
                                      z_ref if eps else None, eps), None, None]
     if options:
@@ -436,10 +436,11 @@ def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dty
         proj, ptype = " projection(%p)", ", " + args[-1][1]
     attrs = proj + (" causal" if causal else "") + (f" normalize(eps = {eps:e})" if eps else "")
     body = [f"%0 = linattn.attention {kind} %q, %k, %v{attrs} : {qt}, {kt}, {vt}{ptype} -> {ot}"]
-    expected = ref.attention(kind, f64(q), f64(k), f64(v), None if p is None else f64(p),
-                             causal, eps)
-    return Case(name, args, body, [("%0", ot)], inputs, [expected],
+    operands = (kind, f64(q), f64(k), f64(v), None if p is None else f64(p), causal, eps)
+    case = Case(name, args, body, [("%0", ot)], inputs, [ref.attention(*operands)],
                 F64_TOL if dtype == "f64" else F32_TOL)
+    case.scales = [ref.attention_magnitude(*operands)]
+    return case
 
 
 def linalg_attention_case(b, n, m, d, dv, causal):
@@ -804,11 +805,16 @@ def run_case(case, tools, workdir):
     if proc.returncode != 0:
         return False, f"linattn-run failed ({proc.returncode}):\n{proc.stderr}"
     worst = 0.0
+    # Errors are relative to the largest expected value, or to the largest
+    # magnitude of what the result sums where the case gives one (`scales`).
+    scales = getattr(case, "scales", None) or [None] * len(case.expected)
     for i, expected in enumerate(case.expected):
         out = np.load(os.path.join(d, f"result{i}.npy"))
         if out.shape != expected.shape:
             return False, f"result {i} has shape {out.shape}, expected {expected.shape}"
         scale = np.max(np.abs(expected)) if expected.size else 0.0
+        if scales[i] is not None and expected.size:
+            scale = max(scale, float(np.max(np.abs(scales[i]))))
         err = np.max(np.abs(out - expected)) if expected.size else 0.0
         rel = err / scale if scale > 0 else err
         if not np.isfinite(rel) or rel > case.tol:

@@ -81,3 +81,12 @@ def attention(kind, q, k, v, projection=None, causal=False, eps=None):
     fq = feature_map(kind, q, projection)
     fk = feature_map(kind, k, projection)
     return apply_scores(scores(fq, fk, causal), v, eps)
+
+
+def attention_magnitude(kind, q, k, v, projection=None, causal=False, eps=None):
+    """What `attention` adds up, in magnitude (|φ(q)||φ(k)|ᵀ|v|, normalized
+    the same way): the scale of its rounding errors, which an output whose
+    sums cancel (signed features, few keys) can be far below."""
+    fq = np.abs(feature_map(kind, q, projection))
+    fk = np.abs(feature_map(kind, k, projection))
+    return apply_scores(scores(fq, fk, causal), np.abs(v), eps)
