@@ -620,10 +620,9 @@ gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
   unsigned swizzled = tiles == ChunkTiles::Queries ? 1
                       : c.wgmmaState               ? featureTiles + 1
                                                    : featureTiles;
-  for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+  for (unsigned i = 0; c.wgmma && i < swizzled; ++i)
     kernel.setWorkgroupAttributionAttr(
-        i, LLVM::LLVMDialect::getAlignAttrName(),
-        b.getI64IntegerAttr(c.wgmma && i < swizzled ? 1024 : 16));
+        i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(1024));
   return kernel;
 }
 

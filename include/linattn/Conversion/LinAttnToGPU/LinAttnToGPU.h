@@ -103,8 +103,8 @@ struct LinAttnToGPUKernelOptions {
   /// shared memory for F = 64: `linattn-gpu-dynamic-shared-memory` moves
   /// such kernels to dynamic shared memory). On by default: on an H100 the
   /// chunk loops are bound by the latency of their loads, and overlapping
-  /// them with the products took 1.5 to 1.8 times off every shape of the
-  /// benchmark (bench/results), despite fewer blocks per SM.
+  /// them with the products made every shape of the benchmark 1.2 to 1.8
+  /// times as fast (bench/results), despite fewer blocks per SM.
   bool asyncCopies = true;
   /// The chunk loops compute their scores with sm_90's wgmma (the kernels
   /// then need chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
