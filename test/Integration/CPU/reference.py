@@ -84,9 +84,10 @@ def attention(kind, q, k, v, projection=None, causal=False, eps=None):
 
 
 def attention_magnitude(kind, q, k, v, projection=None, causal=False, eps=None):
-    """What `attention` adds up, in magnitude (|φ(q)||φ(k)|ᵀ|v|, normalized
-    the same way): the scale of its rounding errors, which an output whose
-    sums cancel (signed features, few keys) can be far below."""
+    """`attention` with each score the sum of its terms' magnitudes
+    (|φ(q)|·|φ(k)|): the scale of the scores' rounding errors, which a score
+    that cancels (signed features: identity, favor) can be far below. The
+    same as `attention` for maps without signs (elu + 1, relu, poly2)."""
     fq = np.abs(feature_map(kind, q, projection))
     fk = np.abs(feature_map(kind, k, projection))
-    return apply_scores(scores(fq, fk, causal), np.abs(v), eps)
+    return apply_scores(scores(fq, fk, causal), v, eps)
