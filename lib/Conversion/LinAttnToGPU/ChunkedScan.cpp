@@ -621,8 +621,8 @@ gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
                       : c.wgmmaState               ? featureTiles + 1
                                                    : featureTiles;
   for (unsigned i = 0; c.wgmma && i < swizzled; ++i)
-    kernel.setWorkgroupAttributionAttr(
-        i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(1024));
+    kernel.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(1024));
   return kernel;
 }
 
