@@ -84,8 +84,8 @@ constexpr double kEps = 1.0e-6;
   X(cuGraphDestroy)                                                            \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
-  X(cuMemcpyHtoD)                                                              \
-  X(cuMemcpyDtoH)                                                              \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemcpyDtoDAsync)                                                         \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
@@ -165,12 +165,19 @@ struct DeviceBuffer {
   float *at(size_t element) const {
     return reinterpret_cast<float *>(pointer) + element;
   }
-  void upload(const std::vector<float> &host) {
-    CU(cuMemcpyHtoD(pointer, host.data(), host.size() * sizeof(float)));
+  // Copies on the benchmark's stream, waited for: the stream does not
+  // synchronize with the legacy default stream (CU_STREAM_NON_BLOCKING), and
+  // a plain cuMemcpyHtoD from pageable memory may return before its DMA has
+  // landed, so the next kernel on the stream could read stale state.
+  void upload(const std::vector<float> &host, CUstream stream) {
+    CU(cuMemcpyHtoDAsync(pointer, host.data(), host.size() * sizeof(float),
+                         stream));
+    CU(cuStreamSynchronize(stream));
   }
-  std::vector<float> download() const {
+  std::vector<float> download(CUstream stream) const {
     std::vector<float> host(count);
-    CU(cuMemcpyDtoH(host.data(), pointer, count * sizeof(float)));
+    CU(cuMemcpyDtoHAsync(host.data(), pointer, count * sizeof(float), stream));
+    CU(cuStreamSynchronize(stream));
     return host;
   }
 };
@@ -416,9 +423,9 @@ int runBatch(int64_t batch, const Options &options, CUstream stream,
   p.computeReference();
 
   DeviceBuffer qAll(p.q.size()), kAll(p.k.size()), vAll(p.v.size());
-  qAll.upload(p.q);
-  kAll.upload(p.k);
-  vAll.upload(p.v);
+  qAll.upload(p.q, stream);
+  kAll.upload(p.k, stream);
+  vAll.upload(p.v, stream);
   DeviceBuffer qIn(token), kIn(token), vIn(token), o(token);
   DeviceBuffer oAll(p.q.size());
   DeviceBuffer s0(state), s1(state), z0(token), z1(token);
@@ -440,16 +447,16 @@ int runBatch(int64_t batch, const Options &options, CUstream stream,
                              &dz[to], stream);
   };
   auto resetState = [&] {
-    s0.upload(p.s0);
-    z0.upload(p.z0);
+    s0.upload(p.s0, stream);
+    z0.upload(p.z0, stream);
   };
   auto checkAgainstReference = [&](const char *how) {
     CU(cuStreamSynchronize(stream));
     checkRuntime(how);
     int last = p.tokens % 2;
-    std::vector<float> outs = oAll.download();
-    std::vector<float> s = (last ? s1 : s0).download();
-    std::vector<float> z = (last ? z1 : z0).download();
+    std::vector<float> outs = oAll.download(stream);
+    std::vector<float> s = (last ? s1 : s0).download(stream);
+    std::vector<float> z = (last ? z1 : z0).download(stream);
     double errO = relativeError(outs.data(), p.o.data(), outs.size());
     double errS = relativeError(s.data(), p.s.data(), s.size());
     double errZ = relativeError(z.data(), p.z.data(), z.size());

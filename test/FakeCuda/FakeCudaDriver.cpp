@@ -1143,6 +1143,22 @@ FAKE_EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
               nullptr);
 }
 
+FAKE_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src,
+                                       size_t bytes, CUstream stream) {
+  static const char *kName = "cuMemcpyHtoDAsync";
+  ENTER(true);
+  return copy(s, kName, dst, reinterpret_cast<CUdeviceptr>(src), bytes,
+              stream);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src,
+                                       size_t bytes, CUstream stream) {
+  static const char *kName = "cuMemcpyDtoHAsync";
+  ENTER(true);
+  return copy(s, kName, reinterpret_cast<CUdeviceptr>(dst), src, bytes,
+              stream);
+}
+
 template <typename T>
 static CUresult memset(State &s, const char *kName, CUdeviceptr dst, T value,
                        size_t count, CUstream stream) {
