@@ -191,8 +191,8 @@ def self_test(args):
     # The function returns only O: the kernels skip the unused normalizer.
     # The default small-batch choice is sequence-parallel; the batch-parallel
     # kernel and segments of several chunks are forced here too, and
-    # bench.py's comparison rows: the chunk loops' 64-bit offsets and value
-    # tiles of 32 columns. The linear-* variants are the non-causal
+    # bench.py's comparison rows: the chunk loops' 32-bit offsets, mma.sync
+    # instead of wgmma and value tiles of 32 columns. The linear-* variants are the non-causal
     # function (bench.py's noncausal rows): the tensor-core kernels of the
     # linear form, the scalar ones, tf32. The *-normalized ones are bench.py's
     # normalized rows.
@@ -204,18 +204,18 @@ def self_test(args):
                 ("chunked-f16-sync", "f16", np.float16, "async-copies=false", 1e-2),
                 ("chunked-f16-sync-segments", "f16", np.float16,
                  "async-copies=false sequence-parallel-blocks=8", 1e-2),
-                ("chunked-f16-64-bit-offsets", "f16", np.float16,
-                 "narrow-offset-limit=0", 1e-2),
+                ("chunked-f16-32-bit-offsets", "f16", np.float16,
+                 "narrow-offset-limit=2147483648", 1e-2),
                 ("chunked-f16-value-tile-32", "f16", np.float16,
                  "value-tile=32", 1e-2),
                 ("chunked-f16-value-tile-128", "f16", np.float16,
                  "value-tile=128", 1e-2),
-                ("chunked-f16-wgmma", "f16", np.float16, "wgmma=true", 1e-2),
+                ("chunked-f16-mma-sync", "f16", np.float16, "wgmma=false", 1e-2),
                 ("chunked-f16-prefetch", "f16", np.float16,
                  "async-copies=false prefetch-chunks=1", 1e-2),
                 ("chunked-f16-normalized", "f16", np.float16, "", 1e-2),
-                ("chunked-f16-wgmma-normalized", "f16", np.float16,
-                 "wgmma=true", 1e-2),
+                ("chunked-f16-mma-sync-normalized", "f16", np.float16,
+                 "wgmma=false", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,

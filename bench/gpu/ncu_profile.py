@@ -19,7 +19,7 @@ Results: <out>/<name>-profile.{json,md}, and ncu's CSV of every job in
 
   bench/gpu/ncu_profile.py --tools=build/bin                     # default plan
   bench/gpu/ncu_profile.py --tools=build/bin --shapes=8x16x16384x64 \\
-      --variants="linattn chunked bf16;linattn chunked bf16, wgmma"
+      --variants="linattn chunked bf16;linattn chunked bf16, mma.sync"
   bench/gpu/ncu_profile.py --dry-run                              # the commands
   bench/gpu/ncu_profile.py --parse=R-profile.txt --name=R         # tables again
 """
@@ -51,7 +51,7 @@ SHAPES = [(8, 16, 16384, 64), (2, 16, 16384, 128)]
 # job on an H100: ten fit in 5 minutes.
 VARIANTS = ["linattn chunked bf16", "linattn chunked bf16, synchronous staging",
             "linattn chunked bf16, synchronous + L2 prefetch",
-            "linattn chunked bf16, wgmma", "linattn recurrent f32"]
+            "linattn chunked bf16, mma.sync", "linattn recurrent f32"]
 SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy",
             "MemoryWorkloadAnalysis", "WarpStateStats"]
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum"]

@@ -24,10 +24,10 @@ import sys
 STYLES = {
     "linattn chunked bf16": ("#08306b", "o", "-"),
     "linattn chunked bf16, synchronous staging": ("#2171b5", "o", "--"),
-    "linattn chunked bf16, 64-bit offsets": ("#4292c6", "o", ":"),
+    "linattn chunked bf16, 32-bit offsets": ("#4292c6", "o", ":"),
     "linattn chunked bf16, value-tile=32": ("#6baed6", "o", "-."),
     "linattn chunked bf16, value-tile=128": ("#9ecae1", "o", "--"),
-    "linattn chunked bf16, wgmma": ("#c6dbef", "o", "-"),
+    "linattn chunked bf16, mma.sync": ("#c6dbef", "o", "-"),
     "linattn chunked bf16, synchronous + L2 prefetch": ("#2171b5", "o", "-."),
     "linattn chunked tf32": ("#08519c", "s", "-"),
     "linattn recurrent f32": ("#3f007d", "D", "-"),

@@ -158,13 +158,13 @@ def configurations():
             scan_module("bf16", f, f),
             "scan-kernel=chunked sequence-parallel-blocks=0 min-blocks-per-sm=4",
             "chunked", f, f, "bf16"))
-        # The same with 64-bit offsets (narrow-offset-limit=0), for the
-        # comparison with the 32-bit offsets the chunk loops take.
+        # The same with 32-bit offsets (narrow-offset-limit=2^31), for the
+        # comparison with the 64-bit offsets the chunk loops take by default.
         configs.append(Config(
-            f"chunked bf16 F{f} unnormalized 64-bit offsets",
+            f"chunked bf16 F{f} unnormalized 32-bit offsets",
             scan_module("bf16", f, f, normalized=False),
             "scan-kernel=chunked sequence-parallel-blocks=0 "
-            "narrow-offset-limit=0", "chunked", f, f, "bf16",
+            "narrow-offset-limit=2147483648", "chunked", f, f, "bf16",
             normalized=False))
         # Staging's L2 prefetch of the next chunk (prefetch-chunks=1), as the
         # benchmark calls it, batch- and sequence-parallel.
@@ -653,11 +653,12 @@ def write_reports(rows, meta, out_dir):
               "<options>\"`, its PTX compiled with `ptxas -O3 -v` and the "
               "cubin disassembled with `cuobjdump --dump-sass`. Instruction "
               "counts are static (instructions in the code, not executed). "
-              "Chunk loops address the rows of their block by 32-bit "
-              "offsets (64-bit in the `64-bit offsets` rows, "
-              "`narrow-offset-limit=0`); with `sequence-parallel-blocks=0` "
-              "the segment kernels, which then run only for sequences too "
-              "long for 32-bit offsets in one block, are left out. "
+              "Chunk loops address the rows of their block by 64-bit "
+              "offsets (the default; 32-bit in the `32-bit offsets` rows, "
+              "`narrow-offset-limit=2147483648`, whose segment kernels run "
+              "only for sequences too long for 32-bit offsets in one block "
+              "and are left out); `sequence-parallel-blocks=0` leaves out "
+              "the sequence-parallel kernels. "
               "`bench/gpu/README.md` reads the chunked kernel's SASS: what "
               "limits it and what would remove the limits.\n")
 

@@ -21,7 +21,8 @@ options that shape the chunked kernels:
                              staging only, so not combined with async-copies)
   wgmma                      the scores and (bf16) the state update by
                              sm_90a's wgmma (sm_90 only: elsewhere the same
-                             kernels as without)
+                             kernels as without; left to the pipeline's
+                             default, true, unless --wgmma names values)
   narrow-offset-limit        the chunk loops' 32-bit offsets below this
                              (0: 64-bit offsets always; left to the
                              pipeline's default unless --narrow-offset-limits
@@ -82,8 +83,9 @@ MIN_BLOCKS_PER_SM = (0, 4)
 # Staging's L2 prefetch is timed by bench.py's "L2 prefetch" row; the
 # default grid leaves it out (--prefetch-chunks=0,1 adds it).
 PREFETCH_CHUNKS = (0,)
-# wgmma (sm_90) doubles the grid; --wgmma=0,1 adds it.
-WGMMA = (False,)
+# wgmma (sm_90): the pipeline's default (None: the option left out);
+# --wgmma=0,1 times mma.sync against it.
+WGMMA = (None,)
 # The chunk loops' offsets: the pipeline's default (None: the option left
 # out); --narrow-offset-limits=0 adds 64-bit offsets, which an H100 ran
 # faster at F = 128 with async copies in one benchmark run.
@@ -92,7 +94,7 @@ NARROW_OFFSET_LIMITS = (None,)
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
                     "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit",
-                    defaults=(64, 0, 0, False, None))
+                    defaults=(64, 0, 0, None, None))
 
 
 def options(config):
@@ -106,7 +108,8 @@ def options(config):
             f"value-tile={config.value_tile} "
             f"min-blocks-per-sm={config.min_blocks_per_sm} "
             f"prefetch-chunks={config.prefetch_chunks}" +
-            (" wgmma=true" if config.wgmma else "") +
+            ("" if config.wgmma is None else
+             f" wgmma={'true' if config.wgmma else 'false'}") +
             (f" narrow-offset-limit={config.narrow_offset_limit}"
              if config.narrow_offset_limit is not None else ""))
 
@@ -117,7 +120,8 @@ def label(config):
     return (f"C{config.chunk_size} {'async' if config.async_copies else 'sync'} "
             f"spb{config.sequence_parallel_blocks} DT{config.value_tile} "
             f"M{config.min_blocks_per_sm} P{config.prefetch_chunks}" +
-            (" wgmma" if config.wgmma else "") +
+            ("" if config.wgmma is None else
+             " wgmma" if config.wgmma else " mma.sync") +
             (f" N{config.narrow_offset_limit}"
              if config.narrow_offset_limit is not None else ""))
 

@@ -199,7 +199,8 @@ def test_cuda_compile_path_on_the_mock(rng, mock_log):
 
 @pytest.mark.parametrize("head_dim,kernel,options", [
     (8, "linattn_scan_forward_elu", None),            # F = 8: the scalar scan
-    (16, "linattn_scan_chunked_forward_elu", None),   # the tensor-core chunk loop
+    # the tensor-core chunk loop (64-bit offsets by default)
+    (16, "linattn_scan_chunked_wide_forward_elu", None),
     # compile_options reach the pipeline: the recurrent kernel for bf16.
     (16, "linattn_scan_forward_elu", {"scan-kernel": "recurrent"}),
 ])

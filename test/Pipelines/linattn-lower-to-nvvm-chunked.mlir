@@ -4,29 +4,29 @@
 // (plain and .trans), and ptxas (-v) fits the kernels in registers without
 // spilling and in static shared memory.
 
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: FileCheck %s --check-prefix=LDMATRIX < %t.ptx
 // RUN: FileCheck %s --check-prefix=VLOAD < %t.ptx
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 vector-loads=false async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=NO-VLOAD
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 vector-loads=false async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=NO-VLOAD
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0" > %t.async.mlir
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" > %t.async.mlir
 // RUN: FileCheck %s --check-prefix=ASYNC-HOST < %t.async.mlir
 // RUN: %linattn_python %S/Inputs/gpu_binary.py --ptx < %t.async.mlir > %t.async.ptx
 // RUN: FileCheck %s --check-prefix=ASYNC < %t.async.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.async.ptx -o %t.async.cubin 2>&1 | FileCheck %s --check-prefix=ASYNC-PTXAS
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80 sequence-parallel-blocks=0 async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000 async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.seq.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.seq.ptx
 // RUN: FileCheck %s --check-prefix=SEQ < %t.seq.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.seq.ptx -o %t.seq.cubin 2>&1 | FileCheck %s --check-prefix=SEQ-PTXAS
-// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="format=isa tf32=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="format=isa tf32=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32.ptx
 // RUN: FileCheck %s --check-prefix=TF32 < %t.tf32.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.tf32.ptx -o %t.tf32.cubin 2>&1 | FileCheck %s --check-prefix=TF32-PTXAS
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT
 // sm_75 has neither mma.sync on bf16 nor ldmatrix's partners nor cp.async:
 // the recurrent kernel, async copies or not, which ptxas takes for sm_75.
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_75" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.sm75.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_75 wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.sm75.ptx
 // RUN: FileCheck %s --check-prefix=SM75 < %t.sm75.ptx
 // RUN: %ptxas -arch=sm_75 -O3 %t.sm75.ptx -o %t.sm75.cubin
 

@@ -9,7 +9,7 @@
 // C = 32), one HMMA per mma.sync of the PTX (128 and 88, see
 // linattn-lower-to-nvvm-chunked.mlir). cuobjdump lists the kernels in the
 // cubin's order, the last one first.
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.chunked.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.chunked.cubin
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED
 // RUN: %cuobjdump --dump-resource-usage %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED-RES
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=LDSM
@@ -64,7 +64,7 @@
 // few bytes ptxas spills at F = 64 to stay within 168 registers are outside
 // the loop).
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=LOOP --implicit-check-not=STL --implicit-check-not=LDL
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.async.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.async.cubin
 // RUN: %cuobjdump --dump-sass %t.async.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=ASYNC-LOOP --implicit-check-not=STL --implicit-check-not=LDL
 // LOOP-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
 // LOOP: LDG.E.128
@@ -89,7 +89,7 @@
 // With 64-bit offsets (narrow-offset-limit=0) every address also takes an
 // LEA.HI.X for its high half, and the column tests a second ISETP.EX.
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=OFFSETS
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 narrow-offset-limit=0 async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.wide.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 narrow-offset-limit=0 async-copies=false wgmma=false" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.wide.cubin
 // RUN: %cuobjdump --dump-sass %t.wide.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=WIDE
 // OFFSETS-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
 // OFFSETS-NOT: LEA.HI.X
@@ -103,7 +103,7 @@
 // the chunk loops at 128 registers or fewer, 4 blocks of 128 threads per SM,
 // spilling what does not fit (ptxas alone takes 142 at F = 64, 156 at
 // F = 128: 3 blocks).
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 min-blocks-per-sm=4 async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.min4.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 min-blocks-per-sm=4 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.min4.cubin
 // RUN: %cuobjdump --dump-resource-usage %t.min4.cubin | FileCheck %s --check-prefix=MIN4-RES
 // MIN4-RES: Function linattn_scan_chunked_forward_relu_normalized_7:
 // MIN4-RES-NEXT: REG:{{(12[0-8]|1[01][0-9]|[1-9][0-9]?)}} STACK:
@@ -114,7 +114,7 @@
 // (tf32=true; F = 64, C = 32): HMMA.1688 in the segment-state (64) and
 // output (192: scores, outputs and the state update) kernels, none in the
 // scan over segments.
-// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="tf32=true" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="tf32=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32.cubin
 // RUN: %cuobjdump --dump-sass %t.tf32.cubin | FileCheck %s --check-prefix=TF32
 // TF32-LABEL: Function : linattn_scan_segment_outputs_forward_elu_normalized_2
 // TF32-COUNT-192: HMMA.1688.F32.TF32
@@ -127,7 +127,7 @@
 
 // The same scans through the recurrent kernel (scan-kernel=recurrent): fp32
 // state updates on FFMA, no tensor cores.
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="scan-kernel=recurrent" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.recurrent.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.recurrent.cubin
 // RUN: %cuobjdump --dump-sass %t.recurrent.cubin | FileCheck %s --check-prefix=RECURRENT
 // RECURRENT-NOT: HMMA
 // RECURRENT-LABEL: Function : linattn_scan_forward_relu_normalized_1
@@ -139,7 +139,7 @@
 
 // Every other kernel (Inputs/all-kernels.mlir): the strict-fp32 scan, the
 // f64 reverse scan on DFMA, kv_summary, query_readout and the decode step.
-// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.all.cubin
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.all.cubin
 // RUN: %cuobjdump --dump-sass %t.all.cubin | FileCheck %s --check-prefix=ALL
 // RUN: %cuobjdump --dump-resource-usage %t.all.cubin | FileCheck %s --check-prefix=ALL-RES
 // ALL-NOT: HMMA
@@ -164,7 +164,7 @@
 
 // ptxas' own report (-v) for every kernel: no stack, no
 // spill stores or loads.
-// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=isa async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.all.ptx
+// RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=isa async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.all.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.all.ptx -o %t.all.ptxas.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // PTXAS-COUNT-5: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -175,7 +175,7 @@
 // and chunk each (F = 64: 4 feature tiles × 2 value tiles × 4 k steps, and
 // 8 value tiles × 4; F = 128 at C = 32: 8 × 2 × 2, and 4 × 8), the sum over
 // segments none; nothing spills.
-// RUN: linattn-opt %S/Inputs/linear-chunked.mlir --linattn-lower-to-nvvm="async-copies=false" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.linear.cubin
+// RUN: linattn-opt %S/Inputs/linear-chunked.mlir --linattn-lower-to-nvvm="async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.linear.cubin
 // RUN: %cuobjdump --dump-sass %t.linear.cubin | FileCheck %s --check-prefix=LINEAR
 // RUN: %cuobjdump --dump-resource-usage %t.linear.cubin | FileCheck %s --check-prefix=LINEAR-RES
 // LINEAR-LABEL: Function : linattn_query_readout_chunked_relu_5

@@ -17,7 +17,8 @@
 // BAD-FORMAT: error: linattn-lower-to-nvvm: format 'cubin' is not bin, fatbin or isa
 // BAD-CHIP: error: linattn-lower-to-nvvm: chip 'volta' is not sm_ followed by a number
 
-// NVVM: gpu.module @linattn_kernels [#nvvm.target<O = 3, chip = "sm_90">]
+// wgmma (the default) compiles the default sm_90 as sm_90a.
+// NVVM: gpu.module @linattn_kernels [#nvvm.target<O = 3, chip = "sm_90a">]
 // NVVM: llvm.func @linattn_scan_forward_elu_normalized_0(
 // NVVM-SAME: gpu.kernel
 // NVVM-SAME: nvvm.kernel
@@ -50,7 +51,7 @@
 // HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_step_elu_normalized_3
 // HOST-LABEL: llvm.func @suffix(
 // HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_reverse_features_4
-// HOST: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, assembly = "
+// HOST: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, properties = {{.*}}, assembly = "
 // HOST-NOT: linattn.
 
 // The scan: features and normalizer partials in shared memory, the state
@@ -100,7 +101,7 @@
 
 // SM80: sm_80
 
-// FATBIN: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, "
+// FATBIN: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, properties = {{.*}}, "
 
 // NO-PTXAS: error: CUDA path: {{.*}}no-such-toolkit does not exist
 

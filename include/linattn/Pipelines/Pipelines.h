@@ -220,7 +220,7 @@ struct LinAttnLowerToNVVMOptions
                      "state update, with sm_90's wgmma where the chip is "
                      "sm_90, which then compiles for sm_90a (elsewhere "
                      "mma.sync)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> prefetchChunks{
       *this, "prefetch-chunks",
       llvm::cl::desc("The chunk loops that stage synchronously prefetch the "
@@ -231,8 +231,8 @@ struct LinAttnLowerToNVVMOptions
       *this, "narrow-offset-limit",
       llvm::cl::desc("The chunk loops keep their 32-bit offsets below this, "
                      "in segments where a sequence is too long for one "
-                     "block (at most 2^31; 0: always 64-bit)"),
-      llvm::cl::init(int64_t(1) << 31)};
+                     "block (at most 2^31; 0, the default: always 64-bit)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

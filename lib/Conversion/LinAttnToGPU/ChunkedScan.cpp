@@ -2432,9 +2432,11 @@ struct HostIndex {
   /// Segments of whole chunks for a kernel of `blocks` blocks per segment
   /// over `chunks` chunks, returned as (chunks per segment, segments): one
   /// segment when the blocks reach half of `target` (by default one per
-  /// SM), otherwise as many as reach `target` blocks, at most one per chunk
-  /// and CUDA's grid z limit; none of them empty. `target` 0: one segment.
-  std::pair<Value, Value> segments(Value blocks, Value chunks, int64_t target) {
+  /// SM), otherwise as many as reach `target` blocks, at most one per
+  /// `minPerSegment` chunks and CUDA's grid z limit; none of them empty.
+  /// `target` 0: one segment.
+  std::pair<Value, Value> segments(Value blocks, Value chunks, int64_t target,
+                                   int64_t minPerSegment = 1) {
     Value one = constant(1);
     if (target <= 0)
       return {atLeastOne(chunks), one};
@@ -2444,12 +2446,21 @@ struct HostIndex {
         constant(target));
     Value wanted = rewriter.createOrFold<arith::SelectOp>(
         loc, fills, one, divideCeil(constant(target), blocks));
-    Value split = atLeastOne(minU(minU(wanted, chunks), constant(kMaxGridYZ)));
+    Value most = rewriter.createOrFold<arith::DivUIOp>(
+        loc, chunks, constant(std::max<int64_t>(minPerSegment, 1)));
+    Value split = atLeastOne(minU(minU(wanted, most), constant(kMaxGridYZ)));
     Value perSegment = atLeastOne(divideCeil(chunks, split));
     return {perSegment, atLeastOne(divideCeil(chunks, perSegment))};
   }
 };
 } // namespace
+
+/// The shortest segment the sequence-parallel scan splits a sequence into.
+/// Each segment costs its chunk states' round trip through global memory
+/// and two more launches; on an H100 (bf16, F = 64) segments of 256 tokens
+/// made B8·H8·T1K 1.3 times slower than one block per sequence, while
+/// segments of 1.4K tokens (B8·H16·T4K) and longer were faster.
+static constexpr int64_t kMinScanSegmentTokens = 1024;
 
 /// Whether the chunked kernels on `data` stage with async copies (16-bit
 /// data, 16-byte loads), each staged tile then in two slots.
@@ -2560,11 +2571,13 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // `sequenceParallelBlocks` blocks (by default one per SM: every SM has
   // work, and the segments' extra reads of k and v, half the compulsory
   // bytes, would cost more than more blocks gain); otherwise the sequence
-  // splits into enough segments of whole chunks to reach the target.
+  // splits into enough segments of whole chunks to reach the target, none
+  // shorter than kMinScanSegmentTokens.
   Value chunks = divideCeil(n, index(chunk));
   Value perSegment, segments;
   std::tie(perSegment, segments) =
-      h.segments(mul(batch, tiles), chunks, options.sequenceParallelBlocks);
+      h.segments(mul(batch, tiles), chunks, options.sequenceParallelBlocks,
+                 llvm::divideCeil(kMinScanSegmentTokens, chunk));
 
   // Kernels with 64-bit offsets are named "..._wide_...".
   auto name = [&](StringRef kind, const ChunkedScanConfig &config) {

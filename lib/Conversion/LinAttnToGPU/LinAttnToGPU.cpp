@@ -98,7 +98,10 @@ static SmallVector<Value> addScaledRow(KernelBuilder &kb, Value buffer,
   return next;
 }
 
-/// State rows whose loads a lane of the step kernel issues together.
+/// State rows whose loads a lane of the step kernel issues together: the
+/// first kStepEarlyLoads before the features are staged, the rest in groups
+/// of kStepLoads.
+static constexpr int64_t kStepEarlyLoads = 32;
 static constexpr int64_t kStepLoads = 8;
 
 /// Size of the token block the scan stages in shared memory: the query and
@@ -490,8 +493,7 @@ std::optional<std::string> Converter::convert(StepOp op) {
       flatBufferType(cast<RankedTensorType>(op.getNewNormalizer().getType())
                          .getElementType()),
       indexType};
-  SmallVector<Type> shared = {workgroupBufferType(stateType, features),
-                              workgroupBufferType(stateType, features)};
+  SmallVector<Type> shared(3, workgroupBufferType(stateType, features));
   std::string name = kernelName(
       (Twine("linattn_step_") + mapName(q) + (normalized ? "_normalized" : ""))
           .str());
@@ -506,7 +508,7 @@ std::optional<std::string> Converter::convert(StepOp op) {
           zIn = args[4], oBuf = args[5], sOut = args[6], zOut = args[7],
           dv = args[8];
     ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
-    Value qs = wg[0], ks = wg[1];
+    Value qs = wg[0], ks = wg[1], zs = wg[2];
     Value c0 = kb.idx(0), cF = kb.idx(features), cBlock = kb.idx(block),
           cLanes = kb.idx(lanes);
     Value batch = kb.blockId(gpu::Dimension::x);
@@ -524,59 +526,87 @@ std::optional<std::string> Converter::convert(StepOp op) {
     // take part in the shuffles.
     Value active = kb.ult(col, dv);
     Value base = kb.mul(batch, cF);
+    Value zero = kb.fconst(0.0);
+    // Row `row` of the lane: its feature and the offset of S[f, col].
+    auto rowAt = [&](Value row) {
+      Value f = featureOf(row);
+      return std::make_pair(f, kb.add(kb.mul(kb.add(base, f), dv), col));
+    };
+    // v and the lane's first `early` state rows are loaded before the
+    // features are staged, so that their latency overlaps the staging's and
+    // the barrier's: a step of a small batch waits on little else.
+    int64_t early = std::min(laneFeatures, kStepEarlyLoads);
+    auto earlyLoads = scf::IfOp::create(
+        rewriter, loc, active,
+        [&](OpBuilder &, Location) {
+          SmallVector<Value> loaded = {
+              kb.load(vBuf, kb.add(kb.mul(batch, dv), col))};
+          for (int64_t j = 0; j < early; ++j)
+            loaded.push_back(kb.load(sIn, rowAt(kb.idx(j)).second));
+          scf::YieldOp::create(rewriter, loc, loaded);
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc,
+                               SmallVector<Value>(early + 1, zero));
+        });
+    // φ(q), φ(k) and the new normalizer z + φ(k), which every column's
+    // denominator reads.
     kb.forLoop(tid, cF, cBlock, [&](Value f) {
       Value at = kb.add(base, f);
+      Value kf = kb.loadFeature(kBuf, at, k);
       memref::StoreOp::create(rewriter, loc, kb.loadFeature(qBuf, at, q), qs,
                               ValueRange{f});
-      memref::StoreOp::create(rewriter, loc, kb.loadFeature(kBuf, at, k), ks,
+      memref::StoreOp::create(rewriter, loc, kf, ks, ValueRange{f});
+      memref::StoreOp::create(rewriter, loc, kb.fadd(kb.load(zIn, at), kf), zs,
                               ValueRange{f});
     });
     kb.barrier();
-    // Σ φ(q)ᵀS[:, col] and Σ φ(q)ᵀz over the lane's features, in groups of
-    // kStepLoads rows: a group's state loads are issued together, then
-    // used. A step is bound by the latency of these loads, not by their
-    // arithmetic.
-    Value zero = kb.fconst(0.0);
+    // Σ φ(q)ᵀS[:, col] and Σ φ(q)ᵀz over the lane's features: the early
+    // rows, then the rest in groups of kStepLoads rows whose loads are
+    // issued together, then used. A step is bound by the latency of these
+    // loads, not by their arithmetic.
     auto partial = scf::IfOp::create(
         rewriter, loc, active,
         [&](OpBuilder &, Location) {
-          Value vt = kb.load(vBuf, kb.add(kb.mul(batch, dv), col));
-          auto rows = [&](Value first, int64_t count, ValueRange acc) {
-            SmallVector<Value> at, s;
-            SmallVector<Value> features;
-            for (int64_t j = 0; j < count; ++j) {
-              Value f = featureOf(kb.add(first, kb.idx(j)));
-              features.push_back(f);
-              at.push_back(kb.add(kb.mul(kb.add(base, f), dv), col));
-              s.push_back(kb.load(sIn, at.back()));
-            }
+          Value vt = earlyLoads.getResult(0);
+          auto update = [&](Value first, ValueRange s, ValueRange acc) {
             SmallVector<Value> next(acc);
-            for (int64_t j = 0; j < count; ++j) {
-              Value f = features[j];
+            for (auto [j, sOld] : llvm::enumerate(s)) {
+              auto [f, at] = rowAt(kb.add(first, kb.idx(j)));
               Value qf =
                   memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
               Value kf =
                   memref::LoadOp::create(rewriter, loc, ks, ValueRange{f});
-              Value sNew = kb.fma(kf, vt, s[j]);
-              kb.store(sNew, sOut, at[j]);
+              Value sNew = kb.fma(kf, vt, sOld);
+              kb.store(sNew, sOut, at);
               next[0] = kb.fma(qf, sNew, next[0]);
               if (normalized)
-                next[1] = kb.fma(qf, kb.fadd(kb.load(zIn, kb.add(base, f)), kf),
-                                 next[1]);
+                next[1] = kb.fma(
+                    qf,
+                    memref::LoadOp::create(rewriter, loc, zs, ValueRange{f}),
+                    next[1]);
             }
             return next;
           };
-          int64_t groups = laneFeatures / kStepLoads;
-          int64_t rest = laneFeatures % kStepLoads;
-          SmallVector<Value> acc = {zero, zero};
+          auto rows = [&](Value first, int64_t count, ValueRange acc) {
+            SmallVector<Value> s;
+            for (int64_t j = 0; j < count; ++j)
+              s.push_back(kb.load(sIn, rowAt(kb.add(first, kb.idx(j))).second));
+            return update(first, s, acc);
+          };
+          SmallVector<Value> acc = update(
+              c0, earlyLoads.getResults().drop_front(), ValueRange{zero, zero});
+          int64_t groups = (laneFeatures - early) / kStepLoads;
+          int64_t rest = (laneFeatures - early) % kStepLoads;
           if (groups > 0)
             acc = kb.forLoop(
-                c0, kb.idx(groups * kStepLoads), kb.idx(kStepLoads), acc,
+                kb.idx(early), kb.idx(early + groups * kStepLoads),
+                kb.idx(kStepLoads), acc,
                 [&](Value g, ValueRange carried) -> SmallVector<Value> {
                   return rows(g, kStepLoads, carried);
                 });
           if (rest > 0)
-            acc = rows(kb.idx(groups * kStepLoads), rest, acc);
+            acc = rows(kb.idx(early + groups * kStepLoads), rest, acc);
           scf::YieldOp::create(rewriter, loc, acc);
         },
         [&](OpBuilder &, Location) {
@@ -594,9 +624,8 @@ std::optional<std::string> Converter::convert(StepOp op) {
               [&] { kb.store(out, oBuf, kb.add(kb.mul(batch, dv), col)); });
     kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
       kb.forLoop(tid, cF, cBlock, [&](Value f) {
-        Value kf = memref::LoadOp::create(rewriter, loc, ks, ValueRange{f});
-        Value z = kb.fadd(kb.load(zIn, kb.add(base, f)), kf);
-        kb.store(z, zOut, kb.add(base, f));
+        kb.store(memref::LoadOp::create(rewriter, loc, zs, ValueRange{f}), zOut,
+                 kb.add(base, f));
       });
     });
   }

@@ -5,12 +5,12 @@
 // async-copies say. wgmma applies on sm_90 alone; sm_80 and sm_100 chunk
 // loops keep mma.sync. A chip that is not sm_ and a number is an error.
 
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_75 tf32=true async-copies=true" -split-input-file | FileCheck %s --check-prefix=SM75
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_80 tf32=true" -split-input-file | FileCheck %s --check-prefix=SM80
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_90 wgmma=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=SM90
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_90a wgmma=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=SM90
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_80 wgmma=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NO-WGMMA
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_100 wgmma=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NO-WGMMA
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_75 tf32=true async-copies=true wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=SM75
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_80 tf32=true wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=SM80
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_90 wgmma=true sequence-parallel-blocks=0 narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=SM90
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_90a wgmma=true sequence-parallel-blocks=0 narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=SM90
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_80 wgmma=true sequence-parallel-blocks=0 narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NO-WGMMA
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_100 wgmma=true sequence-parallel-blocks=0 narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NO-WGMMA
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chip=volta" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
 
 // BAD-CHIP: error: chip 'volta' is not sm_ followed by a number

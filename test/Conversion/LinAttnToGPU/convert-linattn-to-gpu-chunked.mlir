@@ -1,21 +1,21 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent" -split-input-file | FileCheck %s --check-prefix=RECURRENT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0 async-copies=false" -split-input-file | FileCheck %s --check-prefix=C32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=TF32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4 async-copies=false" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=RECURRENT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=C32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=33" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="value-tile=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=16384 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SMALL
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0 async-copies=false" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768 async-copies=false wgmma=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=16384 async-copies=false wgmma=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0 async-copies=false wgmma=false" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=2147483649" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 
@@ -215,7 +215,8 @@
 
 // With the default target (264 blocks) and a dynamic sequence length, the
 // segment count is computed at run time: batch x value tiles is 8 blocks, so
-// min(ceil(264 / 8) = 33, chunks) segments of ceil(chunks / that) chunks,
+// min(ceil(264 / 8) = 33, chunks / 16) segments (none shorter than 1024
+// tokens) of ceil(chunks / that) chunks,
 // and the sequence-parallel side runs when there are two segments or more.
 // It is three launches: the segments' contributions (grid batch x value
 // tiles x segments), the scan over the segments (grid batch x element tiles
@@ -223,7 +224,8 @@
 // SEQ-LABEL: func.func @chunked_bf16
 //       SEQ: %[[N:.*]] = tensor.dim
 //       SEQ: %[[CHUNKS:.*]] = arith.ceildivui %[[N]], %c64
-//       SEQ: %[[WANTED:.*]] = arith.minui %[[CHUNKS]], %c33
+//       SEQ: %[[MOST:.*]] = arith.divui %[[CHUNKS]], %c16
+//       SEQ: %[[WANTED:.*]] = arith.minui %[[MOST]], %c33
 //       SEQ: %[[SPLIT0:.*]] = arith.minui %[[WANTED]], %c65535
 //       SEQ: %[[SPLIT:.*]] = arith.maxui %[[SPLIT0]], %c1
 //       SEQ: %[[PER0:.*]] = arith.ceildivui %[[CHUNKS]], %[[SPLIT]]
@@ -416,13 +418,15 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 
 // -----
 
-// Static shapes decide at compile time. 2 batch elements and 1000 tokens
-// (16 chunks) go sequence-parallel, one chunk per segment (264 / 2 > 16); 64
-// batch elements and 4096 tokens (64 chunks) want ceil(264 / 64) = 5
-// segments, of 13 chunks (the last of 12). 300 batch elements fill the GPU
-// and one chunk of 64 tokens has nothing to split, so both take the
-// batch-parallel kernel; so do 132, half the target (a block per SM), while
-// 131 split into ceil(264 / 131) = 3 segments.
+// Static shapes decide at compile time. No segment is shorter than 1024
+// tokens (16 chunks): 2 batch elements of 1000 tokens stay batch-parallel,
+// and of 4000 tokens (63 chunks) split into 3 segments of 21 chunks,
+// not the 132 that 264 / 2 asks for. 64 batch elements and 4096 tokens (64
+// chunks) want ceil(264 / 64) = 5 segments and get 4, of 16 chunks. 300
+// batch elements fill the GPU and one chunk of 64 tokens has nothing to
+// split, so both take the batch-parallel kernel; so do 132, half the target
+// (a block per SM), while 131 of 2048 tokens split into 2 segments
+// (ceil(264 / 131) = 3, at most 32 / 16).
 
 // With sequence-parallel-blocks=0, always the batch-parallel kernel.
 // CHECK-LABEL: func.func @static_small_batch
@@ -430,26 +434,29 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 
 // SEQ-LABEL: func.func @static_small_batch
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
-// SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_1(%c2, %c16, %c1, {{.*}}, %c64, %c16)
-// SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_2(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c1, %c1,
 // SEQ-LABEL: func.func @static_long_segments
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_3(%c64, %c1, %c5, {{.*}}, %c4096, %c64, %c13, %c5)
-// SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_4(%c64, %c16, %c1, {{.*}}, %c64, %c5)
-// SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_5(%c64, %c1, %c5, {{.*}}, %c4096, %c64, %c13, %c5)
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_1(%c64, %c1, %c4, {{.*}}, %c4096, %c64, %c16, %c4)
+// SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_2(%c64, %c16, %c1, {{.*}}, %c64, %c4)
+// SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_3(%c64, %c1, %c4, {{.*}}, %c4096, %c64, %c16, %c4)
 // SEQ-LABEL: func.func @static_large_batch
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_6(%c300, %c1, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_4(%c300, %c1, %c1,
 // SEQ-LABEL: func.func @static_one_chunk
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_7(%c2, %c1, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_5(%c2, %c1, %c1,
 // SEQ-LABEL: func.func @static_half_target
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_8(%c132, %c1, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_6(%c132, %c1, %c1,
 // SEQ-LABEL: func.func @static_below_half
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_9(%c131, %c1, %c3,
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_7(%c131, %c1, %c2, {{.*}}, %c2048, %c64, %c16, %c2)
+// SEQ-LABEL: func.func @static_small_batch_long
+// SEQ-NOT: scf.if
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_10(%c2, %c1, %c3, {{.*}}, %c4000, %c64, %c21, %c3)
+// SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_11(%c2, %c16, %c1, {{.*}}, %c64, %c3)
+// SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_12(%c2, %c1, %c3, {{.*}}, %c4000, %c64, %c21, %c3)
 
 func.func @static_small_batch(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
@@ -476,9 +483,14 @@ func.func @static_half_target(%fq: tensor<132x1000x64xbf16>, %fk: tensor<132x100
   return %o : tensor<132x1000x64xbf16>
 }
 
-func.func @static_below_half(%fq: tensor<131x1000x64xbf16>, %fk: tensor<131x1000x64xbf16>, %v: tensor<131x1000x64xbf16>) -> tensor<131x1000x64xbf16> {
-  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<131x1000x64xbf16>, tensor<131x1000x64xbf16>, tensor<131x1000x64xbf16> -> tensor<131x1000x64xbf16>, tensor<131x64x64xf32>, tensor<131x64xf32>
-  return %o : tensor<131x1000x64xbf16>
+func.func @static_below_half(%fq: tensor<131x2048x64xbf16>, %fk: tensor<131x2048x64xbf16>, %v: tensor<131x2048x64xbf16>) -> tensor<131x2048x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<131x2048x64xbf16>, tensor<131x2048x64xbf16>, tensor<131x2048x64xbf16> -> tensor<131x2048x64xbf16>, tensor<131x64x64xf32>, tensor<131x64xf32>
+  return %o : tensor<131x2048x64xbf16>
+}
+
+func.func @static_small_batch_long(%fq: tensor<2x4000x64xbf16>, %fk: tensor<2x4000x64xbf16>, %v: tensor<2x4000x64xbf16>) -> tensor<2x4000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x4000x64xbf16>, tensor<2x4000x64xbf16>, tensor<2x4000x64xbf16> -> tensor<2x4000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x4000x64xbf16>
 }
 
 // -----

@@ -6,9 +6,9 @@
 // chunk (none past the block's positions). Off by default, and with async
 // copies, which have the next chunk in flight already.
 
-// RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" -split-input-file | FileCheck %s --check-prefix=NONE
-// RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=1025" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 

@@ -7,9 +7,9 @@
 // (the default) never takes 128; f16 keeps the state's column scales for
 // 128 columns.
 
-// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=128 sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=128 sequence-parallel-blocks=0 async-copies=false" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=DEFAULT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=128 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=128 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=DEFAULT
 
 // CHECK-LABEL: func.func @wide
 //       CHECK: call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c2, %c1, %c256, %c1, %c1,

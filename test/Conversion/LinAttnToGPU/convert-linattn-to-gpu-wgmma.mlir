@@ -12,13 +12,22 @@
 // scales need each column in one warp). Where wgmma does not apply the
 // kernels are those of wgmma=false: chunks of 32 (chunk-size=32) and F = 32.
 
-// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 chunk-size=32 async-copies=false" -split-input-file | FileCheck %s --check-prefix=NONE
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 async-copies=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 chunk-size=32 async-copies=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
+// The defaults: wgmma, and 64-bit offsets only (no 32-bit kernels, no run-time
+// choice between them).
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=DEFAULTS --implicit-check-not=linattn_scan_chunked_forward
 // With async copies the tiles take dynamic shared memory, whose declaration
 // then holds the swizzle's 1024-byte alignment (16 without wgmma).
-// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC-DEFAULT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma=true sequence-parallel-blocks=0 narrow-offset-limit=2147483648" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" --linattn-gpu-dynamic-shared-memory="chip=sm_90" -split-input-file | FileCheck %s --check-prefix=DYNAMIC-DEFAULT
+
+// DEFAULTS-LABEL: func.func @bf16_f64
+//   DEFAULTS-NOT: scf.if
+//       DEFAULTS: call @__linattn_launch_linattn_scan_chunked_wide_forward_elu_normalized_0(
+//       DEFAULTS: gpu.func @linattn_scan_chunked_wide_forward_elu_normalized_0(
+//       DEFAULTS: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>
 
 // CHECK-LABEL: func.func @bf16_f64
 //       CHECK: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(

@@ -8,7 +8,7 @@
 // RUN: rm -f %t.causal.log %t.chunked.log
 // RUN: env LD_LIBRARY_PATH=%fake_cuda_dir LINATTN_FAKE_CUDA_LOG=%t.causal.log linattn-run %s --entry=causal --target=cuda --random-seed=1 --repeat=2 | FileCheck %s --check-prefix=OUT
 // RUN: FileCheck %s --check-prefix=CAUSAL --implicit-check-not=leak --implicit-check-not=CUDA_ERROR < %t.causal.log
-// RUN: env LD_LIBRARY_PATH=%fake_cuda_dir LINATTN_FAKE_CUDA_LOG=%t.chunked.log linattn-run %s --entry=chunked --target=cuda --pipeline='linattn-lower-to-nvvm{format=isa sequence-parallel-blocks=0 async-copies=true value-tile=128}' --random-seed=1
+// RUN: env LD_LIBRARY_PATH=%fake_cuda_dir LINATTN_FAKE_CUDA_LOG=%t.chunked.log linattn-run %s --entry=chunked --target=cuda --pipeline='linattn-lower-to-nvvm{format=isa sequence-parallel-blocks=0 async-copies=true value-tile=128 wgmma=false narrow-offset-limit=2147483648}' --random-seed=1
 // RUN: FileCheck %s --check-prefix=CHUNKED --implicit-check-not=leak --implicit-check-not=CUDA_ERROR < %t.chunked.log
 
 // OUT: device: linattn fake CUDA device 0
