@@ -103,6 +103,11 @@ class Config:
                  dtype="f32", normalized=True, slots=1):
         self.label = label
         self.module = module
+        # The chunked rows read the mma.sync chunk loops (HMMA per chunk,
+        # padded tiles); the wgmma ones, the default on sm_90, are their own
+        # kind.
+        if kind == "chunked" and "wgmma=" not in options:
+            options += " wgmma=false"
         self.options = options
         self.kind = kind  # chunked | wgmma | recurrent | step | linear | quadratic
         self.f = f

@@ -281,7 +281,8 @@ def ConvertLinAttnToGPUPass
       with `tf32`) a causal scan takes the chunked tensor-core kernel
       instead (`scan-kernel`);
     - step: `scan-feature-lanes` threads per value column, each streaming
-      its share of the state's rows;
+      its share of the state's rows, the first 32 loaded before the
+      features and the new normalizer are staged in shared memory;
     - kv_summary and query_readout: with f16/bf16 data and an f32 state
       (f32 data with `tf32`) the chunked tensor-core kernels
       (`linear-kernel`): the summary as segment sums of φ(K_c)ᵀV_c, the

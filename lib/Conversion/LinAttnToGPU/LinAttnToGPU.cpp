@@ -18,7 +18,8 @@
 //   denominators are computed there cooperatively.
 // - step (decoding): `scan-feature-lanes` threads per value column of each
 //   batch element, each streaming its share of the state's rows from global
-//   memory, the loads of 8 rows issued together.
+//   memory: the first 32 loaded before φ(q), φ(k) and the new normalizer
+//   are staged in shared memory, the rest 8 rows at a time.
 // - kv_summary and query_readout with f16/bf16 data and an f32 state (f32
 //   data with tf32): the chunked tensor-core kernels (ChunkedScan.cpp).
 //   Otherwise kv_summary: one thread per value column d and tile of 16
