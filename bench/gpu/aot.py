@@ -200,10 +200,11 @@ def self_test(args):
                 ("chunked-f16-batch-parallel", "f16", np.float16,
                  "sequence-parallel-blocks=0", 1e-2),
                 ("chunked-f16-segments", "f16", np.float16,
-                 "sequence-parallel-blocks=8", 1e-2),
+                 "sequence-parallel-blocks=8 min-segment-tokens=0", 1e-2),
                 ("chunked-f16-sync", "f16", np.float16, "async-copies=false", 1e-2),
                 ("chunked-f16-sync-segments", "f16", np.float16,
-                 "async-copies=false sequence-parallel-blocks=8", 1e-2),
+                 "async-copies=false sequence-parallel-blocks=8 "
+                 "min-segment-tokens=0", 1e-2),
                 ("chunked-f16-32-bit-offsets", "f16", np.float16,
                  "narrow-offset-limit=2147483648", 1e-2),
                 ("chunked-f16-value-tile-32", "f16", np.float16,

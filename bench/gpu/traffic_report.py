@@ -67,7 +67,7 @@ def configurations():
         Config("chunked-bf16", "causal", "bf16", "sequence-parallel-blocks=0",
                long, "batch-parallel chunk loop (cp.async staging, wgmma)"),
         Config("chunked-bf16-segments", "causal", "bf16",
-               "sequence-parallel-blocks=16", long,
+               "sequence-parallel-blocks=16 min-segment-tokens=0", long,
                "sequence-parallel: segment states, scan, chunk loop"),
         Config("chunked-bf16-d128", "causal", "bf16",
                "sequence-parallel-blocks=0", d128, "F = 128"),

@@ -67,6 +67,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.valueTile = options.valueTile;
   kernels.minBlocksPerSM = options.minBlocksPerSM;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
+  kernels.minSegmentTokens = options.minSegmentTokens;
   kernels.tf32 = options.tf32;
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;

@@ -374,6 +374,10 @@ def ConvertLinAttnToGPUPass
            "H100 SM), the sequence splits into segments of "
            "whole chunks (segment states, a scan over them, the segments' "
            "outputs) to reach this; 0: never">,
+    Option<"minSegmentTokens", "min-segment-tokens", "int64_t",
+           /*default=*/"1024",
+           "Shortest segment the sequence-parallel scan splits a sequence "
+           "into, in tokens (rounded up to whole chunks; 0: one chunk)">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "Causal scans and the linear form with f32 data take the chunked "
            "kernels on tf32 tensor cores (products with 10-bit mantissas, "

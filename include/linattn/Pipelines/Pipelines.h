@@ -195,6 +195,11 @@ struct LinAttnLowerToNVVMOptions
                      "many, the sequence splits into segments run in "
                      "parallel (0: never)"),
       llvm::cl::init(264)};
+  PassOptions::Option<int64_t> minSegmentTokens{
+      *this, "min-segment-tokens",
+      llvm::cl::desc("Shortest segment the sequence-parallel scan splits a "
+                     "sequence into, in tokens (0: one chunk)"),
+      llvm::cl::init(1024)};
   PassOptions::Option<bool> tf32{
       *this, "tf32",
       llvm::cl::desc("Causal scans and the linear form with f32 data take "

@@ -2455,13 +2455,6 @@ struct HostIndex {
 };
 } // namespace
 
-/// The shortest segment the sequence-parallel scan splits a sequence into.
-/// Each segment costs its chunk states' round trip through global memory
-/// and two more launches; on an H100 (bf16, F = 64) segments of 256 tokens
-/// made B8·H8·T1K 1.3 times slower than one block per sequence, while
-/// segments of 1.4K tokens (B8·H16·T4K) and longer were faster.
-static constexpr int64_t kMinScanSegmentTokens = 1024;
-
 /// Whether the chunked kernels on `data` stage with async copies (16-bit
 /// data, 16-byte loads), each staged tile then in two slots.
 static bool stagesAsync(const LinAttnToGPUKernelOptions &options, Type data) {
@@ -2572,12 +2565,16 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // work, and the segments' extra reads of k and v, half the compulsory
   // bytes, would cost more than more blocks gain); otherwise the sequence
   // splits into enough segments of whole chunks to reach the target, none
-  // shorter than kMinScanSegmentTokens.
+  // shorter than `minSegmentTokens`: each segment costs its chunk states'
+  // round trip through global memory and two more launches, and on an
+  // H100 (bf16, F = 64) segments of 256 tokens made B8·H8·T1K 1.3 times
+  // slower than one block per sequence, while segments of 1.4K tokens
+  // (B8·H16·T4K) and longer were faster (the default, 1024).
   Value chunks = divideCeil(n, index(chunk));
   Value perSegment, segments;
   std::tie(perSegment, segments) =
       h.segments(mul(batch, tiles), chunks, options.sequenceParallelBlocks,
-                 llvm::divideCeil(kMinScanSegmentTokens, chunk));
+                 llvm::divideCeil(options.minSegmentTokens, chunk));
 
   // Kernels with 64-bit offsets are named "..._wide_...".
   auto name = [&](StringRef kind, const ChunkedScanConfig &config) {

@@ -1360,6 +1360,7 @@ struct ConvertLinAttnToGPUPass
     opts.valueTile = valueTile;
     opts.minBlocksPerSM = minBlocksPerSM;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
+    opts.minSegmentTokens = minSegmentTokens;
     opts.tf32 = tf32;
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
@@ -1403,6 +1404,11 @@ struct ConvertLinAttnToGPUPass
     }
     if (opts.sequenceParallelBlocks < 0) {
       getOperation().emitError("sequence-parallel-blocks must not be negative");
+      return signalPassFailure();
+    }
+    if (opts.minSegmentTokens < 0 ||
+        opts.minSegmentTokens > (int64_t(1) << 40)) {
+      getOperation().emitError("min-segment-tokens must be between 0 and 2^40");
       return signalPassFailure();
     }
     if (opts.narrowOffsetLimit < 0 ||

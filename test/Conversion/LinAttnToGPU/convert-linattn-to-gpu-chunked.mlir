@@ -12,6 +12,8 @@
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648 min-segment-tokens=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=MIN0
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="min-segment-tokens=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MIN-SEGMENT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768 async-copies=false wgmma=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=16384 async-copies=false wgmma=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SMALL
@@ -141,6 +143,7 @@
 // BAD-TILE: value-tile must be 8, 16, 32, 64 or 128
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative
+// BAD-MIN-SEGMENT: min-segment-tokens must be between 0 and 2^40
 // BAD-LIMIT: narrow-offset-limit must be between 0 and 2^31 (2147483648)
 
 // Offsets. The chunk loops address global memory by i32 offsets from the
@@ -435,6 +438,12 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // SEQ-LABEL: func.func @static_small_batch
 // SEQ-NOT: scf.if
 // SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c1, %c1,
+// min-segment-tokens=0: segments of one chunk (264 / 2 > 16 chunks).
+// MIN0-LABEL: func.func @static_small_batch
+// MIN0-NOT: scf.if
+// MIN0: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
+// MIN0: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_1(%c2, %c16, %c1, {{.*}}, %c64, %c16)
+// MIN0: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_2(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
 // SEQ-LABEL: func.func @static_long_segments
 // SEQ-NOT: scf.if
 // SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_1(%c64, %c1, %c4, {{.*}}, %c4096, %c64, %c16, %c4)

@@ -268,12 +268,16 @@ def batch_parallel(case):
     return case
 
 
-def few_blocks(case, blocks):
+def few_blocks(case, blocks, min_segment_tokens=0):
     """`case` with the chunked scan aiming at `blocks` blocks: segments of
-    several chunks each, the last one shorter."""
+    several chunks each, the last one shorter, none below
+    `min_segment_tokens` (None: the pipeline's floor, 1024)."""
     case.name += f"__blocks{blocks}"
     case.gpu_options = getattr(case, "gpu_options", []) + [
         f"sequence-parallel-blocks={blocks}"]
+    if min_segment_tokens is not None:
+        case.name += f"_min{min_segment_tokens}"
+        case.gpu_options.append(f"min-segment-tokens={min_segment_tokens}")
     return case
 
 
@@ -456,9 +460,14 @@ def chunked_cases():
         synchronous(few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                reverse=True, init=True, dyn=(2,),
                                                dtype="f16"), 8)),
+        # The default floor: 65 chunks of 64 in at most 4 segments of 1024
+        # tokens or more (8 blocks would ask for 4 anyway; 16 for 8).
+        few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, init=True,
+                                  dtype="bf16"), 16, None),
     ]
-    # Offsets. 64-bit ones (narrow-offset-limit=0); 32-bit ones under a
-    # limit of 32768, which lets them span 32768 / 128 = 256 rows: N = 190
+    # Offsets. 64-bit ones are the default (every other case); 32-bit ones
+    # below 2^31, the largest limit, and under a limit of 32768, which lets
+    # them span 32768 / 128 = 256 rows: N = 190
     # still in one block, N = 191 and longer in segments of at most two
     # chunks whatever sequence-parallel-blocks says (N dynamic: decided at
     # run time), forward and reverse, with initial states and synchronous staging;
@@ -466,11 +475,11 @@ def chunked_cases():
     # 32-bit offsets (W <= 32768 / 130) and 64-bit ones.
     cases += [
         offset_limit(cc.kernel_case("elu", (2, 3), 1000, 64, 64, EPS, init=True,
-                                    dtype="bf16"), 0),
+                                    dtype="bf16"), 2147483648),
         offset_limit(batch_parallel(cc.kernel_case("relu", (2,), 129, 128, 100,
-                                                   EPS, dtype="f16")), 0),
+                                                   EPS, dtype="f16")), 2147483648),
         offset_limit(scalar_loads(cc.kernel_case("relu", (2,), 129, 64, 37, EPS,
-                                                 dtype="bf16")), 0),
+                                                 dtype="bf16")), 2147483648),
         offset_limit(few_blocks(cc.kernel_case("elu", (1, 2), 1000, 64, 64, EPS,
                                                reverse=True, init=True, dyn=(2,),
                                                dtype="bf16"), 8), 32768),
