@@ -29,6 +29,8 @@ STYLES = {
     "linattn chunked bf16, value-tile=128": ("#9ecae1", "o", "--"),
     "linattn chunked bf16, mma.sync": ("#c6dbef", "o", "-"),
     "linattn chunked bf16, synchronous + L2 prefetch": ("#2171b5", "o", "-."),
+    "linattn chunked bf16, normalized": ("#08306b", "P", ":"),
+    "linattn chunked bf16, mma.sync, normalized": ("#c6dbef", "P", ":"),
     "linattn chunked tf32": ("#08519c", "s", "-"),
     "linattn recurrent f32": ("#3f007d", "D", "-"),
     "linattn recurrent f32, 1 lane/column": ("#807dba", "D", ":"),
@@ -174,12 +176,16 @@ def plot(meta, path):
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=3,
-               fontsize="small", frameon=False)
+    columns = 3
+    fig.legend(handles.values(), handles.keys(), loc="lower center",
+               ncol=columns, fontsize="small", frameon=False)
+    # Room below the panels for the legend's rows (about 0.2 inch each in
+    # an 11-inch figure), so that it covers no axis label.
+    legend_height = 0.015 + 0.019 * -(-len(handles) // columns)
     bw = meta.get("copy_bandwidth_bytes_per_ms")
     fig.suptitle(f"linattn GPU benchmark on {meta['device']}"
                  + (f" (copy bandwidth {bw / 1e6:.0f} GB/s)" if bw else ""))
-    fig.tight_layout(rect=(0, 0.1, 1, 0.97))
+    fig.tight_layout(rect=(0, legend_height, 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
