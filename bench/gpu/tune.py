@@ -25,8 +25,8 @@ options that shape the chunked kernels:
                              default, true, unless --wgmma names values)
   narrow-offset-limit        the chunk loops' 32-bit offsets below this
                              (0: 64-bit offsets always; left to the
-                             pipeline's default unless --narrow-offset-limits
-                             names values)
+                             pipeline's default, 0, unless
+                             --narrow-offset-limits names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -86,9 +86,9 @@ PREFETCH_CHUNKS = (0,)
 # wgmma (sm_90): the pipeline's default (None: the option left out);
 # --wgmma=0,1 times mma.sync against it.
 WGMMA = (None,)
-# The chunk loops' offsets: the pipeline's default (None: the option left
-# out); --narrow-offset-limits=0 adds 64-bit offsets, which an H100 ran
-# faster at F = 128 with async copies in one benchmark run.
+# The chunk loops' offsets: the pipeline's default, 64-bit (None: the option
+# left out); --narrow-offset-limits=0,2147483648 times 32-bit ones against
+# them.
 NARROW_OFFSET_LIMITS = (None,)
 
 Config = namedtuple("Config",

@@ -1406,9 +1406,8 @@ struct ConvertLinAttnToGPUPass
       getOperation().emitError("sequence-parallel-blocks must not be negative");
       return signalPassFailure();
     }
-    if (opts.minSegmentTokens < 0 ||
-        opts.minSegmentTokens > (int64_t(1) << 40)) {
-      getOperation().emitError("min-segment-tokens must be between 0 and 2^40");
+    if (opts.minSegmentTokens < 0) {
+      getOperation().emitError("min-segment-tokens must not be negative");
       return signalPassFailure();
     }
     if (opts.narrowOffsetLimit < 0 ||

@@ -143,7 +143,7 @@
 // BAD-TILE: value-tile must be 8, 16, 32, 64 or 128
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative
-// BAD-MIN-SEGMENT: min-segment-tokens must be between 0 and 2^40
+// BAD-MIN-SEGMENT: min-segment-tokens must not be negative
 // BAD-LIMIT: narrow-offset-limit must be between 0 and 2^31 (2147483648)
 
 // Offsets. The chunk loops address global memory by i32 offsets from the
