@@ -124,8 +124,10 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   // wgmma exists only in sm_90a, the architecture-specific form of sm_90
-  // (for the same GPUs); on other chips the kernels do not use it.
-  if (options.wgmma && target.chip == "sm_90")
+  // (for the same GPUs); on other chips the kernels do not use it. Modules
+  // without a wgmma kernel get sm_90 back once they are in NVVM.
+  bool archSpecific = options.wgmma && target.chip == "sm_90";
+  if (archSpecific)
     target.chip = "sm_90a";
   target.optLevel = options.optLevel;
   target.features = options.features;
@@ -139,6 +141,8 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  if (archSpecific)
+    pm.addPass(createLinAttnGPUPortableTargetPass());
 
   // Host -> LLVM, GPU ops -> mgpu* calls.
   addHostToLLVMStage(pm);

@@ -9,6 +9,9 @@
 // RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
 // RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="chip=sm_80 opt-level=2" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=SM80
 // RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=fatbin" | FileCheck %s --check-prefix=FATBIN
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa" | FileCheck %s --check-prefix=ARCH
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa wgmma=false" | FileCheck %s --check-prefix=NO-WGMMA
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_90a wgmma=false" | FileCheck %s --check-prefix=ARCH
 // RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="cuda-path=%t/no-such-toolkit" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-PTXAS
 // Options the pipeline checks as it is parsed (gpu-module-to-binary would
 // report the format without failing, then use an unset one).
@@ -17,7 +20,10 @@
 // BAD-FORMAT: error: linattn-lower-to-nvvm: format 'cubin' is not bin, fatbin or isa
 // BAD-CHIP: error: linattn-lower-to-nvvm: chip 'volta' is not sm_ followed by a number
 
-// wgmma (the default) compiles the default sm_90 as sm_90a.
+// wgmma (the default) targets the default sm_90 as sm_90a while the kernels
+// are lowered to NVVM; these use no wgmma (f32 data), so their module then
+// goes back to the portable sm_90 (linattn-gpu-portable-target: HOST,
+// FATBIN). The bf16 chunked scan's wgmma kernels keep sm_90a (ARCH).
 // NVVM: gpu.module @linattn_kernels [#nvvm.target<O = 3, chip = "sm_90a">]
 // NVVM: llvm.func @linattn_scan_forward_elu_normalized_0(
 // NVVM-SAME: gpu.kernel
@@ -51,7 +57,7 @@
 // HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_step_elu_normalized_3
 // HOST-LABEL: llvm.func @suffix(
 // HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_reverse_features_4
-// HOST: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, properties = {{.*}}, assembly = "
+// HOST: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, assembly = "
 // HOST-NOT: linattn.
 
 // The scan: features and normalizer partials in shared memory, the state
@@ -101,7 +107,12 @@
 
 // SM80: sm_80
 
-// FATBIN: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, properties = {{.*}}, "
+// FATBIN: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, "
+
+// ARCH: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
+// ARCH-SAME: .target sm_90a
+// NO-WGMMA: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">
+// NO-WGMMA-SAME: .target sm_90\0A
 
 // NO-PTXAS: error: CUDA path: {{.*}}no-such-toolkit does not exist
 

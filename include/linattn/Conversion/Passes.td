@@ -308,7 +308,8 @@ def ConvertLinAttnToGPUPass
     f16/bf16/tf32, ldmatrix, cp.async): for earlier chips scans take the
     recurrent kernel and the linear form the scalar kernels, whatever
     `scan-kernel`, `linear-kernel` and `tf32` say. `wgmma` applies on sm_90
-    alone (the chip compiled as sm_90a); elsewhere the chunk loops use
+    alone (the pipeline then lowers for sm_90a, and keeps it for modules
+    with wgmma kernels only); elsewhere the chunk loops use
     mma.sync.
 
     ```mlir
@@ -394,7 +395,8 @@ def ConvertLinAttnToGPUPass
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
            "compute their scores, and with bf16 their state update, with "
            "sm_90's wgmma from swizzled tiles where the chip is sm_90 "
-           "(compiled as sm_90a); elsewhere mma.sync">,
+           "(modules with such kernels compiled as sm_90a); elsewhere "
+           "mma.sync">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"0",
            "The chunk loops that stage synchronously prefetch the rows of "
            "the chunk this many chunks ahead into L2 (prefetch.L2 per "
@@ -508,6 +510,36 @@ def LinAttnGPUDynamicSharedMemoryPass
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def LinAttnGPUPortableTargetPass
+    : Pass<"linattn-gpu-portable-target", "::mlir::ModuleOp"> {
+  let summary = "Target the portable chip (sm_90 for sm_90a) where no kernel "
+                "needs the architecture-specific one";
+  let description = [{
+    PTX for an architecture-specific chip (sm_90a) runs on that architecture
+    alone; PTX for sm_90 can also be JIT-compiled by the driver for later
+    GPUs. Every `#nvvm.target` of a `gpu.module` whose chip has the `a`
+    suffix loses it when every op of the module runs on the chip without
+    it: NVVM ops by the chips they declare (`wgmma.*` needs sm_90a), and
+    `nvgpu.warpgroup.*`, which becomes wgmma, never. The target's other
+    fields stay. Inline assembly is not inspected. Runs after the kernels
+    are lowered to NVVM: `linattn-lower-to-nvvm` targets sm_90a when `wgmma`
+    is on and the chip is sm_90, then runs it, so that modules without wgmma
+    kernels (f32 data, decode steps) stay portable.
+
+    ```mlir
+    gpu.module @k [#nvvm.target<O = 3, chip = "sm_90a">] {
+      llvm.func @step(...) attributes {nvvm.kernel} { ... }   // no wgmma
+    }
+    // becomes
+    gpu.module @k [#nvvm.target<O = 3, chip = "sm_90">] { ... }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::NVVM::NVVMDialect",
   ];
 }
 

@@ -223,7 +223,8 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("The chunk loops (f16/bf16, F a multiple of 64, chunks "
                      "of 64) compute their scores, and with bf16 their "
                      "state update, with sm_90's wgmma where the chip is "
-                     "sm_90, which then compiles for sm_90a (elsewhere "
+                     "sm_90, whose modules with wgmma kernels then "
+                     "compile for sm_90a (elsewhere "
                      "mma.sync)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> prefetchChunks{

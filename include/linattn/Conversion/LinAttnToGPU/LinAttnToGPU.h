@@ -111,8 +111,8 @@ struct LinAttnToGPUKernelOptions {
   /// them with the products made every shape of the benchmark 1.2 to 1.8
   /// times as fast (bench/results), despite fewer blocks per SM.
   bool asyncCopies = true;
-  /// The chunk loops compute their scores with sm_90's wgmma (the kernels
-  /// then need chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
+  /// The chunk loops compute their scores with sm_90's wgmma (their module
+  /// then needs chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
   /// a multiple of 64, chunks of 64 tokens); φ(Q_c) and φ(K_c) are then
   /// staged in wgmma's 128-byte swizzled layout. On by default: 1.07 to
   /// 1.14 times faster at F = 64 on an H100 (bench/results).

@@ -1,0 +1,51 @@
+// RUN: linattn-opt %s --linattn-gpu-portable-target -split-input-file | FileCheck %s
+
+// No op needs sm_90a: the module gets sm_90, its other fields kept.
+// CHECK-LABEL: gpu.module @plain
+// CHECK-SAME: [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80", flags = {fast}>]
+gpu.module @plain [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80", flags = {fast}>] {
+  llvm.func @k() attributes {gpu.kernel, nvvm.kernel} {
+    %0 = nvvm.read.ptx.sreg.clusterid.x : i32
+    llvm.return
+  }
+}
+
+// -----
+
+// wgmma needs it.
+// CHECK-LABEL: gpu.module @wgmma
+// CHECK-SAME: [#nvvm.target<chip = "sm_90a">]
+gpu.module @wgmma [#nvvm.target<chip = "sm_90a">] {
+  llvm.func @k() attributes {gpu.kernel, nvvm.kernel} {
+    nvvm.wgmma.fence.aligned
+    llvm.return
+  }
+}
+
+// -----
+
+// nvgpu's warpgroup ops, which become wgmma, too.
+// CHECK-LABEL: gpu.module @warpgroup
+// CHECK-SAME: [#nvvm.target<chip = "sm_90a">]
+gpu.module @warpgroup [#nvvm.target<chip = "sm_90a">] {
+  func.func @k() {
+    %acc = nvgpu.warpgroup.mma.init.accumulator -> !nvgpu.warpgroup.accumulator<fragmented = vector<64x128xf32>>
+    return
+  }
+}
+
+// -----
+
+// Only targets with the suffix change; other chips and targets stay.
+// CHECK-LABEL: gpu.module @several
+// CHECK-SAME: [#nvvm.target<chip = "sm_80">, #nvvm.target<chip = "sm_100">, #rocdl.target<chip = "gfx90a">]
+gpu.module @several [#nvvm.target<chip = "sm_80">, #nvvm.target<chip = "sm_100a">, #rocdl.target<chip = "gfx90a">] {
+}
+
+// -----
+
+// No targets: nothing to do.
+// CHECK-LABEL: gpu.module @none
+// CHECK-NOT: target
+gpu.module @none {
+}
