@@ -60,20 +60,29 @@
 // HOST: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, assembly = "
 // HOST-NOT: linattn.
 
-// The scan: features and normalizer partials in shared memory, the state
-// column in registers split over four lanes (16 of its 64 features each:
-// 32 fused multiply-adds per token), the readout added over the lanes with
-// two butterfly shuffles. Its parameters: four buffers (q, k, v, O) of
-// five descriptor words each, N and Dv; no final state, which attention
-// drops.
+// The scan: features and normalizer partials in shared memory, the next
+// block of tokens copied by cp.async (4 bytes each) while the current one
+// runs, elu applied to the copies in place; the state column in registers
+// split over four lanes (16 of its 64 features each: 32 fused multiply-adds
+// per token), the readout added over the lanes with two butterfly shuffles.
+// Its parameters: four buffers (q, k, v, O) of five descriptor words each,
+// N and Dv; no final state, which attention drops. Blocks of 31 tokens, the
+// most whose two slots and normalizer buffers fit CUDA's 48 KiB of static
+// shared memory.
 // PTX: .target sm_90
 // PTX-LABEL: .visible .entry linattn_scan_forward_elu_normalized_0(
 // PTX-COUNT-22: .param .u64
 // PTX-NOT: .param
 // PTX: .maxntid
-// PTX: .shared .align 16 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[8192];
+// PTX: .shared .align 16 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[15872];
+// PTX: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
+// PTX: cp.async.commit_group;
 // PTX: bar.sync 0;
+// PTX: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
+// PTX: cp.async.commit_group;
+// PTX-NEXT: cp.async.wait_group 1;
 // PTX: ex2.approx
+// PTX: bar.sync 0;
 // PTX-COUNT-32: fma.rn.f32
 // PTX: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;

@@ -775,18 +775,13 @@ public:
         [&] { stageValues(t0, count, 1, vBase); });
   }
 
-  /// Closes the group of async copies issued since the last one
-  /// (cp.async.commit_group; nvgpu's create_group without tokens does not
-  /// round-trip through its textual form).
-  void commit() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
-
   /// Makes the chunk at `t0` in slot `slot` the current one: waits for all
   /// but the `pending` most recent groups of this thread's copies (the
   /// chunk's among them), applies the feature maps to the groups it copied
   /// (elu and relu: a copy moves the source), then a barrier publishes the
   /// tiles to the block.
   void complete(Value t0, Value slot, int64_t pending) {
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+    kb.waitAsyncCopies(pending);
     useSlot(slot);
     bool mapQ = qs && mapsOnCopy(c.q), mapK = mapsOnCopy(c.k);
     if (mapQ || mapK) {
@@ -828,7 +823,7 @@ public:
                           return body(t0, tokens, carried);
                         });
     kb.ifThen(kb.ult(begin, end), [&] { issue(begin, kb.idx(0)); });
-    commit();
+    kb.commitAsyncCopies();
     SmallVector<Value> results =
         kb.forLoop(begin, end, step, init, [&](Value t0, ValueRange carried) {
           Value slot = kb.remU(kb.divU(kb.sub(t0, begin), step), kb.idx(2));
@@ -836,7 +831,7 @@ public:
           Value next = kb.add(t0, step);
           kb.ifThen(kb.ult(next, end),
                     [&] { issue(next, kb.sub(kb.idx(1), slot)); });
-          commit();
+          kb.commitAsyncCopies();
           complete(t0, slot, /*pending=*/1);
           return body(t0, count(t0), carried);
         });

@@ -24,8 +24,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -167,6 +169,26 @@ public:
     return gpu::BlockIdOp::create(b, loc, dim);
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+
+  /// cp.async of element `srcIndex` of the global buffer `src` to element
+  /// `dstIndex` of the workgroup buffer `dst` (one element of 4, 8 or 16
+  /// bytes, through L1; sm_80 and later). Visible to this thread after
+  /// `waitAsyncCopies`, to the block after a barrier that follows it.
+  void asyncCopy(Value src, Value srcIndex, Value dst, Value dstIndex) {
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        ValueRange{dstIndex}, src, ValueRange{srcIndex}, b.getIndexAttr(1),
+        /*srcElements=*/Value(), /*bypassL1=*/UnitAttr());
+  }
+  /// Closes the group of this thread's async copies issued since the last
+  /// one (cp.async.commit_group; nvgpu's create_group without tokens does
+  /// not round-trip through its textual form).
+  void commitAsyncCopies() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
+  /// Waits for all but the `pending` most recent groups of this thread's
+  /// async copies.
+  void waitAsyncCopies(int64_t pending) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+  }
 
   /// Loads element `index` of the flat buffer and converts it to the state
   /// type.

@@ -105,12 +105,28 @@ static SmallVector<Value> addScaledRow(KernelBuilder &kb, Value buffer,
 static constexpr int64_t kStepEarlyLoads = 32;
 static constexpr int64_t kStepLoads = 8;
 
+/// Shared memory the scan kernel stays within where it can: CUDA's static
+/// limit per block.
+static constexpr int64_t kScanSharedBytes = 48 * 1024;
+
 /// Size of the token block the scan stages in shared memory: the query and
-/// key features and the normalizer partial products of TT tokens, about 8 KiB
-/// each.
-static int64_t scanTokensPerBlock(int64_t features, Type stateType) {
-  int64_t bytes = features * (stateType.getIntOrFloatBitWidth() / 8);
-  return std::clamp<int64_t>(8192 / std::max<int64_t>(bytes, 1), 1, 64);
+/// key features (and, `normalized`, the normalizer's partial products) of
+/// TT tokens, about 8 KiB each, fewer tokens where `slots` blocks of φ(q),
+/// φ(k) and V (`columns` wide) with the normalizer's buffers would pass
+/// kScanSharedBytes. With two slots, 0 where not even one token fits (the
+/// kernel then stages synchronously); with one, at least one token.
+static int64_t scanTokensPerBlock(int64_t features, int64_t columns,
+                                  int64_t slots, bool normalized,
+                                  Type stateType) {
+  int64_t element = stateType.getIntOrFloatBitWidth() / 8;
+  int64_t tokens = std::clamp<int64_t>(
+      8192 / std::max<int64_t>(features * element, 1), 1, 64);
+  // Per token: φ(q), φ(k) and V in each slot, normalized a row of partial
+  // products and a denominator; once: the running normalizer.
+  int64_t perToken = element * (slots * (2 * features + columns) +
+                                (normalized ? features + 1 : 0));
+  int64_t fit = (kScanSharedBytes - element * features) / perToken;
+  return std::clamp<int64_t>(fit, slots > 1 ? 0 : 1, tokens);
 }
 
 /// Launches the scan kernel `kernel` for `op`: inputs φ(Q) or Q, φ(K)
@@ -185,8 +201,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   while (lanes > 1 && (features % lanes || tile % 32))
     lanes /= 2;
   int64_t laneFeatures = features / lanes;
-  if (auto reason =
-          valueTilesUnsupported(vType.getShape().back(), tile / lanes))
+  int64_t columns = tile / lanes; // value columns per block
+  if (auto reason = valueTilesUnsupported(vType.getShape().back(), columns))
     return reason;
   int64_t registers =
       laneFeatures *
@@ -206,11 +222,26 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   bool writesState = scanWritesState(op);
   bool needZ = normalized || !op.getFinalNormalizer().use_empty();
   double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
-  int64_t tokens = scanTokensPerBlock(features, stateType);
   Location loc = op.getLoc();
+  Type dataType = vType.getElementType();
+  // With async copies (sm_80 and later) each block of tokens is copied into
+  // one of two slots while the block before it runs, which needs the data
+  // in the state's type (a copy converts nothing): f32 data, f32 state; and
+  // room for two slots of a token at least.
+  int64_t tokens =
+      scanTokensPerBlock(features, columns, 2, normalized, stateType);
+  bool async =
+      tokens > 0 && options.asyncCopies &&
+      llvm::all_of(ArrayRef<Value>{q.tensor, k.tensor, op.getValues()},
+                   [&](Value x) {
+                     return tensorTypeOf(x).getElementType() == stateType;
+                   }) &&
+      stateType.getIntOrFloatBitWidth() == 32;
+  int64_t slots = async ? 2 : 1;
+  if (!async)
+    tokens = scanTokensPerBlock(features, columns, 1, normalized, stateType);
 
   // The kernel.
-  Type dataType = vType.getElementType();
   SmallVector<Type> argTypes = {
       flatBufferType(tensorTypeOf(q.tensor).getElementType()),
       flatBufferType(tensorTypeOf(k.tensor).getElementType()),
@@ -229,13 +260,16 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   argTypes.push_back(indexType); // N
   argTypes.push_back(indexType); // Dv
   SmallVector<Type> shared = {
-      workgroupBufferType(stateType, tokens * features), // φ(q) of the block
-      workgroupBufferType(stateType, tokens * features), // φ(k) of the block
-      workgroupBufferType(stateType, tokens * features), // φ(q)ᵢ zᵢ partials
-      workgroupBufferType(stateType, tokens),            // denominators
-      workgroupBufferType(stateType, features),          // running z
-      // V of the block's tokens and columns.
-      workgroupBufferType(stateType, tokens * (tile / lanes))};
+      // φ(q) and φ(k) of the block (of the current and next block with
+      // async copies).
+      workgroupBufferType(stateType, slots * tokens * features),
+      workgroupBufferType(stateType, slots * tokens * features),
+      // φ(q)ᵢ zᵢ partials and denominators, when normalized.
+      workgroupBufferType(stateType, normalized ? tokens * features : 1),
+      workgroupBufferType(stateType, normalized ? tokens : 1),
+      workgroupBufferType(stateType, features), // running z
+      // V of the block's tokens and columns (of two blocks, likewise).
+      workgroupBufferType(stateType, slots * tokens * columns)};
   std::string name =
       kernelName((Twine("linattn_scan_") + (reverse ? "reverse" : "forward") +
                   "_" + mapName(q) + (normalized ? "_normalized" : ""))
@@ -266,9 +300,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     // lanes read consecutive bytes, where blocks of F / lanes features put
     // them in the same banks.
     Value cLanes = kb.idx(lanes);
-    Value col =
-        kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(tile / lanes)),
-               kb.divU(tid, cLanes));
+    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
+                       kb.divU(tid, cLanes));
     Value part = kb.remU(tid, cLanes);
     int64_t group = laneFeatures % 4 == 0 ? 4 : 1;
     Value groupBase = kb.mul(part, kb.idx(group));
@@ -303,34 +336,93 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       return reverse ? kb.sub(kb.sub(n, c1), i) : i;
     };
 
-    column = kb.forLoop(c0, n, cTT, column, [&](Value t0, ValueRange carried) {
-      Value count = kb.minU(cTT, kb.sub(n, t0));
-      kb.barrier();
-      // Stage φ(q) and φ(k) of the block's tokens.
+    Value cColumns = kb.idx(columns);
+    Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), cColumns);
+    // The offsets of slot `slot` in the feature and value buffers.
+    auto slotBases = [&](Value slot) {
+      return std::make_pair(kb.mul(slot, kb.idx(tokens * features)),
+                            kb.mul(slot, kb.idx(tokens * columns)));
+    };
+    // Stages the `count` tokens at t0 into the slot at (fBase, vBase): φ(q)
+    // and φ(k), and V of the block's columns (zeros past Dv). Synchronously,
+    // each element loaded, mapped and stored; with async copies each is
+    // copied by cp.async (4 bytes, whatever the alignment) and the feature
+    // maps wait for `mapStaged`. The recurrence reads a token's value from
+    // shared memory, where a load from global memory would put its latency
+    // on every token's critical path.
+    auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
       kb.forLoop(tid, kb.mul(count, cF), cTile, [&](Value i) {
         Value t = kb.divU(i, cF), f = kb.remU(i, cF);
         Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
         Value at = kb.add(kb.mul(row, cF), f);
-        memref::StoreOp::create(rewriter, loc, kb.loadFeature(qBuf, at, q), qs,
-                                ValueRange{i});
-        memref::StoreOp::create(rewriter, loc, kb.loadFeature(kBuf, at, k), ks,
-                                ValueRange{i});
+        Value to = kb.add(fBase, i);
+        if (async) {
+          kb.asyncCopy(qBuf, at, qs, to);
+          kb.asyncCopy(kBuf, at, ks, to);
+          return;
+        }
+        kb.store(kb.loadFeature(qBuf, at, q), qs, to);
+        kb.store(kb.loadFeature(kBuf, at, k), ks, to);
       });
-      // And V of the block's tokens and columns (zeros past Dv): the
-      // recurrence below reads a token's value from shared memory, where a
-      // load from global memory would put its latency on every token's
-      // critical path.
-      Value cColumns = kb.idx(tile / lanes);
-      Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), cColumns);
       kb.forLoop(tid, kb.mul(count, cColumns), cTile, [&](Value i) {
         Value t = kb.divU(i, cColumns);
         Value c = kb.add(firstColumn, kb.remU(i, cColumns));
         Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-        memref::StoreOp::create(
-            rewriter, loc,
-            kb.loadIf(kb.ult(c, dv), vBuf, kb.add(kb.mul(row, dv), c)), vs,
-            ValueRange{i});
+        Value at = kb.add(kb.mul(row, dv), c);
+        Value to = kb.add(vBase, i);
+        if (async)
+          kb.ifElse(
+              kb.ult(c, dv), [&] { kb.asyncCopy(vBuf, at, vs, to); },
+              [&] { kb.store(kb.fconst(0.0), vs, to); });
+        else
+          kb.store(kb.loadIf(kb.ult(c, dv), vBuf, at), vs, to);
       });
+    };
+    // With async copies: applies the feature maps to the elements of the
+    // `count` tokens at fBase this thread copied (its own copies are
+    // complete once it has waited for their group; the barrier after this
+    // publishes them).
+    auto appliesMap = [](const FeatureSource &source) {
+      return source.map && *source.map != FeatureMapKind::Identity;
+    };
+    auto mapStaged = [&](Value count, Value fBase) {
+      if (!appliesMap(q) && !appliesMap(k))
+        return;
+      kb.forLoop(tid, kb.mul(count, cF), cTile, [&](Value i) {
+        Value at = kb.add(fBase, i);
+        if (appliesMap(q))
+          kb.store(kb.featureOf(kb.load(qs, at), q), qs, at);
+        if (appliesMap(k))
+          kb.store(kb.featureOf(kb.load(ks, at), k), ks, at);
+      });
+    };
+
+    // With async copies the first block is in flight before the loop, and
+    // each iteration starts the next block's copies into the other slot
+    // (after the barrier that ends every thread's reads of it), then waits
+    // for its own block's: all but the group it just committed.
+    if (async) {
+      stage(c0, kb.minU(cTT, n), c0, c0);
+      kb.commitAsyncCopies();
+    }
+    column = kb.forLoop(c0, n, cTT, column, [&](Value t0, ValueRange carried) {
+      Value count = kb.minU(cTT, kb.sub(n, t0));
+      Value slot = async ? kb.remU(kb.divU(t0, cTT), kb.idx(2)) : c0;
+      Value fBase, vBase;
+      std::tie(fBase, vBase) = slotBases(slot);
+      kb.barrier();
+      if (async) {
+        Value next = kb.add(t0, cTT);
+        kb.ifThen(kb.ult(next, n), [&] {
+          auto [nextF, nextV] = slotBases(kb.sub(c1, slot));
+          stage(next, kb.minU(cTT, kb.sub(n, next)), nextF, nextV);
+        });
+        kb.commitAsyncCopies();
+        kb.waitAsyncCopies(/*pending=*/1);
+        mapStaged(count, fBase);
+      } else {
+        stage(t0, count, fBase, vBase);
+      }
       kb.barrier();
       // The running normalizer, one feature per thread, and the partial
       // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
@@ -342,12 +434,13 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               c0, count, c1, ValueRange{z0},
               [&](Value t, ValueRange zc) -> SmallVector<Value> {
                 Value i = kb.add(kb.mul(t, cF), f);
-                Value kf =
-                    memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
+                Value staged = kb.add(fBase, i);
+                Value kf = memref::LoadOp::create(rewriter, loc, ks,
+                                                  ValueRange{staged});
                 Value next = kb.fadd(zc[0], kf);
                 if (normalized) {
-                  Value qf =
-                      memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
+                  Value qf = memref::LoadOp::create(rewriter, loc, qs,
+                                                    ValueRange{staged});
                   memref::StoreOp::create(rewriter, loc, kb.fmul(qf, next), pz,
                                           ValueRange{i});
                 }
@@ -376,8 +469,9 @@ std::optional<std::string> Converter::convert(ScanOp op) {
             Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
             Value vt = memref::LoadOp::create(
                 rewriter, loc, vs,
-                ValueRange{kb.add(kb.mul(t, cColumns), kb.divU(tid, cLanes))});
-            Value rowBase = kb.mul(t, cF);
+                ValueRange{kb.add(
+                    vBase, kb.add(kb.mul(t, cColumns), kb.divU(tid, cLanes)))});
+            Value rowBase = kb.add(fBase, kb.mul(t, cF));
             SmallVector<Value> next;
             // The readout φ(q)ᵀS[:, d] in kReadoutChains interleaved partial
             // sums: one chain of F dependent fused multiply-adds would bound
@@ -435,11 +529,11 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       });
   }
 
-  // The launch: grid (batch, value tiles of tile / lanes columns), `lanes`
+  // The launch: grid (batch, value tiles of `columns` columns), `lanes`
   // threads per value column.
   rewriter.setInsertionPoint(op);
-  replaceScan(op, launchScan(op, kernel, q.tensor, k.tensor, features,
-                             tile / lanes, tile));
+  replaceScan(
+      op, launchScan(op, kernel, q.tensor, k.tensor, features, columns, tile));
   return std::nullopt;
 }
 
@@ -1432,6 +1526,7 @@ struct ConvertLinAttnToGPUPass
       opts.chunkedScan = false;
       opts.chunkedLinear = false;
       opts.tf32 = false;
+      opts.asyncCopies = false;
     }
     if (*sm != 90)
       opts.wgmma = false;

@@ -1,4 +1,6 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 chip=sm_75" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SM75
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=DEFAULT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 scan-feature-lanes=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-feature-lanes=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LANES
@@ -71,6 +73,46 @@
 // CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
 // CHECK:   arith.divf
 // CHECK: gpu.return
+
+// With async copies (the default, f32 data on sm_80 and later) φ(q), φ(k)
+// and V have two slots of a block each: the first block is copied before
+// the loop, each iteration starts copying the next block into the other
+// slot after the barrier that ends the reads of it, waits for its own
+// block's group (all but the one just committed), applies elu to the
+// elements it copied and publishes them with a barrier; the recurrence is
+// as above.
+// ASYNC-LABEL: gpu.func @linattn_scan_forward_elu_normalized_0(
+// ASYNC-SAME: workgroup(%[[QS:.*]] : memref<2048xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<2048xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// ASYNC: nvgpu.device_async_copy %{{.*}}, %[[QS]][%{{.*}}], 1 : memref<?xf32> to memref<2048xf32
+// ASYNC: nvgpu.device_async_copy %{{.*}}, %[[KS]][%{{.*}}], 1
+// ASYNC: nvgpu.device_async_copy %{{.*}}, %[[VS]][%{{.*}}], 1
+// ASYNC: nvvm.cp.async.commit.group
+// ASYNC: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// ASYNC-NOT: math.exp
+// ASYNC:   gpu.barrier
+// ASYNC:   scf.if
+// ASYNC:     nvgpu.device_async_copy %{{.*}}, %[[QS]]
+// ASYNC:     nvgpu.device_async_copy %{{.*}}, %[[KS]]
+// ASYNC:     nvgpu.device_async_copy %{{.*}}, %[[VS]]
+// ASYNC:   nvvm.cp.async.commit.group
+// ASYNC-NEXT: nvvm.cp.async.wait.group 1
+// ASYNC:   memref.load %[[QS]]
+// ASYNC:   math.exp
+// ASYNC:   memref.store %{{.*}}, %[[QS]]
+// ASYNC:   memref.load %[[KS]]
+// ASYNC:   math.exp
+// ASYNC:   memref.store %{{.*}}, %[[KS]]
+// ASYNC:   gpu.barrier
+// ASYNC:   scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// ASYNC-NOT: memref<?xf32>
+// ASYNC:     memref.load %[[VS]]
+// ASYNC: gpu.return
+
+// Before sm_80 (no cp.async) the staging is synchronous.
+// SM75-LABEL: gpu.func @linattn_scan_forward_elu_normalized_0(
+// SM75-SAME: workgroup(%{{.*}} : memref<1024xf32
+// SM75-NOT: nvgpu.device_async_copy
+// SM75: gpu.return
 
 // With one lane per column, a thread keeps the whole column (16 features), a
 // block covers 32 columns (grid (8, 2)) and there are no shuffles.

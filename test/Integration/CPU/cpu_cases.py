@@ -781,8 +781,17 @@ GROUPS = {
 # Driver
 #===------------------------------------------------------------------------===#
 
+def case_dir(workdir, name):
+    """The directory of case `name` under `workdir`: names of many options
+    pass the file system's 255-byte limit, so long ones keep their first
+    200 characters and a checksum of the rest."""
+    if len(name) > 240:
+        name = f"{name[:200]}_{zlib.crc32(name.encode()):08x}"
+    return os.path.join(workdir, name)
+
+
 def run_case(case, tools, workdir):
-    d = os.path.join(workdir, case.name)
+    d = case_dir(workdir, case.name)
     os.makedirs(d, exist_ok=True)
     kernel = os.path.join(d, "kernel.mlir")
     with open(kernel, "w") as f:

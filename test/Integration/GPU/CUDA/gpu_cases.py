@@ -644,7 +644,7 @@ GROUPS = {
 
 
 def run_case(case, long_sequence, opts):
-    d = os.path.join(opts.workdir, case.name)
+    d = cc.case_dir(opts.workdir, case.name)
     os.makedirs(d, exist_ok=True)
     kernel = os.path.join(d, "kernel.mlir")
     with open(kernel, "w") as f:

@@ -89,7 +89,8 @@ def recurrent_case(d):
         dyn_dv=d.chance(0.25))
     case.gpu_options = ["scan-kernel=recurrent"] + d.options(
         ("scan-feature-lanes=1", "scan-feature-lanes=2", "scan-feature-lanes=8"),
-        ("scan-tile=64", "scan-tile=128", "scan-tile=256"))
+        ("scan-tile=64", "scan-tile=128", "scan-tile=256"),
+        ("async-copies=false",))
     return case, n >= 300
 
 
@@ -101,7 +102,7 @@ def scan_case(d):
                         d.chance(0.5), EPS if d.chance(0.6) else None,
                         dyn=d.dims(len(batch) + 1))
     case.gpu_options = d.options(("scan-feature-lanes=1", "scan-feature-lanes=2"),
-                                 ("scan-tile=64",))
+                                 ("scan-tile=64",), ("async-copies=false",))
     return case, n >= 300
 
 
