@@ -123,6 +123,8 @@ LINATTN_VARIANTS = [
      "async-copies=false prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
+    ("linattn recurrent f32, synchronous staging", "f32",
+     "scan-kernel=recurrent async-copies=false", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
      "scan-kernel=recurrent scan-feature-lanes=1", 1e-4),
     ("linattn recurrent f32, scan-tile=32", "f32",
@@ -158,7 +160,12 @@ LINATTN_NOTES = {
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
     "linattn recurrent f32":
         "strict fp32 (scan-kernel=recurrent), 4 lanes per column, blocks of 128 "
-        "threads (32 value columns)",
+        "threads (32 value columns), the next block of tokens copied by "
+        "cp.async during the current one",
+    "linattn recurrent f32, synchronous staging":
+        "the same with async-copies=false: each block of tokens loaded and "
+        "stored to shared memory before its recurrence (the default before "
+        "the copies)",
     "linattn recurrent f32, 1 lane/column":
         "the same with scan-feature-lanes=1: one thread per column",
     "linattn recurrent f32, scan-tile=32":

@@ -33,6 +33,7 @@ STYLES = {
     "linattn chunked bf16, mma.sync, normalized": ("#c6dbef", "P", ":"),
     "linattn chunked tf32": ("#08519c", "s", "-"),
     "linattn recurrent f32": ("#3f007d", "D", "-"),
+    "linattn recurrent f32, synchronous staging": ("#3f007d", "D", "-."),
     "linattn recurrent f32, 1 lane/column": ("#807dba", "D", ":"),
     "linattn recurrent f32, scan-tile=32": ("#54278f", "D", "--"),
     "fla.chunk_linear_attn": ("#d94801", "^", "-"),

@@ -217,6 +217,10 @@ def configurations():
         configs.append(Config(f"recurrent f32 F{f}",
                               scan_module("f32", f, f),
                               "scan-kernel=recurrent", "recurrent", f, f))
+        configs.append(Config(f"recurrent f32 F{f} synchronous staging",
+                              scan_module("f32", f, f),
+                              "scan-kernel=recurrent async-copies=false",
+                              "recurrent", f, f))
     configs.append(Config("recurrent bf16 F64 (scan-kernel=recurrent)",
                           scan_module("bf16", 64, 64), "scan-kernel=recurrent",
                           "recurrent", 64, 64, "bf16"))

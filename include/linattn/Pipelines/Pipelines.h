@@ -214,8 +214,9 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(true)};
   PassOptions::Option<bool> asyncCopies{
       *this, "async-copies",
-      llvm::cl::desc("The chunked kernels (f16/bf16, with vector loads) copy "
-                     "the next chunk with cp.async while they compute the "
+      llvm::cl::desc("The chunked kernels (f16/bf16, with vector loads) and "
+                     "the recurrent scan (f32 data) copy the next chunk or "
+                     "block of tokens with cp.async while they compute the "
                      "current one (false: staged synchronously)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> wgmma{

@@ -14,8 +14,9 @@
 //   and tile of value columns, `scan-feature-lanes` threads per value column
 //   d holding the column S[:, d] in registers (each a share of the rows);
 //   the features and values of a block of tokens are staged in shared memory
-//   (with the fused feature map applied once), the normalizer z and the
-//   denominators are computed there cooperatively.
+//   (with the fused feature map applied once; with f32 data on sm_80 and
+//   later the next block is copied by cp.async while the current one runs),
+//   the normalizer z and the denominators are computed there cooperatively.
 // - step (decoding): `scan-feature-lanes` threads per value column of each
 //   batch element, each streaming its share of the state's rows from global
 //   memory: the first 32 loaded before φ(q), φ(k) and the new normalizer

@@ -109,7 +109,9 @@ struct LinAttnToGPUKernelOptions {
   /// such kernels to dynamic shared memory). On by default: on an H100 the
   /// chunk loops are bound by the latency of their loads, and overlapping
   /// them with the products made every shape of the benchmark 1.2 to 1.8
-  /// times as fast (bench/results), despite fewer blocks per SM.
+  /// times as fast (bench/results), despite fewer blocks per SM. The
+  /// recurrent scan with f32 data stages its blocks of tokens the same way
+  /// (4-byte copies), not yet measured on a GPU.
   bool asyncCopies = true;
   /// The chunk loops compute their scores with sm_90's wgmma (their module
   /// then needs chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
