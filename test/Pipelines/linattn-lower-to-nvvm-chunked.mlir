@@ -172,6 +172,9 @@
 // CUBIN-DAG: linattn_scan_chunked_forward_elu_normalized_3
 // CUBIN-DAG: linattn_scan_chunked_forward_relu_normalized_7
 
+// The recurrent scan on bf16 data: staged synchronously (a copy cannot
+// widen bf16 to the f32 the recurrence reads), async-copies or not.
 // RECURRENT-NOT: mma.sync
 // RECURRENT: .visible .entry linattn_scan_forward_elu_normalized_0(
 // RECURRENT-NOT: mma.sync
+// RECURRENT-NOT: cp.async

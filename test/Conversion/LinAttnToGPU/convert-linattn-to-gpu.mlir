@@ -145,9 +145,29 @@ func.func @scan_elu(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %v: tens
 // CHECK-NOT: math.exp
 // CHECK: gpu.return
 // CHECK: linattn.gpu_outputs = array<i64: 5, 6, 7>
+// With async copies and no feature map to apply, the wait is followed by
+// the barrier that publishes the copies.
+// ASYNC-LABEL: gpu.func @linattn_scan_reverse_features_0(
+// ASYNC: nvvm.cp.async.wait.group 1
+// ASYNC-NEXT: gpu.barrier
+// ASYNC: gpu.return
 func.func @scan_reverse_init(%fq: tensor<2x?x16xf32>, %fk: tensor<2x?x16xf32>, %v: tensor<2x?x8xf32>, %s0: tensor<2x16x8xf32>, %z0: tensor<2x16xf32>) -> (tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>) {
   %o, %s, %z = linattn.scan reverse %fq, %fk, %v init(%s0, %z0) : tensor<2x?x16xf32>, tensor<2x?x16xf32>, tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32> -> tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>
   return %o, %s, %z : tensor<2x?x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>
+}
+
+// -----
+
+// An f64 state and data: no copies (the kernel's only 32-bit data is f32),
+// staged synchronously whatever async-copies says.
+// ASYNC-LABEL: gpu.func @linattn_scan_forward_features_0(
+// ASYNC-SAME: memref<?xf64>
+// ASYNC-NOT: nvgpu.device_async_copy
+// ASYNC-NOT: nvvm.cp.async
+// ASYNC: gpu.return
+func.func @scan_f64(%fq: tensor<2x?x16xf64>, %fk: tensor<2x?x16xf64>, %v: tensor<2x?x8xf64>) -> tensor<2x?x8xf64> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x?x16xf64>, tensor<2x?x16xf64>, tensor<2x?x8xf64> -> tensor<2x?x8xf64>, tensor<2x16x8xf64>, tensor<2x16xf64>
+  return %o : tensor<2x?x8xf64>
 }
 
 // -----
