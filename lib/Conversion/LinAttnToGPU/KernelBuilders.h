@@ -128,6 +128,20 @@ public:
     Value product = arith::MulFOp::create(b, loc, x, y, contract);
     return arith::AddFOp::create(b, loc, product, acc, contract);
   }
+  /// The sum of `values` (at least one) added pairwise: ((v0 + v1) + (v2 +
+  /// v3)), so that no chain of dependent adds is longer than log2 of their
+  /// number.
+  Value pairwiseSum(SmallVector<Value> values) {
+    while (values.size() > 1) {
+      SmallVector<Value> halved;
+      for (size_t j = 0; j + 1 < values.size(); j += 2)
+        halved.push_back(fadd(values[j], values[j + 1]));
+      if (values.size() % 2)
+        halved.push_back(values.back());
+      values = std::move(halved);
+    }
+    return values.front();
+  }
   /// `value` summed over each group of `lanes` adjacent lanes of a warp (a
   /// power of two up to 32) by butterfly shuffles: every lane of the group
   /// gets the sum, and every lane of the warp must take part. A value of

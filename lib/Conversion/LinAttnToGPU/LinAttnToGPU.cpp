@@ -71,6 +71,9 @@ gpu::GPUModuleOp Converter::kernels() {
 /// Partial sums of the recurrent scan's readout φ(q)ᵀS[:, d] per token.
 static constexpr int64_t kReadoutChains = 4;
 
+/// Partial sums of the recurrent scan's denominators eps + φ(q)ᵀz per token.
+static constexpr int64_t kDenominatorChains = 8;
+
 /// Features per block and keys per staged tile of the scalar key-value
 /// summary: each element of V it loads serves kSummaryFeatures products.
 static constexpr int64_t kSummaryFeatures = 16;
@@ -449,17 +452,36 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               })[0];
           memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
         });
+      // The denominators, one thread per token: eps plus the token's F
+      // partial products in kDenominatorChains interleaved sums added
+      // pairwise (one chain of F dependent adds would hold the block's
+      // other threads at the barrier for F add latencies).
       if (normalized) {
         kb.barrier();
+        int64_t chains = std::clamp<int64_t>(features, 1, kDenominatorChains);
+        int64_t whole = features / chains * chains;
         kb.forLoop(tid, count, cTile, [&](Value t) {
-          Value sum = kb.forLoop(
-              c0, cF, c1, ValueRange{kb.fconst(eps)},
-              [&](Value f, ValueRange acc) -> SmallVector<Value> {
-                Value p = memref::LoadOp::create(
-                    rewriter, loc, pz, ValueRange{kb.add(kb.mul(t, cF), f)});
-                return {kb.fadd(acc[0], p)};
-              })[0];
-          memref::StoreOp::create(rewriter, loc, sum, den, ValueRange{t});
+          Value rowBase = kb.mul(t, cF);
+          auto partial = [&](Value f) {
+            return memref::LoadOp::create(rewriter, loc, pz,
+                                          ValueRange{kb.add(rowBase, f)})
+                .getResult();
+          };
+          SmallVector<Value> init(chains, kb.fconst(0.0));
+          init.front() = kb.fconst(eps);
+          SmallVector<Value> sums =
+              kb.forLoop(c0, kb.idx(whole), kb.idx(chains), init,
+                         [&](Value f0, ValueRange acc) -> SmallVector<Value> {
+                           SmallVector<Value> next;
+                           for (int64_t j = 0; j < chains; ++j)
+                             next.push_back(kb.fadd(
+                                 acc[j], partial(kb.add(f0, kb.idx(j)))));
+                           return next;
+                         });
+          for (int64_t f = whole; f < features; ++f)
+            sums[f - whole] = kb.fadd(sums[f - whole], partial(kb.idx(f)));
+          memref::StoreOp::create(rewriter, loc, kb.pairwiseSum(sums), den,
+                                  ValueRange{t});
         });
         kb.barrier();
       }
@@ -491,17 +513,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               Value &sum = partial[f % partial.size()];
               sum = kb.fma(qf, next.back(), sum);
             }
-            // Pairwise: ((p0 + p1) + (p2 + p3)).
-            while (partial.size() > 1) {
-              SmallVector<Value> halved;
-              for (size_t j = 0; j + 1 < partial.size(); j += 2)
-                halved.push_back(kb.fadd(partial[j], partial[j + 1]));
-              if (partial.size() % 2)
-                halved.push_back(partial.back());
-              partial = std::move(halved);
-            }
             // The column's lanes add their parts (every lane takes part).
-            Value acc = kb.sumOverLanes(partial.front(), lanes);
+            Value acc = kb.sumOverLanes(kb.pairwiseSum(partial), lanes);
             if (normalized)
               acc = kb.fdiv(acc, memref::LoadOp::create(rewriter, loc, den,
                                                         ValueRange{t}));
