@@ -206,18 +206,23 @@ LINEAR_NOTES = {
 }
 
 
+def wants(args, impl):
+    """Whether --impls selects the row `impl` (every row without it)."""
+    return not args.impls or re.search(args.impls, impl) is not None
+
+
 def torch_buffer(tensor):
     """aot.Buffer of a contiguous tensor on the GPU."""
     return aot.Buffer(tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
 
 
-def linattn_commands(tools, name, b, h, t, d):
+def linattn_commands(args, name, b, h, t, d):
     """The linattn-compile commands of one prefill shape (for --dry-run)."""
-    return [aot.compile_command(tools, f"<{module}_{element}.mlir>",
+    return [aot.compile_command(args.tools, f"<{module}_{element}.mlir>",
                                 f"<lib{module}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so>", options)
             for module, variants in ((name, LINATTN_VARIANTS),
                                      (name + "_normalized", NORMALIZED_VARIANTS))
-            for impl, element, options, _ in variants]
+            for impl, element, options, _ in variants if wants(args, impl)]
 
 
 #===------------------------------------------------------------------------===#
@@ -460,6 +465,8 @@ def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
     inputs = {"bf16": qkv}
     torch.cuda.synchronize()
     for impl, element, options, tol in variants:
+        if not wants(bench.args, impl):
+            continue
         try:
             module = os.path.join(tmp, f"{name}_{element}.mlir")
             with open(module, "w") as f:
@@ -500,10 +507,13 @@ def time_sdpa(bench, base, report, qkv, causal, floor):
     """Softmax attention (FlashAttention through SDPA), causal or not: a
     different function, timed for the crossover and not checked against the
     linear reference."""
+    impl = f"torch SDPA{' causal' if causal else ''} (softmax)"
+    if not wants(bench.args, impl):
+        return
     try:
         sdpa = bench.torch.nn.functional.scaled_dot_product_attention
         ms = bench.time(lambda: sdpa(*qkv, is_causal=causal))
-        report(f"torch SDPA{' causal' if causal else ''} (softmax)", ms, None, floor, 0,
+        report(impl, ms, None, floor, 0,
                "softmax attention: not the same function, no error")
     except Exception as e:  # noqa: BLE001
         bench.record(**base, impl="sdpa", skipped=f"{type(e).__name__}: {e}")
@@ -526,15 +536,16 @@ def run_noncausal(bench, shape, tmp):
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
     # What a user writes in torch: the two products, bf16 (cuBLAS).
-    try:
-        def call():
-            return fq(q) @ (fq(k).transpose(-1, -2) @ v)
-        out = call()
-        ms = bench.time(call)
-        report("torch matmuls bf16", ms, bench.error(out, ref), floor_bf16, 2.5e-2,
-               "elu + 1, φ(K)ᵀV, φ(Q)S as three torch calls")
-    except Exception as e:  # noqa: BLE001
-        bench.record(**base, impl="torch matmuls", skipped=f"{type(e).__name__}: {e}")
+    if wants(bench.args, "torch matmuls bf16"):
+        try:
+            def call():
+                return fq(q) @ (fq(k).transpose(-1, -2) @ v)
+            out = call()
+            ms = bench.time(call)
+            report("torch matmuls bf16", ms, bench.error(out, ref), floor_bf16, 2.5e-2,
+                   "elu + 1, φ(K)ᵀV, φ(Q)S as three torch calls")
+        except Exception as e:  # noqa: BLE001
+            bench.record(**base, impl="torch matmuls", skipped=f"{type(e).__name__}: {e}")
     time_sdpa(bench, base, report, (q, k, v), False, floor_bf16)
 
 
@@ -563,9 +574,11 @@ def run_prefill(bench, shape, tmp):
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
 
     # flash-linear-attention: [B, T, H, D] (head_first=False) in recent versions.
+    fla_names = [n for n in ("chunk_linear_attn", "fused_chunk_linear_attn")
+                 if wants(args, f"fla.{n}")]
     try:
-        fla = importlib.import_module("fla.ops.linear_attn")
-        for fn_name in ("chunk_linear_attn", "fused_chunk_linear_attn"):
+        fla = importlib.import_module("fla.ops.linear_attn") if fla_names else None
+        for fn_name in fla_names:
             fn = getattr(fla, fn_name)
             params = inspect.signature(fn).parameters
             kw = {}
@@ -591,18 +604,20 @@ def run_prefill(bench, shape, tmp):
         bench.record(**base, impl="fla", skipped=f"{type(e).__name__}: {e}")
 
     # fast-transformers, fp32.
-    try:
-        causal_dot_product = fast_transformers_causal_product(bench)
-        qf, kf, vf = (x.float() for x in (q, k, v))
+    if wants(args, "fast_transformers.causal_dot_product (f32)"):
+        try:
+            causal_dot_product = fast_transformers_causal_product(bench)
+            qf, kf, vf = (x.float() for x in (q, k, v))
 
-        def call():
-            return causal_dot_product(fq(qf), fq(kf), vf)
-        out = call()
-        ms = bench.time(call)
-        report("fast_transformers.causal_dot_product (f32)", ms, bench.error(out, ref),
-               floor_f32, 1e-3)
-    except Exception as e:  # noqa: BLE001
-        bench.record(**base, impl="fast_transformers", skipped=f"{type(e).__name__}: {e}")
+            def call():
+                return causal_dot_product(fq(qf), fq(kf), vf)
+            out = call()
+            ms = bench.time(call)
+            report("fast_transformers.causal_dot_product (f32)", ms,
+                   bench.error(out, ref), floor_f32, 1e-3)
+        except Exception as e:  # noqa: BLE001
+            bench.record(**base, impl="fast_transformers",
+                         skipped=f"{type(e).__name__}: {e}")
 
     time_sdpa(bench, base, report, (q, k, v), True, floor_bf16)
 
@@ -795,6 +810,11 @@ def main():
     parser.add_argument("--tools", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     parser.add_argument("--skip-linattn", action="store_true")
+    parser.add_argument("--impls", default="",
+                        help="run only the prefill and non-causal rows whose "
+                             "implementation name this regular expression finds "
+                             "(re.search), e.g. 'recurrent f32|fast_transformers'; "
+                             "decode cases run whole")
     parser.add_argument("--only", choices=("prefill", "noncausal", "decode"))
     parser.add_argument("--decode-tokens", type=int, default=2000,
                         help="tokens per decode timing (graph replays, calls)")
@@ -819,6 +839,10 @@ def main():
 
     if args.merge:
         return merge(args)
+    try:
+        re.compile(args.impls)
+    except re.error as e:
+        parser.error(f"--impls: {e}")
 
     prefill = QUICK_PREFILL if args.quick else PREFILL
     noncausal = QUICK_NONCAUSAL if args.quick else NONCAUSAL
@@ -844,14 +868,15 @@ def main():
                   f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB, f32 "
                   f"{prefill_bytes(b, h, t, d, 4) / 2**20:.0f} MiB")
             if i == 0:  # the same for every shape
-                for cmd in linattn_commands(args.tools, case_name(shape), b, h, t, d):
+                for cmd in linattn_commands(args, case_name(shape), b, h, t, d):
                     print("  " + " ".join(cmd))
         for shape in noncausal:
             b, h, t, d = shape
             print(f"noncausal B{b} H{h} T{t} D{d}: compulsory bytes bf16 "
                   f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB; linattn variants: "
-                  + ", ".join(f"{impl} ({options or 'defaults'})"
-                              for impl, _, options, _ in LINEAR_VARIANTS))
+                  + (", ".join(f"{impl} ({options or 'defaults'})"
+                               for impl, _, options, _ in LINEAR_VARIANTS
+                               if wants(args, impl)) or "none"))
         for shape in decode:
             b, h, d = shape
             print(f"decode B{b} H{h} D{d}: compulsory bytes {decode_bytes(b, h, d) / 2**20:.1f} MiB")

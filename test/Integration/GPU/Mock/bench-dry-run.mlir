@@ -4,6 +4,8 @@
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=full-8x16x16384x64 | FileCheck %s --check-prefix=NONCAUSAL
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --only=noncausal --quick | FileCheck %s --check-prefix=NONCAUSAL-QUICK
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --shapes=8x16x100x64 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --impls='recurrent f32($|, synchronous)|fast_transformers' | FileCheck %s --check-prefix=IMPLS
+// RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --impls='(' 2>&1 | FileCheck %s --check-prefix=BAD-IMPLS
 // CHECK: plan (dry run: nothing is measured)
 // CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 256 MiB, f32 512 MiB
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o {{.*}} --shared=
@@ -33,6 +35,16 @@
 // SHAPES: decode B8 H32 D128:
 // SHAPES-NOT: decode B
 // UNKNOWN: --shapes: no such case: 8x16x100x64
+
+// --impls: only the rows it names (here the strict-fp32 scan, staged both
+// ways, for a run against fast-transformers).
+// IMPLS: prefill B8 H16 T4096 D64:
+// IMPLS-NOT: linattn-compile
+// IMPLS: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent} -o
+// IMPLS-NEXT: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent async-copies=false} -o
+// IMPLS-NEXT: prefill B8 H16 T16384 D64:
+// IMPLS: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: none
+// BAD-IMPLS: --impls: missing ), unterminated subpattern
 
 // Non-causal cases are named full-BxHxTxD (the same shape as a prefill case
 // is another case).
