@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::linattn {
 #define GEN_PASS_DEF_LINATTNGPUPORTABLETARGETPASS
@@ -27,9 +28,11 @@ using namespace mlir;
 using namespace mlir::linattn;
 
 /// The chip `chip` names without its architecture-specific suffix ("sm_90"
-/// for "sm_90a"); nullopt if it has none.
+/// for "sm_90a"); nullopt if it is not sm_, a number and "a".
 static std::optional<StringRef> portableChip(StringRef chip) {
-  if (!chip.starts_with("sm_") || !chip.ends_with("a"))
+  StringRef number = chip;
+  if (!number.consume_front("sm_") || !number.consume_back("a") ||
+      number.empty() || !llvm::all_of(number, llvm::isDigit))
     return std::nullopt;
   return chip.drop_back();
 }

@@ -44,6 +44,14 @@ gpu.module @several [#nvvm.target<chip = "sm_80">, #nvvm.target<chip = "sm_100a"
 
 // -----
 
+// Chips that are not sm_, a number and "a" are left as they are.
+// CHECK-LABEL: gpu.module @odd
+// CHECK-SAME: [#nvvm.target<chip = "sm_a", verifyTarget = false>, #nvvm.target<chip = "sm_9xa", verifyTarget = false>]
+gpu.module @odd [#nvvm.target<chip = "sm_a", verifyTarget = false>, #nvvm.target<chip = "sm_9xa", verifyTarget = false>] {
+}
+
+// -----
+
 // No targets: nothing to do.
 // CHECK-LABEL: gpu.module @none
 // CHECK-NOT: target
