@@ -1589,10 +1589,8 @@ private:
   /// the rest; L1 is bypassed (the data is read once).
   void copyGroup(Value src, Value index, Value dst, Value slot,
                  Value srcElements) {
-    nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        ValueRange{slot}, src, ValueRange{index}, b.getIndexAttr(vectorWidth()),
-        srcElements, b.getUnitAttr());
+    kb.asyncCopy(src, index, dst, slot, vectorWidth(), srcElements,
+                 /*bypassL1=*/true);
   }
 
   /// φ(Q_c) (when staged) and φ(K_c) of the chunk at `t0` into the slot at
@@ -1636,13 +1634,6 @@ private:
       copyGroup(vBuf, at, vs, valueIndex(base, t, d),
                 kb.select(exists, all, none));
     });
-  }
-
-  /// Whether async copies of `source` need its feature map applied after
-  /// they land: elu and relu (features and identity maps of the data type
-  /// are copied as they are).
-  static bool mapsOnCopy(const FeatureSource &source) {
-    return source.map && *source.map != FeatureMapKind::Identity;
   }
 
   /// Replaces the group of staged elements at `at` of `buffer` by their

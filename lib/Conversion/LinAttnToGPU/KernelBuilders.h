@@ -79,6 +79,13 @@ inline FeatureSource featureSourceOf(Value features) {
   }
 }
 
+/// Whether async copies of `source` need its feature map applied after
+/// they land: elu and relu (features and identity maps of the data type are
+/// copied as they are).
+inline bool mapsOnCopy(const FeatureSource &source) {
+  return source.map && *source.map != FeatureMapKind::Identity;
+}
+
 inline StringRef mapName(const FeatureSource &source) {
   if (!source.map)
     return "features";
@@ -184,15 +191,20 @@ public:
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
 
-  /// cp.async of element `srcIndex` of the global buffer `src` to element
-  /// `dstIndex` of the workgroup buffer `dst` (one element of 4, 8 or 16
-  /// bytes, through L1; sm_80 and later). Visible to this thread after
-  /// `waitAsyncCopies`, to the block after a barrier that follows it.
-  void asyncCopy(Value src, Value srcIndex, Value dst, Value dstIndex) {
+  /// cp.async of `elements` elements (4, 8 or 16 bytes) at `srcIndex` of the
+  /// global buffer `src` to `dstIndex` of the workgroup buffer `dst` (sm_80
+  /// and later): `srcElements` of them read, the rest zero-filled (null:
+  /// all), through L1 unless `bypassL1` (16 bytes only). Visible to this
+  /// thread after `waitAsyncCopies`, to the block after a barrier that
+  /// follows it.
+  void asyncCopy(Value src, Value srcIndex, Value dst, Value dstIndex,
+                 int64_t elements = 1, Value srcElements = Value(),
+                 bool bypassL1 = false) {
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        ValueRange{dstIndex}, src, ValueRange{srcIndex}, b.getIndexAttr(1),
-        /*srcElements=*/Value(), /*bypassL1=*/UnitAttr());
+        ValueRange{dstIndex}, src, ValueRange{srcIndex},
+        b.getIndexAttr(elements), srcElements,
+        bypassL1 ? b.getUnitAttr() : UnitAttr());
   }
   /// Closes the group of this thread's async copies issued since the last
   /// one (cp.async.commit_group; nvgpu's create_group without tokens does

@@ -232,18 +232,20 @@ std::optional<std::string> Converter::convert(ScanOp op) {
   // one of two slots while the block before it runs, which needs the data
   // in the state's type (a copy converts nothing): f32 data, f32 state; and
   // room for two slots of a token at least.
-  int64_t tokens =
-      scanTokensPerBlock(features, columns, 2, normalized, stateType);
   bool async =
-      tokens > 0 && options.asyncCopies &&
+      options.asyncCopies && stateType.getIntOrFloatBitWidth() == 32 &&
       llvm::all_of(ArrayRef<Value>{q.tensor, k.tensor, op.getValues()},
                    [&](Value x) {
                      return tensorTypeOf(x).getElementType() == stateType;
-                   }) &&
-      stateType.getIntOrFloatBitWidth() == 32;
-  int64_t slots = async ? 2 : 1;
-  if (!async)
+                   });
+  int64_t tokens =
+      async ? scanTokensPerBlock(features, columns, 2, normalized, stateType)
+            : 0;
+  if (tokens == 0) {
+    async = false;
     tokens = scanTokensPerBlock(features, columns, 1, normalized, stateType);
+  }
+  int64_t slots = async ? 2 : 1;
 
   // The kernel.
   SmallVector<Type> argTypes = {
@@ -386,17 +388,14 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     // `count` tokens at fBase this thread copied (its own copies are
     // complete once it has waited for their group; the barrier after this
     // publishes them).
-    auto appliesMap = [](const FeatureSource &source) {
-      return source.map && *source.map != FeatureMapKind::Identity;
-    };
     auto mapStaged = [&](Value count, Value fBase) {
-      if (!appliesMap(q) && !appliesMap(k))
+      if (!mapsOnCopy(q) && !mapsOnCopy(k))
         return;
       kb.forLoop(tid, kb.mul(count, cF), cTile, [&](Value i) {
         Value at = kb.add(fBase, i);
-        if (appliesMap(q))
+        if (mapsOnCopy(q))
           kb.store(kb.featureOf(kb.load(qs, at), q), qs, at);
-        if (appliesMap(k))
+        if (mapsOnCopy(k))
           kb.store(kb.featureOf(kb.load(ks, at), k), ks, at);
       });
     };
