@@ -59,6 +59,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.chip = options.chip;
   kernels.scanTile = options.scanTile;
   kernels.scanFeatureLanes = options.scanFeatureLanes;
+  kernels.scanThreadColumns = options.scanThreadColumns;
   kernels.blockSize = options.blockSize;
   kernels.hostFallback = options.hostFallback;
   kernels.scanKernel = options.scanKernel;

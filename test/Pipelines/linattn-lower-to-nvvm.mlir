@@ -62,9 +62,11 @@
 
 // The scan: features and normalizer partials in shared memory, the next
 // block of tokens copied by cp.async (4 bytes each) while the current one
-// runs, elu applied to the copies in place; the state column in registers
-// split over four lanes (16 of its 64 features each: 32 fused multiply-adds
-// per token), the readout added over the lanes with two butterfly shuffles.
+// runs, elu applied to the copies in place; the state in registers, four
+// columns per thread split over 16 lanes (4 of their 64 features each: 32
+// fused multiply-adds per token), the readouts added over the lanes by
+// shuffles that first halve the sums a lane carries (xor 2 twice, xor 4),
+// then butterflies (xor 8, 16).
 // Its parameters: four buffers (q, k, v, O) of five descriptor words each,
 // N and Dv; no final state, which attention drops. Blocks of 31 tokens, the
 // most whose two slots and normalizer buffers fit CUDA's 48 KiB of static
@@ -84,8 +86,11 @@
 // PTX: ex2.approx
 // PTX: bar.sync 0;
 // PTX-COUNT-32: fma.rn.f32
-// PTX: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+// PTX: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+// PTX: shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
+// PTX: shfl.sync.bfly.b32 {{.*}}, 8, 31, -1;
+// PTX: shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
 // PTX: div.rn.f32
 // The linear form's scalar kernels (f32): the summary stages relu features
 // of 32 keys × 16 features (16-byte aligned) and reads them four at a time;

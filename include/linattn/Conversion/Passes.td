@@ -337,6 +337,11 @@ def ConvertLinAttnToGPUPass
            /*default=*/"4",
            "Threads sharing a value column in the recurrent scan and step "
            "kernels, each with F / lanes of its features (1, 2, 4, ..., 32)">,
+    Option<"scanThreadColumns", "scan-thread-columns", "int64_t",
+           /*default=*/"4",
+           "Value columns per thread of the recurrent scan (1, 2, 4 or 8), "
+           "each of its features shared by scan-feature-lanes times as "
+           "many threads">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
            "Most threads per block of the other kernels">,
     Option<"maxRegisterState", "max-register-state", "int64_t",

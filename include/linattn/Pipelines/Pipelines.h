@@ -160,6 +160,12 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Threads sharing a value column in the recurrent scan "
                      "and step kernels, each with F / lanes of its features"),
       llvm::cl::init(4)};
+  PassOptions::Option<int64_t> scanThreadColumns{
+      *this, "scan-thread-columns",
+      llvm::cl::desc("Value columns per thread of the recurrent scan "
+                     "(1, 2, 4 or 8), each of its features shared by "
+                     "scan-feature-lanes times as many threads"),
+      llvm::cl::init(4)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Most threads per block of the other kernels"),

@@ -157,6 +157,67 @@ public:
     return reduceOverLanes(value, lanes,
                            [&](Value x, Value y) { return fadd(x, y); });
   }
+  /// The sums of `values` (a power of two of them, one per value column) over
+  /// each group of `lanes` lanes `stride` apart (a power of two; lanes·stride
+  /// at most 32), `position` the lane's index in its group. While a lane
+  /// holds more than one value, each round of the butterfly halves them:
+  /// the lane whose position has bit i set keeps the upper half of its
+  /// values and sends the lower one to its partner, which keeps the lower
+  /// half, so that one shuffle and one add serve two values of the group.
+  /// Returns the lane's `values.size() / min(values.size(), lanes)` sums, of
+  /// the values from `transposedSumFirst(position, ...)` on; every lane of
+  /// the warp must take part. Values of fewer than 32 bits are added in f32.
+  SmallVector<Value> transposedSumOverLanes(SmallVector<Value> values,
+                                            int64_t lanes, int64_t stride,
+                                            Value position) {
+    Type type = values.front().getType();
+    bool widen = lanes > 1 && type.getIntOrFloatBitWidth() < 32;
+    if (widen)
+      for (Value &v : values)
+        v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+    int64_t round = 0;
+    for (int64_t offset = stride; offset < lanes * stride;
+         offset *= 2, ++round) {
+      Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
+      auto shuffle = [&](Value x) {
+        return gpu::ShuffleOp::create(b, loc, x, o, width,
+                                      gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+      };
+      if (values.size() == 1) {
+        values.front() = fadd(values.front(), shuffle(values.front()));
+        continue;
+      }
+      Value upper = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, position, idx(int64_t(1) << round)),
+          idx(0));
+      size_t half = values.size() / 2;
+      SmallVector<Value> kept;
+      for (size_t j = 0; j < half; ++j) {
+        Value send = select(upper, values[j], values[j + half]);
+        Value keep = select(upper, values[j + half], values[j]);
+        kept.push_back(fadd(keep, shuffle(send)));
+      }
+      values = std::move(kept);
+    }
+    if (widen)
+      for (Value &v : values)
+        v = arith::TruncFOp::create(b, loc, type, v);
+    return values;
+  }
+  /// The index of the first of the sums `transposedSumOverLanes` leaves the
+  /// lane at `position` of `count` values over `lanes` lanes.
+  Value transposedSumFirst(Value position, int64_t count, int64_t lanes) {
+    Value first = idx(0);
+    for (int64_t bit = 0; (int64_t(1) << bit) < std::min(count, lanes); ++bit) {
+      Value set =
+          divU(remU(position, idx(int64_t(2) << bit)), idx(int64_t(1) << bit));
+      first = add(first, mul(set, idx(count >> (bit + 1))));
+    }
+    return first;
+  }
   /// The largest `value` of each group of `lanes` lanes `stride` apart (a
   /// power of two; lanes·stride at most 32), as `sumOverLanes` (NaN wins).
   Value maxOverLanes(Value value, int64_t lanes, int64_t stride = 1) {

@@ -198,19 +198,28 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     return reason;
   Type stateType = sType.getElementType();
   int64_t tile = options.scanTile;
-  // Lanes per value column: each keeps F / lanes features of the column and
-  // the lanes add their readouts with shuffles, so the lanes of a column
-  // must be adjacent in a full warp.
-  int64_t lanes = options.scanFeatureLanes;
-  while (lanes > 1 && (features % lanes || tile % 32))
-    lanes /= 2;
-  int64_t laneFeatures = features / lanes;
-  int64_t columns = tile / lanes; // value columns per block
+  // Each thread keeps `threadColumns` adjacent value columns, each feature
+  // it loads serving all of them; `lanes` threads share a group of columns,
+  // each with F / lanes of its features, so that a warp covers
+  // 32 / scan-feature-lanes columns whatever the columns per thread. The
+  // lanes add their readouts with shuffles, so they must be in one full
+  // warp. Fewer columns per thread where the state would not fit the
+  // register budget (when F has few factors of two).
+  int64_t registerWidth =
+      std::max<int64_t>(1, stateType.getIntOrFloatBitWidth() / 32);
+  int64_t threadColumns = options.scanThreadColumns * 2, lanes, laneFeatures,
+          registers;
+  do {
+    threadColumns /= 2;
+    lanes = options.scanFeatureLanes * threadColumns;
+    while (lanes > 1 && (lanes > 32 || features % lanes || tile % 32))
+      lanes /= 2;
+    laneFeatures = features / lanes;
+    registers = laneFeatures * threadColumns * registerWidth;
+  } while (threadColumns > 1 && registers > options.maxRegisterState);
+  int64_t columns = tile / lanes * threadColumns; // value columns per block
   if (auto reason = valueTilesUnsupported(vType.getShape().back(), columns))
     return reason;
-  int64_t registers =
-      laneFeatures *
-      std::max<int64_t>(1, stateType.getIntOrFloatBitWidth() / 32);
   if (registers > options.maxRegisterState)
     return "the state column (F = " + std::to_string(features) + ", " +
            std::to_string(laneFeatures) +
@@ -298,36 +307,50 @@ std::optional<std::string> Converter::convert(ScanOp op) {
           cTT = kb.idx(tokens), cTile = kb.idx(tile);
     Value batch = kb.blockId(gpu::Dimension::x);
     Value tid = kb.threadId();
-    // Thread tid keeps F / lanes features of column col, `lanes` adjacent
-    // lanes sharing a column: groups of 4 consecutive features, the lanes'
-    // groups side by side (lane p: features 4p..4p+3, 4(p + lanes).., ...;
-    // one feature at a time when F / lanes is not a multiple of 4). A lane
-    // reads a group of φ(q) or φ(k) as one 16-byte load and the column's
-    // lanes read consecutive bytes, where blocks of F / lanes features put
-    // them in the same banks.
-    Value cLanes = kb.idx(lanes);
+    // Thread tid keeps F / lanes features of `threadColumns` adjacent value
+    // columns from col. Lane l of a warp is part p = l / (32 / lanes) of
+    // column group g = l mod (32 / lanes): the lanes of a part, adjacent,
+    // read the same features (pairs of lanes with one address, which an SM
+    // returns at twice the rate of distinct ones), the `lanes` parts of a
+    // group are 32 / lanes lanes apart. A part holds groups of 4 consecutive
+    // features, the parts' groups side by side (part p: features 4p..4p+3,
+    // 4(p + lanes).., ...; one feature at a time when F / lanes is not a
+    // multiple of 4), so that it reads a group of φ(q) or φ(k) as one
+    // 16-byte load and the parts read consecutive bytes, where blocks of
+    // F / lanes features would put them in the same banks.
+    int64_t groupLanes = 32 / lanes;
+    Value lane = kb.remU(tid, kb.idx(32));
+    Value part = kb.divU(lane, kb.idx(groupLanes));
+    Value columnGroup =
+        kb.add(kb.mul(kb.divU(tid, kb.idx(32)), kb.idx(groupLanes)),
+               kb.remU(lane, kb.idx(groupLanes)));
+    Value blockColumn = kb.mul(columnGroup, kb.idx(threadColumns));
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
-                       kb.divU(tid, cLanes));
-    Value part = kb.remU(tid, cLanes);
+                       blockColumn);
     int64_t group = laneFeatures % 4 == 0 ? 4 : 1;
     Value groupBase = kb.mul(part, kb.idx(group));
     auto featureAt = [&](int64_t j) {
       return kb.add(kb.idx((j / group) * lanes * group + j % group), groupBase);
     };
-    // Threads past the last column compute on zeros and store nothing: every
-    // thread takes part in the barriers and shuffles.
-    Value active = kb.ult(col, dv);
+    auto columnAt = [&](int64_t c) { return kb.add(col, kb.idx(c)); };
+    // Columns past Dv are computed on zeros and not stored: every thread
+    // takes part in the barriers and shuffles.
+    auto activeAt = [&](int64_t c) { return kb.ult(columnAt(c), dv); };
     Value stateBase = kb.mul(batch, cF); // row b*F of S and z
 
-    // The state column in registers, the normalizer in shared memory.
+    // The state columns in registers (feature j of column c at
+    // j·threadColumns + c), the normalizer in shared memory.
     SmallVector<Value> column;
     for (int64_t j = 0; j < laneFeatures; ++j) {
-      if (hasInit)
-        column.push_back(kb.loadIf(
-            active, s0Buf,
-            kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), col)));
-      else
-        column.push_back(kb.fconst(0.0));
+      for (int64_t c = 0; c < threadColumns; ++c) {
+        if (hasInit)
+          column.push_back(
+              kb.loadIf(activeAt(c), s0Buf,
+                        kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
+                               columnAt(c))));
+        else
+          column.push_back(kb.fconst(0.0));
+      }
     }
     if (needZ)
       kb.forLoop(tid, cF, cTile, [&](Value f) {
@@ -484,55 +507,76 @@ std::optional<std::string> Converter::convert(ScanOp op) {
         });
         kb.barrier();
       }
-      // The recurrence over the block's tokens, S[:, d] in registers.
+      // The recurrence over the block's tokens, the state columns in
+      // registers.
       return kb.forLoop(
           c0, count, c1, carried,
           [&](Value t, ValueRange s) -> SmallVector<Value> {
             Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-            Value vt = memref::LoadOp::create(
-                rewriter, loc, vs,
-                ValueRange{kb.add(
-                    vBase, kb.add(kb.mul(t, cColumns), kb.divU(tid, cLanes)))});
+            Value vRow =
+                kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
+            SmallVector<Value> vt;
+            for (int64_t c = 0; c < threadColumns; ++c)
+              vt.push_back(memref::LoadOp::create(
+                  rewriter, loc, vs, ValueRange{kb.add(vRow, kb.idx(c))}));
             Value rowBase = kb.add(fBase, kb.mul(t, cF));
             SmallVector<Value> next;
-            // The readout φ(q)ᵀS[:, d] in kReadoutChains interleaved partial
-            // sums: one chain of F dependent fused multiply-adds would bound
-            // each token by F FMA latencies. With no features (F = 0) the
-            // readout is the one zero chain.
-            SmallVector<Value> partial(
-                std::clamp<int64_t>(laneFeatures, 1, kReadoutChains),
-                kb.fconst(0.0));
+            // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
+            // (kReadoutChains in all): one chain of F dependent fused
+            // multiply-adds would bound each token by F FMA latencies. With
+            // no features (F = 0) a readout is one zero chain.
+            int64_t chains = std::clamp<int64_t>(
+                laneFeatures, 1,
+                std::max<int64_t>(1, kReadoutChains / threadColumns));
+            SmallVector<SmallVector<Value>> partial(
+                threadColumns, SmallVector<Value>(chains, kb.fconst(0.0)));
             for (int64_t f = 0; f < laneFeatures; ++f) {
               Value i = kb.add(rowBase, featureAt(f));
               Value kf =
                   memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
               Value qf =
                   memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
-              next.push_back(kb.fma(kf, vt, s[f]));
-              Value &sum = partial[f % partial.size()];
-              sum = kb.fma(qf, next.back(), sum);
+              for (int64_t c = 0; c < threadColumns; ++c) {
+                next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
+                Value &sum = partial[c][f % chains];
+                sum = kb.fma(qf, next.back(), sum);
+              }
             }
-            // The column's lanes add their parts (every lane takes part).
-            Value acc = kb.sumOverLanes(kb.pairwiseSum(partial), lanes);
+            // The parts of a column add their readouts (every lane takes
+            // part), each lane left with the sums of some of its columns.
+            SmallVector<Value> sums;
+            for (int64_t c = 0; c < threadColumns; ++c)
+              sums.push_back(kb.pairwiseSum(partial[c]));
+            sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
+            Value first = kb.transposedSumFirst(part, threadColumns, lanes);
+            int64_t spread = std::min(threadColumns, lanes);
+            Value writer = kb.ult(part, kb.idx(spread));
+            Value denominator;
             if (normalized)
-              acc = kb.fdiv(acc, memref::LoadOp::create(rewriter, loc, den,
-                                                        ValueRange{t}));
-            Value writes = arith::AndIOp::create(rewriter, loc, active,
-                                                 kb.eq(part, kb.idx(0)));
-            kb.ifThen(writes, [&] {
-              kb.store(acc, oBuf, kb.add(kb.mul(row, dv), col));
-            });
+              denominator =
+                  memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
+            for (auto [m, acc] : llvm::enumerate(sums)) {
+              Value out = normalized ? kb.fdiv(acc, denominator) : acc;
+              Value at = kb.add(col, kb.add(first, kb.idx(m)));
+              Value writes =
+                  arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
+              kb.ifThen(writes, [&] {
+                kb.store(out, oBuf, kb.add(kb.mul(row, dv), at));
+              });
+            }
             return next;
           });
     });
 
     // The final state.
     if (writesState)
-      kb.ifThen(active, [&] {
-        for (int64_t j = 0; j < laneFeatures; ++j)
-          kb.store(column[j], sBuf,
-                   kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), col));
-      });
+      for (int64_t c = 0; c < threadColumns; ++c)
+        kb.ifThen(activeAt(c), [&] {
+          for (int64_t j = 0; j < laneFeatures; ++j)
+            kb.store(column[j * threadColumns + c], sBuf,
+                     kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
+                            columnAt(c)));
+        });
     if (writesState && needZ)
       kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
         kb.forLoop(tid, cF, cTile, [&](Value f) {
@@ -1460,6 +1504,7 @@ struct ConvertLinAttnToGPUPass
     LinAttnToGPUKernelOptions opts;
     opts.scanTile = scanTile;
     opts.scanFeatureLanes = scanFeatureLanes;
+    opts.scanThreadColumns = scanThreadColumns;
     opts.blockSize = blockSize;
     opts.maxRegisterState = maxRegisterState;
     opts.hostFallback = hostFallback;
@@ -1507,6 +1552,11 @@ struct ConvertLinAttnToGPUPass
         !llvm::isPowerOf2_64(opts.scanFeatureLanes)) {
       getOperation().emitError(
           "scan-feature-lanes must be a power of two from 1 to 32");
+      return signalPassFailure();
+    }
+    if (opts.scanThreadColumns < 1 || opts.scanThreadColumns > 8 ||
+        !llvm::isPowerOf2_64(opts.scanThreadColumns)) {
+      getOperation().emitError("scan-thread-columns must be 1, 2, 4 or 8");
       return signalPassFailure();
     }
     if (opts.sequenceParallelBlocks < 0) {

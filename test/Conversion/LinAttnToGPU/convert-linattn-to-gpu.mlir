@@ -1,9 +1,12 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false scan-thread-columns=1" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 chip=sm_75" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SM75
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=DEFAULT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 scan-feature-lanes=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 scan-feature-lanes=1 scan-thread-columns=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-feature-lanes=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LANES
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-thread-columns=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-COLUMNS
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-thread-columns=16" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-COLUMNS
 
 // The causal scan with a fused elu feature map: the host passes flat buffers
 // of the raw inputs and a fresh buffer for O to the launch stub (the final
@@ -52,9 +55,11 @@
 // The launch's block size, which ptxas gets as .maxntid.
 // CHECK-SAME: attributes {known_block_size = array<i32: 32, 1, 1>}
 // CHECK: gpu.block_id x
+// Lane l of a warp holds part l / 8 of column l mod 8.
 // CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: arith.divui %[[TID]], %c4
-// CHECK: arith.remui %[[TID]], %c4
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// CHECK: arith.divui %[[LANE]], %c8
+// CHECK: arith.remui %[[LANE]], %c8
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
 // CHECK:   gpu.barrier
 // CHECK:   math.exp
@@ -69,10 +74,41 @@
 // CHECK-NOT: memref.load {{.*}} : memref<?xf32>
 // CHECK-COUNT-8: arith.mulf {{.*}} fastmath<contract>
 // CHECK-NOT: arith.mulf
-// CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
-// CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
 // CHECK:   arith.divf
 // CHECK: gpu.return
+
+// With four columns per thread (the default) the column group's features
+// are shared by 16 lanes (one feature each at F = 16), lane l being part
+// l / 2 of group l mod 2: the four columns' recurrences share each loaded
+// φ(q), φ(k) element, and the readouts are added in rounds that halve the
+// sums a lane carries (xor 2: two of four sent, two kept; xor 4: one of
+// two), then plain butterflies (xor 8, 16). The block still covers 8
+// columns: grid (8, 5).
+// COLUMNS-LABEL: func.func @scan_elu
+// COLUMNS: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%c8, %c5, %c1, %c32, %c1, %c1,
+// COLUMNS: gpu.func @linattn_scan_forward_elu_normalized_0(
+// COLUMNS: %[[TID:.*]] = gpu.thread_id x
+// COLUMNS: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// COLUMNS: %[[PART:.*]] = arith.divui %[[LANE]], %c2
+// COLUMNS: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// COLUMNS:   scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// COLUMNS-COUNT-4: memref.load %{{.*}} : memref<512xf32, #gpu.address_space<workgroup>>
+// COLUMNS-COUNT-8: arith.mulf {{.*}} fastmath<contract>
+// COLUMNS-NOT: arith.mulf
+// COLUMNS:   arith.andi %[[PART]], %c1
+// COLUMNS:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+// COLUMNS:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+// COLUMNS:   arith.andi %[[PART]], %c2
+// COLUMNS:   gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
+// COLUMNS-NOT: gpu.shuffle  xor %{{.*}}, %c4_i32
+// COLUMNS:   gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+// COLUMNS:   gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
+// COLUMNS-NOT: gpu.shuffle
+// COLUMNS:   arith.divf
+// COLUMNS-NOT: arith.divf
+// COLUMNS: gpu.return
 
 // With async copies (the default, f32 data on sm_80 and later) φ(q), φ(k)
 // and V have two slots of a block each: the first block is copied before
@@ -124,6 +160,7 @@
 // LANES1: gpu.return
 
 // BAD-LANES: scan-feature-lanes must be a power of two from 1 to 32
+// BAD-COLUMNS: scan-thread-columns must be 1, 2, 4 or 8
 
 // CHECK: func.func private @__linattn_launch_linattn_scan_forward_elu_normalized_0
 // CHECK-SAME: linattn.gpu_kernel = @linattn_kernels::@linattn_scan_forward_elu_normalized_0

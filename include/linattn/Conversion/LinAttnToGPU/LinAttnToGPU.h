@@ -52,12 +52,21 @@ struct LinAttnToGPUKernelOptions {
   /// Threads per block of the scan kernel (128: measured the fastest of 32
   /// and 128 on every shape of the benchmark, on an H100).
   int64_t scanTile = 128;
-  /// Adjacent threads sharing a value column in the recurrent scan and step
-  /// kernels, each with F / scanFeatureLanes features of it (a power of two
-  /// up to 32; lowered for an op until it divides F, and to 1 for the scan
-  /// when scanTile, for the step when its block of at most blockSize threads
-  /// is not a multiple of 32: the lanes add their sums with warp shuffles).
+  /// Adjacent threads sharing a value column in the step kernel, each with
+  /// F / scanFeatureLanes features of it; in the recurrent scan, a warp
+  /// covers 32 / scanFeatureLanes value columns (see scanThreadColumns). A
+  /// power of two up to 32; lowered for an op until it divides F, and to 1
+  /// for the scan when scanTile, for the step when its block of at most
+  /// blockSize threads is not a multiple of 32: the lanes add their sums
+  /// with warp shuffles.
   int64_t scanFeatureLanes = 4;
+  /// Value columns per thread of the recurrent scan (a power of two up to
+  /// 8): each φ(q), φ(k) element a thread loads from shared memory serves
+  /// that many columns of its state. The scan's columns then share their
+  /// features among scanFeatureLanes · scanThreadColumns threads (lowered
+  /// like scanFeatureLanes, at most 32), so that a warp still covers
+  /// 32 / scanFeatureLanes columns.
+  int64_t scanThreadColumns = 4;
   /// Most threads per block of the other kernels.
   int64_t blockSize = 128;
   /// Largest state column the scan keeps in registers, in 32-bit registers

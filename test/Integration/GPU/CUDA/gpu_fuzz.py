@@ -5,7 +5,7 @@ value sizes), dynamic dimensions, feature maps, directions, initial states,
 large values for normalized 16-bit data (states past f16's range) and
 options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, wgmma, prefetch-chunks, tf32, scan-kernel, linear-kernel, scan-feature-lanes,
+min-blocks-per-sm, wgmma, prefetch-chunks, tf32, scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each
 against its float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
 draws are left out: identity features with a normalizer (denominators near
@@ -90,6 +90,8 @@ def recurrent_case(d):
     case.gpu_options = ["scan-kernel=recurrent"] + d.options(
         ("scan-feature-lanes=1", "scan-feature-lanes=2", "scan-feature-lanes=8"),
         ("scan-tile=64", "scan-tile=128", "scan-tile=256"),
+        ("scan-thread-columns=1", "scan-thread-columns=2",
+         "scan-thread-columns=4", "scan-thread-columns=8"),
         ("async-copies=false",))
     return case, n >= 300
 
@@ -102,7 +104,9 @@ def scan_case(d):
                         d.chance(0.5), EPS if d.chance(0.6) else None,
                         dyn=d.dims(len(batch) + 1))
     case.gpu_options = d.options(("scan-feature-lanes=1", "scan-feature-lanes=2"),
-                                 ("scan-tile=64",), ("async-copies=false",))
+                                 ("scan-tile=64",),
+                                 ("scan-thread-columns=2", "scan-thread-columns=4"),
+                                 ("async-copies=false",))
     return case, n >= 300
 
 
