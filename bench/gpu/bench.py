@@ -123,9 +123,15 @@ LINATTN_VARIANTS = [
      "async-copies=false prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
+    ("linattn recurrent f32, 1 column/thread", "f32",
+     "scan-kernel=recurrent scan-thread-columns=1", 1e-4),
+    ("linattn recurrent f32, 2 columns/thread", "f32",
+     "scan-kernel=recurrent scan-thread-columns=2", 1e-4),
     ("linattn recurrent f32, synchronous staging", "f32",
-     "scan-kernel=recurrent async-copies=false", 1e-4),
+     "scan-kernel=recurrent async-copies=false scan-thread-columns=1", 1e-4),
     ("linattn recurrent f32, 1 lane/column", "f32",
+     "scan-kernel=recurrent scan-feature-lanes=1 scan-thread-columns=1", 1e-4),
+    ("linattn recurrent f32, 32 columns/warp", "f32",
      "scan-kernel=recurrent scan-feature-lanes=1", 1e-4),
     ("linattn recurrent f32, scan-tile=32", "f32",
      "scan-kernel=recurrent scan-tile=32", 1e-4),
@@ -159,15 +165,25 @@ LINATTN_NOTES = {
         "loads wait on L2 rather than HBM",
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
     "linattn recurrent f32":
-        "strict fp32 (scan-kernel=recurrent), 4 lanes per column, blocks of 128 "
+        "strict fp32 (scan-kernel=recurrent): 4 value columns per thread, 16 "
+        "lanes sharing their features (8 columns a warp), blocks of 128 "
         "threads (32 value columns), the next block of tokens copied by "
         "cp.async during the current one",
+    "linattn recurrent f32, 1 column/thread":
+        "the same with scan-thread-columns=1: 4 lanes per column, each "
+        "φ(q), φ(k) element loaded for one column",
+    "linattn recurrent f32, 2 columns/thread":
+        "the same with scan-thread-columns=2: 8 lanes per pair of columns",
     "linattn recurrent f32, synchronous staging":
-        "the same with async-copies=false: each block of tokens loaded and "
-        "stored to shared memory before its recurrence (the default before "
-        "the copies)",
+        "async-copies=false scan-thread-columns=1: one column per thread, "
+        "each block of tokens loaded and stored to shared memory before its "
+        "recurrence (the default before the copies and the column tiles)",
     "linattn recurrent f32, 1 lane/column":
-        "the same with scan-feature-lanes=1: one thread per column",
+        "scan-feature-lanes=1 scan-thread-columns=1: one thread per column "
+        "(32 columns a warp)",
+    "linattn recurrent f32, 32 columns/warp":
+        "scan-feature-lanes=1: 32 columns a warp as one lane per column has, "
+        "4 per thread, 4 lanes sharing their features",
     "linattn recurrent f32, scan-tile=32":
         "the same with blocks of 32 threads (8 value columns): φ(Q), φ(K) "
         "read by 8 blocks of a head instead of 2 at D = 64 "

@@ -214,13 +214,20 @@ def configurations():
                 f"tf32=true sequence-parallel-blocks={parallel}", "chunked", f,
                 f))
     for f in (64, 128):
-        configs.append(Config(f"recurrent f32 F{f}",
-                              scan_module("f32", f, f),
-                              "scan-kernel=recurrent", "recurrent", f, f))
+        for normalized in (True, False):
+            suffix = "" if normalized else " unnormalized"
+            module = scan_module("f32", f, f, normalized)
+            configs.append(Config(f"recurrent f32 F{f}{suffix}", module,
+                                  "scan-kernel=recurrent", "recurrent", f, f,
+                                  normalized=normalized))
+            configs.append(Config(
+                f"recurrent f32 F{f}{suffix} 1 column/thread", module,
+                "scan-kernel=recurrent scan-thread-columns=1", "recurrent",
+                f, f, normalized=normalized))
         configs.append(Config(f"recurrent f32 F{f} synchronous staging",
                               scan_module("f32", f, f),
-                              "scan-kernel=recurrent async-copies=false",
-                              "recurrent", f, f))
+                              "scan-kernel=recurrent async-copies=false "
+                              "scan-thread-columns=1", "recurrent", f, f))
     configs.append(Config("recurrent bf16 F64 (scan-kernel=recurrent)",
                           scan_module("bf16", 64, 64), "scan-kernel=recurrent",
                           "recurrent", 64, 64, "bf16"))
@@ -467,6 +474,31 @@ def mix(instructions):
     return counts
 
 
+BRANCH = re.compile(r"\bBRA\b.*?0x([0-9a-f]+)")
+
+
+def token_loop(instructions):
+    """The recurrent scan's token loop: of the loops (a backward branch to
+    its target) without a barrier, the one with the most FFMA; its mix (an
+    empty one if none) and the 32-bit words its shared loads return per
+    lane."""
+    best = []
+    for address, op in instructions:
+        m = BRANCH.search(op)
+        if not m or int(m.group(1), 16) > address:
+            continue
+        start = int(m.group(1), 16)
+        loop = [(a, o) for a, o in instructions if start <= a <= address]
+        if any(o.startswith("BAR") for _, o in loop):
+            continue
+        key = sum(classify(o) == "FFMA" for _, o in loop)
+        if key and key > sum(classify(o) == "FFMA" for _, o in best):
+            best = loop
+    words = sum(4 if ".128" in o else 2 if ".64" in o else 1
+                for _, o in best if o.startswith("LDS"))
+    return mix(best), words
+
+
 def mma_section(instructions):
     """The instructions from the first HMMA to the last (the unrolled
     tensor-core part of the chunk loop), or []."""
@@ -574,6 +606,9 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
         if config.kind == "chunked":
             row.update(chunked_shape(config, shared.get(kernel, []), threads, row,
                                      instructions))
+        if config.kind == "recurrent":
+            row["token_loop"], row["token_loop_words"] = token_loop(
+                instructions)
         rows.append(row)
     return rows
 
@@ -750,6 +785,28 @@ def write_reports(rows, meta, out_dir):
                     f"{r['mma_instructions'] / h:.1f} | "
                     f"{r['mma_lds'] / h:.2f} | {r['mma_lds16'] / h:.2f} | "
                     f"{r['mma_pack'] / h:.2f} |")
+            md.append("")
+        recurrent = [r for r in chip_rows if r.get("token_loop")]
+        if recurrent:
+            md.append("Recurrent scans: the token loop (of the loops without "
+                      "a barrier, the one with the most FFMA; LLVM may unroll "
+                      "it, so an iteration can be several tokens). Shared "
+                      "registers are the 32-bit words its shared loads "
+                      "return per lane; an SM returns one such word per lane "
+                      "of one warp per cycle and issues four warp-wide FFMA "
+                      "per cycle.\n")
+            md.append("| configuration | instructions | FFMA | LDS.64/128 | "
+                      "LDS.32 | SHFL | FADD/FMUL | instructions per FFMA | "
+                      "shared registers per FFMA |")
+            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for r in recurrent:
+                t = r["token_loop"]
+                ffma = t["FFMA"]
+                md.append(
+                    f"| {r['config']} | {t['total']} | {ffma} | "
+                    f"{t['LDS.64/128']} | {t['LDS.32']} | {t['SHFL']} | "
+                    f"{t['FADD/FMUL']} | {t['total'] / ffma:.2f} | "
+                    f"{r['token_loop_words'] / ffma:.2f} |")
             md.append("")
     md_path = os.path.join(out_dir, "gpu-static.md")
     with open(md_path, "w") as out:

@@ -106,7 +106,10 @@ def configurations():
         Config("chunked-tf32", "causal", "f32",
                "sequence-parallel-blocks=0 tf32=true", long, "f32 inputs"),
         Config("recurrent-f32", "causal", "f32", "scan-kernel=recurrent",
-               long, "strict fp32, blocks of 32 value columns"),
+               long, "strict fp32, blocks of 32 value columns, 4 per thread"),
+        Config("recurrent-f32-one-column", "causal", "f32",
+               "scan-kernel=recurrent scan-thread-columns=1", long,
+               "strict fp32, blocks of 32 value columns, 1 per thread"),
         Config("recurrent-f32-tile-32", "causal", "f32",
                "scan-kernel=recurrent scan-tile=32", long,
                "strict fp32, blocks of 8 value columns"),
@@ -285,13 +288,13 @@ def markdown(results):
         "of the compulsory bytes (re-reads), the bytes of the lines L2 "
         "prefetches ask for (`prefetch-chunks`), the sectors moved over the fewest "
         "the warps' bytes need (partly used sectors), shared-memory wavefronts over the fewest their bytes need "
-        "(1.00: conflict-free), and mma.sync instructions. Exact counts of "
+        "(1.00: conflict-free) and in thousands, and mma.sync instructions. Exact counts of "
         "the kernels' accesses at the shape run; no timing.",
         "",
         "| configuration | shape | kernel | grid × block | compulsory MiB | "
         "moved MiB | moved / compulsory | prefetched MiB | sectors / fewest | "
-        "shared wavefronts / fewest | mma.sync | error |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "shared wavefronts / fewest | shared wavefronts (K) | mma.sync | error |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         shape = "·".join(str(s) for s in r["shape"])
@@ -302,7 +305,8 @@ def markdown(results):
                 f"{mib(k['compulsory_bytes'])} | {mib(k['global_bytes_moved'])} | "
                 f"{fmt(k['traffic_over_compulsory'])} | {mib(k['prefetched_bytes'])} | "
                 f"{fmt(k['sectors_over_fewest'])} | "
-                f"{fmt(k['shared_over_fewest'])} | {k['mma']} | {r['error']:.1e} |")
+                f"{fmt(k['shared_over_fewest'])} | "
+                f"{k['shared_wavefronts'] / 1000:.1f} | {k['mma']} | {r['error']:.1e} |")
     lines += ["", "## Shared-memory ops with bank conflicts", ""]
     any_conflict = False
     for r in results:

@@ -333,6 +333,31 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       return kb.add(kb.idx((j / group) * lanes * group + j % group), groupBase);
     };
     auto columnAt = [&](int64_t c) { return kb.add(col, kb.idx(c)); };
+    // The `count` elements of the workgroup buffer from `base`, a multiple
+    // of min(count, 4): loads of up to 4 elements, so that a lane's group of
+    // features or columns is one 16-byte load (8 bytes for two columns).
+    auto loadRun = [&](Value buffer, Value base, int64_t count) {
+      SmallVector<Value> elements;
+      int64_t width = std::min<int64_t>(count, 4);
+      int64_t bytes = width * stateType.getIntOrFloatBitWidth() / 8;
+      auto type = VectorType::get({width}, stateType);
+      for (int64_t e = 0; e < count; e += width) {
+        Value at = kb.add(base, kb.idx(e));
+        if (width == 1) {
+          elements.push_back(
+              memref::LoadOp::create(rewriter, loc, buffer, ValueRange{at}));
+          continue;
+        }
+        Value run = vector::LoadOp::create(
+            rewriter, loc, type, buffer, ValueRange{at},
+            /*nontemporal=*/false,
+            llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+        for (int64_t j = 0; j < width; ++j)
+          elements.push_back(vector::ExtractOp::create(rewriter, loc, run,
+                                                       ArrayRef<int64_t>{j}));
+      }
+      return elements;
+    };
     // Columns past Dv are computed on zeros and not stored: every thread
     // takes part in the barriers and shuffles.
     auto activeAt = [&](int64_t c) { return kb.ult(columnAt(c), dv); };
@@ -515,10 +540,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
             Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
             Value vRow =
                 kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
-            SmallVector<Value> vt;
-            for (int64_t c = 0; c < threadColumns; ++c)
-              vt.push_back(memref::LoadOp::create(
-                  rewriter, loc, vs, ValueRange{kb.add(vRow, kb.idx(c))}));
+            SmallVector<Value> vt = loadRun(vs, vRow, threadColumns);
             Value rowBase = kb.add(fBase, kb.mul(t, cF));
             SmallVector<Value> next;
             // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
@@ -530,12 +552,14 @@ std::optional<std::string> Converter::convert(ScanOp op) {
                 std::max<int64_t>(1, kReadoutChains / threadColumns));
             SmallVector<SmallVector<Value>> partial(
                 threadColumns, SmallVector<Value>(chains, kb.fconst(0.0)));
-            for (int64_t f = 0; f < laneFeatures; ++f) {
+            SmallVector<Value> kt, qt;
+            for (int64_t f = 0; f < laneFeatures; f += group) {
               Value i = kb.add(rowBase, featureAt(f));
-              Value kf =
-                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{i});
-              Value qf =
-                  memref::LoadOp::create(rewriter, loc, qs, ValueRange{i});
+              llvm::append_range(kt, loadRun(ks, i, group));
+              llvm::append_range(qt, loadRun(qs, i, group));
+            }
+            for (int64_t f = 0; f < laneFeatures; ++f) {
+              Value kf = kt[f], qf = qt[f];
               for (int64_t c = 0; c < threadColumns; ++c) {
                 next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
                 Value &sum = partial[c][f % chains];

@@ -16,6 +16,8 @@
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true async-copies=false prefetch-chunks=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32=true}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
+// CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-thread-columns=1}
+// CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-feature-lanes=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-tile=32}
 // The normalized scan, a module of its own.
 // CHECK: linattn-compile <8x16x4096x64_normalized_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o <lib8x16x4096x64_normalized_linattn_chunked_bf16_normalized.so>.o
@@ -41,7 +43,7 @@
 // IMPLS: prefill B8 H16 T4096 D64:
 // IMPLS-NOT: linattn-compile
 // IMPLS: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent} -o
-// IMPLS-NEXT: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent async-copies=false} -o
+// IMPLS-NEXT: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent async-copies=false scan-thread-columns=1} -o
 // IMPLS-NEXT: prefill B8 H16 T16384 D64:
 // IMPLS: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: none
 // BAD-IMPLS: --impls: missing ), unterminated subpattern
