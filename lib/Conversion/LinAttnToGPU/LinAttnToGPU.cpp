@@ -71,6 +71,9 @@ gpu::GPUModuleOp Converter::kernels() {
 /// Partial sums of the recurrent scan's readout φ(q)ᵀS[:, d] per token.
 static constexpr int64_t kReadoutChains = 4;
 
+/// Tokens per iteration of the recurrent scan's token loop.
+static constexpr int64_t kTokensPerIteration = 2;
+
 /// Partial sums of the recurrent scan's denominators eps + φ(q)ᵀz per token.
 static constexpr int64_t kDenominatorChains = 8;
 
@@ -533,63 +536,74 @@ std::optional<std::string> Converter::convert(ScanOp op) {
         kb.barrier();
       }
       // The recurrence over the block's tokens, the state columns in
-      // registers.
-      return kb.forLoop(
-          c0, count, c1, carried,
-          [&](Value t, ValueRange s) -> SmallVector<Value> {
-            Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-            Value vRow =
-                kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
-            SmallVector<Value> vt = loadRun(vs, vRow, threadColumns);
-            Value rowBase = kb.add(fBase, kb.mul(t, cF));
-            SmallVector<Value> next;
-            // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
-            // (kReadoutChains in all): one chain of F dependent fused
-            // multiply-adds would bound each token by F FMA latencies. With
-            // no features (F = 0) a readout is one zero chain.
-            int64_t chains = std::clamp<int64_t>(
-                laneFeatures, 1,
-                std::max<int64_t>(1, kReadoutChains / threadColumns));
-            SmallVector<SmallVector<Value>> partial(
-                threadColumns, SmallVector<Value>(chains, kb.fconst(0.0)));
-            SmallVector<Value> kt, qt;
-            for (int64_t f = 0; f < laneFeatures; f += group) {
-              Value i = kb.add(rowBase, featureAt(f));
-              llvm::append_range(kt, loadRun(ks, i, group));
-              llvm::append_range(qt, loadRun(qs, i, group));
-            }
-            for (int64_t f = 0; f < laneFeatures; ++f) {
-              Value kf = kt[f], qf = qt[f];
-              for (int64_t c = 0; c < threadColumns; ++c) {
-                next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
-                Value &sum = partial[c][f % chains];
-                sum = kb.fma(qf, next.back(), sum);
-              }
-            }
-            // The parts of a column add their readouts (every lane takes
-            // part), each lane left with the sums of some of its columns.
-            SmallVector<Value> sums;
-            for (int64_t c = 0; c < threadColumns; ++c)
-              sums.push_back(kb.pairwiseSum(partial[c]));
-            sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
-            Value first = kb.transposedSumFirst(part, threadColumns, lanes);
-            int64_t spread = std::min(threadColumns, lanes);
-            Value writer = kb.ult(part, kb.idx(spread));
-            Value denominator;
-            if (normalized)
-              denominator =
-                  memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
-            for (auto [m, acc] : llvm::enumerate(sums)) {
-              Value out = normalized ? kb.fdiv(acc, denominator) : acc;
-              Value at = kb.add(col, kb.add(first, kb.idx(m)));
-              Value writes =
-                  arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
-              kb.ifThen(writes, [&] {
-                kb.store(out, oBuf, kb.add(kb.mul(row, dv), at));
-              });
-            }
-            return next;
-          });
+      // registers: token t of the block.
+      auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
+        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
+        SmallVector<Value> vt = loadRun(vs, vRow, threadColumns);
+        Value rowBase = kb.add(fBase, kb.mul(t, cF));
+        SmallVector<Value> next;
+        // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
+        // (kReadoutChains in all): one chain of F dependent fused
+        // multiply-adds would bound each token by F FMA latencies. With
+        // no features (F = 0) a readout is one zero chain.
+        int64_t chains = std::clamp<int64_t>(
+            laneFeatures, 1,
+            std::max<int64_t>(1, kReadoutChains / threadColumns));
+        SmallVector<SmallVector<Value>> partial(
+            threadColumns, SmallVector<Value>(chains, kb.fconst(0.0)));
+        SmallVector<Value> kt, qt;
+        for (int64_t f = 0; f < laneFeatures; f += group) {
+          Value i = kb.add(rowBase, featureAt(f));
+          llvm::append_range(kt, loadRun(ks, i, group));
+          llvm::append_range(qt, loadRun(qs, i, group));
+        }
+        for (int64_t f = 0; f < laneFeatures; ++f) {
+          Value kf = kt[f], qf = qt[f];
+          for (int64_t c = 0; c < threadColumns; ++c) {
+            next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
+            Value &sum = partial[c][f % chains];
+            sum = kb.fma(qf, next.back(), sum);
+          }
+        }
+        // The parts of a column add their readouts (every lane takes
+        // part), each lane left with the sums of some of its columns.
+        SmallVector<Value> sums;
+        for (int64_t c = 0; c < threadColumns; ++c)
+          sums.push_back(kb.pairwiseSum(partial[c]));
+        sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
+        Value first = kb.transposedSumFirst(part, threadColumns, lanes);
+        int64_t spread = std::min(threadColumns, lanes);
+        Value writer = kb.ult(part, kb.idx(spread));
+        Value denominator;
+        if (normalized)
+          denominator =
+              memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
+        for (auto [m, acc] : llvm::enumerate(sums)) {
+          Value out = normalized ? kb.fdiv(acc, denominator) : acc;
+          Value at = kb.add(col, kb.add(first, kb.idx(m)));
+          Value writes =
+              arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
+          kb.ifThen(writes,
+                    [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), at)); });
+        }
+        return next;
+      };
+      // kTokensPerIteration tokens an iteration, then the rest one at a
+      // time: the loads and products of a token need not wait for the
+      // shuffles of the one before, whose latency a lone warp per
+      // scheduler (small batches) would otherwise wait out every token.
+      Value cUnroll = kb.idx(kTokensPerIteration);
+      Value whole = kb.mul(kb.divU(count, cUnroll), cUnroll);
+      SmallVector<Value> state =
+          kb.forLoop(c0, whole, cUnroll, carried,
+                     [&](Value t, ValueRange s) -> SmallVector<Value> {
+                       SmallVector<Value> next(s.begin(), s.end());
+                       for (int64_t u = 0; u < kTokensPerIteration; ++u)
+                         next = token(kb.add(t, kb.idx(u)), next);
+                       return next;
+                     });
+      return kb.forLoop(whole, count, c1, state, token);
     });
 
     // The final state.

@@ -85,7 +85,8 @@
 // φ(q), φ(k) element, and the readouts are added in rounds that halve the
 // sums a lane carries (xor 2: two of four sent, two kept; xor 4: one of
 // two), then plain butterflies (xor 8, 16). The block still covers 8
-// columns: grid (8, 5).
+// columns: grid (8, 5). Two tokens an iteration (the second's loads need
+// not wait for the first's shuffles), then the odd one left.
 // COLUMNS-LABEL: func.func @scan_elu
 // COLUMNS: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%c8, %c5, %c1, %c32, %c1, %c1,
 // COLUMNS: gpu.func @linattn_scan_forward_elu_normalized_0(
@@ -93,8 +94,12 @@
 // COLUMNS: %[[LANE:.*]] = arith.remui %[[TID]], %c32
 // COLUMNS: %[[PART:.*]] = arith.divui %[[LANE]], %c2
 // COLUMNS: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
-// COLUMNS:   scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
-// COLUMNS-COUNT-4: memref.load %{{.*}} : memref<512xf32, #gpu.address_space<workgroup>>
+// COLUMNS:   %[[WHOLE:.*]] = arith.muli %{{.*}}, %c2
+// COLUMNS:   scf.for %{{.*}} = %c0 to %[[WHOLE]] step %c2 iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// COLUMNS-COUNT-2: vector.load %{{.*}} : memref<512xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// COLUMNS:   scf.for %{{.*}} = %[[WHOLE]] to %{{.*}} step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// COLUMNS:     vector.load %{{.*}} : memref<512xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// COLUMNS-NOT: vector.load
 // COLUMNS-COUNT-8: arith.mulf {{.*}} fastmath<contract>
 // COLUMNS-NOT: arith.mulf
 // COLUMNS:   arith.andi %[[PART]], %c1
@@ -141,7 +146,7 @@
 // ASYNC:   gpu.barrier
 // ASYNC:   scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
 // ASYNC-NOT: memref<?xf32>
-// ASYNC:     memref.load %[[VS]]
+// ASYNC:     vector.load %[[VS]]
 // ASYNC: gpu.return
 
 // Before sm_80 (no cp.async) the staging is synchronous.
