@@ -474,20 +474,33 @@ def mix(instructions):
     return counts
 
 
-BRANCH = re.compile(r"\bBRA\b.*?0x([0-9a-f]+)")
+BRANCH = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/.*\bBRA\b.*?0x([0-9a-f]+)")
 
 
-def token_loop(instructions):
-    """The recurrent scan's token loop: of the loops (a backward branch to
-    its target) without a barrier, the one with the most FFMA; its mix (an
-    empty one if none) and the 32-bit words its shared loads return per
-    lane."""
-    best = []
-    for address, op in instructions:
-        m = BRANCH.search(op)
-        if not m or int(m.group(1), 16) > address:
+def backward_branches(sass):
+    """{kernel: [(branch address, target)]} of the branches to an earlier
+    address (loops) in cuobjdump's SASS."""
+    result, current = {}, None
+    for line in sass.splitlines():
+        m = re.match(r"\s*Function : (\w+)", line)
+        if m:
+            current = result.setdefault(m.group(1), [])
             continue
-        start = int(m.group(1), 16)
+        m = BRANCH.match(line)
+        if m and current is not None:
+            address, target = int(m.group(1), 16), int(m.group(2), 16)
+            if target <= address:
+                current.append((address, target))
+    return result
+
+
+def token_loop(instructions, branches):
+    """The recurrent scan's token loop: of the loops (`branches`, from
+    backward_branches) without a barrier, the one with the most FFMA; its
+    mix (an empty one if none) and the 32-bit words its shared loads return
+    per lane."""
+    best = []
+    for address, start in branches:
         loop = [(a, o) for a, o in instructions if start <= a <= address]
         if any(o.startswith("BAR") for _, o in loop):
             continue
@@ -608,7 +621,7 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
                                      instructions))
         if config.kind == "recurrent":
             row["token_loop"], row["token_loop_words"] = token_loop(
-                instructions)
+                instructions, backward_branches(sass).get(kernel, []))
         rows.append(row)
     return rows
 
@@ -786,7 +799,8 @@ def write_reports(rows, meta, out_dir):
                     f"{r['mma_lds'] / h:.2f} | {r['mma_lds16'] / h:.2f} | "
                     f"{r['mma_pack'] / h:.2f} |")
             md.append("")
-        recurrent = [r for r in chip_rows if r.get("token_loop")]
+        recurrent = [r for r in chip_rows
+                     if r.get("token_loop") and r["token_loop"]["FFMA"]]
         if recurrent:
             md.append("Recurrent scans: the token loop (of the loops without "
                       "a barrier, the one with the most FFMA; LLVM may unroll "
