@@ -404,18 +404,27 @@ INSTRUCTION = re.compile(
     r"^\s+/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][A-Z0-9_.]*)")
 
 
-def sass_functions(sass):
-    """{kernel: [(address, opcode with modifiers)]} from cuobjdump."""
+def by_function(sass, pattern, item):
+    """{kernel: [item(match)]} for the lines of cuobjdump's SASS that
+    `pattern` matches, those for which `item` returns None left out."""
     result, current = {}, None
     for line in sass.splitlines():
         m = re.match(r"\s*Function : (\w+)", line)
         if m:
             current = result.setdefault(m.group(1), [])
             continue
-        m = INSTRUCTION.match(line)
+        m = pattern.match(line)
         if m and current is not None:
-            current.append((int(m.group(1), 16), m.group(2)))
+            x = item(m)
+            if x is not None:
+                current.append(x)
     return result
+
+
+def sass_functions(sass):
+    """{kernel: [(address, opcode with modifiers)]} from cuobjdump."""
+    return by_function(sass, INSTRUCTION,
+                       lambda m: (int(m.group(1), 16), m.group(2)))
 
 
 # The instruction classes of the report, by opcode (the part before the
@@ -480,18 +489,10 @@ BRANCH = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/.*\bBRA\b.*?0x([0-9a-f]+)")
 def backward_branches(sass):
     """{kernel: [(branch address, target)]} of the branches to an earlier
     address (loops) in cuobjdump's SASS."""
-    result, current = {}, None
-    for line in sass.splitlines():
-        m = re.match(r"\s*Function : (\w+)", line)
-        if m:
-            current = result.setdefault(m.group(1), [])
-            continue
-        m = BRANCH.match(line)
-        if m and current is not None:
-            address, target = int(m.group(1), 16), int(m.group(2), 16)
-            if target <= address:
-                current.append((address, target))
-    return result
+    def loop(m):
+        address, target = int(m.group(1), 16), int(m.group(2), 16)
+        return (address, target) if target <= address else None
+    return by_function(sass, BRANCH, loop)
 
 
 def token_loop(instructions, branches):
