@@ -61,8 +61,9 @@
 // HOST-NOT: linattn.
 
 // The scan: features and normalizer partials in shared memory, the next
-// block of tokens copied by cp.async (4 bytes each) while the current one
-// runs, elu applied to the copies in place; the state in registers, four
+// block of tokens copied by cp.async while the current one runs (16 bytes
+// each where the rows are 16-byte aligned, v's groups past Dv reading
+// nothing; 4 bytes each otherwise), elu applied to the copies in place; the state in registers, four
 // columns per thread split over 16 lanes (4 of their 64 features each: 32
 // fused multiply-adds per token), the readouts added over the lanes by
 // shuffles that first halve the sums a lane carries (xor 2 twice, xor 4),
@@ -78,6 +79,8 @@
 // PTX: .maxntid
 // PTX: .shared .align 16 .b8 __wg_linattn_scan_forward_elu_normalized_0_0[15872];
 // PTX: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
+// PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
 // PTX: cp.async.commit_group;
 // PTX: bar.sync 0;
 // PTX: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;

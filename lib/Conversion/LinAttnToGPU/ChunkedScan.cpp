@@ -1018,7 +1018,7 @@ public:
       return {};
     Type oType = cast<MemRefType>(oBuf.getType()).getElementType();
     return arith::AndIOp::create(
-        b, loc, alignedTo(oBuf, 2 * oType.getIntOrFloatBitWidth() / 8),
+        b, loc, kb.alignedTo(oBuf, 2 * oType.getIntOrFloatBitWidth() / 8),
         kb.eq(kb.remU(dv, kb.idx(2)), kb.idx(0)));
   }
 
@@ -1468,11 +1468,8 @@ private:
   /// without vector loads.
   int64_t vectorWidth() const { return c.vectorLoads ? 16 / c.dataBytes() : 1; }
 
-  /// Whether `buffer`'s first element is aligned to `bytes`.
-  Value alignedTo(Value buffer, int64_t bytes) {
-    return kb.eq(kb.remU(pointerOf(buffer), kb.idx(bytes)), kb.idx(0));
-  }
-  Value aligned16(Value buffer) { return alignedTo(buffer, 16); }
+  /// Whether `buffer`'s first element is 16-byte aligned.
+  Value aligned16(Value buffer) { return kb.alignedTo(buffer, 16); }
 
   /// Stages the `groups` (a multiple of the block size) of `width` elements
   /// of a tile: `load` returns what group i stores where. A loop over

@@ -121,6 +121,15 @@ public:
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
+  Value boolConst(bool value) {
+    return arith::ConstantIntOp::create(b, loc, value, 1);
+  }
+  /// Whether the first element of `buffer` (a memref) is aligned to `bytes`.
+  Value alignedTo(Value buffer, int64_t bytes) {
+    Value pointer =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    return eq(remU(pointer, idx(bytes)), idx(0));
+  }
   Value fconst(double value) {
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(stateType, value));
   }

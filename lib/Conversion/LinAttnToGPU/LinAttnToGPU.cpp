@@ -361,6 +361,28 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       }
       return elements;
     };
+    // Stores `elements` to the workgroup buffer from `base`, as loadRun
+    // loads them.
+    auto storeRun = [&](Value buffer, Value base, ArrayRef<Value> elements) {
+      int64_t width = std::min<int64_t>(elements.size(), 4);
+      int64_t bytes = width * stateType.getIntOrFloatBitWidth() / 8;
+      auto type = VectorType::get({width}, stateType);
+      for (int64_t e = 0; e < static_cast<int64_t>(elements.size());
+           e += width) {
+        Value at = kb.add(base, kb.idx(e));
+        if (width == 1) {
+          memref::StoreOp::create(rewriter, loc, elements[e], buffer,
+                                  ValueRange{at});
+          continue;
+        }
+        Value run = vector::FromElementsOp::create(rewriter, loc, type,
+                                                   elements.slice(e, width));
+        vector::StoreOp::create(rewriter, loc, run, buffer, ValueRange{at},
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+      }
+    };
+    auto featuresOf = [&](int64_t width) { return features / width; };
     // Columns past Dv are computed on zeros and not stored: every thread
     // takes part in the barriers and shuffles.
     auto activeAt = [&](int64_t c) { return kb.ult(columnAt(c), dv); };
@@ -407,47 +429,100 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     // maps wait for `mapStaged`. The recurrence reads a token's value from
     // shared memory, where a load from global memory would put its latency
     // on every token's critical path.
+    //
+    // Async copies take 16 bytes (4 elements) at a time where the rows
+    // allow it, tested once per block: φ(q), φ(k) with F a multiple of 4
+    // and both buffers 16-byte aligned; V with Dv a multiple of 4 (a group
+    // is wholly in Dv or past it, and copies zeros there) and its buffer
+    // aligned. Elsewhere 4 bytes each, whatever the alignment.
+    Value wideFeatures, wideValues;
+    if (async) {
+      wideFeatures =
+          features % 4 == 0
+              ? arith::AndIOp::create(rewriter, loc, kb.alignedTo(qBuf, 16),
+                                      kb.alignedTo(kBuf, 16))
+              : kb.boolConst(false);
+      wideValues =
+          columns % 4 == 0
+              ? arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
+                                      kb.eq(kb.remU(dv, kb.idx(4)), c0))
+              : kb.boolConst(false);
+    }
+    // Runs `body(width)` with the width wide copies take where `wide` holds
+    // and with 1 elsewhere.
+    auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
+      kb.ifElse(
+          wide, [&] { body(4); }, [&] { body(1); });
+    };
     auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
-      kb.forLoop(tid, kb.mul(count, cF), cTile, [&](Value i) {
-        Value t = kb.divU(i, cF), f = kb.remU(i, cF);
-        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-        Value at = kb.add(kb.mul(row, cF), f);
-        Value to = kb.add(fBase, i);
-        if (async) {
-          kb.asyncCopy(qBuf, at, qs, to);
-          kb.asyncCopy(kBuf, at, ks, to);
-          return;
-        }
-        kb.store(kb.loadFeature(qBuf, at, q), qs, to);
-        kb.store(kb.loadFeature(kBuf, at, k), ks, to);
-      });
-      kb.forLoop(tid, kb.mul(count, cColumns), cTile, [&](Value i) {
-        Value t = kb.divU(i, cColumns);
-        Value c = kb.add(firstColumn, kb.remU(i, cColumns));
-        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-        Value at = kb.add(kb.mul(row, dv), c);
-        Value to = kb.add(vBase, i);
-        if (async)
-          kb.ifElse(
-              kb.ult(c, dv), [&] { kb.asyncCopy(vBuf, at, vs, to); },
-              [&] { kb.store(kb.fconst(0.0), vs, to); });
-        else
-          kb.store(kb.loadIf(kb.ult(c, dv), vBuf, at), vs, to);
-      });
+      auto features = [&](int64_t width) {
+        Value groups = kb.idx(featuresOf(width));
+        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+          Value t = kb.divU(i, groups);
+          Value f = kb.mul(kb.remU(i, groups), kb.idx(width));
+          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value at = kb.add(kb.mul(row, cF), f);
+          Value to = kb.add(fBase, kb.mul(i, kb.idx(width)));
+          if (async) {
+            kb.asyncCopy(qBuf, at, qs, to, width, Value(), width == 4);
+            kb.asyncCopy(kBuf, at, ks, to, width, Value(), width == 4);
+            return;
+          }
+          kb.store(kb.loadFeature(qBuf, at, q), qs, to);
+          kb.store(kb.loadFeature(kBuf, at, k), ks, to);
+        });
+      };
+      auto values = [&](int64_t width) {
+        Value groups = kb.idx(columns / width);
+        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+          Value t = kb.divU(i, groups);
+          Value c =
+              kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width)));
+          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value exists = kb.ult(c, dv);
+          Value at = kb.add(kb.mul(row, dv), c);
+          Value to = kb.add(vBase, kb.mul(i, kb.idx(width)));
+          if (width > 1)
+            kb.asyncCopy(vBuf, kb.select(exists, at, c0), vs, to, width,
+                         kb.select(exists, kb.idx(width), c0),
+                         /*bypassL1=*/true);
+          else if (async)
+            kb.ifElse(
+                exists, [&] { kb.asyncCopy(vBuf, at, vs, to); },
+                [&] { kb.store(kb.fconst(0.0), vs, to); });
+          else
+            kb.store(kb.loadIf(exists, vBuf, at), vs, to);
+        });
+      };
+      if (async) {
+        byWidth(wideFeatures, features);
+        byWidth(wideValues, values);
+      } else {
+        features(1);
+        values(1);
+      }
     };
     // With async copies: applies the feature maps to the elements of the
-    // `count` tokens at fBase this thread copied (its own copies are
-    // complete once it has waited for their group; the barrier after this
-    // publishes them).
+    // `count` tokens at fBase this thread copied, in its copies' groups (its
+    // own copies are complete once it has waited for their group; the
+    // barrier after this publishes them).
     auto mapStaged = [&](Value count, Value fBase) {
       if (!mapsOnCopy(q) && !mapsOnCopy(k))
         return;
-      kb.forLoop(tid, kb.mul(count, cF), cTile, [&](Value i) {
-        Value at = kb.add(fBase, i);
-        if (mapsOnCopy(q))
-          kb.store(kb.featureOf(kb.load(qs, at), q), qs, at);
-        if (mapsOnCopy(k))
-          kb.store(kb.featureOf(kb.load(ks, at), k), ks, at);
+      byWidth(wideFeatures, [&](int64_t width) {
+        kb.forLoop(tid, kb.mul(count, kb.idx(featuresOf(width))), cTile,
+                   [&](Value i) {
+                     Value at = kb.add(fBase, kb.mul(i, kb.idx(width)));
+                     for (auto [buffer, source] :
+                          {std::make_pair(qs, &q), std::make_pair(ks, &k)}) {
+                       if (!mapsOnCopy(*source))
+                         continue;
+                       SmallVector<Value> run = loadRun(buffer, at, width);
+                       for (Value &x : run)
+                         x = kb.featureOf(x, *source);
+                       storeRun(buffer, at, run);
+                     }
+                   });
       });
     };
 

@@ -121,11 +121,25 @@
 // slot after the barrier that ends the reads of it, waits for its own
 // block's group (all but the one just committed), applies elu to the
 // elements it copied and publishes them with a barrier; the recurrence is
-// as above.
+// as above. Copies take 16 bytes where the block finds q and k (F = 16, a
+// multiple of 4) and v (Dv a multiple of 4, tested at run time) 16-byte
+// aligned, v's groups past Dv reading nothing, and 4 bytes elsewhere; the
+// feature map then reads and writes the thread's groups of four.
 // ASYNC-LABEL: gpu.func @linattn_scan_forward_elu_normalized_0(
 // ASYNC-SAME: workgroup(%[[QS:.*]] : memref<2048xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<2048xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// ASYNC: memref.extract_aligned_pointer_as_index %arg0
+// ASYNC: memref.extract_aligned_pointer_as_index %arg1
+// ASYNC: memref.extract_aligned_pointer_as_index %arg2
+// ASYNC: arith.remui %arg5, %c4
+// ASYNC: scf.if
+// ASYNC: nvgpu.device_async_copy %{{.*}}, %[[QS]][%{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<2048xf32
+// ASYNC: nvgpu.device_async_copy %{{.*}}, %[[KS]][%{{.*}}], 4 {bypassL1}
+// ASYNC: } else {
 // ASYNC: nvgpu.device_async_copy %{{.*}}, %[[QS]][%{{.*}}], 1 : memref<?xf32> to memref<2048xf32
 // ASYNC: nvgpu.device_async_copy %{{.*}}, %[[KS]][%{{.*}}], 1
+// ASYNC: scf.if
+// ASYNC: nvgpu.device_async_copy %{{.*}}, %[[VS]][%{{.*}}], 4, %{{.*}} {bypassL1}
+// ASYNC: } else {
 // ASYNC: nvgpu.device_async_copy %{{.*}}, %[[VS]][%{{.*}}], 1
 // ASYNC: nvvm.cp.async.commit.group
 // ASYNC: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
@@ -137,6 +151,14 @@
 // ASYNC:     nvgpu.device_async_copy %{{.*}}, %[[VS]]
 // ASYNC:   nvvm.cp.async.commit.group
 // ASYNC-NEXT: nvvm.cp.async.wait.group 1
+// ASYNC:   scf.if
+// ASYNC:   vector.load %[[QS]]
+// ASYNC-COUNT-4: math.exp
+// ASYNC:   vector.store %{{.*}}, %[[QS]]
+// ASYNC:   vector.load %[[KS]]
+// ASYNC-COUNT-4: math.exp
+// ASYNC:   vector.store %{{.*}}, %[[KS]]
+// ASYNC:   } else {
 // ASYNC:   memref.load %[[QS]]
 // ASYNC:   math.exp
 // ASYNC:   memref.store %{{.*}}, %[[QS]]
