@@ -91,11 +91,12 @@ static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
 /// staged tiles in `slots` slots counted, and the state and output fragments
 /// together at most 96 registers: every block computes its chunks' scores
 /// once for 128 columns, where tiles of 64 compute them twice and read φ(Q),
-/// φ(K) twice for Dv = 128.
+/// φ(K) twice for Dv = 128. Tiles of `dynamicTile` columns and wider take
+/// dynamic shared memory the same way.
 static std::optional<ChunkedScanShape>
-chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
-                 int64_t dv, int64_t dataBytes, int64_t slots,
-                 int64_t columnBytes = 0) {
+searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
+                       int64_t dv, int64_t dataBytes, int64_t slots,
+                       int64_t columnBytes, int64_t dynamicTile) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
@@ -116,9 +117,9 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                         columnBytes * dvTile;
         int64_t registers = (features / 16) * (dvTile / 8 / warps) * 4;
         int64_t limit = 48 * 1024;
-        if (dvTile > 64) {
-          if (!ShapedType::isDynamic(dv) && dv <= 64)
-            continue;
+        if (dvTile > 64 && !ShapedType::isDynamic(dv) && dv <= 64)
+          continue;
+        if (dvTile >= dynamicTile) {
           int64_t staged =
               2 * chunk * (features + pad) + chunk * (dvTile + pad);
           bytes += (slots - 1) * dataBytes * staged;
@@ -149,6 +150,29 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
     }
   }
   return std::nullopt;
+}
+
+/// The chunked scan's shape (searchChunkedScanShape): tiles of 128 columns
+/// in dynamic shared memory; for f32 data (tf32), whose tiles take twice
+/// the bytes, tiles of 64 too where 48 KiB would leave the value tiles
+/// narrower than 64 columns (F = 128: one-warp blocks of 16 columns, eight
+/// blocks of a head each computing the scores and staging φ(Q), φ(K) of
+/// every chunk, in place of two).
+static std::optional<ChunkedScanShape>
+chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
+                 int64_t dv, int64_t dataBytes, int64_t slots,
+                 int64_t columnBytes = 0) {
+  std::optional<ChunkedScanShape> shape =
+      searchChunkedScanShape(features, maxChunk, maxValueTile, dv, dataBytes,
+                             slots, columnBytes, /*dynamicTile=*/128);
+  if (dataBytes == 4 && shape && shape->dvTile < 64 && maxValueTile >= 64) {
+    std::optional<ChunkedScanShape> wider = searchChunkedScanShape(
+        features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
+        /*dynamicTile=*/64);
+    if (wider && wider->dvTile >= 64)
+      return wider;
+  }
+  return shape;
 }
 
 /// Why the chunked kernels do not take `data` (f16 or bf16; f32 with
