@@ -135,6 +135,12 @@ LINATTN_VARIANTS = [
      "scan-kernel=recurrent scan-feature-lanes=1", 1e-4),
     ("linattn recurrent f32, scan-tile=32", "f32",
      "scan-kernel=recurrent scan-tile=32", 1e-4),
+    ("linattn recurrent f32, scan-tile=256", "f32",
+     "scan-kernel=recurrent scan-tile=256", 1e-4),
+    ("linattn recurrent f32, scan-tile=512", "f32",
+     "scan-kernel=recurrent scan-tile=512", 1e-4),
+    ("linattn recurrent f32, 4 columns/warp", "f32",
+     "scan-kernel=recurrent scan-feature-lanes=8", 1e-4),
 ]
 LINATTN_NOTES = {
     "linattn chunked bf16":
@@ -184,6 +190,16 @@ LINATTN_NOTES = {
     "linattn recurrent f32, 32 columns/warp":
         "scan-feature-lanes=1: 32 columns a warp as one lane per column has, "
         "4 per thread, 4 lanes sharing their features",
+    "linattn recurrent f32, scan-tile=256":
+        "the same with blocks of 256 threads (64 value columns): each block "
+        "stages and maps φ(Q), φ(K) for twice the columns, half as many "
+        "blocks",
+    "linattn recurrent f32, scan-tile=512":
+        "the same with blocks of 512 threads (128 value columns): one block "
+        "a head at D = 128",
+    "linattn recurrent f32, 4 columns/warp":
+        "scan-feature-lanes=8: 32 lanes share a group of 4 columns (4 "
+        "features each at F = 128), twice the warps of the default",
     "linattn recurrent f32, scan-tile=32":
         "the same with blocks of 32 threads (8 value columns): φ(Q), φ(K) "
         "read by 8 blocks of a head instead of 2 at D = 64 "

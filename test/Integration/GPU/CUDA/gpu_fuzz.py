@@ -89,7 +89,7 @@ def recurrent_case(d):
         dyn_dv=d.chance(0.25))
     case.gpu_options = ["scan-kernel=recurrent"] + d.options(
         ("scan-feature-lanes=1", "scan-feature-lanes=2", "scan-feature-lanes=8"),
-        ("scan-tile=64", "scan-tile=128", "scan-tile=256"),
+        ("scan-tile=64", "scan-tile=128", "scan-tile=256", "scan-tile=512"),
         ("scan-thread-columns=1", "scan-thread-columns=2",
          "scan-thread-columns=4", "scan-thread-columns=8"),
         ("async-copies=false",))
