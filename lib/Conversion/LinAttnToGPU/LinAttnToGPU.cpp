@@ -77,6 +77,10 @@ static constexpr int64_t kTokensPerIteration = 2;
 /// Partial sums of the recurrent scan's denominators eps + φ(q)ᵀz per token.
 static constexpr int64_t kDenominatorChains = 8;
 
+/// Most lanes that add up one token's denominator in the recurrent scan; the
+/// rows of its partial products are padded by as many elements.
+static constexpr int64_t kDenominatorLanes = 8;
+
 /// Features per block and keys per staged tile of the scalar key-value
 /// summary: each element of V it loads serves kSummaryFeatures products.
 static constexpr int64_t kSummaryFeatures = 16;
@@ -128,10 +132,11 @@ static int64_t scanTokensPerBlock(int64_t features, int64_t columns,
   int64_t element = stateType.getIntOrFloatBitWidth() / 8;
   int64_t tokens = std::clamp<int64_t>(
       8192 / std::max<int64_t>(features * element, 1), 1, 64);
-  // Per token: φ(q), φ(k) and V in each slot, normalized a row of partial
-  // products and a denominator; once: the running normalizer.
-  int64_t perToken = element * (slots * (2 * features + columns) +
-                                (normalized ? features + 1 : 0));
+  // Per token: φ(q), φ(k) and V in each slot, normalized a padded row of
+  // partial products and a denominator; once: the running normalizer.
+  int64_t perToken =
+      element * (slots * (2 * features + columns) +
+                 (normalized ? features + kDenominatorLanes + 1 : 0));
   int64_t fit = (kScanSharedBytes - element * features) / perToken;
   return std::clamp<int64_t>(fit, slots > 1 ? 0 : 1, tokens);
 }
@@ -258,6 +263,19 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     tokens = scanTokensPerBlock(features, columns, 1, normalized, stateType);
   }
   int64_t slots = async ? 2 : 1;
+  // Lanes adding up each token's denominator (adjacent lanes of a warp, all
+  // of the block's tokens in one pass), and the pitch of the partial
+  // products' rows: padded by the lanes, so that the lanes of a warp, which
+  // read 32 / lanes rows, read distinct banks.
+  int64_t denominatorLanes = 1;
+  if (normalized && tile % 32 == 0)
+    while (denominatorLanes < kDenominatorLanes &&
+           features >= 2 * denominatorLanes &&
+           features % (2 * denominatorLanes) == 0 &&
+           tokens * 2 * denominatorLanes <= tile)
+      denominatorLanes *= 2;
+  int64_t partialPitch =
+      features + (denominatorLanes > 1 ? denominatorLanes : 0);
 
   // The kernel.
   SmallVector<Type> argTypes = {
@@ -283,7 +301,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       workgroupBufferType(stateType, slots * tokens * features),
       workgroupBufferType(stateType, slots * tokens * features),
       // φ(q)ᵢ zᵢ partials and denominators, when normalized.
-      workgroupBufferType(stateType, normalized ? tokens * features : 1),
+      workgroupBufferType(stateType, normalized ? tokens * partialPitch : 1),
       workgroupBufferType(stateType, normalized ? tokens : 1),
       workgroupBufferType(stateType, features), // running z
       // V of the block's tokens and columns (of two blocks, likewise).
@@ -570,18 +588,47 @@ std::optional<std::string> Converter::convert(ScanOp op) {
                 if (normalized) {
                   Value qf = memref::LoadOp::create(rewriter, loc, qs,
                                                     ValueRange{staged});
-                  memref::StoreOp::create(rewriter, loc, kb.fmul(qf, next), pz,
-                                          ValueRange{i});
+                  memref::StoreOp::create(
+                      rewriter, loc, kb.fmul(qf, next), pz,
+                      ValueRange{kb.add(kb.mul(t, kb.idx(partialPitch)), f)});
                 }
                 return {next};
               })[0];
           memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
         });
-      // The denominators, one thread per token: eps plus the token's F
-      // partial products in kDenominatorChains interleaved sums added
-      // pairwise (one chain of F dependent adds would hold the block's
-      // other threads at the barrier for F add latencies).
-      if (normalized) {
+      // The denominators: eps plus the token's F partial products. With
+      // several lanes per token, each adds F / lanes of them (every lanes-th
+      // one: a warp's loads take consecutive words of each row) pairwise,
+      // and the lanes add their sums with shuffles; the block's threads
+      // take part alike, each pass covering all of the block's tokens.
+      // Otherwise one thread per token, in kDenominatorChains interleaved
+      // sums added pairwise (one chain of F dependent adds would hold the
+      // block's other threads at the barrier for F add latencies).
+      if (normalized && denominatorLanes > 1) {
+        kb.barrier();
+        Value lanes = kb.idx(denominatorLanes);
+        Value denominatorPart = kb.remU(tid, lanes);
+        kb.forLoop(c0, count, kb.idx(tile / denominatorLanes), [&](Value t0) {
+          Value t = kb.add(t0, kb.divU(tid, lanes));
+          Value valid = kb.ult(t, count);
+          Value rowBase =
+              kb.add(kb.mul(kb.select(valid, t, c0), kb.idx(partialPitch)),
+                     denominatorPart);
+          SmallVector<Value> partials;
+          for (int64_t f = 0; f < features; f += denominatorLanes)
+            partials.push_back(memref::LoadOp::create(
+                rewriter, loc, pz, ValueRange{kb.add(rowBase, kb.idx(f))}));
+          Value sum =
+              kb.sumOverLanes(kb.pairwiseSum(partials), denominatorLanes);
+          Value writes = arith::AndIOp::create(rewriter, loc, valid,
+                                               kb.eq(denominatorPart, c0));
+          kb.ifThen(writes, [&] {
+            memref::StoreOp::create(rewriter, loc, kb.fadd(kb.fconst(eps), sum),
+                                    den, ValueRange{t});
+          });
+        });
+        kb.barrier();
+      } else if (normalized) {
         kb.barrier();
         int64_t chains = std::clamp<int64_t>(features, 1, kDenominatorChains);
         int64_t whole = features / chains * chains;

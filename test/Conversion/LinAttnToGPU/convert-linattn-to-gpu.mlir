@@ -26,6 +26,20 @@
 //   DEFAULT-DAG: %[[C128:.*]] = arith.constant 128 : index
 //   DEFAULT-DAG: %[[C1:.*]] = arith.constant 1 : index
 //       DEFAULT: call @__linattn_launch_linattn_scan_forward_elu_normalized_0(%[[C8]], %[[C2]], %[[C1]], %[[C128]], %[[C1]], %[[C1]],
+// With 128 threads for the block's 64 tokens, two adjacent lanes add up a
+// token's denominator (8 partial products each, then one shuffle); the rows
+// of partial products are padded to 18 elements so that a warp's loads take
+// distinct banks.
+//       DEFAULT: gpu.func @linattn_scan_forward_elu_normalized_0(
+//  DEFAULT-SAME: %{{.*}} : memref<1152xf32, #gpu.address_space<workgroup>>
+//       DEFAULT: gpu.barrier
+//       DEFAULT: gpu.barrier
+//       DEFAULT: memref.store %{{.*}} : memref<1152xf32, #gpu.address_space<workgroup>>
+//       DEFAULT: gpu.barrier
+// DEFAULT-COUNT-8: memref.load %{{.*}} : memref<1152xf32, #gpu.address_space<workgroup>>
+//   DEFAULT-NOT: memref.load %{{.*}} : memref<1152xf32
+//       DEFAULT: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+//       DEFAULT: gpu.barrier
 
 // CHECK-LABEL: func.func @scan_elu
 //  CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x16xf32>, %[[K:.*]]: tensor<2x4x?x16xf32>, %[[V:.*]]: tensor<2x4x?x40xf32>)
