@@ -107,6 +107,10 @@ def configurations():
                "sequence-parallel-blocks=0 tf32=true", long, "f32 inputs"),
         Config("recurrent-f32", "causal", "f32", "scan-kernel=recurrent",
                long, "strict fp32, blocks of 32 value columns, 4 per thread"),
+        Config("recurrent-f32-normalized", "normalized", "f32",
+               "scan-kernel=recurrent", long,
+               "strict fp32, normalized: z and the denominators in shared "
+               "memory"),
         Config("recurrent-f32-one-column", "causal", "f32",
                "scan-kernel=recurrent scan-thread-columns=1", long,
                "strict fp32, blocks of 32 value columns, 1 per thread"),

@@ -611,9 +611,12 @@ std::optional<std::string> Converter::convert(ScanOp op) {
         kb.forLoop(c0, count, kb.idx(tile / denominatorLanes), [&](Value t0) {
           Value t = kb.add(t0, kb.divU(tid, lanes));
           Value valid = kb.ult(t, count);
-          Value rowBase =
-              kb.add(kb.mul(kb.select(valid, t, c0), kb.idx(partialPitch)),
-                     denominatorPart);
+          // Tokens past the block read its last token's row (their sums are
+          // dropped): the words its own lanes read, in their warp or alone
+          // in theirs, where another row would share their banks.
+          Value rowBase = kb.add(
+              kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
+              denominatorPart);
           SmallVector<Value> partials;
           for (int64_t f = 0; f < features; f += denominatorLanes)
             partials.push_back(memref::LoadOp::create(
