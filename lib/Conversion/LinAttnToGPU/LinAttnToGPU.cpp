@@ -453,27 +453,23 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     // and both buffers 16-byte aligned; V with Dv a multiple of 4 (a group
     // is wholly in Dv or past it, and copies zeros there) and its buffer
     // aligned. Elsewhere 4 bytes each, whatever the alignment.
-    Value wideFeatures, wideValues;
-    if (async) {
-      wideFeatures =
-          features % 4 == 0
-              ? arith::AndIOp::create(rewriter, loc, kb.alignedTo(qBuf, 16),
-                                      kb.alignedTo(kBuf, 16))
-              : kb.boolConst(false);
-      wideValues =
-          columns % 4 == 0
-              ? arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
-                                      kb.eq(kb.remU(dv, kb.idx(4)), c0))
-              : kb.boolConst(false);
-    }
+    Value wideFeatures, wideValues; // null: never
+    if (async && features % 4 == 0)
+      wideFeatures = arith::AndIOp::create(
+          rewriter, loc, kb.alignedTo(qBuf, 16), kb.alignedTo(kBuf, 16));
+    if (async && columns % 4 == 0)
+      wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
+                                         kb.eq(kb.remU(dv, kb.idx(4)), c0));
     // Runs `body(width)` with the width wide copies take where `wide` holds
     // and with 1 elsewhere.
     auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
+      if (!wide)
+        return body(1);
       kb.ifElse(
           wide, [&] { body(4); }, [&] { body(1); });
     };
     auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
-      auto features = [&](int64_t width) {
+      auto stageFeatures = [&](int64_t width) {
         Value groups = kb.idx(featuresOf(width));
         kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
           Value t = kb.divU(i, groups);
@@ -490,7 +486,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
           kb.store(kb.loadFeature(kBuf, at, k), ks, to);
         });
       };
-      auto values = [&](int64_t width) {
+      auto stageValues = [&](int64_t width) {
         Value groups = kb.idx(columns / width);
         kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
           Value t = kb.divU(i, groups);
@@ -512,13 +508,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
             kb.store(kb.loadIf(exists, vBuf, at), vs, to);
         });
       };
-      if (async) {
-        byWidth(wideFeatures, features);
-        byWidth(wideValues, values);
-      } else {
-        features(1);
-        values(1);
-      }
+      byWidth(wideFeatures, stageFeatures);
+      byWidth(wideValues, stageValues);
     };
     // With async copies: applies the feature maps to the elements of the
     // `count` tokens at fBase this thread copied, in its copies' groups (its
@@ -608,28 +599,30 @@ std::optional<std::string> Converter::convert(ScanOp op) {
         kb.barrier();
         Value lanes = kb.idx(denominatorLanes);
         Value denominatorPart = kb.remU(tid, lanes);
-        kb.forLoop(c0, count, kb.idx(tile / denominatorLanes), [&](Value t0) {
-          Value t = kb.add(t0, kb.divU(tid, lanes));
-          Value valid = kb.ult(t, count);
-          // Tokens past the block read its last token's row (their sums are
-          // dropped): the words its own lanes read, in their warp or alone
-          // in theirs, where another row would share their banks.
-          Value rowBase = kb.add(
-              kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
-              denominatorPart);
-          SmallVector<Value> partials;
-          for (int64_t f = 0; f < features; f += denominatorLanes)
-            partials.push_back(memref::LoadOp::create(
-                rewriter, loc, pz, ValueRange{kb.add(rowBase, kb.idx(f))}));
-          Value sum =
-              kb.sumOverLanes(kb.pairwiseSum(partials), denominatorLanes);
-          Value writes = arith::AndIOp::create(rewriter, loc, valid,
-                                               kb.eq(denominatorPart, c0));
-          kb.ifThen(writes, [&] {
-            memref::StoreOp::create(rewriter, loc, kb.fadd(kb.fconst(eps), sum),
-                                    den, ValueRange{t});
-          });
-        });
+        kb.forLoop(
+            c0, count, kb.idx(tile / denominatorLanes), [&](Value first) {
+              Value t = kb.add(first, kb.divU(tid, lanes));
+              Value valid = kb.ult(t, count);
+              // Tokens past the block read its last token's row (their sums are
+              // dropped): the words its own lanes read, in their warp or alone
+              // in theirs, where another row would share their banks.
+              Value rowBase = kb.add(
+                  kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
+                  denominatorPart);
+              SmallVector<Value> partials;
+              for (int64_t f = 0; f < features; f += denominatorLanes)
+                partials.push_back(memref::LoadOp::create(
+                    rewriter, loc, pz, ValueRange{kb.add(rowBase, kb.idx(f))}));
+              Value sum =
+                  kb.sumOverLanes(kb.pairwiseSum(partials), denominatorLanes);
+              Value writes = arith::AndIOp::create(rewriter, loc, valid,
+                                                   kb.eq(denominatorPart, c0));
+              kb.ifThen(writes, [&] {
+                memref::StoreOp::create(rewriter, loc,
+                                        kb.fadd(kb.fconst(eps), sum), den,
+                                        ValueRange{t});
+              });
+            });
         kb.barrier();
       } else if (normalized) {
         kb.barrier();
