@@ -183,7 +183,8 @@ LINATTN_NOTES = {
     "linattn recurrent f32, synchronous staging":
         "async-copies=false scan-thread-columns=1: one column per thread, "
         "each block of tokens loaded and stored to shared memory before its "
-        "recurrence (the default before the copies and the column tiles)",
+        "recurrence (the defaults before the copies and the column tiles, "
+        "with today's lane order and two tokens an iteration)",
     "linattn recurrent f32, 1 lane/column":
         "scan-feature-lanes=1 scan-thread-columns=1: one thread per column "
         "(32 columns a warp)",
