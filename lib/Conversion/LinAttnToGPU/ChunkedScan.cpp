@@ -894,7 +894,7 @@ public:
     Value delta = kb.mul(rowElements, kb.idx(c.prefetchChunks * c.shape.chunk));
     Value index = toIndex(base, at);
     index = c.reverse ? kb.sub(index, delta) : kb.add(index, delta);
-    Value address = kb.add(pointerOf(buffer), kb.mul(index, kb.idx(bytes)));
+    Value address = kb.add(kb.pointerOf(buffer), kb.mul(index, kb.idx(bytes)));
     Value lineStart = kb.ult(kb.remU(address, kb.idx(kLineBytes)), kb.idx(16));
     Value wanted = arith::AndIOp::create(
         b, loc, within(t, aheadTokens),
@@ -919,11 +919,6 @@ public:
                               /*operand_attrs=*/ArrayAttr());
   }
 
-  /// The address of `buffer`'s first element (its memref has the identity
-  /// layout: no offset): in the shared window for workgroup buffers.
-  Value pointerOf(Value buffer) {
-    return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  }
   /// The L2 cache line.
   static constexpr int64_t kLineBytes = 128;
 
@@ -1894,7 +1889,7 @@ private:
 
   /// The shared-memory address of the slot at `slot` of the tile `buffer`.
   Value tileAddress(Value buffer, Value slot) {
-    return kb.add(pointerOf(buffer), kb.mul(slot, kb.idx(c.dataBytes())));
+    return kb.add(kb.pointerOf(buffer), kb.mul(slot, kb.idx(c.dataBytes())));
   }
   /// The bits of a wgmma descriptor above its start address for the
   /// 128-byte swizzle: leading and stride byte offsets >> 4 in bits 16-29

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -121,14 +122,14 @@ public:
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
-  Value boolConst(bool value) {
-    return arith::ConstantIntOp::create(b, loc, value, 1);
+  /// The address of `buffer`'s first element (its memref has the identity
+  /// layout: no offset): in the shared window for workgroup buffers.
+  Value pointerOf(Value buffer) {
+    return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
   }
-  /// Whether the first element of `buffer` (a memref) is aligned to `bytes`.
+  /// Whether the first element of `buffer` is aligned to `bytes`.
   Value alignedTo(Value buffer, int64_t bytes) {
-    Value pointer =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-    return eq(remU(pointer, idx(bytes)), idx(0));
+    return eq(remU(pointerOf(buffer), idx(bytes)), idx(0));
   }
   Value fconst(double value) {
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(stateType, value));
@@ -284,6 +285,57 @@ public:
   /// async copies.
   void waitAsyncCopies(int64_t pending) {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+  }
+
+  /// The `count` elements of the workgroup buffer from `base`, a multiple of
+  /// min(count, 4): loads of up to 4 elements, so that a lane's group of 4
+  /// is one 16-byte load for f32.
+  SmallVector<Value> loadRun(Value buffer, Value base, int64_t count) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    int64_t width = std::min<int64_t>(count, 4);
+    auto type = VectorType::get({width}, element);
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < count; e += width) {
+      Value at = add(base, idx(e));
+      if (width == 1) {
+        elements.push_back(
+            memref::LoadOp::create(b, loc, buffer, ValueRange{at}));
+        continue;
+      }
+      Value run = vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
+                                         /*nontemporal=*/false,
+                                         runAlignment(element, width));
+      for (int64_t j = 0; j < width; ++j)
+        elements.push_back(
+            vector::ExtractOp::create(b, loc, run, ArrayRef<int64_t>{j}));
+    }
+    return elements;
+  }
+  /// Stores `elements` to the workgroup buffer from `base`, as loadRun loads
+  /// them.
+  void storeRun(Value buffer, Value base, ArrayRef<Value> elements) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    int64_t count = elements.size();
+    int64_t width = std::min<int64_t>(count, 4);
+    auto type = VectorType::get({width}, element);
+    for (int64_t e = 0; e < count; e += width) {
+      Value at = add(base, idx(e));
+      if (width == 1) {
+        memref::StoreOp::create(b, loc, elements[e], buffer, ValueRange{at});
+        continue;
+      }
+      Value run = vector::FromElementsOp::create(b, loc, type,
+                                                 elements.slice(e, width));
+      vector::StoreOp::create(b, loc, run, buffer, ValueRange{at},
+                              /*nontemporal=*/false,
+                              runAlignment(element, width));
+    }
+  }
+  /// The alignment loadRun and storeRun claim for `width` elements: theirs,
+  /// at most the 16 bytes workgroup buffers are aligned to.
+  static llvm::MaybeAlign runAlignment(Type element, int64_t width) {
+    return llvm::MaybeAlign(
+        std::min<int64_t>(width * element.getIntOrFloatBitWidth() / 8, 16));
   }
 
   /// Loads element `index` of the flat buffer and converts it to the state

@@ -96,17 +96,10 @@ static_assert(kReadoutTokens % 4 == 0, "the staging takes four tokens a warp");
 /// aligned): the inner products of the scalar linear-form kernels.
 static SmallVector<Value> addScaledRow(KernelBuilder &kb, Value buffer,
                                        Value base, Value x, ValueRange acc) {
-  auto quad = VectorType::get({4}, kb.stateType);
+  SmallVector<Value> row = kb.loadRun(buffer, base, acc.size());
   SmallVector<Value> next;
-  for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); i += 4) {
-    Value row = vector::LoadOp::create(
-        kb.b, kb.loc, quad, buffer, ValueRange{kb.add(base, kb.idx(i))},
-        /*nontemporal=*/false, llvm::MaybeAlign(16));
-    for (int64_t e = 0; e < 4; ++e)
-      next.push_back(kb.fma(
-          vector::ExtractOp::create(kb.b, kb.loc, row, ArrayRef<int64_t>{e}), x,
-          acc[i + e]));
-  }
+  for (auto [element, sum] : llvm::zip_equal(row, acc))
+    next.push_back(kb.fma(element, x, sum));
   return next;
 }
 
@@ -354,53 +347,6 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       return kb.add(kb.idx((j / group) * lanes * group + j % group), groupBase);
     };
     auto columnAt = [&](int64_t c) { return kb.add(col, kb.idx(c)); };
-    // The `count` elements of the workgroup buffer from `base`, a multiple
-    // of min(count, 4): loads of up to 4 elements, so that a lane's group of
-    // features or columns is one 16-byte load (8 bytes for two columns).
-    auto loadRun = [&](Value buffer, Value base, int64_t count) {
-      SmallVector<Value> elements;
-      int64_t width = std::min<int64_t>(count, 4);
-      int64_t bytes = width * stateType.getIntOrFloatBitWidth() / 8;
-      auto type = VectorType::get({width}, stateType);
-      for (int64_t e = 0; e < count; e += width) {
-        Value at = kb.add(base, kb.idx(e));
-        if (width == 1) {
-          elements.push_back(
-              memref::LoadOp::create(rewriter, loc, buffer, ValueRange{at}));
-          continue;
-        }
-        Value run = vector::LoadOp::create(
-            rewriter, loc, type, buffer, ValueRange{at},
-            /*nontemporal=*/false,
-            llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
-        for (int64_t j = 0; j < width; ++j)
-          elements.push_back(vector::ExtractOp::create(rewriter, loc, run,
-                                                       ArrayRef<int64_t>{j}));
-      }
-      return elements;
-    };
-    // Stores `elements` to the workgroup buffer from `base`, as loadRun
-    // loads them.
-    auto storeRun = [&](Value buffer, Value base, ArrayRef<Value> elements) {
-      int64_t width = std::min<int64_t>(elements.size(), 4);
-      int64_t bytes = width * stateType.getIntOrFloatBitWidth() / 8;
-      auto type = VectorType::get({width}, stateType);
-      for (int64_t e = 0; e < static_cast<int64_t>(elements.size());
-           e += width) {
-        Value at = kb.add(base, kb.idx(e));
-        if (width == 1) {
-          memref::StoreOp::create(rewriter, loc, elements[e], buffer,
-                                  ValueRange{at});
-          continue;
-        }
-        Value run = vector::FromElementsOp::create(rewriter, loc, type,
-                                                   elements.slice(e, width));
-        vector::StoreOp::create(rewriter, loc, run, buffer, ValueRange{at},
-                                /*nontemporal=*/false,
-                                llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
-      }
-    };
-    auto featuresOf = [&](int64_t width) { return features / width; };
     // Columns past Dv are computed on zeros and not stored: every thread
     // takes part in the barriers and shuffles.
     auto activeAt = [&](int64_t c) { return kb.ult(columnAt(c), dv); };
@@ -470,7 +416,7 @@ std::optional<std::string> Converter::convert(ScanOp op) {
     };
     auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
       auto stageFeatures = [&](int64_t width) {
-        Value groups = kb.idx(featuresOf(width));
+        Value groups = kb.idx(features / width);
         kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
           Value t = kb.divU(i, groups);
           Value f = kb.mul(kb.remU(i, groups), kb.idx(width));
@@ -519,17 +465,17 @@ std::optional<std::string> Converter::convert(ScanOp op) {
       if (!mapsOnCopy(q) && !mapsOnCopy(k))
         return;
       byWidth(wideFeatures, [&](int64_t width) {
-        kb.forLoop(tid, kb.mul(count, kb.idx(featuresOf(width))), cTile,
+        kb.forLoop(tid, kb.mul(count, kb.idx(features / width)), cTile,
                    [&](Value i) {
                      Value at = kb.add(fBase, kb.mul(i, kb.idx(width)));
                      for (auto [buffer, source] :
                           {std::make_pair(qs, &q), std::make_pair(ks, &k)}) {
                        if (!mapsOnCopy(*source))
                          continue;
-                       SmallVector<Value> run = loadRun(buffer, at, width);
+                       SmallVector<Value> run = kb.loadRun(buffer, at, width);
                        for (Value &x : run)
                          x = kb.featureOf(x, *source);
-                       storeRun(buffer, at, run);
+                       kb.storeRun(buffer, at, run);
                      }
                    });
       });
@@ -587,34 +533,51 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               })[0];
           memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
         });
-      // The denominators: eps plus the token's F partial products. With
-      // several lanes per token, each adds F / lanes of them (every lanes-th
-      // one: a warp's loads take consecutive words of each row) pairwise,
-      // and the lanes add their sums with shuffles; the block's threads
-      // take part alike, each pass covering all of the block's tokens.
-      // Otherwise one thread per token, in kDenominatorChains interleaved
-      // sums added pairwise (one chain of F dependent adds would hold the
-      // block's other threads at the barrier for F add latencies).
-      if (normalized && denominatorLanes > 1) {
+      // The denominators: eps plus the token's F partial products. Each of
+      // the token's lanes adds F / lanes of them (every lanes-th one: a
+      // warp's loads take consecutive words of each row) in up to
+      // kDenominatorChains interleaved sums added pairwise (one chain of
+      // dependent adds would hold the block's other threads at the barrier
+      // for as many add latencies), and the lanes add their sums with
+      // shuffles; the block's threads take part alike, each pass covering
+      // the block's tokens (all of them with several lanes a token).
+      if (normalized) {
         kb.barrier();
         Value lanes = kb.idx(denominatorLanes);
         Value denominatorPart = kb.remU(tid, lanes);
+        int64_t perLane = features / denominatorLanes;
+        int64_t chains = std::clamp<int64_t>(perLane, 1, kDenominatorChains);
+        int64_t whole = perLane / chains * chains;
         kb.forLoop(
             c0, count, kb.idx(tile / denominatorLanes), [&](Value first) {
               Value t = kb.add(first, kb.divU(tid, lanes));
               Value valid = kb.ult(t, count);
-              // Tokens past the block read its last token's row (their sums are
-              // dropped): the words its own lanes read, in their warp or alone
-              // in theirs, where another row would share their banks.
+              // Tokens past the block read its last token's row (their sums
+              // are dropped): the words its own lanes read, in their warp or
+              // alone in theirs, where another row would share their banks.
               Value rowBase = kb.add(
                   kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
                   denominatorPart);
-              SmallVector<Value> partials;
-              for (int64_t f = 0; f < features; f += denominatorLanes)
-                partials.push_back(memref::LoadOp::create(
-                    rewriter, loc, pz, ValueRange{kb.add(rowBase, kb.idx(f))}));
+              auto partial = [&](Value j) {
+                return memref::LoadOp::create(
+                           rewriter, loc, pz,
+                           ValueRange{kb.add(rowBase, kb.mul(j, lanes))})
+                    .getResult();
+              };
+              SmallVector<Value> sums = kb.forLoop(
+                  c0, kb.idx(whole), kb.idx(chains),
+                  SmallVector<Value>(chains, kb.fconst(0.0)),
+                  [&](Value j0, ValueRange acc) -> SmallVector<Value> {
+                    SmallVector<Value> next;
+                    for (int64_t i = 0; i < chains; ++i)
+                      next.push_back(
+                          kb.fadd(acc[i], partial(kb.add(j0, kb.idx(i)))));
+                    return next;
+                  });
+              for (int64_t j = whole; j < perLane; ++j)
+                sums[j - whole] = kb.fadd(sums[j - whole], partial(kb.idx(j)));
               Value sum =
-                  kb.sumOverLanes(kb.pairwiseSum(partials), denominatorLanes);
+                  kb.sumOverLanes(kb.pairwiseSum(sums), denominatorLanes);
               Value writes = arith::AndIOp::create(rewriter, loc, valid,
                                                    kb.eq(denominatorPart, c0));
               kb.ifThen(writes, [&] {
@@ -624,41 +587,13 @@ std::optional<std::string> Converter::convert(ScanOp op) {
               });
             });
         kb.barrier();
-      } else if (normalized) {
-        kb.barrier();
-        int64_t chains = std::clamp<int64_t>(features, 1, kDenominatorChains);
-        int64_t whole = features / chains * chains;
-        kb.forLoop(tid, count, cTile, [&](Value t) {
-          Value rowBase = kb.mul(t, cF);
-          auto partial = [&](Value f) {
-            return memref::LoadOp::create(rewriter, loc, pz,
-                                          ValueRange{kb.add(rowBase, f)})
-                .getResult();
-          };
-          SmallVector<Value> init(chains, kb.fconst(0.0));
-          init.front() = kb.fconst(eps);
-          SmallVector<Value> sums =
-              kb.forLoop(c0, kb.idx(whole), kb.idx(chains), init,
-                         [&](Value f0, ValueRange acc) -> SmallVector<Value> {
-                           SmallVector<Value> next;
-                           for (int64_t j = 0; j < chains; ++j)
-                             next.push_back(kb.fadd(
-                                 acc[j], partial(kb.add(f0, kb.idx(j)))));
-                           return next;
-                         });
-          for (int64_t f = whole; f < features; ++f)
-            sums[f - whole] = kb.fadd(sums[f - whole], partial(kb.idx(f)));
-          memref::StoreOp::create(rewriter, loc, kb.pairwiseSum(sums), den,
-                                  ValueRange{t});
-        });
-        kb.barrier();
       }
       // The recurrence over the block's tokens, the state columns in
       // registers: token t of the block.
       auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
         Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
         Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
-        SmallVector<Value> vt = loadRun(vs, vRow, threadColumns);
+        SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
         Value rowBase = kb.add(fBase, kb.mul(t, cF));
         SmallVector<Value> next;
         // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
@@ -673,8 +608,8 @@ std::optional<std::string> Converter::convert(ScanOp op) {
         SmallVector<Value> kt, qt;
         for (int64_t f = 0; f < laneFeatures; f += group) {
           Value i = kb.add(rowBase, featureAt(f));
-          llvm::append_range(kt, loadRun(ks, i, group));
-          llvm::append_range(qt, loadRun(qs, i, group));
+          llvm::append_range(kt, kb.loadRun(ks, i, group));
+          llvm::append_range(qt, kb.loadRun(qs, i, group));
         }
         for (int64_t f = 0; f < laneFeatures; ++f) {
           Value kf = kt[f], qf = qt[f];
