@@ -96,10 +96,11 @@ static_assert(kReadoutTokens % 4 == 0, "the staging takes four tokens a warp");
 /// aligned): the inner products of the scalar linear-form kernels.
 static SmallVector<Value> addScaledRow(KernelBuilder &kb, Value buffer,
                                        Value base, Value x, ValueRange acc) {
-  SmallVector<Value> row = kb.loadRun(buffer, base, acc.size());
   SmallVector<Value> next;
-  for (auto [element, sum] : llvm::zip_equal(row, acc))
-    next.push_back(kb.fma(element, x, sum));
+  for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); i += 4)
+    for (auto [e, element] :
+         llvm::enumerate(kb.loadRun(buffer, kb.add(base, kb.idx(i)), 4)))
+      next.push_back(kb.fma(element, x, acc[i + e]));
   return next;
 }
 
@@ -564,9 +565,14 @@ std::optional<std::string> Converter::convert(ScanOp op) {
                            ValueRange{kb.add(rowBase, kb.mul(j, lanes))})
                     .getResult();
               };
-              SmallVector<Value> sums = kb.forLoop(
-                  c0, kb.idx(whole), kb.idx(chains),
-                  SmallVector<Value>(chains, kb.fconst(0.0)),
+              // The chains start at the first products (at zero for F = 0).
+              SmallVector<Value> sums(chains, kb.fconst(0.0));
+              if (whole)
+                for (int64_t i = 0; i < chains; ++i)
+                  sums[i] = partial(kb.idx(i));
+              sums = kb.forLoop(
+                  kb.idx(std::min(whole, chains)), kb.idx(whole),
+                  kb.idx(chains), sums,
                   [&](Value j0, ValueRange acc) -> SmallVector<Value> {
                     SmallVector<Value> next;
                     for (int64_t i = 0; i < chains; ++i)
