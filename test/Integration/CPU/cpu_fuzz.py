@@ -13,7 +13,9 @@ lowering.
 Each case runs through linattn-run with fresh data and is checked against
 its float64 reference within the tolerances of cpu_cases.py. Ill-conditioned
 draws are left out: identity features with a normalizer (denominators near
-zero); cpu_cases.py has fixed cases of them.
+zero); cpu_cases.py has fixed cases of them. The quadratic form's negative
+scales can bring a denominator near zero too: its errors are measured
+against what the division magnifies (reference.apply_scores_magnitude).
 
 Every case is reproducible from the seed and its index, which the output
 names. Without --seed a fresh one is drawn and printed.
