@@ -9,7 +9,10 @@ SHELL := /bin/bash
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
 LLVM_DIR   ?= /usr/lib/llvm-22
-CCACHE     := $(shell command -v ccache 2>/dev/null)
+# Expanded when the configure recipe runs, after `deps` may have installed
+# ccache: a fresh machine's first configure uses it too, and the next one
+# does not rebuild everything for a changed compiler launcher.
+CCACHE      = $(shell command -v ccache 2>/dev/null)
 
 CMAKE_CONFIGURE = cmake -G Ninja -S . -B $(BUILD_DIR) \
   -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
