@@ -682,6 +682,8 @@ private:
   std::optional<std::string> convert(ScanOp op);
   /// The chunked tensor-core kernel of a scan (f16/bf16 data, f32 state).
   std::optional<std::string> convertChunked(ScanOp op);
+  /// The recurrent kernel of a scan, on CUDA cores in the state's type.
+  std::optional<std::string> convertRecurrent(ScanOp op);
   std::optional<std::string> convert(StepOp op);
   /// The linear form's chunked tensor-core kernels (f16/bf16 data, f32
   /// state): the key-value summary as the sequence-parallel scan's segment

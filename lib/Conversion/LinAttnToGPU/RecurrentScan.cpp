@@ -1,0 +1,794 @@
+//===- RecurrentScan.cpp - the scan and step on CUDA cores ----------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The recurrent (RNN) form on CUDA cores, in the state's type: the causal
+// scan token by token, for the scans the chunked tensor-core kernels do not
+// take (f32 or f64 data and state, scan-kernel=recurrent), and the decode
+// step.
+//
+// - scan: one block per batch element and tile of value columns; each
+//   thread keeps `scan-thread-columns` adjacent columns of S in registers
+//   (a share of their rows, `scan-feature-lanes` x columns lanes sharing
+//   the rows); the features and values of a block of tokens are staged in
+//   shared memory (with the fused feature map applied once; with f32 data
+//   on sm_80 and later the next block is copied by cp.async while the
+//   current one runs), the normalizer z and the denominators are computed
+//   there cooperatively.
+// - step (decoding): `scan-feature-lanes` threads per value column of each
+//   batch element, each streaming its share of the state's rows from global
+//   memory: the first 32 loaded before φ(q), φ(k) and the new normalizer
+//   are staged in shared memory, the rest 8 rows at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilders.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::linattn;
+using namespace mlir::linattn::gpukernels;
+
+/// Partial sums of the recurrent scan's readout φ(q)ᵀS[:, d] per token.
+static constexpr int64_t kReadoutChains = 4;
+
+/// Tokens per iteration of the recurrent scan's token loop.
+static constexpr int64_t kTokensPerIteration = 2;
+
+/// Partial sums of the recurrent scan's denominators eps + φ(q)ᵀz per token.
+static constexpr int64_t kDenominatorChains = 8;
+
+/// Most lanes that add up one token's denominator in the recurrent scan; the
+/// rows of its partial products are padded by as many elements.
+static constexpr int64_t kDenominatorLanes = 8;
+
+/// State rows whose loads a lane of the step kernel issues together: the
+/// first kStepEarlyLoads before the features are staged, the rest in groups
+/// of kStepLoads.
+static constexpr int64_t kStepEarlyLoads = 32;
+static constexpr int64_t kStepLoads = 8;
+
+/// Shared memory the scan kernel stays within where it can: CUDA's static
+/// limit per block.
+static constexpr int64_t kScanSharedBytes = 48 * 1024;
+
+/// Size of the token block the scan stages in shared memory: the query and
+/// key features (and, `normalized`, the normalizer's partial products) of
+/// TT tokens, about 8 KiB each, fewer tokens where `slots` blocks of φ(q),
+/// φ(k) and V (`columns` wide) with the normalizer's buffers would pass
+/// kScanSharedBytes. With two slots, 0 where not even one token fits (the
+/// kernel then stages synchronously); with one, at least one token.
+static int64_t scanTokensPerBlock(int64_t features, int64_t columns,
+                                  int64_t slots, bool normalized,
+                                  Type stateType) {
+  int64_t element = stateType.getIntOrFloatBitWidth() / 8;
+  int64_t tokens = std::clamp<int64_t>(
+      8192 / std::max<int64_t>(features * element, 1), 1, 64);
+  // Per token: φ(q), φ(k) and V in each slot, normalized a padded row of
+  // partial products and a denominator; once: the running normalizer.
+  int64_t perToken =
+      element * (slots * (2 * features + columns) +
+                 (normalized ? features + kDenominatorLanes + 1 : 0));
+  int64_t fit = (kScanSharedBytes - element * features) / perToken;
+  return std::clamp<int64_t>(fit, slots > 1 ? 0 : 1, tokens);
+}
+
+std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
+  RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
+  RankedTensorType vType = tensorTypeOf(op.getValues());
+  RankedTensorType sType = cast<RankedTensorType>(op.getFinalState().getType());
+  int64_t features = qType.getShape().back();
+  if (auto reason = checkFeatureSize(features))
+    return reason;
+  Type stateType = sType.getElementType();
+  int64_t tile = options.scanTile;
+  // Each thread keeps `threadColumns` adjacent value columns, each feature
+  // it loads serving all of them; `lanes` threads share a group of columns,
+  // each with F / lanes of its features, so that a warp covers
+  // 32 / scan-feature-lanes columns whatever the columns per thread. The
+  // lanes add their readouts with shuffles, so they must be in one full
+  // warp. Fewer columns per thread where the state would not fit the
+  // register budget (when F has few factors of two).
+  int64_t registerWidth =
+      std::max<int64_t>(1, stateType.getIntOrFloatBitWidth() / 32);
+  int64_t threadColumns = options.scanThreadColumns * 2, lanes, laneFeatures,
+          registers;
+  do {
+    threadColumns /= 2;
+    lanes = options.scanFeatureLanes * threadColumns;
+    while (lanes > 1 && (lanes > 32 || features % lanes || tile % 32))
+      lanes /= 2;
+    laneFeatures = features / lanes;
+    registers = laneFeatures * threadColumns * registerWidth;
+  } while (threadColumns > 1 && registers > options.maxRegisterState);
+  int64_t columns = tile / lanes * threadColumns; // value columns per block
+  if (auto reason = valueTilesUnsupported(vType.getShape().back(), columns))
+    return reason;
+  if (registers > options.maxRegisterState)
+    return "the state column (F = " + std::to_string(features) + ", " +
+           std::to_string(laneFeatures) +
+           " per thread) does not fit the "
+           "scan's register budget of " +
+           std::to_string(options.maxRegisterState) + " registers";
+
+  FeatureSource q = featureSourceOf(op.getQueryFeatures());
+  FeatureSource k = featureSourceOf(op.getKeyFeatures());
+  bool normalized = op.isNormalized();
+  bool reverse = op.isReverse();
+  bool hasInit = op.hasInitialState();
+  bool writesState = scanWritesState(op);
+  bool needZ = normalized || !op.getFinalNormalizer().use_empty();
+  double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
+  Location loc = op.getLoc();
+  Type dataType = vType.getElementType();
+  // With async copies (sm_80 and later) each block of tokens is copied into
+  // one of two slots while the block before it runs, which needs the data
+  // in the state's type (a copy converts nothing): f32 data, f32 state; and
+  // room for two slots of a token at least.
+  bool async =
+      options.asyncCopies && stateType.getIntOrFloatBitWidth() == 32 &&
+      llvm::all_of(ArrayRef<Value>{q.tensor, k.tensor, op.getValues()},
+                   [&](Value x) {
+                     return tensorTypeOf(x).getElementType() == stateType;
+                   });
+  int64_t tokens =
+      async ? scanTokensPerBlock(features, columns, 2, normalized, stateType)
+            : 0;
+  if (tokens == 0) {
+    async = false;
+    tokens = scanTokensPerBlock(features, columns, 1, normalized, stateType);
+  }
+  int64_t slots = async ? 2 : 1;
+  // Lanes adding up each token's denominator (adjacent lanes of a warp, all
+  // of the block's tokens in one pass), and the pitch of the partial
+  // products' rows: padded by the lanes, so that the lanes of a warp, which
+  // read 32 / lanes rows, read distinct banks.
+  int64_t denominatorLanes = 1;
+  if (normalized && tile % 32 == 0)
+    while (denominatorLanes < kDenominatorLanes &&
+           features >= 2 * denominatorLanes &&
+           features % (2 * denominatorLanes) == 0 &&
+           tokens * 2 * denominatorLanes <= tile)
+      denominatorLanes *= 2;
+  int64_t partialPitch =
+      features + (denominatorLanes > 1 ? denominatorLanes : 0);
+
+  // The kernel.
+  SmallVector<Type> argTypes = {
+      flatBufferType(tensorTypeOf(q.tensor).getElementType()),
+      flatBufferType(tensorTypeOf(k.tensor).getElementType()),
+      flatBufferType(dataType)};
+  if (hasInit) {
+    argTypes.push_back(flatBufferType(stateType));
+    argTypes.push_back(flatBufferType(stateType));
+  }
+  argTypes.push_back(
+      flatBufferType(tensorTypeOf(op.getResult()).getElementType()));
+  if (writesState) {
+    argTypes.push_back(flatBufferType(stateType));
+    argTypes.push_back(flatBufferType(stateType));
+  }
+  Type indexType = rewriter.getIndexType();
+  argTypes.push_back(indexType); // N
+  argTypes.push_back(indexType); // Dv
+  SmallVector<Type> shared = {
+      // φ(q) and φ(k) of the block (of the current and next block with
+      // async copies).
+      workgroupBufferType(stateType, slots * tokens * features),
+      workgroupBufferType(stateType, slots * tokens * features),
+      // φ(q)ᵢ zᵢ partials and denominators, when normalized.
+      workgroupBufferType(stateType, normalized ? tokens * partialPitch : 1),
+      workgroupBufferType(stateType, normalized ? tokens : 1),
+      workgroupBufferType(stateType, features), // running z
+      // V of the block's tokens and columns (of two blocks, likewise).
+      workgroupBufferType(stateType, slots * tokens * columns)};
+  std::string name =
+      kernelName((Twine("linattn_scan_") + (reverse ? "reverse" : "forward") +
+                  "_" + mapName(q) + (normalized ? "_normalized" : ""))
+                     .str());
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels(), name, argTypes, shared);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    setInsertionPointToKernelBody(rewriter, kernel);
+    KernelBuilder kb(rewriter, loc, stateType);
+    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit, writesState);
+    Value qBuf = bound.q, kBuf = bound.k, vBuf = bound.v, s0Buf = bound.s0,
+          z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
+          n = bound.n, dv = bound.dv;
+    ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
+    Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4],
+          vs = wg[5];
+
+    Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
+          cTT = kb.idx(tokens), cTile = kb.idx(tile);
+    Value batch = kb.blockId(gpu::Dimension::x);
+    Value tid = kb.threadId();
+    // Thread tid keeps F / lanes features of `threadColumns` adjacent value
+    // columns from col. Lane l of a warp is part p = l / (32 / lanes) of
+    // column group g = l mod (32 / lanes): the lanes of a part, adjacent,
+    // read the same features (pairs of lanes with one address, which an SM
+    // returns at twice the rate of distinct ones), the `lanes` parts of a
+    // group are 32 / lanes lanes apart. A part holds groups of 4 consecutive
+    // features, the parts' groups side by side (part p: features 4p..4p+3,
+    // 4(p + lanes).., ...; one feature at a time when F / lanes is not a
+    // multiple of 4), so that it reads a group of φ(q) or φ(k) as one
+    // 16-byte load and the parts read consecutive bytes, where blocks of
+    // F / lanes features would put them in the same banks.
+    int64_t groupLanes = 32 / lanes;
+    Value lane = kb.remU(tid, kb.idx(32));
+    Value part = kb.divU(lane, kb.idx(groupLanes));
+    Value columnGroup =
+        kb.add(kb.mul(kb.divU(tid, kb.idx(32)), kb.idx(groupLanes)),
+               kb.remU(lane, kb.idx(groupLanes)));
+    Value blockColumn = kb.mul(columnGroup, kb.idx(threadColumns));
+    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
+                       blockColumn);
+    int64_t group = laneFeatures % 4 == 0 ? 4 : 1;
+    Value groupBase = kb.mul(part, kb.idx(group));
+    auto featureAt = [&](int64_t j) {
+      return kb.add(kb.idx((j / group) * lanes * group + j % group), groupBase);
+    };
+    auto columnAt = [&](int64_t c) { return kb.add(col, kb.idx(c)); };
+    // Columns past Dv are computed on zeros and not stored: every thread
+    // takes part in the barriers and shuffles.
+    auto activeAt = [&](int64_t c) { return kb.ult(columnAt(c), dv); };
+    Value stateBase = kb.mul(batch, cF); // row b*F of S and z
+
+    // The state columns in registers (feature j of column c at
+    // j·threadColumns + c), the normalizer in shared memory.
+    SmallVector<Value> column;
+    for (int64_t j = 0; j < laneFeatures; ++j) {
+      for (int64_t c = 0; c < threadColumns; ++c) {
+        if (hasInit)
+          column.push_back(
+              kb.loadIf(activeAt(c), s0Buf,
+                        kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
+                               columnAt(c))));
+        else
+          column.push_back(kb.fconst(0.0));
+      }
+    }
+    if (needZ)
+      kb.forLoop(tid, cF, cTile, [&](Value f) {
+        Value init =
+            hasInit ? kb.load(z0Buf, kb.add(stateBase, f)) : kb.fconst(0.0);
+        memref::StoreOp::create(rewriter, loc, init, zs, ValueRange{f});
+      });
+
+    // Position of token t of the block starting at t0 in the sequence.
+    auto tokenAt = [&](Value t0, Value t) {
+      Value i = kb.add(t0, t);
+      return reverse ? kb.sub(kb.sub(n, c1), i) : i;
+    };
+
+    Value cColumns = kb.idx(columns);
+    Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), cColumns);
+    // The offsets of slot `slot` in the feature and value buffers.
+    auto slotBases = [&](Value slot) {
+      return std::make_pair(kb.mul(slot, kb.idx(tokens * features)),
+                            kb.mul(slot, kb.idx(tokens * columns)));
+    };
+    // Stages the `count` tokens at t0 into the slot at (fBase, vBase): φ(q)
+    // and φ(k), and V of the block's columns (zeros past Dv). Synchronously,
+    // each element loaded, mapped and stored; with async copies each is
+    // copied by cp.async (4 bytes, whatever the alignment) and the feature
+    // maps wait for `mapStaged`. The recurrence reads a token's value from
+    // shared memory, where a load from global memory would put its latency
+    // on every token's critical path.
+    //
+    // Async copies take 16 bytes (4 elements) at a time where the rows
+    // allow it, tested once per block: φ(q), φ(k) with F a multiple of 4
+    // and both buffers 16-byte aligned; V with Dv a multiple of 4 (a group
+    // is wholly in Dv or past it, and copies zeros there) and its buffer
+    // aligned. Elsewhere 4 bytes each, whatever the alignment.
+    Value wideFeatures, wideValues; // null: never
+    if (async && features % 4 == 0)
+      wideFeatures = arith::AndIOp::create(
+          rewriter, loc, kb.alignedTo(qBuf, 16), kb.alignedTo(kBuf, 16));
+    if (async && columns % 4 == 0)
+      wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
+                                         kb.eq(kb.remU(dv, kb.idx(4)), c0));
+    // Runs `body(width)` with the width wide copies take where `wide` holds
+    // and with 1 elsewhere.
+    auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
+      if (!wide)
+        return body(1);
+      kb.ifElse(
+          wide, [&] { body(4); }, [&] { body(1); });
+    };
+    auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
+      auto stageFeatures = [&](int64_t width) {
+        Value groups = kb.idx(features / width);
+        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+          Value t = kb.divU(i, groups);
+          Value f = kb.mul(kb.remU(i, groups), kb.idx(width));
+          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value at = kb.add(kb.mul(row, cF), f);
+          Value to = kb.add(fBase, kb.mul(i, kb.idx(width)));
+          if (async) {
+            kb.asyncCopy(qBuf, at, qs, to, width, Value(), width == 4);
+            kb.asyncCopy(kBuf, at, ks, to, width, Value(), width == 4);
+            return;
+          }
+          kb.store(kb.loadFeature(qBuf, at, q), qs, to);
+          kb.store(kb.loadFeature(kBuf, at, k), ks, to);
+        });
+      };
+      auto stageValues = [&](int64_t width) {
+        Value groups = kb.idx(columns / width);
+        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+          Value t = kb.divU(i, groups);
+          Value c =
+              kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width)));
+          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value exists = kb.ult(c, dv);
+          Value at = kb.add(kb.mul(row, dv), c);
+          Value to = kb.add(vBase, kb.mul(i, kb.idx(width)));
+          if (width > 1)
+            kb.asyncCopy(vBuf, kb.select(exists, at, c0), vs, to, width,
+                         kb.select(exists, kb.idx(width), c0),
+                         /*bypassL1=*/true);
+          else if (async)
+            kb.ifElse(
+                exists, [&] { kb.asyncCopy(vBuf, at, vs, to); },
+                [&] { kb.store(kb.fconst(0.0), vs, to); });
+          else
+            kb.store(kb.loadIf(exists, vBuf, at), vs, to);
+        });
+      };
+      byWidth(wideFeatures, stageFeatures);
+      byWidth(wideValues, stageValues);
+    };
+    // With async copies: applies the feature maps to the elements of the
+    // `count` tokens at fBase this thread copied, in its copies' groups (its
+    // own copies are complete once it has waited for their group; the
+    // barrier after this publishes them).
+    auto mapStaged = [&](Value count, Value fBase) {
+      if (!mapsOnCopy(q) && !mapsOnCopy(k))
+        return;
+      byWidth(wideFeatures, [&](int64_t width) {
+        kb.forLoop(tid, kb.mul(count, kb.idx(features / width)), cTile,
+                   [&](Value i) {
+                     Value at = kb.add(fBase, kb.mul(i, kb.idx(width)));
+                     for (auto [buffer, source] :
+                          {std::make_pair(qs, &q), std::make_pair(ks, &k)}) {
+                       if (!mapsOnCopy(*source))
+                         continue;
+                       SmallVector<Value> run = kb.loadRun(buffer, at, width);
+                       for (Value &x : run)
+                         x = kb.featureOf(x, *source);
+                       kb.storeRun(buffer, at, run);
+                     }
+                   });
+      });
+    };
+
+    // With async copies the first block is in flight before the loop, and
+    // each iteration starts the next block's copies into the other slot
+    // (after the barrier that ends every thread's reads of it), then waits
+    // for its own block's: all but the group it just committed.
+    if (async) {
+      stage(c0, kb.minU(cTT, n), c0, c0);
+      kb.commitAsyncCopies();
+    }
+    column = kb.forLoop(c0, n, cTT, column, [&](Value t0, ValueRange carried) {
+      Value count = kb.minU(cTT, kb.sub(n, t0));
+      Value slot = async ? kb.remU(kb.divU(t0, cTT), kb.idx(2)) : c0;
+      Value fBase, vBase;
+      std::tie(fBase, vBase) = slotBases(slot);
+      kb.barrier();
+      if (async) {
+        Value next = kb.add(t0, cTT);
+        kb.ifThen(kb.ult(next, n), [&] {
+          auto [nextF, nextV] = slotBases(kb.sub(c1, slot));
+          stage(next, kb.minU(cTT, kb.sub(n, next)), nextF, nextV);
+        });
+        kb.commitAsyncCopies();
+        kb.waitAsyncCopies(/*pending=*/1);
+        mapStaged(count, fBase);
+      } else {
+        stage(t0, count, fBase, vBase);
+      }
+      kb.barrier();
+      // The running normalizer, one feature per thread, and the partial
+      // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
+      // the final normalizer is unused.
+      if (needZ)
+        kb.forLoop(tid, cF, cTile, [&](Value f) {
+          Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+          Value z = kb.forLoop(
+              c0, count, c1, ValueRange{z0},
+              [&](Value t, ValueRange zc) -> SmallVector<Value> {
+                Value i = kb.add(kb.mul(t, cF), f);
+                Value staged = kb.add(fBase, i);
+                Value kf = memref::LoadOp::create(rewriter, loc, ks,
+                                                  ValueRange{staged});
+                Value next = kb.fadd(zc[0], kf);
+                if (normalized) {
+                  Value qf = memref::LoadOp::create(rewriter, loc, qs,
+                                                    ValueRange{staged});
+                  memref::StoreOp::create(
+                      rewriter, loc, kb.fmul(qf, next), pz,
+                      ValueRange{kb.add(kb.mul(t, kb.idx(partialPitch)), f)});
+                }
+                return {next};
+              })[0];
+          memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
+        });
+      // The denominators: eps plus the token's F partial products. Each of
+      // the token's lanes adds F / lanes of them (every lanes-th one: a
+      // warp's loads take consecutive words of each row) in up to
+      // kDenominatorChains interleaved sums added pairwise (one chain of
+      // dependent adds would hold the block's other threads at the barrier
+      // for as many add latencies), and the lanes add their sums with
+      // shuffles; the block's threads take part alike, each pass covering
+      // the block's tokens (all of them with several lanes a token).
+      if (normalized) {
+        kb.barrier();
+        Value lanes = kb.idx(denominatorLanes);
+        Value denominatorPart = kb.remU(tid, lanes);
+        int64_t perLane = features / denominatorLanes;
+        int64_t chains = std::clamp<int64_t>(perLane, 1, kDenominatorChains);
+        int64_t whole = perLane / chains * chains;
+        kb.forLoop(
+            c0, count, kb.idx(tile / denominatorLanes), [&](Value first) {
+              Value t = kb.add(first, kb.divU(tid, lanes));
+              Value valid = kb.ult(t, count);
+              // Tokens past the block read its last token's row (their sums
+              // are dropped): the words its own lanes read, in their warp or
+              // alone in theirs, where another row would share their banks.
+              Value rowBase = kb.add(
+                  kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
+                  denominatorPart);
+              auto partial = [&](Value j) {
+                return memref::LoadOp::create(
+                           rewriter, loc, pz,
+                           ValueRange{kb.add(rowBase, kb.mul(j, lanes))})
+                    .getResult();
+              };
+              // The chains start at the first products (at zero for F = 0).
+              SmallVector<Value> sums(chains, kb.fconst(0.0));
+              if (whole)
+                for (int64_t i = 0; i < chains; ++i)
+                  sums[i] = partial(kb.idx(i));
+              sums = kb.forLoop(
+                  kb.idx(std::min(whole, chains)), kb.idx(whole),
+                  kb.idx(chains), sums,
+                  [&](Value j0, ValueRange acc) -> SmallVector<Value> {
+                    SmallVector<Value> next;
+                    for (int64_t i = 0; i < chains; ++i)
+                      next.push_back(
+                          kb.fadd(acc[i], partial(kb.add(j0, kb.idx(i)))));
+                    return next;
+                  });
+              for (int64_t j = whole; j < perLane; ++j)
+                sums[j - whole] = kb.fadd(sums[j - whole], partial(kb.idx(j)));
+              Value sum =
+                  kb.sumOverLanes(kb.pairwiseSum(sums), denominatorLanes);
+              Value writes = arith::AndIOp::create(rewriter, loc, valid,
+                                                   kb.eq(denominatorPart, c0));
+              kb.ifThen(writes, [&] {
+                memref::StoreOp::create(rewriter, loc,
+                                        kb.fadd(kb.fconst(eps), sum), den,
+                                        ValueRange{t});
+              });
+            });
+        kb.barrier();
+      }
+      // The recurrence over the block's tokens, the state columns in
+      // registers: token t of the block.
+      auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
+        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
+        SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
+        Value rowBase = kb.add(fBase, kb.mul(t, cF));
+        SmallVector<Value> next;
+        // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
+        // (kReadoutChains in all): one chain of F dependent fused
+        // multiply-adds would bound each token by F FMA latencies. With
+        // no features (F = 0) a readout is one zero chain.
+        int64_t chains = std::clamp<int64_t>(
+            laneFeatures, 1,
+            std::max<int64_t>(1, kReadoutChains / threadColumns));
+        SmallVector<SmallVector<Value>> partial(
+            threadColumns, SmallVector<Value>(chains, kb.fconst(0.0)));
+        SmallVector<Value> kt, qt;
+        for (int64_t f = 0; f < laneFeatures; f += group) {
+          Value i = kb.add(rowBase, featureAt(f));
+          llvm::append_range(kt, kb.loadRun(ks, i, group));
+          llvm::append_range(qt, kb.loadRun(qs, i, group));
+        }
+        for (int64_t f = 0; f < laneFeatures; ++f) {
+          Value kf = kt[f], qf = qt[f];
+          for (int64_t c = 0; c < threadColumns; ++c) {
+            next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
+            Value &sum = partial[c][f % chains];
+            sum = kb.fma(qf, next.back(), sum);
+          }
+        }
+        // The parts of a column add their readouts (every lane takes
+        // part), each lane left with the sums of some of its columns.
+        SmallVector<Value> sums;
+        for (int64_t c = 0; c < threadColumns; ++c)
+          sums.push_back(kb.pairwiseSum(partial[c]));
+        sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
+        Value first = kb.transposedSumFirst(part, threadColumns, lanes);
+        int64_t spread = std::min(threadColumns, lanes);
+        Value writer = kb.ult(part, kb.idx(spread));
+        Value denominator;
+        if (normalized)
+          denominator =
+              memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
+        for (auto [m, acc] : llvm::enumerate(sums)) {
+          Value out = normalized ? kb.fdiv(acc, denominator) : acc;
+          Value at = kb.add(col, kb.add(first, kb.idx(m)));
+          Value writes =
+              arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
+          kb.ifThen(writes,
+                    [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), at)); });
+        }
+        return next;
+      };
+      // kTokensPerIteration tokens an iteration, then the rest one at a
+      // time: the loads and products of a token need not wait for the
+      // shuffles of the one before, whose latency a lone warp per
+      // scheduler (small batches) would otherwise wait out every token.
+      Value cUnroll = kb.idx(kTokensPerIteration);
+      Value whole = kb.mul(kb.divU(count, cUnroll), cUnroll);
+      SmallVector<Value> state =
+          kb.forLoop(c0, whole, cUnroll, carried,
+                     [&](Value t, ValueRange s) -> SmallVector<Value> {
+                       SmallVector<Value> next(s.begin(), s.end());
+                       for (int64_t u = 0; u < kTokensPerIteration; ++u)
+                         next = token(kb.add(t, kb.idx(u)), next);
+                       return next;
+                     });
+      return kb.forLoop(whole, count, c1, state, token);
+    });
+
+    // The final state.
+    if (writesState)
+      for (int64_t c = 0; c < threadColumns; ++c)
+        kb.ifThen(activeAt(c), [&] {
+          for (int64_t j = 0; j < laneFeatures; ++j)
+            kb.store(column[j * threadColumns + c], sBuf,
+                     kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
+                            columnAt(c)));
+        });
+    if (writesState && needZ)
+      kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
+        kb.forLoop(tid, cF, cTile, [&](Value f) {
+          Value z = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+          kb.store(z, zBuf, kb.add(stateBase, f));
+        });
+      });
+  }
+
+  // The launch: grid (batch, value tiles of `columns` columns), `lanes`
+  // threads per value column.
+  rewriter.setInsertionPoint(op);
+  replaceScan(
+      op, launchScan(op, kernel, q.tensor, k.tensor, features, columns, tile));
+  return std::nullopt;
+}
+
+std::optional<std::string> Converter::convert(StepOp op) {
+  RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
+  RankedTensorType vType = tensorTypeOf(op.getValues());
+  RankedTensorType sType = tensorTypeOf(op.getState());
+  int64_t rank = qType.getRank();
+  int64_t features = qType.getShape().back();
+  if (auto reason = checkFeatureSize(features))
+    return reason;
+  Type stateType = sType.getElementType();
+  FeatureSource q = featureSourceOf(op.getQueryFeatures());
+  FeatureSource k = featureSourceOf(op.getKeyFeatures());
+  bool normalized = op.isNormalized();
+  double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
+  // Lanes per value column, as in the recurrent scan: each streams F / lanes
+  // rows of the column's state, and the lanes add their readouts with
+  // shuffles. More threads keep more of the state's loads in flight, which
+  // is what a step of a small batch waits for.
+  int64_t lanes = options.scanFeatureLanes;
+  while (lanes > 1 && features % lanes)
+    lanes /= 2;
+  int64_t dvStatic = vType.getShape().back();
+  auto blockFor = [&](int64_t lanes) {
+    return blockSizeFor(ShapedType::isDynamic(dvStatic) ? dvStatic
+                                                        : dvStatic * lanes,
+                        options.blockSize);
+  };
+  int64_t block = blockFor(lanes);
+  // The shuffles need whole warps: a `block-size` that is not a multiple of
+  // 32 gets one lane per column, as the recurrent scan does.
+  if (block % 32 != 0) {
+    lanes = 1;
+    block = blockFor(1);
+  }
+  int64_t laneFeatures = features / lanes;
+  int64_t columns = block / lanes; // value columns per block
+  if (auto reason = valueTilesUnsupported(dvStatic, columns))
+    return reason;
+  Location loc = op.getLoc();
+
+  Type indexType = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {
+      flatBufferType(tensorTypeOf(q.tensor).getElementType()),
+      flatBufferType(tensorTypeOf(k.tensor).getElementType()),
+      flatBufferType(vType.getElementType()),
+      flatBufferType(stateType),
+      flatBufferType(tensorTypeOf(op.getNormalizer()).getElementType()),
+      flatBufferType(tensorTypeOf(op.getResult()).getElementType()),
+      flatBufferType(stateType),
+      flatBufferType(cast<RankedTensorType>(op.getNewNormalizer().getType())
+                         .getElementType()),
+      indexType};
+  SmallVector<Type> shared(3, workgroupBufferType(stateType, features));
+  std::string name = kernelName(
+      (Twine("linattn_step_") + mapName(q) + (normalized ? "_normalized" : ""))
+          .str());
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels(), name, argTypes, shared);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    setInsertionPointToKernelBody(rewriter, kernel);
+    KernelBuilder kb(rewriter, loc, stateType);
+    ArrayRef<BlockArgument> args = kernel.getArguments();
+    Value qBuf = args[0], kBuf = args[1], vBuf = args[2], sIn = args[3],
+          zIn = args[4], oBuf = args[5], sOut = args[6], zOut = args[7],
+          dv = args[8];
+    ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
+    Value qs = wg[0], ks = wg[1], zs = wg[2];
+    Value c0 = kb.idx(0), cF = kb.idx(features), cBlock = kb.idx(block),
+          cLanes = kb.idx(lanes);
+    Value batch = kb.blockId(gpu::Dimension::x);
+    Value tid = kb.threadId();
+    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
+                       kb.divU(tid, cLanes));
+    Value part = kb.remU(tid, cLanes);
+    // Row r of the lane is feature r * lanes + part: the lanes of a column
+    // read consecutive features of φ(q), φ(k) (distinct banks) and z (one
+    // sector), where blocks of F / lanes rows would put them in one bank.
+    auto featureOf = [&](Value row) {
+      return kb.add(kb.mul(row, cLanes), part);
+    };
+    // The lanes of a column past Dv compute nothing and store nothing, but
+    // take part in the shuffles.
+    Value active = kb.ult(col, dv);
+    Value base = kb.mul(batch, cF);
+    Value zero = kb.fconst(0.0);
+    // Row `row` of the lane: its feature and the offset of S[f, col].
+    auto rowAt = [&](Value row) {
+      Value f = featureOf(row);
+      return std::make_pair(f, kb.add(kb.mul(kb.add(base, f), dv), col));
+    };
+    // v and the lane's first `early` state rows are loaded before the
+    // features are staged, so that their latency overlaps the staging's and
+    // the barrier's: a step of a small batch waits on little else.
+    int64_t early = std::min(laneFeatures, kStepEarlyLoads);
+    auto earlyLoads = scf::IfOp::create(
+        rewriter, loc, active,
+        [&](OpBuilder &, Location) {
+          SmallVector<Value> loaded = {
+              kb.load(vBuf, kb.add(kb.mul(batch, dv), col))};
+          for (int64_t j = 0; j < early; ++j)
+            loaded.push_back(kb.load(sIn, rowAt(kb.idx(j)).second));
+          scf::YieldOp::create(rewriter, loc, loaded);
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc,
+                               SmallVector<Value>(early + 1, zero));
+        });
+    // φ(q), φ(k) and the new normalizer z + φ(k), which every column's
+    // denominator reads.
+    kb.forLoop(tid, cF, cBlock, [&](Value f) {
+      Value at = kb.add(base, f);
+      Value kf = kb.loadFeature(kBuf, at, k);
+      memref::StoreOp::create(rewriter, loc, kb.loadFeature(qBuf, at, q), qs,
+                              ValueRange{f});
+      memref::StoreOp::create(rewriter, loc, kf, ks, ValueRange{f});
+      memref::StoreOp::create(rewriter, loc, kb.fadd(kb.load(zIn, at), kf), zs,
+                              ValueRange{f});
+    });
+    kb.barrier();
+    // Σ φ(q)ᵀS[:, col] and Σ φ(q)ᵀz over the lane's features: the early
+    // rows, then the rest in groups of kStepLoads rows whose loads are
+    // issued together, then used. A step is bound by the latency of these
+    // loads, not by their arithmetic.
+    auto partial = scf::IfOp::create(
+        rewriter, loc, active,
+        [&](OpBuilder &, Location) {
+          Value vt = earlyLoads.getResult(0);
+          auto update = [&](Value first, ValueRange s, ValueRange acc) {
+            SmallVector<Value> next(acc);
+            for (auto [j, sOld] : llvm::enumerate(s)) {
+              auto [f, at] = rowAt(kb.add(first, kb.idx(j)));
+              Value qf =
+                  memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
+              Value kf =
+                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{f});
+              Value sNew = kb.fma(kf, vt, sOld);
+              kb.store(sNew, sOut, at);
+              next[0] = kb.fma(qf, sNew, next[0]);
+              if (normalized)
+                next[1] = kb.fma(
+                    qf,
+                    memref::LoadOp::create(rewriter, loc, zs, ValueRange{f}),
+                    next[1]);
+            }
+            return next;
+          };
+          auto rows = [&](Value first, int64_t count, ValueRange acc) {
+            SmallVector<Value> s;
+            for (int64_t j = 0; j < count; ++j)
+              s.push_back(kb.load(sIn, rowAt(kb.add(first, kb.idx(j))).second));
+            return update(first, s, acc);
+          };
+          SmallVector<Value> acc = update(
+              c0, earlyLoads.getResults().drop_front(), ValueRange{zero, zero});
+          int64_t groups = (laneFeatures - early) / kStepLoads;
+          int64_t rest = (laneFeatures - early) % kStepLoads;
+          if (groups > 0)
+            acc = kb.forLoop(
+                kb.idx(early), kb.idx(early + groups * kStepLoads),
+                kb.idx(kStepLoads), acc,
+                [&](Value g, ValueRange carried) -> SmallVector<Value> {
+                  return rows(g, kStepLoads, carried);
+                });
+          if (rest > 0)
+            acc = rows(kb.idx(early + groups * kStepLoads), rest, acc);
+          scf::YieldOp::create(rewriter, loc, acc);
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc, ValueRange{zero, zero});
+        });
+    // The column's lanes add their sums.
+    SmallVector<Value> sums;
+    for (Value sum : partial.getResults())
+      sums.push_back(kb.sumOverLanes(sum, lanes));
+    Value out = normalized ? kb.fdiv(sums[0], kb.fadd(sums[1], kb.fconst(eps)))
+                           : sums[0];
+    Value writes =
+        arith::AndIOp::create(rewriter, loc, active, kb.eq(part, c0));
+    kb.ifThen(writes,
+              [&] { kb.store(out, oBuf, kb.add(kb.mul(batch, dv), col)); });
+    kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
+      kb.forLoop(tid, cF, cBlock, [&](Value f) {
+        kb.store(memref::LoadOp::create(rewriter, loc, zs, ValueRange{f}), zOut,
+                 kb.add(base, f));
+      });
+    });
+  }
+
+  rewriter.setInsertionPoint(op);
+  LaunchBuilder launch(rewriter, loc, module);
+  Value values = op.getValues();
+  int64_t batchDims = rank - 1;
+  launch.input(q.tensor);
+  launch.input(k.tensor);
+  launch.input(values);
+  launch.input(op.getState());
+  launch.input(op.getNormalizer());
+  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
+  OpFoldResult fSize = rewriter.getIndexAttr(features);
+  launch.output(tensorTypeOf(op.getResult()),
+                leadingThen(rewriter, loc, values, batchDims, {dvSize}));
+  launch.output(cast<RankedTensorType>(op.getNewState().getType()),
+                leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
+  launch.output(cast<RankedTensorType>(op.getNewNormalizer().getType()),
+                leadingThen(rewriter, loc, values, batchDims, {fSize}));
+  Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
+  launch.scalar(dvValue);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = arith::MaxUIOp::create(
+      rewriter, loc, ceilDiv(rewriter, loc, dvValue, columns), one);
+  SmallVector<Value> results = launch.launch(
+      kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
+      block);
+  rewriter.replaceOp(op, results);
+  return std::nullopt;
+}
