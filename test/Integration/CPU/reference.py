@@ -44,23 +44,22 @@ def apply_scores(a, v, eps=None):
 
 
 def apply_scores_magnitude(a, v, eps=None, a_terms=None):
-    """The scale of `apply_scores`' rounding errors, per output: the terms of
-    the numerator in magnitude (|A||V|, with `a_terms` the magnitude of the
-    terms each score sums, when the scores themselves can cancel) and, when
-    normalized, those over the denominator plus the output times the
-    denominator's condition number (Σ|a| / |Σa + eps|). About the output's
-    own size where nothing cancels (non-negative features and scale); far
-    above it where a negative scale brings a row sum close to -eps, whose
-    rounding the division then magnifies."""
+    """The scale of `apply_scores`' rounding errors, per output, as
+    `attention_magnitude` takes it: the product with each score replaced by
+    the magnitude of the terms it sums (`a_terms`, |a| by default), and, when
+    normalized, the output times the denominator's condition number
+    Σ|a| / |Σa + eps|, whichever is larger. The output itself where nothing
+    cancels (non-negative features and scale); far above it where a negative
+    scale brings a row sum close to -eps, whose rounding the division then
+    magnifies."""
     a = np.asarray(a, dtype=np.float64)
-    v = np.asarray(v, dtype=np.float64)
     a_terms = np.abs(a) if a_terms is None else np.asarray(a_terms, dtype=np.float64)
-    terms = a_terms @ np.abs(v)
+    terms = np.abs(np.asarray(a_terms @ np.asarray(v, dtype=np.float64)))
     if eps is None:
         return terms
     den = np.abs(np.sum(a, axis=-1, keepdims=True) + eps)
     cond = np.sum(a_terms, axis=-1, keepdims=True) / den
-    return terms / den + np.abs(apply_scores(a, v, eps)) * cond
+    return np.maximum(terms / den, np.abs(apply_scores(a, v, eps)) * cond)
 
 
 def kv_summary(fk, v):
