@@ -3,19 +3,19 @@
 Draws cases of every form the CPU pipeline lowers -- the fused scan and
 non-causal kernels, generic scans, steps and chains of steps, attention
 (causal and not, every feature map), the quadratic form, importer IR in
-plain linalg, feature maps alone -- with random sizes (0, 1, off the
-vector width and the token block, sequences split over threads), dynamic
-dimensions, 16-bit, f32 and f64 data, initial states and directions, and
-random options of linattn-lower-to-cpu (tokens-per-block, column-vectors,
-vector-width, num-threads, kernels, fuse-elementwise, chunk-size, an AVX2
-target, rewrite-forms) or random chains of the rewrite passes before the
-lowering.
-Each case runs through linattn-run with fresh data and is checked against
-its float64 reference within the tolerances of cpu_cases.py. Ill-conditioned
-draws are left out: identity features with a normalizer (denominators near
-zero); cpu_cases.py has fixed cases of them. The quadratic form's negative
-scales can bring a denominator near zero too: its errors are measured
-against what the division magnifies (reference.apply_scores_magnitude).
+plain linalg, feature maps alone -- with random sizes (empty ones rarely,
+1, off the vector width and the token block, sequences split over threads),
+dynamic dimensions, 16-bit, f32 and f64 data, initial states and
+directions, and random options of linattn-lower-to-cpu (tokens-per-block,
+column-vectors, vector-width, num-threads, kernels, fuse-elementwise,
+chunk-size, an AVX2 target, rewrite-forms) or random chains of the rewrite
+passes before the lowering. Each case runs through linattn-run with fresh
+data and is checked against its float64 reference within the tolerances of
+cpu_cases.py. Ill-conditioned draws are left out: identity features with a
+normalizer (denominators near zero); cpu_cases.py has fixed cases of them.
+The quadratic form's negative scales can bring a denominator near zero too:
+its errors are measured against what the division magnifies
+(reference.apply_scores_magnitude).
 
 Every case is reproducible from the seed and its index, which the output
 names. Without --seed a fresh one is drawn and printed.
@@ -41,6 +41,10 @@ KINDS = ("kernel", "linear", "scan", "step", "chain", "attention", "quadratic",
          "linalg", "feature_map")
 
 
+# The chance of an empty dimension where a draw allows one.
+ZERO_SIZE = 0.03
+
+
 class Draw:
     """The random choices of one case."""
 
@@ -53,8 +57,19 @@ class Draw:
     def chance(self, p):
         return self.rnd.random() < p
 
+    def size(self, *choices):
+        """One of `choices`, 0 (an empty dimension) only with the chance
+        ZERO_SIZE: an empty input tests a few code paths, and drawn as often
+        as the others it left about a third of the cases with nothing to
+        compute."""
+        if 0 in choices and self.chance(ZERO_SIZE):
+            return 0
+        return self.pick(*(c for c in choices if c != 0))
+
     def batch(self):
-        return self.pick((), (0,), (1,), (2,), (3,), (1, 2), (2, 1))
+        if self.chance(ZERO_SIZE):
+            return (0,)
+        return self.pick((), (1,), (2,), (3,), (1, 2), (2, 1))
 
     def dims(self, rank):
         """Dynamic dimensions among the first `rank`."""
@@ -102,11 +117,11 @@ def kernel_case(d):
     kind = d.pick("elu", "relu", "identity")
     eps = None if kind == "identity" or d.chance(0.4) else EPS
     batch = d.batch()
-    n = d.pick(0, 1, 2, 7, 16, 17, 33, 100, 300, 1000, 4097)
+    n = d.size(0, 1, 2, 7, 16, 17, 33, 100, 300, 1000, 4097)
     dyn = d.dims(len(batch) + 1)
     case = cc.kernel_case(
         kind, batch, n, d.pick(1, 3, 4, 8, 16, 17, 20, 32, 64, 100, 128),
-        d.pick(0, 1, 5, 8, 15, 16, 17, 33, 64, 100), eps, reverse=d.chance(0.5),
+        d.size(0, 1, 5, 8, 15, 16, 17, 33, 64, 100), eps, reverse=d.chance(0.5),
         init=d.chance(0.5), dyn=dyn, dtype=dtype, state=state,
         dyn_dv=d.chance(0.25),
         # Inputs down to -100: elu's exp where it underflows (not for 16-bit
@@ -124,8 +139,8 @@ def linear_case(d):
     eps = None if kind == "identity" or d.chance(0.4) else EPS
     batch = d.batch()
     case = cc.linear_kernel_case(
-        kind, batch, d.pick(0, 1, 7, 33, 100, 1000), d.pick(0, 1, 9, 37, 300, 1200),
-        d.pick(1, 4, 16, 20, 64, 128), d.pick(0, 1, 8, 17, 33, 64),
+        kind, batch, d.size(0, 1, 7, 33, 100, 1000), d.size(0, 1, 9, 37, 300, 1200),
+        d.pick(1, 4, 16, 20, 64, 128), d.size(0, 1, 8, 17, 33, 64),
         eps, dyn=d.dims(len(batch) + 1), dtype=dtype, dyn_dv=d.chance(0.25))
     return case, cpu_options(d)
 
@@ -133,9 +148,9 @@ def linear_case(d):
 def scan_case(d):
     """A scan of given features (a chunk_size attribute sometimes)."""
     batch = d.batch()
-    n = d.pick(0, 1, 2, 7, 33, 100, 300)
+    n = d.size(0, 1, 2, 7, 33, 100, 300)
     case = cc.scan_case(batch, n, d.pick(1, 4, 7, 16, 32, 64, 100),
-                        d.pick(0, 1, 5, 8, 33, 64), d.chance(0.5), d.chance(0.5),
+                        d.size(0, 1, 5, 8, 33, 64), d.chance(0.5), d.chance(0.5),
                         EPS if d.chance(0.6) else None, dyn=d.dims(len(batch) + 1),
                         chunk=d.pick(None, None, None, 1, 4, 16))
     return case, cpu_options(d)
@@ -220,7 +235,7 @@ def draw_feature_map(d):
     """A feature map alone, its features the result: favor and poly2, which
     have kernels of their own, and the elementwise maps."""
     kind = d.pick("favor", "favor", "poly2", "poly2", "elu", "relu", "identity")
-    head = d.pick(0, 1, 3, 8, 17) if kind == "poly2" else d.pick(0, 1, 7, 16, 33, 64)
+    head = d.size(0, 1, 3, 8, 17) if kind == "poly2" else d.size(0, 1, 7, 16, 33, 64)
     shape = d.pick((), (1,), (5,), (2, 3), (2, 1, 9), (1, 2, 33)) + (head,)
     m = d.pick(1, 5, 16, 17, 40, 64) if kind == "favor" else None
     return cc.feature_map_case(kind, shape, dyn=d.dims(len(shape)), m=m,

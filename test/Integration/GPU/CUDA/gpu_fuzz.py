@@ -1,13 +1,14 @@
 """Random numerical tests of the NVIDIA GPU backend.
 
-Draws cases of every GPU kernel with random sizes (0, 1, tile edges, odd
-value sizes), dynamic dimensions, feature maps, directions, initial states,
-large values for normalized 16-bit data (states past f16's range) and
-options of linattn-lower-to-nvvm (chunk-size, value-tile,
+Draws cases of every GPU kernel with random sizes (empty ones rarely, 1,
+tile edges, odd value sizes), dynamic dimensions, feature maps, directions,
+initial states, large values for normalized 16-bit data (states past f16's
+range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, wgmma, prefetch-chunks, tf32, scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
-scan-tile, block-size, rewrite-forms), with fresh data, and checks each
-against its float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
+min-blocks-per-sm, wgmma, prefetch-chunks, tf32, scan-kernel,
+linear-kernel, scan-feature-lanes, scan-thread-columns, scan-tile,
+block-size, rewrite-forms), with fresh data, and checks each against its
+float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
 draws are left out: identity features with a normalizer (denominators near
 zero) and 16-bit states (rounded at every token); gpu_cases.py has fixed
 cases of both.
@@ -64,8 +65,8 @@ def chunked_case(d, tf32):
     eps = None if kind == "identity" or d.chance(0.4) else EPS
     batch = d.batch()
     case = cc.kernel_case(
-        kind, batch, d.pick(0, 1, 2, 15, 16, 17, 63, 64, 65, 129, 300),
-        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100, 130),
+        kind, batch, d.size(0, 1, 2, 15, 16, 17, 63, 64, 65, 129, 300),
+        d.pick(16, 32, 48, 64, 80, 128), d.size(0, 1, 7, 8, 37, 64, 65, 100, 130),
         eps, reverse=d.chance(0.5), init=d.chance(0.5),
         dyn=(len(batch),) if d.chance(0.5) else (), dtype=dtype,
         dyn_dv=d.chance(0.25), values=large_values(d, eps, dtype))
@@ -81,10 +82,10 @@ def recurrent_case(d):
     kind = d.pick("elu", "relu", "identity")
     eps = None if kind == "identity" or d.chance(0.4) else EPS
     batch = d.batch()
-    n = d.pick(0, 1, 2, 7, 33, 100, 300)
+    n = d.size(0, 1, 2, 7, 33, 100, 300)
     case = cc.kernel_case(
         kind, batch, n, d.pick(1, 3, 4, 6, 7, 8, 16, 17, 32, 64, 100, 128),
-        d.pick(0, 1, 5, 8, 31, 33, 64, 100), eps, reverse=d.chance(0.5),
+        d.size(0, 1, 5, 8, 31, 33, 64, 100), eps, reverse=d.chance(0.5),
         init=d.chance(0.5), dyn=(len(batch),) if d.chance(0.5) else (),
         dyn_dv=d.chance(0.25))
     case.gpu_options = ["scan-kernel=recurrent"] + d.options(
@@ -98,9 +99,9 @@ def recurrent_case(d):
 
 def scan_case(d):
     batch = d.batch()
-    n = d.pick(0, 1, 2, 7, 33, 100, 300)
+    n = d.size(0, 1, 2, 7, 33, 100, 300)
     case = cc.scan_case(batch, n, d.pick(1, 4, 7, 16, 32, 64, 100),
-                        d.pick(0, 1, 5, 8, 33, 64), d.chance(0.5),
+                        d.size(0, 1, 5, 8, 33, 64), d.chance(0.5),
                         d.chance(0.5), EPS if d.chance(0.6) else None,
                         dyn=d.dims(len(batch) + 1))
     case.gpu_options = d.options(("scan-feature-lanes=1", "scan-feature-lanes=2"),
@@ -142,7 +143,7 @@ def attention_case(d, as_written):
 def linear_case(d):
     batch = d.batch()
     case = cc.linear_case(batch, d.pick(1, 7, 100), d.pick(1, 9, 130),
-                          d.pick(0, 1, 16, 64, 128), d.pick(0, 1, 8, 100),
+                          d.size(0, 1, 16, 64, 128), d.size(0, 1, 8, 100),
                           eps=EPS if d.chance(0.6) else None,
                           dyn=d.dims(len(batch) + 2))
     case.gpu_options = d.options(("block-size=1", "block-size=8", "block-size=64",
@@ -159,8 +160,8 @@ def linear_chunked_case(d):
     eps = None if kind == "identity" or d.chance(0.4) else EPS
     batch = d.batch()
     case = cc.linear_kernel_case(
-        kind, batch, d.pick(0, 1, 7, 63, 64, 65, 300), d.pick(0, 1, 9, 64, 65, 300),
-        d.pick(16, 32, 48, 64, 80, 128), d.pick(0, 1, 7, 8, 37, 64, 65, 100, 130),
+        kind, batch, d.size(0, 1, 7, 63, 64, 65, 300), d.size(0, 1, 9, 64, 65, 300),
+        d.pick(16, 32, 48, 64, 80, 128), d.size(0, 1, 7, 8, 37, 64, 65, 100, 130),
         eps, dyn=d.dims(len(batch) + 1), dtype=dtype, dyn_dv=d.chance(0.25),
         values=large_values(d, eps, dtype))
     case.gpu_options = chunked_options(d, tf32, ("linear-kernel=scalar",),
