@@ -123,6 +123,8 @@ LINATTN_VARIANTS = [
      "async-copies=false prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
+    ("linattn recurrent f32, batch-parallel", "f32",
+     "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
     ("linattn recurrent f32, 1 column/thread", "f32",
      "scan-kernel=recurrent scan-thread-columns=1", 1e-4),
     ("linattn recurrent f32, 2 columns/thread", "f32",
@@ -174,7 +176,13 @@ LINATTN_NOTES = {
         "strict fp32 (scan-kernel=recurrent): 4 value columns per thread, 16 "
         "lanes sharing their features (8 columns a warp), blocks of 128 "
         "threads (32 value columns), the next block of tokens copied by "
-        "cp.async during the current one",
+        "cp.async during the current one; sequence-parallel where batch × "
+        "value tiles stay below 132 blocks (segments' states, a scan over "
+        "them, the segments' outputs)",
+    "linattn recurrent f32, batch-parallel":
+        "the same with sequence-parallel-blocks=0: one block per batch "
+        "element and value tile walks the whole sequence (the default "
+        "before the segments; the same kernel where the batch fills the GPU)",
     "linattn recurrent f32, 1 column/thread":
         "the same with scan-thread-columns=1: 4 lanes per column, each "
         "φ(q), φ(k) element loaded for one column",

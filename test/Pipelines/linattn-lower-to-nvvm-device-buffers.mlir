@@ -33,16 +33,31 @@ func.func @decode(%q: tensor<8x16xf32>, %k: tensor<8x16xf32>, %v: tensor<8x24xf3
 
 // A causal scan with dynamic batch and length, from an initial state: the
 // output and the final state are out-params of the dynamic types; the final
-// normalizer, not returned, is a temporary on the stream.
+// normalizer, not returned, is a temporary on the stream. Batch-parallel or
+// sequence-parallel, decided at run time: the segments' kernels write the
+// same out-params (the final state from the scan over the segments), their
+// buffers temporaries on the stream too.
 // STAGE-LABEL: func.func @causal(
 //  STAGE-SAME: %[[O:[a-z0-9]+]]: memref<?x4x?x40xf32>, %[[SF:[a-z0-9]+]]: memref<?x4x16x40xf32>, %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
 //       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
 //   STAGE-NOT: gpu.memcpy
+//       STAGE: scf.if
 //       STAGE: %[[FO:.*]] = memref.reinterpret_cast %[[O]]
 //       STAGE: %[[FS:.*]] = memref.reinterpret_cast %[[SF]]
 //       STAGE: %[[ZT:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] (%{{.*}}) : memref<?x4x16xf32>
 //       STAGE: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @linattn_kernels::@linattn_scan_forward_elu_normalized_{{[0-9]+}} {{.*}} args({{.*}}%[[FO]] : memref<?xf32>, %[[FS]] : memref<?xf32>, %{{.*}} : memref<?xf32>,
 //       STAGE: gpu.dealloc async [%[[T2]]] %[[ZT]]
+//  STAGE-NEXT: scf.yield %[[O]], %[[SF]]
+//  STAGE-NEXT: } else {
+//   STAGE-NOT: gpu.memcpy
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_states_forward_elu_normalized_{{[0-9]+}}
+//       STAGE: %[[SEGS:.*]] = memref.reinterpret_cast %[[SF]]
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_prefix_forward_elu_normalized_{{[0-9]+}} {{.*}} %[[SEGS]] : memref<?xf32>
+//       STAGE: %[[SEGO:.*]] = memref.reinterpret_cast %[[O]]
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_scan_segment_outputs_forward_elu_normalized_{{[0-9]+}} {{.*}} %[[SEGO]] : memref<?xf32>
+//   STAGE-NOT: gpu.memcpy
+//       STAGE: scf.yield %[[O]], %[[SF]]
+//  STAGE-NEXT: }
 //  STAGE-NEXT: return
 func.func @causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor<?x4x?x40xf32>, %s0: tensor<?x4x16x40xf32>, %z0: tensor<?x4x16xf32>) -> (tensor<?x4x?x40xf32>, tensor<?x4x16x40xf32>) {
   %fq = linattn.feature_map elu %q : tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>

@@ -126,11 +126,25 @@
 // TF32-NOT: HMMA
 
 // The same scans through the recurrent kernel (scan-kernel=recurrent): fp32
-// state updates on FFMA, no tensor cores.
+// state updates on FFMA, no tensor cores, batch-parallel or (N dynamic,
+// decided at run time) sequence-parallel: the segments' contributions and
+// outputs on FFMA too.
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.recurrent.cubin
 // RUN: %cuobjdump --dump-sass %t.recurrent.cubin | FileCheck %s --check-prefix=RECURRENT
 // RECURRENT-NOT: HMMA
-// RECURRENT-LABEL: Function : linattn_scan_forward_relu_normalized_1
+// RECURRENT-LABEL: Function : linattn_scan_segment_outputs_forward_relu_normalized_7
+// RECURRENT: FFMA
+// RECURRENT-NOT: HMMA
+// RECURRENT-LABEL: Function : linattn_scan_segment_states_forward_relu_normalized_5
+// RECURRENT: FFMA
+// RECURRENT-NOT: HMMA
+// RECURRENT-LABEL: Function : linattn_scan_forward_relu_normalized_4
+// RECURRENT: FFMA
+// RECURRENT-NOT: HMMA
+// RECURRENT-LABEL: Function : linattn_scan_segment_outputs_forward_elu_normalized_3
+// RECURRENT: FFMA
+// RECURRENT-NOT: HMMA
+// RECURRENT-LABEL: Function : linattn_scan_segment_states_forward_elu_normalized_1
 // RECURRENT: FFMA
 // RECURRENT-NOT: HMMA
 // RECURRENT-LABEL: Function : linattn_scan_forward_elu_normalized_0
@@ -138,19 +152,26 @@
 // RECURRENT-NOT: HMMA
 
 // Every other kernel (Inputs/all-kernels.mlir): the strict-fp32 scan, the
-// f64 reverse scan on DFMA, kv_summary, query_readout and the decode step.
+// f64 reverse scan on DFMA (each with its sequence-parallel kernels),
+// kv_summary, query_readout and the decode step.
 // RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.all.cubin
 // RUN: %cuobjdump --dump-sass %t.all.cubin | FileCheck %s --check-prefix=ALL
 // RUN: %cuobjdump --dump-resource-usage %t.all.cubin | FileCheck %s --check-prefix=ALL-RES
 // ALL-NOT: HMMA
-// ALL-LABEL: Function : linattn_scan_reverse_features_4
+// ALL-LABEL: Function : linattn_scan_segment_outputs_reverse_features_10
 // ALL: DFMA
-// ALL-LABEL: Function : linattn_step_elu_normalized_3
+// ALL-LABEL: Function : linattn_scan_segment_prefix_reverse_features_9
+// ALL: DADD
+// ALL-LABEL: Function : linattn_scan_segment_states_reverse_features_8
+// ALL: DFMA
+// ALL-LABEL: Function : linattn_scan_reverse_features_7
+// ALL: DFMA
+// ALL-LABEL: Function : linattn_step_elu_normalized_6
 // ALL: FFMA
 // ALL: BAR.SYNC
-// ALL-LABEL: Function : linattn_query_readout_relu_normalized_2
+// ALL-LABEL: Function : linattn_query_readout_relu_normalized_5
 // ALL: FFMA
-// ALL-LABEL: Function : linattn_kv_summary_relu_1
+// ALL-LABEL: Function : linattn_kv_summary_relu_4
 // ALL: FFMA
 // ALL-LABEL: Function : linattn_scan_forward_elu_normalized_0
 // ALL: MUFU.EX2
@@ -159,7 +180,7 @@
 // ALL-NOT: HMMA
 // ALL-NOT: DFMA
 
-// ALL-RES-COUNT-5: STACK:0 SHARED:{{[0-9]+}} LOCAL:0
+// ALL-RES-COUNT-11: STACK:0 SHARED:{{[0-9]+}} LOCAL:0
 // ALL-RES-NOT: Function
 
 // ptxas' own report (-v) for every kernel: no stack, no
@@ -167,7 +188,7 @@
 // RUN: linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=isa async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.all.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.all.ptx -o %t.all.ptxas.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
-// PTXAS-COUNT-5: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-11: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 
 // The linear form's tensor-core kernels (non-causal attention, 16-bit data):

@@ -32,12 +32,20 @@
 // NVVM-DAG: nvvm.read.ptx.sreg.tid.x
 // NVVM-DAG: nvvm.barrier
 // NVVM-DAG: llvm.call @__nv_expf
-// NVVM: llvm.func @linattn_kv_summary_relu_1(
+// The scans' sequence-parallel kernels, for a launch that splits N (dynamic
+// here: decided at run time).
+// NVVM: llvm.func @linattn_scan_segment_states_forward_elu_normalized_1(
+// NVVM: llvm.func @linattn_scan_segment_prefix_forward_elu_normalized_2(
+// NVVM: llvm.func @linattn_scan_segment_outputs_forward_elu_normalized_3(
+// NVVM: llvm.func @linattn_kv_summary_relu_4(
 // NVVM: llvm.intr.maximum
-// NVVM: llvm.func @linattn_query_readout_relu_normalized_2(
-// NVVM: llvm.func @linattn_step_elu_normalized_3(
-// NVVM: llvm.func @linattn_scan_reverse_features_4(
+// NVVM: llvm.func @linattn_query_readout_relu_normalized_5(
+// NVVM: llvm.func @linattn_step_elu_normalized_6(
+// NVVM: llvm.func @linattn_scan_reverse_features_7(
 // NVVM: llvm.fmul {{.*}} : f64
+// NVVM: llvm.func @linattn_scan_segment_states_reverse_features_8(
+// NVVM: llvm.func @linattn_scan_segment_prefix_reverse_features_9(
+// NVVM: llvm.func @linattn_scan_segment_outputs_reverse_features_10(
 
 // The host: device buffers, copies, launches on one stream per function.
 // HOST-LABEL: llvm.func @causal(
@@ -51,12 +59,12 @@
 // HOST: llvm.call @mgpuStreamDestroy(%[[STREAM]])
 // HOST: llvm.func @_mlir_ciface_causal(
 // HOST-LABEL: llvm.func @cross(
-// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_kv_summary_relu_1
-// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_query_readout_relu_normalized_2
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_kv_summary_relu_4
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_query_readout_relu_normalized_5
 // HOST-LABEL: llvm.func @decode(
-// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_step_elu_normalized_3
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_step_elu_normalized_6
 // HOST-LABEL: llvm.func @suffix(
-// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_reverse_features_4
+// HOST: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_reverse_features_7
 // HOST: gpu.binary @linattn_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}, assembly = "
 // HOST-NOT: linattn.
 
@@ -99,28 +107,34 @@
 // of 32 keys × 16 features (16-byte aligned) and reads them four at a time;
 // the readout stages φ(q) of 16 tokens feature-major (rows of 20 floats) and
 // their denominators.
-// PTX-LABEL: .visible .entry linattn_kv_summary_relu_1(
-// PTX: .shared .align 16 .b8 __wg_linattn_kv_summary_relu_1_0[2048];
+// PTX-LABEL: .visible .entry linattn_kv_summary_relu_4(
+// PTX: .shared .align 16 .b8 __wg_linattn_kv_summary_relu_4_0[2048];
 // PTX: max.NaN.f32
 // PTX: ld.shared.v4.b32
 // PTX: fma.rn.f32
-// PTX-LABEL: .visible .entry linattn_query_readout_relu_normalized_2(
-// PTX: .shared .align 16 .b8 __wg_linattn_query_readout_relu_normalized_2_0[2560];
-// PTX: .shared .align 16 .b8 __wg_linattn_query_readout_relu_normalized_2_1[64];
+// PTX-LABEL: .visible .entry linattn_query_readout_relu_normalized_5(
+// PTX: .shared .align 16 .b8 __wg_linattn_query_readout_relu_normalized_5_0[2560];
+// PTX: .shared .align 16 .b8 __wg_linattn_query_readout_relu_normalized_5_1[64];
 // PTX: bar.sync 0;
 // PTX: ld.shared.v4.b32
-// PTX-LABEL: .visible .entry linattn_step_elu_normalized_3(
+// PTX-LABEL: .visible .entry linattn_step_elu_normalized_6(
 // PTX: bar.sync 0;
-// PTX-LABEL: .visible .entry linattn_scan_reverse_features_4(
+// PTX-LABEL: .visible .entry linattn_scan_reverse_features_7(
 // PTX: fma.rn.f64
 
 // CUBIN: ELF64 machine 190 (CUDA)
 // CUBIN-NEXT: sm_90
 // CUBIN-DAG: kernel linattn_scan_forward_elu_normalized_0
-// CUBIN-DAG: kernel linattn_kv_summary_relu_1
-// CUBIN-DAG: kernel linattn_query_readout_relu_normalized_2
-// CUBIN-DAG: kernel linattn_step_elu_normalized_3
-// CUBIN-DAG: kernel linattn_scan_reverse_features_4
+// CUBIN-DAG: kernel linattn_kv_summary_relu_4
+// CUBIN-DAG: kernel linattn_query_readout_relu_normalized_5
+// CUBIN-DAG: kernel linattn_step_elu_normalized_6
+// CUBIN-DAG: kernel linattn_scan_reverse_features_7
+// CUBIN-DAG: kernel linattn_scan_segment_states_forward_elu_normalized_1
+// CUBIN-DAG: kernel linattn_scan_segment_prefix_forward_elu_normalized_2
+// CUBIN-DAG: kernel linattn_scan_segment_outputs_forward_elu_normalized_3
+// CUBIN-DAG: kernel linattn_scan_segment_states_reverse_features_8
+// CUBIN-DAG: kernel linattn_scan_segment_prefix_reverse_features_9
+// CUBIN-DAG: kernel linattn_scan_segment_outputs_reverse_features_10
 
 // SM80: sm_80
 

@@ -375,15 +375,16 @@ def ConvertLinAttnToGPUPass
            "fit; 0: ptxas's choice, at most 32)">,
     Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
            /*default=*/"264",
-           "Blocks the chunked scan aims to launch: when its batch-parallel "
-           "kernel would launch fewer than half as many (by default one per "
-           "H100 SM), the sequence splits into segments of "
-           "whole chunks (segment states, a scan over them, the segments' "
-           "outputs) to reach this; 0: never">,
+           "Blocks the chunked and recurrent scans aim to launch: when the "
+           "batch-parallel kernel would launch fewer than half as many (by "
+           "default one per H100 SM), the sequence splits into segments of "
+           "whole chunks or staged blocks of tokens (segment states, a scan "
+           "over them, the segments' outputs) to reach this; 0: never">,
     Option<"minSegmentTokens", "min-segment-tokens", "int64_t",
            /*default=*/"1024",
-           "Shortest segment the sequence-parallel scan splits a sequence "
-           "into, in tokens (rounded up to whole chunks; 0: one chunk)">,
+           "Shortest segment the sequence-parallel scans split a sequence "
+           "into, in tokens (rounded up to whole chunks or staged blocks; 0: "
+           "one)">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "Causal scans and the linear form with f32 data take the chunked "
            "kernels on tf32 tensor cores (products with 10-bit mantissas, "

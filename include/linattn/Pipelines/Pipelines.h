@@ -196,15 +196,16 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> sequenceParallelBlocks{
       *this, "sequence-parallel-blocks",
-      llvm::cl::desc("Blocks the chunked scan aims to launch: when its "
-                     "batch-parallel kernel would launch fewer than half as "
-                     "many, the sequence splits into segments run in "
-                     "parallel (0: never)"),
+      llvm::cl::desc("Blocks the chunked and recurrent scans aim to "
+                     "launch: when the batch-parallel kernel would launch "
+                     "fewer than half as many, the sequence splits into "
+                     "segments run in parallel (0: never)"),
       llvm::cl::init(264)};
   PassOptions::Option<int64_t> minSegmentTokens{
       *this, "min-segment-tokens",
-      llvm::cl::desc("Shortest segment the sequence-parallel scan splits a "
-                     "sequence into, in tokens (0: one chunk)"),
+      llvm::cl::desc("Shortest segment the sequence-parallel scans split a "
+                     "sequence into, in tokens (0: one chunk or staged "
+                     "block)"),
       llvm::cl::init(1024)};
   PassOptions::Option<bool> tf32{
       *this, "tf32",

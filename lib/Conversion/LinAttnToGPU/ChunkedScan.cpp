@@ -552,6 +552,10 @@ struct ChunkedScanConfig {
   int64_t slots() const { return asyncCopies ? 2 : 1; }
   /// Whether any kernel accumulates z: for the denominators or the result.
   bool keepsNormalizer() const { return normalized || finalNormalizer; }
+  /// The scan over the segment states of these kernels.
+  SegmentScanConfig segmentScan() const {
+    return {features, stateType, hasInit, writesState, keepsNormalizer()};
+  }
   /// Whether the denominators are added up in shared memory: the warps of a
   /// row tile each hold the row sums of their keys.
   bool sharedRowSums() const { return normalized && shape.groups > 1; }
@@ -2302,9 +2306,6 @@ static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
   return kernel;
 }
 
-/// Threads per block of the sequence-parallel scan over segment states.
-static constexpr int64_t kSegmentScanThreads = 256;
-
 /// Sequence-parallel pass 2: the scan over the segments. Each thread walks
 /// the segments of one state element (and of one normalizer element in the
 /// first blocks), writes the f32 state at each segment's start (exclusive
@@ -2314,10 +2315,12 @@ static constexpr int64_t kSegmentScanThreads = 256;
 /// (`writesState`), Dv and the segment count; grid (batch, element tiles of
 /// 256; more tiles than grid y holds by a grid-stride loop). Without
 /// `prefixes` (the key-value summary) only the sums: no prefix buffers.
-static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
-                                       gpu::GPUModuleOp kernels, StringRef name,
-                                       const ChunkedScanConfig &c,
-                                       bool prefixes) {
+gpu::GPUFuncOp gpukernels::buildSegmentScan(RewriterBase &rewriter,
+                                            Location loc,
+                                            gpu::GPUModuleOp kernels,
+                                            StringRef name,
+                                            const SegmentScanConfig &c,
+                                            bool prefixes) {
   Type index = rewriter.getIndexType();
   int64_t buffers =
       2 + (prefixes ? 2 : 0) + (c.hasInit ? 2 : 0) + (c.writesState ? 2 : 0);
@@ -2381,7 +2384,7 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
         kb.store(final, sBuf, at);
     });
   });
-  if (!c.keepsNormalizer())
+  if (!c.normalizer)
     return kernel;
   kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
     kb.forLoop(tid, cF, kb.idx(kSegmentScanThreads), [&](Value f) {
@@ -2394,68 +2397,6 @@ static gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
   });
   return kernel;
 }
-
-namespace {
-/// Host index arithmetic that folds to constants where the operands are
-/// (static sizes), so that choices between kernels are made at compile time
-/// where they can be and at run time otherwise.
-struct HostIndex {
-  RewriterBase &rewriter;
-  Location loc;
-
-  Value constant(int64_t value) {
-    return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
-  }
-  Value mul(Value x, Value y) {
-    return rewriter.createOrFold<arith::MulIOp>(loc, x, y);
-  }
-  Value minU(Value x, Value y) {
-    return rewriter.createOrFold<arith::MinUIOp>(loc, x, y);
-  }
-  Value atLeastOne(Value x) {
-    return rewriter.createOrFold<arith::MaxUIOp>(loc, x, constant(1));
-  }
-  Value divideCeil(Value x, Value y) {
-    return rewriter.createOrFold<arith::CeilDivUIOp>(loc, x, y);
-  }
-  /// The size of dimension `dim` of `value`.
-  Value size(Value value, int64_t dim) {
-    return getValueOrCreateConstantIndexOp(rewriter, loc,
-                                           sizeOf(rewriter, loc, value, dim));
-  }
-  /// The product of the `dims` leading dimensions of `value`.
-  Value batch(Value value, int64_t dims) {
-    Value product = constant(1);
-    for (int64_t i = 0; i < dims; ++i)
-      product = mul(product, size(value, i));
-    return product;
-  }
-
-  /// Segments of whole chunks for a kernel of `blocks` blocks per segment
-  /// over `chunks` chunks, returned as (chunks per segment, segments): one
-  /// segment when the blocks reach half of `target` (by default one per
-  /// SM), otherwise as many as reach `target` blocks, at most one per
-  /// `minPerSegment` chunks and CUDA's grid z limit; none of them empty.
-  /// `target` 0: one segment.
-  std::pair<Value, Value> segments(Value blocks, Value chunks, int64_t target,
-                                   int64_t minPerSegment = 1) {
-    Value one = constant(1);
-    if (target <= 0)
-      return {atLeastOne(chunks), one};
-    blocks = atLeastOne(blocks);
-    Value fills = rewriter.createOrFold<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::uge, mul(blocks, constant(2)),
-        constant(target));
-    Value wanted = rewriter.createOrFold<arith::SelectOp>(
-        loc, fills, one, divideCeil(constant(target), blocks));
-    Value most = rewriter.createOrFold<arith::DivUIOp>(
-        loc, chunks, constant(std::max<int64_t>(minPerSegment, 1)));
-    Value split = atLeastOne(minU(minU(wanted, most), constant(kMaxGridYZ)));
-    Value perSegment = atLeastOne(divideCeil(chunks, split));
-    return {perSegment, atLeastOne(divideCeil(chunks, perSegment))};
-  }
-};
-} // namespace
 
 /// Whether the chunked kernels on `data` stage with async copies (16-bit
 /// data, 16-byte loads), each staged tile then in two slots.
@@ -2555,8 +2496,6 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   auto atLeastOne = [&](Value x) { return h.atLeastOne(x); };
   auto divideCeil = [&](Value x, Value y) { return h.divideCeil(x, y); };
   Value one = index(1);
-  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
-  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
   Value n = h.size(values, -2);
   Value dv = h.size(values, -1);
   Value batch = h.batch(values, batchDims);
@@ -2612,100 +2551,23 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),
                                         name("segment_states", c), wide);
       scanKernel = buildSegmentScan(rewriter, loc, kernels(),
-                                    name("segment_prefix", c), c,
-                                    /*prefixes=*/true);
+                                    name("segment_prefix", c),
+                                    c.segmentScan(), /*prefixes=*/true);
     }
     gpu::GPUFuncOp outputsKernel =
         chunkLoop("segment_outputs", config, /*segmented=*/true);
-    Value slots = mul(mul(batch, segments), index(features));
-    OpFoldResult stateSize = mul(slots, dv), normalizerSize = slots;
-    auto flat = [](Type type) {
-      return RankedTensorType::get({ShapedType::kDynamic}, type);
-    };
-
-    // The segments' contributions to the state.
-    LaunchBuilder contributions(rewriter, loc, module);
-    contributions.input(c.k.tensor);
-    contributions.input(values);
-    contributions.output(flat(c.stateType), {stateSize});
-    contributions.output(flat(c.stateType), {normalizerSize});
-    contributions.scalar(n);
-    contributions.scalar(dv);
-    contributions.scalar(perSegment);
-    contributions.scalar(segments);
-    SmallVector<Value> h = contributions.launch(
-        statesKernel, {batch, tiles, segments}, c.threads());
-
-    // The scan over the segments.
-    LaunchBuilder prefix(rewriter, loc, module);
-    prefix.input(h[0]);
-    prefix.input(h[1]);
-    if (c.hasInit) {
-      prefix.input(op.getInitialState());
-      prefix.input(op.getInitialNormalizer());
-    }
-    OpFoldResult fSize = rewriter.getIndexAttr(features);
-    prefix.output(flat(c.stateType), {stateSize});
-    prefix.output(flat(c.stateType), {normalizerSize});
-    if (c.writesState) {
-      prefix.output(
-          cast<RankedTensorType>(op.getFinalState().getType()),
-          leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
-      prefix.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
-                    leadingThen(rewriter, loc, values, batchDims, {fSize}));
-    }
-    prefix.scalar(dv);
-    prefix.scalar(segments);
-    Value elementTiles = atLeastOne(
-        divideCeil(mul(index(features), dv), index(kSegmentScanThreads)));
-    SmallVector<Value> p = prefix.launch(
-        scanKernel, {batch, gridSizeYZ(rewriter, loc, elementTiles), one},
-        kSegmentScanThreads);
-
-    // The segments' outputs.
-    LaunchBuilder outputs(rewriter, loc, module);
-    outputs.input(c.q.tensor);
-    outputs.input(c.k.tensor);
-    outputs.input(values);
-    outputs.input(p[0]);
-    outputs.input(p[1]);
-    outputs.output(
-        tensorTypeOf(op.getResult()),
-        leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
-    outputs.scalar(n);
-    outputs.scalar(dv);
-    outputs.scalar(perSegment);
-    outputs.scalar(segments);
-    SmallVector<Value> o =
-        outputs.launch(outputsKernel, {batch, tiles, segments}, c.threads());
-    if (!c.writesState)
-      return o;
-    return {o[0], p[2], p[3]};
+    return launchSegments(op, {statesKernel, scanKernel, outputsKernel},
+                          c.q.tensor, c.k.tensor, features, c.stateType,
+                          batch, tiles, perSegment, segments, c.threads());
   };
 
-  // `then()` where `cond` (an i1) holds, `otherwise()` where not: decided
-  // here when `cond` is a constant, at run time otherwise.
-  auto choose = [&](Value cond, function_ref<SmallVector<Value>()> then,
-                    function_ref<SmallVector<Value>()> otherwise) {
-    if (std::optional<int64_t> known = getConstantIntValue(cond))
-      return *known ? then() : otherwise();
-    auto branch = scf::IfOp::create(
-        rewriter, loc, cond,
-        [&](OpBuilder &, Location) {
-          scf::YieldOp::create(rewriter, loc, then());
-        },
-        [&](OpBuilder &, Location) {
-          scf::YieldOp::create(rewriter, loc, otherwise());
-        });
-    return SmallVector<Value>(branch.getResults());
-  };
   // The variant for `segments` segments of `perSegment` chunks:
   // sequence-parallel where there are several.
   auto variant = [&](const ChunkedScanConfig &config, Value perSegment,
                      Value segments) -> SmallVector<Value> {
     Value split = rewriter.createOrFold<arith::CmpIOp>(
         loc, arith::CmpIPredicate::ugt, segments, one);
-    return choose(
+    return h.choose(
         split,
         [&]() -> SmallVector<Value> {
           return parallel(config, perSegment, segments);
@@ -2734,7 +2596,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
         loc, dv, index(std::max<int64_t>(features, 128)));
     Value fits = rewriter.createOrFold<arith::CmpIOp>(
         loc, arith::CmpIPredicate::ule, width, index(limit / (2 * chunk + 2)));
-    results = choose(
+    results = h.choose(
         fits,
         [&]() -> SmallVector<Value> {
           Value rows =
@@ -2856,17 +2718,14 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
     sums.output(flat, {h.mul(slots, dv)});
     sums.output(flat, {slots});
   }
-  sums.scalar(m);
-  sums.scalar(dv);
-  sums.scalar(perSegment);
-  sums.scalar(segments);
+  sums.scalars({m, dv, perSegment, segments});
   SmallVector<Value> results =
       sums.launch(states, {batch, tiles, segments}, c.threads());
   if (!single) {
     gpu::GPUFuncOp total =
         buildSegmentScan(rewriter, loc, kernels(),
-                         kernelName("linattn_kv_summary_segments_" + suffix), c,
-                         /*prefixes=*/false);
+                         kernelName("linattn_kv_summary_segments_" + suffix),
+                         c.segmentScan(), /*prefixes=*/false);
     LaunchBuilder sum(rewriter, loc, module);
     sum.input(results[0]);
     sum.input(results[1]);

@@ -526,6 +526,7 @@ public:
   }
 
   void scalar(Value value) { args.push_back(value); }
+  void scalars(ArrayRef<Value> values) { llvm::append_range(args, values); }
 
   /// Calls the launch stub of `kernel` with the grid and blocks of `threads`
   /// threads, and returns the result tensors. The kernel gets the block size
@@ -660,6 +661,106 @@ inline int64_t blockSizeFor(int64_t columns, int64_t maxBlock) {
   return std::min(rounded, maxBlock);
 }
 
+/// Host index arithmetic that folds to constants where the operands are
+/// (static sizes), so that choices between kernels are made at compile time
+/// where they can be and at run time otherwise.
+struct HostIndex {
+  RewriterBase &rewriter;
+  Location loc;
+
+  Value constant(int64_t value) {
+    return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
+  }
+  Value mul(Value x, Value y) {
+    return rewriter.createOrFold<arith::MulIOp>(loc, x, y);
+  }
+  Value minU(Value x, Value y) {
+    return rewriter.createOrFold<arith::MinUIOp>(loc, x, y);
+  }
+  Value atLeastOne(Value x) {
+    return rewriter.createOrFold<arith::MaxUIOp>(loc, x, constant(1));
+  }
+  Value divideCeil(Value x, Value y) {
+    return rewriter.createOrFold<arith::CeilDivUIOp>(loc, x, y);
+  }
+  /// The size of dimension `dim` of `value`.
+  Value size(Value value, int64_t dim) {
+    return getValueOrCreateConstantIndexOp(rewriter, loc,
+                                           sizeOf(rewriter, loc, value, dim));
+  }
+  /// The product of the `dims` leading dimensions of `value`.
+  Value batch(Value value, int64_t dims) {
+    Value product = constant(1);
+    for (int64_t i = 0; i < dims; ++i)
+      product = mul(product, size(value, i));
+    return product;
+  }
+
+  /// Segments of whole chunks for a kernel of `blocks` blocks per segment
+  /// over `chunks` chunks, returned as (chunks per segment, segments): one
+  /// segment when the blocks reach half of `target` (by default one per
+  /// SM), otherwise as many as reach `target` blocks, at most one per
+  /// `minPerSegment` chunks and CUDA's grid z limit; none of them empty.
+  /// `target` 0: one segment.
+  std::pair<Value, Value> segments(Value blocks, Value chunks, int64_t target,
+                                   int64_t minPerSegment = 1) {
+    Value one = constant(1);
+    if (target <= 0)
+      return {atLeastOne(chunks), one};
+    blocks = atLeastOne(blocks);
+    Value fills = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::uge, mul(blocks, constant(2)),
+        constant(target));
+    Value wanted = rewriter.createOrFold<arith::SelectOp>(
+        loc, fills, one, divideCeil(constant(target), blocks));
+    Value most = rewriter.createOrFold<arith::DivUIOp>(
+        loc, chunks, constant(std::max<int64_t>(minPerSegment, 1)));
+    Value split = atLeastOne(minU(minU(wanted, most), constant(kMaxGridYZ)));
+    Value perSegment = atLeastOne(divideCeil(chunks, split));
+    return {perSegment, atLeastOne(divideCeil(chunks, perSegment))};
+  }
+
+  /// `then()` where `cond` (an i1) holds, `otherwise()` where not: decided
+  /// here when `cond` is a constant, at run time by an scf.if otherwise.
+  SmallVector<Value> choose(Value cond,
+                            function_ref<SmallVector<Value>()> then,
+                            function_ref<SmallVector<Value>()> otherwise) {
+    if (std::optional<int64_t> known = getConstantIntValue(cond))
+      return *known ? then() : otherwise();
+    auto branch = scf::IfOp::create(
+        rewriter, loc, cond,
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc, then());
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(rewriter, loc, otherwise());
+        });
+    return SmallVector<Value>(branch.getResults());
+  }
+};
+
+/// What the scan over segment states (`buildSegmentScan`) is specialized
+/// for.
+struct SegmentScanConfig {
+  int64_t features;
+  Type stateType;
+  /// Whether the scan starts from an initial state and normalizer.
+  bool hasInit;
+  /// Whether it writes the final S and z.
+  bool writesState;
+  /// Whether it scans the normalizer z too.
+  bool normalizer;
+};
+
+/// Pass 2 of a sequence-parallel scan: the scan over the segments' state
+/// contributions (see the definition for its arguments and grid).
+gpu::GPUFuncOp buildSegmentScan(RewriterBase &rewriter, Location loc,
+                                gpu::GPUModuleOp kernels, StringRef name,
+                                const SegmentScanConfig &c, bool prefixes);
+
+/// Threads per block of `buildSegmentScan`'s kernels.
+inline constexpr int64_t kSegmentScanThreads = 256;
+
 //===----------------------------------------------------------------------===//
 // The converter
 //===----------------------------------------------------------------------===//
@@ -701,6 +802,18 @@ private:
   SmallVector<Value> launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
                                 Value keys, int64_t features, int64_t dvTile,
                                 int64_t threads);
+  /// The kernels of a sequence-parallel scan.
+  struct SegmentKernels {
+    gpu::GPUFuncOp states, prefix, outputs;
+  };
+  /// Launches a sequence-parallel scan computing the results of `op` at the
+  /// current insertion point (see the definition); returns what
+  /// `launchScan` does.
+  SmallVector<Value> launchSegments(ScanOp op, const SegmentKernels &kernels,
+                                    Value queries, Value keys,
+                                    int64_t features, Type stateType,
+                                    Value batch, Value tiles, Value perSegment,
+                                    Value segments, int64_t threads);
   /// Replaces `op` by `results`, as `launchScan` returns them: O, then S and
   /// z only when they have uses.
   void replaceScan(ScanOp op, ValueRange results);

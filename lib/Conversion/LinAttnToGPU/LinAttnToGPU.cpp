@@ -124,6 +124,88 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
       threads);
 }
 
+/// Launches the three kernels of a sequence-parallel scan for `op`, each
+/// over the grid (`batch`, `tiles` value tiles, `segments`) but the scan
+/// over the segments (batch, element tiles):
+/// 1. `kernels.states`: each segment's contribution to S and z, from K (or
+///    its feature map's input, `keys`) and V into flat f32 buffers
+///    [batch, segments, F, Dv] and [batch, segments, F];
+/// 2. `kernels.prefix` (`buildSegmentScan`): the state at each segment's
+///    start, from the initial state when there is one, and the final S and
+///    z when `scanWritesState(op)`;
+/// 3. `kernels.outputs`: each segment's outputs from `queries`, `keys`, V
+///    and its starting state.
+/// Returns O, then S and z when `scanWritesState(op)`.
+SmallVector<Value> Converter::launchSegments(
+    ScanOp op, const SegmentKernels &kernels, Value queries, Value keys,
+    int64_t features, Type stateType, Value batch, Value tiles,
+    Value perSegment, Value segments, int64_t threads) {
+  Location loc = op.getLoc();
+  HostIndex h{rewriter, loc};
+  Value values = op.getValues();
+  int64_t batchDims = tensorTypeOf(values).getRank() - 2;
+  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
+  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
+  Value n = h.size(values, -2);
+  Value dv = h.size(values, -1);
+  Value slots = h.mul(h.mul(batch, segments), h.constant(features));
+  OpFoldResult stateSize = h.mul(slots, dv), normalizerSize = slots;
+  auto flat = RankedTensorType::get({ShapedType::kDynamic}, stateType);
+
+  // The segments' contributions to the state.
+  LaunchBuilder contributions(rewriter, loc, module);
+  contributions.input(keys);
+  contributions.input(values);
+  contributions.output(flat, {stateSize});
+  contributions.output(flat, {normalizerSize});
+  contributions.scalars({n, dv, perSegment, segments});
+  SmallVector<Value> sums =
+      contributions.launch(kernels.states, {batch, tiles, segments}, threads);
+
+  // The scan over the segments.
+  bool writesState = scanWritesState(op);
+  LaunchBuilder prefix(rewriter, loc, module);
+  prefix.input(sums[0]);
+  prefix.input(sums[1]);
+  if (op.hasInitialState()) {
+    prefix.input(op.getInitialState());
+    prefix.input(op.getInitialNormalizer());
+  }
+  OpFoldResult fSize = rewriter.getIndexAttr(features);
+  prefix.output(flat, {stateSize});
+  prefix.output(flat, {normalizerSize});
+  if (writesState) {
+    prefix.output(
+        cast<RankedTensorType>(op.getFinalState().getType()),
+        leadingThen(rewriter, loc, values, batchDims, {fSize, dvSize}));
+    prefix.output(cast<RankedTensorType>(op.getFinalNormalizer().getType()),
+                  leadingThen(rewriter, loc, values, batchDims, {fSize}));
+  }
+  prefix.scalars({dv, segments});
+  Value elementTiles = h.atLeastOne(h.divideCeil(
+      h.mul(h.constant(features), dv), h.constant(kSegmentScanThreads)));
+  SmallVector<Value> p = prefix.launch(
+      kernels.prefix,
+      {batch, gridSizeYZ(rewriter, loc, elementTiles), h.constant(1)},
+      kSegmentScanThreads);
+
+  // The segments' outputs.
+  LaunchBuilder outputs(rewriter, loc, module);
+  outputs.input(queries);
+  outputs.input(keys);
+  outputs.input(values);
+  outputs.input(p[0]);
+  outputs.input(p[1]);
+  outputs.output(tensorTypeOf(op.getResult()),
+                 leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
+  outputs.scalars({n, dv, perSegment, segments});
+  SmallVector<Value> o =
+      outputs.launch(kernels.outputs, {batch, tiles, segments}, threads);
+  if (!writesState)
+    return o;
+  return {o[0], p[2], p[3]};
+}
+
 void Converter::replaceScan(ScanOp op, ValueRange results) {
   rewriter.replaceAllUsesWith(op.getResult(), results.front());
   if (results.size() == 3) {

@@ -16,7 +16,9 @@
 //   shared memory (with the fused feature map applied once; with f32 data
 //   on sm_80 and later the next block is copied by cp.async while the
 //   current one runs), the normalizer z and the denominators are computed
-//   there cooperatively.
+//   there cooperatively. Sequence-parallel where the batch leaves SMs idle:
+//   each segment's contribution to S and z, the scan over the segments,
+//   each segment's outputs from its starting state.
 // - step (decoding): `scan-feature-lanes` threads per value column of each
 //   batch element, each streaming its share of the state's rows from global
 //   memory: the first 32 loaded before φ(q), φ(k) and the new normalizer
@@ -76,6 +78,547 @@ static int64_t scanTokensPerBlock(int64_t features, int64_t columns,
   return std::clamp<int64_t>(fit, slots > 1 ? 0 : 1, tokens);
 }
 
+namespace {
+/// The kernels of the recurrent scan.
+enum class RecurrentPass {
+  /// The whole scan, one block per batch element and value tile:
+  /// batch-parallel.
+  Whole,
+  /// Sequence-parallel pass 1: each segment's contribution to S and z, from
+  /// a zero state and without outputs.
+  SegmentStates,
+  /// Sequence-parallel pass 3: each segment's outputs, from the state at its
+  /// start.
+  SegmentOutputs,
+};
+
+/// What the recurrent scan's kernels are specialized for.
+struct RecurrentScanConfig {
+  int64_t features;
+  Type stateType; // S, z and the staged tiles
+  Type dataType;  // V
+  Type resultType; // O
+  FeatureSource q, k;
+  bool normalized, reverse, hasInit, writesState;
+  /// Whether z is accumulated: for the denominators or the final normalizer.
+  bool needZ;
+  double eps;
+  /// Threads per block, adjacent value columns per thread, threads sharing a
+  /// group of columns and the features each of them keeps.
+  int64_t tile, threadColumns, lanes, laneFeatures;
+  /// Value columns per block.
+  int64_t columns;
+  /// Tokens per staged block, and whether the next block is copied by
+  /// cp.async during the current one (two slots).
+  int64_t tokens;
+  bool async;
+  /// Lanes adding up each token's denominator, and the pitch of the rows of
+  /// the denominators' partial products.
+  int64_t denominatorLanes, partialPitch;
+
+  int64_t slots() const { return async ? 2 : 1; }
+  SegmentScanConfig segmentScan() const {
+    return {features, stateType, hasInit, writesState, needZ};
+  }
+};
+} // namespace
+
+/// The kernel of `pass` of the recurrent scan `c`. Arguments:
+/// - Whole: those of `Converter::launchScan` (`scanKernelArgs`); grid
+///   (batch, value tiles).
+/// - SegmentStates: k, v, the flat [batch, segments, F, Dv] and
+///   [batch, segments, F] buffers of the segments' contributions, N, Dv,
+///   staged blocks per segment, segments; grid (batch, value tiles,
+///   segments).
+/// - SegmentOutputs: q, k, v, the states and normalizers at the segments'
+///   starts (laid out as the contributions), O, N, Dv, staged blocks per
+///   segment, segments; grid (batch, value tiles, segments).
+static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter,
+                                           Location loc,
+                                           gpu::GPUModuleOp kernels,
+                                           StringRef name,
+                                           const RecurrentScanConfig &c,
+                                           RecurrentPass pass) {
+  bool states = pass == RecurrentPass::SegmentStates;
+  bool segmented = pass != RecurrentPass::Whole;
+  // What this kernel reads, computes and writes.
+  bool readsQ = !states;
+  bool denominators = c.normalized && !states;
+  bool needZ = pass == RecurrentPass::SegmentOutputs ? c.normalized : c.needZ;
+  bool hasInit = pass == RecurrentPass::Whole ? c.hasInit : !states;
+  bool writesState = pass == RecurrentPass::Whole ? c.writesState : states;
+  int64_t features = c.features, tile = c.tile, lanes = c.lanes,
+          threadColumns = c.threadColumns, laneFeatures = c.laneFeatures,
+          columns = c.columns, tokens = c.tokens, slots = c.slots(),
+          partialPitch = c.partialPitch;
+  Type stateType = c.stateType;
+  const FeatureSource &q = c.q, &k = c.k;
+  bool async = c.async, reverse = c.reverse;
+
+  Type indexType = rewriter.getIndexType();
+  SmallVector<Type> argTypes;
+  if (readsQ)
+    argTypes.push_back(
+        flatBufferType(tensorTypeOf(q.tensor).getElementType()));
+  argTypes.push_back(flatBufferType(tensorTypeOf(k.tensor).getElementType()));
+  argTypes.push_back(flatBufferType(c.dataType));
+  if (pass == RecurrentPass::Whole) {
+    if (hasInit)
+      argTypes.append(2, flatBufferType(stateType));
+    argTypes.push_back(flatBufferType(c.resultType));
+    if (writesState)
+      argTypes.append(2, flatBufferType(stateType));
+  } else if (states) {
+    argTypes.append(2, flatBufferType(stateType));
+  } else {
+    argTypes.append(2, flatBufferType(stateType));
+    argTypes.push_back(flatBufferType(c.resultType));
+  }
+  argTypes.append({indexType, indexType}); // N, Dv
+  if (segmented)
+    argTypes.append({indexType, indexType}); // blocks per segment, segments
+  SmallVector<Type> shared = {
+      // φ(q) and φ(k) of the block (of the current and next block with
+      // async copies).
+      workgroupBufferType(stateType, readsQ ? slots * tokens * features : 1),
+      workgroupBufferType(stateType, slots * tokens * features),
+      // φ(q)ᵢ zᵢ partials and denominators, when normalized.
+      workgroupBufferType(stateType, denominators ? tokens * partialPitch : 1),
+      workgroupBufferType(stateType, denominators ? tokens : 1),
+      workgroupBufferType(stateType, features), // running z
+      // V of the block's tokens and columns (of two blocks, likewise).
+      workgroupBufferType(stateType, slots * tokens * columns)};
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels, name, argTypes, shared);
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  KernelBuilder kb(rewriter, loc, stateType);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  Value qBuf, kBuf, vBuf, s0Buf, z0Buf, oBuf, sBuf, zBuf, n, dv, perSegment,
+      segments;
+  if (pass == RecurrentPass::Whole) {
+    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit, writesState);
+    qBuf = bound.q, kBuf = bound.k, vBuf = bound.v, s0Buf = bound.s0,
+    z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
+    n = bound.n, dv = bound.dv;
+  } else {
+    unsigned a = 0;
+    if (readsQ)
+      qBuf = args[a++];
+    kBuf = args[a++];
+    vBuf = args[a++];
+    if (states) {
+      sBuf = args[a++];
+      zBuf = args[a++];
+    } else {
+      s0Buf = args[a++];
+      z0Buf = args[a++];
+      oBuf = args[a++];
+    }
+    n = args[a++];
+    dv = args[a++];
+    perSegment = args[a++];
+    segments = args[a++];
+  }
+  ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
+  Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4],
+        vs = wg[5];
+
+  Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
+        cTT = kb.idx(tokens), cTile = kb.idx(tile);
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value tid = kb.threadId();
+  // Thread tid keeps F / lanes features of `threadColumns` adjacent value
+  // columns from col. Lane l of a warp is part p = l / (32 / lanes) of
+  // column group g = l mod (32 / lanes): the lanes of a part, adjacent,
+  // read the same features (pairs of lanes with one address, which an SM
+  // returns at twice the rate of distinct ones), the `lanes` parts of a
+  // group are 32 / lanes lanes apart. A part holds groups of 4 consecutive
+  // features, the parts' groups side by side (part p: features 4p..4p+3,
+  // 4(p + lanes).., ...; one feature at a time when F / lanes is not a
+  // multiple of 4), so that it reads a group of φ(q) or φ(k) as one
+  // 16-byte load and the parts read consecutive bytes, where blocks of
+  // F / lanes features would put them in the same banks.
+  int64_t groupLanes = 32 / lanes;
+  Value lane = kb.remU(tid, kb.idx(32));
+  Value part = kb.divU(lane, kb.idx(groupLanes));
+  Value columnGroup =
+      kb.add(kb.mul(kb.divU(tid, kb.idx(32)), kb.idx(groupLanes)),
+             kb.remU(lane, kb.idx(groupLanes)));
+  Value blockColumn = kb.mul(columnGroup, kb.idx(threadColumns));
+  Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
+                     blockColumn);
+  int64_t group = laneFeatures % 4 == 0 ? 4 : 1;
+  Value groupBase = kb.mul(part, kb.idx(group));
+  auto featureAt = [&](int64_t j) {
+    return kb.add(kb.idx((j / group) * lanes * group + j % group), groupBase);
+  };
+  auto columnAt = [&](int64_t c) { return kb.add(col, kb.idx(c)); };
+  // Columns past Dv are computed on zeros and not stored: every thread
+  // takes part in the barriers and shuffles.
+  auto activeAt = [&](int64_t c) { return kb.ult(columnAt(c), dv); };
+  // The scan positions [begin, end) the block walks, and the first row of
+  // its state and normalizer: the batch element's (row b·F of S and z), or
+  // its segment's in the [batch, segments] buffers.
+  Value begin = c0, end = n, stateBase = kb.mul(batch, cF);
+  if (segmented) {
+    Value segment = kb.blockId(gpu::Dimension::z);
+    Value span = kb.mul(perSegment, cTT);
+    begin = kb.mul(segment, span);
+    end = kb.minU(kb.add(begin, span), n);
+    stateBase = kb.mul(kb.add(kb.mul(batch, segments), segment), cF);
+  }
+
+  // The state columns in registers (feature j of column c at
+  // j·threadColumns + c), the normalizer in shared memory.
+  SmallVector<Value> column;
+  for (int64_t j = 0; j < laneFeatures; ++j) {
+    for (int64_t c = 0; c < threadColumns; ++c) {
+      if (hasInit)
+        column.push_back(
+            kb.loadIf(activeAt(c), s0Buf,
+                      kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
+                             columnAt(c))));
+      else
+        column.push_back(kb.fconst(0.0));
+    }
+  }
+  if (needZ)
+    kb.forLoop(tid, cF, cTile, [&](Value f) {
+      Value init =
+          hasInit ? kb.load(z0Buf, kb.add(stateBase, f)) : kb.fconst(0.0);
+      memref::StoreOp::create(rewriter, loc, init, zs, ValueRange{f});
+    });
+
+  // Position of token t of the block starting at scan position t0 in the
+  // sequence.
+  auto tokenAt = [&](Value t0, Value t) {
+    Value i = kb.add(t0, t);
+    return reverse ? kb.sub(kb.sub(n, c1), i) : i;
+  };
+
+  Value cColumns = kb.idx(columns);
+  Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), cColumns);
+  // The offsets of slot `slot` in the feature and value buffers.
+  auto slotBases = [&](Value slot) {
+    return std::make_pair(kb.mul(slot, kb.idx(tokens * features)),
+                          kb.mul(slot, kb.idx(tokens * columns)));
+  };
+  // Stages the `count` tokens at t0 into the slot at (fBase, vBase): φ(q)
+  // (where the kernel reads it) and φ(k), and V of the block's columns
+  // (zeros past Dv). Synchronously, each element loaded, mapped and stored;
+  // with async copies each is copied by cp.async (4 bytes, whatever the
+  // alignment) and the feature maps wait for `mapStaged`. The recurrence
+  // reads a token's value from shared memory, where a load from global
+  // memory would put its latency on every token's critical path.
+  //
+  // Async copies take 16 bytes (4 elements) at a time where the rows allow
+  // it, tested once per block: φ(q), φ(k) with F a multiple of 4 and the
+  // buffers 16-byte aligned; V with Dv a multiple of 4 (a group is wholly in
+  // Dv or past it, and copies zeros there) and its buffer aligned. Elsewhere
+  // 4 bytes each, whatever the alignment.
+  Value wideFeatures, wideValues; // null: never
+  if (async && features % 4 == 0)
+    wideFeatures = readsQ ? arith::AndIOp::create(rewriter, loc,
+                                                  kb.alignedTo(qBuf, 16),
+                                                  kb.alignedTo(kBuf, 16))
+                                .getResult()
+                          : kb.alignedTo(kBuf, 16);
+  if (async && columns % 4 == 0)
+    wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
+                                       kb.eq(kb.remU(dv, kb.idx(4)), c0));
+  // Runs `body(width)` with the width wide copies take where `wide` holds
+  // and with 1 elsewhere.
+  auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
+    if (!wide)
+      return body(1);
+    kb.ifElse(
+        wide, [&] { body(4); }, [&] { body(1); });
+  };
+  // The staged feature buffers: (shared, global, source).
+  SmallVector<std::tuple<Value, Value, const FeatureSource *>> stagedFeatures;
+  if (readsQ)
+    stagedFeatures.push_back({qs, qBuf, &q});
+  stagedFeatures.push_back({ks, kBuf, &k});
+  auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
+    auto stageFeatures = [&](int64_t width) {
+      Value groups = kb.idx(features / width);
+      kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+        Value t = kb.divU(i, groups);
+        Value f = kb.mul(kb.remU(i, groups), kb.idx(width));
+        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        Value at = kb.add(kb.mul(row, cF), f);
+        Value to = kb.add(fBase, kb.mul(i, kb.idx(width)));
+        for (auto [staged, global, source] : stagedFeatures) {
+          if (async)
+            kb.asyncCopy(global, at, staged, to, width, Value(), width == 4);
+          else
+            kb.store(kb.loadFeature(global, at, *source), staged, to);
+        }
+      });
+    };
+    auto stageValues = [&](int64_t width) {
+      Value groups = kb.idx(columns / width);
+      kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+        Value t = kb.divU(i, groups);
+        Value c =
+            kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width)));
+        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        Value exists = kb.ult(c, dv);
+        Value at = kb.add(kb.mul(row, dv), c);
+        Value to = kb.add(vBase, kb.mul(i, kb.idx(width)));
+        if (width > 1)
+          kb.asyncCopy(vBuf, kb.select(exists, at, c0), vs, to, width,
+                       kb.select(exists, kb.idx(width), c0),
+                       /*bypassL1=*/true);
+        else if (async)
+          kb.ifElse(
+              exists, [&] { kb.asyncCopy(vBuf, at, vs, to); },
+              [&] { kb.store(kb.fconst(0.0), vs, to); });
+        else
+          kb.store(kb.loadIf(exists, vBuf, at), vs, to);
+      });
+    };
+    byWidth(wideFeatures, stageFeatures);
+    byWidth(wideValues, stageValues);
+  };
+  // With async copies: applies the feature maps to the elements of the
+  // `count` tokens at fBase this thread copied, in its copies' groups (its
+  // own copies are complete once it has waited for their group; the
+  // barrier after this publishes them).
+  auto mapStaged = [&](Value count, Value fBase) {
+    if (llvm::none_of(stagedFeatures,
+                      [](auto &s) { return mapsOnCopy(*std::get<2>(s)); }))
+      return;
+    byWidth(wideFeatures, [&](int64_t width) {
+      kb.forLoop(tid, kb.mul(count, kb.idx(features / width)), cTile,
+                 [&](Value i) {
+                   Value at = kb.add(fBase, kb.mul(i, kb.idx(width)));
+                   for (auto [staged, global, source] : stagedFeatures) {
+                     if (!mapsOnCopy(*source))
+                       continue;
+                     SmallVector<Value> run = kb.loadRun(staged, at, width);
+                     for (Value &x : run)
+                       x = kb.featureOf(x, *source);
+                     kb.storeRun(staged, at, run);
+                   }
+                 });
+    });
+  };
+
+  // With async copies the first block is in flight before the loop, and
+  // each iteration starts the next block's copies into the other slot
+  // (after the barrier that ends every thread's reads of it), then waits
+  // for its own block's: all but the group it just committed.
+  if (async) {
+    stage(begin, kb.minU(cTT, kb.sub(end, begin)), c0, c0);
+    kb.commitAsyncCopies();
+  }
+  column = kb.forLoop(begin, end, cTT, column, [&](Value t0,
+                                                   ValueRange carried) {
+    Value count = kb.minU(cTT, kb.sub(end, t0));
+    Value slot =
+        async ? kb.remU(kb.divU(kb.sub(t0, begin), cTT), kb.idx(2)) : c0;
+    Value fBase, vBase;
+    std::tie(fBase, vBase) = slotBases(slot);
+    kb.barrier();
+    if (async) {
+      Value next = kb.add(t0, cTT);
+      kb.ifThen(kb.ult(next, end), [&] {
+        auto [nextF, nextV] = slotBases(kb.sub(c1, slot));
+        stage(next, kb.minU(cTT, kb.sub(end, next)), nextF, nextV);
+      });
+      kb.commitAsyncCopies();
+      kb.waitAsyncCopies(/*pending=*/1);
+      mapStaged(count, fBase);
+    } else {
+      stage(t0, count, fBase, vBase);
+    }
+    kb.barrier();
+    // The running normalizer, one feature per thread, and the partial
+    // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
+    // the final normalizer is unused.
+    if (needZ)
+      kb.forLoop(tid, cF, cTile, [&](Value f) {
+        Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+        Value z = kb.forLoop(
+            c0, count, c1, ValueRange{z0},
+            [&](Value t, ValueRange zc) -> SmallVector<Value> {
+              Value i = kb.add(kb.mul(t, cF), f);
+              Value staged = kb.add(fBase, i);
+              Value kf =
+                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{staged});
+              Value next = kb.fadd(zc[0], kf);
+              if (denominators) {
+                Value qf = memref::LoadOp::create(rewriter, loc, qs,
+                                                  ValueRange{staged});
+                memref::StoreOp::create(
+                    rewriter, loc, kb.fmul(qf, next), pz,
+                    ValueRange{kb.add(kb.mul(t, kb.idx(partialPitch)), f)});
+              }
+              return {next};
+            })[0];
+        memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
+      });
+    // The denominators: eps plus the token's F partial products. Each of
+    // the token's lanes adds F / lanes of them (every lanes-th one: a
+    // warp's loads take consecutive words of each row) in up to
+    // kDenominatorChains interleaved sums added pairwise (one chain of
+    // dependent adds would hold the block's other threads at the barrier
+    // for as many add latencies), and the lanes add their sums with
+    // shuffles; the block's threads take part alike, each pass covering
+    // the block's tokens (all of them with several lanes a token).
+    if (denominators) {
+      kb.barrier();
+      Value lanes = kb.idx(c.denominatorLanes);
+      Value denominatorPart = kb.remU(tid, lanes);
+      int64_t perLane = features / c.denominatorLanes;
+      int64_t chains = std::clamp<int64_t>(perLane, 1, kDenominatorChains);
+      int64_t whole = perLane / chains * chains;
+      kb.forLoop(
+          c0, count, kb.idx(tile / c.denominatorLanes), [&](Value first) {
+            Value t = kb.add(first, kb.divU(tid, lanes));
+            Value valid = kb.ult(t, count);
+            // Tokens past the block read its last token's row (their sums
+            // are dropped): the words its own lanes read, in their warp or
+            // alone in theirs, where another row would share their banks.
+            Value rowBase = kb.add(
+                kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
+                denominatorPart);
+            auto partial = [&](Value j) {
+              return memref::LoadOp::create(
+                         rewriter, loc, pz,
+                         ValueRange{kb.add(rowBase, kb.mul(j, lanes))})
+                  .getResult();
+            };
+            // The chains start at the first products (at zero for F = 0).
+            SmallVector<Value> sums(chains, kb.fconst(0.0));
+            if (whole)
+              for (int64_t i = 0; i < chains; ++i)
+                sums[i] = partial(kb.idx(i));
+            sums = kb.forLoop(
+                kb.idx(std::min(whole, chains)), kb.idx(whole),
+                kb.idx(chains), sums,
+                [&](Value j0, ValueRange acc) -> SmallVector<Value> {
+                  SmallVector<Value> next;
+                  for (int64_t i = 0; i < chains; ++i)
+                    next.push_back(
+                        kb.fadd(acc[i], partial(kb.add(j0, kb.idx(i)))));
+                  return next;
+                });
+            for (int64_t j = whole; j < perLane; ++j)
+              sums[j - whole] = kb.fadd(sums[j - whole], partial(kb.idx(j)));
+            Value sum =
+                kb.sumOverLanes(kb.pairwiseSum(sums), c.denominatorLanes);
+            Value writes = arith::AndIOp::create(rewriter, loc, valid,
+                                                 kb.eq(denominatorPart, c0));
+            kb.ifThen(writes, [&] {
+              memref::StoreOp::create(rewriter, loc,
+                                      kb.fadd(kb.fconst(c.eps), sum), den,
+                                      ValueRange{t});
+            });
+          });
+      kb.barrier();
+    }
+    // The recurrence over the block's tokens, the state columns in
+    // registers: token t of the block.
+    auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
+      Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+      Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
+      SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
+      Value rowBase = kb.add(fBase, kb.mul(t, cF));
+      SmallVector<Value> next;
+      // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
+      // (kReadoutChains in all): one chain of F dependent fused
+      // multiply-adds would bound each token by F FMA latencies. With
+      // no features (F = 0) a readout is one zero chain.
+      int64_t chains = std::clamp<int64_t>(
+          laneFeatures, 1,
+          std::max<int64_t>(1, kReadoutChains / threadColumns));
+      SmallVector<SmallVector<Value>> partial;
+      if (readsQ)
+        partial.assign(threadColumns,
+                       SmallVector<Value>(chains, kb.fconst(0.0)));
+      SmallVector<Value> kt, qt;
+      for (int64_t f = 0; f < laneFeatures; f += group) {
+        Value i = kb.add(rowBase, featureAt(f));
+        llvm::append_range(kt, kb.loadRun(ks, i, group));
+        if (readsQ)
+          llvm::append_range(qt, kb.loadRun(qs, i, group));
+      }
+      // A segment's contribution: the state update alone.
+      if (states) {
+        for (int64_t f = 0; f < laneFeatures; ++f)
+          for (int64_t c = 0; c < threadColumns; ++c)
+            next.push_back(kb.fma(kt[f], vt[c], s[f * threadColumns + c]));
+        return next;
+      }
+      for (int64_t f = 0; f < laneFeatures; ++f) {
+        Value kf = kt[f], qf = qt[f];
+        for (int64_t c = 0; c < threadColumns; ++c) {
+          next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
+          Value &sum = partial[c][f % chains];
+          sum = kb.fma(qf, next.back(), sum);
+        }
+      }
+      // The parts of a column add their readouts (every lane takes
+      // part), each lane left with the sums of some of its columns.
+      SmallVector<Value> sums;
+      for (int64_t c = 0; c < threadColumns; ++c)
+        sums.push_back(kb.pairwiseSum(partial[c]));
+      sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
+      Value first = kb.transposedSumFirst(part, threadColumns, lanes);
+      int64_t spread = std::min(threadColumns, lanes);
+      Value writer = kb.ult(part, kb.idx(spread));
+      Value denominator;
+      if (denominators)
+        denominator = memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
+      for (auto [m, acc] : llvm::enumerate(sums)) {
+        Value out = denominators ? kb.fdiv(acc, denominator) : acc;
+        Value at = kb.add(col, kb.add(first, kb.idx(m)));
+        Value writes =
+            arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
+        kb.ifThen(writes,
+                  [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), at)); });
+      }
+      return next;
+    };
+    // kTokensPerIteration tokens an iteration, then the rest one at a
+    // time: the loads and products of a token need not wait for the
+    // shuffles of the one before, whose latency a lone warp per
+    // scheduler (small batches) would otherwise wait out every token.
+    Value cUnroll = kb.idx(kTokensPerIteration);
+    Value whole = kb.mul(kb.divU(count, cUnroll), cUnroll);
+    SmallVector<Value> state =
+        kb.forLoop(c0, whole, cUnroll, carried,
+                   [&](Value t, ValueRange s) -> SmallVector<Value> {
+                     SmallVector<Value> next(s.begin(), s.end());
+                     for (int64_t u = 0; u < kTokensPerIteration; ++u)
+                       next = token(kb.add(t, kb.idx(u)), next);
+                     return next;
+                   });
+    return kb.forLoop(whole, count, c1, state, token);
+  });
+
+  // The final state: the scan's, or the segment's contribution.
+  if (writesState)
+    for (int64_t c = 0; c < threadColumns; ++c)
+      kb.ifThen(activeAt(c), [&] {
+        for (int64_t j = 0; j < laneFeatures; ++j)
+          kb.store(column[j * threadColumns + c], sBuf,
+                   kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
+                          columnAt(c)));
+      });
+  if (writesState && needZ)
+    kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
+      kb.forLoop(tid, cF, cTile, [&](Value f) {
+        Value z = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+        kb.store(z, zBuf, kb.add(stateBase, f));
+      });
+    });
+  return kernel;
+}
+
 std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   RankedTensorType qType = tensorTypeOf(op.getQueryFeatures());
   RankedTensorType vType = tensorTypeOf(op.getValues());
@@ -114,465 +657,114 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
            "scan's register budget of " +
            std::to_string(options.maxRegisterState) + " registers";
 
-  FeatureSource q = featureSourceOf(op.getQueryFeatures());
-  FeatureSource k = featureSourceOf(op.getKeyFeatures());
-  bool normalized = op.isNormalized();
-  bool reverse = op.isReverse();
-  bool hasInit = op.hasInitialState();
-  bool writesState = scanWritesState(op);
-  bool needZ = normalized || !op.getFinalNormalizer().use_empty();
-  double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
-  Location loc = op.getLoc();
-  Type dataType = vType.getElementType();
+  RecurrentScanConfig c;
+  c.features = features;
+  c.stateType = stateType;
+  c.dataType = vType.getElementType();
+  c.resultType = tensorTypeOf(op.getResult()).getElementType();
+  c.q = featureSourceOf(op.getQueryFeatures());
+  c.k = featureSourceOf(op.getKeyFeatures());
+  c.normalized = op.isNormalized();
+  c.reverse = op.isReverse();
+  c.hasInit = op.hasInitialState();
+  c.writesState = scanWritesState(op);
+  c.needZ = c.normalized || !op.getFinalNormalizer().use_empty();
+  c.eps = c.normalized ? op.getEps()->convertToDouble() : 0.0;
+  c.tile = tile;
+  c.threadColumns = threadColumns;
+  c.lanes = lanes;
+  c.laneFeatures = laneFeatures;
+  c.columns = columns;
   // With async copies (sm_80 and later) each block of tokens is copied into
   // one of two slots while the block before it runs, which needs the data
   // in the state's type (a copy converts nothing): f32 data, f32 state; and
   // room for two slots of a token at least.
-  bool async =
+  c.async =
       options.asyncCopies && stateType.getIntOrFloatBitWidth() == 32 &&
-      llvm::all_of(ArrayRef<Value>{q.tensor, k.tensor, op.getValues()},
+      llvm::all_of(ArrayRef<Value>{c.q.tensor, c.k.tensor, op.getValues()},
                    [&](Value x) {
                      return tensorTypeOf(x).getElementType() == stateType;
                    });
-  int64_t tokens =
-      async ? scanTokensPerBlock(features, columns, 2, normalized, stateType)
-            : 0;
-  if (tokens == 0) {
-    async = false;
-    tokens = scanTokensPerBlock(features, columns, 1, normalized, stateType);
+  c.tokens = c.async ? scanTokensPerBlock(features, columns, 2, c.normalized,
+                                          stateType)
+                     : 0;
+  if (c.tokens == 0) {
+    c.async = false;
+    c.tokens =
+        scanTokensPerBlock(features, columns, 1, c.normalized, stateType);
   }
-  int64_t slots = async ? 2 : 1;
   // Lanes adding up each token's denominator (adjacent lanes of a warp, all
   // of the block's tokens in one pass), and the pitch of the partial
   // products' rows: padded by the lanes, so that the lanes of a warp, which
   // read 32 / lanes rows, read distinct banks.
-  int64_t denominatorLanes = 1;
-  if (normalized && tile % 32 == 0)
-    while (denominatorLanes < kDenominatorLanes &&
-           features >= 2 * denominatorLanes &&
-           features % (2 * denominatorLanes) == 0 &&
-           tokens * 2 * denominatorLanes <= tile)
-      denominatorLanes *= 2;
-  int64_t partialPitch =
-      features + (denominatorLanes > 1 ? denominatorLanes : 0);
+  c.denominatorLanes = 1;
+  if (c.normalized && tile % 32 == 0)
+    while (c.denominatorLanes < kDenominatorLanes &&
+           features >= 2 * c.denominatorLanes &&
+           features % (2 * c.denominatorLanes) == 0 &&
+           c.tokens * 2 * c.denominatorLanes <= tile)
+      c.denominatorLanes *= 2;
+  c.partialPitch =
+      features + (c.denominatorLanes > 1 ? c.denominatorLanes : 0);
 
-  // The kernel.
-  SmallVector<Type> argTypes = {
-      flatBufferType(tensorTypeOf(q.tensor).getElementType()),
-      flatBufferType(tensorTypeOf(k.tensor).getElementType()),
-      flatBufferType(dataType)};
-  if (hasInit) {
-    argTypes.push_back(flatBufferType(stateType));
-    argTypes.push_back(flatBufferType(stateType));
-  }
-  argTypes.push_back(
-      flatBufferType(tensorTypeOf(op.getResult()).getElementType()));
-  if (writesState) {
-    argTypes.push_back(flatBufferType(stateType));
-    argTypes.push_back(flatBufferType(stateType));
-  }
-  Type indexType = rewriter.getIndexType();
-  argTypes.push_back(indexType); // N
-  argTypes.push_back(indexType); // Dv
-  SmallVector<Type> shared = {
-      // φ(q) and φ(k) of the block (of the current and next block with
-      // async copies).
-      workgroupBufferType(stateType, slots * tokens * features),
-      workgroupBufferType(stateType, slots * tokens * features),
-      // φ(q)ᵢ zᵢ partials and denominators, when normalized.
-      workgroupBufferType(stateType, normalized ? tokens * partialPitch : 1),
-      workgroupBufferType(stateType, normalized ? tokens : 1),
-      workgroupBufferType(stateType, features), // running z
-      // V of the block's tokens and columns (of two blocks, likewise).
-      workgroupBufferType(stateType, slots * tokens * columns)};
-  std::string name =
-      kernelName((Twine("linattn_scan_") + (reverse ? "reverse" : "forward") +
-                  "_" + mapName(q) + (normalized ? "_normalized" : ""))
-                     .str());
-  gpu::GPUFuncOp kernel =
-      createKernel(rewriter, loc, kernels(), name, argTypes, shared);
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    setInsertionPointToKernelBody(rewriter, kernel);
-    KernelBuilder kb(rewriter, loc, stateType);
-    ScanKernelArgs bound = scanKernelArgs(kernel, hasInit, writesState);
-    Value qBuf = bound.q, kBuf = bound.k, vBuf = bound.v, s0Buf = bound.s0,
-          z0Buf = bound.z0, oBuf = bound.o, sBuf = bound.s, zBuf = bound.z,
-          n = bound.n, dv = bound.dv;
-    ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
-    Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4],
-          vs = wg[5];
-
-    Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
-          cTT = kb.idx(tokens), cTile = kb.idx(tile);
-    Value batch = kb.blockId(gpu::Dimension::x);
-    Value tid = kb.threadId();
-    // Thread tid keeps F / lanes features of `threadColumns` adjacent value
-    // columns from col. Lane l of a warp is part p = l / (32 / lanes) of
-    // column group g = l mod (32 / lanes): the lanes of a part, adjacent,
-    // read the same features (pairs of lanes with one address, which an SM
-    // returns at twice the rate of distinct ones), the `lanes` parts of a
-    // group are 32 / lanes lanes apart. A part holds groups of 4 consecutive
-    // features, the parts' groups side by side (part p: features 4p..4p+3,
-    // 4(p + lanes).., ...; one feature at a time when F / lanes is not a
-    // multiple of 4), so that it reads a group of φ(q) or φ(k) as one
-    // 16-byte load and the parts read consecutive bytes, where blocks of
-    // F / lanes features would put them in the same banks.
-    int64_t groupLanes = 32 / lanes;
-    Value lane = kb.remU(tid, kb.idx(32));
-    Value part = kb.divU(lane, kb.idx(groupLanes));
-    Value columnGroup =
-        kb.add(kb.mul(kb.divU(tid, kb.idx(32)), kb.idx(groupLanes)),
-               kb.remU(lane, kb.idx(groupLanes)));
-    Value blockColumn = kb.mul(columnGroup, kb.idx(threadColumns));
-    Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns)),
-                       blockColumn);
-    int64_t group = laneFeatures % 4 == 0 ? 4 : 1;
-    Value groupBase = kb.mul(part, kb.idx(group));
-    auto featureAt = [&](int64_t j) {
-      return kb.add(kb.idx((j / group) * lanes * group + j % group), groupBase);
-    };
-    auto columnAt = [&](int64_t c) { return kb.add(col, kb.idx(c)); };
-    // Columns past Dv are computed on zeros and not stored: every thread
-    // takes part in the barriers and shuffles.
-    auto activeAt = [&](int64_t c) { return kb.ult(columnAt(c), dv); };
-    Value stateBase = kb.mul(batch, cF); // row b*F of S and z
-
-    // The state columns in registers (feature j of column c at
-    // j·threadColumns + c), the normalizer in shared memory.
-    SmallVector<Value> column;
-    for (int64_t j = 0; j < laneFeatures; ++j) {
-      for (int64_t c = 0; c < threadColumns; ++c) {
-        if (hasInit)
-          column.push_back(
-              kb.loadIf(activeAt(c), s0Buf,
-                        kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
-                               columnAt(c))));
-        else
-          column.push_back(kb.fconst(0.0));
-      }
-    }
-    if (needZ)
-      kb.forLoop(tid, cF, cTile, [&](Value f) {
-        Value init =
-            hasInit ? kb.load(z0Buf, kb.add(stateBase, f)) : kb.fconst(0.0);
-        memref::StoreOp::create(rewriter, loc, init, zs, ValueRange{f});
-      });
-
-    // Position of token t of the block starting at t0 in the sequence.
-    auto tokenAt = [&](Value t0, Value t) {
-      Value i = kb.add(t0, t);
-      return reverse ? kb.sub(kb.sub(n, c1), i) : i;
-    };
-
-    Value cColumns = kb.idx(columns);
-    Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), cColumns);
-    // The offsets of slot `slot` in the feature and value buffers.
-    auto slotBases = [&](Value slot) {
-      return std::make_pair(kb.mul(slot, kb.idx(tokens * features)),
-                            kb.mul(slot, kb.idx(tokens * columns)));
-    };
-    // Stages the `count` tokens at t0 into the slot at (fBase, vBase): φ(q)
-    // and φ(k), and V of the block's columns (zeros past Dv). Synchronously,
-    // each element loaded, mapped and stored; with async copies each is
-    // copied by cp.async (4 bytes, whatever the alignment) and the feature
-    // maps wait for `mapStaged`. The recurrence reads a token's value from
-    // shared memory, where a load from global memory would put its latency
-    // on every token's critical path.
-    //
-    // Async copies take 16 bytes (4 elements) at a time where the rows
-    // allow it, tested once per block: φ(q), φ(k) with F a multiple of 4
-    // and both buffers 16-byte aligned; V with Dv a multiple of 4 (a group
-    // is wholly in Dv or past it, and copies zeros there) and its buffer
-    // aligned. Elsewhere 4 bytes each, whatever the alignment.
-    Value wideFeatures, wideValues; // null: never
-    if (async && features % 4 == 0)
-      wideFeatures = arith::AndIOp::create(
-          rewriter, loc, kb.alignedTo(qBuf, 16), kb.alignedTo(kBuf, 16));
-    if (async && columns % 4 == 0)
-      wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
-                                         kb.eq(kb.remU(dv, kb.idx(4)), c0));
-    // Runs `body(width)` with the width wide copies take where `wide` holds
-    // and with 1 elsewhere.
-    auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
-      if (!wide)
-        return body(1);
-      kb.ifElse(
-          wide, [&] { body(4); }, [&] { body(1); });
-    };
-    auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
-      auto stageFeatures = [&](int64_t width) {
-        Value groups = kb.idx(features / width);
-        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
-          Value t = kb.divU(i, groups);
-          Value f = kb.mul(kb.remU(i, groups), kb.idx(width));
-          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-          Value at = kb.add(kb.mul(row, cF), f);
-          Value to = kb.add(fBase, kb.mul(i, kb.idx(width)));
-          if (async) {
-            kb.asyncCopy(qBuf, at, qs, to, width, Value(), width == 4);
-            kb.asyncCopy(kBuf, at, ks, to, width, Value(), width == 4);
-            return;
-          }
-          kb.store(kb.loadFeature(qBuf, at, q), qs, to);
-          kb.store(kb.loadFeature(kBuf, at, k), ks, to);
-        });
-      };
-      auto stageValues = [&](int64_t width) {
-        Value groups = kb.idx(columns / width);
-        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
-          Value t = kb.divU(i, groups);
-          Value c =
-              kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width)));
-          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-          Value exists = kb.ult(c, dv);
-          Value at = kb.add(kb.mul(row, dv), c);
-          Value to = kb.add(vBase, kb.mul(i, kb.idx(width)));
-          if (width > 1)
-            kb.asyncCopy(vBuf, kb.select(exists, at, c0), vs, to, width,
-                         kb.select(exists, kb.idx(width), c0),
-                         /*bypassL1=*/true);
-          else if (async)
-            kb.ifElse(
-                exists, [&] { kb.asyncCopy(vBuf, at, vs, to); },
-                [&] { kb.store(kb.fconst(0.0), vs, to); });
-          else
-            kb.store(kb.loadIf(exists, vBuf, at), vs, to);
-        });
-      };
-      byWidth(wideFeatures, stageFeatures);
-      byWidth(wideValues, stageValues);
-    };
-    // With async copies: applies the feature maps to the elements of the
-    // `count` tokens at fBase this thread copied, in its copies' groups (its
-    // own copies are complete once it has waited for their group; the
-    // barrier after this publishes them).
-    auto mapStaged = [&](Value count, Value fBase) {
-      if (!mapsOnCopy(q) && !mapsOnCopy(k))
-        return;
-      byWidth(wideFeatures, [&](int64_t width) {
-        kb.forLoop(tid, kb.mul(count, kb.idx(features / width)), cTile,
-                   [&](Value i) {
-                     Value at = kb.add(fBase, kb.mul(i, kb.idx(width)));
-                     for (auto [buffer, source] :
-                          {std::make_pair(qs, &q), std::make_pair(ks, &k)}) {
-                       if (!mapsOnCopy(*source))
-                         continue;
-                       SmallVector<Value> run = kb.loadRun(buffer, at, width);
-                       for (Value &x : run)
-                         x = kb.featureOf(x, *source);
-                       kb.storeRun(buffer, at, run);
-                     }
-                   });
-      });
-    };
-
-    // With async copies the first block is in flight before the loop, and
-    // each iteration starts the next block's copies into the other slot
-    // (after the barrier that ends every thread's reads of it), then waits
-    // for its own block's: all but the group it just committed.
-    if (async) {
-      stage(c0, kb.minU(cTT, n), c0, c0);
-      kb.commitAsyncCopies();
-    }
-    column = kb.forLoop(c0, n, cTT, column, [&](Value t0, ValueRange carried) {
-      Value count = kb.minU(cTT, kb.sub(n, t0));
-      Value slot = async ? kb.remU(kb.divU(t0, cTT), kb.idx(2)) : c0;
-      Value fBase, vBase;
-      std::tie(fBase, vBase) = slotBases(slot);
-      kb.barrier();
-      if (async) {
-        Value next = kb.add(t0, cTT);
-        kb.ifThen(kb.ult(next, n), [&] {
-          auto [nextF, nextV] = slotBases(kb.sub(c1, slot));
-          stage(next, kb.minU(cTT, kb.sub(n, next)), nextF, nextV);
-        });
-        kb.commitAsyncCopies();
-        kb.waitAsyncCopies(/*pending=*/1);
-        mapStaged(count, fBase);
-      } else {
-        stage(t0, count, fBase, vBase);
-      }
-      kb.barrier();
-      // The running normalizer, one feature per thread, and the partial
-      // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
-      // the final normalizer is unused.
-      if (needZ)
-        kb.forLoop(tid, cF, cTile, [&](Value f) {
-          Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
-          Value z = kb.forLoop(
-              c0, count, c1, ValueRange{z0},
-              [&](Value t, ValueRange zc) -> SmallVector<Value> {
-                Value i = kb.add(kb.mul(t, cF), f);
-                Value staged = kb.add(fBase, i);
-                Value kf = memref::LoadOp::create(rewriter, loc, ks,
-                                                  ValueRange{staged});
-                Value next = kb.fadd(zc[0], kf);
-                if (normalized) {
-                  Value qf = memref::LoadOp::create(rewriter, loc, qs,
-                                                    ValueRange{staged});
-                  memref::StoreOp::create(
-                      rewriter, loc, kb.fmul(qf, next), pz,
-                      ValueRange{kb.add(kb.mul(t, kb.idx(partialPitch)), f)});
-                }
-                return {next};
-              })[0];
-          memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
-        });
-      // The denominators: eps plus the token's F partial products. Each of
-      // the token's lanes adds F / lanes of them (every lanes-th one: a
-      // warp's loads take consecutive words of each row) in up to
-      // kDenominatorChains interleaved sums added pairwise (one chain of
-      // dependent adds would hold the block's other threads at the barrier
-      // for as many add latencies), and the lanes add their sums with
-      // shuffles; the block's threads take part alike, each pass covering
-      // the block's tokens (all of them with several lanes a token).
-      if (normalized) {
-        kb.barrier();
-        Value lanes = kb.idx(denominatorLanes);
-        Value denominatorPart = kb.remU(tid, lanes);
-        int64_t perLane = features / denominatorLanes;
-        int64_t chains = std::clamp<int64_t>(perLane, 1, kDenominatorChains);
-        int64_t whole = perLane / chains * chains;
-        kb.forLoop(
-            c0, count, kb.idx(tile / denominatorLanes), [&](Value first) {
-              Value t = kb.add(first, kb.divU(tid, lanes));
-              Value valid = kb.ult(t, count);
-              // Tokens past the block read its last token's row (their sums
-              // are dropped): the words its own lanes read, in their warp or
-              // alone in theirs, where another row would share their banks.
-              Value rowBase = kb.add(
-                  kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
-                  denominatorPart);
-              auto partial = [&](Value j) {
-                return memref::LoadOp::create(
-                           rewriter, loc, pz,
-                           ValueRange{kb.add(rowBase, kb.mul(j, lanes))})
-                    .getResult();
-              };
-              // The chains start at the first products (at zero for F = 0).
-              SmallVector<Value> sums(chains, kb.fconst(0.0));
-              if (whole)
-                for (int64_t i = 0; i < chains; ++i)
-                  sums[i] = partial(kb.idx(i));
-              sums = kb.forLoop(
-                  kb.idx(std::min(whole, chains)), kb.idx(whole),
-                  kb.idx(chains), sums,
-                  [&](Value j0, ValueRange acc) -> SmallVector<Value> {
-                    SmallVector<Value> next;
-                    for (int64_t i = 0; i < chains; ++i)
-                      next.push_back(
-                          kb.fadd(acc[i], partial(kb.add(j0, kb.idx(i)))));
-                    return next;
-                  });
-              for (int64_t j = whole; j < perLane; ++j)
-                sums[j - whole] = kb.fadd(sums[j - whole], partial(kb.idx(j)));
-              Value sum =
-                  kb.sumOverLanes(kb.pairwiseSum(sums), denominatorLanes);
-              Value writes = arith::AndIOp::create(rewriter, loc, valid,
-                                                   kb.eq(denominatorPart, c0));
-              kb.ifThen(writes, [&] {
-                memref::StoreOp::create(rewriter, loc,
-                                        kb.fadd(kb.fconst(eps), sum), den,
-                                        ValueRange{t});
-              });
-            });
-        kb.barrier();
-      }
-      // The recurrence over the block's tokens, the state columns in
-      // registers: token t of the block.
-      auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
-        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-        Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
-        SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
-        Value rowBase = kb.add(fBase, kb.mul(t, cF));
-        SmallVector<Value> next;
-        // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
-        // (kReadoutChains in all): one chain of F dependent fused
-        // multiply-adds would bound each token by F FMA latencies. With
-        // no features (F = 0) a readout is one zero chain.
-        int64_t chains = std::clamp<int64_t>(
-            laneFeatures, 1,
-            std::max<int64_t>(1, kReadoutChains / threadColumns));
-        SmallVector<SmallVector<Value>> partial(
-            threadColumns, SmallVector<Value>(chains, kb.fconst(0.0)));
-        SmallVector<Value> kt, qt;
-        for (int64_t f = 0; f < laneFeatures; f += group) {
-          Value i = kb.add(rowBase, featureAt(f));
-          llvm::append_range(kt, kb.loadRun(ks, i, group));
-          llvm::append_range(qt, kb.loadRun(qs, i, group));
-        }
-        for (int64_t f = 0; f < laneFeatures; ++f) {
-          Value kf = kt[f], qf = qt[f];
-          for (int64_t c = 0; c < threadColumns; ++c) {
-            next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
-            Value &sum = partial[c][f % chains];
-            sum = kb.fma(qf, next.back(), sum);
-          }
-        }
-        // The parts of a column add their readouts (every lane takes
-        // part), each lane left with the sums of some of its columns.
-        SmallVector<Value> sums;
-        for (int64_t c = 0; c < threadColumns; ++c)
-          sums.push_back(kb.pairwiseSum(partial[c]));
-        sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
-        Value first = kb.transposedSumFirst(part, threadColumns, lanes);
-        int64_t spread = std::min(threadColumns, lanes);
-        Value writer = kb.ult(part, kb.idx(spread));
-        Value denominator;
-        if (normalized)
-          denominator =
-              memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
-        for (auto [m, acc] : llvm::enumerate(sums)) {
-          Value out = normalized ? kb.fdiv(acc, denominator) : acc;
-          Value at = kb.add(col, kb.add(first, kb.idx(m)));
-          Value writes =
-              arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
-          kb.ifThen(writes,
-                    [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), at)); });
-        }
-        return next;
-      };
-      // kTokensPerIteration tokens an iteration, then the rest one at a
-      // time: the loads and products of a token need not wait for the
-      // shuffles of the one before, whose latency a lone warp per
-      // scheduler (small batches) would otherwise wait out every token.
-      Value cUnroll = kb.idx(kTokensPerIteration);
-      Value whole = kb.mul(kb.divU(count, cUnroll), cUnroll);
-      SmallVector<Value> state =
-          kb.forLoop(c0, whole, cUnroll, carried,
-                     [&](Value t, ValueRange s) -> SmallVector<Value> {
-                       SmallVector<Value> next(s.begin(), s.end());
-                       for (int64_t u = 0; u < kTokensPerIteration; ++u)
-                         next = token(kb.add(t, kb.idx(u)), next);
-                       return next;
-                     });
-      return kb.forLoop(whole, count, c1, state, token);
-    });
-
-    // The final state.
-    if (writesState)
-      for (int64_t c = 0; c < threadColumns; ++c)
-        kb.ifThen(activeAt(c), [&] {
-          for (int64_t j = 0; j < laneFeatures; ++j)
-            kb.store(column[j * threadColumns + c], sBuf,
-                     kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
-                            columnAt(c)));
-        });
-    if (writesState && needZ)
-      kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
-        kb.forLoop(tid, cF, cTile, [&](Value f) {
-          Value z = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
-          kb.store(z, zBuf, kb.add(stateBase, f));
-        });
-      });
-  }
-
-  // The launch: grid (batch, value tiles of `columns` columns), `lanes`
-  // threads per value column.
+  Location loc = op.getLoc();
+  auto name = [&](StringRef kind) {
+    return kernelName((Twine("linattn_scan_") + kind +
+                       (c.reverse ? "reverse" : "forward") + "_" +
+                       mapName(c.q) + (c.normalized ? "_normalized" : ""))
+                          .str());
+  };
   rewriter.setInsertionPoint(op);
-  replaceScan(
-      op, launchScan(op, kernel, q.tensor, k.tensor, features, columns, tile));
+  // Batch-parallel: grid (batch, value tiles of `columns` columns).
+  auto whole = [&]() -> SmallVector<Value> {
+    gpu::GPUFuncOp kernel = buildRecurrentKernel(
+        rewriter, loc, kernels(), name(""), c, RecurrentPass::Whole);
+    return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, columns,
+                      tile);
+  };
+
+  // Sequence-parallel where batch × value tiles stay below half of
+  // `sequenceParallelBlocks` (by default one block per H100 SM): a block's
+  // tokens are a recurrence, so with fewer blocks than SMs the other SMs
+  // idle, and with one warp per scheduler each token waits out its
+  // latencies. The sequence splits into enough segments of whole staged
+  // blocks to reach the target, none shorter than `minSegmentTokens`; each
+  // segment's contribution to the state (its tokens' state updates from
+  // zero, half the FMAs of the scan) is computed before the scan over
+  // segments gives each segment its starting state. All of it in the
+  // state's type: the segments only change the order of the additions.
+  HostIndex h{rewriter, loc};
+  Value values = op.getValues();
+  int64_t batchDims = vType.getRank() - 2;
+  Value n = h.size(values, -2);
+  Value dv = h.size(values, -1);
+  Value batch = h.batch(values, batchDims);
+  Value tiles = h.atLeastOne(h.divideCeil(dv, h.constant(columns)));
+  Value blocks = h.divideCeil(n, h.constant(c.tokens));
+  Value perSegment, segments;
+  std::tie(perSegment, segments) =
+      h.segments(h.mul(batch, tiles), blocks, options.sequenceParallelBlocks,
+                 llvm::divideCeil(options.minSegmentTokens, c.tokens));
+  auto parallel = [&]() -> SmallVector<Value> {
+    SegmentKernels segmentKernels;
+    segmentKernels.states =
+        buildRecurrentKernel(rewriter, loc, kernels(), name("segment_states_"),
+                             c, RecurrentPass::SegmentStates);
+    segmentKernels.prefix =
+        buildSegmentScan(rewriter, loc, kernels(), name("segment_prefix_"),
+                         c.segmentScan(), /*prefixes=*/true);
+    segmentKernels.outputs =
+        buildRecurrentKernel(rewriter, loc, kernels(), name("segment_outputs_"),
+                             c, RecurrentPass::SegmentOutputs);
+    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor,
+                          features, stateType, batch, tiles, perSegment,
+                          segments, tile);
+  };
+  // The batch-parallel kernel first where both are built (N dynamic), so
+  // that its name does not depend on whether N is known.
+  Value one = rewriter.createOrFold<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::ule, segments, h.constant(1));
+  replaceScan(op, h.choose(one, whole, parallel));
   return std::nullopt;
 }
 

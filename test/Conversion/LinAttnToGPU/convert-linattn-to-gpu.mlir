@@ -1,12 +1,17 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false scan-thread-columns=1" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=COLUMNS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 chip=sm_75" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SM75
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false scan-thread-columns=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 async-copies=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=COLUMNS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 chip=sm_75 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SM75
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=DEFAULT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 scan-feature-lanes=1 scan-thread-columns=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32 scan-feature-lanes=1 scan-thread-columns=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LANES1
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-feature-lanes=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LANES
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-thread-columns=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-COLUMNS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-thread-columns=16" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-COLUMNS
+
+// The batch-parallel scan kernel, whatever the batch (sequence-parallel-blocks=0;
+// the defaults split the sequences a small batch would run on few SMs, which
+// the dynamic N here leaves to run time: DEFAULT checks its batch-parallel
+// branch, convert-linattn-to-gpu-recurrent-segments.mlir the segments).
 
 // The causal scan with a fused elu feature map: the host passes flat buffers
 // of the raw inputs and a fresh buffer for O to the launch stub (the final

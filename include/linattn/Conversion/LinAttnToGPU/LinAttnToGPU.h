@@ -93,16 +93,17 @@ struct LinAttnToGPUKernelOptions {
   /// for (`.minnctapersm`: registers capped at 65536 / (blocks × threads),
   /// spilling what does not fit); 0 leaves the registers to ptxas.
   int64_t minBlocksPerSM = 0;
-  /// Blocks the chunked scan aims to launch. When its batch-parallel kernel
-  /// would launch fewer than half as many (by default one per H100 SM), the
-  /// sequence splits into enough segments of whole chunks to reach this,
-  /// run sequence-parallel (segment states, a scan over them, then the
+  /// Blocks the chunked and recurrent scans aim to launch. When the
+  /// batch-parallel kernel would launch fewer than half as many (by default
+  /// one per H100 SM), the sequence splits into enough segments of whole
+  /// chunks (the recurrent scan: staged blocks of tokens) to reach this, run
+  /// sequence-parallel (segment states, a scan over them, then the
   /// segments' outputs: three kernels); 0 never splits.
   int64_t sequenceParallelBlocks = 264;
   /// No segment is shorter than this many tokens (rounded up to whole
-  /// chunks; 0: one chunk): each costs its chunk states' round trip through
-  /// global memory and two more launches, which segments of 256 tokens did
-  /// not repay on an H100.
+  /// chunks or staged blocks; 0: one): each costs its states' round trip
+  /// through global memory and two more launches, which segments of 256
+  /// tokens did not repay on an H100 (the chunked scan).
   int64_t minSegmentTokens = 1024;
   /// Causal scans with f32 data and an f32 state take the chunked kernel
   /// too, on tf32 tensor cores (10-bit mantissas in the products).

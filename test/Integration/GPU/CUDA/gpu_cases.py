@@ -87,6 +87,27 @@ def scan_cases():
         (cc.scan_case((2,), 7, 0, 5, False, True, EPS), False),
         (cc.scan_case((2,), 7, 0, 5, True, False, None), False),
     ]
+    # Sequence-parallel (segment states, a scan over them, the segments'
+    # outputs), which the cases above, batch-parallel, are too short for:
+    # segments of several staged blocks, the last one shorter; reverse scans,
+    # initial states, the final normalizer of an unnormalized scan, dynamic N
+    # (the variant decided at run time), Dv beyond a block's columns, f64,
+    # fused feature maps, synchronous staging, and the default floor (N =
+    # 4097 at B2: four segments of 1024 tokens or more).
+    cases += [
+        (few_blocks(cc.scan_case((2,), 1000, 64, 48, False, True, EPS), 16), True),
+        (few_blocks(cc.scan_case((2,), 1000, 64, 48, True, False, None, dyn=(1,)),
+                    16), True),
+        (few_blocks(cc.scan_case((3,), 1000, 128, 32, True, True, EPS), 16), True),
+        (few_blocks(cc.scan_case((1, 2), 777, 32, 100, False, False, EPS), 64, 100),
+         True),
+        (few_blocks(cc.kernel_case("elu", (2,), 500, 64, 40, EPS, init=True,
+                                   dtype="f64", state="f64"), 16), True),
+        (synchronous(few_blocks(cc.kernel_case("relu", (2,), 700, 16, 8, EPS,
+                                               reverse=True), 16)), True),
+        (few_blocks(cc.scan_case((2,), 4097, 64, 64, False, True, EPS), 264, None),
+         True),
+    ]
     return cases
 
 
@@ -269,9 +290,10 @@ def batch_parallel(case):
 
 
 def few_blocks(case, blocks, min_segment_tokens=0):
-    """`case` with the chunked scan aiming at `blocks` blocks: segments of
-    several chunks each, the last one shorter, none below
-    `min_segment_tokens` (None: the pipeline's floor, 1024)."""
+    """`case` with the scan aiming at `blocks` blocks: segments of several
+    chunks (or the recurrent kernel's staged blocks) each, the last one
+    shorter, none below `min_segment_tokens` (None: the pipeline's floor,
+    1024)."""
     case.name += f"__blocks{blocks}"
     case.gpu_options = getattr(case, "gpu_options", []) + [
         f"sequence-parallel-blocks={blocks}"]

@@ -45,17 +45,22 @@ def large_values(d, eps, dtype):
     return -256.0 if eps and dtype in ("f16", "bf16") and d.chance(0.2) else 1.0
 
 
+# The sequence-parallel scans' options: the sequences drawn are shorter than
+# the default's 1024-token segments, so segments of a staged block or more,
+# and targets that split the few blocks of small batches.
+SEGMENT_OPTIONS = (
+    ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
+     "sequence-parallel-blocks=16"),
+    ("min-segment-tokens=0", "min-segment-tokens=100"))
+
+
 def chunked_options(d, tf32, *groups):
     """Options of the chunked kernels (tf32=true for f32 data), one choice
     or none from each group of theirs and of `groups`."""
     return (["tf32=true"] if tf32 else []) + d.options(
         ("chunk-size=16", "chunk-size=32"),
         ("value-tile=8", "value-tile=16", "value-tile=32", "value-tile=128"),
-        ("sequence-parallel-blocks=0", "sequence-parallel-blocks=4",
-         "sequence-parallel-blocks=16"),
-        # The sequences drawn are shorter than the default's 1024-token
-        # segments: segments of a chunk or more.
-        ("min-segment-tokens=0", "min-segment-tokens=100"),
+        *SEGMENT_OPTIONS,
         ("async-copies=false",), ("vector-loads=false",), *groups)
 
 
@@ -93,7 +98,7 @@ def recurrent_case(d):
         ("scan-tile=64", "scan-tile=128", "scan-tile=256", "scan-tile=512"),
         ("scan-thread-columns=1", "scan-thread-columns=2",
          "scan-thread-columns=4", "scan-thread-columns=8"),
-        ("async-copies=false",))
+        ("async-copies=false",), *SEGMENT_OPTIONS)
     return case, n >= 300
 
 
@@ -107,7 +112,7 @@ def scan_case(d):
     case.gpu_options = d.options(("scan-feature-lanes=1", "scan-feature-lanes=2"),
                                  ("scan-tile=64",),
                                  ("scan-thread-columns=2", "scan-thread-columns=4"),
-                                 ("async-copies=false",))
+                                 ("async-copies=false",), *SEGMENT_OPTIONS)
     return case, n >= 300
 
 
