@@ -125,6 +125,8 @@ LINATTN_VARIANTS = [
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
+    ("linattn recurrent f32, sequence-parallel-blocks=528", "f32",
+     "scan-kernel=recurrent sequence-parallel-blocks=528", 1e-4),
     ("linattn recurrent f32, 1 column/thread", "f32",
      "scan-kernel=recurrent scan-thread-columns=1", 1e-4),
     ("linattn recurrent f32, 2 columns/thread", "f32",
@@ -183,6 +185,10 @@ LINATTN_NOTES = {
         "the same with sequence-parallel-blocks=0: one block per batch "
         "element and value tile walks the whole sequence (the default "
         "before the segments; the same kernel where the batch fills the GPU)",
+    "linattn recurrent f32, sequence-parallel-blocks=528":
+        "the same aiming at 528 blocks (4 per SM): batches below 264 blocks "
+        "split too (B8·H16·D64: 256 blocks, 3 segments), trading 1.5 times "
+        "the multiply-adds for twice the warps per scheduler",
     "linattn recurrent f32, 1 column/thread":
         "the same with scan-thread-columns=1: 4 lanes per column, each "
         "φ(q), φ(k) element loaded for one column",

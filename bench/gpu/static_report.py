@@ -809,16 +809,19 @@ def write_reports(rows, meta, out_dir):
                       "registers are the 32-bit words its shared loads "
                       "return per lane; an SM returns one such word per lane "
                       "of one warp per cycle and issues four warp-wide FFMA "
-                      "per cycle.\n")
-            md.append("| configuration | instructions | FFMA | LDS.64/128 | "
-                      "LDS.32 | SHFL | FADD/FMUL | instructions per FFMA | "
-                      "shared registers per FFMA |")
-            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+                      "per cycle. Modules with a dynamic N hold the "
+                      "batch-parallel scan and the sequence-parallel one "
+                      "(segment states, segment outputs).\n")
+            md.append("| configuration | kernel | instructions | FFMA | "
+                      "LDS.64/128 | LDS.32 | SHFL | FADD/FMUL | instructions "
+                      "per FFMA | shared registers per FFMA |")
+            md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
             for r in recurrent:
                 t = r["token_loop"]
                 ffma = t["FFMA"]
                 md.append(
-                    f"| {r['config']} | {t['total']} | {ffma} | "
+                    f"| {r['config']} | `{r['kernel']}` | {t['total']} | "
+                    f"{ffma} | "
                     f"{t['LDS.64/128']} | {t['LDS.32']} | {t['SHFL']} | "
                     f"{t['FADD/FMUL']} | {t['total'] / ffma:.2f} | "
                     f"{r['token_loop_words'] / ffma:.2f} |")
