@@ -92,8 +92,8 @@ def scan_cases():
     # segments of several staged blocks, the last one shorter; reverse scans,
     # initial states, the final normalizer of an unnormalized scan, dynamic N
     # (the variant decided at run time), Dv beyond a block's columns, f64,
-    # fused feature maps, synchronous staging, and the default floor (N =
-    # 4097 at B2: four segments of 1024 tokens or more).
+    # fused feature maps, synchronous staging, Dv = 0, odd F, and the
+    # default floor (N = 4097 at B2: 3 segments, none below 1024 tokens).
     cases += [
         (few_blocks(cc.scan_case((2,), 1000, 64, 48, False, True, EPS), 16), True),
         (few_blocks(cc.scan_case((2,), 1000, 64, 48, True, False, None, dyn=(1,)),
@@ -105,6 +105,11 @@ def scan_cases():
                                    dtype="f64", state="f64"), 16), True),
         (synchronous(few_blocks(cc.kernel_case("relu", (2,), 700, 16, 8, EPS,
                                                reverse=True), 16)), True),
+        # No value columns: z alone through the segments; F = 100, whose
+        # lanes keep one feature at a time.
+        (few_blocks(cc.scan_case((2,), 1000, 64, 0, False, True, EPS), 16), True),
+        (few_blocks(cc.kernel_case("relu", (2,), 1000, 100, 33, EPS, init=True),
+                    16), True),
         (few_blocks(cc.scan_case((2,), 4097, 64, 64, False, True, EPS), 264, None),
          True),
     ]
