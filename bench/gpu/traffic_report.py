@@ -114,6 +114,11 @@ def configurations():
         Config("recurrent-f32-one-column", "causal", "f32",
                "scan-kernel=recurrent scan-thread-columns=1", long,
                "strict fp32, blocks of 32 value columns, 1 per thread"),
+        Config("recurrent-f32-segments", "causal", "f32",
+               "scan-kernel=recurrent sequence-parallel-blocks=64 "
+               "min-segment-tokens=0", long,
+               "strict fp32 sequence-parallel: segment states, scan, "
+               "segment outputs"),
         Config("recurrent-f32-tile-32", "causal", "f32",
                "scan-kernel=recurrent scan-tile=32", long,
                "strict fp32, blocks of 8 value columns"),
