@@ -105,6 +105,10 @@ def configurations():
                "normalized, f32 inputs"),
         Config("chunked-tf32", "causal", "f32",
                "sequence-parallel-blocks=0 tf32=true", long, "f32 inputs"),
+        Config("chunked-tf32-d128", "causal", "f32",
+               "sequence-parallel-blocks=0 tf32=true", d128,
+               "f32 inputs, F = 128: value tiles of 64 in dynamic shared "
+               "memory"),
         Config("recurrent-f32", "causal", "f32", "scan-kernel=recurrent",
                long, "strict fp32, blocks of 32 value columns, 4 per thread"),
         Config("recurrent-f32-normalized", "normalized", "f32",
