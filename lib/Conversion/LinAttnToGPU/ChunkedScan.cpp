@@ -2315,12 +2315,10 @@ static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
 /// (`writesState`), Dv and the segment count; grid (batch, element tiles of
 /// 256; more tiles than grid y holds by a grid-stride loop). Without
 /// `prefixes` (the key-value summary) only the sums: no prefix buffers.
-gpu::GPUFuncOp gpukernels::buildSegmentScan(RewriterBase &rewriter,
-                                            Location loc,
-                                            gpu::GPUModuleOp kernels,
-                                            StringRef name,
-                                            const SegmentScanConfig &c,
-                                            bool prefixes) {
+gpu::GPUFuncOp
+gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
+                             gpu::GPUModuleOp kernels, StringRef name,
+                             const SegmentScanConfig &c, bool prefixes) {
   Type index = rewriter.getIndexType();
   int64_t buffers =
       2 + (prefixes ? 2 : 0) + (c.hasInit ? 2 : 0) + (c.writesState ? 2 : 0);
@@ -2550,15 +2548,15 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     if (!statesKernel) {
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),
                                         name("segment_states", c), wide);
-      scanKernel = buildSegmentScan(rewriter, loc, kernels(),
-                                    name("segment_prefix", c),
-                                    c.segmentScan(), /*prefixes=*/true);
+      scanKernel =
+          buildSegmentScan(rewriter, loc, kernels(), name("segment_prefix", c),
+                           c.segmentScan(), /*prefixes=*/true);
     }
     gpu::GPUFuncOp outputsKernel =
         chunkLoop("segment_outputs", config, /*segmented=*/true);
     return launchSegments(op, {statesKernel, scanKernel, outputsKernel},
-                          c.q.tensor, c.k.tensor, features, c.stateType,
-                          batch, tiles, perSegment, segments, c.threads());
+                          c.q.tensor, c.k.tensor, features, c.stateType, batch,
+                          tiles, perSegment, segments, c.threads());
   };
 
   // The variant for `segments` segments of `perSegment` chunks:

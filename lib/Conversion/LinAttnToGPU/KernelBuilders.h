@@ -722,8 +722,7 @@ struct HostIndex {
 
   /// `then()` where `cond` (an i1) holds, `otherwise()` where not: decided
   /// here when `cond` is a constant, at run time by an scf.if otherwise.
-  SmallVector<Value> choose(Value cond,
-                            function_ref<SmallVector<Value>()> then,
+  SmallVector<Value> choose(Value cond, function_ref<SmallVector<Value>()> then,
                             function_ref<SmallVector<Value>()> otherwise) {
     if (std::optional<int64_t> known = getConstantIntValue(cond))
       return *known ? then() : otherwise();
@@ -810,10 +809,10 @@ private:
   /// current insertion point (see the definition); returns what
   /// `launchScan` does.
   SmallVector<Value> launchSegments(ScanOp op, const SegmentKernels &kernels,
-                                    Value queries, Value keys,
-                                    int64_t features, Type stateType,
-                                    Value batch, Value tiles, Value perSegment,
-                                    Value segments, int64_t threads);
+                                    Value queries, Value keys, int64_t features,
+                                    Type stateType, Value batch, Value tiles,
+                                    Value perSegment, Value segments,
+                                    int64_t threads);
   /// Replaces `op` by `results`, as `launchScan` returns them: O, then S and
   /// z only when they have uses.
   void replaceScan(ScanOp op, ValueRange results);

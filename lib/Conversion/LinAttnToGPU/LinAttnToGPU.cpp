@@ -136,10 +136,11 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 /// 3. `kernels.outputs`: each segment's outputs from `queries`, `keys`, V
 ///    and its starting state.
 /// Returns O, then S and z when `scanWritesState(op)`.
-SmallVector<Value> Converter::launchSegments(
-    ScanOp op, const SegmentKernels &kernels, Value queries, Value keys,
-    int64_t features, Type stateType, Value batch, Value tiles,
-    Value perSegment, Value segments, int64_t threads) {
+SmallVector<Value>
+Converter::launchSegments(ScanOp op, const SegmentKernels &kernels,
+                          Value queries, Value keys, int64_t features,
+                          Type stateType, Value batch, Value tiles,
+                          Value perSegment, Value segments, int64_t threads) {
   Location loc = op.getLoc();
   HostIndex h{rewriter, loc};
   Value values = op.getValues();

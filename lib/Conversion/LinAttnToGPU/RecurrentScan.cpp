@@ -95,8 +95,8 @@ enum class RecurrentPass {
 /// What the recurrent scan's kernels are specialized for.
 struct RecurrentScanConfig {
   int64_t features;
-  Type stateType; // S, z and the staged tiles
-  Type dataType;  // V
+  Type stateType;  // S, z and the staged tiles
+  Type dataType;   // V
   Type resultType; // O
   FeatureSource q, k;
   bool normalized, reverse, hasInit, writesState;
@@ -133,8 +133,7 @@ struct RecurrentScanConfig {
 /// - SegmentOutputs: q, k, v, the states and normalizers at the segments'
 ///   starts (laid out as the contributions), O, N, Dv, staged blocks per
 ///   segment, segments; grid (batch, value tiles, segments).
-static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter,
-                                           Location loc,
+static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
                                            gpu::GPUModuleOp kernels,
                                            StringRef name,
                                            const RecurrentScanConfig &c,
@@ -158,8 +157,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter,
   Type indexType = rewriter.getIndexType();
   SmallVector<Type> argTypes;
   if (readsQ)
-    argTypes.push_back(
-        flatBufferType(tensorTypeOf(q.tensor).getElementType()));
+    argTypes.push_back(flatBufferType(tensorTypeOf(q.tensor).getElementType()));
   argTypes.push_back(flatBufferType(tensorTypeOf(k.tensor).getElementType()));
   argTypes.push_back(flatBufferType(c.dataType));
   if (pass == RecurrentPass::Whole) {
@@ -221,8 +219,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter,
     segments = args[a++];
   }
   ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
-  Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4],
-        vs = wg[5];
+  Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4], vs = wg[5];
 
   Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
         cTT = kb.idx(tokens), cTile = kb.idx(tile);
@@ -275,10 +272,9 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter,
   for (int64_t j = 0; j < laneFeatures; ++j) {
     for (int64_t c = 0; c < threadColumns; ++c) {
       if (hasInit)
-        column.push_back(
-            kb.loadIf(activeAt(c), s0Buf,
-                      kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
-                             columnAt(c))));
+        column.push_back(kb.loadIf(
+            activeAt(c), s0Buf,
+            kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), columnAt(c))));
       else
         column.push_back(kb.fconst(0.0));
     }
@@ -319,11 +315,11 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter,
   // 4 bytes each, whatever the alignment.
   Value wideFeatures, wideValues; // null: never
   if (async && features % 4 == 0)
-    wideFeatures = readsQ ? arith::AndIOp::create(rewriter, loc,
-                                                  kb.alignedTo(qBuf, 16),
-                                                  kb.alignedTo(kBuf, 16))
-                                .getResult()
-                          : kb.alignedTo(kBuf, 16);
+    wideFeatures =
+        readsQ ? arith::AndIOp::create(rewriter, loc, kb.alignedTo(qBuf, 16),
+                                       kb.alignedTo(kBuf, 16))
+                     .getResult()
+               : kb.alignedTo(kBuf, 16);
   if (async && columns % 4 == 0)
     wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
                                        kb.eq(kb.remU(dv, kb.idx(4)), c0));
@@ -414,200 +410,203 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter,
     stage(begin, kb.minU(cTT, kb.sub(end, begin)), c0, c0);
     kb.commitAsyncCopies();
   }
-  column = kb.forLoop(begin, end, cTT, column, [&](Value t0,
-                                                   ValueRange carried) {
-    Value count = kb.minU(cTT, kb.sub(end, t0));
-    Value slot =
-        async ? kb.remU(kb.divU(kb.sub(t0, begin), cTT), kb.idx(2)) : c0;
-    Value fBase, vBase;
-    std::tie(fBase, vBase) = slotBases(slot);
-    kb.barrier();
-    if (async) {
-      Value next = kb.add(t0, cTT);
-      kb.ifThen(kb.ult(next, end), [&] {
-        auto [nextF, nextV] = slotBases(kb.sub(c1, slot));
-        stage(next, kb.minU(cTT, kb.sub(end, next)), nextF, nextV);
-      });
-      kb.commitAsyncCopies();
-      kb.waitAsyncCopies(/*pending=*/1);
-      mapStaged(count, fBase);
-    } else {
-      stage(t0, count, fBase, vBase);
-    }
-    kb.barrier();
-    // The running normalizer, one feature per thread, and the partial
-    // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
-    // the final normalizer is unused.
-    if (needZ)
-      kb.forLoop(tid, cF, cTile, [&](Value f) {
-        Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
-        Value z = kb.forLoop(
-            c0, count, c1, ValueRange{z0},
-            [&](Value t, ValueRange zc) -> SmallVector<Value> {
-              Value i = kb.add(kb.mul(t, cF), f);
-              Value staged = kb.add(fBase, i);
-              Value kf =
-                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{staged});
-              Value next = kb.fadd(zc[0], kf);
-              if (denominators) {
-                Value qf = memref::LoadOp::create(rewriter, loc, qs,
-                                                  ValueRange{staged});
-                memref::StoreOp::create(
-                    rewriter, loc, kb.fmul(qf, next), pz,
-                    ValueRange{kb.add(kb.mul(t, kb.idx(partialPitch)), f)});
-              }
-              return {next};
-            })[0];
-        memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
-      });
-    // The denominators: eps plus the token's F partial products. Each of
-    // the token's lanes adds F / lanes of them (every lanes-th one: a
-    // warp's loads take consecutive words of each row) in up to
-    // kDenominatorChains interleaved sums added pairwise (one chain of
-    // dependent adds would hold the block's other threads at the barrier
-    // for as many add latencies), and the lanes add their sums with
-    // shuffles; the block's threads take part alike, each pass covering
-    // the block's tokens (all of them with several lanes a token).
-    if (denominators) {
-      kb.barrier();
-      Value lanes = kb.idx(c.denominatorLanes);
-      Value denominatorPart = kb.remU(tid, lanes);
-      int64_t perLane = features / c.denominatorLanes;
-      int64_t chains = std::clamp<int64_t>(perLane, 1, kDenominatorChains);
-      int64_t whole = perLane / chains * chains;
-      kb.forLoop(
-          c0, count, kb.idx(tile / c.denominatorLanes), [&](Value first) {
-            Value t = kb.add(first, kb.divU(tid, lanes));
-            Value valid = kb.ult(t, count);
-            // Tokens past the block read its last token's row (their sums
-            // are dropped): the words its own lanes read, in their warp or
-            // alone in theirs, where another row would share their banks.
-            Value rowBase = kb.add(
-                kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
-                denominatorPart);
-            auto partial = [&](Value j) {
-              return memref::LoadOp::create(
-                         rewriter, loc, pz,
-                         ValueRange{kb.add(rowBase, kb.mul(j, lanes))})
-                  .getResult();
-            };
-            // The chains start at the first products (at zero for F = 0).
-            SmallVector<Value> sums(chains, kb.fconst(0.0));
-            if (whole)
-              for (int64_t i = 0; i < chains; ++i)
-                sums[i] = partial(kb.idx(i));
-            sums = kb.forLoop(
-                kb.idx(std::min(whole, chains)), kb.idx(whole),
-                kb.idx(chains), sums,
-                [&](Value j0, ValueRange acc) -> SmallVector<Value> {
-                  SmallVector<Value> next;
-                  for (int64_t i = 0; i < chains; ++i)
-                    next.push_back(
-                        kb.fadd(acc[i], partial(kb.add(j0, kb.idx(i)))));
-                  return next;
-                });
-            for (int64_t j = whole; j < perLane; ++j)
-              sums[j - whole] = kb.fadd(sums[j - whole], partial(kb.idx(j)));
-            Value sum =
-                kb.sumOverLanes(kb.pairwiseSum(sums), c.denominatorLanes);
-            Value writes = arith::AndIOp::create(rewriter, loc, valid,
-                                                 kb.eq(denominatorPart, c0));
-            kb.ifThen(writes, [&] {
-              memref::StoreOp::create(rewriter, loc,
-                                      kb.fadd(kb.fconst(c.eps), sum), den,
-                                      ValueRange{t});
-            });
+  column =
+      kb.forLoop(begin, end, cTT, column, [&](Value t0, ValueRange carried) {
+        Value count = kb.minU(cTT, kb.sub(end, t0));
+        Value slot =
+            async ? kb.remU(kb.divU(kb.sub(t0, begin), cTT), kb.idx(2)) : c0;
+        Value fBase, vBase;
+        std::tie(fBase, vBase) = slotBases(slot);
+        kb.barrier();
+        if (async) {
+          Value next = kb.add(t0, cTT);
+          kb.ifThen(kb.ult(next, end), [&] {
+            auto [nextF, nextV] = slotBases(kb.sub(c1, slot));
+            stage(next, kb.minU(cTT, kb.sub(end, next)), nextF, nextV);
           });
-      kb.barrier();
-    }
-    // The recurrence over the block's tokens, the state columns in
-    // registers: token t of the block.
-    auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
-      Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-      Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
-      SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
-      Value rowBase = kb.add(fBase, kb.mul(t, cF));
-      SmallVector<Value> next;
-      // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
-      // (kReadoutChains in all): one chain of F dependent fused
-      // multiply-adds would bound each token by F FMA latencies. With
-      // no features (F = 0) a readout is one zero chain.
-      int64_t chains = std::clamp<int64_t>(
-          laneFeatures, 1,
-          std::max<int64_t>(1, kReadoutChains / threadColumns));
-      SmallVector<SmallVector<Value>> partial;
-      if (readsQ)
-        partial.assign(threadColumns,
-                       SmallVector<Value>(chains, kb.fconst(0.0)));
-      SmallVector<Value> kt, qt;
-      for (int64_t f = 0; f < laneFeatures; f += group) {
-        Value i = kb.add(rowBase, featureAt(f));
-        llvm::append_range(kt, kb.loadRun(ks, i, group));
-        if (readsQ)
-          llvm::append_range(qt, kb.loadRun(qs, i, group));
-      }
-      // A segment's contribution: the state update alone.
-      if (states) {
-        for (int64_t f = 0; f < laneFeatures; ++f)
-          for (int64_t c = 0; c < threadColumns; ++c)
-            next.push_back(kb.fma(kt[f], vt[c], s[f * threadColumns + c]));
-        return next;
-      }
-      for (int64_t f = 0; f < laneFeatures; ++f) {
-        Value kf = kt[f], qf = qt[f];
-        for (int64_t c = 0; c < threadColumns; ++c) {
-          next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
-          Value &sum = partial[c][f % chains];
-          sum = kb.fma(qf, next.back(), sum);
+          kb.commitAsyncCopies();
+          kb.waitAsyncCopies(/*pending=*/1);
+          mapStaged(count, fBase);
+        } else {
+          stage(t0, count, fBase, vBase);
         }
-      }
-      // The parts of a column add their readouts (every lane takes
-      // part), each lane left with the sums of some of its columns.
-      SmallVector<Value> sums;
-      for (int64_t c = 0; c < threadColumns; ++c)
-        sums.push_back(kb.pairwiseSum(partial[c]));
-      sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
-      Value first = kb.transposedSumFirst(part, threadColumns, lanes);
-      int64_t spread = std::min(threadColumns, lanes);
-      Value writer = kb.ult(part, kb.idx(spread));
-      Value denominator;
-      if (denominators)
-        denominator = memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
-      for (auto [m, acc] : llvm::enumerate(sums)) {
-        Value out = denominators ? kb.fdiv(acc, denominator) : acc;
-        Value at = kb.add(col, kb.add(first, kb.idx(m)));
-        Value writes =
-            arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
-        kb.ifThen(writes,
-                  [&] { kb.store(out, oBuf, kb.add(kb.mul(row, dv), at)); });
-      }
-      return next;
-    };
-    // kTokensPerIteration tokens an iteration, then the rest one at a
-    // time: the loads and products of a token need not wait for the
-    // shuffles of the one before, whose latency a lone warp per
-    // scheduler (small batches) would otherwise wait out every token.
-    Value cUnroll = kb.idx(kTokensPerIteration);
-    Value whole = kb.mul(kb.divU(count, cUnroll), cUnroll);
-    SmallVector<Value> state =
-        kb.forLoop(c0, whole, cUnroll, carried,
-                   [&](Value t, ValueRange s) -> SmallVector<Value> {
-                     SmallVector<Value> next(s.begin(), s.end());
-                     for (int64_t u = 0; u < kTokensPerIteration; ++u)
-                       next = token(kb.add(t, kb.idx(u)), next);
-                     return next;
-                   });
-    return kb.forLoop(whole, count, c1, state, token);
-  });
+        kb.barrier();
+        // The running normalizer, one feature per thread, and the partial
+        // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
+        // the final normalizer is unused.
+        if (needZ)
+          kb.forLoop(tid, cF, cTile, [&](Value f) {
+            Value z0 = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+            Value z = kb.forLoop(
+                c0, count, c1, ValueRange{z0},
+                [&](Value t, ValueRange zc) -> SmallVector<Value> {
+                  Value i = kb.add(kb.mul(t, cF), f);
+                  Value staged = kb.add(fBase, i);
+                  Value kf = memref::LoadOp::create(rewriter, loc, ks,
+                                                    ValueRange{staged});
+                  Value next = kb.fadd(zc[0], kf);
+                  if (denominators) {
+                    Value qf = memref::LoadOp::create(rewriter, loc, qs,
+                                                      ValueRange{staged});
+                    memref::StoreOp::create(
+                        rewriter, loc, kb.fmul(qf, next), pz,
+                        ValueRange{kb.add(kb.mul(t, kb.idx(partialPitch)), f)});
+                  }
+                  return {next};
+                })[0];
+            memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{f});
+          });
+        // The denominators: eps plus the token's F partial products. Each of
+        // the token's lanes adds F / lanes of them (every lanes-th one: a
+        // warp's loads take consecutive words of each row) in up to
+        // kDenominatorChains interleaved sums added pairwise (one chain of
+        // dependent adds would hold the block's other threads at the barrier
+        // for as many add latencies), and the lanes add their sums with
+        // shuffles; the block's threads take part alike, each pass covering
+        // the block's tokens (all of them with several lanes a token).
+        if (denominators) {
+          kb.barrier();
+          Value lanes = kb.idx(c.denominatorLanes);
+          Value denominatorPart = kb.remU(tid, lanes);
+          int64_t perLane = features / c.denominatorLanes;
+          int64_t chains = std::clamp<int64_t>(perLane, 1, kDenominatorChains);
+          int64_t whole = perLane / chains * chains;
+          kb.forLoop(
+              c0, count, kb.idx(tile / c.denominatorLanes), [&](Value first) {
+                Value t = kb.add(first, kb.divU(tid, lanes));
+                Value valid = kb.ult(t, count);
+                // Tokens past the block read its last token's row (their sums
+                // are dropped): the words its own lanes read, in their warp or
+                // alone in theirs, where another row would share their banks.
+                Value rowBase = kb.add(
+                    kb.mul(kb.minU(t, kb.sub(count, c1)), kb.idx(partialPitch)),
+                    denominatorPart);
+                auto partial = [&](Value j) {
+                  return memref::LoadOp::create(
+                             rewriter, loc, pz,
+                             ValueRange{kb.add(rowBase, kb.mul(j, lanes))})
+                      .getResult();
+                };
+                // The chains start at the first products (at zero for F = 0).
+                SmallVector<Value> sums(chains, kb.fconst(0.0));
+                if (whole)
+                  for (int64_t i = 0; i < chains; ++i)
+                    sums[i] = partial(kb.idx(i));
+                sums = kb.forLoop(
+                    kb.idx(std::min(whole, chains)), kb.idx(whole),
+                    kb.idx(chains), sums,
+                    [&](Value j0, ValueRange acc) -> SmallVector<Value> {
+                      SmallVector<Value> next;
+                      for (int64_t i = 0; i < chains; ++i)
+                        next.push_back(
+                            kb.fadd(acc[i], partial(kb.add(j0, kb.idx(i)))));
+                      return next;
+                    });
+                for (int64_t j = whole; j < perLane; ++j)
+                  sums[j - whole] =
+                      kb.fadd(sums[j - whole], partial(kb.idx(j)));
+                Value sum =
+                    kb.sumOverLanes(kb.pairwiseSum(sums), c.denominatorLanes);
+                Value writes = arith::AndIOp::create(
+                    rewriter, loc, valid, kb.eq(denominatorPart, c0));
+                kb.ifThen(writes, [&] {
+                  memref::StoreOp::create(rewriter, loc,
+                                          kb.fadd(kb.fconst(c.eps), sum), den,
+                                          ValueRange{t});
+                });
+              });
+          kb.barrier();
+        }
+        // The recurrence over the block's tokens, the state columns in
+        // registers: token t of the block.
+        auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
+          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
+          SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
+          Value rowBase = kb.add(fBase, kb.mul(t, cF));
+          SmallVector<Value> next;
+          // The readouts φ(q)ᵀS[:, d], each in interleaved partial sums
+          // (kReadoutChains in all): one chain of F dependent fused
+          // multiply-adds would bound each token by F FMA latencies. With
+          // no features (F = 0) a readout is one zero chain.
+          int64_t chains = std::clamp<int64_t>(
+              laneFeatures, 1,
+              std::max<int64_t>(1, kReadoutChains / threadColumns));
+          SmallVector<SmallVector<Value>> partial;
+          if (readsQ)
+            partial.assign(threadColumns,
+                           SmallVector<Value>(chains, kb.fconst(0.0)));
+          SmallVector<Value> kt, qt;
+          for (int64_t f = 0; f < laneFeatures; f += group) {
+            Value i = kb.add(rowBase, featureAt(f));
+            llvm::append_range(kt, kb.loadRun(ks, i, group));
+            if (readsQ)
+              llvm::append_range(qt, kb.loadRun(qs, i, group));
+          }
+          // A segment's contribution: the state update alone.
+          if (states) {
+            for (int64_t f = 0; f < laneFeatures; ++f)
+              for (int64_t c = 0; c < threadColumns; ++c)
+                next.push_back(kb.fma(kt[f], vt[c], s[f * threadColumns + c]));
+            return next;
+          }
+          for (int64_t f = 0; f < laneFeatures; ++f) {
+            Value kf = kt[f], qf = qt[f];
+            for (int64_t c = 0; c < threadColumns; ++c) {
+              next.push_back(kb.fma(kf, vt[c], s[f * threadColumns + c]));
+              Value &sum = partial[c][f % chains];
+              sum = kb.fma(qf, next.back(), sum);
+            }
+          }
+          // The parts of a column add their readouts (every lane takes
+          // part), each lane left with the sums of some of its columns.
+          SmallVector<Value> sums;
+          for (int64_t c = 0; c < threadColumns; ++c)
+            sums.push_back(kb.pairwiseSum(partial[c]));
+          sums = kb.transposedSumOverLanes(sums, lanes, groupLanes, part);
+          Value first = kb.transposedSumFirst(part, threadColumns, lanes);
+          int64_t spread = std::min(threadColumns, lanes);
+          Value writer = kb.ult(part, kb.idx(spread));
+          Value denominator;
+          if (denominators)
+            denominator =
+                memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
+          for (auto [m, acc] : llvm::enumerate(sums)) {
+            Value out = denominators ? kb.fdiv(acc, denominator) : acc;
+            Value at = kb.add(col, kb.add(first, kb.idx(m)));
+            Value writes =
+                arith::AndIOp::create(rewriter, loc, kb.ult(at, dv), writer);
+            kb.ifThen(writes, [&] {
+              kb.store(out, oBuf, kb.add(kb.mul(row, dv), at));
+            });
+          }
+          return next;
+        };
+        // kTokensPerIteration tokens an iteration, then the rest one at a
+        // time: the loads and products of a token need not wait for the
+        // shuffles of the one before, whose latency a lone warp per
+        // scheduler (small batches) would otherwise wait out every token.
+        Value cUnroll = kb.idx(kTokensPerIteration);
+        Value whole = kb.mul(kb.divU(count, cUnroll), cUnroll);
+        SmallVector<Value> state =
+            kb.forLoop(c0, whole, cUnroll, carried,
+                       [&](Value t, ValueRange s) -> SmallVector<Value> {
+                         SmallVector<Value> next(s.begin(), s.end());
+                         for (int64_t u = 0; u < kTokensPerIteration; ++u)
+                           next = token(kb.add(t, kb.idx(u)), next);
+                         return next;
+                       });
+        return kb.forLoop(whole, count, c1, state, token);
+      });
 
   // The final state: the scan's, or the segment's contribution.
   if (writesState)
     for (int64_t c = 0; c < threadColumns; ++c)
       kb.ifThen(activeAt(c), [&] {
         for (int64_t j = 0; j < laneFeatures; ++j)
-          kb.store(column[j * threadColumns + c], sBuf,
-                   kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv),
-                          columnAt(c)));
+          kb.store(
+              column[j * threadColumns + c], sBuf,
+              kb.add(kb.mul(kb.add(stateBase, featureAt(j)), dv), columnAt(c)));
       });
   if (writesState && needZ)
     kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
@@ -704,8 +703,7 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
            features % (2 * c.denominatorLanes) == 0 &&
            c.tokens * 2 * c.denominatorLanes <= tile)
       c.denominatorLanes *= 2;
-  c.partialPitch =
-      features + (c.denominatorLanes > 1 ? c.denominatorLanes : 0);
+  c.partialPitch = features + (c.denominatorLanes > 1 ? c.denominatorLanes : 0);
 
   Location loc = op.getLoc();
   auto name = [&](StringRef kind) {
@@ -756,9 +754,8 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     segmentKernels.outputs =
         buildRecurrentKernel(rewriter, loc, kernels(), name("segment_outputs_"),
                              c, RecurrentPass::SegmentOutputs);
-    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor,
-                          features, stateType, batch, tiles, perSegment,
-                          segments, tile);
+    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor, features,
+                          stateType, batch, tiles, perSegment, segments, tile);
   };
   // The batch-parallel kernel first where both are built (N dynamic), so
   // that its name does not depend on whether N is known.
