@@ -127,6 +127,8 @@ LINATTN_VARIANTS = [
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
     ("linattn recurrent f32, sequence-parallel-blocks=528", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=528", 1e-4),
+    ("linattn recurrent f32, min-segment-tokens=256", "f32",
+     "scan-kernel=recurrent min-segment-tokens=256", 1e-4),
     ("linattn recurrent f32, 1 column/thread", "f32",
      "scan-kernel=recurrent scan-thread-columns=1", 1e-4),
     ("linattn recurrent f32, 2 columns/thread", "f32",
@@ -189,6 +191,10 @@ LINATTN_NOTES = {
         "the same aiming at 528 blocks (4 per SM): batches below 264 blocks "
         "split too (B8·H16·D64: 256 blocks, 3 segments), trading 1.5 times "
         "the multiply-adds for twice the warps per scheduler",
+    "linattn recurrent f32, min-segment-tokens=256":
+        "the same with segments down to 256 tokens (the floor of 1024 was "
+        "measured for the chunked scan, whose tokens cost far less): "
+        "B8·H8·T1K·D64 (128 blocks) splits in 3",
     "linattn recurrent f32, 1 column/thread":
         "the same with scan-thread-columns=1: 4 lanes per column, each "
         "φ(q), φ(k) element loaded for one column",
