@@ -2555,8 +2555,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     gpu::GPUFuncOp outputsKernel =
         chunkLoop("segment_outputs", config, /*segmented=*/true);
     return launchSegments(op, {statesKernel, scanKernel, outputsKernel},
-                          c.q.tensor, c.k.tensor, features, c.stateType, batch,
-                          tiles, perSegment, segments, c.threads());
+                          c.q.tensor, c.k.tensor, batch, tiles, perSegment,
+                          segments, c.threads());
   };
 
   // The variant for `segments` segments of `perSegment` chunks:

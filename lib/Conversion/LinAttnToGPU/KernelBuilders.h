@@ -809,10 +809,9 @@ private:
   /// current insertion point (see the definition); returns what
   /// `launchScan` does.
   SmallVector<Value> launchSegments(ScanOp op, const SegmentKernels &kernels,
-                                    Value queries, Value keys, int64_t features,
-                                    Type stateType, Value batch, Value tiles,
-                                    Value perSegment, Value segments,
-                                    int64_t threads);
+                                    Value queries, Value keys, Value batch,
+                                    Value tiles, Value perSegment,
+                                    Value segments, int64_t threads);
   /// Replaces `op` by `results`, as `launchScan` returns them: O, then S and
   /// z only when they have uses.
   void replaceScan(ScanOp op, ValueRange results);

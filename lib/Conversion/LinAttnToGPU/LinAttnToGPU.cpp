@@ -128,8 +128,8 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 /// over the grid (`batch`, `tiles` value tiles, `segments`) but the scan
 /// over the segments (batch, element tiles):
 /// 1. `kernels.states`: each segment's contribution to S and z, from K (or
-///    its feature map's input, `keys`) and V into flat f32 buffers
-///    [batch, segments, F, Dv] and [batch, segments, F];
+///    its feature map's input, `keys`) and V into flat buffers of the
+///    state's type, [batch, segments, F, Dv] and [batch, segments, F];
 /// 2. `kernels.prefix` (`buildSegmentScan`): the state at each segment's
 ///    start, from the initial state when there is one, and the final S and
 ///    z when `scanWritesState(op)`;
@@ -138,10 +138,11 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 /// Returns O, then S and z when `scanWritesState(op)`.
 SmallVector<Value>
 Converter::launchSegments(ScanOp op, const SegmentKernels &kernels,
-                          Value queries, Value keys, int64_t features,
-                          Type stateType, Value batch, Value tiles,
+                          Value queries, Value keys, Value batch, Value tiles,
                           Value perSegment, Value segments, int64_t threads) {
   Location loc = op.getLoc();
+  int64_t features = tensorTypeOf(op.getQueryFeatures()).getShape().back();
+  Type stateType = tensorTypeOf(op.getFinalState()).getElementType();
   HostIndex h{rewriter, loc};
   Value values = op.getValues();
   int64_t batchDims = tensorTypeOf(values).getRank() - 2;

@@ -166,11 +166,11 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
     argTypes.push_back(flatBufferType(c.resultType));
     if (writesState)
       argTypes.append(2, flatBufferType(stateType));
-  } else if (states) {
-    argTypes.append(2, flatBufferType(stateType));
   } else {
+    // The contributions (written) or the starting states (read), then O.
     argTypes.append(2, flatBufferType(stateType));
-    argTypes.push_back(flatBufferType(c.resultType));
+    if (!states)
+      argTypes.push_back(flatBufferType(c.resultType));
   }
   argTypes.append({indexType, indexType}); // N, Dv
   if (segmented)
@@ -754,8 +754,8 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     segmentKernels.outputs =
         buildRecurrentKernel(rewriter, loc, kernels(), name("segment_outputs_"),
                              c, RecurrentPass::SegmentOutputs);
-    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor, features,
-                          stateType, batch, tiles, perSegment, segments, tile);
+    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor, batch,
+                          tiles, perSegment, segments, tile);
   };
   // The batch-parallel kernel first where both are built (N dynamic), so
   // that its name does not depend on whether N is known.
