@@ -1591,6 +1591,20 @@ void prefetchOp(Exec &e, const Inst &in) {
   profileAccesses(e, in, Access::Prefetch, /*buffer=*/0);
 }
 
+/// The feature maps' 2^x (`kEx2ApproxFtzIntrinsic`): r = 2^a, subnormal inputs
+/// and results flushed to zero as `.ftz` does. The host's exp2f, not the
+/// special-function unit's approximation (within 2 ulp).
+void ex2ApproxFtzOp(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  auto flush = [](float x) {
+    return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+  };
+  forActive(e, [&](uint32_t l) {
+    r[l] = F32::put(flush(std::exp2(flush(F32::get(a[l])))));
+  });
+}
+
 /// memref.dim of an argument: imm = buffer, imm2 = dimension.
 void dimOp(Exec &e, const Inst &in) {
   const RuntimeBuffer &b = e.buffers[in.imm];
@@ -3042,10 +3056,10 @@ private:
       return emit(program, std::move(in));
     }
     if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
-      if (!scalarResult)
-        failCompile(k.name, &op, "vector conversions are not emulated");
-      FloatKind from = floatKind(op.getOperand(0).getType(), &op);
-      FloatKind to = floatKind(resultType, &op);
+      // A vector converts element by element (a word each).
+      FloatKind from =
+          floatKind(getElementTypeOrSelf(op.getOperand(0).getType()), &op);
+      FloatKind to = floatKind(getElementTypeOrSelf(resultType), &op);
       Handler fn = floatConvertGeneric;
       // Through float arithmetic only where that rounds once.
       if (from == FloatKind::F32 && to == FloatKind::F16)
@@ -3060,10 +3074,28 @@ private:
         fn = floatConvert<F32, F64>;
       else if (from == FloatKind::F64 && to == FloatKind::F32)
         fn = floatConvert<F64, F32>;
-      Inst in = scalarInst(op, fn);
-      in.imm = static_cast<int64_t>(from);
-      in.imm2 = static_cast<int64_t>(to);
-      return emit(program, std::move(in));
+      if (scalarResult) {
+        Inst in = scalarInst(op, fn);
+        in.imm = static_cast<int64_t>(from);
+        in.imm2 = static_cast<int64_t>(to);
+        return emit(program, std::move(in));
+      }
+      uint32_t words = wordsOf(resultType);
+      if (!words)
+        failCompile(k.name, &op, "a vector the emulator does not support");
+      uint32_t a = use(op.getOperand(0), &op).offset;
+      uint32_t r = define(op.getResult(0), &op).offset;
+      for (uint32_t w = 0; w < words; ++w) {
+        Inst in;
+        in.fn = fn;
+        in.op = &op;
+        in.a = a + w;
+        in.r = r + w;
+        in.imm = static_cast<int64_t>(from);
+        in.imm2 = static_cast<int64_t>(to);
+        emit(program, std::move(in));
+      }
+      return;
     }
     if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp, arith::IndexCastOp,
             arith::IndexCastUIOp>(op)) {
@@ -3323,6 +3355,22 @@ private:
       in.fn = prefetchOp;
       in.op = &op;
       in.a = use(inlineAsm.getOperands()[0], &op).offset;
+      return emit(program, std::move(in));
+    }
+    if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+      if (call.getIntrin() != mlir::linattn::kEx2ApproxFtzIntrinsic ||
+          call.getArgs().size() != 1 || call.getNumResults() != 1 ||
+          !call.getArgs()[0].getType().isF32() ||
+          !call.getResult(0).getType().isF32())
+        failCompile(k.name, &op,
+                    "intrinsics other than " +
+                        mlir::linattn::kEx2ApproxFtzIntrinsic.str() +
+                        " (f32) are not emulated");
+      Inst in;
+      in.fn = ex2ApproxFtzOp;
+      in.op = &op;
+      in.a = use(call.getArgs()[0], &op).offset;
+      in.r = define(call.getResult(0), &op).offset;
       return emit(program, std::move(in));
     }
     // Undefined values read as zeros.

@@ -83,6 +83,17 @@
 // ASYNC-LOOP: DEPBAR.LE SB0, 0x1
 // ASYNC-LOOP-COUNT-128: HMMA.16816.F32.BF16
 
+// elu's exp in the chunk loop is 2^(x·log2 e) on the special-function unit
+// (FMUL, MUFU.EX2), applied after the copies land: the features are rounded
+// to bf16, so libdevice's expf (its range reduction by FFMA.SAT and FFMA.RM,
+// and the subnormal fix-up of a plain ex2.approx.f32, FSETP and two
+// predicated FMUL) would buy no accuracy.
+// RUN: %cuobjdump --dump-sass %t.async.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=EXP
+// EXP-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
+// EXP-NOT: {{FFMA\.(RM|SAT)|FSETP}}
+// EXP: MUFU.EX2
+// EXP-NOT: {{FFMA\.(RM|SAT)|FSETP}}
+
 // 32-bit offsets: the chunk loop widens each staging load's and output
 // store's offset once (IMAD.WIDE.U32 of the offset and the element size,
 // added to the block's base) and compares tokens and columns in 32 bits.

@@ -1533,7 +1533,7 @@ private:
                    buffer, featureBase, at, width,
                    /*aligned=*/Value(), [](int64_t) { return Value(); });
                for (Value &x : xs)
-                 x = kb.select(valid, kb.featureOf(x, source), kb.fconst(0.0));
+                 x = kb.select(valid, featureOf(x, source), kb.fconst(0.0));
                return xs;
              };
              Value slot = featureIndex(base, t, f);
@@ -1656,6 +1656,19 @@ private:
     });
   }
 
+  /// The feature of `x`, in f32 and not yet rounded: every caller stores it
+  /// into a tile of the data type, which the features have, and that store
+  /// rounds it (once, as rounding it here first would too). The rounding
+  /// also makes exp's approximation invisible but in the last place; tf32
+  /// keeps math.exp, with which ptxas does not spill its segment-states
+  /// kernel at F = 64 (with the approximation it takes 128 registers
+  /// instead of 130 and spills 48 bytes in the chunk loop).
+  Value featureOf(Value x, const FeatureSource &source) {
+    return kb.mapFeature(x, source,
+                         c.dataType.isF32() ? KernelBuilder::Exp::Accurate
+                                            : KernelBuilder::Exp::Approximate);
+  }
+
   /// Replaces the group of staged elements at `at` of `buffer` by their
   /// features, zeros where not `valid`.
   void mapInPlace(Value buffer, Value at, Value valid,
@@ -1669,7 +1682,7 @@ private:
       Value x = toState(
           vector::ExtractOp::create(b, loc, group, ArrayRef<int64_t>{e}));
       features.push_back(
-          kb.select(valid, kb.featureOf(x, source), kb.fconst(0.0)));
+          kb.select(valid, featureOf(x, source), kb.fconst(0.0)));
     }
     storeShared(features, buffer, at);
   }
@@ -1803,6 +1816,19 @@ private:
   /// aligned when there are several.
   void storeShared(ArrayRef<Value> values, Value buffer, Value index) {
     Type type = cast<MemRefType>(buffer.getType()).getElementType();
+    // Several f32 values for a 16-bit tile are rounded as one vector, which
+    // NVPTX converts two at a time (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32).
+    if (values.size() > 1 && type.getIntOrFloatBitWidth() == 16 &&
+        llvm::all_of(values, [](Value v) { return v.getType().isF32(); })) {
+      auto wide = VectorType::get({static_cast<int64_t>(values.size())},
+                                  values.front().getType());
+      Value vector = arith::TruncFOp::create(
+          b, loc, VectorType::get(wide.getShape(), type),
+          vector::FromElementsOp::create(b, loc, wide, values));
+      vector::StoreOp::create(b, loc, vector, buffer, ValueRange{index},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+      return;
+    }
     SmallVector<Value> elements;
     for (Value value : values) {
       value = convertFloat(b, loc, value, type);

@@ -362,31 +362,61 @@ public:
   Value loadFeature(Value buffer, Value index, const FeatureSource &source) {
     return featureOf(load(buffer, index), source);
   }
+  /// How a feature map computes exp.
+  enum class Exp {
+    /// math.exp: libdevice's expf (within 2 ulp, about ten instructions).
+    Accurate,
+    /// 2^(x·log2 e) by `ex2.approx.ftz.f32` (kEx2ApproxFtzIntrinsic), two
+    /// instructions, for f32 features that are rounded to at most 11
+    /// significant bits before any use (the tensor cores' bf16, f16 and
+    /// tf32 operands). Its error, 2 + ⌊1.17·|x|⌋ ulp of f32 (CUDA's __expf),
+    /// is below 2^-17 of the result for every x > -87.4, where the rounding
+    /// to 11 bits is up to 2^-12, so it moves a feature by at most its last
+    /// place, and only next to a tie. Smaller results, below 2^-126, flush to
+    /// zero. Other types take math.exp.
+    Approximate,
+  };
+  /// 2^x for f32 `x`, by the special-function unit (kEx2ApproxFtzIntrinsic).
+  Value exp2Approx(Value x) {
+    return LLVM::CallIntrinsicOp::create(b, loc, x.getType(),
+                                         b.getStringAttr(kEx2ApproxFtzIntrinsic),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+  /// e^x, as `how` says.
+  Value exp(Value x, Exp how = Exp::Accurate) {
+    if (how == Exp::Approximate && x.getType().isF32())
+      return exp2Approx(fmul(x, fconst(1.4426950408889634))); // log2(e)
+    return math::ExpOp::create(b, loc, x);
+  }
+  /// The source's feature map of `x` (an element of the source, in the state
+  /// type), in the state type and not rounded to the feature type; exp as
+  /// `how` says.
+  Value mapFeature(Value x, const FeatureSource &source,
+                   Exp how = Exp::Accurate) {
+    if (!source.map)
+      return x;
+    switch (*source.map) {
+    case FeatureMapKind::Elu: {
+      // elu(x) + 1 is x + 1 for x > 0 and exp(x) otherwise.
+      Value positive = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OGT, x, fconst(0.0));
+      return select(positive, fadd(x, fconst(1.0)), exp(x, how));
+    }
+    case FeatureMapKind::Relu:
+      return arith::MaximumFOp::create(b, loc, x, fconst(0.0));
+    default:
+      return x;
+    }
+  }
   /// The feature of `x` (an element of the source, in the state type): the
   /// source's feature map, rounded to the feature type, in the state type.
   Value featureOf(Value x, const FeatureSource &source) {
     if (!source.map)
       return x;
-    Value y = x;
-    switch (*source.map) {
-    case FeatureMapKind::Elu: {
-      // elu(x) + 1 is x + 1 for x > 0 and exp(x) otherwise.
-      Value zero = fconst(0.0);
-      Value positive =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
-      Value shifted = fadd(x, fconst(1.0));
-      Value exp = math::ExpOp::create(b, loc, x);
-      y = select(positive, shifted, exp);
-      break;
-    }
-    case FeatureMapKind::Relu:
-      y = arith::MaximumFOp::create(b, loc, x, fconst(0.0));
-      break;
-    default:
-      break;
-    }
-    return convertFloat(b, loc, convertFloat(b, loc, y, source.featureType),
-                        stateType);
+    return convertFloat(
+        b, loc, convertFloat(b, loc, mapFeature(x, source), source.featureType),
+        stateType);
   }
   /// Stores the state-typed `value` into the buffer, converted to its element
   /// type.

@@ -49,7 +49,7 @@
 // ASYNC: nvvm.cp.async.commit.group
 // ASYNC-NEXT: nvvm.cp.async.wait.group 1
 // ASYNC: vector.load %[[QS]][%{{.*}}] {alignment = 16 : i64} : memref<9216xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// ASYNC: math.exp
+// ASYNC: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // ASYNC: vector.store %{{.*}}, %[[QS]][%{{.*}}] {alignment = 16 : i64}
 // ASYNC: vector.load %[[KS]]
 // ASYNC: vector.store %{{.*}}, %[[KS]]
@@ -76,11 +76,18 @@
 // CHECK:   gpu.barrier
 // CHECK:   scf.if
 // CHECK:   vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
-// CHECK:   math.exp
-// CHECK:   vector.store %{{.*}} {alignment = 16 : i64} : memref<4608xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// The features are rounded to bf16 before any use: exp is 2^(x·log2 e) by
+// the special-function unit, not libdevice's expf, and a group's eight
+// features are rounded as one vector as they are stored.
+// CHECK-NOT: math.exp
+// CHECK:   arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
+// CHECK:   %[[GROUP:.*]] = vector.from_elements {{.*}} : vector<8xf32>
+// CHECK-NEXT: %[[ROUNDED:.*]] = arith.truncf %[[GROUP]] : vector<8xf32> to vector<8xbf16>
+// CHECK-NEXT: vector.store %[[ROUNDED]], %{{.*}} {alignment = 16 : i64} : memref<4608xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK:   } else {
 // CHECK:   memref.load %{{.*}} : memref<?xbf16>
-// CHECK:   math.exp
+// CHECK:   llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK:   gpu.barrier
 // CHECK:   nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<4608xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK:   vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>

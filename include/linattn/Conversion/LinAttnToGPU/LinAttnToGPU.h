@@ -33,6 +33,13 @@ inline constexpr llvm::StringLiteral kDeviceBuffersAttrName =
 /// into L2 (one operand, constraint "l": a generic address); the GPU
 /// emulator runs it.
 inline constexpr llvm::StringLiteral kPrefetchL2Asm = "prefetch.L2 [$0];";
+/// The LLVM intrinsic of 2^x by the special-function unit,
+/// `ex2.approx.ftz.f32`: subnormal inputs and results flushed to zero. The
+/// tensor-core kernels' feature maps take exp from it, and the GPU emulator
+/// runs it. LLVM's own `ex2.approx.f32` (math.exp2, or math.exp with `afn`)
+/// keeps subnormal results, which takes ptxas three instructions more.
+inline constexpr llvm::StringLiteral kEx2ApproxFtzIntrinsic =
+    "llvm.nvvm.ex2.approx.ftz.f32";
 /// The largest `narrowOffsetLimit`: every offset a chunk loop computes is
 /// below it, so unsigned 32-bit arithmetic cannot wrap.
 inline constexpr int64_t kMaxNarrowOffsetLimit = int64_t(1) << 31;
