@@ -1816,38 +1816,38 @@ private:
   /// aligned when there are several.
   void storeShared(ArrayRef<Value> values, Value buffer, Value index) {
     Type type = cast<MemRefType>(buffer.getType()).getElementType();
-    // Several f32 values for a 16-bit tile are rounded as one vector, which
-    // NVPTX converts two at a time (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32).
+    auto vectorOf = [&](Type element) {
+      return VectorType::get({static_cast<int64_t>(values.size())}, element);
+    };
+    Value vector;
     if (values.size() > 1 && type.getIntOrFloatBitWidth() == 16 &&
         llvm::all_of(values, [](Value v) { return v.getType().isF32(); })) {
-      auto wide = VectorType::get({static_cast<int64_t>(values.size())},
-                                  values.front().getType());
-      Value vector = arith::TruncFOp::create(
-          b, loc, VectorType::get(wide.getShape(), type),
-          vector::FromElementsOp::create(b, loc, wide, values));
-      vector::StoreOp::create(b, loc, vector, buffer, ValueRange{index},
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
-      return;
-    }
-    SmallVector<Value> elements;
-    for (Value value : values) {
-      value = convertFloat(b, loc, value, type);
-      // The f32 operands of tf32 products, rounded to nearest (ties away)
-      // once here rather than truncated by the tensor cores.
-      if (c.dataType.isF32() && buffer != zs && buffer != cs) {
-        Value bits = NVVM::ConvertFloatToTF32Op::create(
-            b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
-        value = arith::BitcastOp::create(b, loc, type, bits);
+      // Several f32 values for a 16-bit tile are rounded as one vector, which
+      // NVPTX converts two at a time (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32).
+      vector = arith::TruncFOp::create(
+          b, loc, vectorOf(type),
+          vector::FromElementsOp::create(b, loc, vectorOf(b.getF32Type()),
+                                         values));
+    } else {
+      SmallVector<Value> elements;
+      for (Value value : values) {
+        value = convertFloat(b, loc, value, type);
+        // The f32 operands of tf32 products, rounded to nearest (ties away)
+        // once here rather than truncated by the tensor cores.
+        if (c.dataType.isF32() && buffer != zs && buffer != cs) {
+          Value bits = NVVM::ConvertFloatToTF32Op::create(
+              b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
+          value = arith::BitcastOp::create(b, loc, type, bits);
+        }
+        elements.push_back(value);
       }
-      elements.push_back(value);
+      if (elements.size() == 1) {
+        memref::StoreOp::create(b, loc, elements[0], buffer,
+                                ValueRange{index});
+        return;
+      }
+      vector = vector::FromElementsOp::create(b, loc, vectorOf(type), elements);
     }
-    if (elements.size() == 1) {
-      memref::StoreOp::create(b, loc, elements[0], buffer, ValueRange{index});
-      return;
-    }
-    auto vectorType =
-        VectorType::get({static_cast<int64_t>(elements.size())}, type);
-    Value vector = vector::FromElementsOp::create(b, loc, vectorType, elements);
     vector::StoreOp::create(b, loc, vector, buffer, ValueRange{index},
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
