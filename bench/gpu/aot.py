@@ -192,7 +192,8 @@ def self_test(args):
     # The default small-batch choice is sequence-parallel; the batch-parallel
     # kernel and segments of several chunks are forced here too, and
     # bench.py's comparison rows: the chunk loops' 32-bit offsets, mma.sync
-    # instead of wgmma and value tiles of 32 columns. The linear-* variants are the non-causal
+    # instead of wgmma, value tiles of 32 columns and the scores kept in
+    # registers. The linear-* variants are the non-causal
     # function (bench.py's noncausal rows): the tensor-core kernels of the
     # linear form, the scalar ones, tf32. The *-normalized ones are bench.py's
     # normalized rows.
@@ -212,6 +213,8 @@ def self_test(args):
                 ("chunked-f16-value-tile-128", "f16", np.float16,
                  "value-tile=128", 1e-2),
                 ("chunked-f16-mma-sync", "f16", np.float16, "wgmma=false", 1e-2),
+                ("chunked-f16-scores-in-registers", "f16", np.float16,
+                 "scores-in-registers=true", 1e-2),
                 ("chunked-f16-prefetch", "f16", np.float16,
                  "async-copies=false prefetch-chunks=1", 1e-2),
                 ("chunked-f16-normalized", "f16", np.float16, "", 1e-2),

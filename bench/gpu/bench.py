@@ -119,6 +119,8 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, value-tile=32", "bf16", "value-tile=32", 2.5e-2),
     ("linattn chunked bf16, value-tile=128", "bf16", "value-tile=128", 2.5e-2),
     ("linattn chunked bf16, mma.sync", "bf16", "wgmma=false", 2.5e-2),
+    ("linattn chunked bf16, scores in registers", "bf16",
+     "scores-in-registers=true", 2.5e-2),
     ("linattn chunked bf16, synchronous + L2 prefetch", "bf16",
      "async-copies=false prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
@@ -170,6 +172,12 @@ LINATTN_NOTES = {
         "wgmma=false: the chunk loops' scores and state update by mma.sync "
         "instead of sm_90a's wgmma from 128-byte swizzled tiles (the default; "
         "P·V and φ(Q)S stay on mma.sync either way)",
+    "linattn chunked bf16, scores in registers":
+        "scores-in-registers=true: at F = 64 (one warp per row tile) the "
+        "masked scores stay in registers as P·V's A fragments: 9 KiB less "
+        "shared memory per block and no stores or ldmatrix of them, for about "
+        "15 more registers; at F = 128 (two warps a row tile) the default's "
+        "kernels",
     "linattn chunked bf16, synchronous + L2 prefetch":
         "async-copies=false prefetch-chunks=1: staging a chunk prefetches the "
         "next chunk's rows "
@@ -189,8 +197,9 @@ LINATTN_NOTES = {
         "before the segments; the same kernel where the batch fills the GPU)",
     "linattn recurrent f32, sequence-parallel-blocks=528":
         "the same aiming at 528 blocks (4 per SM): batches below 264 blocks "
-        "split too (B8·H16·D64: 256 blocks, 3 segments), trading 1.5 times "
-        "the multiply-adds for twice the warps per scheduler",
+        "split too (B8·H16·D64: 256 blocks, 3 segments), trading 1.33 times "
+        "the multiply-adds (the states of all segments but the last) for "
+        "twice the warps per scheduler",
     "linattn recurrent f32, min-segment-tokens=256":
         "the same with segments down to 256 tokens (the floor of 1024 was "
         "measured for the chunked scan, whose tokens cost far less): "

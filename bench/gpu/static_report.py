@@ -206,6 +206,17 @@ def configurations():
                     f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
                     "wgmma=true" + wide, "wgmma", f, f, "bf16",
                     normalized=normalized))
+        # The masked scores in registers (scores-in-registers=true), which
+        # applies where one warp per row tile takes all keys (F = 64; F =
+        # 128 takes two): the benchmark's function on wgmma.
+        for parallel in (0, 1000000000) if f == 64 else ():
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized wgmma scores-in-registers" +
+                (" sequence-parallel" if parallel else ""),
+                scan_module("bf16", f, f, normalized=False),
+                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                "wgmma=true scores-in-registers=true", "wgmma", f, f, "bf16",
+                normalized=False))
         for parallel in (0, 1000000000):
             configs.append(Config(
                 f"chunked tf32 F{f}" +

@@ -73,6 +73,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
   kernels.wgmma = options.wgmma;
+  kernels.scoresInRegisters = options.scoresInRegisters;
   kernels.prefetchChunks = options.prefetchChunks;
   kernels.narrowOffsetLimit = options.narrowOffsetLimit;
   pm.addPass(createConvertLinAttnToGPUPass(kernels));

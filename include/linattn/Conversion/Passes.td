@@ -404,6 +404,11 @@ def ConvertLinAttnToGPUPass
            "sm_90's wgmma from swizzled tiles where the chip is sm_90 "
            "(modules with such kernels compiled as sm_90a); elsewhere "
            "mma.sync">,
+    Option<"scoresInRegisters", "scores-in-registers", "bool",
+           /*default=*/"false",
+           "The chunk loops with one warp per row tile (f16/bf16) keep their "
+           "masked scores in registers as the A fragments of P·V instead of "
+           "a shared tile (less shared memory, more registers)">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"0",
            "The chunk loops that stage synchronously prefetch the rows of "
            "the chunk this many chunks ahead into L2 (prefetch.L2 per "

@@ -235,6 +235,13 @@ struct LinAttnLowerToNVVMOptions
                      "compile for sm_90a (elsewhere "
                      "mma.sync)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> scoresInRegisters{
+      *this, "scores-in-registers",
+      llvm::cl::desc("The chunk loops with one warp per row tile (f16/bf16) "
+                     "keep their masked scores in registers as the A "
+                     "fragments of P·V instead of a shared tile (less shared "
+                     "memory, more registers)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchChunks{
       *this, "prefetch-chunks",
       llvm::cl::desc("The chunk loops that stage synchronously prefetch the "

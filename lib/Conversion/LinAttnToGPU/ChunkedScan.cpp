@@ -78,8 +78,10 @@ static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
 /// the largest chunk up to `maxChunk`, then the widest value tile up to
 /// `maxValueTile`, then the fewest warps per row tile (1 or 2), such that
-/// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores and the state,
-/// in the data type of `dataBytes` bytes, rows padded; z and, with two warps
+/// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores unless
+/// `registerScores` and one warp per row tile keep them in registers
+/// (16-bit data), and the state, in
+/// the data type of `dataBytes` bytes, rows padded; z and, with two warps
 /// per row tile, their partial row sums in f32; `columnBytes` per value
 /// column) fits the 48 KiB of static shared memory and the state fragments
 /// each thread accumulates fit 64 registers. More warps per row tile spread the
@@ -96,7 +98,8 @@ static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
 static std::optional<ChunkedScanShape>
 searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                        int64_t dv, int64_t dataBytes, int64_t slots,
-                       int64_t columnBytes, int64_t dynamicTile) {
+                       int64_t columnBytes, int64_t dynamicTile,
+                       bool registerScores) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
@@ -109,8 +112,13 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         // and a pair of key tiles of the scores.
         if (dvTile < 8 * warps || (chunk / 16) % groups != 0)
           continue;
+        // The scores' tile, unless they stay in registers
+        // (`ChunkedScanConfig::scoresInRegisters`).
+        int64_t scores = registerScores && groups == 1 && dataBytes == 2
+                             ? 0
+                             : chunk * (chunk + pad);
         int64_t elements = 2 * chunk * (features + pad) +
-                           chunk * (dvTile + pad) + chunk * (chunk + pad) +
+                           chunk * (dvTile + pad) + scores +
                            features * (dvTile + pad);
         int64_t bytes = dataBytes * elements + 4 * features +
                         (groups > 1 ? 4 * groups * chunk : 0) +
@@ -161,14 +169,14 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                  int64_t dv, int64_t dataBytes, int64_t slots,
-                 int64_t columnBytes = 0) {
-  std::optional<ChunkedScanShape> shape =
-      searchChunkedScanShape(features, maxChunk, maxValueTile, dv, dataBytes,
-                             slots, columnBytes, /*dynamicTile=*/128);
+                 int64_t columnBytes = 0, bool registerScores = false) {
+  std::optional<ChunkedScanShape> shape = searchChunkedScanShape(
+      features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
+      /*dynamicTile=*/128, registerScores);
   if (dataBytes == 4 && shape && shape->dvTile < 64 && maxValueTile >= 64) {
     std::optional<ChunkedScanShape> wider = searchChunkedScanShape(
         features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
-        /*dynamicTile=*/64);
+        /*dynamicTile=*/64, registerScores);
     if (wider && wider->dvTile >= 64)
       return wider;
   }
@@ -473,6 +481,19 @@ private:
     return regs;
   }
 
+public:
+  /// The 16-bit operand register of two f32 values, each rounded to the
+  /// data type (one cvt.rn of the pair): `lo` the element of the lower
+  /// column.
+  Value registerA(Value lo, Value hi) {
+    Type f32 = b.getF32Type();
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, f32), ValueRange{lo, hi});
+    return toRegister(
+        arith::TruncFOp::create(b, loc, VectorType::get({2}, dataType), pair));
+  }
+
+private:
   /// One 32-bit operand register from a vector of its elements: f16 pairs
   /// stay vector<2xf16>, bf16 pairs and tf32 values go as i32.
   Value toRegister(Value elements) {
@@ -559,6 +580,18 @@ struct ChunkedScanConfig {
   /// Whether the denominators are added up in shared memory: the warps of a
   /// row tile each hold the row sums of their keys.
   bool sharedRowSums() const { return normalized && shape.groups > 1; }
+  /// Whether the chunk loops may keep their masked scores in registers
+  /// (option `scores-in-registers`, see `scoresInRegisters`).
+  bool registerScores = false;
+  /// Whether the chunk loops keep their masked scores in registers: with one
+  /// warp per row tile each warp computes all keys of its rows, and the
+  /// accumulators of an m16n8k16 product (rows g and g + 8, columns 2t and
+  /// 2t + 1 of each tile of 8) rounded in pairs are the A fragments of
+  /// P·V, so the scores need no shared tile (tf32's m16n8k8 fragments take
+  /// other columns).
+  bool scoresInRegisters() const {
+    return registerScores && shape.groups == 1 && dataBytes() == 2;
+  }
   /// Whether the chunk loops scale each column of the state by a power of
   /// two before rounding it to the data type (f16, whose range a long
   /// sequence's state outgrows; see `ChunkEmitter::storeStateToShared`).
@@ -594,8 +627,10 @@ enum class ChunkTiles {
 };
 
 /// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
-/// V_c (each in `slots()` slots), the masked scores, S at the chunk start
-/// (in the data type), z at the chunk start (f32) and, for normalized scans
+/// V_c (each in `slots()` slots), the masked scores (unless
+/// `scoresInRegisters()`), S at the chunk start
+/// (in the data type), z at the chunk start (f32, where a kernel keeps z:
+/// `keepsNormalizer()`) and, for normalized scans
 /// with several warps per row tile, their partial row sums (f32, G x C),
 /// and with `scaledState()` the state's column scales and their inverses
 /// (f32, 2 x DT).
@@ -620,12 +655,12 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
     return buffers;
   }
   SmallVector<Type> buffers = {
-      features,
-      features,
-      workgroupBufferType(c.dataType, staged * c.ldV()),
-      workgroupBufferType(c.dataType, chunk * c.ldC()),
-      state,
-      normalizer};
+      features, features, workgroupBufferType(c.dataType, staged * c.ldV())};
+  if (!c.scoresInRegisters())
+    buffers.push_back(workgroupBufferType(c.dataType, chunk * c.ldC()));
+  buffers.push_back(state);
+  if (c.keepsNormalizer())
+    buffers.push_back(normalizer);
   if (c.sharedRowSums())
     buffers.push_back(
         workgroupBufferType(c.stateType, c.shape.groups * c.shape.chunk));
@@ -692,18 +727,22 @@ public:
       if (c.scaledState())
         cs = shared.back();
       break;
-    case ChunkTiles::All:
+    case ChunkTiles::All: {
       qs = shared[0];
       ks = shared[1];
       vs = shared[2];
-      ps = shared[3];
-      ss = shared[4];
-      zs = shared[5];
+      unsigned next = 3;
+      if (!c.scoresInRegisters())
+        ps = shared[next++];
+      ss = shared[next++];
+      if (c.keepsNormalizer())
+        zs = shared[next++];
       if (c.sharedRowSums())
-        rs = shared[6];
+        rs = shared[next];
       if (c.scaledState())
         cs = shared.back();
       break;
+    }
     }
     tid = kb.threadId();
     warp = kb.divU(tid, kb.idx(32));
@@ -712,7 +751,6 @@ public:
     cF = kb.idx(c.features);
     ldF = kb.idx(c.ldF());
     ldV = kb.idx(c.ldV());
-    ldS = kb.idx(c.ldS());
     ldC = kb.idx(c.ldC());
     if (vectorWidth() > 1) {
       for (Value buffer : {qBuf, kBuf}) {
@@ -937,12 +975,24 @@ public:
     std::tie(featureSlot, valueSlot) = slotBases(slot);
   }
 
-  /// This warp's 16 rows and keys of tril(φ(Q_c)φ(K_c)ᵀ) to shared memory;
-  /// returns the denominators of its rows g and g + 8 (normalized scans; z
-  /// at the chunk start in shared memory), nothing otherwise. With several
-  /// warps per row tile each stores its part of the row sums (its keys, its
-  /// share of φ(q_t)ᵀ z) instead, and `denominators` adds them up.
-  std::optional<std::pair<Value, Value>> scores() {
+  /// What `scores` hands to `outputs`.
+  struct Scores {
+    /// The denominators of this warp's rows g and g + 8 (normalized scans
+    /// with one warp per row tile).
+    std::optional<std::pair<Value, Value>> denominators;
+    /// With `scoresInRegisters()`, this warp's masked scores as the A
+    /// fragments of P·V: four registers per kStep() keys.
+    SmallVector<Value> fragments;
+  };
+
+  /// This warp's 16 rows and keys of tril(φ(Q_c)φ(K_c)ᵀ), to shared memory
+  /// or, with `scoresInRegisters()`, as A fragments; with them the
+  /// denominators of its rows g and g + 8 (normalized scans; z at the chunk
+  /// start in shared memory). With several warps per row tile each stores
+  /// its part of the row sums (its keys, its share of φ(q_t)ᵀ z) instead,
+  /// and `denominators` adds them up.
+  Scores scores() {
+    Scores result;
     Value r0 = warpRow();
     int64_t keys = c.shape.chunk / c.shape.groups;
     Value key0 = kb.mul(warpGroup(), kb.idx(keys));
@@ -978,16 +1028,22 @@ public:
             mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
         Value causal =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
-        Value masked = kb.select(causal, acc[i], kb.fconst(0.0));
-        storeShared(masked, ps, kb.add(kb.mul(row, ldC), col));
+        acc[i] = kb.select(causal, acc[i], kb.fconst(0.0));
+        if (!c.scoresInRegisters())
+          storeShared(acc[i], ps, kb.add(kb.mul(row, ldC), col));
         if (i % 4 < 2)
-          sumLo = kb.fadd(sumLo, masked);
+          sumLo = kb.fadd(sumLo, acc[i]);
         else
-          sumHi = kb.fadd(sumHi, masked);
+          sumHi = kb.fadd(sumHi, acc[i]);
       }
+      // Register r of the A fragment: row g + 8·(r % 2), the key tile
+      // r / 2 of the pair, accumulators 2r and 2r + 1.
+      if (c.scoresInRegisters())
+        for (int64_t r = 0; r < 4; ++r)
+          result.fragments.push_back(mb.registerA(acc[2 * r], acc[2 * r + 1]));
     }
     if (!c.normalized)
-      return std::nullopt;
+      return result;
     if (fusedNormalizer)
       std::tie(sumLo, sumHi) =
           std::make_pair(kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4));
@@ -1001,10 +1057,11 @@ public:
         storeShared(sumLo, rs, kb.add(at, rowLo));
         storeShared(sumHi, rs, kb.add(at, rowHi));
       });
-      return std::nullopt;
+      return result;
     }
-    return std::make_pair(kb.fadd(sumLo, kb.fconst(c.eps)),
-                          kb.fadd(sumHi, kb.fconst(c.eps)));
+    result.denominators = std::make_pair(kb.fadd(sumLo, kb.fconst(c.eps)),
+                                         kb.fadd(sumHi, kb.fconst(c.eps)));
+    return result;
   }
 
   /// The denominators φ(q_t)ᵀz + eps of this warp's rows g and g + 8 for
@@ -1046,13 +1103,15 @@ public:
   }
 
   /// O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S for this warp's rows (φ(Q_c) S
-  /// alone in the query readout, which stages no scores), divided by the
-  /// denominators, to `oBuf` (scores and S in shared memory); pairs of
-  /// values in one store where `pairs` (`pairedStores`) holds.
+  /// alone in the query readout, which has no scores), divided by the
+  /// denominators, to `oBuf` (S in shared memory, the scores too or, with
+  /// `scoresInRegisters()`, in `scoreFragments`); pairs of values in one
+  /// store where `pairs` (`pairedStores`) holds.
   void outputs(Value t0, Value tokens,
-               std::optional<std::pair<Value, Value>> den, Value oBuf,
-               Value pairs) {
+               std::optional<std::pair<Value, Value>> den,
+               ArrayRef<Value> scoreFragments, Value oBuf, Value pairs) {
     Value r0 = warpRow();
+    bool hasScores = ps || !scoreFragments.empty();
     // One division per row, multiplications per element.
     std::optional<std::pair<Value, Value>> inverse;
     if (den)
@@ -1067,10 +1126,11 @@ public:
       int64_t count = std::min<int64_t>(2, tiles - j);
       Value n0 = kb.add(tile0, kb.idx(8 * j));
       SmallVector<Value> acc(4 * count, kb.fconst(0.0));
-      if (ps)
-        for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep())
-          acc =
-              products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count, acc);
+      for (int64_t t = 0; hasScores && t < c.shape.chunk; t += mb.kStep())
+        acc = ps ? products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count,
+                            acc)
+                 : products(scoreFragments.slice(4 * (t / mb.kStep()), 4),
+                            valueTile(), kb.idx(t), n0, count, acc);
       // With scaled state columns, s_d (tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S)
       // from s_d S (the readout has no scores term to scale), and 1/s_d at
       // the end: per tile, the lane's two columns (values i and i + 2 share
@@ -1085,7 +1145,7 @@ public:
             unscale.push_back(
                 loadShared(cs, kb.add(d, kb.idx(c.shape.dvTile))));
           }
-          if (ps)
+          if (hasScores)
             acc[i] = kb.fmul(acc[i], scale[2 * (i / 4) + i % 2]);
         }
       }
@@ -1178,7 +1238,7 @@ public:
   void storeStateToShared(ValueRange fragments) {
     if (!cs) {
       forEachStateElement([&](Value f, Value d, unsigned s) {
-        storeShared(fragments[s], ss, kb.add(kb.mul(f, ldS), d));
+        storeShared(fragments[s], ss, stateIndex(f, d));
       });
       return;
     }
@@ -1196,7 +1256,7 @@ public:
     forEachStateElement([&](Value f, Value d, unsigned s) {
       unsigned column = 2 * (s / 4 % tiles) + s % 2;
       storeShared(kb.fmul(fragments[s], scales[column].first), ss,
-                  kb.add(kb.mul(f, ldS), d));
+                  stateIndex(f, d));
       // Lanes 0-3 (g = 0, rows f of the first feature tile) publish the
       // column's scales.
       if (s / 4 / tiles == 0 && s % 4 < 2)
@@ -1377,12 +1437,12 @@ public:
   }
 
   Value zShared() const { return zs; }
-  /// Element (f, d) of the shared state tile.
-  void storeStateElement(Value value, Value f, Value d) {
-    storeShared(value, ss, kb.add(kb.mul(f, ldS), d));
-  }
 
 private:
+  /// The element (f, d) of the shared state tile.
+  Value stateIndex(Value f, Value d) {
+    return sharedIndex(kb, stateTile(), f, d);
+  }
   /// `sumLo` and `sumHi` (a quad's partial row sums of rows g and g + 8)
   /// plus φ(q_t)ᵀz over this warp group's feature steps of `groups`
   /// (`addQueryNormalizerStep`; z in shared memory), summed over the quad:
@@ -1812,8 +1872,8 @@ private:
   void storeShared(Value value, Value buffer, Value index) {
     storeShared(ArrayRef<Value>{value}, buffer, index);
   }
-  /// Stores consecutive elements from `index` on: one store, 16-byte
-  /// aligned when there are several.
+  /// Stores consecutive elements from `index` on: one store, aligned to its
+  /// size when there are several (a power of two of them).
   void storeShared(ArrayRef<Value> values, Value buffer, Value index) {
     Type type = cast<MemRefType>(buffer.getType()).getElementType();
     auto vectorOf = [&](Type element) {
@@ -1848,8 +1908,10 @@ private:
       }
       vector = vector::FromElementsOp::create(b, loc, vectorOf(type), elements);
     }
-    vector::StoreOp::create(b, loc, vector, buffer, ValueRange{index},
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+    vector::StoreOp::create(
+        b, loc, vector, buffer, ValueRange{index},
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(values.size() * type.getIntOrFloatBitWidth() / 8));
   }
   // The shared tiles as matrices of the products.
   SharedMatrix queryTile() {
@@ -1992,7 +2054,7 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs, rs, cs;
-  Value tid, warp, cF, ldF, ldV, ldS, ldC, zero;
+  Value tid, warp, cF, ldF, ldV, ldC, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.
   Type offsetType;
@@ -2131,10 +2193,11 @@ static gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
   state = e.walkChunks(
       begin, end, state,
       [&](Value t0, Value count, ValueRange carried) -> SmallVector<Value> {
-        auto den = e.scores();
+        auto scores = e.scores();
         e.storeStateToShared(carried);
         kb.barrier();
-        e.outputs(t0, count, e.denominators(den), a.o, pairs);
+        e.outputs(t0, count, e.denominators(scores.denominators),
+                  scores.fragments, a.o, pairs);
         if (lastUpdateRead)
           return update(count, carried);
         auto branch = scf::IfOp::create(
@@ -2326,7 +2389,7 @@ static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
                  std::optional<std::pair<Value, Value>> den;
                  if (c.normalized)
                    den = e.readoutDenominators();
-                 e.outputs(t0, count, den, oBuf, pairs);
+                 e.outputs(t0, count, den, /*scoreFragments=*/{}, oBuf, pairs);
                  return {};
                });
   return kernel;
@@ -2341,6 +2404,8 @@ static gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
 /// (`writesState`), Dv and the segment count; grid (batch, element tiles of
 /// 256; more tiles than grid y holds by a grid-stride loop). Without
 /// `prefixes` (the key-value summary) only the sums: no prefix buffers.
+/// With prefixes and without `writesState` the last segment's state is
+/// neither read nor needed.
 gpu::GPUFuncOp
 gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
                              gpu::GPUModuleOp kernels, StringRef name,
@@ -2379,19 +2444,29 @@ gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
   Value cF = kb.idx(c.features);
   Value first = kb.mul(batch, segments);
 
+  // Without the final S and z, the last segment's contribution reaches no
+  // result: pass 1 leaves it out (`Converter::launchSegments`) and the scan
+  // stops at that segment's prefix.
+  bool lastAdded = !prefixes || c.writesState;
+  Value added = lastAdded ? segments : kb.sub(segments, kb.idx(1));
   // The prefix over segments of the element at `offset` within a segment's
   // `stride` elements.
   auto scanElement = [&](Value src, Value dst, Value offset, Value stride,
                          Value init) {
-    return kb.forLoop(kb.idx(0), segments, kb.idx(1), ValueRange{init},
-                      [&](Value segment, ValueRange run) -> SmallVector<Value> {
-                        Value at = kb.add(
-                            kb.mul(kb.add(first, segment), stride), offset);
-                        Value h = kb.load(src, at);
-                        if (dst)
-                          kb.store(run[0], dst, at);
-                        return {kb.fadd(run[0], h)};
-                      })[0];
+    auto at = [&](Value segment) {
+      return kb.add(kb.mul(kb.add(first, segment), stride), offset);
+    };
+    Value sum =
+        kb.forLoop(kb.idx(0), added, kb.idx(1), ValueRange{init},
+                   [&](Value segment, ValueRange run) -> SmallVector<Value> {
+                     Value h = kb.load(src, at(segment));
+                     if (dst)
+                       kb.store(run[0], dst, at(segment));
+                     return {kb.fadd(run[0], h)};
+                   })[0];
+    if (!lastAdded)
+      kb.store(sum, dst, at(added));
+    return sum;
   };
 
   Value elements = kb.mul(cF, dv);
@@ -2478,7 +2553,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       features, maxChunk, options.valueTile, vType.getShape().back(),
       vType.getElementType().getIntOrFloatBitWidth() / 8,
       stagingSlots(options, vType.getElementType()),
-      vType.getElementType().isF16() ? 8 : 0);
+      vType.getElementType().isF16() ? 8 : 0, options.scoresInRegisters);
   if (!shape)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   if (auto reason =
@@ -2503,6 +2578,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   c.wgmma = wgmmaApplies(options, c);
   c.wgmmaState = wgmmaStateApplies(c);
   c.prefetchChunks = prefetchDistance(options, c);
+  c.registerScores = options.scoresInRegisters;
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
   Location loc = op.getLoc();

@@ -129,7 +129,10 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 /// over the segments (batch, element tiles):
 /// 1. `kernels.states`: each segment's contribution to S and z, from K (or
 ///    its feature map's input, `keys`) and V into flat buffers of the
-///    state's type, [batch, segments, F, Dv] and [batch, segments, F];
+///    state's type, [batch, segments, F, Dv] and [batch, segments, F]; all
+///    but the last segment's when the scan does not write S and z, whose
+///    contribution only they would include (grid z one less: `segments` is
+///    at least 2 here);
 /// 2. `kernels.prefix` (`buildSegmentScan`): the state at each segment's
 ///    start, from the initial state when there is one, and the final S and
 ///    z when `scanWritesState(op)`;
@@ -161,11 +164,15 @@ Converter::launchSegments(ScanOp op, const SegmentKernels &kernels,
   contributions.output(flat, {stateSize});
   contributions.output(flat, {normalizerSize});
   contributions.scalars({n, dv, perSegment, segments});
-  SmallVector<Value> sums =
-      contributions.launch(kernels.states, {batch, tiles, segments}, threads);
+  bool writesState = scanWritesState(op);
+  Value contributing =
+      writesState
+          ? segments
+          : rewriter.createOrFold<arith::SubIOp>(loc, segments, h.constant(1));
+  SmallVector<Value> sums = contributions.launch(
+      kernels.states, {batch, tiles, contributing}, threads);
 
   // The scan over the segments.
-  bool writesState = scanWritesState(op);
   LaunchBuilder prefix(rewriter, loc, module);
   prefix.input(sums[0]);
   prefix.input(sums[1]);
@@ -930,6 +937,7 @@ struct ConvertLinAttnToGPUPass
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
     opts.wgmma = wgmma;
+    opts.scoresInRegisters = scoresInRegisters;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;
     if (scanKernel != "chunked" && scanKernel != "recurrent") {

@@ -206,10 +206,11 @@
 //       OFFSETS: linattn.scan forward
 
 // narrow-offset-limit=32768: offsets span 32768 / 128 = 256 rows, so N =
-// 1000 runs in segments of (256 - 66) / 64 = 2 chunks, 8 of them.
+// 1000 runs in segments of (256 - 66) / 64 = 2 chunks, 8 of them (7
+// contributing: the final S and z are unused).
 // LIMIT-LABEL: func.func @static_small_batch
 //   LIMIT-NOT: scf.if
-//       LIMIT: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c8, {{.*}}, %c1000, %c64, %c2, %c8)
+//       LIMIT: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c7, {{.*}}, %c1000, %c64, %c2, %c8)
 
 // narrow-offset-limit=16384: not even segments of one chunk fit (W = 128 >
 // 16384 / 130), so a static Dv takes 64-bit offsets at compile time.
@@ -255,7 +256,9 @@
 //       SEQ: %[[BSEGS:.*]] = arith.select %[[WHOLE]], %[[SEGS]], %[[BSEGS1]]
 //       SEQ: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[BSEGS]], %c1
 //       SEQ: scf.if %[[SEVERAL]]
-//       SEQ:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%c8, %c1, %[[BSEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
+// The final S and z are unused: the last segment contributes to nothing.
+//       SEQ:   %[[CONTRIBUTING:.*]] = arith.subi %[[BSEGS]], %c1
+//       SEQ:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%c8, %c1, %[[CONTRIBUTING]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1, {{.*}}, %c64, %[[BSEGS]])
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_outputs_forward_elu_normalized_2(%c8, %c1, %[[BSEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
 //       SEQ: } else {
@@ -270,7 +273,8 @@
 // SEQ: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // SEQ: nvvm.mma.sync
 // SEQ: scf.yield
-// The scan: f32 prefixes, no tensor cores; no final S and z (unused).
+// The scan: f32 prefixes, no tensor cores; no final S and z (unused), so
+// it stops at the last segment's prefix.
 // SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(
 // SEQ-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index)
 // SEQ-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
@@ -294,7 +298,8 @@
 // SEQ: scf.if
 // Unnormalized, with the final state unused: no kernel accumulates z.
 // The segment states kernel sums no keys, and the segment prefix kernel
-// writes only the segments' prefixes of S (one store). The segment outputs
+// writes only the segments' prefixes of S (in the loop over the segments
+// but the last, then the last one's). The segment outputs
 // kernel and the batch-parallel kernel keep no z in shared memory.
 // SEQ-LABEL: gpu.func @linattn_scan_segment_states_reverse_features_0(
 // SEQ-NOT: arith.addf
@@ -302,7 +307,7 @@
 // SEQ-NOT: arith.addf
 // SEQ: gpu.return
 // SEQ-LABEL: gpu.func @linattn_scan_segment_prefix_reverse_features_1(
-// SEQ-COUNT-1: memref.store
+// SEQ-COUNT-2: memref.store
 // SEQ-NOT: memref.store
 // SEQ: gpu.return
 // SEQ-LABEL: gpu.func @linattn_scan_segment_outputs_reverse_features_2(
@@ -448,12 +453,12 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // min-segment-tokens=0: segments of one chunk (264 / 2 > 16 chunks).
 // MIN0-LABEL: func.func @static_small_batch
 // MIN0-NOT: scf.if
-// MIN0: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
+// MIN0: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c1, %c15, {{.*}}, %c1000, %c64, %c1, %c16)
 // MIN0: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_1(%c2, %c16, %c1, {{.*}}, %c64, %c16)
 // MIN0: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_2(%c2, %c1, %c16, {{.*}}, %c1000, %c64, %c1, %c16)
 // SEQ-LABEL: func.func @static_long_segments
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_1(%c64, %c1, %c4, {{.*}}, %c4096, %c64, %c16, %c4)
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_1(%c64, %c1, %c3, {{.*}}, %c4096, %c64, %c16, %c4)
 // SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_2(%c64, %c16, %c1, {{.*}}, %c64, %c4)
 // SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_3(%c64, %c1, %c4, {{.*}}, %c4096, %c64, %c16, %c4)
 // SEQ-LABEL: func.func @static_large_batch
@@ -467,10 +472,10 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_6(%c132, %c1, %c1,
 // SEQ-LABEL: func.func @static_below_half
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_7(%c131, %c1, %c2, {{.*}}, %c2048, %c64, %c16, %c2)
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_7(%c131, %c1, %c1, {{.*}}, %c2048, %c64, %c16, %c2)
 // SEQ-LABEL: func.func @static_small_batch_long
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_10(%c2, %c1, %c3, {{.*}}, %c4000, %c64, %c21, %c3)
+// SEQ: call @__linattn_launch_linattn_scan_segment_states_forward_features_10(%c2, %c1, %c2, {{.*}}, %c4000, %c64, %c21, %c3)
 // SEQ: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_11(%c2, %c16, %c1, {{.*}}, %c64, %c3)
 // SEQ: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_12(%c2, %c1, %c3, {{.*}}, %c4000, %c64, %c21, %c3)
 

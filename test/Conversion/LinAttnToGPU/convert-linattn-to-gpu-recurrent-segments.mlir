@@ -7,12 +7,13 @@
 // splits into segments of whole staged blocks of tokens, none shorter than
 // min-segment-tokens (1024), enough to reach the target. Three launches:
 // each segment's contribution to S and z (grid batch × value tiles ×
-// segments, no queries, no outputs), the scan over the segments, each
-// segment's outputs from its starting state.
+// segments, no queries, no outputs; the last segment's left out where the
+// final S and z are unused), the scan over the segments, each segment's
+// outputs from its starting state.
 
 // B2 · Dv 64: 2 × 2 blocks of 32 columns. Blocks of 31 tokens (F = 64,
 // normalized, two slots): 133 of them, segments of at least 34 (1024
-// tokens), so 3 segments of 45 blocks.
+// tokens), so 3 segments of 45 blocks, the first 2 of them contributing.
 // CHECK-LABEL: func.func @split(
 //  CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4096x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x4096x64xf32>, %[[V:[a-z0-9]+]]: tensor<2x4096x64xf32>)
 //   CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
@@ -23,7 +24,7 @@
 //   CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 //       CHECK: %[[H:.*]] = memref.alloc() : memref<24576xf32>
 //       CHECK: %[[HZ:.*]] = memref.alloc() : memref<384xf32>
-//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%[[C2]], %[[C2]], %[[C3]], %[[C128]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C4096]], %[[C64]], %[[C45]], %[[C3]])
+//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%[[C2]], %[[C2]], %[[C2]], %[[C128]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C4096]], %[[C64]], %[[C45]], %[[C3]])
 //       CHECK: memref.alloc() : memref<24576xf32>
 //       CHECK: memref.alloc() : memref<384xf32>
 //       CHECK: call @__linattn_launch_linattn_scan_segment_prefix_forward_elu_normalized_1(
@@ -38,7 +39,15 @@
 //   CHECK-NOT: gpu.shuffle
 //   CHECK-NOT: arith.divf
 //       CHECK: gpu.return
-//       CHECK: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(
+// The scan adds the contributions of segments 0 .. segments - 2, storing
+// each segment's prefix, and stores the last one's after the loop.
+//       CHECK: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(%[[H:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[P:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %[[SEGMENTS:.*]]: index)
+//       CHECK: %[[ADDED:.*]] = arith.subi %[[SEGMENTS]], %c1
+//       CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %c0 to %[[ADDED]] step %c1 iter_args(%[[RUN:.*]] = %{{.*}})
+//       CHECK: memref.load %[[H]]
+//       CHECK: memref.store %[[RUN]], %[[P]]
+//       CHECK: scf.yield
+//       CHECK: memref.store %[[SUM]], %[[P]]
 //       CHECK: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 //       CHECK: gpu.block_id  z
 //       CHECK: gpu.shuffle
@@ -89,8 +98,7 @@ func.func @boundary(%q: tensor<66x4096x64xf32>, %k: tensor<66x4096x64xf32>, %v: 
 // CHECK-LABEL: func.func @below(
 //   CHECK-DAG: %[[C65:.*]] = arith.constant 65 : index
 //   CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
-//   CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
-//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_0(%[[C65]], %[[C2]], %[[C3]],
+//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_0(%[[C65]], %[[C2]], %[[C2]],
 func.func @below(%q: tensor<65x4096x64xf32>, %k: tensor<65x4096x64xf32>, %v: tensor<65x4096x64xf32>) -> tensor<65x4096x64xf32> {
   %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<65x4096x64xf32>, tensor<65x4096x64xf32>, tensor<65x4096x64xf32> -> tensor<65x4096x64xf32>, tensor<65x64x64xf32>, tensor<65x64xf32>
   return %o : tensor<65x4096x64xf32>
@@ -102,12 +110,14 @@ func.func @below(%q: tensor<65x4096x64xf32>, %k: tensor<65x4096x64xf32>, %v: ten
 // scan over the segments starts from s0 and z0 and writes S and z (its
 // results are the op's); unnormalized, the contributions still sum z for
 // the final normalizer. Dv = 16 is one block: 7 segments of 19 blocks of
-// 62 tokens.
+// 62 tokens, all 7 contributing (to S and z).
 // CHECK-LABEL: func.func @state(
 //  CHECK-SAME: %[[S0:[a-z0-9]+]]: tensor<2x32x16xf32>, %[[Z0:[a-z0-9]+]]: tensor<2x32xf32>)
+//   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 //   CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 //   CHECK-DAG: %[[C19:.*]] = arith.constant 19 : index
-//       CHECK: call @__linattn_launch_linattn_scan_segment_states_reverse_features_0({{.*}}, %[[C19]], %[[C7]])
+//       CHECK: call @__linattn_launch_linattn_scan_segment_states_reverse_features_0(%[[C2]], %[[C1]], %[[C7]], {{.*}}, %[[C19]], %[[C7]])
 //       CHECK: bufferization.to_buffer %[[S0]]
 //       CHECK: bufferization.to_buffer %[[Z0]]
 //       CHECK: %[[S:.*]] = memref.alloc() : memref<2x32x16xf32>
@@ -118,11 +128,15 @@ func.func @below(%q: tensor<65x4096x64xf32>, %k: tensor<65x4096x64xf32>, %v: ten
 //       CHECK: call @__linattn_launch_linattn_scan_segment_outputs_reverse_features_2({{.*}}, %[[C19]], %[[C7]])
 //       CHECK: return %{{.*}}, %[[ST]], %[[ZT]]
 // The contributions' z, one feature per thread, written by the first value
-// tile's blocks.
+// tile's blocks; the scan over all of them, to S.
 //       CHECK: gpu.func @linattn_scan_segment_states_reverse_features_0(
 //       CHECK: arith.addf
 //       CHECK: gpu.block_id  y
 //       CHECK: arith.cmpi eq
+//       CHECK: gpu.return
+//       CHECK: gpu.func @linattn_scan_segment_prefix_reverse_features_1({{.*}}, %[[SEGMENTS:.*]]: index)
+//   CHECK-NOT: arith.subi
+//       CHECK: scf.for %{{.*}} = %c0 to %[[SEGMENTS]] step %c1
 //       CHECK: gpu.return
 func.func @state(%q: tensor<2x8192x32xf32>, %k: tensor<2x8192x32xf32>, %v: tensor<2x8192x16xf32>, %s0: tensor<2x32x16xf32>, %z0: tensor<2x32xf32>) -> (tensor<2x8192x16xf32>, tensor<2x32x16xf32>, tensor<2x32xf32>) {
   %o, %s, %z = linattn.scan reverse %q, %k, %v init(%s0, %z0) : tensor<2x8192x32xf32>, tensor<2x8192x32xf32>, tensor<2x8192x16xf32>, tensor<2x32x16xf32>, tensor<2x32xf32> -> tensor<2x8192x16xf32>, tensor<2x32x16xf32>, tensor<2x32xf32>

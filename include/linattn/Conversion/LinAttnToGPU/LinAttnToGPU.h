@@ -136,6 +136,14 @@ struct LinAttnToGPUKernelOptions {
   /// staged in wgmma's 128-byte swizzled layout. On by default: 1.07 to
   /// 1.14 times faster at F = 64 on an H100 (bench/results).
   bool wgmma = true;
+  /// The chunk loops with one warp per row tile (f16/bf16) keep their masked
+  /// scores in registers as the A fragments of P·V instead of a shared
+  /// tile: 9 KiB less shared memory at chunks of 64 and no stores and
+  /// ldmatrix of the scores (the emulator counts 22% fewer shared-memory
+  /// wavefronts at F = 64), for about 15 more registers (F = 64, wgmma:
+  /// 119 → 134), which cost some normalized and f16 kernels a block per SM
+  /// (docs/Rationale.md). Off until a GPU has measured it.
+  bool scoresInRegisters = false;
   /// The chunk loops that stage synchronously (without async copies) ask
   /// L2 for the rows of the chunk this many chunks ahead as they stage one
   /// (`prefetch.L2`, one per 128-byte line, no registers held), so that

@@ -5,9 +5,9 @@ tile edges, odd value sizes), dynamic dimensions, feature maps, directions,
 initial states, large values for normalized 16-bit data (states past f16's
 range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, wgmma, prefetch-chunks, tf32, scan-kernel,
-linear-kernel, scan-feature-lanes, scan-thread-columns, scan-tile,
-block-size, rewrite-forms), with fresh data, and checks each against its
+min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32,
+scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
+scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
 float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
 draws are left out: identity features with a normalizer (denominators near
 zero) and 16-bit states (rounded at every token); gpu_cases.py has fixed
@@ -78,7 +78,7 @@ def chunked_case(d, tf32):
     case.gpu_options = chunked_options(
         d, tf32, ("narrow-offset-limit=2147483648", "narrow-offset-limit=32768"),
         ("min-blocks-per-sm=4",), ("wgmma=false",),
-        ("prefetch-chunks=1", "prefetch-chunks=2"))
+        ("prefetch-chunks=1", "prefetch-chunks=2"), ("scores-in-registers=true",))
     case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
     return case, True
 
