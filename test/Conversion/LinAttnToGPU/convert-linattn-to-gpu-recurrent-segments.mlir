@@ -43,9 +43,9 @@
 // each segment's prefix, and stores the last one's after the loop.
 //       CHECK: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(%[[H:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[P:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %[[SEGMENTS:.*]]: index)
 //       CHECK: %[[ADDED:.*]] = arith.subi %[[SEGMENTS]], %c1
-//       CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %c0 to %[[ADDED]] step %c1 iter_args(%[[RUN:.*]] = %{{.*}})
+//       CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %c0 to %[[ADDED]] step %c1 iter_args(%[[PREFIX:.*]] = %{{.*}})
 //       CHECK: memref.load %[[H]]
-//       CHECK: memref.store %[[RUN]], %[[P]]
+//       CHECK: memref.store %[[PREFIX]], %[[P]]
 //       CHECK: scf.yield
 //       CHECK: memref.store %[[SUM]], %[[P]]
 //       CHECK: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
@@ -67,15 +67,16 @@ func.func @split(%q: tensor<2x4096x64xf32>, %k: tensor<2x4096x64xf32>, %v: tenso
 // Sequences shorter than two segments of 1024 tokens stay in one block per
 // batch element. Without the floor the target asks for 66 segments (4
 // blocks × 66 reach 264), and the 2000 tokens make 65 blocks of 31: 65
-// segments of one block.
+// segments of one block (64 of them contributing: S and z are unused).
 // CHECK-LABEL: func.func @short(
 //       CHECK: call @__linattn_launch_linattn_scan_forward_features_normalized_0(
 //   CHECK-NOT: segment
 // MIN0-LABEL: func.func @short(
 //   MIN0-DAG: %[[C1:.*]] = arith.constant 1 : index
 //   MIN0-DAG: %[[C2:.*]] = arith.constant 2 : index
+//   MIN0-DAG: %[[C64:.*]] = arith.constant 64 : index
 //   MIN0-DAG: %[[C65:.*]] = arith.constant 65 : index
-//       MIN0: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_0(%[[C2]], %[[C2]], %[[C65]], {{.*}}, %[[C1]], %[[C65]])
+//       MIN0: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_0(%[[C2]], %[[C2]], %[[C64]], {{.*}}, %[[C1]], %[[C65]])
 func.func @short(%q: tensor<2x2000x64xf32>, %k: tensor<2x2000x64xf32>, %v: tensor<2x2000x64xf32>) -> tensor<2x2000x64xf32> {
   %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<2x2000x64xf32>, tensor<2x2000x64xf32>, tensor<2x2000x64xf32> -> tensor<2x2000x64xf32>, tensor<2x64x64xf32>, tensor<2x64xf32>
   return %o : tensor<2x2000x64xf32>
@@ -129,12 +130,12 @@ func.func @below(%q: tensor<65x4096x64xf32>, %k: tensor<65x4096x64xf32>, %v: ten
 //       CHECK: return %{{.*}}, %[[ST]], %[[ZT]]
 // The contributions' z, one feature per thread, written by the first value
 // tile's blocks; the scan over all of them, to S.
-//       CHECK: gpu.func @linattn_scan_segment_states_reverse_features_0(
-//       CHECK: arith.addf
+// CHECK-LABEL: gpu.func @linattn_scan_segment_states_reverse_features_0(
 //       CHECK: gpu.block_id  y
-//       CHECK: arith.cmpi eq
+//       CHECK: arith.addf
 //       CHECK: gpu.return
-//       CHECK: gpu.func @linattn_scan_segment_prefix_reverse_features_1({{.*}}, %[[SEGMENTS:.*]]: index)
+// CHECK-LABEL: gpu.func @linattn_scan_segment_prefix_reverse_features_1(
+//  CHECK-SAME: %[[SEGMENTS:[a-z0-9]+]]: index) kernel
 //   CHECK-NOT: arith.subi
 //       CHECK: scf.for %{{.*}} = %c0 to %[[SEGMENTS]] step %c1
 //       CHECK: gpu.return
