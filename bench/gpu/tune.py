@@ -23,6 +23,11 @@ options that shape the chunked kernels:
                              sm_90a's wgmma (sm_90 only: elsewhere the same
                              kernels as without; left to the pipeline's
                              default, true, unless --wgmma names values)
+  scores-in-registers        the masked scores kept in registers as P·V's A
+                             fragments where one warp per row tile takes
+                             all keys (left to the pipeline's default,
+                             false, unless --scores-in-registers names
+                             values)
   narrow-offset-limit        the chunk loops' 32-bit offsets below this
                              (0: 64-bit offsets always; left to the
                              pipeline's default, 0, unless
@@ -90,11 +95,15 @@ WGMMA = (None,)
 # left out); --narrow-offset-limits=0,2147483648 times 32-bit ones against
 # them.
 NARROW_OFFSET_LIMITS = (None,)
+# The scores in registers: the pipeline's default (None: the option left
+# out); --scores-in-registers=0,1 times them against the shared tile.
+SCORES_IN_REGISTERS = (None,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
-                    "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit",
-                    defaults=(64, 0, 0, None, None))
+                    "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit "
+                    "scores_in_registers",
+                    defaults=(64, 0, 0, None, None, None))
 
 
 def options(config):
@@ -111,7 +120,10 @@ def options(config):
             ("" if config.wgmma is None else
              f" wgmma={'true' if config.wgmma else 'false'}") +
             (f" narrow-offset-limit={config.narrow_offset_limit}"
-             if config.narrow_offset_limit is not None else ""))
+             if config.narrow_offset_limit is not None else "") +
+            ("" if config.scores_in_registers is None else
+             " scores-in-registers=" +
+             ("true" if config.scores_in_registers else "false")))
 
 
 def label(config):
@@ -123,7 +135,9 @@ def label(config):
             ("" if config.wgmma is None else
              " wgmma" if config.wgmma else " mma.sync") +
             (f" N{config.narrow_offset_limit}"
-             if config.narrow_offset_limit is not None else ""))
+             if config.narrow_offset_limit is not None else "") +
+            ("" if config.scores_in_registers is None else
+             " PR" if config.scores_in_registers else " PS"))
 
 
 def int_list(text):
@@ -475,6 +489,10 @@ def main():
                         default=NARROW_OFFSET_LIMITS,
                         help="narrow-offset-limit values to try (default: the "
                              "pipeline's, the option left out)")
+    parser.add_argument("--scores-in-registers", type=bool_list,
+                        default=SCORES_IN_REGISTERS,
+                        help="scores-in-registers values to try (default: the "
+                             "pipeline's, the option left out)")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -492,7 +510,7 @@ def main():
     configs = [Config(*c) for c in itertools.product(
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
         args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
-        args.wgmma, args.narrow_offset_limits)]
+        args.wgmma, args.narrow_offset_limits, args.scores_in_registers)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:

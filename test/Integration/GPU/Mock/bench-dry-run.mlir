@@ -79,6 +79,10 @@
 // TUNE-WGMMA: 2 combinations, 1 shapes, 3 compilations
 // TUNE-WGMMA: {device-buffers=true chunk-size=64 async-copies=false sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 wgmma=false}
 // TUNE-WGMMA-NEXT: {device-buffers=true chunk-size=64 async-copies=false sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 wgmma=true}
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=1 --sequence-parallel-blocks=0 --value-tiles=64 --min-blocks-per-sm=0 --scores-in-registers=0,1 | FileCheck %s --check-prefix=TUNE-SCORES
+// TUNE-SCORES: 2 combinations, 1 shapes, 3 compilations
+// TUNE-SCORES: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 scores-in-registers=false}
+// TUNE-SCORES-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 scores-in-registers=true}
 // The chunk loops' offsets when asked for (--narrow-offset-limits): the
 // option added to each combination; left out by default.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=1 --sequence-parallel-blocks=0 --value-tiles=64 --min-blocks-per-sm=0 --narrow-offset-limits=0,32768 | FileCheck %s --check-prefix=TUNE-OFFSETS
