@@ -80,11 +80,10 @@ static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
 /// `maxValueTile`, then the fewest warps per row tile (1 or 2), such that
 /// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores unless
 /// `registerScores` and one warp per row tile keep them in registers
-/// (16-bit data), and the state, in
-/// the data type of `dataBytes` bytes, rows padded; z and, with two warps
-/// per row tile, their partial row sums in f32; `columnBytes` per value
-/// column) fits the 48 KiB of static shared memory and the state fragments
-/// each thread accumulates fit 64 registers. More warps per row tile spread the
+/// (16-bit data), and the state, in the data type of `dataBytes` bytes,
+/// rows padded; z and, with two warps per row tile, their partial row sums
+/// in f32; `columnBytes` per value column) fits the 48 KiB of static shared
+/// memory and the state fragments each thread accumulates fit 64 registers. More warps per row tile spread the
 /// state over more threads, so that a block covers more value columns and fewer
 /// blocks recompute the same scores (F = 128: 64 columns on four warps instead
 /// of 32 on two). Value tiles of 128 columns (only when `maxValueTile` asks
@@ -454,6 +453,17 @@ public:
     return {row, col};
   }
 
+  /// The 16-bit operand register of two f32 values, each rounded to the
+  /// data type (one cvt.rn of the pair): `lo` the element of the lower
+  /// column.
+  Value registerA(Value lo, Value hi) {
+    Type f32 = b.getF32Type();
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, f32), ValueRange{lo, hi});
+    return toRegister(
+        arith::TruncFOp::create(b, loc, VectorType::get({2}, dataType), pair));
+  }
+
   Value group, quad, pair;
 
 private:
@@ -481,19 +491,6 @@ private:
     return regs;
   }
 
-public:
-  /// The 16-bit operand register of two f32 values, each rounded to the
-  /// data type (one cvt.rn of the pair): `lo` the element of the lower
-  /// column.
-  Value registerA(Value lo, Value hi) {
-    Type f32 = b.getF32Type();
-    Value pair = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, f32), ValueRange{lo, hi});
-    return toRegister(
-        arith::TruncFOp::create(b, loc, VectorType::get({2}, dataType), pair));
-  }
-
-private:
   /// One 32-bit operand register from a vector of its elements: f16 pairs
   /// stay vector<2xf16>, bf16 pairs and tf32 values go as i32.
   Value toRegister(Value elements) {
@@ -628,10 +625,10 @@ enum class ChunkTiles {
 
 /// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
 /// V_c (each in `slots()` slots), the masked scores (unless
-/// `scoresInRegisters()`), S at the chunk start
-/// (in the data type), z at the chunk start (f32, where a kernel keeps z:
-/// `keepsNormalizer()`) and, for normalized scans
-/// with several warps per row tile, their partial row sums (f32, G x C),
+/// `scoresInRegisters()`), S at the chunk start (in the data type), z at
+/// the chunk start (f32, where a kernel keeps z: `keepsNormalizer()`) and,
+/// for normalized scans with several warps per row tile, their partial row
+/// sums (f32, G x C),
 /// and with `scaledState()` the state's column scales and their inverses
 /// (f32, 2 x DT).
 /// `ChunkTiles::Keys`: only φ(K_c) and V_c; `ChunkTiles::Queries`: φ(Q_c),
