@@ -75,18 +75,26 @@ static bool sameBlocksPerSM(int64_t bytes, int64_t wider) {
 /// GPUs from sm_80 on.
 static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
 
+/// Whether chunk loops of `groups` warps per row tile and `dataBytes`-byte
+/// data can keep their masked scores in registers: one warp takes all keys
+/// of its rows, and m16n8k16's accumulators rounded in pairs are the A
+/// fragments of P·V (tf32's m16n8k8 fragments take other columns).
+static bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
+  return groups == 1 && dataBytes == 2;
+}
+
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
 /// the largest chunk up to `maxChunk`, then the widest value tile up to
 /// `maxValueTile`, then the fewest warps per row tile (1 or 2), such that
 /// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores unless
-/// `registerScores` and one warp per row tile keep them in registers
-/// (16-bit data), and the state, in the data type of `dataBytes` bytes,
-/// rows padded; z and, with two warps per row tile, their partial row sums
-/// in f32; `columnBytes` per value column) fits the 48 KiB of static shared
-/// memory and the state fragments each thread accumulates fit 64 registers. More warps per row tile spread the
-/// state over more threads, so that a block covers more value columns and fewer
-/// blocks recompute the same scores (F = 128: 64 columns on four warps instead
-/// of 32 on two). Value tiles of 128 columns (only when `maxValueTile` asks
+/// `registerScores` keeps them in registers where they fit
+/// (`scoresFitRegisters`), and the state, in the data type of `dataBytes`
+/// bytes, rows padded; z and, with two warps per row tile, their partial row
+/// sums in f32; `columnBytes` per value column) fits the 48 KiB of static
+/// shared memory and the state fragments each thread accumulates fit 64
+/// registers. More warps per row tile spread the state over more threads, so
+/// that a block covers more value columns and fewer blocks recompute the
+/// same scores (F = 128: 64 columns on four warps instead of 32 on two). Value tiles of 128 columns (only when `maxValueTile` asks
 /// for them and `dv`, the number of value columns, is dynamic or above 64)
 /// take dynamic shared memory up to `kWideTileSharedBytes`, the
 /// staged tiles in `slots` slots counted, and the state and output fragments
@@ -111,11 +119,11 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         // and a pair of key tiles of the scores.
         if (dvTile < 8 * warps || (chunk / 16) % groups != 0)
           continue;
-        // The scores' tile, unless they stay in registers
-        // (`ChunkedScanConfig::scoresInRegisters`).
-        int64_t scores = registerScores && groups == 1 && dataBytes == 2
-                             ? 0
-                             : chunk * (chunk + pad);
+        // The scores' tile, unless they stay in registers.
+        int64_t scores =
+            registerScores && scoresFitRegisters(groups, dataBytes)
+                ? 0
+                : chunk * (chunk + pad);
         int64_t elements = 2 * chunk * (features + pad) +
                            chunk * (dvTile + pad) + scores +
                            features * (dvTile + pad);
@@ -580,14 +588,10 @@ struct ChunkedScanConfig {
   /// Whether the chunk loops may keep their masked scores in registers
   /// (option `scores-in-registers`, see `scoresInRegisters`).
   bool registerScores = false;
-  /// Whether the chunk loops keep their masked scores in registers: with one
-  /// warp per row tile each warp computes all keys of its rows, and the
-  /// accumulators of an m16n8k16 product (rows g and g + 8, columns 2t and
-  /// 2t + 1 of each tile of 8) rounded in pairs are the A fragments of
-  /// P·V, so the scores need no shared tile (tf32's m16n8k8 fragments take
-  /// other columns).
+  /// Whether the chunk loops keep their masked scores in registers, not in
+  /// a shared tile: asked for and possible (`scoresFitRegisters`).
   bool scoresInRegisters() const {
-    return registerScores && shape.groups == 1 && dataBytes() == 2;
+    return registerScores && scoresFitRegisters(shape.groups, dataBytes());
   }
   /// Whether the chunk loops scale each column of the state by a power of
   /// two before rounding it to the data type (f16, whose range a long
@@ -628,9 +632,8 @@ enum class ChunkTiles {
 /// `scoresInRegisters()`), S at the chunk start (in the data type), z at
 /// the chunk start (f32, where a kernel keeps z: `keepsNormalizer()`) and,
 /// for normalized scans with several warps per row tile, their partial row
-/// sums (f32, G x C),
-/// and with `scaledState()` the state's column scales and their inverses
-/// (f32, 2 x DT).
+/// sums (f32, G x C), and with `scaledState()` the state's column scales
+/// and their inverses (f32, 2 x DT).
 /// `ChunkTiles::Keys`: only φ(K_c) and V_c; `ChunkTiles::Queries`: φ(Q_c),
 /// S, z (normalized) and the column scales (`scaledState()`).
 SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
