@@ -94,14 +94,14 @@ static bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
 /// shared memory and the state fragments each thread accumulates fit 64
 /// registers. More warps per row tile spread the state over more threads, so
 /// that a block covers more value columns and fewer blocks recompute the
-/// same scores (F = 128: 64 columns on four warps instead of 32 on two). Value tiles of 128 columns (only when `maxValueTile` asks
-/// for them and `dv`, the number of value columns, is dynamic or above 64)
-/// take dynamic shared memory up to `kWideTileSharedBytes`, the
-/// staged tiles in `slots` slots counted, and the state and output fragments
-/// together at most 96 registers: every block computes its chunks' scores
-/// once for 128 columns, where tiles of 64 compute them twice and read φ(Q),
-/// φ(K) twice for Dv = 128. Tiles of `dynamicTile` columns and wider take
-/// dynamic shared memory the same way.
+/// same scores (F = 128: 64 columns on four warps instead of 32 on two). Value
+/// tiles of 128 columns (only when `maxValueTile` asks for them and `dv`, the
+/// number of value columns, is dynamic or above 64) take dynamic shared memory
+/// up to `kWideTileSharedBytes`, the staged tiles in `slots` slots counted, and
+/// the state and output fragments together at most 96 registers: every block
+/// computes its chunks' scores once for 128 columns, where tiles of 64 compute
+/// them twice and read φ(Q), φ(K) twice for Dv = 128. Tiles of `dynamicTile`
+/// columns and wider take dynamic shared memory the same way.
 static std::optional<ChunkedScanShape>
 searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                        int64_t dv, int64_t dataBytes, int64_t slots,
@@ -120,10 +120,9 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         if (dvTile < 8 * warps || (chunk / 16) % groups != 0)
           continue;
         // The scores' tile, unless they stay in registers.
-        int64_t scores =
-            registerScores && scoresFitRegisters(groups, dataBytes)
-                ? 0
-                : chunk * (chunk + pad);
+        int64_t scores = registerScores && scoresFitRegisters(groups, dataBytes)
+                             ? 0
+                             : chunk * (chunk + pad);
         int64_t elements = 2 * chunk * (features + pad) +
                            chunk * (dvTile + pad) + scores +
                            features * (dvTile + pad);
