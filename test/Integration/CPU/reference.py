@@ -103,10 +103,10 @@ def attention(kind, q, k, v, projection=None, causal=False, eps=None):
 
 
 def attention_magnitude(kind, q, k, v, projection=None, causal=False, eps=None):
-    """`attention` with each score the sum of its terms' magnitudes
-    (|φ(q)|·|φ(k)|): the scale of the scores' rounding errors, which a score
-    that cancels (signed features: identity, favor) can be far below. The
-    same as `attention` for maps without signs (elu + 1, relu, poly2)."""
+    """`attention` with every sum replaced by the sum of its terms'
+    magnitudes (|φ(q)|·|φ(k)| for a score, |score|·|v| for an output): the
+    scale of the rounding errors of each, which a sum that cancels (signed
+    features: identity; signed values, all maps) can be far below."""
     fq = np.abs(feature_map(kind, q, projection))
     fk = np.abs(feature_map(kind, k, projection))
-    return apply_scores(scores(fq, fk, causal), v, eps)
+    return apply_scores(scores(fq, fk, causal), np.abs(v), eps)
