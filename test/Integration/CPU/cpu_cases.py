@@ -815,9 +815,15 @@ def run_case(case, tools, workdir):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return False, f"linattn-run failed ({proc.returncode}):\n{proc.stderr}"
+    return compare_results(case, d, case.tol)
+
+
+def compare_results(case, d, tol):
+    """Compares the result<i>.npy files in `d` with the case's expected
+    values: (passed, message). Errors are relative to the largest expected
+    value, or to the largest magnitude of what the result sums where the case
+    gives one (`scales`)."""
     worst = 0.0
-    # Errors are relative to the largest expected value, or to the largest
-    # magnitude of what the result sums where the case gives one (`scales`).
     scales = getattr(case, "scales", None) or [None] * len(case.expected)
     for i, expected in enumerate(case.expected):
         out = np.load(os.path.join(d, f"result{i}.npy"))
@@ -828,8 +834,8 @@ def run_case(case, tools, workdir):
             scale = max(scale, float(np.max(np.abs(scales[i]))))
         err = np.max(np.abs(out - expected)) if expected.size else 0.0
         rel = err / scale if scale > 0 else err
-        if not np.isfinite(rel) or rel > case.tol:
-            return False, f"result {i}: relative error {rel:.3e} > {case.tol:.0e}"
+        if not np.isfinite(rel) or rel > tol:
+            return False, f"result {i}: relative error {rel:.3e} > {tol:.0e}"
         worst = max(worst, rel)
     return True, f"max relative error {worst:.3e}"
 

@@ -723,24 +723,7 @@ def run_case(case, long_sequence, opts):
             calls = f.read()
         if "leak" in calls:
             return False, "device buffers were not freed:\n" + calls
-    tol = tolerance(case, long_sequence)
-    worst = 0.0
-    # Errors are relative to the largest expected value, or to the largest
-    # magnitude of what the result sums where the case gives one (`scales`).
-    scales = getattr(case, "scales", None) or [None] * len(case.expected)
-    for i, expected in enumerate(case.expected):
-        out = np.load(os.path.join(d, f"result{i}.npy"))
-        if out.shape != expected.shape:
-            return False, f"result {i} has shape {out.shape}, expected {expected.shape}"
-        scale = np.max(np.abs(expected)) if expected.size else 0.0
-        if scales[i] is not None and expected.size:
-            scale = max(scale, float(np.max(np.abs(scales[i]))))
-        err = np.max(np.abs(out - expected)) if expected.size else 0.0
-        rel = err / scale if scale > 0 else err
-        if not np.isfinite(rel) or rel > tol:
-            return False, f"result {i}: relative error {rel:.3e} > {tol:.0e}"
-        worst = max(worst, rel)
-    return True, f"max relative error {worst:.3e}"
+    return cc.compare_results(case, d, tolerance(case, long_sequence))
 
 
 def add_run_arguments(parser):
