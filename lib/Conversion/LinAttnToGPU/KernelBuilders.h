@@ -657,6 +657,13 @@ inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
       b, loc, x, arith::ConstantIndexOp::create(b, loc, tile));
 }
 
+/// The number of blocks of `tile` that cover `x`, at least one: a launch over
+/// an empty dimension still has a valid grid (its kernel then does nothing).
+inline Value tileCount(OpBuilder &b, Location loc, Value x, int64_t tile) {
+  return arith::MaxUIOp::create(b, loc, ceilDiv(b, loc, x, tile),
+                                arith::ConstantIndexOp::create(b, loc, 1));
+}
+
 /// The largest grid y and z sizes CUDA launches.
 inline constexpr int64_t kMaxGridYZ = 65535;
 

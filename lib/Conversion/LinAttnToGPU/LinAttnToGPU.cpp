@@ -117,8 +117,7 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
   launch.scalar(nValue);
   launch.scalar(dvValue);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, dvValue, dvTile), one);
+  Value tiles = tileCount(rewriter, loc, dvValue, dvTile);
   return launch.launch(
       kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
       threads);
@@ -388,9 +387,7 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
   launch.scalar(getValueOrCreateConstantIndexOp(rewriter, loc, mSize));
   launch.scalar(dvValue);
   launch.scalar(batches);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
+  Value tiles = tileCount(rewriter, loc, dvValue, block);
   SmallVector<Value> results = launch.launch(
       kernel,
       {tiles,
@@ -630,9 +627,7 @@ std::optional<std::string> Converter::convert(ScoresOp op) {
   launch.scalar(nValue);
   launch.scalar(mValue);
   launch.scalar(batches);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, mValue, block), one);
+  Value tiles = tileCount(rewriter, loc, mValue, block);
   SmallVector<Value> results =
       launch.launch(kernel,
                     {tiles, gridSizeYZ(rewriter, loc, nValue),
@@ -718,9 +713,7 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
   launch.scalar(getValueOrCreateConstantIndexOp(rewriter, loc, mSize));
   launch.scalar(dvValue);
   launch.scalar(batches);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, dvValue, block), one);
+  Value tiles = tileCount(rewriter, loc, dvValue, block);
   SmallVector<Value> results =
       launch.launch(kernel,
                     {tiles, gridSizeYZ(rewriter, loc, nValue),
@@ -853,8 +846,7 @@ void Converter::convert(FeatureMapOp op) {
   launch.scalar(dValue);
   launch.scalar(fValue);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, fValue, block), one);
+  Value tiles = tileCount(rewriter, loc, fValue, block);
   SmallVector<Value> results = launch.launch(
       kernel, {tiles, gridSizeYZ(rewriter, loc, rows), one}, block);
   rewriter.replaceOp(op, results);

@@ -973,8 +973,7 @@ std::optional<std::string> Converter::convert(StepOp op) {
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
   launch.scalar(dvValue);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = arith::MaxUIOp::create(
-      rewriter, loc, ceilDiv(rewriter, loc, dvValue, columns), one);
+  Value tiles = tileCount(rewriter, loc, dvValue, columns);
   SmallVector<Value> results = launch.launch(
       kernel, {batchProduct(rewriter, loc, values, batchDims), tiles, one},
       block);
