@@ -46,15 +46,16 @@ def apply_scores(a, v, eps=None):
 def apply_scores_magnitude(a, v, eps=None, a_terms=None):
     """The scale of `apply_scores`' rounding errors, per output, as
     `attention_magnitude` takes it: the product with each score replaced by
-    the magnitude of the terms it sums (`a_terms`, |a| by default), and, when
-    normalized, the output times the denominator's condition number
-    Σ|a| / |Σa + eps|, whichever is larger. The output itself where nothing
-    cancels (non-negative features and scale); far above it where a negative
-    scale brings a row sum close to -eps, whose rounding the division then
-    magnifies."""
+    the magnitude of the terms it sums (`a_terms`, |a| by default) and each
+    value by its magnitude, and, when normalized, the output times the
+    denominator's condition number Σ|a| / |Σa + eps|, whichever is larger.
+    Near the output where nothing cancels (non-negative features, scale and
+    values); far above it where values of both signs average out, or a
+    negative scale brings a row sum close to -eps, whose rounding the
+    division then magnifies."""
     a = np.asarray(a, dtype=np.float64)
     a_terms = np.abs(a) if a_terms is None else np.asarray(a_terms, dtype=np.float64)
-    terms = np.abs(np.asarray(a_terms @ np.asarray(v, dtype=np.float64)))
+    terms = a_terms @ np.abs(np.asarray(v, dtype=np.float64))
     if eps is None:
         return terms
     den = np.abs(np.sum(a, axis=-1, keepdims=True) + eps)
