@@ -723,6 +723,9 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
   return std::nullopt;
 }
 
+/// Partial sums of the favor feature map's exponent (x·P[:, j] and |x|²).
+static constexpr int64_t kFavorParts = 4;
+
 void Converter::convert(FeatureMapOp op) {
   Value input = op.getInput(), projection = op.getProjection();
   RankedTensorType resultType = op.getType();
@@ -769,16 +772,45 @@ void Converter::convert(FeatureMapOp op) {
         Value at = kb.add(kb.mul(row, f), j);
         switch (kind) {
         case FeatureMapKind::Favor: {
-          // exp(x·P[:, j] - |x|²/2) / √m.
-          SmallVector<Value> sums =
-              kb.forLoop(c0, d, c1, ValueRange{kb.fconst(0.0), kb.fconst(0.0)},
-                         [&](Value i, ValueRange acc) -> SmallVector<Value> {
-                           Value x = kb.load(xBuf, kb.add(xRow, i));
-                           Value p = kb.load(pBuf, kb.add(kb.mul(i, f), j));
-                           return {kb.fma(x, p, acc[0]), kb.fma(x, x, acc[1])};
+          // exp(x·P[:, j] - |x|²/2) / √m, each sum in kFavorParts partial
+          // sums over i mod kFavorParts (the rest of D in the first) added
+          // pairwise: dependency chains of D / kFavorParts FMAs instead of D,
+          // and rounding errors that grow with D / kFavorParts terms (the
+          // exponent's absolute error is exp's relative one).
+          auto term = [&](Value i, Value dot, Value norm) {
+            Value x = kb.load(xBuf, kb.add(xRow, i));
+            Value p = kb.load(pBuf, kb.add(kb.mul(i, f), j));
+            return std::pair{kb.fma(x, p, dot), kb.fma(x, x, norm)};
+          };
+          Value parts = kb.idx(kFavorParts);
+          Value whole = kb.sub(d, kb.remU(d, parts));
+          SmallVector<Value> zeros(2 * kFavorParts, kb.fconst(0.0));
+          SmallVector<Value> acc =
+              kb.forLoop(c0, whole, parts, zeros,
+                         [&](Value i0, ValueRange sums) -> SmallVector<Value> {
+                           SmallVector<Value> next(sums);
+                           for (int64_t p = 0; p < kFavorParts; ++p)
+                             std::tie(next[p], next[kFavorParts + p]) =
+                                 term(kb.add(i0, kb.idx(p)), sums[p],
+                                      sums[kFavorParts + p]);
+                           return next;
                          });
-          Value exponent = arith::SubFOp::create(
-              rewriter, loc, sums[0], kb.fmul(sums[1], kb.fconst(0.5)));
+          acc = kb.forLoop(whole, d, c1, acc,
+                           [&](Value i, ValueRange sums) -> SmallVector<Value> {
+                             SmallVector<Value> next(sums);
+                             std::tie(next[0], next[kFavorParts]) =
+                                 term(i, sums[0], sums[kFavorParts]);
+                             return next;
+                           });
+          auto total = [&](ArrayRef<Value> partial) {
+            return kb.fadd(kb.fadd(partial[0], partial[1]),
+                           kb.fadd(partial[2], partial[3]));
+          };
+          static_assert(kFavorParts == 4, "total adds four partial sums");
+          Value dot = total(ArrayRef(acc).take_front(kFavorParts));
+          Value norm = total(ArrayRef(acc).drop_front(kFavorParts));
+          Value exponent = arith::SubFOp::create(rewriter, loc, dot,
+                                                 kb.fmul(norm, kb.fconst(0.5)));
           Value scale = math::RsqrtOp::create(rewriter, loc, asFloat(f));
           kb.store(kb.fmul(math::ExpOp::create(rewriter, loc, exponent), scale),
                    out, at);

@@ -399,15 +399,27 @@ func.func @poly2(%q: tensor<2x7x3xf32>) -> tensor<2x7x13xf32> {
 
 // -----
 
-// favor: x·P[:, j] and |x|² in one loop over the input (bf16 loads widened
-// to f32), then exp(x·P[:, j] - |x|²/2)/√m rounded to bf16 once.
+// favor: x·P[:, j] and |x|² in four partial sums each, over i mod 4 (bf16
+// loads widened to f32; the rest of D into the first ones), added pairwise,
+// then exp(x·P[:, j] - |x|²/2)/√m rounded to bf16 once.
 
 // CHECK-LABEL: func.func @favor
 //       CHECK: call @__linattn_launch_linattn_feature_map_favor_{{[0-9]+}}(
 // CHECK-LABEL: gpu.func @linattn_feature_map_favor_{{[0-9]+}}(
 //  CHECK-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
-//       CHECK: scf.for {{.*}} -> (f32, f32)
+//       CHECK: %[[REST:.*]] = arith.remui %[[D:.*]], %c4
+//       CHECK: %[[WHOLE:.*]] = arith.subi %[[D]], %[[REST]]
+//       CHECK: %[[P:.*]]:8 = scf.for %{{.*}} = %c0 to %[[WHOLE]] step %c4 {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32)
 //       CHECK: arith.extf {{.*}} : bf16 to f32
+//       CHECK: %[[T:.*]]:2 = scf.for %{{.*}} = %[[WHOLE]] to %[[D]] step %c1 iter_args(%{{.*}} = %[[P]]#0, %{{.*}} = %[[P]]#4) -> (f32, f32)
+//       CHECK: %[[D01:.*]] = arith.addf %[[T]]#0, %[[P]]#1
+//       CHECK: %[[D23:.*]] = arith.addf %[[P]]#2, %[[P]]#3
+//       CHECK: %[[DOT:.*]] = arith.addf %[[D01]], %[[D23]]
+//       CHECK: %[[N01:.*]] = arith.addf %[[T]]#1, %[[P]]#5
+//       CHECK: %[[N23:.*]] = arith.addf %[[P]]#6, %[[P]]#7
+//       CHECK: %[[NORM:.*]] = arith.addf %[[N01]], %[[N23]]
+//       CHECK: %[[HALF:.*]] = arith.mulf %[[NORM]]
+//       CHECK: arith.subf %[[DOT]], %[[HALF]]
 //       CHECK: math.rsqrt
 //       CHECK: math.exp
 //       CHECK: arith.truncf {{.*}} : f32 to bf16
