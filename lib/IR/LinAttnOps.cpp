@@ -658,6 +658,57 @@ LogicalResult StepOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ScanGradOp
+//===----------------------------------------------------------------------===//
+
+static ShapeSignature signatureOf(ScanGradOp op) {
+  return {{{op.getQueryFeatures(),
+            "query",
+            {{'N', "sequence length"}, {'F', "feature size"}}},
+           {op.getKeyFeatures(),
+            "key",
+            {{'N', "sequence length"}, {'F', "feature size"}}},
+           {op.getValues(),
+            "value",
+            {{'N', "sequence length"}, {'V', "feature size"}}},
+           {op.getResultGrad(),
+            "result gradient",
+            {{'N', "sequence length"}, {'V', "feature size"}}},
+           {op.getQueryFeaturesGrad(),
+            "query gradient",
+            {{'N', "sequence length"}, {'F', "feature size"}}},
+           {op.getKeyFeaturesGrad(),
+            "key gradient",
+            {{'N', "sequence length"}, {'F', "feature size"}}},
+           {op.getValuesGrad(),
+            "value gradient",
+            {{'N', "sequence length"}, {'V', "feature size"}}}}};
+}
+
+LogicalResult ScanGradOp::verify() {
+  ShapeBindings bindings;
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
+      failed(verifySameElementType(
+          *this, {{getQueryFeatures().getType(), "query"},
+                  {getKeyFeatures().getType(), "key"},
+                  {getValues().getType(), "value"},
+                  {getResultGrad().getType(), "result gradient"},
+                  {getQueryFeaturesGrad().getType(), "query gradient"},
+                  {getKeyFeaturesGrad().getType(), "key gradient"},
+                  {getValuesGrad().getType(), "value gradient"}})))
+    return failure();
+  // The scans it decomposes into hold F×Dv states, in f32 for 16-bit data.
+  auto values = cast<RankedTensorType>(getValues().getType());
+  Type state = values.getElementTypeBitWidth() < 32
+                   ? Float32Type::get(getContext())
+                   : values.getElementType();
+  SmallVector<int64_t> shape(values.getShape());
+  shape[shape.size() - 2] = bindings.lookup('F');
+  return verifyByteSize(*this, RankedTensorType::get(shape, state),
+                        "the state of its scans");
+}
+
+//===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
@@ -724,7 +775,7 @@ LogicalResult AttentionOp::verify() {
 std::optional<ShapeSignature> mlir::linattn::getShapeSignature(Operation *op) {
   return TypeSwitch<Operation *, std::optional<ShapeSignature>>(op)
       .Case<FeatureMapOp, ScoresOp, ApplyScoresOp, KvSummaryOp, QueryReadoutOp,
-            ScanOp, StepOp, AttentionOp>(
+            ScanOp, StepOp, ScanGradOp, AttentionOp>(
           [](auto typed) -> std::optional<ShapeSignature> {
             ShapeSignature signature = signatureOf(typed);
             llvm::erase_if(signature.tensors,

@@ -59,6 +59,43 @@ func.func @feature_sizes(%q: tensor<1x10x4xbf16>, %k: tensor<1x12x4xbf16>,
 
 // -----
 
+// scan_grad: three unnormalized scans without initial state. dφ(Q) in the
+// op's direction (queries dO, keys V, values φ(K)); dφ(K) (queries V, keys
+// dO, values φ(Q)) and dV (queries φ(K), keys φ(Q), values dO) in the other.
+// The states are F×Dv or Dv×F in the accumulator type (f32 for bf16), their
+// sizes as static as any operand or result has them.
+// CHECK-LABEL: func.func @scan_grad_forward_bf16
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4xbf16>, %[[K:.*]]: tensor<2x?x?xbf16>, %[[V:.*]]: tensor<2x?x3xbf16>, %[[DO:.*]]: tensor<?x?x3xbf16>)
+// CHECK: %[[DQ:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[DO]], %[[V]], %[[K]] : tensor<?x?x3xbf16>, tensor<2x?x3xbf16>, tensor<2x?x?xbf16> -> tensor<2x?x4xbf16>, tensor<2x3x4xf32>, tensor<2x3xf32>
+// CHECK: %[[DK:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[V]], %[[DO]], %[[Q]] : tensor<2x?x3xbf16>, tensor<?x?x3xbf16>, tensor<2x?x4xbf16> -> tensor<2x?x4xbf16>, tensor<2x3x4xf32>, tensor<2x3xf32>
+// CHECK: %[[DV:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[K]], %[[Q]], %[[DO]] : tensor<2x?x?xbf16>, tensor<2x?x4xbf16>, tensor<?x?x3xbf16> -> tensor<2x?x3xbf16>, tensor<2x4x3xf32>, tensor<2x4xf32>
+// CHECK-NOT: linattn.scan_grad
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @scan_grad_forward_bf16(%q: tensor<2x?x4xbf16>, %k: tensor<2x?x?xbf16>, %v: tensor<2x?x3xbf16>, %do: tensor<?x?x3xbf16>)
+    -> (tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>) {
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %k, %v, %do
+      : tensor<2x?x4xbf16>, tensor<2x?x?xbf16>, tensor<2x?x3xbf16>, tensor<?x?x3xbf16>
+      -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>
+  return %dq, %dk, %dv : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>
+}
+
+// -----
+
+// A reverse scan's gradients: the directions swap. f64 states stay f64.
+// CHECK-LABEL: func.func @scan_grad_reverse_f64
+// CHECK: linattn.scan reverse {{.*}} -> tensor<5x6xf64>, tensor<2x6xf64>, tensor<2xf64>
+// CHECK: linattn.scan forward {{.*}} -> tensor<5x6xf64>, tensor<2x6xf64>, tensor<2xf64>
+// CHECK: linattn.scan forward {{.*}} -> tensor<5x2xf64>, tensor<6x2xf64>, tensor<6xf64>
+func.func @scan_grad_reverse_f64(%q: tensor<5x6xf64>, %v: tensor<5x2xf64>)
+    -> (tensor<5x6xf64>, tensor<5x6xf64>, tensor<5x2xf64>) {
+  %dq, %dk, %dv = linattn.scan_grad reverse %q, %q, %v, %v
+      : tensor<5x6xf64>, tensor<5x6xf64>, tensor<5x2xf64>, tensor<5x2xf64>
+      -> tensor<5x6xf64>, tensor<5x6xf64>, tensor<5x2xf64>
+  return %dq, %dk, %dv : tensor<5x6xf64>, tensor<5x6xf64>, tensor<5x2xf64>
+}
+
+// -----
+
 // negative_: the primitives are left alone.
 // CHECK-LABEL: func.func @negative_primitives
 // CHECK-NEXT: linattn.feature_map identity

@@ -396,6 +396,72 @@ def LinAttn_StepOp : LinAttn_Op<"step", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// ScanGradOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
+  let summary = "gradients of an unnormalized scan, for training";
+  let description = [{
+    The backward form of `linattn.scan` without `normalize` and without an
+    initial state: given the scan's operands, query features φ(Q) and key
+    features φ(K) [..., N, F] and values V [..., N, Dv], and the gradient
+    dO [..., N, Dv] of a loss with respect to the scan's outputs, returns the
+    gradients with respect to φ(Q), φ(K) and V. For a `forward` scan,
+    Oᵢ = Σ_{j ≤ i} (φ(qᵢ)·φ(kⱼ)) vⱼ, so
+
+      dφ(qᵢ) = Σ_{j ≤ i} (dOᵢ·vⱼ) φ(kⱼ),
+      dφ(kⱼ) = Σ_{i ≥ j} (dOᵢ·vⱼ) φ(qᵢ),
+      dvⱼ    = Σ_{i ≥ j} (φ(qᵢ)·φ(kⱼ)) dOᵢ.
+
+    Each is a scan again, with the operands' roles exchanged: the first a
+    scan in the same direction (queries dO, keys V, values φ(K)), the other
+    two in the opposite one (queries V, keys dO, values φ(Q); queries φ(K),
+    keys φ(Q), values dO): linear in N, with a state of Dv×F or F×Dv per
+    batch element, and no N×N matrix. For a `reverse` scan the directions
+    swap. `linattn-decompose` rewrites the op into those three scans, which
+    every lowering has kernels for.
+
+    The gradients have the data type of the operands and are accumulated in
+    the scans' state type (f32 for 16-bit data). The gradient with respect
+    to the inputs of a feature map is the chain rule's elementwise product
+    with its derivative, left to the caller.
+
+    Example:
+
+    ```mlir
+    %dfq, %dfk, %dv = linattn.scan_grad forward %fq, %fk, %v, %do
+        : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>,
+          tensor<2x8x?x32xf32>
+        -> tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_ScanDirectionAttr:$direction,
+                       LinAttn_Tensor:$query_features,
+                       LinAttn_Tensor:$key_features,
+                       LinAttn_Tensor:$values,
+                       LinAttn_Tensor:$result_grad);
+  let results = (outs LinAttn_Tensor:$query_features_grad,
+                      LinAttn_Tensor:$key_features_grad,
+                      LinAttn_Tensor:$values_grad);
+
+  let assemblyFormat = [{
+    `` $direction $query_features `,` $key_features `,` $values `,`
+    $result_grad attr-dict
+    `:` type($query_features) `,` type($key_features) `,` type($values) `,`
+        type($result_grad)
+    `->` type($query_features_grad) `,` type($key_features_grad) `,`
+         type($values_grad)
+  }];
+
+  let extraClassDeclaration = [{
+    bool isReverse() { return getDirection() == ScanDirection::Reverse; }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
 

@@ -35,9 +35,10 @@ enum class ReassociateMode {
 #define GEN_PASS_DECL
 #include "linattn/Transforms/Passes.h.inc"
 
-/// Adds the pattern that rewrites `linattn.attention` into
-/// `linattn.feature_map`, `linattn.scores` and `linattn.apply_scores`.
-void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
+/// Adds the patterns of `linattn-decompose`: `linattn.attention` into
+/// `linattn.feature_map`, `linattn.scores` and `linattn.apply_scores`, and
+/// `linattn.scan_grad` into three `linattn.scan`s.
+void populateDecomposePatterns(RewritePatternSet &patterns);
 
 /// Adds the pattern that rewrites `linattn.apply_scores` of a non-causal
 /// `linattn.scores` into `linattn.kv_summary` + `linattn.query_readout`:

@@ -10,13 +10,17 @@
 include "mlir/Pass/PassBase.td"
 
 def LinAttnDecomposePass : Pass<"linattn-decompose"> {
-  let summary = "Rewrite linattn.attention into feature maps and the quadratic form";
+  let summary = "Rewrite linattn.attention into feature maps and the quadratic form, and linattn.scan_grad into scans";
   let description = [{
     Expands every `linattn.attention` into its definition: the feature map
     applied to queries and keys, the (optionally causal) scores and their
     application to the values, normalized or not. The other passes start
     from this form: `linattn-reassociate` turns it into the linear form and
     `linattn-masked-to-scan` turns its causal variant into a scan.
+
+    Every `linattn.scan_grad` becomes the three scans its description
+    derives (dφ(Q) in the op's direction, dφ(K) and dV in the other), which
+    the lowerings have kernels for.
 
     Before:
 

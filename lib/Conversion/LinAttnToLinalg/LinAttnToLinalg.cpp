@@ -858,7 +858,7 @@ struct LinAttnCheckLoweredPass
 
 void mlir::linattn::populateLinAttnToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  populateDecomposeAttentionPatterns(patterns);
+  populateDecomposePatterns(patterns);
   patterns.add<LowerFeatureMap, LowerScores, LowerApplyScores, LowerKvSummary,
                LowerQueryReadout, LowerStep, LowerScan>(patterns.getContext());
 }

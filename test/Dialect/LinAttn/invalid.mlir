@@ -1424,3 +1424,71 @@ func.func @step_state_bytes(%q: tensor<?x2147483648xbf16>, %v: tensor<?x21474836
       -> tensor<?x2147483648xbf16>, tensor<?x2147483648x2147483648xf32>, tensor<?x2147483648xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// linattn.scan_grad
+//===----------------------------------------------------------------------===//
+
+func.func @scan_grad_rank_too_small(%q: tensor<4xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op expected query to have rank at least 2, got rank 1}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v : tensor<4xf32>, tensor<4xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<4xf32>, tensor<4xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_batch_mismatch(%q: tensor<2x16x4xf32>, %v: tensor<2x16x3xf32>, %do: tensor<3x16x3xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op result gradient batch dimension 0 (3) does not match query batch dimension 0 (2)}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %do : tensor<2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x16x3xf32>, tensor<3x16x3xf32> -> tensor<2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x16x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_key_length(%q: tensor<16x4xf32>, %k: tensor<12x4xf32>, %v: tensor<16x3xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op key sequence length 12 does not match query sequence length 16}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %k, %v, %v : tensor<16x4xf32>, tensor<12x4xf32>, tensor<16x3xf32>, tensor<16x3xf32> -> tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_result_grad_size(%q: tensor<16x4xf32>, %v: tensor<16x3xf32>, %do: tensor<16x5xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op result gradient feature size 5 does not match value feature size 3}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %do : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>, tensor<16x5xf32> -> tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_key_grad_size(%q: tensor<16x4xf32>, %v: tensor<16x3xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op key gradient feature size 3 does not match query feature size 4}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>, tensor<16x3xf32> -> tensor<16x4xf32>, tensor<16x3xf32>, tensor<16x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_value_grad_length(%q: tensor<16x4xf32>, %v: tensor<16x3xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op value gradient sequence length 8 does not match query sequence length 16}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>, tensor<16x3xf32> -> tensor<16x4xf32>, tensor<16x4xf32>, tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_element_type(%q: tensor<16x4xf32>, %v: tensor<16x3xf32>, %do: tensor<16x3xf16>) {
+  // expected-error @+1 {{'linattn.scan_grad' op result gradient element type 'f16' does not match query element type 'f32'}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %do : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>, tensor<16x3xf16> -> tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_state_bytes(%q: tensor<1x1099511627776xf32>, %v: tensor<1x1099511627776xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op expected the state of its scans 'tensor<1099511627776x1099511627776xf32>' to have fewer than 2^63 bytes}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v : tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32> -> tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>
+  return
+}

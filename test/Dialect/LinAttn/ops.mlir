@@ -390,6 +390,30 @@ func.func @scan_three_batch_dims(%q: tensor<3x2x8x16x4xf32>, %k: tensor<3x2x8x16
 }
 
 //===----------------------------------------------------------------------===//
+// linattn.scan_grad
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @scan_grad
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x8x?x64xf32>, %[[K:.*]]: tensor<2x8x?x64xf32>, %[[V:.*]]: tensor<2x8x?x32xf32>, %[[DO:.*]]: tensor<2x8x?x32xf32>)
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = linattn.scan_grad forward %[[Q]], %[[K]], %[[V]], %[[DO]] : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32> -> tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]] :
+func.func @scan_grad(%q: tensor<2x8x?x64xf32>, %k: tensor<2x8x?x64xf32>, %v: tensor<2x8x?x32xf32>, %do: tensor<2x8x?x32xf32>)
+    -> (tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>) {
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %k, %v, %do : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32> -> tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>
+  return %dq, %dk, %dv : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>
+}
+
+// A reverse scan's gradients, 16-bit data, sizes static in some operands
+// only, no batch dimensions.
+// CHECK-LABEL: func.func @scan_grad_reverse_bf16
+// CHECK: linattn.scan_grad reverse %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x?xbf16>, tensor<?x4xbf16>, tensor<16x3xbf16>, tensor<?x?xbf16> -> tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16x3xbf16>
+func.func @scan_grad_reverse_bf16(%q: tensor<16x?xbf16>, %k: tensor<?x4xbf16>, %v: tensor<16x3xbf16>, %do: tensor<?x?xbf16>)
+    -> (tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16x3xbf16>) {
+  %dq, %dk, %dv = linattn.scan_grad reverse %q, %k, %v, %do : tensor<16x?xbf16>, tensor<?x4xbf16>, tensor<16x3xbf16>, tensor<?x?xbf16> -> tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16x3xbf16>
+  return %dq, %dk, %dv : tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16x3xbf16>
+}
+
+//===----------------------------------------------------------------------===//
 // linattn.step
 //===----------------------------------------------------------------------===//
 

@@ -213,6 +213,48 @@ def scan_case(batch, n, f, dv, reverse, init, eps, dyn=(), chunk=None):
                 list(expected))
 
 
+def scan_grad_case(batch, n, f, dv, reverse, dyn=(), dtype="f32"):
+    """linattn.scan_grad: the gradients of an unnormalized scan. Errors are
+    relative to the gradients with every operand replaced by its magnitude
+    (the terms they sum: dO·v and φ(q)·φ(k) have both signs)."""
+    name = (f"scan_grad_{'reverse' if reverse else 'forward'}_{n}x{f}x{dv}_"
+            f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
+    rng = rng_for(name)
+    npt = np.float64 if dtype == "f64" else np.float32
+    fq = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
+    fk = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
+    v = uniform(rng, batch + (n, dv), dtype=npt)
+    dout = uniform(rng, batch + (n, dv), dtype=npt)
+    qt, kt, vt, dt = (ttype(x.shape, dyn, dtype) for x in (fq, fk, v, dout))
+    direction = "reverse" if reverse else "forward"
+    body = [f"%dq, %dk, %dv = linattn.scan_grad {direction} %fq, %fk, %v, %do "
+            f": {qt}, {kt}, {vt}, {dt} -> {qt}, {kt}, {vt}"]
+    operands = [f64(x) for x in (fq, fk, v, dout)]
+    case = Case(name, [("fq", qt), ("fk", kt), ("v", vt), ("do", dt)], body,
+                [("%dq", qt), ("%dk", kt), ("%dv", vt)], [fq, fk, v, dout],
+                list(ref.scan_grad(*operands, reverse)),
+                F64_TOL if dtype == "f64" else F32_TOL)
+    case.scales = list(ref.scan_grad(*(np.abs(x) for x in operands), reverse))
+    return case
+
+
+def scan_grad_cases():
+    """The scan_grad cases, after checking their reference against central
+    differences (reference.check_scan_grad)."""
+    ref.check_scan_grad()
+    return [
+        scan_grad_case(batch, n, 8, 5, reverse, dyn)
+        for reverse in (False, True)
+        for batch, n, dyn in (((2, 3), 7, ()), ((2,), 100, (1,)))
+    ] + [
+        scan_grad_case((), 1, 3, 2, False),
+        scan_grad_case((3,), 33, 6, 4, True, dyn=(0, 1, 2), dtype="f64"),
+        generic(scan_grad_case((1, 2), 9, 4, 3, False, dyn=(0, 2))),
+        via(scan_grad_case((2,), 37, 8, 5, True), "chunk8",
+            ["linattn-decompose", "linattn-chunk-scan{chunk-size=8}"]),
+    ]
+
+
 def step_case(batch, f, dv, eps, dyn=()):
     name = f"step_{'norm' if eps else 'plain'}_{f}x{dv}_b{len(batch)}_{'dyn' if dyn else 'static'}"
     rng = rng_for(name)
@@ -614,6 +656,7 @@ GROUPS = {
         via(scan_case((1, 1), 3, 4, 3, False, True, EPS, dyn=(0, 1)), "steps",
             ["linattn-scan-to-steps", "canonicalize"]),
     ],
+    "scan_grad": scan_grad_cases,
     "step": lambda: [
         step_case((2, 3), 8, 5, None),
         step_case((2, 3), 8, 5, EPS),

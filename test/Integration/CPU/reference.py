@@ -97,6 +97,47 @@ def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
     return out, s, z
 
 
+def scan_grad(fq, fk, v, dout, reverse=False):
+    """The gradients of an unnormalized scan's outputs (no initial state)
+    with respect to φ(Q), φ(K) and V for the output gradient `dout`, from the
+    quadratic form O = (φ(Q)φ(K)ᵀ ⊙ L) V, L the causal mask (transposed for a
+    reverse scan): (dφ(Q), dφ(K), dV)."""
+    fq, fk, v, dout = (np.asarray(x, dtype=np.float64) for x in (fq, fk, v, dout))
+    n = fq.shape[-2]
+    mask = np.tril(np.ones((n, n)))
+    if reverse:
+        mask = mask.T
+    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
+    da = (dout @ np.swapaxes(v, -1, -2)) * mask
+    return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ dout
+
+
+def check_scan_grad(seed=0, n=5, f=3, dv=2, step=1e-6):
+    """Checks `scan_grad` against central differences of the loss
+    Σ dout ⊙ scan(...) (exactly linear in each operand, so the differences
+    are exact up to rounding) in both directions; raises if they differ."""
+    rng = np.random.default_rng(seed)
+    fq, fk = rng.uniform(0.0, 1.0, (2, n, f))
+    v, dout = rng.uniform(-1.0, 1.0, (2, n, dv))
+    for reverse in (False, True):
+        def loss(fq, fk, v):
+            return float(np.sum(dout * scan(fq, fk, v, reverse=reverse)[0]))
+        grads = scan_grad(fq, fk, v, dout, reverse)
+        operands = [fq, fk, v]
+        for which, grad in enumerate(grads):
+            numeric = np.zeros_like(grad)
+            for index in np.ndindex(*grad.shape):
+                up = [x.copy() for x in operands]
+                down = [x.copy() for x in operands]
+                up[which][index] += step
+                down[which][index] -= step
+                numeric[index] = (loss(*up) - loss(*down)) / (2 * step)
+            if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
+                raise AssertionError(
+                    f"scan_grad (reverse={reverse}) operand {which} differs from "
+                    f"central differences by {np.max(np.abs(grad - numeric)):.3e}")
+
+
 def attention(kind, q, k, v, projection=None, causal=False, eps=None):
     fq = feature_map(kind, q, projection)
     fk = feature_map(kind, k, projection)
