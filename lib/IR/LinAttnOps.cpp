@@ -19,6 +19,8 @@
 #include "linattn/IR/LinAttnOps.h"
 #include "linattn/IR/ShapeSignature.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -34,6 +36,61 @@
 
 using namespace mlir;
 using namespace mlir::linattn;
+
+//===----------------------------------------------------------------------===//
+// ReadBufferOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReadBufferOp::verify() {
+  auto tensorType = cast<RankedTensorType>(getTensor().getType());
+  auto memrefType = cast<MemRefType>(getBuffer().getType());
+  if (tensorType.getShape() != memrefType.getShape() ||
+      tensorType.getElementType() != memrefType.getElementType())
+    return emitOpError() << "expected a buffer of the tensor's shape and "
+                            "element type, got "
+                         << memrefType << " for " << tensorType;
+  if (!memrefType.getLayout().isIdentity())
+    return emitOpError() << "expected a buffer of identity layout, got "
+                         << memrefType;
+  return success();
+}
+
+bool ReadBufferOp::bufferizesToMemoryRead(
+    OpOperand &, const bufferization::AnalysisState &) {
+  return true;
+}
+
+bool ReadBufferOp::bufferizesToMemoryWrite(
+    OpOperand &, const bufferization::AnalysisState &) {
+  return false;
+}
+
+bufferization::AliasingValueList
+ReadBufferOp::getAliasingValues(OpOperand &,
+                                const bufferization::AnalysisState &) {
+  return {};
+}
+
+LogicalResult
+ReadBufferOp::bufferize(RewriterBase &rewriter,
+                        const bufferization::BufferizationOptions &options,
+                        bufferization::BufferizationState &state) {
+  FailureOr<Value> buffer =
+      bufferization::getBuffer(rewriter, getTensor(), options, state);
+  if (failed(buffer))
+    return failure();
+  Value result = *buffer;
+  if (result.getType() != getBuffer().getType()) {
+    FailureOr<Value> identity = bufferization::castOrReallocMemRefValue(
+        rewriter, result, cast<MemRefType>(getBuffer().getType()), options);
+    if (failed(identity))
+      return emitOpError() << "cannot read " << result.getType() << " as "
+                           << getBuffer().getType();
+    result = *identity;
+  }
+  rewriter.replaceOp(*this, result);
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Shape signatures
@@ -704,8 +761,10 @@ LogicalResult ScanGradOp::verify() {
                    : values.getElementType();
   SmallVector<int64_t> shape(values.getShape());
   shape[shape.size() - 2] = bindings.lookup('F');
-  return verifyByteSize(*this, RankedTensorType::get(shape, state),
-                        "the state of its scans");
+  if (failed(verifyByteSize(*this, RankedTensorType::get(shape, state),
+                            "the state of its scans")))
+    return failure();
+  return verifyEps(*this, getEps());
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,12 @@
 #include "linattn/Transforms/Passes.h"
 #include "linattn/Transforms/Utils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -66,12 +72,16 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
 /// exchanged (the op's description derives them): dφ(Q) by a scan in the
 /// op's direction (queries dO, keys V, values φ(K)), dφ(K) and dV by scans
 /// in the other (queries V, keys dO, values φ(Q); queries φ(K), keys φ(Q),
-/// values dO).
+/// values dO). Normalized, a fourth scan first recomputes the numerators and
+/// denominators (values [V, 1]), elementwise generics make g = dO / D and
+/// h = -(dO·N) / D², and [g, h] and [V, 1] stand in for dO and V where they
+/// are queries or keys, g for dO where it is dV's values.
 struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ScanGradOp op,
                                 PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     Value fq = op.getQueryFeatures(), fk = op.getKeyFeatures(),
           v = op.getValues(), dout = op.getResultGrad();
     SmallVector<RankedTensorType> types;
@@ -92,7 +102,8 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
       return getFirstStaticSize(some, rank - 1);
     };
     int64_t f = lastOf({0, 1, 4, 5}), dv = lastOf({2, 3, 6});
-    Type state = getAccumulatorType(types.front().getElementType());
+    Type data = types.front().getElementType();
+    Type state = getAccumulatorType(data);
 
     ScanDirection same = op.getDirection();
     ScanDirection other =
@@ -104,7 +115,7 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
       stateShape.append({features, valueSize});
       normalizerShape.push_back(features);
       return ScanOp::create(
-                 rewriter, op.getLoc(),
+                 rewriter, loc,
                  TypeRange{resultType, RankedTensorType::get(stateShape, state),
                            RankedTensorType::get(normalizerShape, state)},
                  direction, queries, keys, values,
@@ -113,13 +124,146 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
                  /*chunk_size=*/IntegerAttr())
           .getResult();
     };
-    Value queryGrad =
-        scan(same, dout, v, fk, op.getQueryFeaturesGrad().getType(), dv, f);
-    Value keyGrad =
-        scan(other, v, dout, fq, op.getKeyFeaturesGrad().getType(), dv, f);
-    Value valueGrad =
-        scan(other, fk, fq, dout, op.getValuesGrad().getType(), f, dv);
-    rewriter.replaceOp(op, {queryGrad, keyGrad, valueGrad});
+    Type queryGradType = op.getQueryFeaturesGrad().getType(),
+         keyGradType = op.getKeyFeaturesGrad().getType(),
+         valueGradType = op.getValuesGrad().getType();
+    std::optional<APFloat> eps = op.getEps();
+    if (!eps) {
+      rewriter.replaceOp(op, {scan(same, dout, v, fk, queryGradType, dv, f),
+                              scan(other, v, dout, fq, keyGradType, dv, f),
+                              scan(other, fk, fq, dout, valueGradType, f, dv)});
+      return success();
+    }
+
+    // Sizes [batch..., N, X] from V's, X replaced.
+    SmallVector<OpFoldResult> valueSizes =
+        tensor::getMixedSizes(rewriter, loc, v);
+    auto withLast = [&](OpFoldResult last) {
+      SmallVector<OpFoldResult> sizes(valueSizes);
+      sizes.back() = last;
+      return sizes;
+    };
+    auto typeOf = [&](ArrayRef<OpFoldResult> sizes, Type element) {
+      SmallVector<int64_t> shape;
+      for (OpFoldResult size : sizes)
+        shape.push_back(
+            getConstantIntValue(size).value_or(ShapedType::kDynamic));
+      return RankedTensorType::get(shape, element);
+    };
+    auto filled = [&](ArrayRef<OpFoldResult> sizes, Type element,
+                      double value) -> Value {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, element);
+      Value constant = arith::ConstantOp::create(
+          rewriter, loc, element, rewriter.getFloatAttr(element, value));
+      return linalg::FillOp::create(rewriter, loc, constant, empty)
+          .getResult(0);
+    };
+    OpFoldResult zero = rewriter.getIndexAttr(0),
+                 one = rewriter.getIndexAttr(1);
+    SmallVector<OpFoldResult> origin(rank, zero), unit(rank, one);
+    OpFoldResult last = valueSizes.back();
+    OpFoldResult lastPlusOne =
+        ShapedType::isDynamic(dv)
+            ? OpFoldResult(
+                  arith::AddIOp::create(
+                      rewriter, loc,
+                      getValueOrCreateConstantIndexOp(rewriter, loc, last),
+                      arith::ConstantIndexOp::create(rewriter, loc, 1))
+                      .getResult())
+            : OpFoldResult(rewriter.getIndexAttr(dv + 1));
+    SmallVector<OpFoldResult> wideSizes = withLast(lastPlusOne),
+                              columnSizes = withLast(one);
+    SmallVector<OpFoldResult> lastColumn(origin);
+    lastColumn.back() = last;
+    int64_t wide = ShapedType::isDynamic(dv) ? dv : dv + 1;
+
+    // [V, 1], and the scan that gives [N, D - eps] with it.
+    Value valuesAndOne =
+        createInsertSlice(rewriter, loc, v, filled(wideSizes, data, 1.0),
+                          origin, valueSizes, unit);
+    Value sums =
+        scan(same, fq, fk, valuesAndOne, typeOf(wideSizes, data), f, wide);
+    Value numerators =
+        createExtractSlice(rewriter, loc, typeOf(valueSizes, data), sums,
+                           origin, valueSizes, unit);
+    Value denominators =
+        createExtractSlice(rewriter, loc, typeOf(columnSizes, data), sums,
+                           lastColumn, columnSizes, unit);
+
+    // Loops (batch..., i, d): rows (batch..., i) and the denominators'
+    // column (batch..., i, 0).
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap rows = identity.dropResult(rank - 1);
+    SmallVector<AffineExpr> columnExprs(identity.getResults());
+    columnExprs.back() = getAffineConstantExpr(0, ctx);
+    AffineMap column = AffineMap::get(rank, 0, columnExprs, ctx);
+    SmallVector<utils::IteratorType> parallel(rank,
+                                              utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> reduceLast(parallel);
+    reduceLast.back() = utils::IteratorType::reduction;
+    Value epsConstant = arith::ConstantOp::create(
+        rewriter, loc, state,
+        rewriter.getFloatAttr(state, eps->convertToDouble()));
+    auto generic =
+        [&](Type resultType, ValueRange inputs, Value init,
+            ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+          return linalg::GenericOp::create(
+                     rewriter, loc, TypeRange{resultType}, inputs,
+                     ValueRange{init}, maps, iterators,
+                     [&](OpBuilder &b, Location l, ValueRange args) {
+                       SmallVector<Value> wideArgs;
+                       for (Value arg : args)
+                         wideArgs.push_back(convertFloat(b, l, arg, state));
+                       Value result = body(b, l, wideArgs);
+                       linalg::YieldOp::create(
+                           b, l,
+                           convertFloat(b, l, result,
+                                        cast<RankedTensorType>(resultType)
+                                            .getElementType()));
+                     })
+              .getResult(0);
+        };
+    // dO·N per row, in the state type.
+    SmallVector<OpFoldResult> rowSizes(valueSizes.begin(),
+                                       valueSizes.end() - 1);
+    Value dots = generic(
+        typeOf(rowSizes, state), ValueRange{dout, numerators},
+        filled(rowSizes, state, 0.0), {identity, identity, rows}, reduceLast,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+          return arith::AddFOp::create(b, l, args[2], product);
+        });
+    // g = dO / D, h = -(dO·N) / D² (the loops' last dimension of size 1).
+    Value g = generic(typeOf(valueSizes, data), ValueRange{dout, denominators},
+                      tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
+                      {identity, column, identity}, parallel,
+                      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                        Value den =
+                            arith::AddFOp::create(b, l, args[1], epsConstant);
+                        return arith::DivFOp::create(b, l, args[0], den);
+                      });
+    Value h =
+        generic(typeOf(columnSizes, data), ValueRange{dots, denominators},
+                tensor::EmptyOp::create(rewriter, loc, columnSizes, data),
+                {rows, identity, identity}, parallel,
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
+                  Value square = arith::MulFOp::create(b, l, den, den);
+                  Value quotient = arith::DivFOp::create(b, l, args[0], square);
+                  return arith::NegFOp::create(b, l, quotient);
+                });
+    Value gh = createInsertSlice(
+        rewriter, loc, g,
+        tensor::EmptyOp::create(rewriter, loc, wideSizes, data), origin,
+        valueSizes, unit);
+    gh = createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes, unit);
+
+    rewriter.replaceOp(
+        op, {scan(same, gh, valuesAndOne, fk, queryGradType, wide, f),
+             scan(other, valuesAndOne, gh, fq, keyGradType, wide, f),
+             scan(other, fk, fq, g, valueGradType, f, dv)});
     return success();
   }
 };

@@ -96,6 +96,38 @@ func.func @scan_grad_reverse_f64(%q: tensor<5x6xf64>, %v: tensor<5x2xf64>)
 
 // -----
 
+// Normalized: a fourth scan first, of φ(Q), φ(K) and [V, 1] (V inserted into
+// ones), gives N and D - eps; generics make dO·N, g = dO / D and
+// h = -(dO·N) / D²; [g, h] and [V, 1] are the queries and keys of the
+// first two gradient scans, g the values of dV's.
+// CHECK-LABEL: func.func @scan_grad_normalized
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4xf32>, %[[K:.*]]: tensor<2x?x4xf32>, %[[V:.*]]: tensor<2x?x3xf32>, %[[DO:.*]]: tensor<2x?x3xf32>)
+// CHECK: %[[ONES:.*]] = linalg.fill
+// CHECK: %[[V1:.*]] = tensor.insert_slice %[[V]] into %[[ONES]][0, 0, 0] [2, %{{.*}}, 3] [1, 1, 1] : tensor<2x?x3xf32> into tensor<2x?x4xf32>
+// CHECK: %[[SUMS:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[Q]], %[[K]], %[[V1]] :
+// CHECK: %[[N:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 0] [2, %{{.*}}, 3]
+// CHECK: %[[D:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 3] [2, %{{.*}}, 1]
+// CHECK: %[[DOT:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[N]] :
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[D]] :
+// CHECK: arith.divf
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[DOT]], %[[D]] :
+// CHECK: arith.negf
+// CHECK: %[[G1:.*]] = tensor.insert_slice %[[G]]
+// CHECK: %[[GH:.*]] = tensor.insert_slice %[[H]] into %[[G1]][0, 0, 3]
+// CHECK: %[[DQ:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[GH]], %[[V1]], %[[K]] :
+// CHECK: %[[DK:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[V1]], %[[GH]], %[[Q]] :
+// CHECK: %[[DV:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[K]], %[[Q]], %[[G]] :
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @scan_grad_normalized(%q: tensor<2x?x4xf32>, %k: tensor<2x?x4xf32>, %v: tensor<2x?x3xf32>, %do: tensor<2x?x3xf32>)
+    -> (tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>) {
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %k, %v, %do normalize(eps = 1.0e-6)
+      : tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x?x3xf32>
+      -> tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>
+  return %dq, %dk, %dv : tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>
+}
+
+// -----
+
 // negative_: the primitives are left alone.
 // CHECK-LABEL: func.func @negative_primitives
 // CHECK-NEXT: linattn.feature_map identity

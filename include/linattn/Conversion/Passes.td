@@ -151,7 +151,7 @@ def ConvertLinAttnToCPUKernelsPass
     half the lanes of an f32 one, and elu's exp is the f64 counterpart of the
     f32 approximation (both within about an ulp):
 
-    - the inputs are read through `bufferization.to_buffer`, the outputs and
+    - the inputs are read through `linattn.read_buffer`, the outputs and
       the final state are fresh buffers returned by `bufferization.to_tensor`,
       or the destination a result goes to when that is a `restrict writable`
       memref of `bufferization.materialize_in_destination` (written in place,
@@ -292,7 +292,7 @@ def ConvertLinAttnToGPUPass
     - scores and apply_scores (the quadratic form, when nothing rewrote
       it): one thread per score and per output element.
 
-    On the host, the op becomes `bufferization.to_buffer` of its operands,
+    On the host, the op becomes `linattn.read_buffer` of its operands,
     `memref.alloc` of its results and a call to a private launch stub that
     names the kernel (`linattn.gpu_kernel`) and the arguments it writes
     (`linattn.gpu_outputs`) and takes the grid and block sizes; after
@@ -320,7 +320,7 @@ def ConvertLinAttnToGPUPass
     becomes, on the host,
 
     ```mlir
-    %q = bufferization.to_buffer %fq read_only : ... to memref<2x8x?x64xf32>
+    %q = linattn.read_buffer %fq : ... to memref<2x8x?x64xf32>
     %qf = memref.collapse_shape %q [[0, 1, 2, 3]] : ... into memref<?xf32>
     ...
     call @__linattn_launch_linattn_scan_forward_features_normalized_0(

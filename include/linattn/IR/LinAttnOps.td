@@ -9,6 +9,7 @@
 
 include "linattn/IR/LinAttnDialect.td"
 include "linattn/IR/LinAttnAttrs.td"
+include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // Every value the dialect computes with: ranked tensors of the floating-point
@@ -400,10 +401,10 @@ def LinAttn_StepOp : LinAttn_Op<"step", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
-  let summary = "gradients of an unnormalized scan, for training";
+  let summary = "gradients of a scan, for training";
   let description = [{
-    The backward form of `linattn.scan` without `normalize` and without an
-    initial state: given the scan's operands, query features φ(Q) and key
+    The backward form of `linattn.scan` without an initial state, with the
+    same `normalize` (or none): given the scan's operands, query features φ(Q) and key
     features φ(K) [..., N, F] and values V [..., N, Dv], and the gradient
     dO [..., N, Dv] of a loss with respect to the scan's outputs, returns the
     gradients with respect to φ(Q), φ(K) and V. For a `forward` scan,
@@ -420,6 +421,19 @@ def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
     batch element, and no N×N matrix. For a `reverse` scan the directions
     swap. `linattn-decompose` rewrites the op into those three scans, which
     every lowering has kernels for.
+
+    With `normalize`, Oᵢ = Nᵢ / Dᵢ, Nᵢ = Σ_{j ≤ i} (φ(qᵢ)·φ(kⱼ)) vⱼ and
+    Dᵢ = Σ_{j ≤ i} φ(qᵢ)·φ(kⱼ) + eps. With gᵢ = dOᵢ / Dᵢ and
+    hᵢ = −(dOᵢ·Nᵢ) / Dᵢ², the gradients are the same three scans with
+    [gᵢ, hᵢ] in place of dOᵢ and [vⱼ, 1] in place of vⱼ where they are
+    queries or keys, and gᵢ as dV's values:
+
+      dφ(qᵢ) = Σ_{j ≤ i} (gᵢ·vⱼ + hᵢ) φ(kⱼ),
+      dφ(kⱼ) = Σ_{i ≥ j} (gᵢ·vⱼ + hᵢ) φ(qᵢ),
+      dvⱼ    = Σ_{i ≥ j} (φ(qᵢ)·φ(kⱼ)) gᵢ,
+
+    after a fourth scan (values [vⱼ, 1], unnormalized) that recomputes N and
+    D − eps.
 
     The gradients have the data type of the operands and are accumulated in
     the scans' state type (f32 for 16-bit data). The gradient with respect
@@ -440,14 +454,15 @@ def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
                        LinAttn_Tensor:$query_features,
                        LinAttn_Tensor:$key_features,
                        LinAttn_Tensor:$values,
-                       LinAttn_Tensor:$result_grad);
+                       LinAttn_Tensor:$result_grad,
+                       OptionalAttr<F64Attr>:$eps);
   let results = (outs LinAttn_Tensor:$query_features_grad,
                       LinAttn_Tensor:$key_features_grad,
                       LinAttn_Tensor:$values_grad);
 
   let assemblyFormat = [{
     `` $direction $query_features `,` $key_features `,` $values `,`
-    $result_grad attr-dict
+    $result_grad (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
     `:` type($query_features) `,` type($key_features) `,` type($values) `,`
         type($result_grad)
     `->` type($query_features_grad) `,` type($key_features_grad) `,`
@@ -455,6 +470,7 @@ def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
   }];
 
   let extraClassDeclaration = [{
+    bool isNormalized() { return getEps().has_value(); }
     bool isReverse() { return getDirection() == ScanDirection::Reverse; }
   }];
 
@@ -511,6 +527,42 @@ def LinAttn_AttentionOp : LinAttn_Op<"attention", [Pure]> {
     bool isNormalized() { return getEps().has_value(); }
   }];
 
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ReadBufferOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_ReadBufferOp : LinAttn_Op<"read_buffer", [
+    MemoryEffects<[MemRead]>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "the buffer of a tensor, read by the code after it";
+  let description = [{
+    The lowerings' kernels read their tensor operands through this op: its
+    result is the buffer the tensor bufferizes to (copied into a buffer of
+    the result's identity layout where its own layout is not known to be
+    that), and One-Shot Bufferize counts the tensor as read here, so that no
+    op after it writes that buffer in place.
+
+    It is `bufferization.to_buffer read_only` with one difference that makes
+    it safe: a read effect. `to_buffer` is pure, so CSE merges two of them on
+    one tensor and loop-invariant code motion hoists one, which moves the
+    point where bufferization takes the tensor as read to before writes
+    that the code reading the buffer comes after: a tensor read by two
+    kernels, with a tensor written in place into its buffer between them,
+    was read clobbered by the second.
+
+    ```mlir
+    %m = linattn.read_buffer %t : tensor<4x?xf32> to memref<4x?xf32>
+    ```
+  }];
+
+  let arguments = (ins AnyRankedTensor:$tensor);
+  let results = (outs AnyMemRef:$buffer);
+  let assemblyFormat = "$tensor attr-dict `:` type($tensor) `to` type($buffer)";
   let hasVerifier = 1;
 }
 

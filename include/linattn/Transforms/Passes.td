@@ -20,7 +20,9 @@ def LinAttnDecomposePass : Pass<"linattn-decompose"> {
 
     Every `linattn.scan_grad` becomes the three scans its description
     derives (dφ(Q) in the op's direction, dφ(K) and dV in the other), which
-    the lowerings have kernels for.
+    the lowerings have kernels for; a normalized one a fourth scan before
+    them (the numerators and denominators) and elementwise `linalg.generic`s
+    for the scaled gradients.
 
     Before:
 
@@ -45,6 +47,11 @@ def LinAttnDecomposePass : Pass<"linattn-decompose"> {
         -> tensor<1x8x128x32xf32>
     ```
   }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
 }
 
 def LinAttnReassociatePass : Pass<"linattn-reassociate"> {

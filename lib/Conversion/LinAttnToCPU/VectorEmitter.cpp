@@ -226,9 +226,8 @@ Value VectorEmitter::exp(Value x, bool nonPositive) {
 
 Value cpukernels::toBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
+  return ReadBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor);
 }
 
 /// The destination buffer that `result` of `op` is materialized in when the

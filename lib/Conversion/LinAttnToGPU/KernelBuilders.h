@@ -535,8 +535,7 @@ public:
   Value input(Value tensor) {
     RankedTensorType type = tensorTypeOf(tensor);
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                                     /*read_only=*/true);
+    Value buffer = ReadBufferOp::create(b, loc, memrefType, tensor);
     args.push_back(flatten(buffer));
     return args.back();
   }

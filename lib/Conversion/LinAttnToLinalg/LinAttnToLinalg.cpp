@@ -817,6 +817,8 @@ struct ConvertLinAttnToLinalgPass
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<LinAttnDialect>();
+    // The kernels' reads of their operands, which bufferization resolves.
+    target.addLegalOp<ReadBufferOp>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect>();

@@ -8,8 +8,8 @@
 // features are one full tile of 16, then one masked vector.
 // CHECK-LABEL: func.func @favor
 // CHECK-NOT: linattn.feature_map
-// CHECK: %[[X:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x?x8xf32> to memref<2x?x8xf32>
-// CHECK: %[[P:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<8x20xf32> to memref<8x20xf32>
+// CHECK: %[[X:.*]] = linattn.read_buffer %{{.*}} : tensor<2x?x8xf32> to memref<2x?x8xf32>
+// CHECK: %[[P:.*]] = linattn.read_buffer %{{.*}} : tensor<8x20xf32> to memref<8x20xf32>
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<2x?x20xf32>
 // CHECK: math.sqrt
 // CHECK: scf.parallel

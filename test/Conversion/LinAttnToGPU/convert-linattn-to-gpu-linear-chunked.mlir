@@ -16,9 +16,9 @@
 // times as many blocks).
 
 // CHECK-LABEL: func.func @linear_bf16
-// CHECK: call @__linattn_launch_linattn_kv_summary_chunked_features_0(%c8, %c1, %c16, %c128, %c1, %c1, %{{.*}}, %{{.*}}, %[[H:.*]], %[[HZ:.*]], %c1000, %c64, %c1, %c16) : (index, index, index, index, index, index, memref<?xbf16>, memref<?xbf16>, memref<?xf32>, memref<?xf32>, index, index, index, index) -> ()
-// CHECK: call @__linattn_launch_linattn_kv_summary_segments_features_1(%c8, %c16, %c1, %c256, %c1, %c1, %[[H]], %[[HZ]], %[[S:.*]], %[[Z:.*]], %c64, %c16) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, index, index) -> ()
-// CHECK: call @__linattn_launch_linattn_query_readout_chunked_features_normalized_2(%c8, %c1, %c16, %c128, %c1, %c1, %{{.*}}, %[[S]], %[[Z]], %{{.*}}, %c1000, %c64, %c1) : (index, index, index, index, index, index, memref<?xbf16>, memref<?xf32>, memref<?xf32>, memref<?xbf16>, index, index, index) -> ()
+// CHECK: call @__linattn_launch_linattn_kv_summary_chunked_features_0(%c8, %c1, %c16, %c128, %c1, %c1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1000, %c64, %c1, %c16) : (index, index, index, index, index, index, memref<?xbf16>, memref<?xbf16>, memref<?xf32>, memref<?xf32>, index, index, index, index) -> ()
+// CHECK: call @__linattn_launch_linattn_kv_summary_segments_features_1(%c8, %c16, %c1, %c256, %c1, %c1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c64, %c16) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, index, index) -> ()
+// CHECK: call @__linattn_launch_linattn_query_readout_chunked_features_normalized_2(%c8, %c1, %c16, %c128, %c1, %c1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1000, %c64, %c1) : (index, index, index, index, index, index, memref<?xbf16>, memref<?xf32>, memref<?xf32>, memref<?xbf16>, index, index, index) -> ()
 
 // The summary kernel stages φ(K_c) and V_c only, and reads them transposed.
 // CHECK: gpu.func @linattn_kv_summary_chunked_features_0(
@@ -57,7 +57,7 @@
 // ONE-LABEL: func.func @linear_bf16
 // ONE: call @__linattn_launch_linattn_kv_summary_chunked_features_0(%c8, %c1, %c1, %c128, %c1, %c1, %{{.*}}, %{{.*}}, %[[S:.*]], %[[Z:.*]], %c1000, %c64, %c16, %c1)
 // ONE-NOT: linattn_kv_summary_segments
-// ONE: call @__linattn_launch_linattn_query_readout_chunked_features_normalized_1(%c8, %c1, %c1, %c128, %c1, %c1, %{{.*}}, %[[S]], %[[Z]], %{{.*}}, %c1000, %c64, %c16)
+// ONE: call @__linattn_launch_linattn_query_readout_chunked_features_normalized_1(%c8, %c1, %c1, %c128, %c1, %c1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1000, %c64, %c16)
 
 // linear-kernel=scalar: the scalar kernels.
 // SCALAR-LABEL: func.func @linear_bf16

@@ -119,8 +119,8 @@ func.func @below(%q: tensor<65x4096x64xf32>, %k: tensor<65x4096x64xf32>, %v: ten
 //   CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 //   CHECK-DAG: %[[C19:.*]] = arith.constant 19 : index
 //       CHECK: call @__linattn_launch_linattn_scan_segment_states_reverse_features_0(%[[C2]], %[[C1]], %[[C7]], {{.*}}, %[[C19]], %[[C7]])
-//       CHECK: bufferization.to_buffer %[[S0]]
-//       CHECK: bufferization.to_buffer %[[Z0]]
+//       CHECK: linattn.read_buffer %[[S0]]
+//       CHECK: linattn.read_buffer %[[Z0]]
 //       CHECK: %[[S:.*]] = memref.alloc() : memref<2x32x16xf32>
 //       CHECK: %[[Z:.*]] = memref.alloc() : memref<2x32xf32>
 //       CHECK: call @__linattn_launch_linattn_scan_segment_prefix_reverse_features_1(

@@ -55,7 +55,7 @@
 //   CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 //   CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 //   CHECK-DAG: %[[C40:.*]] = arith.constant 40 : index
-//       CHECK: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x?x16xf32> to memref<2x4x?x16xf32>
+//       CHECK: %[[QB:.*]] = linattn.read_buffer %[[Q]] : tensor<2x4x?x16xf32> to memref<2x4x?x16xf32>
 //       CHECK: %[[QN:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 //       CHECK: %[[QF:.*]] = memref.reinterpret_cast %[[QB]] to offset: [0], sizes: [%[[QN]]], strides: [1] : memref<2x4x?x16xf32> to memref<?xf32>
 //       CHECK: %[[N:.*]] = tensor.dim %[[V]], %[[C2]]

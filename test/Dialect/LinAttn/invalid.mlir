@@ -1492,3 +1492,31 @@ func.func @scan_grad_state_bytes(%q: tensor<1x1099511627776xf32>, %v: tensor<1x1
   %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v : tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32> -> tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>
   return
 }
+
+// -----
+
+func.func @scan_grad_eps(%q: tensor<16x4xf32>, %v: tensor<16x3xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op normalization eps must be positive and finite, got 0.000000e+00}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v normalize(eps = 0.0) : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>, tensor<16x3xf32> -> tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// linattn.read_buffer
+//===----------------------------------------------------------------------===//
+
+func.func @read_buffer_shape(%t: tensor<4x?xf32>) {
+  // expected-error @+1 {{'linattn.read_buffer' op expected a buffer of the tensor's shape and element type, got 'memref<4x3xf32>' for 'tensor<4x?xf32>'}}
+  %m = linattn.read_buffer %t : tensor<4x?xf32> to memref<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @read_buffer_layout(%t: tensor<4x3xf32>) {
+  // expected-error @+1 {{'linattn.read_buffer' op expected a buffer of identity layout, got 'memref<4x3xf32, strided<[1, 4]>>'}}
+  %m = linattn.read_buffer %t : tensor<4x3xf32> to memref<4x3xf32, strided<[1, 4]>>
+  return
+}

@@ -413,6 +413,14 @@ func.func @scan_grad_reverse_bf16(%q: tensor<16x?xbf16>, %k: tensor<?x4xbf16>, %
   return %dq, %dk, %dv : tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16x3xbf16>
 }
 
+// CHECK-LABEL: func.func @scan_grad_normalize
+// CHECK: linattn.scan_grad forward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} normalize(eps = 9.9999999999999995E-7) : tensor<7x4xf64>
+func.func @scan_grad_normalize(%q: tensor<7x4xf64>, %v: tensor<7x3xf64>)
+    -> (tensor<7x4xf64>, tensor<7x4xf64>, tensor<7x3xf64>) {
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v normalize(eps = 1.0e-6) : tensor<7x4xf64>, tensor<7x4xf64>, tensor<7x3xf64>, tensor<7x3xf64> -> tensor<7x4xf64>, tensor<7x4xf64>, tensor<7x3xf64>
+  return %dq, %dk, %dv : tensor<7x4xf64>, tensor<7x4xf64>, tensor<7x3xf64>
+}
+
 //===----------------------------------------------------------------------===//
 // linattn.step
 //===----------------------------------------------------------------------===//
@@ -546,4 +554,15 @@ func.func @attention_causal_dynamic(%q: tensor<4x128x64xf32>, %k: tensor<4x?x64x
 func.func @attention_poly2_largest_feature_size(%q: tensor<1x1518500249xf32>, %v: tensor<1x4xf32>) -> tensor<1x4xf32> {
   %0 = linattn.attention poly2 %q, %q, %v : tensor<1x1518500249xf32>, tensor<1x1518500249xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
   return %0 : tensor<1x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// linattn.read_buffer
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @read_buffer
+// CHECK: linattn.read_buffer %{{.*}} : tensor<4x?xf32> to memref<4x?xf32>
+func.func @read_buffer(%t: tensor<4x?xf32>) -> memref<4x?xf32> {
+  %m = linattn.read_buffer %t : tensor<4x?xf32> to memref<4x?xf32>
+  return %m : memref<4x?xf32>
 }

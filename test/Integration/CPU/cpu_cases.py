@@ -213,12 +213,41 @@ def scan_case(batch, n, f, dv, reverse, init, eps, dyn=(), chunk=None):
                 list(expected))
 
 
-def scan_grad_case(batch, n, f, dv, reverse, dyn=(), dtype="f32"):
-    """linattn.scan_grad: the gradients of an unnormalized scan. Errors are
-    relative to the gradients with every operand replaced by its magnitude
-    (the terms they sum: dO·v and φ(q)·φ(k) have both signs)."""
-    name = (f"scan_grad_{'reverse' if reverse else 'forward'}_{n}x{f}x{dv}_"
-            f"b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
+def shared_buffer_case():
+    """Two kernels read one tensor, and a tensor filled in place into its
+    buffer (both fills of one tensor.empty) comes between them: the second
+    must read the first fill. With the kernels' operands read through
+    bufferization.to_buffer, CSE merged the two reads into the first one and
+    bufferization let the second fill overwrite the buffer the second kernel
+    read (linattn.read_buffer has a read effect instead)."""
+    name = "scan_shared_buffer_2x7x4x3"
+    rng = rng_for(name)
+    q = uniform(rng, (2, 7, 4), 0.0, 1.0)
+    v = uniform(rng, (2, 7, 3))
+    t4, t3 = ttype((2, 7, 4)), ttype((2, 7, 3))
+    st, zt = ttype((2, 4, 3)), ttype((2, 4))
+    scan = f": {t4}, {t4}, {t3} -> {t3}, {st}, {zt}"
+    body = [f"%e = tensor.empty() : {t4}",
+            "%one = arith.constant 1.0 : f32",
+            "%two = arith.constant 2.0 : f32",
+            f"%x = linalg.fill ins(%one : f32) outs(%e : {t4}) -> {t4}",
+            f"%o1, %s1, %z1 = linattn.scan forward %q, %x, %v {scan}",
+            f"%y = linalg.fill ins(%two : f32) outs(%e : {t4}) -> {t4}",
+            f"%o2, %s2, %z2 = linattn.scan forward %y, %q, %v {scan}",
+            f"%o3, %s3, %z3 = linattn.scan reverse %q, %x, %v {scan}"]
+    x, y = np.ones((2, 7, 4)), np.full((2, 7, 4), 2.0)
+    expected = [ref.scan(f64(q), x, f64(v))[0], ref.scan(y, f64(q), f64(v))[0],
+                ref.scan(f64(q), x, f64(v), reverse=True)[0]]
+    return Case(name, [("q", t4), ("v", t3)], body,
+                [("%o1", t3), ("%o2", t3), ("%o3", t3)], [q, v], expected)
+
+
+def scan_grad_case(batch, n, f, dv, reverse, eps=None, dyn=(), dtype="f32"):
+    """linattn.scan_grad: the gradients of a scan, normalized with `eps`.
+    Errors are relative to the gradients with every sum's terms replaced by
+    their magnitudes (reference.scan_grad_magnitude: dO·v has both signs)."""
+    name = (f"scan_grad_{'reverse' if reverse else 'forward'}_{'norm' if eps else 'plain'}_"
+            f"{n}x{f}x{dv}_b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
     rng = rng_for(name)
     npt = np.float64 if dtype == "f64" else np.float32
     fq = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
@@ -227,14 +256,15 @@ def scan_grad_case(batch, n, f, dv, reverse, dyn=(), dtype="f32"):
     dout = uniform(rng, batch + (n, dv), dtype=npt)
     qt, kt, vt, dt = (ttype(x.shape, dyn, dtype) for x in (fq, fk, v, dout))
     direction = "reverse" if reverse else "forward"
-    body = [f"%dq, %dk, %dv = linattn.scan_grad {direction} %fq, %fk, %v, %do "
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    body = [f"%dq, %dk, %dv = linattn.scan_grad {direction} %fq, %fk, %v, %do{norm} "
             f": {qt}, {kt}, {vt}, {dt} -> {qt}, {kt}, {vt}"]
     operands = [f64(x) for x in (fq, fk, v, dout)]
     case = Case(name, [("fq", qt), ("fk", kt), ("v", vt), ("do", dt)], body,
                 [("%dq", qt), ("%dk", kt), ("%dv", vt)], [fq, fk, v, dout],
-                list(ref.scan_grad(*operands, reverse)),
+                list(ref.scan_grad(*operands, reverse, eps)),
                 F64_TOL if dtype == "f64" else F32_TOL)
-    case.scales = list(ref.scan_grad(*(np.abs(x) for x in operands), reverse))
+    case.scales = list(ref.scan_grad_magnitude(*operands, reverse, eps))
     return case
 
 
@@ -243,14 +273,19 @@ def scan_grad_cases():
     differences (reference.check_scan_grad)."""
     ref.check_scan_grad()
     return [
-        scan_grad_case(batch, n, 8, 5, reverse, dyn)
+        scan_grad_case(batch, n, 8, 5, reverse, eps, dyn)
         for reverse in (False, True)
+        for eps in (None, EPS)
         for batch, n, dyn in (((2, 3), 7, ()), ((2,), 100, (1,)))
     ] + [
         scan_grad_case((), 1, 3, 2, False),
-        scan_grad_case((3,), 33, 6, 4, True, dyn=(0, 1, 2), dtype="f64"),
-        generic(scan_grad_case((1, 2), 9, 4, 3, False, dyn=(0, 2))),
-        via(scan_grad_case((2,), 37, 8, 5, True), "chunk8",
+        scan_grad_case((), 1, 3, 2, True, EPS),
+        scan_grad_case((3,), 33, 6, 4, True, EPS, dyn=(0, 1, 2), dtype="f64"),
+        # No value columns: normalized, [V, 1] is the ones alone.
+        scan_grad_case((2,), 9, 4, 0, False, EPS, dyn=(0, 2)),
+        generic(scan_grad_case((1, 2), 9, 4, 3, False, EPS, dyn=(0, 2))),
+        generic(scan_grad_case((1, 2), 9, 4, 3, True, dyn=(2,))),
+        via(scan_grad_case((2,), 37, 8, 5, True, EPS), "chunk8",
             ["linattn-decompose", "linattn-chunk-scan{chunk-size=8}"]),
     ]
 
@@ -655,6 +690,7 @@ GROUPS = {
         generic(scan_case((1, 2), 5, 4, 3, True, False, None, dyn=(2, 3))),
         via(scan_case((1, 1), 3, 4, 3, False, True, EPS, dyn=(0, 1)), "steps",
             ["linattn-scan-to-steps", "canonicalize"]),
+        shared_buffer_case(),
     ],
     "scan_grad": scan_grad_cases,
     "step": lambda: [

@@ -97,45 +97,75 @@ def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
     return out, s, z
 
 
-def scan_grad(fq, fk, v, dout, reverse=False):
-    """The gradients of an unnormalized scan's outputs (no initial state)
-    with respect to φ(Q), φ(K) and V for the output gradient `dout`, from the
-    quadratic form O = (φ(Q)φ(K)ᵀ ⊙ L) V, L the causal mask (transposed for a
-    reverse scan): (dφ(Q), dφ(K), dV)."""
+def scan_grad(fq, fk, v, dout, reverse=False, eps=None):
+    """The gradients of a scan's outputs (no initial state) with respect to
+    φ(Q), φ(K) and V for the output gradient `dout`, from the quadratic
+    form: O = (A ⊙ L) V, A = φ(Q)φ(K)ᵀ and L the causal mask (transposed for
+    a reverse scan), divided by the row sums of A ⊙ L plus `eps` when given.
+    Returns (dφ(Q), dφ(K), dV)."""
     fq, fk, v, dout = (np.asarray(x, dtype=np.float64) for x in (fq, fk, v, dout))
     n = fq.shape[-2]
     mask = np.tril(np.ones((n, n)))
     if reverse:
         mask = mask.T
     a = (fq @ np.swapaxes(fk, -1, -2)) * mask
-    da = (dout @ np.swapaxes(v, -1, -2)) * mask
-    return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ dout
+    if eps is None:
+        da = (dout @ np.swapaxes(v, -1, -2)) * mask
+        return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ dout
+    num = a @ v
+    den = np.sum(a, axis=-1, keepdims=True) + eps
+    g = dout / den
+    h = -np.sum(dout * num, axis=-1, keepdims=True) / den**2
+    da = (g @ np.swapaxes(v, -1, -2) + h) * mask
+    return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ g
+
+
+def scan_grad_magnitude(fq, fk, v, dout, reverse=False, eps=None):
+    """`scan_grad` with every sum replaced by the sum of its terms'
+    magnitudes: the scale of the gradients' rounding errors (dO·v has both
+    signs, and normalized, g·v and h cancel)."""
+    fq, fk, v, dout = (np.abs(np.asarray(x, dtype=np.float64))
+                       for x in (fq, fk, v, dout))
+    n = fq.shape[-2]
+    mask = np.tril(np.ones((n, n)))
+    if reverse:
+        mask = mask.T
+    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
+    g, h = dout, 0.0
+    if eps is not None:
+        den = np.sum(a, axis=-1, keepdims=True) + eps
+        g = dout / den
+        h = np.sum(dout * (a @ v), axis=-1, keepdims=True) / den**2
+    da = (g @ np.swapaxes(v, -1, -2) + h) * mask
+    return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ g
 
 
 def check_scan_grad(seed=0, n=5, f=3, dv=2, step=1e-6):
     """Checks `scan_grad` against central differences of the loss
-    Σ dout ⊙ scan(...) (exactly linear in each operand, so the differences
-    are exact up to rounding) in both directions; raises if they differ."""
+    Σ dout ⊙ scan(...) in both directions, unnormalized and normalized;
+    raises if they differ."""
     rng = np.random.default_rng(seed)
     fq, fk = rng.uniform(0.0, 1.0, (2, n, f))
     v, dout = rng.uniform(-1.0, 1.0, (2, n, dv))
     for reverse in (False, True):
-        def loss(fq, fk, v):
-            return float(np.sum(dout * scan(fq, fk, v, reverse=reverse)[0]))
-        grads = scan_grad(fq, fk, v, dout, reverse)
-        operands = [fq, fk, v]
-        for which, grad in enumerate(grads):
-            numeric = np.zeros_like(grad)
-            for index in np.ndindex(*grad.shape):
-                up = [x.copy() for x in operands]
-                down = [x.copy() for x in operands]
-                up[which][index] += step
-                down[which][index] -= step
-                numeric[index] = (loss(*up) - loss(*down)) / (2 * step)
-            if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
-                raise AssertionError(
-                    f"scan_grad (reverse={reverse}) operand {which} differs from "
-                    f"central differences by {np.max(np.abs(grad - numeric)):.3e}")
+        for eps in (None, 1e-3):
+            def loss(fq, fk, v):
+                return float(np.sum(dout * scan(fq, fk, v, reverse=reverse, eps=eps)[0]))
+            grads = scan_grad(fq, fk, v, dout, reverse, eps)
+            operands = [fq, fk, v]
+            for which, grad in enumerate(grads):
+                numeric = np.zeros_like(grad)
+                for index in np.ndindex(*grad.shape):
+                    up = [x.copy() for x in operands]
+                    down = [x.copy() for x in operands]
+                    up[which][index] += step
+                    down[which][index] -= step
+                    numeric[index] = (loss(*up) - loss(*down)) / (2 * step)
+                if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
+                    raise AssertionError(
+                        f"scan_grad (reverse={reverse}, eps={eps}) operand {which} "
+                        "differs from central differences by "
+                        f"{np.max(np.abs(grad - numeric)):.3e}")
 
 
 def attention(kind, q, k, v, projection=None, causal=False, eps=None):

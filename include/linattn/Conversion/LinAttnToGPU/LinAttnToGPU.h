@@ -173,7 +173,7 @@ struct LinAttnToGPUKernelOptions {
 /// into the kernels (applied as the kernel loads its inputs).
 ///
 /// On the host the kernel reads and writes flattened buffers of the operand
-/// tensors (`bufferization.to_buffer`, `memref.alloc` for the results) through
+/// tensors (`linattn.read_buffer`, `memref.alloc` for the results) through
 /// a call to a private launch stub carrying the kernel symbol and the grid;
 /// `linattn-gpu-stage-buffers` turns each stub call into device buffers,
 /// copies and `gpu.launch_func` after bufferization.

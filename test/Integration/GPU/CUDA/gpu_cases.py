@@ -113,19 +113,20 @@ def scan_cases():
         (few_blocks(cc.scan_case((2,), 4097, 64, 64, False, True, EPS), 264, None),
          True),
     ]
-    # The gradients of unnormalized scans (linattn.scan_grad): three scans
-    # each, two of them with queries and keys of both signs (dO and V) and
-    # F and Dv exchanged; batch- and sequence-parallel, f64, and f32 on the
+    # The gradients of scans (linattn.scan_grad): three scans each (four
+    # normalized), two of them with queries and keys of both signs and F and
+    # Dv exchanged; batch- and sequence-parallel, f64, and f32 on the
     # chunked kernels' tf32 tensor cores (operands rounded: f16's tolerance).
-    tf32 = with_tf32(cc.scan_grad_case((2,), 129, 64, 64, False))
+    tf32 = with_tf32(cc.scan_grad_case((2,), 129, 64, 64, False, EPS))
     tf32.tol = CHUNKED_TOL["f16"]
     cases += [
+        (cc.shared_buffer_case(), False),
         (cc.scan_grad_case((2, 3), 7, 16, 8, False), False),
-        (cc.scan_grad_case((2, 3), 7, 16, 8, True), False),
+        (cc.scan_grad_case((2, 3), 7, 16, 8, True, EPS), False),
         (cc.scan_grad_case((2,), 1000, 64, 48, True, dyn=(1,)), True),
-        (few_blocks(cc.scan_grad_case((2,), 1000, 64, 48, False), 16), True),
-        (cc.scan_grad_case((3,), 33, 6, 4, False, dyn=(0, 1, 2), dtype="f64"),
-         False),
+        (few_blocks(cc.scan_grad_case((2,), 1000, 64, 48, False, EPS), 16), True),
+        (cc.scan_grad_case((3,), 33, 6, 4, False, EPS, dyn=(0, 1, 2),
+                           dtype="f64"), False),
         (tf32, True),
     ]
     return cases

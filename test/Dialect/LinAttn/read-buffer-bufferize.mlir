@@ -1,0 +1,44 @@
+// RUN: linattn-opt %s --cse --one-shot-bufferize="bufferize-function-boundaries" -split-input-file | FileCheck %s
+
+// linattn.read_buffer reads its tensor where it stands: CSE keeps both reads
+// of %x (a read effect, with a write between them), and One-Shot Bufferize
+// gives %y, filled into the tensor.empty that %x was filled into, a buffer
+// of its own, because %x is read after it.
+// CHECK-LABEL: func.func @read_after_write
+//  CHECK-SAME: (%[[A:.*]]: memref<8xf32>, %[[B:.*]]: memref<8xf32>, %[[C:.*]]: memref<8xf32>)
+//       CHECK: %[[Y:.*]] = memref.alloc() {{.*}}: memref<8xf32>
+//       CHECK: %[[X:.*]] = memref.alloc() {{.*}}: memref<8xf32>
+//       CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[X]] : memref<8xf32>)
+//       CHECK: memref.copy %[[X]], %[[A]]
+//       CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[Y]] : memref<8xf32>)
+//       CHECK: memref.copy %[[Y]], %[[B]]
+//       CHECK: memref.copy %[[X]], %[[C]]
+func.func @read_after_write(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %x = linalg.fill ins(%one : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %m1 = linattn.read_buffer %x : tensor<8xf32> to memref<8xf32>
+  memref.copy %m1, %a : memref<8xf32> to memref<8xf32>
+  %y = linalg.fill ins(%two : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %m2 = linattn.read_buffer %y : tensor<8xf32> to memref<8xf32>
+  memref.copy %m2, %b : memref<8xf32> to memref<8xf32>
+  %m3 = linattn.read_buffer %x : tensor<8xf32> to memref<8xf32>
+  memref.copy %m3, %c : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+// A slice's buffer has a strided layout: read as an identity-layout buffer,
+// it is copied into one (never cast, which could fail at run time).
+// CHECK-LABEL: func.func @strided_slice
+//       CHECK: %[[S:.*]] = memref.subview
+//       CHECK: %[[COPY:.*]] = memref.alloc() {{.*}}: memref<2x2xf32>
+//       CHECK: memref.copy %[[S]], %[[COPY]]
+//       CHECK: return %[[COPY]]
+func.func @strided_slice(%t: tensor<4x4xf32>) -> memref<2x2xf32> {
+  %s = tensor.extract_slice %t[0, 0] [2, 2] [1, 1] : tensor<4x4xf32> to tensor<2x2xf32>
+  %m = linattn.read_buffer %s : tensor<2x2xf32> to memref<2x2xf32>
+  return %m : memref<2x2xf32>
+}
