@@ -3,7 +3,7 @@
 Draws cases of every form the CPU pipeline lowers -- the fused scan and
 non-causal kernels, generic scans, steps and chains of steps, attention
 (causal and not, every feature map), the quadratic form, importer IR in
-plain linalg, feature maps alone -- with random sizes (empty ones rarely,
+plain linalg, feature maps alone, the gradients of scans -- with random sizes (empty ones rarely,
 1, off the vector width and the token block, sequences split over threads),
 dynamic dimensions, 16-bit, f32 and f64 data, initial states and
 directions, and random options of linattn-lower-to-cpu (tokens-per-block,
@@ -38,7 +38,7 @@ import cpu_cases as cc  # noqa: E402
 
 EPS = cc.EPS
 KINDS = ("kernel", "linear", "scan", "step", "chain", "attention", "quadratic",
-         "linalg", "feature_map")
+         "linalg", "feature_map", "scan_grad")
 
 
 # The chance of an empty dimension where a draw allows one.
@@ -156,6 +156,19 @@ def scan_case(d):
     return case, cpu_options(d)
 
 
+def scan_grad_case(d):
+    """The gradients of a scan: three scans (four, normalized) with the
+    operands' roles exchanged, and elementwise ops between them."""
+    batch = d.batch()
+    case = cc.scan_grad_case(batch, d.size(0, 1, 2, 7, 33, 100, 300),
+                             d.pick(1, 4, 7, 16, 32, 64),
+                             d.size(0, 1, 5, 8, 33, 64), d.chance(0.5),
+                             EPS if d.chance(0.6) else None,
+                             dyn=d.dims(len(batch) + 1),
+                             dtype=d.pick("f32", "f32", "f64"))
+    return case, cpu_options(d)
+
+
 def step_case(d):
     batch = d.batch()
     case = cc.step_case(batch, d.pick(1, 2, 3, 7, 16, 36, 64, 100, 128),
@@ -249,7 +262,7 @@ def feature_map_case(d):
 DRAW = {"kernel": kernel_case, "linear": linear_case, "scan": scan_case,
         "step": step_case, "chain": chain_case, "attention": attention_case,
         "quadratic": quadratic_case, "linalg": linalg_case,
-        "feature_map": feature_map_case}
+        "feature_map": feature_map_case, "scan_grad": scan_grad_case}
 
 
 def pipeline(options):

@@ -1,7 +1,8 @@
 """Random numerical tests of the NVIDIA GPU backend.
 
-Draws cases of every GPU kernel with random sizes (empty ones rarely, 1,
-tile edges, odd value sizes), dynamic dimensions, feature maps, directions,
+Draws cases of every GPU kernel, and of the gradients of scans, with random
+sizes (empty ones rarely, 1, tile edges, odd value sizes), dynamic
+dimensions, feature maps, directions,
 initial states, large values for normalized 16-bit data (states past f16's
 range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
@@ -35,7 +36,7 @@ from cpu_fuzz import add_fuzz_arguments, draw_feature_map, fuzz  # noqa: E402
 cc = g.cc
 EPS = g.EPS
 KINDS = ("chunked", "tf32", "recurrent", "scan", "step", "attention",
-         "quadratic", "linear", "linear-chunked", "feature-map")
+         "quadratic", "linear", "linear-chunked", "feature-map", "scan-grad")
 
 
 def large_values(d, eps, dtype):
@@ -113,6 +114,26 @@ def scan_case(d):
                                  ("scan-tile=64",),
                                  ("scan-thread-columns=2", "scan-thread-columns=4"),
                                  ("async-copies=false",), *SEGMENT_OPTIONS)
+    return case, n >= 300
+
+
+def scan_grad_case(d):
+    """The gradients of a scan: three scans (four, normalized), two of them
+    with queries and keys of both signs, F and Dv exchanged, on the recurrent
+    kernel (f32, f64) or the chunked tf32 one."""
+    batch = d.batch()
+    n = d.size(0, 1, 2, 7, 33, 100, 300)
+    tf32 = d.chance(0.2)
+    case = cc.scan_grad_case(batch, n, d.pick(1, 4, 7, 16, 32, 64),
+                             d.size(0, 1, 5, 8, 33, 64), d.chance(0.5),
+                             EPS if d.chance(0.6) else None,
+                             dyn=d.dims(len(batch) + 1),
+                             dtype="f32" if tf32 else d.pick("f32", "f32", "f64"))
+    case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
+        ("scan-feature-lanes=1", "scan-feature-lanes=2"), ("async-copies=false",),
+        *SEGMENT_OPTIONS)
+    if tf32:
+        case.tol = g.CHUNKED_TOL["f16"]
     return case, n >= 300
 
 
@@ -205,6 +226,8 @@ def draw_case(kind, d):
         return linear_chunked_case(d)
     if kind == "feature-map":
         return feature_map_case(d)
+    if kind == "scan-grad":
+        return scan_grad_case(d)
     return linear_case(d)
 
 
