@@ -42,16 +42,6 @@ namespace mlir::linattn {
 using namespace mlir;
 using namespace mlir::linattn;
 
-/// A tensor type of `elementType` whose sizes are the constant entries of
-/// `sizes` and dynamic elsewhere.
-static RankedTensorType tensorTypeOf(ArrayRef<OpFoldResult> sizes,
-                                     Type elementType) {
-  SmallVector<int64_t> shape;
-  for (OpFoldResult size : sizes)
-    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
-  return RankedTensorType::get(shape, elementType);
-}
-
 /// `sizes` followed by `tail`.
 static SmallVector<OpFoldResult> concatSizes(ArrayRef<OpFoldResult> sizes,
                                              ArrayRef<OpFoldResult> tail) {
@@ -65,16 +55,6 @@ static Value castIfNeeded(OpBuilder &b, Location loc, Value value, Type type) {
   if (value.getType() == type)
     return value;
   return tensor::CastOp::create(b, loc, type, value);
-}
-
-/// A zero-filled tensor of the given sizes.
-static Value zeros(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-                   Type elementType) {
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, elementType);
-  Value zero = arith::ConstantOp::create(b, loc, elementType,
-                                         b.getFloatAttr(elementType, 0.0));
-  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
-      .getResult(0);
 }
 
 /// Widens a float tensor to `elementType` (a no-op when it already has it),
@@ -139,8 +119,9 @@ struct ChunkScan : OpRewritePattern<ScanOp> {
       normalizer = castIfNeeded(rewriter, loc, op.getInitialNormalizer(),
                                 normalizerType);
     } else {
-      state = zeros(rewriter, loc, stateSizes, stateElement);
-      normalizer = zeros(rewriter, loc, normalizerSizes, stateElement);
+      state = filledTensor(rewriter, loc, stateSizes, stateElement, 0.0);
+      normalizer =
+          filledTensor(rewriter, loc, normalizerSizes, stateElement, 0.0);
     }
     Value output =
         tensor::EmptyOp::create(rewriter, loc, outputSizes, dataElement);
@@ -326,7 +307,7 @@ private:
       // den = rowsum(A) + φ(Q_c) z, accumulated into one vector.
       SmallVector<OpFoldResult> rowSizes =
           concatSizes(sizes.batch, {chunkLength});
-      Value denominator = zeros(b, loc, rowSizes, stateElement);
+      Value denominator = filledTensor(b, loc, rowSizes, stateElement, 0.0);
       RankedTensorType rowType = tensorTypeOf(rowSizes, stateElement);
       denominator = linalg::GenericOp::create(
                         b, loc, TypeRange{rowType}, ValueRange{scores},

@@ -143,21 +143,6 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
       sizes.back() = last;
       return sizes;
     };
-    auto typeOf = [&](ArrayRef<OpFoldResult> sizes, Type element) {
-      SmallVector<int64_t> shape;
-      for (OpFoldResult size : sizes)
-        shape.push_back(
-            getConstantIntValue(size).value_or(ShapedType::kDynamic));
-      return RankedTensorType::get(shape, element);
-    };
-    auto filled = [&](ArrayRef<OpFoldResult> sizes, Type element,
-                      double value) -> Value {
-      Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, element);
-      Value constant = arith::ConstantOp::create(
-          rewriter, loc, element, rewriter.getFloatAttr(element, value));
-      return linalg::FillOp::create(rewriter, loc, constant, empty)
-          .getResult(0);
-    };
     OpFoldResult zero = rewriter.getIndexAttr(0),
                  one = rewriter.getIndexAttr(1);
     SmallVector<OpFoldResult> origin(rank, zero), unit(rank, one);
@@ -178,16 +163,16 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
     int64_t wide = ShapedType::isDynamic(dv) ? dv : dv + 1;
 
     // [V, 1], and the scan that gives [N, D - eps] with it.
-    Value valuesAndOne =
-        createInsertSlice(rewriter, loc, v, filled(wideSizes, data, 1.0),
-                          origin, valueSizes, unit);
-    Value sums =
-        scan(same, fq, fk, valuesAndOne, typeOf(wideSizes, data), f, wide);
+    Value valuesAndOne = createInsertSlice(
+        rewriter, loc, v, filledTensor(rewriter, loc, wideSizes, data, 1.0),
+        origin, valueSizes, unit);
+    Value sums = scan(same, fq, fk, valuesAndOne, tensorTypeOf(wideSizes, data),
+                      f, wide);
     Value numerators =
-        createExtractSlice(rewriter, loc, typeOf(valueSizes, data), sums,
+        createExtractSlice(rewriter, loc, tensorTypeOf(valueSizes, data), sums,
                            origin, valueSizes, unit);
     Value denominators =
-        createExtractSlice(rewriter, loc, typeOf(columnSizes, data), sums,
+        createExtractSlice(rewriter, loc, tensorTypeOf(columnSizes, data), sums,
                            lastColumn, columnSizes, unit);
 
     // Loops (batch..., i, d): rows (batch..., i) and the denominators'
@@ -228,24 +213,25 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
     // dO·N per row, in the state type.
     SmallVector<OpFoldResult> rowSizes(valueSizes.begin(),
                                        valueSizes.end() - 1);
-    Value dots = generic(
-        typeOf(rowSizes, state), ValueRange{dout, numerators},
-        filled(rowSizes, state, 0.0), {identity, identity, rows}, reduceLast,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-          return arith::AddFOp::create(b, l, args[2], product);
-        });
+    Value dots =
+        generic(tensorTypeOf(rowSizes, state), ValueRange{dout, numerators},
+                filledTensor(rewriter, loc, rowSizes, state, 0.0),
+                {identity, identity, rows}, reduceLast,
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+                  return arith::AddFOp::create(b, l, args[2], product);
+                });
     // g = dO / D, h = -(dO·N) / D² (the loops' last dimension of size 1).
-    Value g = generic(typeOf(valueSizes, data), ValueRange{dout, denominators},
-                      tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
-                      {identity, column, identity}, parallel,
-                      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                        Value den =
-                            arith::AddFOp::create(b, l, args[1], epsConstant);
-                        return arith::DivFOp::create(b, l, args[0], den);
-                      });
+    Value g =
+        generic(tensorTypeOf(valueSizes, data), ValueRange{dout, denominators},
+                tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
+                {identity, column, identity}, parallel,
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
+                  return arith::DivFOp::create(b, l, args[0], den);
+                });
     Value h =
-        generic(typeOf(columnSizes, data), ValueRange{dots, denominators},
+        generic(tensorTypeOf(columnSizes, data), ValueRange{dots, denominators},
                 tensor::EmptyOp::create(rewriter, loc, columnSizes, data),
                 {rows, identity, identity}, parallel,
                 [&](OpBuilder &b, Location l, ValueRange args) -> Value {

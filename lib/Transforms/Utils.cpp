@@ -177,6 +177,25 @@ Value mlir::linattn::scaleTensor(OpBuilder &builder, Location loc, Value value,
   return generic.getResult(0);
 }
 
+RankedTensorType mlir::linattn::tensorTypeOf(ArrayRef<OpFoldResult> sizes,
+                                             Type elementType) {
+  SmallVector<int64_t> shape;
+  for (OpFoldResult size : sizes)
+    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  return RankedTensorType::get(shape, elementType);
+}
+
+Value mlir::linattn::filledTensor(OpBuilder &builder, Location loc,
+                                  ArrayRef<OpFoldResult> sizes,
+                                  Type elementType, double value) {
+  Value empty = tensor::EmptyOp::create(builder, loc, sizes, elementType);
+  Value constant = arith::ConstantOp::create(
+      builder, loc, elementType, builder.getFloatAttr(elementType, value));
+  return linalg::FillOp::create(builder, loc, ValueRange{constant},
+                                ValueRange{empty})
+      .getResult(0);
+}
+
 Type mlir::linattn::getAccumulatorType(Type type) {
   if (cast<FloatType>(type).getWidth() < 32)
     return Float32Type::get(type.getContext());

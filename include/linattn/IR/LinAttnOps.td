@@ -563,6 +563,15 @@ def LinAttn_ReadBufferOp : LinAttn_Op<"read_buffer", [
   let arguments = (ins AnyRankedTensor:$tensor);
   let results = (outs AnyMemRef:$buffer);
   let assemblyFormat = "$tensor attr-dict `:` type($tensor) `to` type($buffer)";
+  let builders = [
+    // The buffer of the tensor's shape and element type, identity layout.
+    OpBuilder<(ins "::mlir::Value":$tensor), [{
+      auto type = ::llvm::cast<::mlir::RankedTensorType>(tensor.getType());
+      build($_builder, $_state,
+            ::mlir::MemRefType::get(type.getShape(), type.getElementType()),
+            tensor);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -29,6 +29,16 @@ Value scaleTensor(OpBuilder &builder, Location loc, Value value, double factor);
 /// comes out as it went in.
 GreedyRewriteConfig getRewriteOnlyConfig();
 
+/// A tensor type of `elementType` whose sizes are the constant entries of
+/// `sizes` and dynamic elsewhere.
+RankedTensorType tensorTypeOf(ArrayRef<OpFoldResult> sizes, Type elementType);
+
+/// A tensor of the given sizes with every element `value` (linalg.fill of a
+/// tensor.empty).
+Value filledTensor(OpBuilder &builder, Location loc,
+                   ArrayRef<OpFoldResult> sizes, Type elementType,
+                   double value);
+
 /// The type products of `type` values accumulate in when an op gives no
 /// state type: f32 for 16-bit floats, the type itself otherwise.
 Type getAccumulatorType(Type type);

@@ -225,9 +225,7 @@ Value VectorEmitter::exp(Value x, bool nonPositive) {
 //===----------------------------------------------------------------------===//
 
 Value cpukernels::toBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return ReadBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor);
+  return ReadBufferOp::create(b, loc, tensor);
 }
 
 /// The destination buffer that `result` of `op` is materialized in when the

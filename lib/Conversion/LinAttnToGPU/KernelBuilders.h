@@ -533,10 +533,7 @@ public:
 
   /// A read-only flat buffer of `tensor`.
   Value input(Value tensor) {
-    RankedTensorType type = tensorTypeOf(tensor);
-    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value buffer = ReadBufferOp::create(b, loc, memrefType, tensor);
-    args.push_back(flatten(buffer));
+    args.push_back(flatten(ReadBufferOp::create(b, loc, tensor)));
     return args.back();
   }
 
