@@ -97,35 +97,12 @@ def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
     return out, s, z
 
 
-def scan_grad(fq, fk, v, dout, reverse=False, eps=None):
-    """The gradients of a scan's outputs (no initial state) with respect to
-    φ(Q), φ(K) and V for the output gradient `dout`, from the quadratic
-    form: O = (A ⊙ L) V, A = φ(Q)φ(K)ᵀ and L the causal mask (transposed for
-    a reverse scan), divided by the row sums of A ⊙ L plus `eps` when given.
-    Returns (dφ(Q), dφ(K), dV)."""
+def _scan_grad(fq, fk, v, dout, reverse, eps, magnitude):
+    """`scan_grad`, or with `magnitude` every operand replaced by its
+    magnitude and every term added with a plus sign."""
     fq, fk, v, dout = (np.asarray(x, dtype=np.float64) for x in (fq, fk, v, dout))
-    n = fq.shape[-2]
-    mask = np.tril(np.ones((n, n)))
-    if reverse:
-        mask = mask.T
-    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
-    if eps is None:
-        da = (dout @ np.swapaxes(v, -1, -2)) * mask
-        return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ dout
-    num = a @ v
-    den = np.sum(a, axis=-1, keepdims=True) + eps
-    g = dout / den
-    h = -np.sum(dout * num, axis=-1, keepdims=True) / den**2
-    da = (g @ np.swapaxes(v, -1, -2) + h) * mask
-    return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ g
-
-
-def scan_grad_magnitude(fq, fk, v, dout, reverse=False, eps=None):
-    """`scan_grad` with every sum replaced by the sum of its terms'
-    magnitudes: the scale of the gradients' rounding errors (dO·v has both
-    signs, and normalized, g·v and h cancel)."""
-    fq, fk, v, dout = (np.abs(np.asarray(x, dtype=np.float64))
-                       for x in (fq, fk, v, dout))
+    if magnitude:
+        fq, fk, v, dout = (np.abs(x) for x in (fq, fk, v, dout))
     n = fq.shape[-2]
     mask = np.tril(np.ones((n, n)))
     if reverse:
@@ -136,8 +113,27 @@ def scan_grad_magnitude(fq, fk, v, dout, reverse=False, eps=None):
         den = np.sum(a, axis=-1, keepdims=True) + eps
         g = dout / den
         h = np.sum(dout * (a @ v), axis=-1, keepdims=True) / den**2
+        if not magnitude:
+            h = -h
     da = (g @ np.swapaxes(v, -1, -2) + h) * mask
     return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ g
+
+
+def scan_grad(fq, fk, v, dout, reverse=False, eps=None):
+    """The gradients of a scan's outputs (no initial state) with respect to
+    φ(Q), φ(K) and V for the output gradient `dout`, from the quadratic
+    form: O = (A ⊙ L) V, A = φ(Q)φ(K)ᵀ and L the causal mask (transposed for
+    a reverse scan), divided by D = the row sums of A ⊙ L plus `eps` when
+    given. With g = dO / D and h = -(dO·(A ⊙ L)V) / D² (g = dO, h = 0
+    unnormalized), dA = (g Vᵀ + h) ⊙ L. Returns (dφ(Q), dφ(K), dV)."""
+    return _scan_grad(fq, fk, v, dout, reverse, eps, magnitude=False)
+
+
+def scan_grad_magnitude(fq, fk, v, dout, reverse=False, eps=None):
+    """`scan_grad` with every sum replaced by the sum of its terms'
+    magnitudes: the scale of the gradients' rounding errors (dO·v has both
+    signs, and normalized, g·v and h cancel)."""
+    return _scan_grad(fq, fk, v, dout, reverse, eps, magnitude=True)
 
 
 def check_scan_grad(seed=0, n=5, f=3, dv=2, step=1e-6):
