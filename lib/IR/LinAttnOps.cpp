@@ -319,19 +319,40 @@ verifyProjectionPresence(Operation *op, FeatureMapKind kind, Value projection) {
   return success();
 }
 
+/// Whether φ of `kind` keeps the feature size (and is applied elementwise).
+static bool isElementwise(FeatureMapKind kind) {
+  return kind == FeatureMapKind::Elu || kind == FeatureMapKind::Relu ||
+         kind == FeatureMapKind::Identity;
+}
+
 static ShapeSignature signatureOf(FeatureMapOp op) {
   // Elementwise maps keep the feature size; the others produce their own.
-  FeatureMapKind kind = op.getKind();
-  bool elementwise = kind == FeatureMapKind::Elu ||
-                     kind == FeatureMapKind::Relu ||
-                     kind == FeatureMapKind::Identity;
-  char outSymbol = elementwise ? 'D' : 'F';
+  char outSymbol = isElementwise(op.getKind()) ? 'D' : 'F';
   return {{{op.getInput(), "input", {{'D', "feature size"}}},
            {op.getResult(), "result", {{outSymbol, "feature size"}}},
            {op.getProjection(),
             "projection",
             {{'D', "input size"}, {'F', "feature count"}},
             /*batched=*/false}}};
+}
+
+/// Checks that a poly2 map of the input size bound to `D` produces as many
+/// features as are bound to `F` (and fewer than 2^63).
+static LogicalResult verifyPoly2Size(Operation *op,
+                                     const ShapeBindings &bindings) {
+  int64_t d = bindings.lookup('D');
+  int64_t f = bindings.lookup('F');
+  if (!ShapedType::isDynamic(d) && d > kMaxPoly2InputSize)
+    return op->emitOpError() << "the poly2 feature map of input feature size "
+                             << d << " would produce more than 2^63 features";
+  int64_t expected = FeatureMapOp::getFeatureSize(FeatureMapKind::Poly2, d, f);
+  if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(f) &&
+      expected != f)
+    return op->emitOpError()
+           << "the poly2 feature map of input feature size " << d
+           << " produces 1 + D + D^2 = " << expected
+           << " features, but the result feature size is " << f;
+  return success();
 }
 
 LogicalResult FeatureMapOp::verify() {
@@ -346,20 +367,8 @@ LogicalResult FeatureMapOp::verify() {
                                            {getResult().getType(), "result"},
                                            {projectionType, "projection"}})))
     return failure();
-
-  if (kind == FeatureMapKind::Poly2) {
-    int64_t d = bindings.lookup('D');
-    int64_t f = bindings.lookup('F');
-    if (!ShapedType::isDynamic(d) && d > kMaxPoly2InputSize)
-      return emitOpError() << "the poly2 feature map of input feature size "
-                           << d << " would produce more than 2^63 features";
-    int64_t expected = getFeatureSize(kind, d, ShapedType::kDynamic);
-    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(f) &&
-        expected != f)
-      return emitOpError() << "the poly2 feature map of input feature size "
-                           << d << " produces 1 + D + D^2 = " << expected
-                           << " features, but the result feature size is " << f;
-  }
+  if (kind == FeatureMapKind::Poly2)
+    return verifyPoly2Size(*this, bindings);
   return success();
 }
 
@@ -369,6 +378,41 @@ OpFoldResult FeatureMapOp::fold(FoldAdaptor) {
       getInput().getType() == getResult().getType())
     return getInput();
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// FeatureMapGradOp
+//===----------------------------------------------------------------------===//
+
+static ShapeSignature signatureOf(FeatureMapGradOp op) {
+  char featureSymbol = isElementwise(op.getKind()) ? 'D' : 'F';
+  return {{{op.getInput(), "input", {{'D', "feature size"}}},
+           {op.getResultGrad(),
+            "result gradient",
+            {{featureSymbol, "feature size"}}},
+           {op.getInputGrad(), "input gradient", {{'D', "feature size"}}},
+           {op.getProjection(),
+            "projection",
+            {{'D', "input size"}, {'F', "feature count"}},
+            /*batched=*/false}}};
+}
+
+LogicalResult FeatureMapGradOp::verify() {
+  FeatureMapKind kind = getKind();
+  if (failed(verifyProjectionPresence(*this, kind, getProjection())))
+    return failure();
+  Type projectionType = getProjection() ? getProjection().getType() : Type();
+  ShapeBindings bindings;
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
+      failed(verifySameElementType(
+          *this, {{getInput().getType(), "input"},
+                  {getResultGrad().getType(), "result gradient"},
+                  {getInputGrad().getType(), "input gradient"},
+                  {projectionType, "projection"}})))
+    return failure();
+  if (kind == FeatureMapKind::Poly2)
+    return verifyPoly2Size(*this, bindings);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -714,6 +758,24 @@ LogicalResult StepOp::verify() {
   return verifyEps(*this, getEps());
 }
 
+/// Checks the states a gradient decomposes into, F×Dv per batch element
+/// (F×(Dv+1) `normalized`) in f32 for 16-bit data and in the data type
+/// otherwise, for fewer than 2^63 bytes; `valuesType` gives the batch and Dv.
+static LogicalResult verifyGradientStates(Operation *op, Type valuesType,
+                                          int64_t features, bool normalized) {
+  auto values = cast<RankedTensorType>(valuesType);
+  Type state = values.getElementTypeBitWidth() < 32
+                   ? Float32Type::get(op->getContext())
+                   : values.getElementType();
+  SmallVector<int64_t> shape(values.getShape());
+  shape[shape.size() - 2] = features;
+  if (normalized && !ShapedType::isDynamic(shape.back()) &&
+      shape.back() < std::numeric_limits<int64_t>::max())
+    ++shape.back();
+  return verifyByteSize(op, RankedTensorType::get(shape, state),
+                        "the state of its decomposition");
+}
+
 //===----------------------------------------------------------------------===//
 // ScanGradOp
 //===----------------------------------------------------------------------===//
@@ -754,15 +816,8 @@ LogicalResult ScanGradOp::verify() {
                   {getKeyFeaturesGrad().getType(), "key gradient"},
                   {getValuesGrad().getType(), "value gradient"}})))
     return failure();
-  // The scans it decomposes into hold F×Dv states, in f32 for 16-bit data.
-  auto values = cast<RankedTensorType>(getValues().getType());
-  Type state = values.getElementTypeBitWidth() < 32
-                   ? Float32Type::get(getContext())
-                   : values.getElementType();
-  SmallVector<int64_t> shape(values.getShape());
-  shape[shape.size() - 2] = bindings.lookup('F');
-  if (failed(verifyByteSize(*this, RankedTensorType::get(shape, state),
-                            "the state of its scans")))
+  if (failed(verifyGradientStates(*this, getValues().getType(),
+                                  bindings.lookup('F'), isNormalized())))
     return failure();
   return verifyEps(*this, getEps());
 }
@@ -792,6 +847,30 @@ static ShapeSignature signatureOf(AttentionOp op) {
   return signature;
 }
 
+/// Checks what the decomposition of attention (`op`, or its gradient) with
+/// feature map `kind` creates from the sizes `bindings` holds: feature maps
+/// of the queries and keys `inputs` that verify.
+static LogicalResult
+verifyMappedFeatures(Operation *op, FeatureMapKind kind,
+                     const ShapeBindings &bindings,
+                     ArrayRef<std::pair<Type, StringRef>> inputs) {
+  int64_t d = bindings.lookup('D');
+  if (kind == FeatureMapKind::Poly2 && !ShapedType::isDynamic(d) &&
+      d > kMaxPoly2InputSize)
+    return op->emitOpError() << "the poly2 feature map of feature size " << d
+                             << " would produce more than 2^63 features";
+  int64_t features =
+      FeatureMapOp::getFeatureSize(kind, d, bindings.lookup('F'));
+  for (auto [type, name] : inputs) {
+    auto tensorType = cast<RankedTensorType>(type);
+    SmallVector<int64_t> shape(tensorType.getShape());
+    shape.back() = features;
+    if (failed(verifyByteSize(op, tensorType.clone(shape), name)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyProjectionPresence(*this, getFeatureMap(), getProjection())))
     return failure();
@@ -808,22 +887,75 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
     return failure();
-  // The feature maps it decomposes into must be ones that verify.
-  int64_t d = bindings.lookup('D');
-  if (getFeatureMap() == FeatureMapKind::Poly2 && !ShapedType::isDynamic(d) &&
-      d > kMaxPoly2InputSize)
-    return emitOpError() << "the poly2 feature map of feature size " << d
-                         << " would produce more than 2^63 features";
-  int64_t features =
-      FeatureMapOp::getFeatureSize(getFeatureMap(), d, bindings.lookup('F'));
-  for (auto [type, name] : {std::pair<Type, StringRef>{q, "query features"},
-                            std::pair<Type, StringRef>{k, "key features"}}) {
-    auto tensorType = cast<RankedTensorType>(type);
-    SmallVector<int64_t> shape(tensorType.getShape());
-    shape.back() = features;
-    if (failed(verifyByteSize(*this, tensorType.clone(shape), name)))
-      return failure();
-  }
+  if (failed(
+          verifyMappedFeatures(*this, getFeatureMap(), bindings,
+                               {{q, "query features"}, {k, "key features"}})))
+    return failure();
+  return verifyEps(*this, getEps());
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+static ShapeSignature signatureOf(AttentionGradOp op) {
+  ShapeSignature signature{
+      {{op.getQuery(),
+        "query",
+        {{'N', "sequence length"}, {'D', "feature size"}}},
+       {op.getKey(), "key", {{'M', "sequence length"}, {'D', "feature size"}}},
+       {op.getValues(),
+        "value",
+        {{'M', "sequence length"}, {'V', "feature size"}}},
+       {op.getResultGrad(),
+        "result gradient",
+        {{'N', "sequence length"}, {'V', "feature size"}}},
+       {op.getQueryGrad(),
+        "query gradient",
+        {{'N', "sequence length"}, {'D', "feature size"}}},
+       {op.getKeyGrad(),
+        "key gradient",
+        {{'M', "sequence length"}, {'D', "feature size"}}},
+       {op.getValuesGrad(),
+        "value gradient",
+        {{'M', "sequence length"}, {'V', "feature size"}}},
+       {op.getProjection(),
+        "projection",
+        {{'D', "input size"}, {'F', "feature count"}},
+        /*batched=*/false}}};
+  if (op.getCausal())
+    signature.equalSymbols.push_back({'N', 'M'});
+  return signature;
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyProjectionPresence(*this, getFeatureMap(), getProjection())))
+    return failure();
+  Type q = getQuery().getType(), k = getKey().getType();
+  Type p = getProjection() ? getProjection().getType() : Type();
+  ShapeBindings bindings;
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
+      failed(verifySameElementType(
+          *this, {{q, "query"},
+                  {k, "key"},
+                  {getValues().getType(), "value"},
+                  {getResultGrad().getType(), "result gradient"},
+                  {getQueryGrad().getType(), "query gradient"},
+                  {getKeyGrad().getType(), "key gradient"},
+                  {getValuesGrad().getType(), "value gradient"},
+                  {p, "projection"}})))
+    return failure();
+  if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
+    return failure();
+  if (failed(
+          verifyMappedFeatures(*this, getFeatureMap(), bindings,
+                               {{q, "query features"}, {k, "key features"}})))
+    return failure();
+  int64_t features = FeatureMapOp::getFeatureSize(
+      getFeatureMap(), bindings.lookup('D'), bindings.lookup('F'));
+  if (failed(verifyGradientStates(*this, getValues().getType(), features,
+                                  isNormalized())))
+    return failure();
   return verifyEps(*this, getEps());
 }
 
@@ -833,8 +965,9 @@ LogicalResult AttentionOp::verify() {
 
 std::optional<ShapeSignature> mlir::linattn::getShapeSignature(Operation *op) {
   return TypeSwitch<Operation *, std::optional<ShapeSignature>>(op)
-      .Case<FeatureMapOp, ScoresOp, ApplyScoresOp, KvSummaryOp, QueryReadoutOp,
-            ScanOp, StepOp, ScanGradOp, AttentionOp>(
+      .Case<FeatureMapOp, FeatureMapGradOp, ScoresOp, ApplyScoresOp,
+            KvSummaryOp, QueryReadoutOp, ScanOp, StepOp, ScanGradOp,
+            AttentionOp, AttentionGradOp>(
           [](auto typed) -> std::optional<ShapeSignature> {
             ShapeSignature signature = signatureOf(typed);
             llvm::erase_if(signature.tensors,

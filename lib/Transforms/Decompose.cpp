@@ -1,4 +1,4 @@
-//===- Decompose.cpp - linattn.attention, scan_grad into primitives -------===//
+//===- Decompose.cpp - attention and the gradients into primitives --------===//
 //
 // Part of the linattn project.
 //
@@ -11,11 +11,12 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::linattn {
 #define GEN_PASS_DEF_LINATTNDECOMPOSEPASS
@@ -32,6 +33,19 @@ static RankedTensorType withLastDim(RankedTensorType type, int64_t size) {
   return type.clone(shape);
 }
 
+/// φ of `kind` (with `projection` for favor) applied to `input`.
+static Value mapFeatures(OpBuilder &builder, Location loc, FeatureMapKind kind,
+                         Value input, Value projection) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t projectionSize =
+      projection ? cast<RankedTensorType>(projection.getType()).getDimSize(1)
+                 : ShapedType::kDynamic;
+  int64_t features = FeatureMapOp::getFeatureSize(kind, type.getShape().back(),
+                                                  projectionSize);
+  return FeatureMapOp::create(builder, loc, withLastDim(type, features), kind,
+                              input, projection);
+}
+
 namespace {
 /// linattn.attention -> feature_map(q), feature_map(k), scores, apply_scores.
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
@@ -44,18 +58,11 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     auto keyType = cast<RankedTensorType>(op.getKey().getType());
     FeatureMapKind kind = op.getFeatureMap();
     Value projection = op.getProjection();
-    int64_t projectionSize =
-        projection ? cast<RankedTensorType>(projection.getType()).getDimSize(1)
-                   : ShapedType::kDynamic;
 
-    auto mapFeatures = [&](Value input, RankedTensorType type) -> Value {
-      int64_t features = FeatureMapOp::getFeatureSize(
-          kind, type.getShape().back(), projectionSize);
-      return FeatureMapOp::create(rewriter, loc, withLastDim(type, features),
-                                  kind, input, projection);
-    };
-    Value queryFeatures = mapFeatures(op.getQuery(), queryType);
-    Value keyFeatures = mapFeatures(op.getKey(), keyType);
+    Value queryFeatures =
+        mapFeatures(rewriter, loc, kind, op.getQuery(), projection);
+    Value keyFeatures =
+        mapFeatures(rewriter, loc, kind, op.getKey(), projection);
 
     // Scores are [batch..., N, M]: the query type with the key length last.
     int64_t keyLength = keyType.getDimSize(keyType.getRank() - 2);
@@ -67,7 +74,215 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     return success();
   }
 };
+} // namespace
 
+/// The sizes of `value` with the last one plus 1: room for a column of
+/// ones or of h.
+static SmallVector<OpFoldResult> sizesWithColumn(OpBuilder &builder,
+                                                 Location loc, Value value) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, value);
+  OpFoldResult last = sizes.back();
+  if (std::optional<int64_t> size = getConstantIntValue(last))
+    sizes.back() = builder.getIndexAttr(*size + 1);
+  else
+    sizes.back() =
+        arith::AddIOp::create(builder, loc, cast<Value>(last),
+                              arith::ConstantIndexOp::create(builder, loc, 1))
+            .getResult();
+  return sizes;
+}
+
+namespace {
+/// What the gradients' decompositions build with: the rewriter and location,
+/// the data type and the type sums are formed in (f32 for 16-bit data).
+struct GradientBuilder {
+  PatternRewriter &rewriter;
+  Location loc;
+  Type data, state;
+
+  GradientBuilder(PatternRewriter &rewriter, Location loc, Type data)
+      : rewriter(rewriter), loc(loc), data(data),
+        state(getAccumulatorType(data)) {}
+
+  /// A linalg.generic whose body gets its arguments converted to the state
+  /// type and whose yielded value is converted to `resultType`'s elements.
+  Value generic(Type resultType, ValueRange inputs, Value init,
+                ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    Type resultElement = cast<RankedTensorType>(resultType).getElementType();
+    return linalg::GenericOp::create(
+               rewriter, loc, TypeRange{resultType}, inputs, ValueRange{init},
+               maps, iterators,
+               [&](OpBuilder &b, Location l, ValueRange args) {
+                 SmallVector<Value> wideArgs;
+                 for (Value arg : args)
+                   wideArgs.push_back(convertFloat(b, l, arg, state));
+                 Value result = body(b, l, wideArgs);
+                 linalg::YieldOp::create(
+                     b, l, convertFloat(b, l, result, resultElement));
+               })
+        .getResult(0);
+  }
+
+  /// `value` elementwise converted to `element` (itself when it has it).
+  Value convert(Value value, Type element) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getElementType() == element)
+      return value;
+    int64_t rank = type.getRank();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    return generic(
+        type.clone(element), value,
+        tensor::EmptyOp::create(rewriter, loc,
+                                tensor::getMixedSizes(rewriter, loc, value),
+                                element),
+        {identity, identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  }
+
+  /// [x, 1]: `x` [..., X] with a last column of ones, [..., X + 1].
+  Value withOnes(Value x) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
+    int64_t rank = sizes.size();
+    SmallVector<OpFoldResult> origin(rank, rewriter.getIndexAttr(0)),
+        unit(rank, rewriter.getIndexAttr(1));
+    return createInsertSlice(rewriter, loc, x,
+                             filledTensor(rewriter, loc,
+                                          sizesWithColumn(rewriter, loc, x),
+                                          data, 1.0),
+                             origin, sizes, unit);
+  }
+
+  /// The scaled result gradients of normalized attention: from dO
+  /// [..., N, Dv] and `sums` [..., N, Dv + 1] = [N, D − eps] (attention of
+  /// [V, 1], unnormalized), g = dO / D and [g, h] with h = −(dO·N) / D².
+  std::pair<Value, Value> scaledGradients(Value dout, Value sums, double eps);
+
+  /// `x` [..., A, B] as [..., B, A].
+  Value transpose(Value x) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
+    int64_t rank = sizes.size();
+    std::swap(sizes[rank - 2], sizes[rank - 1]);
+    SmallVector<int64_t> permutation =
+        llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(permutation[rank - 2], permutation[rank - 1]);
+    Type element = cast<RankedTensorType>(x.getType()).getElementType();
+    return linalg::TransposeOp::create(
+               rewriter, loc, x,
+               tensor::EmptyOp::create(rewriter, loc, sizes, element),
+               permutation)
+        .getResult()[0];
+  }
+
+  /// S = keysᵀ values, [..., F, X] in the state type, from keys [..., M, F]
+  /// and values [..., M, X].
+  Value summary(Value keys, Value values) {
+    auto keyType = cast<RankedTensorType>(keys.getType());
+    auto valueType = cast<RankedTensorType>(values.getType());
+    int64_t rank = keyType.getRank();
+    SmallVector<int64_t> stateShape;
+    for (int64_t i = 0; i < rank - 2; ++i)
+      stateShape.push_back(getFirstStaticSize({keyType, valueType}, i));
+    SmallVector<int64_t> normalizerShape(stateShape);
+    normalizerShape.push_back(keyType.getShape().back());
+    stateShape.append({keyType.getShape().back(), valueType.getShape().back()});
+    return KvSummaryOp::create(
+               rewriter, loc, RankedTensorType::get(stateShape, state),
+               RankedTensorType::get(normalizerShape, state), keys, values)
+        .getState();
+  }
+
+  /// queries · S, [..., N, X] in the data type, from queries [..., N, F]
+  /// and S [..., F, X].
+  Value readout(Value queries, Value summary) {
+    auto queryType = cast<RankedTensorType>(queries.getType());
+    auto stateType = cast<RankedTensorType>(summary.getType());
+    SmallVector<int64_t> shape(queryType.getShape());
+    shape.back() = stateType.getShape().back();
+    for (int64_t i = 0, e = shape.size() - 2; i < e; ++i)
+      shape[i] = getFirstStaticSize({queryType, stateType}, i);
+    return QueryReadoutOp::create(rewriter, loc,
+                                  RankedTensorType::get(shape, data), queries,
+                                  summary, /*normalizer=*/Value(),
+                                  /*eps=*/FloatAttr());
+  }
+};
+} // namespace
+
+std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
+                                                         double eps) {
+  SmallVector<OpFoldResult> valueSizes =
+      tensor::getMixedSizes(rewriter, loc, dout);
+  int64_t rank = valueSizes.size();
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  SmallVector<OpFoldResult> origin(rank, zero), unit(rank, one);
+  SmallVector<OpFoldResult> columnSizes(valueSizes);
+  columnSizes.back() = one;
+  SmallVector<OpFoldResult> lastColumn(origin);
+  lastColumn.back() = valueSizes.back();
+  SmallVector<OpFoldResult> rowSizes(valueSizes.begin(), valueSizes.end() - 1);
+
+  Value numerators =
+      createExtractSlice(rewriter, loc, tensorTypeOf(valueSizes, data), sums,
+                         origin, valueSizes, unit);
+  Value denominators =
+      createExtractSlice(rewriter, loc, tensorTypeOf(columnSizes, data), sums,
+                         lastColumn, columnSizes, unit);
+
+  // Loops (batch..., i, d): rows (batch..., i) and the denominators' column
+  // (batch..., i, 0).
+  MLIRContext *ctx = rewriter.getContext();
+  AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+  AffineMap rows = identity.dropResult(rank - 1);
+  SmallVector<AffineExpr> columnExprs(identity.getResults());
+  columnExprs.back() = getAffineConstantExpr(0, ctx);
+  AffineMap column = AffineMap::get(rank, 0, columnExprs, ctx);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> reduceLast(parallel);
+  reduceLast.back() = utils::IteratorType::reduction;
+  Value epsConstant = arith::ConstantOp::create(
+      rewriter, loc, state, rewriter.getFloatAttr(state, eps));
+
+  // dO·N per row, in the state type.
+  Value dots =
+      generic(tensorTypeOf(rowSizes, state), ValueRange{dout, numerators},
+              filledTensor(rewriter, loc, rowSizes, state, 0.0),
+              {identity, identity, rows}, reduceLast,
+              [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+                return arith::AddFOp::create(b, l, args[2], product);
+              });
+  // g = dO / D, h = -(dO·N) / D² (the loops' last dimension of size 1).
+  Value g =
+      generic(tensorTypeOf(valueSizes, data), ValueRange{dout, denominators},
+              tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
+              {identity, column, identity}, parallel,
+              [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
+                return arith::DivFOp::create(b, l, args[0], den);
+              });
+  Value h =
+      generic(tensorTypeOf(columnSizes, data), ValueRange{dots, denominators},
+              tensor::EmptyOp::create(rewriter, loc, columnSizes, data),
+              {rows, identity, identity}, parallel,
+              [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
+                Value square = arith::MulFOp::create(b, l, den, den);
+                Value quotient = arith::DivFOp::create(b, l, args[0], square);
+                return arith::NegFOp::create(b, l, quotient);
+              });
+  SmallVector<OpFoldResult> wideSizes = sizesWithColumn(rewriter, loc, dout);
+  Value gh = createInsertSlice(
+      rewriter, loc, g, tensor::EmptyOp::create(rewriter, loc, wideSizes, data),
+      origin, valueSizes, unit);
+  gh = createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes, unit);
+  return {g, gh};
+}
+
+namespace {
 /// linattn.scan_grad -> three unnormalized scans with the operands' roles
 /// exchanged (the op's description derives them): dφ(Q) by a scan in the
 /// op's direction (queries dO, keys V, values φ(K)), dφ(K) and dV by scans
@@ -102,8 +317,7 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
       return getFirstStaticSize(some, rank - 1);
     };
     int64_t f = lastOf({0, 1, 4, 5}), dv = lastOf({2, 3, 6});
-    Type data = types.front().getElementType();
-    Type state = getAccumulatorType(data);
+    GradientBuilder builder(rewriter, loc, types.front().getElementType());
 
     ScanDirection same = op.getDirection();
     ScanDirection other =
@@ -116,8 +330,10 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
       normalizerShape.push_back(features);
       return ScanOp::create(
                  rewriter, loc,
-                 TypeRange{resultType, RankedTensorType::get(stateShape, state),
-                           RankedTensorType::get(normalizerShape, state)},
+                 TypeRange{
+                     resultType,
+                     RankedTensorType::get(stateShape, builder.state),
+                     RankedTensorType::get(normalizerShape, builder.state)},
                  direction, queries, keys, values,
                  /*initial_state=*/Value(),
                  /*initial_normalizer=*/Value(), /*eps=*/FloatAttr(),
@@ -135,121 +351,257 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
       return success();
     }
 
-    // Sizes [batch..., N, X] from V's, X replaced.
-    SmallVector<OpFoldResult> valueSizes =
-        tensor::getMixedSizes(rewriter, loc, v);
-    auto withLast = [&](OpFoldResult last) {
-      SmallVector<OpFoldResult> sizes(valueSizes);
-      sizes.back() = last;
-      return sizes;
-    };
-    OpFoldResult zero = rewriter.getIndexAttr(0),
-                 one = rewriter.getIndexAttr(1);
-    SmallVector<OpFoldResult> origin(rank, zero), unit(rank, one);
-    OpFoldResult last = valueSizes.back();
-    OpFoldResult lastPlusOne =
-        ShapedType::isDynamic(dv)
-            ? OpFoldResult(
-                  arith::AddIOp::create(
-                      rewriter, loc,
-                      getValueOrCreateConstantIndexOp(rewriter, loc, last),
-                      arith::ConstantIndexOp::create(rewriter, loc, 1))
-                      .getResult())
-            : OpFoldResult(rewriter.getIndexAttr(dv + 1));
-    SmallVector<OpFoldResult> wideSizes = withLast(lastPlusOne),
-                              columnSizes = withLast(one);
-    SmallVector<OpFoldResult> lastColumn(origin);
-    lastColumn.back() = last;
-    int64_t wide = ShapedType::isDynamic(dv) ? dv : dv + 1;
-
     // [V, 1], and the scan that gives [N, D - eps] with it.
-    Value valuesAndOne = createInsertSlice(
-        rewriter, loc, v, filledTensor(rewriter, loc, wideSizes, data, 1.0),
-        origin, valueSizes, unit);
-    Value sums = scan(same, fq, fk, valuesAndOne, tensorTypeOf(wideSizes, data),
-                      f, wide);
-    Value numerators =
-        createExtractSlice(rewriter, loc, tensorTypeOf(valueSizes, data), sums,
-                           origin, valueSizes, unit);
-    Value denominators =
-        createExtractSlice(rewriter, loc, tensorTypeOf(columnSizes, data), sums,
-                           lastColumn, columnSizes, unit);
-
-    // Loops (batch..., i, d): rows (batch..., i) and the denominators'
-    // column (batch..., i, 0).
-    MLIRContext *ctx = rewriter.getContext();
-    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap rows = identity.dropResult(rank - 1);
-    SmallVector<AffineExpr> columnExprs(identity.getResults());
-    columnExprs.back() = getAffineConstantExpr(0, ctx);
-    AffineMap column = AffineMap::get(rank, 0, columnExprs, ctx);
-    SmallVector<utils::IteratorType> parallel(rank,
-                                              utils::IteratorType::parallel);
-    SmallVector<utils::IteratorType> reduceLast(parallel);
-    reduceLast.back() = utils::IteratorType::reduction;
-    Value epsConstant = arith::ConstantOp::create(
-        rewriter, loc, state,
-        rewriter.getFloatAttr(state, eps->convertToDouble()));
-    auto generic =
-        [&](Type resultType, ValueRange inputs, Value init,
-            ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
-            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-          return linalg::GenericOp::create(
-                     rewriter, loc, TypeRange{resultType}, inputs,
-                     ValueRange{init}, maps, iterators,
-                     [&](OpBuilder &b, Location l, ValueRange args) {
-                       SmallVector<Value> wideArgs;
-                       for (Value arg : args)
-                         wideArgs.push_back(convertFloat(b, l, arg, state));
-                       Value result = body(b, l, wideArgs);
-                       linalg::YieldOp::create(
-                           b, l,
-                           convertFloat(b, l, result,
-                                        cast<RankedTensorType>(resultType)
-                                            .getElementType()));
-                     })
-              .getResult(0);
-        };
-    // dO·N per row, in the state type.
-    SmallVector<OpFoldResult> rowSizes(valueSizes.begin(),
-                                       valueSizes.end() - 1);
-    Value dots =
-        generic(tensorTypeOf(rowSizes, state), ValueRange{dout, numerators},
-                filledTensor(rewriter, loc, rowSizes, state, 0.0),
-                {identity, identity, rows}, reduceLast,
-                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                  Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-                  return arith::AddFOp::create(b, l, args[2], product);
-                });
-    // g = dO / D, h = -(dO·N) / D² (the loops' last dimension of size 1).
-    Value g =
-        generic(tensorTypeOf(valueSizes, data), ValueRange{dout, denominators},
-                tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
-                {identity, column, identity}, parallel,
-                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                  Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
-                  return arith::DivFOp::create(b, l, args[0], den);
-                });
-    Value h =
-        generic(tensorTypeOf(columnSizes, data), ValueRange{dots, denominators},
-                tensor::EmptyOp::create(rewriter, loc, columnSizes, data),
-                {rows, identity, identity}, parallel,
-                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                  Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
-                  Value square = arith::MulFOp::create(b, l, den, den);
-                  Value quotient = arith::DivFOp::create(b, l, args[0], square);
-                  return arith::NegFOp::create(b, l, quotient);
-                });
-    Value gh = createInsertSlice(
-        rewriter, loc, g,
-        tensor::EmptyOp::create(rewriter, loc, wideSizes, data), origin,
-        valueSizes, unit);
-    gh = createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes, unit);
-
+    int64_t wide = ShapedType::isDynamic(dv) ? dv : dv + 1;
+    Value valuesAndOne = builder.withOnes(v);
+    Value sums = scan(
+        same, fq, fk, valuesAndOne,
+        tensorTypeOf(sizesWithColumn(rewriter, loc, v), builder.data), f, wide);
+    auto [g, gh] = builder.scaledGradients(dout, sums, eps->convertToDouble());
     rewriter.replaceOp(
         op, {scan(same, gh, valuesAndOne, fk, queryGradType, wide, f),
              scan(other, valuesAndOne, gh, fq, keyGradType, wide, f),
              scan(other, fk, fq, g, valueGradType, f, dv)});
+    return success();
+  }
+};
+
+/// linattn.feature_map_grad -> the chain rule of its description: an
+/// elementwise generic (elu, relu), the gradient itself (identity), slices
+/// of it and a reduction (poly2), or the feature map and a reduction
+/// (favor). Reductions are formed in the state type, then converted.
+struct DecomposeFeatureMapGrad : OpRewritePattern<FeatureMapGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FeatureMapGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = op.getInput(), dphi = op.getResultGrad();
+    RankedTensorType resultType = op.getInputGrad().getType();
+    int64_t rank = resultType.getRank();
+    GradientBuilder builder(rewriter, loc, resultType.getElementType());
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    SmallVector<utils::IteratorType> parallel(rank,
+                                              utils::IteratorType::parallel);
+    auto replace = [&](Value result) {
+      if (result.getType() != resultType)
+        result = tensor::CastOp::create(rewriter, loc, resultType, result);
+      rewriter.replaceOp(op, result);
+    };
+    auto constant = [&](OpBuilder &b, Location l, double value) -> Value {
+      return arith::ConstantOp::create(b, l, builder.state,
+                                       b.getFloatAttr(builder.state, value));
+    };
+
+    switch (op.getKind()) {
+    case FeatureMapKind::Identity:
+      replace(dphi);
+      return success();
+    case FeatureMapKind::Elu:
+    case FeatureMapKind::Relu: {
+      bool elu = op.getKind() == FeatureMapKind::Elu;
+      replace(builder.generic(
+          tensorTypeOf(sizes, builder.data), ValueRange{x, dphi},
+          tensor::EmptyOp::create(rewriter, loc, sizes, builder.data),
+          {identity, identity, identity}, parallel,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            // elu(x) + 1 has slope 1 for x > 0 and exp(x) otherwise, relu
+            // 1 and 0.
+            Value positive = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OGT, args[0], constant(b, l, 0.0));
+            Value otherwise =
+                elu ? math::ExpOp::create(b, l, args[0]) : constant(b, l, 0.0);
+            Value slope = arith::SelectOp::create(
+                b, l, positive, constant(b, l, 1.0), otherwise);
+            return arith::MulFOp::create(b, l, args[1], slope);
+          }));
+      return success();
+    }
+    case FeatureMapKind::Poly2:
+      replace(poly2(builder, x, dphi, sizes));
+      return success();
+    case FeatureMapKind::Favor: {
+      // dxₐ = Σ_f (dφ ⊙ φ)_f (P_df − x_d) over loops (batch..., d, f).
+      Value projection = op.getProjection();
+      Value features = FeatureMapOp::create(
+          rewriter, loc, dphi.getType(), FeatureMapKind::Favor, x, projection);
+      int64_t batchRank = rank - 1;
+      SmallVector<AffineExpr> batchExprs;
+      for (int64_t i = 0; i < batchRank; ++i)
+        batchExprs.push_back(getAffineDimExpr(i, ctx));
+      auto map = [&](std::initializer_list<int64_t> trailing) {
+        SmallVector<AffineExpr> exprs(batchExprs);
+        for (int64_t dim : trailing)
+          exprs.push_back(getAffineDimExpr(batchRank + dim, ctx));
+        return AffineMap::get(rank + 1, 0, exprs, ctx);
+      };
+      AffineMap projectionMap =
+          AffineMap::get(rank + 1, 0,
+                         {getAffineDimExpr(batchRank, ctx),
+                          getAffineDimExpr(batchRank + 1, ctx)},
+                         ctx);
+      SmallVector<utils::IteratorType> iterators(rank + 1,
+                                                 utils::IteratorType::parallel);
+      iterators.back() = utils::IteratorType::reduction;
+      Value sums = builder.generic(
+          tensorTypeOf(sizes, builder.state),
+          ValueRange{dphi, features, projection, x},
+          filledTensor(rewriter, loc, sizes, builder.state, 0.0),
+          {map({1}), map({1}), projectionMap, map({0}), map({0})}, iterators,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value weight = arith::MulFOp::create(b, l, args[0], args[1]);
+            Value slope = arith::SubFOp::create(b, l, args[2], args[3]);
+            return math::FmaOp::create(b, l, weight, slope, args[4]);
+          });
+      replace(builder.convert(sums, builder.data));
+      return success();
+    }
+    }
+    return rewriter.notifyMatchFailure(op, "unknown feature map kind");
+  }
+
+private:
+  /// dφ₁..D + (G + Gᵀ) x / √2 with G the D×D block of dφ: a reduction over
+  /// loops (batch..., m, j), then one elementwise generic.
+  static Value poly2(GradientBuilder &builder, Value x, Value dphi,
+                     ArrayRef<OpFoldResult> sizes) {
+    PatternRewriter &rewriter = builder.rewriter;
+    Location loc = builder.loc;
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = sizes.size(), batchRank = rank - 1;
+    OpFoldResult d = sizes.back();
+    // dφ's features 1 … D and the block's start, 1 + D.
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    offsets.back() = rewriter.getIndexAttr(1);
+    Value linear = createExtractSlice(
+        rewriter, loc, tensorTypeOf(sizes, builder.data), dphi, offsets, sizes,
+        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+    Value dValue = getValueOrCreateConstantIndexOp(rewriter, loc, d);
+    Value blockStart = arith::AddIOp::create(
+        rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, 1),
+        dValue);
+
+    // Σ_j (G_mj + G_jm) x_j over loops (batch..., m, j), G's elements read
+    // by index from dφ (an expand_shape of the block to [..., D, D] would
+    // do without, but upstream's expand-strided-metadata crashes on its
+    // dynamic sizes).
+    SmallVector<AffineExpr> batchExprs;
+    for (int64_t i = 0; i < batchRank; ++i)
+      batchExprs.push_back(getAffineDimExpr(i, ctx));
+    auto map = [&](std::initializer_list<int64_t> trailing) {
+      SmallVector<AffineExpr> exprs(batchExprs);
+      for (int64_t dim : trailing)
+        exprs.push_back(getAffineDimExpr(batchRank + dim, ctx));
+      return AffineMap::get(rank + 1, 0, exprs, ctx);
+    };
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    Value sums = builder.generic(
+        tensorTypeOf(sizes, builder.state), ValueRange{x},
+        filledTensor(rewriter, loc, sizes, builder.state, 0.0),
+        {map({1}), map({0})}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          SmallVector<Value> indices;
+          for (int64_t i = 0; i <= batchRank; ++i)
+            indices.push_back(linalg::IndexOp::create(b, l, i));
+          Value m = indices.back();
+          Value j = linalg::IndexOp::create(b, l, batchRank + 1);
+          auto element = [&](Value row, Value column) {
+            Value offset = arith::AddIOp::create(
+                b, l, blockStart,
+                arith::AddIOp::create(
+                    b, l, arith::MulIOp::create(b, l, row, dValue), column));
+            indices.back() = offset;
+            return convertFloat(b, l,
+                                tensor::ExtractOp::create(b, l, dphi, indices),
+                                builder.state);
+          };
+          Value both =
+              arith::AddFOp::create(b, l, element(m, j), element(j, m));
+          return math::FmaOp::create(b, l, both, args[0], args[1]);
+        });
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    SmallVector<utils::IteratorType> parallel(rank,
+                                              utils::IteratorType::parallel);
+    return builder.generic(
+        tensorTypeOf(sizes, builder.data), ValueRange{linear, sums},
+        tensor::EmptyOp::create(rewriter, loc, sizes, builder.data),
+        {identity, identity, identity}, parallel,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value invSqrt2 = arith::ConstantOp::create(
+              b, l, builder.state,
+              b.getFloatAttr(builder.state, 1.0 / std::sqrt(2.0)));
+          return math::FmaOp::create(b, l, args[1], invSqrt2, args[0]);
+        });
+  }
+};
+
+/// linattn.attention_grad -> the feature maps of Q and K, the gradients with
+/// respect to the features (a scan_grad with `causal`, the linear form's
+/// otherwise: see the op's description), and feature_map_grad for Q and K.
+struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    FeatureMapKind kind = op.getFeatureMap();
+    Value projection = op.getProjection();
+    Value fq = mapFeatures(rewriter, loc, kind, op.getQuery(), projection);
+    Value fk = mapFeatures(rewriter, loc, kind, op.getKey(), projection);
+    Value v = op.getValues(), dout = op.getResultGrad();
+    Type valueGradType = op.getValuesGrad().getType();
+
+    Value dfq, dfk, dv;
+    if (op.getCausal()) {
+      auto scanGrad = ScanGradOp::create(
+          rewriter, loc, fq.getType(), fk.getType(), valueGradType,
+          ScanDirection::Forward, fq, fk, v, dout, op.getEpsAttr());
+      dfq = scanGrad.getQueryFeaturesGrad();
+      dfk = scanGrad.getKeyFeaturesGrad();
+      dv = scanGrad.getValuesGrad();
+    } else {
+      GradientBuilder builder(
+          rewriter, loc, cast<RankedTensorType>(v.getType()).getElementType());
+      std::optional<APFloat> eps = op.getEps();
+      // Normalized: [V, 1] for V and [g, h] for dO (scan_grad's reasoning
+      // without the mask), g for dO where it gives dV.
+      Value values = eps ? builder.withOnes(v) : v;
+      Value summary = builder.summary(fk, values);
+      Value scaled = dout;
+      if (eps)
+        scaled = builder
+                     .scaledGradients(dout, builder.readout(fq, summary),
+                                      eps->convertToDouble())
+                     .second;
+      dfq = builder.readout(scaled, builder.transpose(summary));
+      Value gradSummary = builder.summary(fq, scaled);
+      dfk = builder.readout(values, builder.transpose(gradSummary));
+      if (eps) {
+        // dS's columns of V, without the column of ones.
+        SmallVector<OpFoldResult> sizes =
+            tensor::getMixedSizes(rewriter, loc, gradSummary);
+        int64_t rank = sizes.size();
+        sizes.back() = tensor::getMixedSize(rewriter, loc, v, rank - 1);
+        gradSummary = createExtractSlice(
+            rewriter, loc, tensorTypeOf(sizes, builder.state), gradSummary,
+            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)), sizes,
+            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+      }
+      dv = builder.readout(fk, gradSummary);
+      if (dv.getType() != valueGradType)
+        dv = tensor::CastOp::create(rewriter, loc, valueGradType, dv);
+    }
+    Value dq =
+        FeatureMapGradOp::create(rewriter, loc, op.getQueryGrad().getType(),
+                                 kind, op.getQuery(), dfq, projection);
+    Value dk =
+        FeatureMapGradOp::create(rewriter, loc, op.getKeyGrad().getType(), kind,
+                                 op.getKey(), dfk, projection);
+    rewriter.replaceOp(op, {dq, dk, dv});
     return success();
   }
 };
@@ -259,11 +611,16 @@ struct LinAttnDecomposePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateDecomposePatterns(patterns);
-    walkAndApplyPatterns(getOperation(), std::move(patterns));
+    // Gradients decompose into ops that decompose further.
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     getRewriteOnlyConfig())))
+      signalPassFailure();
   }
 };
 } // namespace
 
 void mlir::linattn::populateDecomposePatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeAttention, DecomposeScanGrad>(patterns.getContext());
+  patterns.add<DecomposeAttention, DecomposeAttentionGrad,
+               DecomposeFeatureMapGrad, DecomposeScanGrad>(
+      patterns.getContext());
 }

@@ -128,6 +128,153 @@ func.func @scan_grad_normalized(%q: tensor<2x?x4xf32>, %k: tensor<2x?x4xf32>, %v
 
 // -----
 
+// Causal attention's gradients: the feature maps, scan_grad's three scans
+// (dφ(Q) forward, dφ(K) and dV reverse), then the chain rule through elu
+// for Q and K, in f32 for bf16 data.
+// CHECK-LABEL: func.func @attention_grad_causal_bf16
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4xbf16>, %[[K:.*]]: tensor<2x?x4xbf16>, %[[V:.*]]: tensor<2x?x3xbf16>, %[[DO:.*]]: tensor<2x?x3xbf16>)
+// CHECK: %[[FQ:.*]] = linattn.feature_map elu %[[Q]]
+// CHECK: %[[FK:.*]] = linattn.feature_map elu %[[K]]
+// CHECK: %[[DFQ:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[DO]], %[[V]], %[[FK]] :
+// CHECK: %[[DFK:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[V]], %[[DO]], %[[FQ]] :
+// CHECK: %[[DV:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[FK]], %[[FQ]], %[[DO]] :
+// CHECK: %[[DQ:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[DFQ]] : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>)
+// CHECK: %[[X:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[X]]
+// CHECK: %[[EXP:.*]] = math.exp %[[X]]
+// CHECK: %[[SLOPE:.*]] = arith.select %[[POS]], %{{.*}}, %[[EXP]]
+// CHECK: arith.mulf %{{.*}}, %[[SLOPE]]
+// CHECK: arith.truncf
+// CHECK: %[[DK:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[DFK]] : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>)
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+// CHECK-NOT: linattn.scan_grad
+// CHECK-NOT: linattn.feature_map_grad
+func.func @attention_grad_causal_bf16(%q: tensor<2x?x4xbf16>, %k: tensor<2x?x4xbf16>, %v: tensor<2x?x3xbf16>, %do: tensor<2x?x3xbf16>)
+    -> (tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>) {
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do causal
+      : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x?x3xbf16>
+      -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>
+  return %dq, %dk, %dv : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>
+}
+
+// -----
+
+// Non-causal normalized gradients with keys of another length: the linear
+// form of [V, 1] recomputes [N, D - eps], [g, h] replaces dO, and three
+// summaries and readouts give dφ(Q) = [g, h] S'ᵀ, dφ(K) = [V, 1] dS'ᵀ and
+// dV = φ(K) dS' without its column of h; no N×M scores.
+// CHECK-LABEL: func.func @attention_grad_full_normalized
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x5x4xf32>, %[[K:.*]]: tensor<2x7x4xf32>, %[[V:.*]]: tensor<2x7x3xf32>, %[[DO:.*]]: tensor<2x5x3xf32>)
+// CHECK: %[[FQ:.*]] = linattn.feature_map relu %[[Q]]
+// CHECK: %[[FK:.*]] = linattn.feature_map relu %[[K]]
+// CHECK: %[[V1:.*]] = tensor.insert_slice %[[V]] into %{{.*}}[0, 0, 0] [2, 7, 3] [1, 1, 1] : tensor<2x7x3xf32> into tensor<2x7x4xf32>
+// CHECK: %[[S:.*]], %{{.*}} = linattn.kv_summary %[[FK]], %[[V1]] : tensor<2x7x4xf32>, tensor<2x7x4xf32> -> tensor<2x4x4xf32>, tensor<2x4xf32>
+// CHECK: %[[SUMS:.*]] = linattn.query_readout %[[FQ]], %[[S]] : tensor<2x5x4xf32>, tensor<2x4x4xf32> -> tensor<2x5x4xf32>
+// CHECK: %[[NUM:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 0] [2, 5, 3]
+// CHECK: %[[DEN:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 3] [2, 5, 1]
+// CHECK: %[[DOTS:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[NUM]] :
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[DEN]] :
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[DOTS]], %[[DEN]] :
+// CHECK: %[[G1:.*]] = tensor.insert_slice %[[G]] into
+// CHECK: %[[GH:.*]] = tensor.insert_slice %[[H]] into %[[G1]][0, 0, 3] [2, 5, 1]
+// CHECK: %[[ST:.*]] = linalg.transpose ins(%[[S]] : tensor<2x4x4xf32>) outs(%{{.*}} : tensor<2x4x4xf32>) permutation = [0, 2, 1]
+// CHECK: %[[DFQ:.*]] = linattn.query_readout %[[GH]], %[[ST]] : tensor<2x5x4xf32>, tensor<2x4x4xf32> -> tensor<2x5x4xf32>
+// CHECK: %[[DS:.*]], %{{.*}} = linattn.kv_summary %[[FQ]], %[[GH]] : tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x4x4xf32>, tensor<2x4xf32>
+// CHECK: %[[DST:.*]] = linalg.transpose ins(%[[DS]] :
+// CHECK: %[[DFK:.*]] = linattn.query_readout %[[V1]], %[[DST]] : tensor<2x7x4xf32>, tensor<2x4x4xf32> -> tensor<2x7x4xf32>
+// CHECK: %[[DSV:.*]] = tensor.extract_slice %[[DS]][0, 0, 0] [2, 4, 3] [1, 1, 1] : tensor<2x4x4xf32> to tensor<2x4x3xf32>
+// CHECK: %[[DV:.*]] = linattn.query_readout %[[FK]], %[[DSV]] : tensor<2x7x4xf32>, tensor<2x4x3xf32> -> tensor<2x7x3xf32>
+// CHECK: %[[DQ:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[DFQ]] :
+// CHECK: %[[DK:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[DFK]] :
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+// CHECK-NOT: linattn.scores
+func.func @attention_grad_full_normalized(%q: tensor<2x5x4xf32>, %k: tensor<2x7x4xf32>, %v: tensor<2x7x3xf32>, %do: tensor<2x5x3xf32>)
+    -> (tensor<2x5x4xf32>, tensor<2x7x4xf32>, tensor<2x7x3xf32>) {
+  %dq, %dk, %dv = linattn.attention_grad relu %q, %k, %v, %do normalize(eps = 1.0e-6)
+      : tensor<2x5x4xf32>, tensor<2x7x4xf32>, tensor<2x7x3xf32>, tensor<2x5x3xf32>
+      -> tensor<2x5x4xf32>, tensor<2x7x4xf32>, tensor<2x7x3xf32>
+  return %dq, %dk, %dv : tensor<2x5x4xf32>, tensor<2x7x4xf32>, tensor<2x7x3xf32>
+}
+
+// -----
+
+// Unnormalized: S = φ(K)ᵀV and dS = φ(Q)ᵀdO directly, no [V, 1].
+// CHECK-LABEL: func.func @attention_grad_full_plain
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x6xf64>, %[[K:.*]]: tensor<?x6xf64>, %[[V:.*]]: tensor<?x2xf64>, %[[DO:.*]]: tensor<?x2xf64>)
+// CHECK: %[[FQ:.*]] = linattn.feature_map identity %[[Q]]
+// CHECK: %[[FK:.*]] = linattn.feature_map identity %[[K]]
+// CHECK: %[[S:.*]], %{{.*}} = linattn.kv_summary %[[FK]], %[[V]] : tensor<?x6xf64>, tensor<?x2xf64> -> tensor<6x2xf64>, tensor<6xf64>
+// CHECK: %[[ST:.*]] = linalg.transpose ins(%[[S]] : tensor<6x2xf64>) outs(%{{.*}} : tensor<2x6xf64>) permutation = [1, 0]
+// CHECK: %[[DFQ:.*]] = linattn.query_readout %[[DO]], %[[ST]] : tensor<?x2xf64>, tensor<2x6xf64> -> tensor<?x6xf64>
+// CHECK: %[[DS:.*]], %{{.*}} = linattn.kv_summary %[[FQ]], %[[DO]] : tensor<?x6xf64>, tensor<?x2xf64> -> tensor<6x2xf64>, tensor<6xf64>
+// CHECK: %[[DST:.*]] = linalg.transpose ins(%[[DS]] :
+// CHECK: %[[DFK:.*]] = linattn.query_readout %[[V]], %[[DST]] : tensor<?x2xf64>, tensor<2x6xf64> -> tensor<?x6xf64>
+// CHECK: %[[DV:.*]] = linattn.query_readout %[[FK]], %[[DS]] : tensor<?x6xf64>, tensor<6x2xf64> -> tensor<?x2xf64>
+// CHECK: return %[[DFQ]], %[[DFK]], %[[DV]]
+func.func @attention_grad_full_plain(%q: tensor<?x6xf64>, %k: tensor<?x6xf64>, %v: tensor<?x2xf64>, %do: tensor<?x2xf64>)
+    -> (tensor<?x6xf64>, tensor<?x6xf64>, tensor<?x2xf64>) {
+  %dq, %dk, %dv = linattn.attention_grad identity %q, %k, %v, %do
+      : tensor<?x6xf64>, tensor<?x6xf64>, tensor<?x2xf64>, tensor<?x2xf64>
+      -> tensor<?x6xf64>, tensor<?x6xf64>, tensor<?x2xf64>
+  return %dq, %dk, %dv : tensor<?x6xf64>, tensor<?x6xf64>, tensor<?x2xf64>
+}
+
+// -----
+
+// favor: φ recomputed, then dx_d = Σ_f dφ_f φ_f (P_df − x_d) in one
+// reduction over the features.
+// CHECK-DAG: #[[ROW_F:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[P_MAP:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[ROW_D:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @feature_map_grad_favor
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[D:.*]]: tensor<?x16xf32>, %[[P:.*]]: tensor<8x16xf32>)
+// CHECK: %[[PHI:.*]] = linattn.feature_map favor %[[X]] projection(%[[P]]) : tensor<?x8xf32>, tensor<8x16xf32> -> tensor<?x16xf32>
+// CHECK: %[[DX:.*]] = linalg.generic {indexing_maps = [#[[ROW_F]], #[[ROW_F]], #[[P_MAP]], #[[ROW_D]], #[[ROW_D]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[D]], %[[PHI]], %[[P]], %[[X]] :
+// CHECK: ^bb0(%[[DPHI:.*]]: f32, %[[F:.*]]: f32, %[[PDF:.*]]: f32, %[[XD:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[W:.*]] = arith.mulf %[[DPHI]], %[[F]]
+// CHECK: %[[SLOPE:.*]] = arith.subf %[[PDF]], %[[XD]]
+// CHECK: math.fma %[[W]], %[[SLOPE]], %[[ACC]]
+// CHECK: return %[[DX]]
+func.func @feature_map_grad_favor(%x: tensor<?x8xf32>, %d: tensor<?x16xf32>, %p: tensor<8x16xf32>) -> tensor<?x8xf32> {
+  %dx = linattn.feature_map_grad favor %x, %d projection(%p) : tensor<?x8xf32>, tensor<?x16xf32>, tensor<8x16xf32> -> tensor<?x8xf32>
+  return %dx : tensor<?x8xf32>
+}
+
+// -----
+
+// poly2: dφ's features 1 … D plus (G + Gᵀ) x / √2, G's elements read from
+// dφ at 1 + D + m·D + j and 1 + D + j·D + m.
+// CHECK-LABEL: func.func @feature_map_grad_poly2
+// CHECK-SAME: (%[[X:.*]]: tensor<5x3xf32>, %[[D:.*]]: tensor<5x13xf32>)
+// CHECK: %[[LIN:.*]] = tensor.extract_slice %[[D]][0, 1] [5, 3] [1, 1]
+// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<5x3xf32>)
+// CHECK: %[[M:.*]] = linalg.index 1
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: tensor.extract %[[D]]
+// CHECK: tensor.extract %[[D]]
+// CHECK: math.fma
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[LIN]], %[[SUMS]] :
+// CHECK: arith.constant 0.707106769 : f32
+// CHECK: return %[[DX]]
+func.func @feature_map_grad_poly2(%x: tensor<5x3xf32>, %d: tensor<5x13xf32>) -> tensor<5x3xf32> {
+  %dx = linattn.feature_map_grad poly2 %x, %d : tensor<5x3xf32>, tensor<5x13xf32> -> tensor<5x3xf32>
+  return %dx : tensor<5x3xf32>
+}
+
+// -----
+
+// identity: the gradient itself, cast to the result's type.
+// CHECK-LABEL: func.func @feature_map_grad_identity
+// CHECK-SAME: (%[[X:.*]]: tensor<5x3xf32>, %[[D:.*]]: tensor<?x3xf32>)
+// CHECK-NEXT: %[[DX:.*]] = tensor.cast %[[D]] : tensor<?x3xf32> to tensor<5x3xf32>
+// CHECK-NEXT: return %[[DX]]
+func.func @feature_map_grad_identity(%x: tensor<5x3xf32>, %d: tensor<?x3xf32>) -> tensor<5x3xf32> {
+  %dx = linattn.feature_map_grad identity %x, %d : tensor<5x3xf32>, tensor<?x3xf32> -> tensor<5x3xf32>
+  return %dx : tensor<5x3xf32>
+}
+
+// -----
+
 // negative_: the primitives are left alone.
 // CHECK-LABEL: func.func @negative_primitives
 // CHECK-NEXT: linattn.feature_map identity

@@ -72,6 +72,57 @@ def LinAttn_FeatureMapOp : LinAttn_Op<"feature_map", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// FeatureMapGradOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_FeatureMapGradOp : LinAttn_Op<"feature_map_grad", [Pure]> {
+  let summary = "the chain rule through a feature map, for training";
+  let description = [{
+    The backward form of `linattn.feature_map`: given the map's input
+    X [..., D] and the gradient dΦ [..., F] of a loss with respect to its
+    result Φ = φ(X), returns the gradient dX [..., D] with respect to the
+    input, row by row:
+
+    | kind       | dx                                                  |
+    |------------|-----------------------------------------------------|
+    | `elu`      | dφ ⊙ (1 where x > 0, exp(x) elsewhere)              |
+    | `relu`     | dφ ⊙ (1 where x > 0, 0 elsewhere)                   |
+    | `identity` | dφ                                                  |
+    | `poly2`    | dφ₁..D + (G + Gᵀ) x / √2, G the D×D block of dφ     |
+    | `favor`    | P (dφ ⊙ φ) − x Σ_f (dφ ⊙ φ)_f                       |
+
+    (`poly2`'s quadratic block G is dφ's features 1 + D … D + D², row-major
+    as `linattn.feature_map` orders them; `favor` recomputes φ(x) from the
+    projection P, which it takes as `projection(%p)`, and returns no
+    gradient with respect to P: its random features are drawn, not
+    learned.) 16-bit data is computed in f32 and rounded once.
+    `linattn-decompose` rewrites the op into elementwise and reducing
+    `linalg.generic`s (and, for `favor`, the feature map).
+
+    Example:
+
+    ```mlir
+    %dq = linattn.feature_map_grad elu %q, %dfq
+        : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32> -> tensor<2x8x?x64xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_FeatureMapKindAttr:$kind,
+                       LinAttn_Tensor:$input,
+                       LinAttn_Tensor:$result_grad,
+                       Optional<LinAttn_Tensor>:$projection);
+  let results = (outs LinAttn_Tensor:$input_grad);
+
+  let assemblyFormat = [{
+    `` $kind $input `,` $result_grad (`projection` `(` $projection^ `)`)?
+    attr-dict `:` type($input) `,` type($result_grad)
+    (`,` type($projection)^)? `->` type($input_grad)
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // ScoresOp
 //===----------------------------------------------------------------------===//
 
@@ -521,6 +572,71 @@ def LinAttn_AttentionOp : LinAttn_Op<"attention", [Pure]> {
     (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($values)
     (`,` type($projection)^)? `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    bool isNormalized() { return getEps().has_value(); }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+def LinAttn_AttentionGradOp : LinAttn_Op<"attention_grad", [Pure]> {
+  let summary = "gradients of linear attention in one op, for training";
+  let description = [{
+    The backward form of `linattn.attention`, with the same feature map,
+    `projection`, `causal` and `normalize`: given its operands Q [..., N, D],
+    K [..., M, D], V [..., M, Dv] and the gradient dO [..., N, Dv] of a loss
+    with respect to its result, returns the gradients dQ, dK and dV with
+    respect to Q, K and V (none with respect to a `favor` projection).
+
+    `linattn-decompose` rewrites it into the feature maps of Q and K, the
+    gradients with respect to the features, and `linattn.feature_map_grad`
+    for each of Q and K. With `causal` the middle part is a
+    `linattn.scan_grad`, linear in N. Without it, it is the linear form's
+    gradient, with S = φ(K)ᵀV:
+
+      dφ(Q) = dO Sᵀ,   dV = φ(K) (φ(Q)ᵀdO),   dφ(K) = V (φ(Q)ᵀdO)ᵀ,
+
+    three `linattn.kv_summary` and three `linattn.query_readout` (state
+    F×Dv or Dv×F, no N×M matrix); normalized, the same with [V, 1] for V and
+    [dO / D, −(dO·N) / D²] for dO, where Oᵢ = Nᵢ / Dᵢ (see
+    `linattn.scan_grad`).
+
+    Example:
+
+    ```mlir
+    %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do causal
+        : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>,
+          tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>
+        -> tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>,
+           tensor<1x8x1024x64xf32>
+    ```
+  }];
+
+  let arguments = (ins LinAttn_FeatureMapKindAttr:$feature_map,
+                       LinAttn_Tensor:$query,
+                       LinAttn_Tensor:$key,
+                       LinAttn_Tensor:$values,
+                       LinAttn_Tensor:$result_grad,
+                       Optional<LinAttn_Tensor>:$projection,
+                       UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$eps);
+  let results = (outs LinAttn_Tensor:$query_grad,
+                      LinAttn_Tensor:$key_grad,
+                      LinAttn_Tensor:$values_grad);
+
+  let assemblyFormat = [{
+    `` $feature_map $query `,` $key `,` $values `,` $result_grad
+    (`projection` `(` $projection^ `)`)? (`causal` $causal^)?
+    (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
+    `:` type($query) `,` type($key) `,` type($values) `,` type($result_grad)
+    (`,` type($projection)^)?
+    `->` type($query_grad) `,` type($key_grad) `,` type($values_grad)
   }];
 
   let extraClassDeclaration = [{

@@ -10,7 +10,7 @@
 include "mlir/Pass/PassBase.td"
 
 def LinAttnDecomposePass : Pass<"linattn-decompose"> {
-  let summary = "Rewrite linattn.attention into feature maps and the quadratic form, and linattn.scan_grad into scans";
+  let summary = "Rewrite linattn.attention into feature maps and the quadratic form, and the gradient ops into primitives";
   let description = [{
     Expands every `linattn.attention` into its definition: the feature map
     applied to queries and keys, the (optionally causal) scores and their
@@ -50,6 +50,7 @@ def LinAttnDecomposePass : Pass<"linattn-decompose"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }

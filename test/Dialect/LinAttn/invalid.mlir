@@ -1428,6 +1428,142 @@ func.func @step_state_bytes(%q: tensor<?x2147483648xbf16>, %v: tensor<?x21474836
 // -----
 
 //===----------------------------------------------------------------------===//
+// linattn.feature_map_grad
+//===----------------------------------------------------------------------===//
+
+func.func @feature_map_grad_size(%x: tensor<4x8xf32>, %d: tensor<4x6xf32>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op result gradient feature size 6 does not match input feature size 8}}
+  %dx = linattn.feature_map_grad elu %x, %d : tensor<4x8xf32>, tensor<4x6xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @feature_map_grad_rows(%x: tensor<4x8xf32>, %d: tensor<5x8xf32>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op result gradient batch dimension 0 (5) does not match input batch dimension 0 (4)}}
+  %dx = linattn.feature_map_grad relu %x, %d : tensor<4x8xf32>, tensor<5x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @feature_map_grad_input_grad(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op input gradient feature size 7 does not match input feature size 8}}
+  %dx = linattn.feature_map_grad identity %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x7xf32>
+  return
+}
+
+// -----
+
+func.func @feature_map_grad_poly2(%x: tensor<4x3xf32>, %d: tensor<4x12xf32>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op the poly2 feature map of input feature size 3 produces 1 + D + D^2 = 13 features, but the result feature size is 12}}
+  %dx = linattn.feature_map_grad poly2 %x, %d : tensor<4x3xf32>, tensor<4x12xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @feature_map_grad_no_projection(%x: tensor<4x8xf32>, %d: tensor<4x16xf32>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op the favor feature map needs a projection operand (projection(%p) with P of shape D x m)}}
+  %dx = linattn.feature_map_grad favor %x, %d : tensor<4x8xf32>, tensor<4x16xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @feature_map_grad_projection_size(%x: tensor<4x8xf32>, %d: tensor<4x16xf32>, %p: tensor<8x12xf32>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op projection feature count 12 does not match result gradient feature size 16}}
+  %dx = linattn.feature_map_grad favor %x, %d projection(%p) : tensor<4x8xf32>, tensor<4x16xf32>, tensor<8x12xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @feature_map_grad_extra_projection(%x: tensor<4x8xf32>, %p: tensor<8x8xf32>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op the elu feature map takes no projection operand}}
+  %dx = linattn.feature_map_grad elu %x, %x projection(%p) : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @feature_map_grad_element_type(%x: tensor<4x8xf32>, %d: tensor<4x8xbf16>) {
+  // expected-error @+1 {{'linattn.feature_map_grad' op result gradient element type 'bf16' does not match input element type 'f32'}}
+  %dx = linattn.feature_map_grad elu %x, %d : tensor<4x8xf32>, tensor<4x8xbf16> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// linattn.attention_grad
+//===----------------------------------------------------------------------===//
+
+func.func @attention_grad_causal_lengths(%q: tensor<7x4xf32>, %k: tensor<9x4xf32>, %v: tensor<9x3xf32>, %do: tensor<7x3xf32>) {
+  // expected-error @+1 {{'linattn.attention_grad' op causal attention needs as many queries as keys, got query sequence length 7 and key sequence length 9}}
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do causal : tensor<7x4xf32>, tensor<9x4xf32>, tensor<9x3xf32>, tensor<7x3xf32> -> tensor<7x4xf32>, tensor<9x4xf32>, tensor<9x3xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_result_grad(%q: tensor<7x4xf32>, %k: tensor<9x4xf32>, %v: tensor<9x3xf32>, %do: tensor<9x3xf32>) {
+  // expected-error @+1 {{'linattn.attention_grad' op result gradient sequence length 9 does not match query sequence length 7}}
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do : tensor<7x4xf32>, tensor<9x4xf32>, tensor<9x3xf32>, tensor<9x3xf32> -> tensor<7x4xf32>, tensor<9x4xf32>, tensor<9x3xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_key_grad(%q: tensor<7x4xf32>, %k: tensor<9x4xf32>, %v: tensor<9x3xf32>, %do: tensor<7x3xf32>) {
+  // expected-error @+1 {{'linattn.attention_grad' op key gradient sequence length 7 does not match key sequence length 9}}
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do : tensor<7x4xf32>, tensor<9x4xf32>, tensor<9x3xf32>, tensor<7x3xf32> -> tensor<7x4xf32>, tensor<7x4xf32>, tensor<9x3xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_value_grad(%q: tensor<7x4xf32>, %k: tensor<9x4xf32>, %v: tensor<9x3xf32>, %do: tensor<7x3xf32>) {
+  // expected-error @+1 {{'linattn.attention_grad' op value gradient feature size 4 does not match value feature size 3}}
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do : tensor<7x4xf32>, tensor<9x4xf32>, tensor<9x3xf32>, tensor<7x3xf32> -> tensor<7x4xf32>, tensor<9x4xf32>, tensor<9x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_no_projection(%q: tensor<7x4xf32>, %v: tensor<7x3xf32>) {
+  // expected-error @+1 {{'linattn.attention_grad' op the favor feature map needs a projection operand (projection(%p) with P of shape D x m)}}
+  %dq, %dk, %dv = linattn.attention_grad favor %q, %q, %v, %v : tensor<7x4xf32>, tensor<7x4xf32>, tensor<7x3xf32>, tensor<7x3xf32> -> tensor<7x4xf32>, tensor<7x4xf32>, tensor<7x3xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_element_type(%q: tensor<7x4xf32>, %v: tensor<7x3xf32>, %do: tensor<7x3xf64>) {
+  // expected-error @+1 {{'linattn.attention_grad' op result gradient element type 'f64' does not match query element type 'f32'}}
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %q, %v, %do : tensor<7x4xf32>, tensor<7x4xf32>, tensor<7x3xf32>, tensor<7x3xf64> -> tensor<7x4xf32>, tensor<7x4xf32>, tensor<7x3xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_eps(%q: tensor<7x4xf32>, %v: tensor<7x3xf32>) {
+  // expected-error @+1 {{'linattn.attention_grad' op normalization eps must be positive and finite, got -1.000000e+00}}
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %q, %v, %v normalize(eps = -1.0) : tensor<7x4xf32>, tensor<7x4xf32>, tensor<7x3xf32>, tensor<7x3xf32> -> tensor<7x4xf32>, tensor<7x4xf32>, tensor<7x3xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_state_bytes(%q: tensor<?x1099511627776xf32>, %v: tensor<?x1099511627776xf32>) {
+  // expected-error @+1 {{'linattn.attention_grad' op expected the state of its decomposition 'tensor<1099511627776x1099511627776xf32>' to have fewer than 2^63 bytes}}
+  %dq, %dk, %dv = linattn.attention_grad identity %q, %q, %v, %v : tensor<?x1099511627776xf32>, tensor<?x1099511627776xf32>, tensor<?x1099511627776xf32>, tensor<?x1099511627776xf32> -> tensor<?x1099511627776xf32>, tensor<?x1099511627776xf32>, tensor<?x1099511627776xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // linattn.scan_grad
 //===----------------------------------------------------------------------===//
 
@@ -1488,7 +1624,7 @@ func.func @scan_grad_element_type(%q: tensor<16x4xf32>, %v: tensor<16x3xf32>, %d
 // -----
 
 func.func @scan_grad_state_bytes(%q: tensor<1x1099511627776xf32>, %v: tensor<1x1099511627776xf32>) {
-  // expected-error @+1 {{'linattn.scan_grad' op expected the state of its scans 'tensor<1099511627776x1099511627776xf32>' to have fewer than 2^63 bytes}}
+  // expected-error @+1 {{'linattn.scan_grad' op expected the state of its decomposition 'tensor<1099511627776x1099511627776xf32>' to have fewer than 2^63 bytes}}
   %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v : tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32> -> tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>, tensor<1x1099511627776xf32>
   return
 }

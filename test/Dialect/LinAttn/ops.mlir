@@ -390,6 +390,58 @@ func.func @scan_three_batch_dims(%q: tensor<3x2x8x16x4xf32>, %k: tensor<3x2x8x16
 }
 
 //===----------------------------------------------------------------------===//
+// linattn.feature_map_grad
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @feature_map_grad_elu
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x?x64xf32>, %[[D:.*]]: tensor<2x8x?x64xf32>)
+// CHECK: %[[DX:.*]] = linattn.feature_map_grad elu %[[X]], %[[D]] : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32> -> tensor<2x8x?x64xf32>
+// CHECK: return %[[DX]] :
+func.func @feature_map_grad_elu(%x: tensor<2x8x?x64xf32>, %d: tensor<2x8x?x64xf32>) -> tensor<2x8x?x64xf32> {
+  %dx = linattn.feature_map_grad elu %x, %d : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32> -> tensor<2x8x?x64xf32>
+  return %dx : tensor<2x8x?x64xf32>
+}
+
+// CHECK-LABEL: func.func @feature_map_grad_poly2
+// CHECK: linattn.feature_map_grad poly2 %{{.*}}, %{{.*}} : tensor<5x3xbf16>, tensor<5x13xbf16> -> tensor<5x3xbf16>
+func.func @feature_map_grad_poly2(%x: tensor<5x3xbf16>, %d: tensor<5x13xbf16>) -> tensor<5x3xbf16> {
+  %dx = linattn.feature_map_grad poly2 %x, %d : tensor<5x3xbf16>, tensor<5x13xbf16> -> tensor<5x3xbf16>
+  return %dx : tensor<5x3xbf16>
+}
+
+// CHECK-LABEL: func.func @feature_map_grad_favor
+// CHECK-SAME: (%[[X:.*]]: tensor<?x16xf32>, %[[D:.*]]: tensor<?x?xf32>, %[[P:.*]]: tensor<16x32xf32>)
+// CHECK: linattn.feature_map_grad favor %[[X]], %[[D]] projection(%[[P]]) : tensor<?x16xf32>, tensor<?x?xf32>, tensor<16x32xf32> -> tensor<?x16xf32>
+func.func @feature_map_grad_favor(%x: tensor<?x16xf32>, %d: tensor<?x?xf32>, %p: tensor<16x32xf32>) -> tensor<?x16xf32> {
+  %dx = linattn.feature_map_grad favor %x, %d projection(%p) : tensor<?x16xf32>, tensor<?x?xf32>, tensor<16x32xf32> -> tensor<?x16xf32>
+  return %dx : tensor<?x16xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// linattn.attention_grad
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @attention_grad_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x8x?x64xf32>, %[[K:.*]]: tensor<1x8x?x64xf32>, %[[V:.*]]: tensor<1x8x?x32xf32>, %[[DO:.*]]: tensor<1x8x?x32xf32>)
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = linattn.attention_grad elu %[[Q]], %[[K]], %[[V]], %[[DO]] causal normalize(eps = 9.9999999999999995E-7) : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x32xf32>, tensor<1x8x?x32xf32> -> tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x32xf32>
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]] :
+func.func @attention_grad_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>, %v: tensor<1x8x?x32xf32>, %do: tensor<1x8x?x32xf32>)
+    -> (tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x32xf32>) {
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do causal normalize(eps = 1.0e-6) : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x32xf32>, tensor<1x8x?x32xf32> -> tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x32xf32>
+  return %dq, %dk, %dv : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x32xf32>
+}
+
+// Non-causal, unnormalized, favor with its projection, keys of another
+// length than the queries.
+// CHECK-LABEL: func.func @attention_grad_favor
+// CHECK: linattn.attention_grad favor %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} projection(%{{.*}}) : tensor<2x7x8xf16>, tensor<2x11x8xf16>, tensor<2x11x5xf16>, tensor<2x7x5xf16>, tensor<8x16xf16> -> tensor<2x7x8xf16>, tensor<2x11x8xf16>, tensor<2x11x5xf16>
+func.func @attention_grad_favor(%q: tensor<2x7x8xf16>, %k: tensor<2x11x8xf16>, %v: tensor<2x11x5xf16>, %do: tensor<2x7x5xf16>, %p: tensor<8x16xf16>)
+    -> (tensor<2x7x8xf16>, tensor<2x11x8xf16>, tensor<2x11x5xf16>) {
+  %dq, %dk, %dv = linattn.attention_grad favor %q, %k, %v, %do projection(%p) : tensor<2x7x8xf16>, tensor<2x11x8xf16>, tensor<2x11x5xf16>, tensor<2x7x5xf16>, tensor<8x16xf16> -> tensor<2x7x8xf16>, tensor<2x11x8xf16>, tensor<2x11x5xf16>
+  return %dq, %dk, %dv : tensor<2x7x8xf16>, tensor<2x11x8xf16>, tensor<2x11x5xf16>
+}
+
+//===----------------------------------------------------------------------===//
 // linattn.scan_grad
 //===----------------------------------------------------------------------===//
 

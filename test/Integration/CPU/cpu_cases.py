@@ -522,6 +522,104 @@ def attention_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None, dty
     return case
 
 
+def feature_map_grad_case(kind, shape, dyn=(), m=None, dtype="f32"):
+    """linattn.feature_map_grad: the chain rule through a feature map, errors
+    relative to the sums of the terms' magnitudes."""
+    name = (f"feature_map_grad_{kind}_{'x'.join(map(str, shape))}_{dtype}_"
+            f"{'dyn' if dyn else 'static'}")
+    rng = rng_for(name)
+    npt = np.float64 if dtype == "f64" else np.float32
+    d = shape[-1]
+    x = uniform(rng, shape, dtype=npt) * npt(0.5 if kind == "favor" else 1.0)
+    dphi = uniform(rng, shape[:-1] + (feature_size(kind, d, m),), dtype=npt)
+    xt, gt = ttype(x.shape, dyn, dtype), ttype(dphi.shape, dyn, dtype)
+    args, inputs = [("x", xt), ("dphi", gt)], [x, dphi]
+    p, proj, ptype = None, "", ""
+    if kind == "favor":
+        p = rng.normal(size=(d, m)).astype(npt)
+        args.append(("p", ttype(p.shape, dyn, dtype)))
+        inputs.append(p)
+        proj, ptype = " projection(%p)", ", " + args[-1][1]
+    body = [f"%dx = linattn.feature_map_grad {kind} %x, %dphi{proj} : {xt}, {gt}{ptype} -> {xt}"]
+    operands = (kind, f64(x), f64(dphi), None if p is None else f64(p))
+    case = Case(name, args, body, [("%dx", xt)], inputs, [ref.feature_map_grad(*operands)],
+                F64_TOL if dtype == "f64" else F32_TOL)
+    case.scales = [ref.feature_map_grad_magnitude(*operands)]
+    return case
+
+
+def attention_grad_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None,
+                        dtype="f32"):
+    """linattn.attention_grad: the gradients of linear attention with respect
+    to Q, K and V, errors relative to the sums of the terms' magnitudes
+    (reference.attention_grad_magnitude)."""
+    name = (f"attention_grad_{kind}_{'causal' if causal else 'full'}_"
+            f"{'norm' if eps else 'plain'}_{n}x{m}x{d}x{dv}_b{len(batch)}_{dtype}_"
+            f"{'dyn' if dyn else 'static'}")
+    rng = rng_for(name)
+    npt = np.float64 if dtype == "f64" else np.float32
+    scale = 0.5 if kind in ("poly2", "favor") else 1.0
+    q = uniform(rng, batch + (n, d), dtype=npt) * npt(scale)
+    k = uniform(rng, batch + (m, d), dtype=npt) * npt(scale)
+    v = uniform(rng, batch + (m, dv), dtype=npt)
+    dout = uniform(rng, batch + (n, dv), dtype=npt)
+    qt, kt, vt, dt = (ttype(x.shape, dyn, dtype) for x in (q, k, v, dout))
+    args = [("q", qt), ("k", kt), ("v", vt), ("do", dt)]
+    inputs = [q, k, v, dout]
+    p, proj, ptype = None, "", ""
+    if kind == "favor":
+        p = rng.normal(size=(d, fmax)).astype(npt)
+        args.append(("p", ttype(p.shape, (), dtype)))
+        inputs.append(p)
+        proj, ptype = " projection(%p)", ", " + args[-1][1]
+    attrs = proj + (" causal" if causal else "") + (f" normalize(eps = {eps:e})" if eps else "")
+    body = [f"%dq, %dk, %dv = linattn.attention_grad {kind} %q, %k, %v, %do{attrs} "
+            f": {qt}, {kt}, {vt}, {dt}{ptype} -> {qt}, {kt}, {vt}"]
+    operands = (kind, f64(q), f64(k), f64(v), f64(dout), None if p is None else f64(p),
+                causal, eps)
+    case = Case(name, args, body, [("%dq", qt), ("%dk", kt), ("%dv", vt)], inputs,
+                list(ref.attention_grad(*operands)), F64_TOL if dtype == "f64" else F32_TOL)
+    case.scales = list(ref.attention_grad_magnitude(*operands))
+    return case
+
+
+def attention_grad_cases():
+    """The attention_grad and feature_map_grad cases, after checking their
+    reference against central differences (reference.check_attention_grad)."""
+    ref.check_attention_grad()
+    return [
+        feature_map_grad_case("elu", (2, 3, 7, 8)),
+        feature_map_grad_case("relu", (3, 5, 6), dyn=(0, 1, 2)),
+        feature_map_grad_case("identity", (4, 5)),
+        feature_map_grad_case("poly2", (2, 7, 4)),
+        feature_map_grad_case("poly2", (2, 7, 3), dyn=(0, 1, 2), dtype="f64"),
+        feature_map_grad_case("favor", (2, 7, 8), m=12),
+        feature_map_grad_case("favor", (9, 5), dyn=(0, 1), m=7),
+    ] + [
+        attention_grad_case("elu", batch, n, n, 8, 5, causal, eps, dyn)
+        for causal in (True, False)
+        for eps in (None, EPS)
+        for batch, n, dyn in (((2, 3), 7, ()), ((2,), 100, (1,)))
+    ] + [
+        attention_grad_case("elu", (2,), 7, 11, 8, 5, False, EPS),
+        attention_grad_case("elu", (3,), 13, 6, 5, 7, False, None, dyn=(0, 1, 2)),
+        attention_grad_case("relu", (2, 3), 7, 11, 8, 5, False, None),
+        attention_grad_case("relu", (2,), 9, 9, 6, 4, True, None, dyn=(2,)),
+        attention_grad_case("identity", (2,), 7, 7, 8, 5, True, None),
+        attention_grad_case("poly2", (2,), 7, 13, 4, 5, False, EPS),
+        attention_grad_case("poly2", (1, 2), 7, 7, 3, 6, True, EPS, dyn=(0, 1, 2)),
+        attention_grad_case("favor", (2,), 7, 7, 8, 5, True, EPS, fmax=16),
+        attention_grad_case("favor", (2, 3), 7, 11, 8, 8, False, EPS, fmax=12),
+        attention_grad_case("elu", (1,), 1, 1, 8, 4, True, EPS),
+        attention_grad_case("elu", (2,), 7, 7, 8, 5, True, EPS, dtype="f64"),
+        attention_grad_case("elu", (2,), 9, 5, 6, 3, False, EPS, dtype="f64", dyn=(1,)),
+        generic(attention_grad_case("elu", (1, 2), 9, 9, 4, 3, True, EPS, dyn=(0, 2))),
+        generic(attention_grad_case("favor", (2,), 7, 11, 4, 3, False, EPS, fmax=6)),
+        via(attention_grad_case("elu", (2,), 37, 37, 8, 5, True, EPS), "chunk8",
+            ["linattn-decompose", "linattn-chunk-scan{chunk-size=8}"]),
+    ]
+
+
 def linalg_attention_case(b, n, m, d, dv, causal):
     """Normalized elu+1 attention written in plain linalg, as an importer
     emits it: elementwise feature maps, a transposed batch_matmul, an optional
@@ -693,6 +791,7 @@ GROUPS = {
         shared_buffer_case(),
     ],
     "scan_grad": scan_grad_cases,
+    "attention_grad": attention_grad_cases,
     "step": lambda: [
         step_case((2, 3), 8, 5, None),
         step_case((2, 3), 8, 5, EPS),

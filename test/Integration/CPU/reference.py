@@ -97,16 +97,14 @@ def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
     return out, s, z
 
 
-def _scan_grad(fq, fk, v, dout, reverse, eps, magnitude):
-    """`scan_grad`, or with `magnitude` every operand replaced by its
-    magnitude and every term added with a plus sign."""
+def _features_grad(fq, fk, v, dout, mask, eps, magnitude):
+    """The gradients of O = (A ⊙ mask) V (rows divided by their sums plus
+    `eps` when given), A = φ(Q)φ(K)ᵀ, with respect to φ(Q), φ(K) and V, or
+    with `magnitude` every operand replaced by its magnitude and every term
+    added with a plus sign."""
     fq, fk, v, dout = (np.asarray(x, dtype=np.float64) for x in (fq, fk, v, dout))
     if magnitude:
         fq, fk, v, dout = (np.abs(x) for x in (fq, fk, v, dout))
-    n = fq.shape[-2]
-    mask = np.tril(np.ones((n, n)))
-    if reverse:
-        mask = mask.T
     a = (fq @ np.swapaxes(fk, -1, -2)) * mask
     g, h = dout, 0.0
     if eps is not None:
@@ -117,6 +115,13 @@ def _scan_grad(fq, fk, v, dout, reverse, eps, magnitude):
             h = -h
     da = (g @ np.swapaxes(v, -1, -2) + h) * mask
     return da @ fk, np.swapaxes(da, -1, -2) @ fq, np.swapaxes(a, -1, -2) @ g
+
+
+def _scan_grad(fq, fk, v, dout, reverse, eps, magnitude):
+    n = np.shape(fq)[-2]
+    mask = np.tril(np.ones((n, n)))
+    return _features_grad(fq, fk, v, dout, mask.T if reverse else mask, eps,
+                          magnitude)
 
 
 def scan_grad(fq, fk, v, dout, reverse=False, eps=None):
@@ -136,7 +141,24 @@ def scan_grad_magnitude(fq, fk, v, dout, reverse=False, eps=None):
     return _scan_grad(fq, fk, v, dout, reverse, eps, magnitude=True)
 
 
-def check_scan_grad(seed=0, n=5, f=3, dv=2, step=1e-6):
+def _check_against_differences(what, loss, operands, grads, step=1e-6):
+    """Raises unless `grads` are the central differences of `loss` (a
+    function of `operands`) at `operands`."""
+    for which, grad in enumerate(grads):
+        numeric = np.zeros_like(grad)
+        for index in np.ndindex(*grad.shape):
+            up = [x.copy() for x in operands]
+            down = [x.copy() for x in operands]
+            up[which][index] += step
+            down[which][index] -= step
+            numeric[index] = (loss(*up) - loss(*down)) / (2 * step)
+        if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
+            raise AssertionError(
+                f"{what} operand {which} differs from central differences by "
+                f"{np.max(np.abs(grad - numeric)):.3e}")
+
+
+def check_scan_grad(seed=0, n=5, f=3, dv=2):
     """Checks `scan_grad` against central differences of the loss
     Σ dout ⊙ scan(...) in both directions, unnormalized and normalized;
     raises if they differ."""
@@ -147,21 +169,9 @@ def check_scan_grad(seed=0, n=5, f=3, dv=2, step=1e-6):
         for eps in (None, 1e-3):
             def loss(fq, fk, v):
                 return float(np.sum(dout * scan(fq, fk, v, reverse=reverse, eps=eps)[0]))
-            grads = scan_grad(fq, fk, v, dout, reverse, eps)
-            operands = [fq, fk, v]
-            for which, grad in enumerate(grads):
-                numeric = np.zeros_like(grad)
-                for index in np.ndindex(*grad.shape):
-                    up = [x.copy() for x in operands]
-                    down = [x.copy() for x in operands]
-                    up[which][index] += step
-                    down[which][index] -= step
-                    numeric[index] = (loss(*up) - loss(*down)) / (2 * step)
-                if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
-                    raise AssertionError(
-                        f"scan_grad (reverse={reverse}, eps={eps}) operand {which} "
-                        "differs from central differences by "
-                        f"{np.max(np.abs(grad - numeric)):.3e}")
+            _check_against_differences(
+                f"scan_grad (reverse={reverse}, eps={eps})", loss, [fq, fk, v],
+                scan_grad(fq, fk, v, dout, reverse, eps))
 
 
 def attention(kind, q, k, v, projection=None, causal=False, eps=None):
@@ -178,3 +188,84 @@ def attention_magnitude(kind, q, k, v, projection=None, causal=False, eps=None):
     fq = np.abs(feature_map(kind, q, projection))
     fk = np.abs(feature_map(kind, k, projection))
     return apply_scores(scores(fq, fk, causal), np.abs(v), eps)
+
+
+def _feature_map_grad(kind, x, dphi, projection, magnitude):
+    x, dphi = np.asarray(x, np.float64), np.asarray(dphi, np.float64)
+    sign = np.abs if magnitude else (lambda y: y)
+    if kind == "elu":
+        return sign(dphi) * np.where(x > 0, 1.0, np.exp(np.minimum(x, 0.0)))
+    if kind == "relu":
+        return sign(dphi) * (x > 0)
+    if kind == "identity":
+        return sign(dphi)
+    if kind == "poly2":
+        d = x.shape[-1]
+        block = sign(dphi[..., 1 + d:]).reshape(x.shape[:-1] + (d, d))
+        both = block + np.swapaxes(block, -1, -2)
+        return sign(dphi[..., 1:1 + d]) + np.einsum(
+            "...mj,...j->...m", both, sign(x)) / np.sqrt(2.0)
+    if kind == "favor":
+        p = np.asarray(projection, np.float64)
+        w = sign(dphi) * feature_map(kind, x, p)
+        return sign(w @ p.T) + sign(x) * np.sum(w, axis=-1, keepdims=True) * (
+            1.0 if magnitude else -1.0)
+    raise ValueError(kind)
+
+
+def feature_map_grad(kind, x, dphi, projection=None):
+    """The gradient with respect to x of Σ dphi ⊙ feature_map(kind, x)."""
+    return _feature_map_grad(kind, x, dphi, projection, magnitude=False)
+
+
+def feature_map_grad_magnitude(kind, x, dphi, projection=None):
+    """`feature_map_grad` with every sum replaced by the sum of its terms'
+    magnitudes."""
+    return _feature_map_grad(kind, x, dphi, projection, magnitude=True)
+
+
+def _attention_grad(kind, q, k, v, dout, projection, causal, eps, magnitude):
+    fq = feature_map(kind, q, projection)
+    fk = feature_map(kind, k, projection)
+    n, m = fq.shape[-2], fk.shape[-2]
+    mask = np.tril(np.ones((n, m))) if causal else np.ones((n, m))
+    dfq, dfk, dv = _features_grad(fq, fk, v, dout, mask, eps, magnitude)
+    chain = feature_map_grad_magnitude if magnitude else feature_map_grad
+    return (chain(kind, q, dfq, projection), chain(kind, k, dfk, projection), dv)
+
+
+def attention_grad(kind, q, k, v, dout, projection=None, causal=False, eps=None):
+    """The gradients of Σ dout ⊙ attention(kind, q, k, v, ...) with respect
+    to q, k and v."""
+    return _attention_grad(kind, q, k, v, dout, projection, causal, eps, False)
+
+
+def attention_grad_magnitude(kind, q, k, v, dout, projection=None, causal=False,
+                             eps=None):
+    """`attention_grad` with every sum replaced by the sum of its terms'
+    magnitudes: the scale of the gradients' rounding errors."""
+    return _attention_grad(kind, q, k, v, dout, projection, causal, eps, True)
+
+
+def check_attention_grad(seed=0, n=4, m=5, d=3, dv=2, features=4):
+    """Checks `attention_grad` (and with it `feature_map_grad`) against
+    central differences of Σ dout ⊙ attention(...) for every feature map,
+    causal or not, normalized or not; raises if they differ."""
+    rng = np.random.default_rng(seed)
+    for kind in ("elu", "relu", "identity", "poly2", "favor"):
+        p = rng.normal(size=(d, features)) if kind == "favor" else None
+        for causal in (False, True):
+            keys = n if causal else m
+            q = rng.uniform(-0.5, 1.0, (n, d))
+            k = rng.uniform(-0.5, 1.0, (keys, d))
+            v = rng.uniform(-1.0, 1.0, (keys, dv))
+            dout = rng.uniform(-1.0, 1.0, (n, dv))
+            # Normalized maps whose scores can vanish or change sign divide
+            # by near zero: only the positive ones are normalized here.
+            for eps in ((None, 1e-3) if kind in ("elu", "favor") else (None,)):
+                def loss(q, k, v):
+                    return float(np.sum(dout * attention(kind, q, k, v, p, causal, eps)))
+                _check_against_differences(
+                    f"attention_grad ({kind}, causal={causal}, eps={eps})",
+                    loss, [q, k, v],
+                    attention_grad(kind, q, k, v, dout, p, causal, eps))
