@@ -4,6 +4,8 @@ High level:
 
 * `linear_attention` -- causal or not, normalized or not, any feature map,
   cross-attention and Dv != D, on [B, H, N, D] float16/float32/float64 arrays;
+* `linear_attention_grad` -- its backward pass: dq, dk, dv from dL/dO, for
+  training;
 * `RecurrentState` -- step-by-step decoding with the (S, z) state;
 * `linear_attention_device`, `recurrent_device` -- the same on GPU memory
   (`DeviceArray`s) and a stream, for frameworks (``linattn.torch`` on CUDA
@@ -25,7 +27,7 @@ from ._version import __version__
 from ._capi import LibraryNotFoundError, find_library
 from .attention import (CacheInfo, RecurrentState, cache_info, clear_cache,
                         linear_attention, linear_attention_device,
-                        recurrent_device)
+                        linear_attention_grad, recurrent_device)
 from .backends import BackendUnavailable, available_backends
 from .ir import Context, Diagnostic, MLIRError, MLIRWarning, Module, PassManager
 from .jit import DeviceArray, ExecutionEngine
@@ -50,5 +52,6 @@ __all__ = [
     "find_library",
     "linear_attention",
     "linear_attention_device",
+    "linear_attention_grad",
     "recurrent_device",
 ]

@@ -1,4 +1,5 @@
-"""Linear attention on numpy arrays: `linear_attention` and `RecurrentState`.
+"""Linear attention on numpy arrays: `linear_attention`, its gradients
+(`linear_attention_grad`) and `RecurrentState`.
 
 Each call builds a small MLIR module for the shapes, dtype and options at
 hand -- a destination-passing function whose inputs and outputs are memrefs
@@ -44,6 +45,7 @@ __all__ = [
     "cache_info",
     "clear_cache",
     "linear_attention",
+    "linear_attention_grad",
     "device_state_element",
     "linear_attention_device",
     "recurrent_device",
@@ -511,6 +513,103 @@ def _attention_text(elt: str, q: Sequence[Optional[int]],
         f"{' causal' if causal else ''}"
         f"{_normalize_clause(normalize, eps)} : {types} -> {o_type}")
     bld.output("o", "%r", o_shape)
+    return bld.text()
+
+
+#===------------------------------------------------------------------------===#
+# linear_attention_grad
+#===------------------------------------------------------------------------===#
+
+
+def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                          grad_out: np.ndarray, *, feature_map: str = "elu",
+                          causal: bool = True, normalize: bool = True,
+                          eps: float = 1e-6,
+                          projection: Optional[np.ndarray] = None,
+                          backend: str = "cpu",
+                          compile_options: Optional[Mapping[str, Any]] = None
+                          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The backward pass of `linear_attention`: the gradients of a loss with
+    respect to q, k and v, given its gradient `grad_out` with respect to the
+    output O = linear_attention(q, k, v, ...) with the same options.
+
+    Nothing of the forward pass is kept or needed: causal gradients are
+    three (normalized, four) scans with the roles of the operands exchanged,
+    non-causal ones the linear form's summaries and readouts, linear in the
+    sequence length either way; then the chain rule through the feature map
+    (`linattn.attention_grad`, docs/Dialect.md). No gradient is returned
+    for a ``"favor"`` projection (random features are drawn, not learned).
+
+    Args:
+      q, k, v, feature_map, causal, normalize, eps, projection, backend,
+      compile_options: as for `linear_attention`.
+      grad_out: dL/dO, [B, H, N, Dv], the dtype of q, k and v.
+
+    Returns:
+      (dq, dk, dv), the shapes and dtype of q, k and v.
+
+    Raises:
+      As `linear_attention`, for `grad_out` too.
+    """
+    _check_options(feature_map, normalize, eps, backend)
+    options = _compile_options(compile_options)
+    q = _check_array("q", q, 4, "[B, H, N, D]")
+    k = _check_array("k", k, 4, "[B, H, M, D]")
+    v = _check_array("v", v, 4, "[B, H, M, Dv]")
+    do = _check_array("grad_out", grad_out, 4, "[B, H, N, Dv]")
+    dtype = _check_same_dtype(q=q, k=k, v=v, grad_out=do,
+                              projection=projection if isinstance(
+                                  projection, np.ndarray) else None)
+    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
+    if do.shape != o_shape:
+        raise ValueError(f"grad_out must have the output's shape {o_shape} "
+                         f"[B, H, N, Dv], got {do.shape}")
+    p = _check_projection(feature_map, projection, q.shape[3])
+
+    key = ("attention_grad", backend, dtype.str, q.shape[3], v.shape[3],
+           None if p is None else p.shape, feature_map, bool(causal),
+           bool(normalize), float(eps) if normalize else None)
+
+    def text() -> str:
+        return _attention_grad_text(_MLIR_ELEMENT[dtype], _open(q.shape),
+                                    _open(k.shape), _open(v.shape),
+                                    None if p is None else p.shape,
+                                    feature_map, causal, normalize, eps)
+
+    inputs = [q, k, v, do] if p is None else [q, k, v, do, p]
+    fn = _compiled(key, backend, text, len(inputs), options)
+    grads = tuple(np.empty(x.shape, dtype) for x in (q, k, v))
+    fn(*inputs, *grads)
+    return grads
+
+
+def _attention_grad_text(elt: str, q: Sequence[Optional[int]],
+                         k: Sequence[Optional[int]], v: Sequence[Optional[int]],
+                         p: Optional[Sequence[int]], feature_map: str,
+                         causal: bool, normalize: bool, eps: float) -> str:
+    """The function @linattn computing `linear_attention_grad` on these
+    shapes (None: a size known at run time), destination-passing on
+    memrefs."""
+    bld = _Builder(elt)
+    o_shape = tuple(q[:3]) + (v[3],)
+    operands, types = [], []
+    for name, shape in (("q", q), ("k", k), ("v", v), ("do", o_shape)):
+        value, value_type = bld.input(name, shape)
+        operands.append(value)
+        types.append(value_type)
+    proj = ""
+    if p is not None:
+        tp, p_type = bld.input("p", p)
+        proj = f" projection({tp})"
+        types.append(p_type)
+    results = ", ".join(types[:3])
+    bld.body.append(
+        f"%dq, %dk, %dv = linattn.attention_grad {feature_map} "
+        f"{', '.join(operands)}{proj}{' causal' if causal else ''}"
+        f"{_normalize_clause(normalize, eps)} : {', '.join(types)} -> "
+        f"{results}")
+    for name, shape in (("dq", q), ("dk", k), ("dv", v)):
+        bld.output(f"{name}_out", f"%{name}", shape)
     return bld.text()
 
 

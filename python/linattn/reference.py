@@ -8,7 +8,9 @@ These are the definitions the compiled kernels are tested against:
 * `causal_linear_attention_rnn` -- the paper's recurrent form (Katharopoulos
   et al. 2020, section 3.4): for each token i,
   S_i = S_{i-1} + φ(k_i) v_iᵀ, z_i = z_{i-1} + φ(k_i),
-  o_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps).
+  o_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps);
+* `feature_map_grad`, `linear_attention_grad` -- their gradients, by the
+  chain rule through the quadratic form.
 
 Arrays have any number of leading batch dimensions: [..., N, D].
 """
@@ -24,7 +26,9 @@ __all__ = [
     "causal_linear_attention_rnn",
     "feature_dim",
     "feature_map",
+    "feature_map_grad",
     "linear_attention",
+    "linear_attention_grad",
 ]
 
 FEATURE_MAPS = ("elu", "relu", "identity", "poly2", "favor")
@@ -94,6 +98,61 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     if normalize:
         o = o / (np.sum(a, axis=-1, keepdims=True) + eps)
     return o
+
+
+def feature_map_grad(kind: str, x: np.ndarray, grad: np.ndarray,
+                     projection: Optional[np.ndarray] = None) -> np.ndarray:
+    """The gradient with respect to x of Σ grad ⊙ φ(x), in float64 (none
+    with respect to a favor projection)."""
+    x = np.asarray(x, dtype=np.float64)
+    g = np.asarray(grad, dtype=np.float64)
+    if kind == "elu":
+        return g * np.where(x > 0, 1.0, np.exp(np.minimum(x, 0.0)))
+    if kind == "relu":
+        return g * (x > 0)
+    if kind == "identity":
+        return g.copy()
+    if kind == "poly2":
+        d = x.shape[-1]
+        block = g[..., 1 + d:].reshape(x.shape[:-1] + (d, d))
+        block = block + np.swapaxes(block, -1, -2)
+        return g[..., 1:1 + d] + np.einsum("...mj,...j->...m", block,
+                                           x) / np.sqrt(2.0)
+    if kind == "favor":
+        w = g * _phi(kind, x, projection)
+        p = np.asarray(projection, dtype=np.float64)
+        return w @ p.T - x * np.sum(w, axis=-1, keepdims=True)
+    raise ValueError(f"unknown feature map {kind!r}")
+
+
+def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                          grad_out: np.ndarray, *, feature_map: str = "elu",
+                          causal: bool = True, normalize: bool = True,
+                          eps: float = 1e-6,
+                          projection: Optional[np.ndarray] = None
+                          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The gradients of Σ grad_out ⊙ linear_attention(q, k, v, ...) with
+    respect to q, k and v, in float64: with A the masked scores and, when
+    normalized, D their row sums plus eps, g = dO / D and
+    h = −(dO·(A V)) / D² (g = dO, h = 0 otherwise), dA = g Vᵀ + h (masked),
+    dφ(Q) = dA φ(K), dφ(K) = dAᵀ φ(Q), dV = Aᵀ g."""
+    fq = _phi(feature_map, q, projection)
+    fk = _phi(feature_map, k, projection)
+    v = np.asarray(v, dtype=np.float64)
+    do = np.asarray(grad_out, dtype=np.float64)
+    n, m = fq.shape[-2], fk.shape[-2]
+    mask = np.tril(np.ones((n, m))) if causal else np.ones((n, m))
+    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
+    g, h = do, 0.0
+    if normalize:
+        den = np.sum(a, axis=-1, keepdims=True) + eps
+        g = do / den
+        h = -np.sum(do * (a @ v), axis=-1, keepdims=True) / den**2
+    da = (g @ np.swapaxes(v, -1, -2) + h) * mask
+    return (feature_map_grad(feature_map, q, da @ fk, projection),
+            feature_map_grad(feature_map, k, np.swapaxes(da, -1, -2) @ fq,
+                             projection),
+            np.swapaxes(a, -1, -2) @ g)
 
 
 def causal_linear_attention_rnn(

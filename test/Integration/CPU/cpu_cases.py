@@ -559,16 +559,17 @@ def attention_grad_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None
     rng = rng_for(name)
     npt = np.float64 if dtype == "f64" else np.float32
     scale = 0.5 if kind in ("poly2", "favor") else 1.0
-    q = uniform(rng, batch + (n, d), dtype=npt) * npt(scale)
-    k = uniform(rng, batch + (m, d), dtype=npt) * npt(scale)
-    v = uniform(rng, batch + (m, dv), dtype=npt)
-    dout = uniform(rng, batch + (n, dv), dtype=npt)
+    q, k, v, dout = (in_dtype(x, dtype) for x in (
+        uniform(rng, batch + (n, d), dtype=npt) * npt(scale),
+        uniform(rng, batch + (m, d), dtype=npt) * npt(scale),
+        uniform(rng, batch + (m, dv), dtype=npt),
+        uniform(rng, batch + (n, dv), dtype=npt)))
     qt, kt, vt, dt = (ttype(x.shape, dyn, dtype) for x in (q, k, v, dout))
     args = [("q", qt), ("k", kt), ("v", vt), ("do", dt)]
     inputs = [q, k, v, dout]
     p, proj, ptype = None, "", ""
     if kind == "favor":
-        p = rng.normal(size=(d, fmax)).astype(npt)
+        p = in_dtype(rng.normal(size=(d, fmax)).astype(npt), dtype)
         args.append(("p", ttype(p.shape, (), dtype)))
         inputs.append(p)
         proj, ptype = " projection(%p)", ", " + args[-1][1]
@@ -578,7 +579,7 @@ def attention_grad_case(kind, batch, n, m, d, dv, causal, eps, dyn=(), fmax=None
     operands = (kind, f64(q), f64(k), f64(v), f64(dout), None if p is None else f64(p),
                 causal, eps)
     case = Case(name, args, body, [("%dq", qt), ("%dk", kt), ("%dv", vt)], inputs,
-                list(ref.attention_grad(*operands)), F64_TOL if dtype == "f64" else F32_TOL)
+                list(ref.attention_grad(*operands)), kernel_tolerance(dtype, dtype))
     case.scales = list(ref.attention_grad_magnitude(*operands))
     return case
 

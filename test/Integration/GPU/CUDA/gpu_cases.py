@@ -291,6 +291,28 @@ def attention_cases():
                   ("elu", (2, 3, 100, 16), (0, 1, 2), None, ()),
                   ("relu", (2, 1, 5), (1, 2), None, ()),
                   ("identity", (3, 7, 8), (0,), None, ()))]
+    # Gradients (linattn.attention_grad): causal through scan_grad's scans,
+    # non-causal through the linear form's summaries and readouts (the
+    # transposes between them on the host), the chain rule through each
+    # feature map; batch- and sequence-parallel scans, bf16 on the chunked
+    # tensor-core scans, f64, and feature_map_grad alone.
+    cases += [
+        (cc.attention_grad_case("elu", (2, 3), 7, 7, 16, 8, True, EPS), False),
+        (cc.attention_grad_case("elu", (2,), 7, 13, 32, 48, False, EPS), False),
+        (cc.attention_grad_case("relu", (2,), 9, 9, 16, 8, True, None, dyn=(1,)), False),
+        (cc.attention_grad_case("identity", (2,), 7, 11, 16, 5, False, None), False),
+        (cc.attention_grad_case("poly2", (2,), 7, 7, 3, 6, True, EPS), False),
+        (cc.attention_grad_case("favor", (2,), 7, 11, 8, 5, False, EPS, fmax=16), False),
+        (cc.attention_grad_case("elu", (2,), 1000, 1000, 64, 48, True, EPS, dyn=(1,)), True),
+        (few_blocks(cc.attention_grad_case("elu", (2,), 1000, 1000, 64, 48, True, None),
+                    16), True),
+        (cc.attention_grad_case("elu", (2,), 300, 200, 64, 64, False, EPS), True),
+        (cc.attention_grad_case("elu", (2,), 7, 7, 16, 5, True, EPS, dtype="f64"), False),
+        (cc.attention_grad_case("elu", (2,), 129, 129, 64, 64, True, EPS, dtype="bf16"),
+         True),
+        (cc.feature_map_grad_case("favor", (2, 7, 8), m=12), False),
+        (cc.feature_map_grad_case("poly2", (2, 7, 3), dyn=(0, 1, 2)), False),
+    ]
     return cases
 
 
