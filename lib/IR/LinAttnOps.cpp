@@ -826,34 +826,57 @@ LogicalResult ScanGradOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-static ShapeSignature signatureOf(AttentionOp op) {
-  ShapeSignature signature{
-      {{op.getQuery(),
-        "query",
-        {{'N', "sequence length"}, {'D', "feature size"}}},
-       {op.getKey(), "key", {{'M', "sequence length"}, {'D', "feature size"}}},
-       {op.getValues(),
-        "value",
-        {{'M', "sequence length"}, {'V', "feature size"}}},
-       {op.getResult(),
-        "result",
-        {{'N', "sequence length"}, {'V', "feature size"}}},
-       {op.getProjection(),
-        "projection",
-        {{'D', "input size"}, {'F', "feature count"}},
-        /*batched=*/false}}};
-  if (op.getCausal())
+/// A [..., rows, columns] tensor of a signature.
+static TensorSpec sequenceSpec(Value value, StringRef name, char rows,
+                               char columns) {
+  return {value, name, {{rows, "sequence length"}, {columns, "feature size"}}};
+}
+
+/// The signature of attention or its gradient: Q [..., N, D], K [..., M, D],
+/// V [..., M, Dv], `others`, and the projection [D, F]; N = M `causal`.
+static ShapeSignature attentionSignature(Value query, Value key, Value values,
+                                         ArrayRef<TensorSpec> others,
+                                         Value projection, bool causal) {
+  ShapeSignature signature{{sequenceSpec(query, "query", 'N', 'D'),
+                            sequenceSpec(key, "key", 'M', 'D'),
+                            sequenceSpec(values, "value", 'M', 'V')}};
+  signature.tensors.append(others.begin(), others.end());
+  signature.tensors.push_back({projection,
+                               "projection",
+                               {{'D', "input size"}, {'F', "feature count"}},
+                               /*batched=*/false});
+  if (causal)
     signature.equalSymbols.push_back({'N', 'M'});
   return signature;
 }
 
-/// Checks what the decomposition of attention (`op`, or its gradient) with
-/// feature map `kind` creates from the sizes `bindings` holds: feature maps
-/// of the queries and keys `inputs` that verify.
-static LogicalResult
-verifyMappedFeatures(Operation *op, FeatureMapKind kind,
-                     const ShapeBindings &bindings,
-                     ArrayRef<std::pair<Type, StringRef>> inputs) {
+static ShapeSignature signatureOf(AttentionOp op) {
+  return attentionSignature(op.getQuery(), op.getKey(), op.getValues(),
+                            {sequenceSpec(op.getResult(), "result", 'N', 'V')},
+                            op.getProjection(), op.getCausal());
+}
+
+/// Checks attention or its gradient, `op` with feature map `kind`: the
+/// projection, the signature, one element type, the lengths of a causal
+/// mask, and feature maps of the queries and keys that verify (what its
+/// decomposition creates). `bindings` receives the sizes.
+static LogicalResult verifyAttention(Operation *op, FeatureMapKind kind,
+                                     const ShapeSignature &signature,
+                                     ShapeBindings &bindings) {
+  const TensorSpec &query = signature.tensors[0], &key = signature.tensors[1];
+  if (failed(
+          verifyProjectionPresence(op, kind, signature.tensors.back().value)))
+    return failure();
+  SmallVector<std::pair<Type, StringRef>> types;
+  for (const TensorSpec &spec : signature.tensors)
+    types.push_back({spec.value ? spec.value.getType() : Type(), spec.name});
+  if (failed(verifySignature(op, signature.tensors, bindings)) ||
+      failed(verifySameElementType(op, types)))
+    return failure();
+  if (!signature.equalSymbols.empty() &&
+      failed(verifyCausalLengths(op, bindings)))
+    return failure();
+
   int64_t d = bindings.lookup('D');
   if (kind == FeatureMapKind::Poly2 && !ShapedType::isDynamic(d) &&
       d > kMaxPoly2InputSize)
@@ -861,8 +884,10 @@ verifyMappedFeatures(Operation *op, FeatureMapKind kind,
                              << " would produce more than 2^63 features";
   int64_t features =
       FeatureMapOp::getFeatureSize(kind, d, bindings.lookup('F'));
-  for (auto [type, name] : inputs) {
-    auto tensorType = cast<RankedTensorType>(type);
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{query.value, "query features"},
+        std::pair<Value, StringRef>{key.value, "key features"}}) {
+    auto tensorType = cast<RankedTensorType>(value.getType());
     SmallVector<int64_t> shape(tensorType.getShape());
     shape.back() = features;
     if (failed(verifyByteSize(op, tensorType.clone(shape), name)))
@@ -872,24 +897,9 @@ verifyMappedFeatures(Operation *op, FeatureMapKind kind,
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyProjectionPresence(*this, getFeatureMap(), getProjection())))
-    return failure();
-  Type q = getQuery().getType(), k = getKey().getType(),
-       v = getValues().getType(), o = getResult().getType();
-  Type p = getProjection() ? getProjection().getType() : Type();
   ShapeBindings bindings;
-  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
-      failed(verifySameElementType(*this, {{q, "query"},
-                                           {k, "key"},
-                                           {v, "value"},
-                                           {o, "result"},
-                                           {p, "projection"}})))
-    return failure();
-  if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
-    return failure();
-  if (failed(
-          verifyMappedFeatures(*this, getFeatureMap(), bindings,
-                               {{q, "query features"}, {k, "key features"}})))
+  if (failed(verifyAttention(*this, getFeatureMap(), signatureOf(*this),
+                             bindings)))
     return failure();
   return verifyEps(*this, getEps());
 }
@@ -899,57 +909,19 @@ LogicalResult AttentionOp::verify() {
 //===----------------------------------------------------------------------===//
 
 static ShapeSignature signatureOf(AttentionGradOp op) {
-  ShapeSignature signature{
-      {{op.getQuery(),
-        "query",
-        {{'N', "sequence length"}, {'D', "feature size"}}},
-       {op.getKey(), "key", {{'M', "sequence length"}, {'D', "feature size"}}},
-       {op.getValues(),
-        "value",
-        {{'M', "sequence length"}, {'V', "feature size"}}},
-       {op.getResultGrad(),
-        "result gradient",
-        {{'N', "sequence length"}, {'V', "feature size"}}},
-       {op.getQueryGrad(),
-        "query gradient",
-        {{'N', "sequence length"}, {'D', "feature size"}}},
-       {op.getKeyGrad(),
-        "key gradient",
-        {{'M', "sequence length"}, {'D', "feature size"}}},
-       {op.getValuesGrad(),
-        "value gradient",
-        {{'M', "sequence length"}, {'V', "feature size"}}},
-       {op.getProjection(),
-        "projection",
-        {{'D', "input size"}, {'F', "feature count"}},
-        /*batched=*/false}}};
-  if (op.getCausal())
-    signature.equalSymbols.push_back({'N', 'M'});
-  return signature;
+  return attentionSignature(
+      op.getQuery(), op.getKey(), op.getValues(),
+      {sequenceSpec(op.getResultGrad(), "result gradient", 'N', 'V'),
+       sequenceSpec(op.getQueryGrad(), "query gradient", 'N', 'D'),
+       sequenceSpec(op.getKeyGrad(), "key gradient", 'M', 'D'),
+       sequenceSpec(op.getValuesGrad(), "value gradient", 'M', 'V')},
+      op.getProjection(), op.getCausal());
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyProjectionPresence(*this, getFeatureMap(), getProjection())))
-    return failure();
-  Type q = getQuery().getType(), k = getKey().getType();
-  Type p = getProjection() ? getProjection().getType() : Type();
   ShapeBindings bindings;
-  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
-      failed(verifySameElementType(
-          *this, {{q, "query"},
-                  {k, "key"},
-                  {getValues().getType(), "value"},
-                  {getResultGrad().getType(), "result gradient"},
-                  {getQueryGrad().getType(), "query gradient"},
-                  {getKeyGrad().getType(), "key gradient"},
-                  {getValuesGrad().getType(), "value gradient"},
-                  {p, "projection"}})))
-    return failure();
-  if (getCausal() && failed(verifyCausalLengths(*this, bindings)))
-    return failure();
-  if (failed(
-          verifyMappedFeatures(*this, getFeatureMap(), bindings,
-                               {{q, "query features"}, {k, "key features"}})))
+  if (failed(verifyAttention(*this, getFeatureMap(), signatureOf(*this),
+                             bindings)))
     return failure();
   int64_t features = FeatureMapOp::getFeatureSize(
       getFeatureMap(), bindings.lookup('D'), bindings.lookup('F'));

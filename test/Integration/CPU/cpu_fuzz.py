@@ -38,7 +38,7 @@ import cpu_cases as cc  # noqa: E402
 
 EPS = cc.EPS
 KINDS = ("kernel", "linear", "scan", "step", "chain", "attention", "quadratic",
-         "linalg", "feature_map", "scan_grad")
+         "linalg", "feature_map", "scan_grad", "attention_grad")
 
 
 # The chance of an empty dimension where a draw allows one.
@@ -169,6 +169,25 @@ def scan_grad_case(d):
     return case, cpu_options(d)
 
 
+def attention_grad_case(d):
+    """The gradients of linattn.attention: the feature maps, a scan_grad
+    (causal) or the linear form's summaries and readouts, the chain rule
+    through the map."""
+    kind = d.pick("elu", "elu", "relu", "identity", "poly2", "favor")
+    batch = d.batch()
+    causal = d.chance(0.5)
+    n = d.size(0, 1, 2, 7, 31, 65, 130)
+    head = d.pick(1, 3, 4) if kind == "poly2" else d.pick(1, 4, 16, 32, 64)
+    case = cc.attention_grad_case(
+        kind, batch, n, n if causal else d.size(0, 1, 3, 7, 64, 77), head,
+        d.size(0, 1, 5, 8, 33), causal,
+        # Signed identity features can bring a denominator near zero.
+        EPS if kind != "identity" and d.chance(0.6) else None,
+        dyn=d.dims(len(batch) + 2), fmax=d.pick(1, 8, 24) if kind == "favor" else None,
+        dtype=d.pick("f32", "f32", "f64"))
+    return case, cpu_options(d)
+
+
 def step_case(d):
     batch = d.batch()
     case = cc.step_case(batch, d.pick(1, 2, 3, 7, 16, 36, 64, 100, 128),
@@ -262,7 +281,8 @@ def feature_map_case(d):
 DRAW = {"kernel": kernel_case, "linear": linear_case, "scan": scan_case,
         "step": step_case, "chain": chain_case, "attention": attention_case,
         "quadratic": quadratic_case, "linalg": linalg_case,
-        "feature_map": feature_map_case, "scan_grad": scan_grad_case}
+        "feature_map": feature_map_case, "scan_grad": scan_grad_case,
+        "attention_grad": attention_grad_case}
 
 
 def pipeline(options):

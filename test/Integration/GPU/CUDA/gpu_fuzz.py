@@ -36,7 +36,8 @@ from cpu_fuzz import add_fuzz_arguments, draw_feature_map, fuzz  # noqa: E402
 cc = g.cc
 EPS = g.EPS
 KINDS = ("chunked", "tf32", "recurrent", "scan", "step", "attention",
-         "quadratic", "linear", "linear-chunked", "feature-map", "scan-grad")
+         "quadratic", "linear", "linear-chunked", "feature-map", "scan-grad",
+         "attention-grad")
 
 
 def large_values(d, eps, dtype):
@@ -137,6 +138,32 @@ def scan_grad_case(d):
     return case, n >= 300
 
 
+def attention_grad_case(d):
+    """The gradients of linattn.attention: causal on the scan kernels
+    (bf16 and f16 on the chunked tensor-core ones), non-causal on the linear
+    form's, the chain rule through every feature map."""
+    kind = d.pick("elu", "elu", "relu", "identity", "poly2", "favor")
+    batch = d.batch()
+    causal = d.chance(0.5)
+    n = d.size(0, 1, 2, 7, 33, 100, 300)
+    head = d.pick(1, 3, 4) if kind == "poly2" else d.pick(1, 4, 16, 32, 64, 128)
+    dtype = d.pick("f32", "f32", "f64", "bf16", "f16")
+    if dtype in ("bf16", "f16") and kind in ("poly2", "favor", "identity"):
+        dtype = "f32"  # features whose 16-bit rounding the tolerance leaves out
+    case = cc.attention_grad_case(
+        kind, batch, n, n if causal else d.size(0, 1, 3, 7, 64, 77, 300), head,
+        d.size(0, 1, 5, 8, 33, 64), causal,
+        EPS if kind != "identity" and d.chance(0.6) else None,
+        dyn=d.dims(len(batch) + 2), fmax=d.pick(1, 8, 24) if kind == "favor" else None,
+        dtype=dtype)
+    if dtype in ("bf16", "f16"):
+        case.tol = g.CHUNKED_TOL[dtype]
+    case.gpu_options = d.options(
+        ("scan-feature-lanes=1", "scan-feature-lanes=2"), ("async-copies=false",),
+        *SEGMENT_OPTIONS)
+    return case, n >= 300
+
+
 def step_case(d):
     batch = d.batch()
     case = cc.step_case(batch, d.pick(1, 2, 3, 6, 7, 16, 36, 64, 100, 128, 200),
@@ -228,6 +255,8 @@ def draw_case(kind, d):
         return feature_map_case(d)
     if kind == "scan-grad":
         return scan_grad_case(d)
+    if kind == "attention-grad":
+        return attention_grad_case(d)
     return linear_case(d)
 
 
