@@ -20,6 +20,7 @@
 #include "linattn/IR/ShapeSignature.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -80,13 +81,28 @@ ReadBufferOp::bufferize(RewriterBase &rewriter,
   if (failed(buffer))
     return failure();
   Value result = *buffer;
-  if (result.getType() != getBuffer().getType()) {
-    FailureOr<Value> identity = bufferization::castOrReallocMemRefValue(
-        rewriter, result, cast<MemRefType>(getBuffer().getType()), options);
-    if (failed(identity))
-      return emitOpError() << "cannot read " << result.getType() << " as "
-                           << getBuffer().getType();
-    result = *identity;
+  auto type = cast<MemRefType>(getBuffer().getType());
+  auto bufferType = cast<MemRefType>(result.getType());
+  if (bufferType.getLayout().isIdentity()) {
+    // The same memory, its sizes only more or less static.
+    if (bufferType != type)
+      result = memref::CastOp::create(rewriter, getLoc(), type, result);
+  } else {
+    // A view (a slice): copied to a buffer of its own. Upstream's
+    // castOrReallocMemRefValue would cast a view of dynamic strides to the
+    // identity layout, which it need not have at run time: kernels that
+    // address their operands as contiguous then read the wrong elements.
+    SmallVector<Value> dynamicSizes;
+    for (int64_t i = 0, e = type.getRank(); i < e; ++i)
+      if (type.isDynamicDim(i))
+        dynamicSizes.push_back(
+            memref::DimOp::create(rewriter, getLoc(), result, i));
+    FailureOr<Value> copy =
+        options.createAlloc(rewriter, getLoc(), type, dynamicSizes);
+    if (failed(copy) ||
+        failed(options.createMemCpy(rewriter, getLoc(), result, *copy)))
+      return emitOpError() << "cannot copy " << bufferType << " to " << type;
+    result = *copy;
   }
   rewriter.replaceOp(*this, result);
   return success();

@@ -407,15 +407,17 @@ struct DecomposeFeatureMapGrad : OpRewritePattern<FeatureMapGradOp> {
           tensor::EmptyOp::create(rewriter, loc, sizes, builder.data),
           {identity, identity, identity}, parallel,
           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            // elu(x) + 1 has slope 1 for x > 0 and exp(x) otherwise, relu
-            // 1 and 0.
+            // elu(x) + 1 has slope 1 for x > 0 and exp(x) otherwise, relu 1
+            // and 0: selected, so that x ≤ 0 gives relu a gradient of 0 even
+            // where dφ overflowed (inf · 0 would be NaN).
             Value positive = arith::CmpFOp::create(
                 b, l, arith::CmpFPredicate::OGT, args[0], constant(b, l, 0.0));
             Value otherwise =
-                elu ? math::ExpOp::create(b, l, args[0]) : constant(b, l, 0.0);
-            Value slope = arith::SelectOp::create(
-                b, l, positive, constant(b, l, 1.0), otherwise);
-            return arith::MulFOp::create(b, l, args[1], slope);
+                elu ? arith::MulFOp::create(b, l, args[1],
+                                            math::ExpOp::create(b, l, args[0]))
+                          .getResult()
+                    : constant(b, l, 0.0);
+            return arith::SelectOp::create(b, l, positive, args[1], otherwise);
           }));
       return success();
     }

@@ -140,10 +140,11 @@ func.func @scan_grad_normalized(%q: tensor<2x?x4xf32>, %k: tensor<2x?x4xf32>, %v
 // CHECK: %[[DV:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[FK]], %[[FQ]], %[[DO]] :
 // CHECK: %[[DQ:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[DFQ]] : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>)
 // CHECK: %[[X:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK: %[[DPHI:.*]] = arith.extf %{{.*}} : bf16 to f32
 // CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[X]]
 // CHECK: %[[EXP:.*]] = math.exp %[[X]]
-// CHECK: %[[SLOPE:.*]] = arith.select %[[POS]], %{{.*}}, %[[EXP]]
-// CHECK: arith.mulf %{{.*}}, %[[SLOPE]]
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[DPHI]], %[[EXP]]
+// CHECK: arith.select %[[POS]], %[[DPHI]], %[[SCALED]]
 // CHECK: arith.truncf
 // CHECK: %[[DK:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[DFK]] : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>)
 // CHECK: return %[[DQ]], %[[DK]], %[[DV]]

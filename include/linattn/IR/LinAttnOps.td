@@ -607,6 +607,13 @@ def LinAttn_AttentionGradOp : LinAttn_Op<"attention_grad", [Pure]> {
     [dO / D, −(dO·N) / D²] for dO, where Oᵢ = Nᵢ / Dᵢ (see
     `linattn.scan_grad`).
 
+    The gradients with respect to the features and the scaled dO are
+    operands and results of those ops, so they are rounded to the data type
+    (their sums are formed in f32 for 16-bit data). With f16 data, dO / D
+    overflows where a row's denominator is near eps (queries whose features
+    are all zero, as relu can make them), and the gradients of that row's
+    keys and values become inf or NaN; bf16 has f32's range.
+
     Example:
 
     ```mlir
@@ -658,9 +665,11 @@ def LinAttn_ReadBufferOp : LinAttn_Op<"read_buffer", [
   let summary = "the buffer of a tensor, read by the code after it";
   let description = [{
     The lowerings' kernels read their tensor operands through this op: its
-    result is the buffer the tensor bufferizes to (copied into a buffer of
-    the result's identity layout where its own layout is not known to be
-    that), and One-Shot Bufferize counts the tensor as read here, so that no
+    result is the buffer the tensor bufferizes to where that has the
+    identity layout (cast to the result's sizes), and a copy of it into a
+    buffer of its own where it is a view of another layout (a slice, whose
+    strides the kernels, which address operands as contiguous rows, would
+    not see). One-Shot Bufferize counts the tensor as read here, so that no
     op after it writes that buffer in place.
 
     It is `bufferization.to_buffer read_only` with one difference that makes

@@ -42,3 +42,23 @@ func.func @strided_slice(%t: tensor<4x4xf32>) -> memref<2x2xf32> {
   %m = linattn.read_buffer %s : tensor<2x2xf32> to memref<2x2xf32>
   return %m : memref<2x2xf32>
 }
+
+// -----
+
+// A slice of dynamic strides is copied too: its strides are those of the
+// tensor it is cut from (row pitch %w, not %n), which a cast to the identity
+// layout would hide from the kernel that reads it.
+// CHECK-LABEL: func.func @dynamic_slice
+//  CHECK-SAME: (%[[T:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[N:.*]]: index)
+//       CHECK: %[[S:.*]] = memref.subview %[[T]][0, 0] [%{{.*}}, %[[N]]] [1, 1]
+//       CHECK: %[[COPY:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {{.*}}: memref<?x?xf32>
+//       CHECK: memref.copy %[[S]], %[[COPY]]
+//   CHECK-NOT: memref.cast
+//       CHECK: return %[[COPY]]
+func.func @dynamic_slice(%t: tensor<?x?xf32>, %n: index) -> memref<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %t, %c0 : tensor<?x?xf32>
+  %s = tensor.extract_slice %t[0, 0] [%rows, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %m = linattn.read_buffer %s : tensor<?x?xf32> to memref<?x?xf32>
+  return %m : memref<?x?xf32>
+}

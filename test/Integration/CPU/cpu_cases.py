@@ -242,6 +242,35 @@ def shared_buffer_case():
                 [("%o1", t3), ("%o2", t3), ("%o3", t3)], [q, v], expected)
 
 
+def sliced_state_case():
+    """A kernel's operand cut from another kernel's result: the key-value
+    summary's first Dv - 1 columns, sizes dynamic, read by the readout. The
+    slice keeps the summary's row pitch, so its buffer is copied for the
+    kernels, which address their operands as contiguous (a cast to the
+    identity layout, which upstream's castOrReallocMemRefValue chose for
+    dynamic strides, had the GPU readout read rows Dv apart instead of Dv - 1;
+    found by attention_grad's dV)."""
+    name = "sliced_state_2x100x3x8x6"
+    rng = rng_for(name)
+    fq = uniform(rng, (2, 100, 8), 0.0, 1.0)
+    gh = uniform(rng, (2, 100, 6))
+    fk = uniform(rng, (2, 3, 8), 0.0, 1.0)
+    qt, gt, kt = "tensor<?x100x8xf32>", "tensor<?x100x?xf32>", "tensor<?x3x8xf32>"
+    st, ot = "tensor<?x8x?xf32>", "tensor<?x3x?xf32>"
+    body = ["%c0 = arith.constant 0 : index",
+            "%c1 = arith.constant 1 : index",
+            "%c2 = arith.constant 2 : index",
+            f"%s, %z = linattn.kv_summary %fq, %gh : {qt}, {gt} -> {st}, tensor<?x8xf32>",
+            f"%b = tensor.dim %s, %c0 : {st}",
+            f"%w = tensor.dim %s, %c2 : {st}",
+            "%dv = arith.subi %w, %c1 : index",
+            f"%sl = tensor.extract_slice %s[0, 0, 0] [%b, 8, %dv] [1, 1, 1] : {st} to {st}",
+            f"%o = linattn.query_readout %fk, %sl : {kt}, {st} -> {ot}"]
+    s = np.swapaxes(f64(fq), -1, -2) @ f64(gh)
+    return Case(name, [("fq", qt), ("gh", gt), ("fk", kt)], body, [("%o", ot)],
+                [fq, gh, fk], [f64(fk) @ s[..., :5]])
+
+
 def scan_grad_case(batch, n, f, dv, reverse, eps=None, dyn=(), dtype="f32"):
     """linattn.scan_grad: the gradients of a scan, normalized with `eps`.
     Errors are relative to the gradients with every sum's terms replaced by
@@ -766,6 +795,7 @@ GROUPS = {
         apply_scores_case((2,), 100, 37, 9, eps=EPS, dyn=(0, 1, 2)),
     ],
     "linear": lambda: [
+        sliced_state_case(),
         linear_case((2, 3), 7, 11, 8, 5, eps=EPS),
         linear_case((2,), 7, 11, 8, 5, eps=None),
         linear_case((2,), 100, 37, 16, 9, eps=EPS, dyn=(1,)),

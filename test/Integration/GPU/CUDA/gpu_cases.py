@@ -134,6 +134,7 @@ def scan_cases():
 
 def linear_cases():
     return [
+        (cc.sliced_state_case(), False),
         (cc.linear_case((2, 3), 7, 11, 16, 8, eps=EPS), False),
         (cc.linear_case((2,), 7, 1, 32, 5, eps=None), False),
         (cc.linear_case((2,), 1000, 4097, 64, 48, eps=EPS, dyn=(1,)), True),
