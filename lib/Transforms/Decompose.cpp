@@ -46,6 +46,22 @@ static Value mapFeatures(OpBuilder &builder, Location loc, FeatureMapKind kind,
                               input, projection);
 }
 
+/// φ of `kind` of `input` as `type` for `user`: a feature map of the same
+/// operands that comes before `user` in its block where there is one (the
+/// features a gradient was taken for), else a new one.
+static Value featuresFor(OpBuilder &builder, Location loc, Operation *user,
+                         FeatureMapKind kind, Value input, Value projection,
+                         Type type) {
+  for (Operation *other : input.getUsers()) {
+    auto map = dyn_cast<FeatureMapOp>(other);
+    if (map && map.getKind() == kind && map.getInput() == input &&
+        map.getProjection() == projection && map.getType() == type &&
+        map->getBlock() == user->getBlock() && map->isBeforeInBlock(user))
+      return map;
+  }
+  return FeatureMapOp::create(builder, loc, type, kind, input, projection);
+}
+
 namespace {
 /// linattn.attention -> feature_map(q), feature_map(k), scores, apply_scores.
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
@@ -401,21 +417,28 @@ struct DecomposeFeatureMapGrad : OpRewritePattern<FeatureMapGradOp> {
       return success();
     case FeatureMapKind::Elu:
     case FeatureMapKind::Relu: {
+      // elu(x) + 1 has slope 1 for x > 0 and exp(x) otherwise, which is
+      // φ(x) itself there: the map (which the lowerings compute
+      // vectorized, and CSE merges with the features the gradient was
+      // taken for) instead of an exp per element. relu has slopes 1 and 0,
+      // selected: x ≤ 0 gets a gradient of 0 even where dφ overflowed
+      // (inf · 0 would be NaN).
       bool elu = op.getKind() == FeatureMapKind::Elu;
+      SmallVector<Value> inputs{x, dphi};
+      SmallVector<AffineMap> maps{identity, identity, identity};
+      if (elu) {
+        inputs.push_back(featuresFor(rewriter, loc, op, FeatureMapKind::Elu, x,
+                                     Value(), dphi.getType()));
+        maps.push_back(identity);
+      }
       replace(builder.generic(
-          tensorTypeOf(sizes, builder.data), ValueRange{x, dphi},
-          tensor::EmptyOp::create(rewriter, loc, sizes, builder.data),
-          {identity, identity, identity}, parallel,
-          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            // elu(x) + 1 has slope 1 for x > 0 and exp(x) otherwise, relu 1
-            // and 0: selected, so that x ≤ 0 gives relu a gradient of 0 even
-            // where dφ overflowed (inf · 0 would be NaN).
+          tensorTypeOf(sizes, builder.data), inputs,
+          tensor::EmptyOp::create(rewriter, loc, sizes, builder.data), maps,
+          parallel, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
             Value positive = arith::CmpFOp::create(
                 b, l, arith::CmpFPredicate::OGT, args[0], constant(b, l, 0.0));
             Value otherwise =
-                elu ? arith::MulFOp::create(b, l, args[1],
-                                            math::ExpOp::create(b, l, args[0]))
-                          .getResult()
+                elu ? arith::MulFOp::create(b, l, args[1], args[2]).getResult()
                     : constant(b, l, 0.0);
             return arith::SelectOp::create(b, l, positive, args[1], otherwise);
           }));
@@ -427,8 +450,8 @@ struct DecomposeFeatureMapGrad : OpRewritePattern<FeatureMapGradOp> {
     case FeatureMapKind::Favor: {
       // dxₐ = Σ_f (dφ ⊙ φ)_f (P_df − x_d) over loops (batch..., d, f).
       Value projection = op.getProjection();
-      Value features = FeatureMapOp::create(
-          rewriter, loc, dphi.getType(), FeatureMapKind::Favor, x, projection);
+      Value features = featuresFor(rewriter, loc, op, FeatureMapKind::Favor, x,
+                                   projection, dphi.getType());
       int64_t batchRank = rank - 1;
       SmallVector<AffineExpr> batchExprs;
       for (int64_t i = 0; i < batchRank; ++i)

@@ -16,7 +16,11 @@
 //     tokens-per-block and column-vectors), D broadcast-FMA steps each, then
 //     exp (a polynomial) of the tile minus the rows' half squared norms;
 //   - poly2, [1, x, vec(x xᵀ)/√2]: per row the input copied, then D scaled
-//     copies of it.
+//     copies of it;
+//   - elu + 1 and relu where no kernel that reads the features fused them
+//     (a gradient's decomposition needs the features as values): per row,
+//     vector by vector, with the kernels' polynomial exp. Lowered
+//     generically, elu took a libm call per element on one thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +82,8 @@ private:
                      int64_t columns, Value mask, ArrayRef<Value> halfNorms);
   /// poly2 of one row.
   void emitPoly2Row(ValueRange batch, Value row);
+  /// An elementwise map (elu, relu) of one row.
+  void emitElementwiseRow(ValueRange batch, Value row);
 
   FeatureMapKind kind;
   Value x, p, out;
@@ -100,14 +106,16 @@ void FeatureMapEmitter::emit() {
         b, loc, vecType,
         arith::DivFOp::create(b, loc, one, math::SqrtOp::create(b, loc, m)));
   }
-  // favor takes rows in blocks of the register tile; poly2 (memory-bound)
-  // one at a time.
+  // favor takes rows in blocks of the register tile; poly2 and the
+  // elementwise maps (memory-bound) one at a time.
   int64_t block = kind == FeatureMapKind::Favor ? shape.block : 1;
   auto emitRow = [&](ValueRange batch, Value row, int64_t rows) {
     if (kind == FeatureMapKind::Favor)
       emitFavorRows(batch, row, rows);
-    else
+    else if (kind == FeatureMapKind::Poly2)
       emitPoly2Row(batch, row);
+    else
+      emitElementwiseRow(batch, row);
   };
   if (rank == 1) {
     emitRow({}, Value(), 1);
@@ -123,17 +131,20 @@ void FeatureMapEmitter::emit() {
       block == 1 ? length
                  : arith::CeilDivUIOp::create(b, loc, length, index(block)));
   // About the operations (2·D per favor feature, D + 1 per poly2 input
-  // element), for a serial twin of the loop when there are threads.
+  // element, about 16 per elu or relu element), for a serial twin of the
+  // loop when there are threads.
   Value flops;
   if (shape.threads > 1) {
     flops = arith::MulIOp::create(b, loc, length, inputSize);
     for (Value size : ArrayRef<Value>(upper).drop_back())
       flops = arith::MulIOp::create(b, loc, flops, size);
-    flops = arith::MulIOp::create(
-        b, loc, flops,
+    Value perElement =
         kind == FeatureMapKind::Favor
             ? arith::MulIOp::create(b, loc, features, index(2)).getResult()
-            : arith::AddIOp::create(b, loc, inputSize, index(1)).getResult());
+        : kind == FeatureMapKind::Poly2
+            ? arith::AddIOp::create(b, loc, inputSize, index(1)).getResult()
+            : index(16);
+    flops = arith::MulIOp::create(b, loc, flops, perElement);
   }
   emitParallel(
       upper,
@@ -261,9 +272,16 @@ void FeatureMapEmitter::emitPoly2Row(ValueRange batch, Value row) {
   });
 }
 
+void FeatureMapEmitter::emitElementwiseRow(ValueRange batch, Value row) {
+  forEachVector(inputSize, {}, [&](Value offset, Value mask, ValueRange) {
+    Value v = loadVector(x, at(batch, row, offset), mask);
+    storeVector(elementwiseMap(kind, v), out, at(batch, row, offset), mask);
+    return SmallVector<Value>();
+  });
+}
+
 bool cpukernels::hasFeatureMapKernel(FeatureMapOp op) {
-  return op.getKind() == FeatureMapKind::Favor ||
-         op.getKind() == FeatureMapKind::Poly2;
+  return op.getKind() != FeatureMapKind::Identity;
 }
 
 void cpukernels::rewriteFeatureMap(RewriterBase &rewriter, FeatureMapOp op,
@@ -277,12 +295,13 @@ void cpukernels::rewriteFeatureMap(RewriterBase &rewriter, FeatureMapOp op,
   Value p = op.getProjection() ? toBuffer(rewriter, loc, op.getProjection())
                                : Value();
   // The result's open sizes: the input's leading ones, then the projection's
-  // m (favor) or 1 + D + D² (poly2).
+  // m (favor), 1 + D + D² (poly2) or D (elementwise maps).
+  bool poly2 = op.getKind() == FeatureMapKind::Poly2;
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < rank; ++d) {
     if (!resultType.isDynamicDim(d))
       continue;
-    if (d < rank - 1) {
+    if (d < rank - 1 || (!p && !poly2)) {
       sizes.push_back(tensor::DimOp::create(rewriter, loc, input, d));
     } else if (p) {
       sizes.push_back(memref::DimOp::create(rewriter, loc, p, 1));

@@ -181,25 +181,7 @@ private:
 
 Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
                                      Value x, Value mask) {
-  Value zero = zeroVector();
-  Value y = x;
-  switch (kind) {
-  case FeatureMapKind::Elu: {
-    // elu(x) + 1 is x + 1 for x > 0 and exp(x) otherwise.
-    Value one = splat(1.0);
-    Value positive =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
-    Value shifted = arith::AddFOp::create(b, loc, x, one);
-    y = arith::SelectOp::create(b, loc, positive, shifted,
-                                exp(x, /*nonPositive=*/true));
-    break;
-  }
-  case FeatureMapKind::Relu:
-    y = arith::MaximumFOp::create(b, loc, x, zero);
-    break;
-  default:
-    break;
-  }
+  Value y = elementwiseMap(kind, x);
   // Round as the unfused feature map would have.
   if (kind != FeatureMapKind::Identity && featureType != compute) {
     auto narrow = VectorType::get({shape.width}, featureType);
@@ -209,7 +191,7 @@ Value KernelEmitter::applyFeatureMap(FeatureMapKind kind, Type featureType,
   // Lanes past the end must not reach z or the denominators: φ(0) = 1 for
   // elu.
   if (mask)
-    y = arith::SelectOp::create(b, loc, mask, y, zero);
+    y = arith::SelectOp::create(b, loc, mask, y, zeroVector());
   return y;
 }
 

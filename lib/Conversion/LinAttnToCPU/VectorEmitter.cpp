@@ -149,6 +149,24 @@ void VectorEmitter::storeVector(Value value, Value memref, ValueRange indices,
     vector::StoreOp::create(b, loc, value, memref, indices);
 }
 
+Value VectorEmitter::elementwiseMap(FeatureMapKind kind, Value x) {
+  Value zero = zeroVector();
+  switch (kind) {
+  case FeatureMapKind::Elu: {
+    // elu(x) + 1 is x + 1 for x > 0 and exp(x) otherwise.
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+    Value shifted = arith::AddFOp::create(b, loc, x, splat(1.0));
+    return arith::SelectOp::create(b, loc, positive, shifted,
+                                   exp(x, /*nonPositive=*/true));
+  }
+  case FeatureMapKind::Relu:
+    return arith::MaximumFOp::create(b, loc, x, zero);
+  default:
+    return x;
+  }
+}
+
 Value VectorEmitter::exp(Value x, bool nonPositive) {
   // exp(x) = 2^n · exp(r), n = round(x / ln 2), r = x - n ln 2 in
   // [-ln2/2, ln2/2] (ln 2 split in two for an exact product), exp(r) from

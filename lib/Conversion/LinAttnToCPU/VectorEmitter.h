@@ -103,6 +103,9 @@ protected:
   /// x ≤ 0 (larger x are clamped to 0); else over the whole range, +inf
   /// where 2^round(x / ln 2) is past the largest exponent.
   Value exp(Value x, bool nonPositive);
+  /// φ(x) of an elementwise map (elu + 1, relu, identity) on a vector of
+  /// the compute type.
+  Value elementwiseMap(FeatureMapKind kind, Value x);
 
   OpBuilder &b;
   Location loc;
@@ -133,9 +136,8 @@ Value outputBuffer(OpBuilder &b, Location loc, Value result, Operation *op,
 void replaceWithBuffers(RewriterBase &rewriter, Operation *op,
                         ArrayRef<Value> buffers);
 
-/// Whether the CPU kernels compute the feature map `op` (favor and poly2 of
-/// float data; the elementwise maps are fused into the kernels that read
-/// them).
+/// Whether the CPU kernels compute the feature map `op`: favor and poly2,
+/// and elu and relu where no kernel that reads the features fused them.
 bool hasFeatureMapKernel(FeatureMapOp op);
 
 /// Replaces the feature map `op` by its kernel (`hasFeatureMapKernel`).

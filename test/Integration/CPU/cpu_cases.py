@@ -778,6 +778,11 @@ GROUPS = {
         feature_map_case("elu", (2, 3, 100, 16), dyn=(0, 1, 2)),
         feature_map_case("relu", (7, 5)),
         feature_map_case("relu", (2, 1, 5), dyn=(1, 2)),
+        # The elementwise maps' own kernel (where no kernel fuses them):
+        # rows in parallel (past the serial threshold), a masked last
+        # vector, one row.
+        feature_map_case("elu", (4, 1000, 37)),
+        feature_map_case("relu", (9,), dyn=(0,)),
         feature_map_case("identity", (3, 7, 8), dyn=(0,)),
         feature_map_case("poly2", (2, 7, 3)),
         feature_map_case("poly2", (3, 5, 4), dyn=(0, 1, 2)),
