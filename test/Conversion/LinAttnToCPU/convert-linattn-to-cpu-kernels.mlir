@@ -71,7 +71,12 @@
 // SPLIT: scf.for
 // SPLIT: } else {
 // SPLIT: scf.parallel ({{.*}}, {{.*}}) =
-// NOFUSE-COUNT-2: linattn.feature_map elu
+// Unfused, each map is a kernel of its own whose buffer the scan reads.
+// NOFUSE-NOT: linattn.feature_map
+// NOFUSE: %[[FQ:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<2x3x?x20xf32>
+// NOFUSE: %[[FK:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<2x3x?x20xf32>
+// NOFUSE: linattn.read_buffer %[[FQ]]
+// NOFUSE: linattn.read_buffer %[[FK]]
 // NOFUSE-NOT: linattn.scan
 func.func @scan_elu(%q: tensor<2x3x?x20xf32>, %k: tensor<2x3x?x20xf32>,
                     %v: tensor<2x3x?x19xf32>)
@@ -104,11 +109,15 @@ func.func @streamed_outputs(%q: tensor<2x?x16xf32>, %v: tensor<2x?x16xf32>)
 
 // -----
 
-// A feature map with another use stays; the kernel recomputes it.
+// A feature map with another use is computed by a kernel of its own for
+// that use; the scan kernel recomputes it from the input.
 
 // CHECK-LABEL: func.func @shared_map(
 // NOFUSE-LABEL: func.func @shared_map(
-// CHECK: %[[F:.*]] = linattn.feature_map relu %arg0
+// CHECK-NOT: linattn.feature_map
+// CHECK: %[[F:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<5x8xf32>
+// CHECK: linattn.read_buffer %arg0
+// CHECK: linattn.read_buffer %arg0
 // CHECK-NOT: linattn.scan
 // CHECK: return %[[F]],
 func.func @shared_map(%q: tensor<5x8xf32>, %v: tensor<5x8xf32>)
@@ -209,7 +218,8 @@ func.func @step_bf16(%q: tensor<4x16x64xbf16>, %k: tensor<4x16x64xbf16>,
 // SPLIT: scf.parallel ({{.*}}, {{.*}}) =
 // SPLIT: return
 // NOFUSE-LABEL: func.func @linear_relu(
-// NOFUSE-COUNT-2: linattn.feature_map relu
+// NOFUSE-NOT: linattn.feature_map
+// NOFUSE-COUNT-2: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
 // NOFUSE-NOT: linattn.kv_summary
 // NOFUSE-NOT: linattn.query_readout
 func.func @linear_relu(%q: tensor<2x?x20xf32>, %k: tensor<2x?x20xf32>,

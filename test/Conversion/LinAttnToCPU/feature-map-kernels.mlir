@@ -94,10 +94,24 @@ func.func @favor_into(%x: tensor<4x8xf32>, %p: tensor<8x16xf32>, %dest: memref<4
 
 // -----
 
-// Elementwise maps have no kernel of their own: alone, they are left to
-// the generic lowering.
+// Elementwise maps that no kernel fuses have a kernel of their own too:
+// rows in parallel, vector by vector, elu + 1 as x + 1 or the polynomial
+// exp of min(x, 0), selected.
 // CHECK-LABEL: func.func @elu
-// CHECK: linattn.feature_map elu
+//   CHECK-NOT: linattn.feature_map
+//       CHECK: %[[X:.*]] = linattn.read_buffer %arg0
+//       CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+//       CHECK: scf.parallel (%[[ROW:.*]]) =
+//       CHECK: scf.for %[[COL:.*]] =
+//       CHECK: %[[V:.*]] = vector.load %[[X]][%[[ROW]], %[[COL]]] : memref<4x8xf32>, vector<8xf32>
+//       CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[V]]
+//       CHECK: %[[SHIFTED:.*]] = arith.addf %[[V]]
+//       CHECK: arith.minimumf %[[V]]
+//       CHECK: math.roundeven
+//       CHECK: %[[Y:.*]] = arith.select %[[POS]], %[[SHIFTED]], %{{.*}} : vector<8xi1>, vector<8xf32>
+//       CHECK: vector.store %[[Y]], %[[OUT]][%[[ROW]], %[[COL]]]
+//       CHECK: vector.maskedload
+//       CHECK: bufferization.to_tensor %[[OUT]]
 func.func @elu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = linattn.feature_map elu %x : tensor<4x8xf32> -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
