@@ -49,12 +49,15 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addPass(createLinAttnCheckSizesPass());
   // The fast forms. The GPU has kernels for the linear and scan forms only,
   // so every non-causal product is reassociated.
+  // The gradients through elu, relu and identity have a kernel: kept as
+  // ops until the conversion.
   if (options.rewriteForms)
-    addRewriteFormsStage(pm, ReassociateMode::Always);
+    addRewriteFormsStage(pm, ReassociateMode::Always,
+                         /*keepElementwiseGrads=*/true);
 
   // Kernels for what has one (linattn.attention decomposed first, so that its
   // parts get kernels too); the rest to linalg for the host.
-  pm.addPass(createLinAttnDecomposePass());
+  pm.addPass(createLinAttnDecomposePass({/*keepElementwiseGrads=*/true}));
   ConvertLinAttnToGPUPassOptions kernels;
   kernels.chip = options.chip;
   kernels.scanTile = options.scanTile;

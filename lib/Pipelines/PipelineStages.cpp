@@ -22,9 +22,10 @@ using namespace mlir;
 using namespace mlir::linattn;
 
 void mlir::linattn::addRewriteFormsStage(OpPassManager &pm,
-                                         ReassociateMode mode) {
+                                         ReassociateMode mode,
+                                         bool keepElementwiseGrads) {
   pm.addPass(createLinAttnRaisePass());
-  pm.addPass(createLinAttnDecomposePass());
+  pm.addPass(createLinAttnDecomposePass({keepElementwiseGrads}));
   pm.addPass(createLinAttnMaskedToScanPass());
   LinAttnReassociatePassOptions reassociate;
   reassociate.mode = mode;

@@ -20,8 +20,10 @@ class OpPassManager;
 namespace linattn {
 
 /// The fast form of each computation: attention written in linalg is raised,
-/// causal attention becomes a scan, the rest is reassociated (`mode`).
-void addRewriteFormsStage(OpPassManager &pm, ReassociateMode mode);
+/// causal attention becomes a scan, the rest is reassociated (`mode`); the
+/// gradients through elementwise maps stay ops with `keepElementwiseGrads`.
+void addRewriteFormsStage(OpPassManager &pm, ReassociateMode mode,
+                          bool keepElementwiseGrads = false);
 
 /// What no kernel took: linattn -> linalg on tensors, cleaned up and, when
 /// `fuseElementwise`, with elementwise producers fused where that repeats no

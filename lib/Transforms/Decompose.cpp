@@ -387,10 +387,16 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
 /// of it and a reduction (poly2), or the feature map and a reduction
 /// (favor). Reductions are formed in the state type, then converted.
 struct DecomposeFeatureMapGrad : OpRewritePattern<FeatureMapGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeFeatureMapGrad(MLIRContext *context, bool keepElementwise)
+      : OpRewritePattern(context), keepElementwise(keepElementwise) {}
 
   LogicalResult matchAndRewrite(FeatureMapGradOp op,
                                 PatternRewriter &rewriter) const override {
+    FeatureMapKind kind = op.getKind();
+    if (keepElementwise &&
+        (kind == FeatureMapKind::Elu || kind == FeatureMapKind::Relu ||
+         kind == FeatureMapKind::Identity))
+      return rewriter.notifyMatchFailure(op, "left for a kernel");
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value x = op.getInput(), dphi = op.getResultGrad();
@@ -488,6 +494,8 @@ struct DecomposeFeatureMapGrad : OpRewritePattern<FeatureMapGradOp> {
   }
 
 private:
+  bool keepElementwise;
+
   /// dφ₁..D + (G + Gᵀ) x / √2 with G the D×D block of dφ: a reduction over
   /// loops (batch..., m, j), then one elementwise generic.
   static Value poly2(GradientBuilder &builder, Value x, Value dphi,
@@ -633,9 +641,10 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
 
 struct LinAttnDecomposePass
     : linattn::impl::LinAttnDecomposePassBase<LinAttnDecomposePass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecomposePatterns(patterns);
+    populateDecomposePatterns(patterns, keepElementwiseGrads);
     // Gradients decompose into ops that decompose further.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
                                      getRewriteOnlyConfig())))
@@ -644,8 +653,10 @@ struct LinAttnDecomposePass
 };
 } // namespace
 
-void mlir::linattn::populateDecomposePatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeAttention, DecomposeAttentionGrad,
-               DecomposeFeatureMapGrad, DecomposeScanGrad>(
+void mlir::linattn::populateDecomposePatterns(RewritePatternSet &patterns,
+                                              bool keepElementwiseGrads) {
+  patterns.add<DecomposeAttention, DecomposeAttentionGrad, DecomposeScanGrad>(
       patterns.getContext());
+  patterns.add<DecomposeFeatureMapGrad>(patterns.getContext(),
+                                        keepElementwiseGrads);
 }

@@ -37,9 +37,13 @@ enum class ReassociateMode {
 #include "linattn/Transforms/Passes.h.inc"
 
 /// Adds the patterns of `linattn-decompose`: `linattn.attention` into
-/// `linattn.feature_map`, `linattn.scores` and `linattn.apply_scores`, and
-/// `linattn.scan_grad` into three `linattn.scan`s.
-void populateDecomposePatterns(RewritePatternSet &patterns);
+/// `linattn.feature_map`, `linattn.scores` and `linattn.apply_scores`,
+/// `linattn.scan_grad` into three `linattn.scan`s, `linattn.attention_grad`
+/// into feature maps, feature gradients and `linattn.feature_map_grad`, and
+/// that into `linalg.generic`s (but for the elementwise maps with
+/// `keepElementwiseGrads`).
+void populateDecomposePatterns(RewritePatternSet &patterns,
+                               bool keepElementwiseGrads = false);
 
 /// Adds the pattern that rewrites `linattn.apply_scores` of a non-causal
 /// `linattn.scores` into `linattn.kv_summary` + `linattn.query_readout`:

@@ -47,6 +47,12 @@ def LinAttnDecomposePass : Pass<"linattn-decompose"> {
         -> tensor<1x8x128x32xf32>
     ```
   }];
+  let options = [
+    Option<"keepElementwiseGrads", "keep-elementwise-grads", "bool",
+           /*default=*/"false",
+           "Leave linattn.feature_map_grad of the elementwise maps (elu, relu, "
+           "identity) as it is, for a backend with a kernel of it (the GPU's)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",

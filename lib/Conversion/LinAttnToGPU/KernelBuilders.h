@@ -828,6 +828,9 @@ private:
   std::optional<std::string> convert(ScoresOp op);
   std::optional<std::string> convert(ApplyScoresOp op);
   void convert(FeatureMapOp op);
+  /// The chain rule through an elementwise map (elu, relu, identity), one
+  /// thread per element.
+  void convert(FeatureMapGradOp op);
   /// Launches a scan kernel computing the results of `op` at the current
   /// insertion point (see the definition); returns O, then S and z when
   /// `scanWritesState(op)`.

@@ -884,6 +884,74 @@ void Converter::convert(FeatureMapOp op) {
   rewriter.replaceOp(op, results);
 }
 
+void Converter::convert(FeatureMapGradOp op) {
+  Value input = op.getInput(), grad = op.getResultGrad();
+  RankedTensorType resultType = op.getInputGrad().getType();
+  int64_t rank = resultType.getRank();
+  FeatureMapKind kind = op.getKind();
+  Type computeType = getAccumulatorType(resultType.getElementType());
+  int64_t block = blockSizeFor(resultType.getShape().back(), options.blockSize);
+  Location loc = op.getLoc();
+
+  // One thread per element of a row: grid (element tiles, rows), the rows
+  // past the grid's limit by a grid-stride loop. dx = dφ where x > 0, else
+  // dφ·exp(x) (elu) or 0 (relu: selected, so that an overflowed dφ gives no
+  // NaN); the identity's is dφ.
+  Type indexType = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {
+      flatBufferType(tensorTypeOf(input).getElementType()),
+      flatBufferType(tensorTypeOf(grad).getElementType()),
+      flatBufferType(resultType.getElementType()), indexType, indexType};
+  std::string name = kernelName(
+      (Twine("linattn_feature_map_grad_") + stringifyFeatureMapKind(kind))
+          .str());
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels(), name, argTypes, {});
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    setInsertionPointToKernelBody(rewriter, kernel);
+    KernelBuilder kb(rewriter, loc, computeType);
+    ArrayRef<BlockArgument> args = kernel.getArguments();
+    Value xBuf = args[0], gBuf = args[1], out = args[2], rows = args[3],
+          d = args[4];
+    Value j = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
+                     kb.threadId());
+    kb.gridStrideLoop(gpu::Dimension::y, rows, [&](Value row) {
+      kb.ifThen(kb.ult(j, d), [&] {
+        Value at = kb.add(kb.mul(row, d), j);
+        Value g = kb.load(gBuf, at);
+        Value dx = g;
+        if (kind != FeatureMapKind::Identity) {
+          Value x = kb.load(xBuf, at);
+          Value positive = arith::CmpFOp::create(
+              rewriter, loc, arith::CmpFPredicate::OGT, x, kb.fconst(0.0));
+          Value otherwise = kind == FeatureMapKind::Elu ? kb.fmul(g, kb.exp(x))
+                                                        : kb.fconst(0.0);
+          dx = kb.select(positive, g, otherwise);
+        }
+        kb.store(dx, out, at);
+      });
+    });
+  }
+
+  rewriter.setInsertionPoint(op);
+  LaunchBuilder launch(rewriter, loc, module);
+  launch.input(input);
+  launch.input(grad);
+  Value dValue = getValueOrCreateConstantIndexOp(
+      rewriter, loc, sizeOf(rewriter, loc, input, -1));
+  launch.output(resultType,
+                leadingThen(rewriter, loc, input, rank - 1, {dValue}));
+  Value rows = batchProduct(rewriter, loc, input, rank - 1);
+  launch.scalar(rows);
+  launch.scalar(dValue);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = tileCount(rewriter, loc, dValue, block);
+  SmallVector<Value> results = launch.launch(
+      kernel, {tiles, gridSizeYZ(rewriter, loc, rows), one}, block);
+  rewriter.replaceOp(op, results);
+}
+
 LogicalResult Converter::run() {
   if (failed(checkPlacement(module, "convert-linattn-to-gpu")))
     return failure();
@@ -915,14 +983,26 @@ LogicalResult Converter::run() {
     else
       convert(op);
   }
+  // The chain rule through the elementwise maps (the others are decomposed
+  // before the conversion).
+  SmallVector<FeatureMapGradOp> grads;
+  module.walk([&](FeatureMapGradOp op) {
+    FeatureMapKind kind = op.getKind();
+    if (kind == FeatureMapKind::Elu || kind == FeatureMapKind::Relu ||
+        kind == FeatureMapKind::Identity)
+      grads.push_back(op);
+  });
+  for (FeatureMapGradOp op : grads)
+    convert(op);
   if (!options.hostFallback) {
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<LinAttnDialect>(op->getDialect()) &&
           !isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,
                ApplyScoresOp>(op)) {
         op->emitError() << "has no GPU kernel (only feature_map, scan, "
-                           "step, kv_summary, query_readout, scores and "
-                           "apply_scores do)";
+                           "step, kv_summary, query_readout, scores, "
+                           "apply_scores and feature_map_grad of elu, relu "
+                           "and identity do)";
         failed = true;
       }
     });
