@@ -27,7 +27,8 @@ from ._version import __version__
 from ._capi import LibraryNotFoundError, find_library
 from .attention import (CacheInfo, RecurrentState, cache_info, clear_cache,
                         linear_attention, linear_attention_device,
-                        linear_attention_grad, recurrent_device)
+                        linear_attention_grad, linear_attention_grad_device,
+                        recurrent_device)
 from .backends import BackendUnavailable, available_backends
 from .ir import Context, Diagnostic, MLIRError, MLIRWarning, Module, PassManager
 from .jit import DeviceArray, ExecutionEngine
@@ -53,5 +54,6 @@ __all__ = [
     "linear_attention",
     "linear_attention_device",
     "linear_attention_grad",
+    "linear_attention_grad_device",
     "recurrent_device",
 ]

@@ -46,6 +46,8 @@ __all__ = [
     "clear_cache",
     "linear_attention",
     "linear_attention_grad",
+    "linear_attention_grad_device",
+    "DEVICE_GRAD_FEATURE_MAPS",
     "device_state_element",
     "linear_attention_device",
     "recurrent_device",
@@ -586,11 +588,12 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
 def _attention_grad_text(elt: str, q: Sequence[Optional[int]],
                          k: Sequence[Optional[int]], v: Sequence[Optional[int]],
                          p: Optional[Sequence[int]], feature_map: str,
-                         causal: bool, normalize: bool, eps: float) -> str:
+                         causal: bool, normalize: bool, eps: float,
+                         tensors: bool = False) -> str:
     """The function @linattn computing `linear_attention_grad` on these
     shapes (None: a size known at run time), destination-passing on
-    memrefs."""
-    bld = _Builder(elt)
+    memrefs, or on tensors (`tensors`)."""
+    bld = _Builder(elt, tensors)
     o_shape = tuple(q[:3]) + (v[3],)
     operands, types = [], []
     for name, shape in (("q", q), ("k", k), ("v", v), ("do", o_shape)):
@@ -759,6 +762,74 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
 
     _compiled_device(key, backend, text, options)(list(inputs.values()),
                                                   [out], int(stream))
+
+
+DEVICE_GRAD_FEATURE_MAPS = ("elu", "relu", "identity")
+"""The feature maps `linear_attention_grad_device` takes (causal and
+unnormalized only): the configurations whose backward pass is GPU kernels
+throughout."""
+
+
+def linear_attention_grad_device(q: DeviceArray, k: DeviceArray,
+                                 v: DeviceArray, grad_out: DeviceArray,
+                                 dq: DeviceArray, dk: DeviceArray,
+                                 dv: DeviceArray, *, stream: int,
+                                 feature_map: str = "elu", causal: bool = True,
+                                 normalize: bool = False,
+                                 backend: str = "cuda",
+                                 compile_options: Optional[Mapping[str, Any]]
+                                 = None) -> None:
+    """`linear_attention_grad` on GPU memory, enqueued on a stream: dq, dk
+    and dv (the shapes of q, k and v) for the loss gradient `grad_out`
+    ([B, H, N, Dv]), with the conventions of `linear_attention_device`.
+
+    On device memory the backward pass is GPU kernels only for causal,
+    unnormalized attention with the elu, relu or identity map (the
+    `DEVICE_GRAD_FEATURE_MAPS`): three scans and the chain rule through the
+    map, 16-bit data on the tensor-core scans. The other configurations
+    still compute part of it on the host (`linear_attention_grad` runs them
+    on host arrays) and raise NotImplementedError here.
+    """
+    if feature_map in FEATURE_MAPS and (
+            not causal or normalize or
+            feature_map not in DEVICE_GRAD_FEATURE_MAPS):
+        raise NotImplementedError(
+            "linear_attention_grad_device takes causal=True, normalize=False "
+            f"and feature_map in {DEVICE_GRAD_FEATURE_MAPS}, got "
+            f"causal={causal}, normalize={normalize}, "
+            f"feature_map={feature_map!r}; linear_attention_grad computes "
+            "every configuration on host arrays")
+    _check_device_options(feature_map, normalize, 1.0, backend, stream)
+    options = _compile_options(compile_options)
+    q = _check_device_array("q", q, 4, "[B, H, N, D]")
+    k = _check_device_array("k", k, 4, "[B, H, M, D]")
+    v = _check_device_array("v", v, 4, "[B, H, M, Dv]")
+    do = _check_device_array("grad_out", grad_out, 4, "[B, H, N, Dv]")
+    outputs = {"dq": _check_device_array("dq", dq, 4, "[B, H, N, D]"),
+               "dk": _check_device_array("dk", dk, 4, "[B, H, M, D]"),
+               "dv": _check_device_array("dv", dv, 4, "[B, H, M, Dv]")}
+    inputs = {"q": q, "k": k, "v": v, "grad_out": do}
+    elt = _check_same_element(**inputs, **outputs)
+    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
+    if do.shape != o_shape:
+        raise ValueError(f"grad_out must have the output's shape {o_shape}, "
+                         f"got {do.shape}")
+    for name, x in (("dq", q), ("dk", k), ("dv", v)):
+        if outputs[name].shape != x.shape:
+            raise ValueError(f"{name} must have shape {x.shape}, got "
+                             f"{outputs[name].shape}")
+    _check_disjoint(outputs, inputs)
+
+    key = ("attention-grad-device", backend, elt, q.shape[3], v.shape[3],
+           feature_map)
+
+    def text() -> str:
+        return _attention_grad_text(elt, _open(q.shape), _open(k.shape),
+                                    _open(v.shape), None, feature_map, True,
+                                    False, 1.0, tensors=True)
+
+    _compiled_device(key, backend, text, options)(
+        list(inputs.values()), list(outputs.values()), int(stream))
 
 
 #===------------------------------------------------------------------------===#

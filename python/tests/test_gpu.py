@@ -603,3 +603,54 @@ def test_recurrent_device_errors(backend, memory):
     with pytest.raises(ValueError, match="s_out overlaps z_out"):
         run(q, q, q, s, z, o, s2, s2._replace(shape=(1, 2, 4)),
             stream=memory.stream, backend=backend)
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("element", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("feature_map", ["elu", "relu", "identity"])
+def test_linear_attention_grad_device(rng, backend, memory, element,
+                                      feature_map):
+    # Causal, unnormalized: three scans and the chain rule's kernel, on
+    # device memory; N = 70 (no multiple of a tile), Dv = 24 != D.
+    b, h, n, d, dv = 2, 3, 70, 16, 24
+    (q, k, v, do), exact = device_inputs(
+        rng, memory, element, [(b, h, n, d), (b, h, n, d), (b, h, n, dv),
+                               (b, h, n, dv)],
+        positive=feature_map == "identity")
+    grads = [memory.empty(shape, element)
+             for shape in ((b, h, n, d), (b, h, n, d), (b, h, n, dv))]
+    linattn.linear_attention_grad_device(q, k, v, do, *grads,
+                                         stream=memory.stream,
+                                         feature_map=feature_map,
+                                         backend=backend)
+    want = ref.linear_attention_grad(*exact, feature_map=feature_map,
+                                     normalize=False)
+    for got, w in zip(grads, want):
+        # The features' gradients are rounded to the data type between the
+        # scans and the chain rule: twice f16's and bf16's tolerance.
+        tol = DEVICE_TOL[element] * (2 if element in ("f16", "bf16") else 1)
+        assert rel_err(memory.download(got), w) <= tol
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+def test_linear_attention_grad_device_errors(rng, backend, memory):
+    (q, k, v, do), _ = device_inputs(
+        rng, memory, "f32", [(1, 2, 5, 4), (1, 2, 5, 4), (1, 2, 5, 3),
+                             (1, 2, 5, 3)], positive=False)
+    grads = [memory.empty(shape, "f32")
+             for shape in ((1, 2, 5, 4), (1, 2, 5, 4), (1, 2, 5, 3))]
+    for options in (dict(normalize=True), dict(causal=False),
+                    dict(feature_map="poly2")):
+        with pytest.raises(NotImplementedError,
+                           match="linear_attention_grad computes every"):
+            linattn.linear_attention_grad_device(
+                q, k, v, do, *grads, stream=memory.stream, backend=backend,
+                **options)
+    with pytest.raises(ValueError, match="dv must have shape"):
+        linattn.linear_attention_grad_device(
+            q, k, v, do, grads[0], grads[1], grads[0], stream=memory.stream,
+            backend=backend)
+    with pytest.raises(ValueError, match="overlaps"):
+        linattn.linear_attention_grad_device(
+            q, k, v, do, grads[0], grads[0], grads[2], stream=memory.stream,
+            backend=backend)

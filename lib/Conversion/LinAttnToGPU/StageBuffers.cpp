@@ -156,6 +156,10 @@ private:
   ModuleOp module;
   SymbolTable symbols;
   IRRewriter rewriter;
+  /// Allocations that branches of an `scf.if` yield (the run-time choice
+  /// between kernels) to kernels after it: device allocations that the
+  /// block around the `scf.if` frees, not their own.
+  llvm::SmallPtrSet<Operation *, 8> yieldedAllocs;
 };
 } // namespace
 
@@ -261,16 +265,36 @@ Value DeviceBufferStager::launchOnStream(Block &block, Value token) {
   SmallVector<Value> temporaries;
   for (Operation *op : ops) {
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-      if (!usedOnlyByLaunches(alloc, nullptr, /*throughIfs=*/false))
+      bool yielded = yieldedAllocs.contains(alloc);
+      if (!yielded && !usedOnlyByLaunches(alloc, nullptr, /*throughIfs=*/false))
         continue;
       rewriter.setInsertionPoint(alloc);
       auto deviceAlloc = gpu::AllocOp::create(
           rewriter, alloc.getLoc(), alloc.getType(), tokenType,
           ValueRange{token}, alloc.getDynamicSizes(), ValueRange{});
       token = deviceAlloc.getAsyncToken();
-      temporaries.push_back(deviceAlloc.getMemref());
+      if (!yielded)
+        temporaries.push_back(deviceAlloc.getMemref());
       rewriter.replaceOp(alloc, deviceAlloc.getMemref());
       continue;
+    }
+    // A buffer the branches of an scf.if allocate for kernels after it (a
+    // scan's output, the sequence-parallel variant chosen at run time, read
+    // by the next kernel): device memory, freed at the end of this block.
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      for (OpResult result : branch->getResults()) {
+        SmallVector<memref::AllocOp> allocs;
+        if (!isa<MemRefType>(result.getType()) ||
+            failed(collectAllocs(result, allocs)) ||
+            !usedOnlyByLaunches(result, nullptr, /*throughIfs=*/true) ||
+            llvm::any_of(allocs, [&](memref::AllocOp alloc) {
+              return !usedOnlyByLaunches(alloc, nullptr, /*throughIfs=*/true);
+            }))
+          continue;
+        for (memref::AllocOp alloc : allocs)
+          yieldedAllocs.insert(alloc);
+        temporaries.push_back(result);
+      }
     }
     auto call = dyn_cast<func::CallOp>(op);
     func::FuncOp stub = call ? stubOf(call) : nullptr;

@@ -76,6 +76,52 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A buffer between kernels that the branches of an scf.if allocate (a
+// scan's output, its variant chosen at run time) is device memory in each
+// branch, freed after the kernel that reads it, at the end of the block
+// around the scf.if.
+
+module attributes {gpu.container_module} {
+  gpu.module @linattn_kernels {
+    gpu.func @k(%in: memref<?xf32>, %out: memref<?xf32>, %n: index) kernel {
+      gpu.return
+    }
+  }
+  func.func private @__linattn_launch_k(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) attributes {linattn.gpu_kernel = @linattn_kernels::@k, linattn.gpu_outputs = array<i64: 1>}
+
+  // CHECK-LABEL: func.func @branch_buffer
+  //  CHECK-SAME: (%[[IN:.*]]: memref<?xf32>, %[[N:.*]]: index, %[[C:.*]]: i1, %[[OUT:.*]]: memref<?xf32>, %[[STREAM:.*]]: !llvm.ptr)
+  //   CHECK-NOT: memref.alloc
+  //       CHECK: %[[TMP:.*]] = scf.if %[[C]]
+  //       CHECK:   %[[A:.*]], %{{.*}} = gpu.alloc async
+  //       CHECK:   gpu.launch_func async {{.*}} args(%[[IN]] : memref<?xf32>, %[[A]] : memref<?xf32>
+  //       CHECK:   scf.yield %[[A]]
+  //       CHECK: } else {
+  //       CHECK:   %[[B:.*]], %{{.*}} = gpu.alloc async
+  //       CHECK:   gpu.launch_func async {{.*}} args(%[[IN]] : memref<?xf32>, %[[B]] : memref<?xf32>
+  //       CHECK:   scf.yield %[[B]]
+  //       CHECK: %[[T:.*]] = gpu.launch_func async {{.*}} args(%[[TMP]] : memref<?xf32>, %[[OUT]] : memref<?xf32>
+  //       CHECK: gpu.dealloc async [%[[T]]] %[[TMP]] : memref<?xf32>
+  //  CHECK-NEXT: return
+  func.func @branch_buffer(%in: memref<?xf32>, %n: index, %c: i1) -> memref<?xf32> {
+    %c1 = arith.constant 1 : index
+    %tmp = scf.if %c -> memref<?xf32> {
+      %a = memref.alloc(%n) : memref<?xf32>
+      func.call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %in, %a, %n) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+      scf.yield %a : memref<?xf32>
+    } else {
+      %b = memref.alloc(%n) : memref<?xf32>
+      func.call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %in, %b, %n) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+      scf.yield %b : memref<?xf32>
+    }
+    %out = memref.alloc(%n) : memref<?xf32>
+    call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %tmp, %out, %n) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+    return %out : memref<?xf32>
+  }
+}
+
+// -----
+
 // negative_: a result that no kernel writes would be copied on the host.
 
 module attributes {gpu.container_module} {
