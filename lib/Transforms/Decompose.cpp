@@ -601,7 +601,7 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
           rewriter, loc, cast<RankedTensorType>(v.getType()).getElementType());
       std::optional<APFloat> eps = op.getEps();
       // Normalized: [V, 1] for V and [g, h] for dO (scan_grad's reasoning
-      // without the mask), g for dO where it gives dV.
+      // without the mask); dV takes dS's columns of g alone.
       Value values = eps ? builder.withOnes(v) : v;
       Value summary = builder.summary(fk, values);
       Value scaled = dout;
@@ -614,7 +614,7 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
       Value gradSummary = builder.summary(fq, scaled);
       dfk = builder.readout(values, builder.transpose(gradSummary));
       if (eps) {
-        // dS's columns of V, without the column of ones.
+        // dS without its last column (h's).
         SmallVector<OpFoldResult> sizes =
             tensor::getMixedSizes(rewriter, loc, gradSummary);
         int64_t rank = sizes.size();
