@@ -313,6 +313,12 @@ def attention_cases():
          True),
         (cc.feature_map_grad_case("favor", (2, 7, 8), m=12), False),
         (cc.feature_map_grad_case("poly2", (2, 7, 3), dyn=(0, 1, 2)), False),
+        # The elementwise maps' chain rule kernel: rows past a block's
+        # threads, rows of one element, f64.
+        (cc.feature_map_grad_case("elu", (2, 3, 7, 100), dyn=(0, 2)), False),
+        (cc.feature_map_grad_case("relu", (300, 1)), False),
+        (cc.feature_map_grad_case("elu", (5, 33), dtype="f64"), False),
+        (cc.feature_map_grad_case("identity", (4, 5), dyn=(0, 1)), False),
     ]
     return cases
 
