@@ -1,31 +1,31 @@
 """float64 reference implementations of the linattn ops (see LinAttnOps.td).
 
 Every function takes numpy arrays with any number of leading batch
-dimensions and computes in float64.
+dimensions and computes in float64. The feature maps and their gradients
+are the Python package's definitions (python/linattn/reference.py, loaded by
+path: it needs nothing but numpy, not the package's compiled library).
 """
+
+import importlib.util
+import os
 
 import numpy as np
 
 
-def feature_map(kind, x, projection=None):
-    x = np.asarray(x, dtype=np.float64)
-    if kind == "elu":
-        return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
-    if kind == "relu":
-        return np.maximum(x, 0.0)
-    if kind == "identity":
-        return x.copy()
-    if kind == "poly2":
-        d = x.shape[-1]
-        outer = (x[..., :, None] * x[..., None, :]).reshape(x.shape[:-1] + (d * d,))
-        ones = np.ones(x.shape[:-1] + (1,))
-        return np.concatenate([ones, x, outer / np.sqrt(2.0)], axis=-1)
-    if kind == "favor":
-        p = np.asarray(projection, dtype=np.float64)
-        m = p.shape[1]
-        sq = np.sum(x * x, axis=-1, keepdims=True)
-        return np.exp(x @ p - sq / 2.0) / np.sqrt(m)
-    raise ValueError(kind)
+def _load_package_reference():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "..", "python", "linattn", "reference.py")
+    spec = importlib.util.spec_from_file_location("linattn_package_reference",
+                                                  os.path.normpath(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_package = _load_package_reference()
+feature_map = _package.feature_map
+feature_map_grad = _package.feature_map_grad
+
 
 
 def scores(fq, fk, causal=False, scale=1.0):
@@ -190,38 +190,17 @@ def attention_magnitude(kind, q, k, v, projection=None, causal=False, eps=None):
     return apply_scores(scores(fq, fk, causal), np.abs(v), eps)
 
 
-def _feature_map_grad(kind, x, dphi, projection, magnitude):
-    x, dphi = np.asarray(x, np.float64), np.asarray(dphi, np.float64)
-    sign = np.abs if magnitude else (lambda y: y)
-    if kind == "elu":
-        return sign(dphi) * np.where(x > 0, 1.0, np.exp(np.minimum(x, 0.0)))
-    if kind == "relu":
-        return sign(dphi) * (x > 0)
-    if kind == "identity":
-        return sign(dphi)
-    if kind == "poly2":
-        d = x.shape[-1]
-        block = sign(dphi[..., 1 + d:]).reshape(x.shape[:-1] + (d, d))
-        both = block + np.swapaxes(block, -1, -2)
-        return sign(dphi[..., 1:1 + d]) + np.einsum(
-            "...mj,...j->...m", both, sign(x)) / np.sqrt(2.0)
-    if kind == "favor":
-        p = np.asarray(projection, np.float64)
-        w = sign(dphi) * feature_map(kind, x, p)
-        return sign(w @ p.T) + sign(x) * np.sum(w, axis=-1, keepdims=True) * (
-            1.0 if magnitude else -1.0)
-    raise ValueError(kind)
-
-
-def feature_map_grad(kind, x, dphi, projection=None):
-    """The gradient with respect to x of Σ dphi ⊙ feature_map(kind, x)."""
-    return _feature_map_grad(kind, x, dphi, projection, magnitude=False)
-
-
 def feature_map_grad_magnitude(kind, x, dphi, projection=None):
     """`feature_map_grad` with every sum replaced by the sum of its terms'
-    magnitudes."""
-    return _feature_map_grad(kind, x, dphi, projection, magnitude=True)
+    magnitudes: the elementwise maps' slopes are not negative, poly2's terms
+    are products of dφ and x, favor's weights dφ·φ times P and x."""
+    dphi = np.abs(np.asarray(dphi, np.float64))
+    x = np.asarray(x, np.float64)
+    if kind == "favor":
+        w = dphi * feature_map(kind, x, projection)
+        return (w @ np.abs(np.asarray(projection, np.float64)).T
+                + np.abs(x) * np.sum(w, axis=-1, keepdims=True))
+    return feature_map_grad(kind, np.abs(x) if kind == "poly2" else x, dphi)
 
 
 def _attention_grad(kind, q, k, v, dout, projection, causal, eps, magnitude):
