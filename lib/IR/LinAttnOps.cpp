@@ -371,21 +371,27 @@ static LogicalResult verifyPoly2Size(Operation *op,
   return success();
 }
 
-LogicalResult FeatureMapOp::verify() {
-  FeatureMapKind kind = getKind();
-  if (failed(verifyProjectionPresence(*this, kind, getProjection())))
+/// Checks a feature map or its gradient, `op` with map `kind`: the
+/// projection, the signature, one element type, and poly2's feature count.
+static LogicalResult verifyFeatureMap(Operation *op, FeatureMapKind kind,
+                                      const ShapeSignature &signature) {
+  if (failed(
+          verifyProjectionPresence(op, kind, signature.tensors.back().value)))
     return failure();
-
-  Type projectionType = getProjection() ? getProjection().getType() : Type();
+  SmallVector<std::pair<Type, StringRef>> types;
+  for (const TensorSpec &spec : signature.tensors)
+    types.push_back({spec.value ? spec.value.getType() : Type(), spec.name});
   ShapeBindings bindings;
-  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
-      failed(verifySameElementType(*this, {{getInput().getType(), "input"},
-                                           {getResult().getType(), "result"},
-                                           {projectionType, "projection"}})))
+  if (failed(verifySignature(op, signature.tensors, bindings)) ||
+      failed(verifySameElementType(op, types)))
     return failure();
   if (kind == FeatureMapKind::Poly2)
-    return verifyPoly2Size(*this, bindings);
+    return verifyPoly2Size(op, bindings);
   return success();
+}
+
+LogicalResult FeatureMapOp::verify() {
+  return verifyFeatureMap(*this, getKind(), signatureOf(*this));
 }
 
 OpFoldResult FeatureMapOp::fold(FoldAdaptor) {
@@ -414,21 +420,7 @@ static ShapeSignature signatureOf(FeatureMapGradOp op) {
 }
 
 LogicalResult FeatureMapGradOp::verify() {
-  FeatureMapKind kind = getKind();
-  if (failed(verifyProjectionPresence(*this, kind, getProjection())))
-    return failure();
-  Type projectionType = getProjection() ? getProjection().getType() : Type();
-  ShapeBindings bindings;
-  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
-      failed(verifySameElementType(
-          *this, {{getInput().getType(), "input"},
-                  {getResultGrad().getType(), "result gradient"},
-                  {getInputGrad().getType(), "input gradient"},
-                  {projectionType, "projection"}})))
-    return failure();
-  if (kind == FeatureMapKind::Poly2)
-    return verifyPoly2Size(*this, bindings);
-  return success();
+  return verifyFeatureMap(*this, getKind(), signatureOf(*this));
 }
 
 //===----------------------------------------------------------------------===//

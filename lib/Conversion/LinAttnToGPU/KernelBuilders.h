@@ -831,6 +831,22 @@ private:
   /// The chain rule through an elementwise map (elu, relu, identity), one
   /// thread per element.
   void convert(FeatureMapGradOp op);
+  /// A kernel over rows of elements, one thread per element of a row: grid
+  /// (tiles of `block` elements, rows), the rows past the grid's limit by a
+  /// grid-stride loop. Its arguments are flat buffers of `elementTypes`,
+  /// then the row count, the elements per row and `scalars` more indices;
+  /// `body(kb, args, row, column)` runs for each element in range.
+  gpu::GPUFuncOp buildRowKernel(
+      Location loc, StringRef name, ArrayRef<Type> elementTypes,
+      unsigned scalars, int64_t block, Type computeType,
+      function_ref<void(KernelBuilder &, ArrayRef<BlockArgument>, Value, Value)>
+          body);
+  /// Launches a kernel of `buildRowKernel` on `rows` rows of `columns`
+  /// elements, with `scalars` after them; returns its results.
+  SmallVector<Value> launchRows(LaunchBuilder &launch, Location loc,
+                                gpu::GPUFuncOp kernel, Value rows,
+                                Value columns, ArrayRef<Value> scalars,
+                                int64_t block);
   /// Launches a scan kernel computing the results of `op` at the current
   /// insertion point (see the definition); returns O, then S and z when
   /// `scanWritesState(op)`.

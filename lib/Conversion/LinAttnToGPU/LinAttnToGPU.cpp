@@ -723,6 +723,44 @@ std::optional<std::string> Converter::convert(ApplyScoresOp op) {
   return std::nullopt;
 }
 
+gpu::GPUFuncOp Converter::buildRowKernel(
+    Location loc, StringRef name, ArrayRef<Type> elementTypes, unsigned scalars,
+    int64_t block, Type computeType,
+    function_ref<void(KernelBuilder &, ArrayRef<BlockArgument>, Value, Value)>
+        body) {
+  SmallVector<Type> argTypes;
+  for (Type element : elementTypes)
+    argTypes.push_back(flatBufferType(element));
+  argTypes.append(2 + scalars, rewriter.getIndexType());
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels(), kernelName(name), argTypes, {});
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  KernelBuilder kb(rewriter, loc, computeType);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  Value rows = args[elementTypes.size()],
+        columns = args[elementTypes.size() + 1];
+  Value column = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
+                        kb.threadId());
+  kb.gridStrideLoop(gpu::Dimension::y, rows, [&](Value row) {
+    kb.ifThen(kb.ult(column, columns), [&] { body(kb, args, row, column); });
+  });
+  return kernel;
+}
+
+SmallVector<Value> Converter::launchRows(LaunchBuilder &launch, Location loc,
+                                         gpu::GPUFuncOp kernel, Value rows,
+                                         Value columns, ArrayRef<Value> scalars,
+                                         int64_t block) {
+  launch.scalar(rows);
+  launch.scalar(columns);
+  launch.scalars(scalars);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = tileCount(rewriter, loc, columns, block);
+  return launch.launch(kernel, {tiles, gridSizeYZ(rewriter, loc, rows), one},
+                       block);
+}
+
 /// Partial sums of the favor feature map's exponent (x·P[:, j] and |x|²).
 static constexpr int64_t kFavorParts = 4;
 
@@ -735,39 +773,25 @@ void Converter::convert(FeatureMapOp op) {
   int64_t block = blockSizeFor(resultType.getShape().back(), options.blockSize);
   Location loc = op.getLoc();
 
-  // One thread per feature of a row: grid (feature tiles, rows), the rows
-  // past the grid's limit by a grid-stride loop.
-  Type indexType = rewriter.getIndexType();
-  SmallVector<Type> argTypes = {
-      flatBufferType(tensorTypeOf(input).getElementType())};
+  // One thread per feature of a row. Arguments: x, [P,] φ(x), rows, F, D.
+  SmallVector<Type> elementTypes = {tensorTypeOf(input).getElementType()};
   if (projection)
-    argTypes.push_back(
-        flatBufferType(tensorTypeOf(projection).getElementType()));
-  argTypes.append({flatBufferType(resultType.getElementType()), indexType,
-                   indexType, indexType});
-  std::string name = kernelName(
-      (Twine("linattn_feature_map_") + stringifyFeatureMapKind(kind)).str());
-  gpu::GPUFuncOp kernel =
-      createKernel(rewriter, loc, kernels(), name, argTypes, {});
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    setInsertionPointToKernelBody(rewriter, kernel);
-    KernelBuilder kb(rewriter, loc, computeType);
-    ArrayRef<BlockArgument> args = kernel.getArguments();
-    Value xBuf = args[0], pBuf = projection ? Value(args[1]) : Value();
-    unsigned next = projection ? 2 : 1;
-    Value out = args[next], rows = args[next + 1], d = args[next + 2],
-          f = args[next + 3];
-    Value c0 = kb.idx(0), c1 = kb.idx(1);
-    Value j = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
-                     kb.threadId());
-    auto asFloat = [&](Value size) {
-      Value count = arith::IndexCastOp::create(rewriter, loc,
-                                               rewriter.getI64Type(), size);
-      return arith::SIToFPOp::create(rewriter, loc, computeType, count);
-    };
-    kb.gridStrideLoop(gpu::Dimension::y, rows, [&](Value row) {
-      kb.ifThen(kb.ult(j, f), [&] {
+    elementTypes.push_back(tensorTypeOf(projection).getElementType());
+  elementTypes.push_back(resultType.getElementType());
+  gpu::GPUFuncOp kernel = buildRowKernel(
+      loc,
+      (Twine("linattn_feature_map_") + stringifyFeatureMapKind(kind)).str(),
+      elementTypes, /*scalars=*/1, block, computeType,
+      [&](KernelBuilder &kb, ArrayRef<BlockArgument> args, Value row, Value j) {
+        Value xBuf = args[0], pBuf = projection ? Value(args[1]) : Value();
+        unsigned next = projection ? 2 : 1;
+        Value out = args[next], f = args[next + 2], d = args[next + 3];
+        Value c0 = kb.idx(0), c1 = kb.idx(1);
+        auto asFloat = [&](Value size) {
+          Value count = arith::IndexCastOp::create(rewriter, loc,
+                                                   rewriter.getI64Type(), size);
+          return arith::SIToFPOp::create(rewriter, loc, computeType, count);
+        };
         Value xRow = kb.mul(row, d);
         Value at = kb.add(kb.mul(row, f), j);
         switch (kind) {
@@ -850,8 +874,6 @@ void Converter::convert(FeatureMapOp op) {
           break;
         }
       });
-    });
-  }
 
   rewriter.setInsertionPoint(op);
   LaunchBuilder launch(rewriter, loc, module);
@@ -873,15 +895,10 @@ void Converter::convert(FeatureMapOp op) {
   }
   launch.output(resultType,
                 leadingThen(rewriter, loc, input, rank - 1, {fValue}));
-  Value rows = batchProduct(rewriter, loc, input, rank - 1);
-  launch.scalar(rows);
-  launch.scalar(dValue);
-  launch.scalar(fValue);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = tileCount(rewriter, loc, fValue, block);
-  SmallVector<Value> results = launch.launch(
-      kernel, {tiles, gridSizeYZ(rewriter, loc, rows), one}, block);
-  rewriter.replaceOp(op, results);
+  rewriter.replaceOp(op,
+                     launchRows(launch, loc, kernel,
+                                batchProduct(rewriter, loc, input, rank - 1),
+                                fValue, {dValue}, block));
 }
 
 void Converter::convert(FeatureMapGradOp op) {
@@ -893,46 +910,30 @@ void Converter::convert(FeatureMapGradOp op) {
   int64_t block = blockSizeFor(resultType.getShape().back(), options.blockSize);
   Location loc = op.getLoc();
 
-  // One thread per element of a row: grid (element tiles, rows), the rows
-  // past the grid's limit by a grid-stride loop. dx = dφ where x > 0, else
-  // dφ·exp(x) (elu) or 0 (relu: selected, so that an overflowed dφ gives no
-  // NaN); the identity's is dφ.
-  Type indexType = rewriter.getIndexType();
-  SmallVector<Type> argTypes = {
-      flatBufferType(tensorTypeOf(input).getElementType()),
-      flatBufferType(tensorTypeOf(grad).getElementType()),
-      flatBufferType(resultType.getElementType()), indexType, indexType};
-  std::string name = kernelName(
+  // One thread per element of a row (arguments x, dφ, dx, rows, D): dx = dφ
+  // where x > 0, else dφ·exp(x) (elu) or 0 (relu: selected, so that an
+  // overflowed dφ gives no NaN); the identity's is dφ.
+  gpu::GPUFuncOp kernel = buildRowKernel(
+      loc,
       (Twine("linattn_feature_map_grad_") + stringifyFeatureMapKind(kind))
-          .str());
-  gpu::GPUFuncOp kernel =
-      createKernel(rewriter, loc, kernels(), name, argTypes, {});
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    setInsertionPointToKernelBody(rewriter, kernel);
-    KernelBuilder kb(rewriter, loc, computeType);
-    ArrayRef<BlockArgument> args = kernel.getArguments();
-    Value xBuf = args[0], gBuf = args[1], out = args[2], rows = args[3],
-          d = args[4];
-    Value j = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(block)),
-                     kb.threadId());
-    kb.gridStrideLoop(gpu::Dimension::y, rows, [&](Value row) {
-      kb.ifThen(kb.ult(j, d), [&] {
-        Value at = kb.add(kb.mul(row, d), j);
-        Value g = kb.load(gBuf, at);
+          .str(),
+      {tensorTypeOf(input).getElementType(),
+       tensorTypeOf(grad).getElementType(), resultType.getElementType()},
+      /*scalars=*/0, block, computeType,
+      [&](KernelBuilder &kb, ArrayRef<BlockArgument> args, Value row, Value j) {
+        Value at = kb.add(kb.mul(row, args[4]), j);
+        Value g = kb.load(args[1], at);
         Value dx = g;
         if (kind != FeatureMapKind::Identity) {
-          Value x = kb.load(xBuf, at);
+          Value x = kb.load(args[0], at);
           Value positive = arith::CmpFOp::create(
               rewriter, loc, arith::CmpFPredicate::OGT, x, kb.fconst(0.0));
           Value otherwise = kind == FeatureMapKind::Elu ? kb.fmul(g, kb.exp(x))
                                                         : kb.fconst(0.0);
           dx = kb.select(positive, g, otherwise);
         }
-        kb.store(dx, out, at);
+        kb.store(dx, args[2], at);
       });
-    });
-  }
 
   rewriter.setInsertionPoint(op);
   LaunchBuilder launch(rewriter, loc, module);
@@ -942,14 +943,10 @@ void Converter::convert(FeatureMapGradOp op) {
       rewriter, loc, sizeOf(rewriter, loc, input, -1));
   launch.output(resultType,
                 leadingThen(rewriter, loc, input, rank - 1, {dValue}));
-  Value rows = batchProduct(rewriter, loc, input, rank - 1);
-  launch.scalar(rows);
-  launch.scalar(dValue);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = tileCount(rewriter, loc, dValue, block);
-  SmallVector<Value> results = launch.launch(
-      kernel, {tiles, gridSizeYZ(rewriter, loc, rows), one}, block);
-  rewriter.replaceOp(op, results);
+  rewriter.replaceOp(op,
+                     launchRows(launch, loc, kernel,
+                                batchProduct(rewriter, loc, input, rank - 1),
+                                dValue, {}, block));
 }
 
 LogicalResult Converter::run() {

@@ -386,7 +386,7 @@ func.func @quadratic_many_queries(%q: tensor<1x70000x16xf32>, %k: tensor<1x3x16x
 //   CHECK-NOT: linattn.feature_map
 //       CHECK: call @__linattn_launch_linattn_feature_map_poly2_{{[0-9]+}}(
 // CHECK-LABEL: gpu.func @linattn_feature_map_poly2_{{[0-9]+}}(
-//  CHECK-SAME: %[[X:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>, %[[ROWS:.*]]: index, %[[D:.*]]: index, %[[F:.*]]: index) kernel
+//  CHECK-SAME: %[[X:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>, %[[ROWS:.*]]: index, %[[F:.*]]: index, %[[D:.*]]: index) kernel
 //       CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]] step %{{.*}}
 //       CHECK: arith.cmpi ult, %{{.*}}, %[[F]] : index
 //       CHECK: arith.divui %{{.*}}, %[[D]] : index
@@ -395,6 +395,33 @@ func.func @quadratic_many_queries(%q: tensor<1x70000x16xf32>, %k: tensor<1x3x16x
 func.func @poly2(%q: tensor<2x7x3xf32>) -> tensor<2x7x13xf32> {
   %f = linattn.feature_map poly2 %q : tensor<2x7x3xf32> -> tensor<2x7x13xf32>
   return %f : tensor<2x7x13xf32>
+}
+
+// -----
+
+// The chain rule through elu: one thread per element of a row, dx = dφ
+// where x > 0 and dφ·exp(x) elsewhere, in f32 for bf16 data.
+
+// CHECK-LABEL: func.func @feature_map_grad_elu
+//   CHECK-NOT: linattn.feature_map_grad
+//       CHECK: call @__linattn_launch_linattn_feature_map_grad_elu_{{[0-9]+}}(
+// CHECK-LABEL: gpu.func @linattn_feature_map_grad_elu_{{[0-9]+}}(
+//  CHECK-SAME: %[[X:.*]]: memref<?xbf16>, %[[G:.*]]: memref<?xbf16>, %[[OUT:.*]]: memref<?xbf16>, %[[ROWS:.*]]: index, %[[D:.*]]: index) kernel
+//       CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %[[ROWS]] step %{{.*}}
+//       CHECK: %[[IN:.*]] = arith.cmpi ult, %[[J:.*]], %[[D]] : index
+//       CHECK: scf.if %[[IN]]
+//       CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %[[J]] : index
+//       CHECK: memref.load %[[G]][%[[AT]]]
+//       CHECK: memref.load %[[X]][%[[AT]]]
+//       CHECK: %[[POS:.*]] = arith.cmpf ogt
+//       CHECK: %[[EXP:.*]] = math.exp
+//       CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[EXP]] : f32
+//       CHECK: %[[DX:.*]] = arith.select %[[POS]], %{{.*}}, %[[SCALED]] : f32
+//       CHECK: %[[NARROW:.*]] = arith.truncf %[[DX]] : f32 to bf16
+//       CHECK: memref.store %[[NARROW]], %[[OUT]][%[[AT]]]
+func.func @feature_map_grad_elu(%x: tensor<2x7x40xbf16>, %d: tensor<2x7x40xbf16>) -> tensor<2x7x40xbf16> {
+  %dx = linattn.feature_map_grad elu %x, %d : tensor<2x7x40xbf16>, tensor<2x7x40xbf16> -> tensor<2x7x40xbf16>
+  return %dx : tensor<2x7x40xbf16>
 }
 
 // -----
