@@ -22,7 +22,11 @@ def LinAttnDecomposePass : Pass<"linattn-decompose"> {
     derives (dφ(Q) in the op's direction, dφ(K) and dV in the other), which
     the lowerings have kernels for; a normalized one a fourth scan before
     them (the numerators and denominators) and elementwise `linalg.generic`s
-    for the scaled gradients.
+    for the scaled gradients. Every `linattn.attention_grad` becomes the
+    feature maps, a `linattn.scan_grad` (causal) or the linear form's
+    summaries and readouts, and `linattn.feature_map_grad` for Q and K; and
+    every `linattn.feature_map_grad` becomes `linalg.generic`s, but those of
+    the elementwise maps with `keep-elementwise-grads`.
 
     Before:
 
