@@ -256,6 +256,21 @@ verifySameElementType(Operation *op,
   return success();
 }
 
+/// Checks that the tensors of `signature` share one element type.
+static LogicalResult verifySameElementType(Operation *op,
+                                           const ShapeSignature &signature) {
+  SmallVector<std::pair<Type, StringRef>> types;
+  for (const TensorSpec &spec : signature.tensors)
+    types.push_back({spec.value ? spec.value.getType() : Type(), spec.name});
+  return verifySameElementType(op, types);
+}
+
+/// A [..., rows, columns] tensor of a signature.
+static TensorSpec sequenceSpec(Value value, StringRef name, char rows,
+                               char columns) {
+  return {value, name, {{rows, "sequence length"}, {columns, "feature size"}}};
+}
+
 /// The state of the linear and scan forms may accumulate in a wider type than
 /// the inputs (f32 state for bf16 inputs), never in a narrower or a different
 /// type of the same width.
@@ -378,12 +393,9 @@ static LogicalResult verifyFeatureMap(Operation *op, FeatureMapKind kind,
   if (failed(
           verifyProjectionPresence(op, kind, signature.tensors.back().value)))
     return failure();
-  SmallVector<std::pair<Type, StringRef>> types;
-  for (const TensorSpec &spec : signature.tensors)
-    types.push_back({spec.value ? spec.value.getType() : Type(), spec.name});
   ShapeBindings bindings;
   if (failed(verifySignature(op, signature.tensors, bindings)) ||
-      failed(verifySameElementType(op, types)))
+      failed(verifySameElementType(op, signature)))
     return failure();
   if (kind == FeatureMapKind::Poly2)
     return verifyPoly2Size(op, bindings);
@@ -566,18 +578,10 @@ LogicalResult QueryReadoutOp::verify() {
 
 static ShapeSignature signatureOf(ScanOp op) {
   return {
-      {{op.getQueryFeatures(),
-        "query",
-        {{'N', "sequence length"}, {'F', "feature size"}}},
-       {op.getKeyFeatures(),
-        "key",
-        {{'N', "sequence length"}, {'F', "feature size"}}},
-       {op.getValues(),
-        "value",
-        {{'N', "sequence length"}, {'V', "feature size"}}},
-       {op.getResult(),
-        "result",
-        {{'N', "sequence length"}, {'V', "feature size"}}},
+      {sequenceSpec(op.getQueryFeatures(), "query", 'N', 'F'),
+       sequenceSpec(op.getKeyFeatures(), "key", 'N', 'F'),
+       sequenceSpec(op.getValues(), "value", 'N', 'V'),
+       sequenceSpec(op.getResult(), "result", 'N', 'V'),
        {op.getInitialState(),
         "initial state",
         {{'F', "key feature size"}, {'V', "value size"}}},
@@ -789,40 +793,20 @@ static LogicalResult verifyGradientStates(Operation *op, Type valuesType,
 //===----------------------------------------------------------------------===//
 
 static ShapeSignature signatureOf(ScanGradOp op) {
-  return {{{op.getQueryFeatures(),
-            "query",
-            {{'N', "sequence length"}, {'F', "feature size"}}},
-           {op.getKeyFeatures(),
-            "key",
-            {{'N', "sequence length"}, {'F', "feature size"}}},
-           {op.getValues(),
-            "value",
-            {{'N', "sequence length"}, {'V', "feature size"}}},
-           {op.getResultGrad(),
-            "result gradient",
-            {{'N', "sequence length"}, {'V', "feature size"}}},
-           {op.getQueryFeaturesGrad(),
-            "query gradient",
-            {{'N', "sequence length"}, {'F', "feature size"}}},
-           {op.getKeyFeaturesGrad(),
-            "key gradient",
-            {{'N', "sequence length"}, {'F', "feature size"}}},
-           {op.getValuesGrad(),
-            "value gradient",
-            {{'N', "sequence length"}, {'V', "feature size"}}}}};
+  return {{sequenceSpec(op.getQueryFeatures(), "query", 'N', 'F'),
+           sequenceSpec(op.getKeyFeatures(), "key", 'N', 'F'),
+           sequenceSpec(op.getValues(), "value", 'N', 'V'),
+           sequenceSpec(op.getResultGrad(), "result gradient", 'N', 'V'),
+           sequenceSpec(op.getQueryFeaturesGrad(), "query gradient", 'N', 'F'),
+           sequenceSpec(op.getKeyFeaturesGrad(), "key gradient", 'N', 'F'),
+           sequenceSpec(op.getValuesGrad(), "value gradient", 'N', 'V')}};
 }
 
 LogicalResult ScanGradOp::verify() {
+  ShapeSignature signature = signatureOf(*this);
   ShapeBindings bindings;
-  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
-      failed(verifySameElementType(
-          *this, {{getQueryFeatures().getType(), "query"},
-                  {getKeyFeatures().getType(), "key"},
-                  {getValues().getType(), "value"},
-                  {getResultGrad().getType(), "result gradient"},
-                  {getQueryFeaturesGrad().getType(), "query gradient"},
-                  {getKeyFeaturesGrad().getType(), "key gradient"},
-                  {getValuesGrad().getType(), "value gradient"}})))
+  if (failed(verifySignature(*this, signature.tensors, bindings)) ||
+      failed(verifySameElementType(*this, signature)))
     return failure();
   if (failed(verifyGradientStates(*this, getValues().getType(),
                                   bindings.lookup('F'), isNormalized())))
@@ -833,12 +817,6 @@ LogicalResult ScanGradOp::verify() {
 //===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
-
-/// A [..., rows, columns] tensor of a signature.
-static TensorSpec sequenceSpec(Value value, StringRef name, char rows,
-                               char columns) {
-  return {value, name, {{rows, "sequence length"}, {columns, "feature size"}}};
-}
 
 /// The signature of attention or its gradient: Q [..., N, D], K [..., M, D],
 /// V [..., M, Dv], `others`, and the projection [D, F]; N = M `causal`.
@@ -875,11 +853,8 @@ static LogicalResult verifyAttention(Operation *op, FeatureMapKind kind,
   if (failed(
           verifyProjectionPresence(op, kind, signature.tensors.back().value)))
     return failure();
-  SmallVector<std::pair<Type, StringRef>> types;
-  for (const TensorSpec &spec : signature.tensors)
-    types.push_back({spec.value ? spec.value.getType() : Type(), spec.name});
   if (failed(verifySignature(op, signature.tensors, bindings)) ||
-      failed(verifySameElementType(op, types)))
+      failed(verifySameElementType(op, signature)))
     return failure();
   if (!signature.equalSymbols.empty() &&
       failed(verifyCausalLengths(op, bindings)))

@@ -261,6 +261,9 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
   reduceLast.back() = utils::IteratorType::reduction;
   Value epsConstant = arith::ConstantOp::create(
       rewriter, loc, state, rewriter.getFloatAttr(state, eps));
+  auto denominator = [&](OpBuilder &b, Location l, Value sum) -> Value {
+    return arith::AddFOp::create(b, l, sum, epsConstant);
+  };
 
   // dO·N per row, in the state type.
   Value dots =
@@ -272,20 +275,19 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
                 return arith::AddFOp::create(b, l, args[2], product);
               });
   // g = dO / D, h = -(dO·N) / D² (the loops' last dimension of size 1).
-  Value g =
-      generic(tensorTypeOf(valueSizes, data), ValueRange{dout, denominators},
-              tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
-              {identity, column, identity}, parallel,
-              [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
-                return arith::DivFOp::create(b, l, args[0], den);
-              });
+  Value g = generic(
+      tensorTypeOf(valueSizes, data), ValueRange{dout, denominators},
+      tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
+      {identity, column, identity}, parallel,
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        return arith::DivFOp::create(b, l, args[0], denominator(b, l, args[1]));
+      });
   Value h =
       generic(tensorTypeOf(columnSizes, data), ValueRange{dots, denominators},
               tensor::EmptyOp::create(rewriter, loc, columnSizes, data),
               {rows, identity, identity}, parallel,
               [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                Value den = arith::AddFOp::create(b, l, args[1], epsConstant);
+                Value den = denominator(b, l, args[1]);
                 Value square = arith::MulFOp::create(b, l, den, den);
                 Value quotient = arith::DivFOp::create(b, l, args[0], square);
                 return arith::NegFOp::create(b, l, quotient);

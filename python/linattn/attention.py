@@ -139,6 +139,15 @@ def _compile(backend: str, text: str, options: Tuple[str, ...],
         raise
 
 
+def _attention_key(kind: str, backend: str, element: str, d: int, dv: int,
+                   p_shape: Optional[Tuple[int, ...]], feature_map: str,
+                   causal: bool, normalize: bool, eps: float) -> Tuple:
+    """The compile cache key of an attention function: what its text and
+    code depend on (eps only when normalized)."""
+    return (kind, backend, element, d, dv, p_shape, feature_map, bool(causal),
+            bool(normalize), float(eps) if normalize else None)
+
+
 def _compiled(key: Hashable, backend: str, text: Callable[[], str],
               num_inputs: int, options: Tuple[str, ...] = ()
               ) -> Callable[..., Any]:
@@ -443,9 +452,9 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     p = _check_projection(feature_map, projection, q.shape[3])
     o = _check_output(out, o_shape, dtype)
 
-    key = ("attention", backend, dtype.str, q.shape[3], v.shape[3],
-           None if p is None else p.shape, feature_map, bool(causal),
-           bool(normalize), float(eps) if normalize else None)
+    key = _attention_key("attention", backend, dtype.str, q.shape[3],
+                         v.shape[3], None if p is None else p.shape,
+                         feature_map, causal, normalize, eps)
 
     def text() -> str:
         return _attention_text(_MLIR_ELEMENT[dtype], _open(q.shape),
@@ -568,9 +577,9 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                          f"[B, H, N, Dv], got {do.shape}")
     p = _check_projection(feature_map, projection, q.shape[3])
 
-    key = ("attention_grad", backend, dtype.str, q.shape[3], v.shape[3],
-           None if p is None else p.shape, feature_map, bool(causal),
-           bool(normalize), float(eps) if normalize else None)
+    key = _attention_key("attention_grad", backend, dtype.str, q.shape[3],
+                         v.shape[3], None if p is None else p.shape,
+                         feature_map, causal, normalize, eps)
 
     def text() -> str:
         return _attention_grad_text(_MLIR_ELEMENT[dtype], _open(q.shape),
@@ -750,9 +759,9 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     _check_disjoint({"out": out}, inputs)
     p_shape = None if projection is None else projection.shape
 
-    key = ("attention-device", backend, elt, q.shape[3], v.shape[3], p_shape,
-           feature_map, bool(causal), bool(normalize),
-           float(eps) if normalize else None)
+    key = _attention_key("attention-device", backend, elt, q.shape[3],
+                         v.shape[3], p_shape, feature_map, causal, normalize,
+                         eps)
 
     def text() -> str:
         return _attention_text(elt, _open(q.shape), _open(k.shape),
@@ -820,8 +829,8 @@ def linear_attention_grad_device(q: DeviceArray, k: DeviceArray,
                              f"{outputs[name].shape}")
     _check_disjoint(outputs, inputs)
 
-    key = ("attention-grad-device", backend, elt, q.shape[3], v.shape[3],
-           feature_map)
+    key = _attention_key("attention-grad-device", backend, elt, q.shape[3],
+                         v.shape[3], None, feature_map, True, False, 1.0)
 
     def text() -> str:
         return _attention_grad_text(elt, _open(q.shape), _open(k.shape),
