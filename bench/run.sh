@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU benchmark's one command (make bench): makes sure matplotlib is there
-# for the plot, then runs bench/run.py (causal attention) and
-# bench/linear_form.py (non-causal) on the build directory.
+# for the plot, then runs bench/run.py (causal attention),
+# bench/linear_form.py (non-causal) and bench/backward.py (the backward pass)
+# on the build directory.
 #   bench/run.sh [BUILD_DIR] [options of both, e.g. --quick]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,4 +16,5 @@ if ! "$python" -c "import matplotlib" 2>/dev/null; then
     echo "bench: no matplotlib: the results will have no plot"
 fi
 "$python" "$here/run.py" --build-dir "$build" "$@"
-exec "$python" "$here/linear_form.py" --build-dir "$build" "$@"
+"$python" "$here/linear_form.py" --build-dir "$build" "$@"
+exec "$python" "$here/backward.py" --build-dir "$build" "$@"

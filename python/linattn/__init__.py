@@ -31,7 +31,8 @@ from .attention import (CacheInfo, RecurrentState, cache_info, clear_cache,
                         recurrent_device)
 from .backends import BackendUnavailable, available_backends
 from .ir import Context, Diagnostic, MLIRError, MLIRWarning, Module, PassManager
-from .jit import DeviceArray, ExecutionEngine
+from .jit import (DeviceArray, ExecutionEngine, HostCacheStats,
+                  host_cache_stats, release_host_cache, set_host_cache_limit)
 
 __all__ = [
     "BackendUnavailable",
@@ -40,6 +41,7 @@ __all__ = [
     "DeviceArray",
     "Diagnostic",
     "ExecutionEngine",
+    "HostCacheStats",
     "LibraryNotFoundError",
     "MLIRError",
     "MLIRWarning",
@@ -51,9 +53,12 @@ __all__ = [
     "cache_info",
     "clear_cache",
     "find_library",
+    "host_cache_stats",
     "linear_attention",
     "linear_attention_device",
     "linear_attention_grad",
     "linear_attention_grad_device",
     "recurrent_device",
+    "release_host_cache",
+    "set_host_cache_limit",
 ]

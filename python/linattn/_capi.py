@@ -163,6 +163,15 @@ MlirExecutionEngine = _handle("MlirExecutionEngine")
 MlirDiagnostic = _handle("MlirDiagnostic")
 MlirLogicalResult = ctypes.c_int8  # struct { int8_t value; }, 1 on success
 
+
+class LinattnHostCacheStats(ctypes.Structure):
+    _fields_ = [("cachedBytes", ctypes.c_uint64),
+                ("cachedBlocks", ctypes.c_uint64),
+                ("limitBytes", ctypes.c_uint64),
+                ("hits", ctypes.c_uint64),
+                ("misses", ctypes.c_uint64)]
+
+
 MlirStringCallback = ctypes.CFUNCTYPE(None, MlirStringRef, ctypes.c_void_p)
 MlirDiagnosticHandler = ctypes.CFUNCTYPE(ctypes.c_int8, ctypes.c_void_p,
                                          ctypes.c_void_p)
@@ -276,6 +285,13 @@ _SIGNATURES = {
                                                 MlirStringRef]),
     "mlirExecutionEngineRegisterSymbol": (None, [MlirExecutionEngine,
                                                  MlirStringRef, _c.c_void_p]),
+    # The caching host allocator (linattn-c/HostAllocator.h).
+    "linattnHostMalloc": (_c.c_void_p, [_c.c_size_t]),
+    "linattnHostAlignedAlloc": (_c.c_void_p, [_c.c_size_t, _c.c_size_t]),
+    "linattnHostFree": (None, [_c.c_void_p]),
+    "linattnHostCacheGetStats": (LinattnHostCacheStats, []),
+    "linattnHostCacheRelease": (_c.c_uint64, []),
+    "linattnHostCacheSetLimit": (_c.c_uint64, [_c.c_uint64]),
 }
 
 

@@ -33,6 +33,15 @@ Calling convention:
   garbage-collected). A result that aliases an argument or a constant is
   copied instead. Scalar results come back as Python numbers.
 
+Host memory: by default (``host_allocator="caching"``) the compiled code's
+``malloc``, ``aligned_alloc`` and ``free`` are linattn's caching host
+allocator (``linattn-c/HostAllocator.h``): blocks of 128 KiB or more that a
+call frees, and the buffers of results once their arrays are collected, are
+kept (up to `host_cache_stats`' limit, 1 GiB unless
+``LINATTN_HOST_CACHE_LIMIT`` says otherwise) and reused by later calls, which
+then do not fault fresh pages in. `release_host_cache` returns them to the C
+library; `set_host_cache_limit` bounds them.
+
 A module lowered for the GPU with ``device-buffers=true`` (the GPU backends'
 ``compile(..., device_buffers=True)``) follows the device-buffer convention
 instead: `ExecutionEngine.device_function` gives a `DeviceFunction`, called
@@ -62,9 +71,13 @@ __all__ = [
     "DeviceArray",
     "DeviceFunction",
     "ExecutionEngine",
+    "HostCacheStats",
     "JitFunction",
     "default_shared_libs",
+    "host_cache_stats",
     "llvm_library_dir",
+    "release_host_cache",
+    "set_host_cache_limit",
 ]
 
 #===------------------------------------------------------------------------===#
@@ -222,6 +235,55 @@ _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 _libc.free.restype = None
 
+
+#===------------------------------------------------------------------------===#
+# Host memory of the compiled code
+#===------------------------------------------------------------------------===#
+
+HOST_ALLOCATORS = ("caching", "system")
+
+
+class HostCacheStats(NamedTuple):
+    """What the caching host allocator holds (shared by every engine of the
+    process) and has done since the process started."""
+    cached_bytes: int
+    cached_blocks: int
+    limit_bytes: int
+    hits: int
+    misses: int
+
+
+def host_cache_stats() -> HostCacheStats:
+    """The caching host allocator's state (see the module documentation)."""
+    stats = lib().linattnHostCacheGetStats()
+    return HostCacheStats(stats.cachedBytes, stats.cachedBlocks,
+                          stats.limitBytes, stats.hits, stats.misses)
+
+
+def release_host_cache() -> int:
+    """Returns every block the caching host allocator holds to the C library;
+    returns their bytes."""
+    return lib().linattnHostCacheRelease()
+
+
+def set_host_cache_limit(limit_bytes: int) -> int:
+    """Sets the most bytes the caching host allocator holds (0: it holds
+    none, every ``free`` goes to the C library), releasing the blocks held
+    longest until it fits; returns the previous limit."""
+    if limit_bytes < 0:
+        raise ValueError(f"limit_bytes must be >= 0, got {limit_bytes}")
+    return lib().linattnHostCacheSetLimit(limit_bytes)
+
+
+def _host_allocator_symbols() -> Dict[str, int]:
+    """The caching allocator's functions under the names compiled code
+    calls."""
+    c = lib()
+    return {name: ctypes.cast(getattr(c, fn), ctypes.c_void_p).value
+            for name, fn in (("malloc", "linattnHostMalloc"),
+                             ("aligned_alloc", "linattnHostAlignedAlloc"),
+                             ("free", "linattnHostFree"))}
+
 # The allocated pointer of a memref lowered from memref.get_global.
 _GLOBAL_SENTINEL = 0xDEADBEEF
 
@@ -230,10 +292,11 @@ class _ResultBuffer:
     """Exposes a compiled function's result to numpy; frees the memory when
     the last array that views it is collected (when it owns it)."""
 
-    def __init__(self, interface: dict, owned_pointer: Optional[int]) -> None:
+    def __init__(self, interface: dict, owned_pointer: Optional[int],
+                 free: Callable[[int], None] = _libc.free) -> None:
         self.__array_interface__ = interface
         if owned_pointer:
-            weakref.finalize(self, _libc.free, owned_pointer)
+            weakref.finalize(self, free, owned_pointer)
 
 
 #===------------------------------------------------------------------------===#
@@ -484,7 +547,7 @@ class JitFunction:
         if 0 in shape:
             if allocated and allocated != _GLOBAL_SENTINEL and not any(
                     _within(allocated, a) for a in inputs):
-                _libc.free(allocated)
+                self.engine.free(allocated)
             return np.empty(shape, spec.dtype)
         aliases = (allocated == _GLOBAL_SENTINEL or not allocated
                    or any(_within(allocated, a) for a in inputs))
@@ -496,7 +559,7 @@ class JitFunction:
             view = _ResultBuffer(interface, None)
             view.owner = owner  # type: ignore[attr-defined]
             return np.asarray(view)
-        owner = _ResultBuffer(interface, allocated)
+        owner = _ResultBuffer(interface, allocated, self.engine.free)
         owners[allocated] = owner
         return np.asarray(owner)
 
@@ -627,6 +690,11 @@ class ExecutionEngine:
       device_buffers: the pipeline lowers with the device-buffer calling
         convention (``linattn-lower-to-nvvm{device-buffers=true}``): the
         functions are called through `device_function`, not `function`.
+      host_allocator: ``"caching"`` (default): the compiled code's
+        ``malloc``, ``aligned_alloc`` and ``free`` are linattn's caching host
+        allocator, and results' buffers return to it (see the module
+        documentation); ``"system"``: the C library's. `symbols` may still
+        rebind any of the three names.
 
     Raises `MLIRError` (with MLIR's diagnostics) when the module does not
     parse, the pipeline fails or the module cannot be translated to LLVM IR.
@@ -638,9 +706,14 @@ class ExecutionEngine:
                  context: Optional[Context] = None,
                  after_call: Optional[Callable[[], None]] = None,
                  symbols: Optional[Mapping[str, int]] = None,
-                 device_buffers: bool = False) -> None:
+                 device_buffers: bool = False,
+                 host_allocator: str = "caching") -> None:
         if not 0 <= opt_level <= 3:
             raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
+        if host_allocator not in HOST_ALLOCATORS:
+            raise ValueError(f"host_allocator must be one of "
+                             f"{', '.join(map(repr, HOST_ALLOCATORS))}, got "
+                             f"{host_allocator!r}")
         if isinstance(module, str):
             module = Module.parse(module, context or default_context())
         elif not isinstance(module, Module):
@@ -649,6 +722,7 @@ class ExecutionEngine:
         self.pipeline = pipeline
         self.after_call = after_call
         self.device_buffers = device_buffers
+        self.host_allocator = host_allocator
         libs = [str(p) for p in (default_shared_libs() if shared_libs is None
                                  else shared_libs)]
         for path in libs:
@@ -694,13 +768,19 @@ class ExecutionEngine:
                 raise cap.fail("cannot JIT-compile the module (translation "
                                "to LLVM IR or code generation failed)")
         self._handle = handle
+        own = _host_allocator_symbols() if host_allocator == "caching" else {}
+        bound = {**own, **(symbols or {})}
         # Before initialization, which runs the module's constructors (the
         # GPU binaries' loads among them).
-        for name, address in (symbols or {}).items():
+        for name, address in bound.items():
             c.mlirExecutionEngineRegisterSymbol(
                 handle, MlirStringRef.of(name.encode()), ctypes.c_void_p(address))
         c.mlirExecutionEngineInitialize(handle)
         self._addresses: Dict[str, int] = {}
+        self.free: Callable[[int], None] = (
+            c.linattnHostFree if own and bound["free"] == own["free"]
+            else _libc.free)
+        """Releases a buffer the compiled code allocated."""
 
     @property
     def function_names(self) -> List[str]:

@@ -3,10 +3,13 @@
 import gc
 import os
 import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+import linattn
 from linattn import MLIRError, Module, _capi
 from linattn.jit import ExecutionEngine, default_shared_libs
 
@@ -432,3 +435,96 @@ func.func @iota(%out: memref<1000xf32>) {
     out = np.zeros(1000, np.float32)
     e.invoke("iota", out)
     np.testing.assert_array_equal(out, np.arange(1000, dtype=np.float32))
+
+
+#===------------------------------------------------------------------------===#
+# The caching host allocator
+#===------------------------------------------------------------------------===#
+
+def _delta(before, after):
+    return after.hits - before.hits, after.misses - before.misses
+
+
+def test_freed_results_return_to_the_host_cache(engine, rng):
+    linattn.release_host_cache()
+    x = rand(rng, 512, 1024)
+    y = engine.invoke("big", x)  # 2 MiB, from the C library or the cache
+    address = y.__array_interface__["data"][0]
+    del y
+    gc.collect()
+    before = linattn.host_cache_stats()
+    assert before.cached_bytes >= 2 * 2**20
+    y = engine.invoke("big", x)
+    hits, misses = _delta(before, linattn.host_cache_stats())
+    assert (hits, misses) == (1, 0)
+    assert y.__array_interface__["data"][0] == address
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+def test_live_results_are_never_reused(engine, rng):
+    xs = [rand(rng, 512, 1024) for _ in range(3)]
+    ys = [engine.invoke("big", x) for x in xs]
+    addresses = {y.__array_interface__["data"][0] for y in ys}
+    assert len(addresses) == 3
+    for x, y in zip(xs, ys):
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+def test_backward_pass_is_served_by_the_host_cache(rng):
+    """The gradients' intermediates (megabytes each) are freed and allocated
+    again by every call: the second identical call allocates nothing new."""
+    q, k, v, do = (rand(rng, 1, 2, 512, 64) for _ in range(4))
+    first = linattn.linear_attention_grad(q, k, v, do, causal=True)
+    del first
+    gc.collect()
+    before = linattn.host_cache_stats()
+    second = linattn.linear_attention_grad(q, k, v, do, causal=True)
+    hits, misses = _delta(before, linattn.host_cache_stats())
+    assert hits >= 6 and misses == 0, (hits, misses)
+    want = ref.linear_attention_grad(q, k, v, do, causal=True)
+    for got, w in zip(second, want):
+        assert rel_err(got, w) < 1e-4
+
+
+def test_system_host_allocator(rng):
+    e = ExecutionEngine(MODULE, host_allocator="system")
+    assert e.free is not linattn.jit.lib().linattnHostFree
+    x = rand(rng, 512, 1024)
+    before = linattn.host_cache_stats()
+    for _ in range(3):
+        np.testing.assert_array_equal(e.invoke("big", x), np.maximum(x, 0))
+    gc.collect()
+    assert _delta(before, linattn.host_cache_stats()) == (0, 0)
+    with pytest.raises(ValueError, match="host_allocator must be one of"):
+        ExecutionEngine(MODULE, host_allocator="pooled")
+
+
+def test_host_cache_limit_and_release(engine, rng):
+    x = rand(rng, 512, 1024)
+    previous = linattn.set_host_cache_limit(0)
+    try:
+        assert linattn.host_cache_stats().cached_bytes == 0
+        y = engine.invoke("big", x)
+        del y
+        gc.collect()
+        assert linattn.host_cache_stats().cached_bytes == 0
+        assert linattn.set_host_cache_limit(previous) == 0
+        y = engine.invoke("big", x)
+        del y
+        gc.collect()
+        held = linattn.host_cache_stats().cached_bytes
+        assert held >= 2 * 2**20
+        assert linattn.release_host_cache() == held
+        assert linattn.host_cache_stats().cached_bytes == 0
+    finally:
+        linattn.set_host_cache_limit(previous)
+    with pytest.raises(ValueError, match="limit_bytes must be >= 0"):
+        linattn.set_host_cache_limit(-1)
+
+
+def test_host_cache_limit_from_the_environment():
+    code = "import linattn; print(linattn.host_cache_stats().limit_bytes)"
+    env = dict(os.environ, LINATTN_HOST_CACHE_LIMIT="12345")
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    assert out.strip() == "12345"

@@ -7,6 +7,7 @@
 // RUN: linattn-capi-test 2>&1 | FileCheck %s
 
 #include "linattn-c/Dialects.h"
+#include "linattn-c/HostAllocator.h"
 #include "linattn-c/IR.h"
 #include "linattn-c/Passes.h"
 
@@ -277,6 +278,14 @@ static void testJit(void) {
       /*enableObjectDump=*/false, /*enablePIC=*/false);
   if (mlirExecutionEngineIsNull(jit))
     fail("creating the execution engine");
+  // The compiled code's malloc and free: the caching host allocator's.
+  mlirExecutionEngineRegisterSymbol(
+      jit, mlirStringRefCreateFromCString("malloc"), (void *)linattnHostMalloc);
+  mlirExecutionEngineRegisterSymbol(
+      jit, mlirStringRefCreateFromCString("aligned_alloc"),
+      (void *)linattnHostAlignedAlloc);
+  mlirExecutionEngineRegisterSymbol(jit, mlirStringRefCreateFromCString("free"),
+                                    (void *)linattnHostFree);
   mlirExecutionEngineInitialize(jit);
   mlirModuleDestroy(module);
 
@@ -332,12 +341,88 @@ static void testJit(void) {
 // CHECK-LABEL: @jit
 // CHECK: max error below 1e-5: yes
 
+/// The caching host allocator's policy: small blocks pass through, freed
+/// blocks come back to requests at most a quarter smaller, the alignment of
+/// an aligned request is kept, the blocks cached longest ago leave first
+/// when the limit is reached.
+static void testHostAllocator(void) {
+  fprintf(stderr, "@host_allocator\n");
+  enum { KiB = 1024, MiB = 1024 * 1024 };
+  linattnHostCacheRelease();
+  uint64_t previous = linattnHostCacheSetLimit(4 * MiB);
+  LinattnHostCacheStats start = linattnHostCacheGetStats();
+
+  linattnHostFree(linattnHostMalloc(KiB));
+  fprintf(stderr, "small block cached: %s\n",
+          linattnHostCacheGetStats().cachedBlocks ? "yes" : "no");
+
+  void *a = linattnHostMalloc(MiB);
+  linattnHostFree(a);
+  LinattnHostCacheStats held = linattnHostCacheGetStats();
+  fprintf(stderr, "1 MiB block cached: %s\n",
+          held.cachedBlocks == 1 && held.cachedBytes >= MiB ? "yes" : "no");
+  void *larger = linattnHostMalloc(2 * MiB);
+  fprintf(stderr, "2 MiB request takes it: %s\n", larger == a ? "yes" : "no");
+  void *smaller = linattnHostMalloc(700 * KiB);
+  fprintf(stderr, "700 KiB request takes it: %s\n",
+          smaller == a ? "yes" : "no");
+  void *similar = linattnHostMalloc(900 * KiB);
+  fprintf(stderr, "900 KiB request takes it: %s\n",
+          similar == a ? "yes" : "no");
+  linattnHostFree(larger);
+  linattnHostFree(smaller);
+  linattnHostFree(similar);
+
+  linattnHostCacheRelease();
+  void *aligned = linattnHostAlignedAlloc(4096, MiB);
+  linattnHostFree(aligned);
+  void *again = linattnHostAlignedAlloc(4096, MiB);
+  fprintf(stderr, "aligned block reused and aligned: %s\n",
+          again == aligned && (uintptr_t)again % 4096 == 0 ? "yes" : "no");
+  linattnHostFree(again);
+
+  linattnHostCacheRelease();
+  void *x = linattnHostMalloc(3 * MiB / 2);
+  void *y = linattnHostMalloc(3 * MiB / 2);
+  void *z = linattnHostMalloc(3 * MiB / 2);
+  linattnHostFree(x);
+  linattnHostFree(y);
+  linattnHostFree(z);
+  LinattnHostCacheStats full = linattnHostCacheGetStats();
+  fprintf(stderr, "blocks under the 4 MiB limit: %d\n", (int)full.cachedBlocks);
+  void *first = linattnHostMalloc(3 * MiB / 2);
+  fprintf(stderr, "the oldest was evicted: %s\n", first == y ? "yes" : "no");
+  linattnHostFree(first);
+
+  LinattnHostCacheStats end = linattnHostCacheGetStats();
+  fprintf(stderr, "hits: %d\n", (int)(end.hits - start.hits));
+  fprintf(stderr, "limit restored from 4 MiB: %s\n",
+          linattnHostCacheSetLimit(previous) == 4 * MiB ? "yes" : "no");
+  linattnHostCacheSetLimit(0);
+  fprintf(stderr, "limit 0 holds nothing: %s\n",
+          linattnHostCacheGetStats().cachedBytes == 0 ? "yes" : "no");
+  linattnHostCacheSetLimit(previous);
+}
+// CHECK-LABEL: @host_allocator
+// CHECK-NEXT: small block cached: no
+// CHECK-NEXT: 1 MiB block cached: yes
+// CHECK-NEXT: 2 MiB request takes it: no
+// CHECK-NEXT: 700 KiB request takes it: no
+// CHECK-NEXT: 900 KiB request takes it: yes
+// CHECK-NEXT: aligned block reused and aligned: yes
+// CHECK-NEXT: blocks under the 4 MiB limit: 2
+// CHECK-NEXT: the oldest was evicted: yes
+// CHECK-NEXT: hits: 3
+// CHECK-NEXT: limit restored from 4 MiB: yes
+// CHECK-NEXT: limit 0 holds nothing: yes
+
 int main(void) {
   testDialectHandle();
   testDecomposePipeline();
   testCreatePass();
   testParseWithName();
   testJit();
+  testHostAllocator();
   fprintf(stderr, "@done\n");
   return 0;
 }

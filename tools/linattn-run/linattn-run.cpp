@@ -19,14 +19,20 @@
 // this tool writes to `<output-dir>/result<i>.npy` (bf16 as float32, which
 // holds it exactly) and frees. Nothing is passed as an out-parameter.
 //
-// `--poison` fills every buffer the compiled code allocates with NaNs, so an
-// output element the code forgets to write shows up as NaN.
+// The compiled code's malloc, aligned_alloc and free are the caching host
+// allocator's (include/linattn-c/HostAllocator.h) unless
+// `--host-allocator=system`; with it the results are freed into the cache too,
+// so that `--repeat` calls reuse every buffer, as a framework's caching
+// allocator would. `--poison` fills every buffer the compiled code allocates
+// (fresh or reused) with NaNs, so an output element the code forgets to write
+// shows up as NaN.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaTarget.h"
 #include "ToolLibraries.h"
 
+#include "linattn-c/HostAllocator.h"
 #include "linattn/Conversion/LinAttnToCPU/TargetCpu.h"
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/InitAll.h"
@@ -114,6 +120,16 @@ static cl::opt<bool>
            cl::desc("Fill every buffer the compiled code allocates with NaNs "
                     "(0xff bytes) before it is used"),
            cl::init(false), cl::cat(linattn_run::toolOptions));
+namespace {
+enum class HostAllocator { Caching, System };
+} // namespace
+static cl::opt<HostAllocator> hostAllocator(
+    "host-allocator", cl::desc("What the compiled code's malloc and free are"),
+    cl::values(clEnumValN(HostAllocator::Caching, "caching",
+                          "linattn's caching host allocator: freed blocks "
+                          "of 128 KiB or more are reused (default)"),
+               clEnumValN(HostAllocator::System, "system", "the C library's")),
+    cl::init(HostAllocator::Caching), cl::cat(linattn_run::toolOptions));
 
 //===----------------------------------------------------------------------===//
 // Arrays and .npy files
@@ -394,16 +410,20 @@ static FailureOr<ValueSpec> specOf(Type type, StringRef what, unsigned index) {
   return ValueSpec{SmallVector<int64_t>(shaped.getShape()), *element};
 }
 
-/// malloc for the compiled code under --poison: fresh memory reads as NaN.
+/// malloc for the compiled code under --poison: new buffers read as NaN.
 static void *poisonedMalloc(size_t bytes) {
-  void *memory = std::malloc(bytes);
+  void *memory = hostAllocator == HostAllocator::Caching
+                     ? linattnHostMalloc(bytes)
+                     : std::malloc(bytes);
   if (memory)
     std::memset(memory, 0xff, bytes);
   return memory;
 }
 
 static void *poisonedAlignedAlloc(size_t alignment, size_t bytes) {
-  void *memory = std::aligned_alloc(alignment, bytes);
+  void *memory = hostAllocator == HostAllocator::Caching
+                     ? linattnHostAlignedAlloc(alignment, bytes)
+                     : std::aligned_alloc(alignment, bytes);
   if (memory)
     std::memset(memory, 0xff, bytes);
   return memory;
@@ -568,15 +588,23 @@ static int run(MLIRContext &context, const char *argv0) {
                  << llvm::toString(engine.takeError()) << "\n";
     return 1;
   }
-  if (poison) {
-    (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  bool caching = hostAllocator == HostAllocator::Caching;
+  if (poison || caching) {
+    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
       llvm::orc::SymbolMap symbols;
-      symbols[interner("malloc")] = {
-          llvm::orc::ExecutorAddr::fromPtr(&poisonedMalloc),
-          llvm::JITSymbolFlags::Exported};
-      symbols[interner("aligned_alloc")] = {
-          llvm::orc::ExecutorAddr::fromPtr(&poisonedAlignedAlloc),
-          llvm::JITSymbolFlags::Exported};
+      auto bind = [&](StringRef name, auto *function) {
+        symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
+                                   llvm::JITSymbolFlags::Exported};
+      };
+      if (poison) {
+        bind("malloc", &poisonedMalloc);
+        bind("aligned_alloc", &poisonedAlignedAlloc);
+      } else {
+        bind("malloc", &linattnHostMalloc);
+        bind("aligned_alloc", &linattnHostAlignedAlloc);
+      }
+      if (caching)
+        bind("free", &linattnHostFree);
       return symbols;
     });
   }
@@ -611,7 +639,12 @@ static int run(MLIRContext &context, const char *argv0) {
     for (const ValueSpec &spec : resultSpecs) {
       int64_t allocated = results[offset];
       if (allocated && !llvm::is_contained(freed, allocated)) {
-        std::free(reinterpret_cast<void *>(static_cast<intptr_t>(allocated)));
+        void *block =
+            reinterpret_cast<void *>(static_cast<intptr_t>(allocated));
+        if (caching)
+          linattnHostFree(block);
+        else
+          std::free(block);
         freed.push_back(allocated);
       }
       offset += 3 + 2 * spec.shape.size();
@@ -626,6 +659,7 @@ static int run(MLIRContext &context, const char *argv0) {
                         "process; a failed check prints why above.\n");
   unsigned calls = repeat == 0 ? 1 : repeat + 1;
   std::vector<double> times;
+  LinattnHostCacheStats cacheBefore = linattnHostCacheGetStats();
   for (unsigned call = 0; call < calls; ++call) {
     if (call)
       freeResults();
@@ -697,6 +731,13 @@ static int run(MLIRContext &context, const char *argv0) {
     llvm::outs() << "median time: " << llvm::format("%.6f", median * 1e3)
                  << " ms over " << times.size() << " calls"
                  << (cuda ? " (CUDA events)" : "") << "\n";
+    if (caching) {
+      LinattnHostCacheStats cache = linattnHostCacheGetStats();
+      llvm::outs() << "host cache: " << cache.hits - cacheBefore.hits << " of "
+                   << cache.hits + cache.misses - cacheBefore.hits -
+                          cacheBefore.misses
+                   << " allocations of 128 KiB or more reused\n";
+    }
   }
   return status;
 }
