@@ -57,6 +57,7 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
   addBufferizeStage(pm);
 
   // Buffers -> loops -> OpenMP -> LLVM.
+  pm.addPass(createLinAttnStridedCopyToLinalgPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   if (options.numThreads != 1) {
     ConvertSCFToOpenMPPassOptions openmp;

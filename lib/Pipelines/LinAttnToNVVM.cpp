@@ -109,6 +109,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   }
 
   // Host loops; the kernels' scf.
+  pm.addPass(createLinAttnStridedCopyToLinalgPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   addBranchesStage(pm, options.cInterface);
 

@@ -123,6 +123,34 @@ def LinAttnCheckLoweredPass : Pass<"linattn-check-lowered"> {
   }];
 }
 
+def LinAttnStridedCopyToLinalgPass : Pass<"linattn-strided-copy-to-linalg"> {
+  let summary = "Turn memref.copy of strided views into linalg.copy";
+  let description = [{
+    Upstream's lowering of `memref.copy` calls `memcpy` when both memrefs are
+    contiguous, and otherwise MLIR's runtime function `memrefCopy`, which
+    walks the elements one at a time through their strides: for a view into
+    a wider buffer (an `insert_slice` of [B, H, N, D] into [B, H, N, D + 1],
+    say) that costs four times a contiguous copy of the whole buffer. This
+    pass rewrites each `memref.copy` of ranked memrefs that `memrefCopy`
+    would take into `linalg.copy`, whose loops keep the innermost dimension
+    contiguous where the layouts do and are vectorized by LLVM. The pipelines
+    run it after bufferization.
+
+    ```mlir
+    memref.copy %v, %view : memref<8x4096x64xf32>
+        to memref<8x4096x64xf32, strided<[266240, 65, 1]>>
+    ```
+
+    becomes
+
+    ```mlir
+    linalg.copy ins(%v : memref<8x4096x64xf32>)
+        outs(%view : memref<8x4096x64xf32, strided<[266240, 65, 1]>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def LinAttnLowerAssertsPass : Pass<"linattn-lower-asserts", "::mlir::ModuleOp"> {
   let summary = "Lower the host's cf.assert to a message on stderr and abort";
   let description = [{
