@@ -58,6 +58,8 @@ void mlir::linattn::buildLinAttnLowerToCPUPipeline(
 
   // Buffers -> loops -> OpenMP -> LLVM.
   pm.addPass(createLinAttnStridedCopyToLinalgPass());
+  if (options.numThreads != 1 && options.parallelizeLinalg)
+    pm.addPass(createLinAttnParallelizeLinalgPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   if (options.numThreads != 1) {
     ConvertSCFToOpenMPPassOptions openmp;

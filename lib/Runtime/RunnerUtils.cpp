@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // liblinattn_runner_utils.so: the one function of MLIR's C runner utilities
-// that code lowered by linattn's pipelines calls, `memrefCopy` (memref.copy
-// between buffers that are not both contiguous). MLIR's
+// that lowered code calls for memref.copy between buffers that are not both
+// contiguous, `memrefCopy` (linattn's pipelines turn such copies of ranked
+// memrefs into loops; unranked ones and IR lowered by upstream passes alone
+// still call it). MLIR's
 // libmlir_c_runner_utils.so needs libMLIR.so and libLLVM.so; this library
 // needs only libc, so that the relocatable bundle's statically linked tools
 // (scripts/bundle.sh) can run such code where no LLVM is installed. The tools

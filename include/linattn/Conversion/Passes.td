@@ -286,6 +286,44 @@ def LinAttnSetLLVMTargetPass
   ];
 }
 
+def LinAttnParallelizeLinalgPass : Pass<"linattn-parallelize-linalg"> {
+  let summary = "Spread the host's remaining linalg ops over threads";
+  let description = [{
+    The CPU kernels are parallel; what the pipeline lowers generically (the
+    gradients' scaling and chain rule, copies into wider buffers, the maps
+    and reductions of host fallbacks) becomes serial loops. This pass tiles
+    every linalg op on buffers that is not already inside a parallel loop by
+    1 along its leading parallel dimensions, the last dimension excluded, so
+    that they become an `scf.parallel` (OpenMP after
+    `convert-scf-to-openmp`) around the op on one row, whose innermost loop
+    LLVM still vectorizes. Ops whose static iteration space has fewer than
+    `min-iterations` points, or fewer than two rows, stay serial; dynamic
+    sizes are parallelized. `linattn-lower-to-cpu` runs it after
+    bufferization unless `num-threads=1`.
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%a : memref<8x4096x64xf32>) outs(%b : memref<8x4096x64xf32>)
+    ```
+
+    becomes
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c4096) step (%c1, %c1) {
+      %ra = memref.subview %a[%i, %j, 0] [1, 1, 64] [1, 1, 1] : ...
+      %rb = memref.subview %b[%i, %j, 0] [1, 1, 64] [1, 1, 1] : ...
+      linalg.generic ... ins(%ra : ...) outs(%rb : ...)
+    }
+    ```
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "Fewest points of a static iteration space worth threads">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def ConvertLinAttnToGPUPass
     : Pass<"convert-linattn-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Generate GPU kernels for the linear and scan forms";

@@ -80,6 +80,11 @@ struct LinAttnLowerToCPUOptions
                      "OpenMP runtime's default (all cores, or "
                      "OMP_NUM_THREADS), 1: no threading"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> parallelizeLinalg{
+      *this, "parallelize-linalg",
+      llvm::cl::desc("Spread the linalg ops no kernel took over the threads "
+                     "by rows (linattn-parallelize-linalg)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "
