@@ -291,42 +291,16 @@ def blas_name():
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build-dir", default=os.path.join(cpu.ROOT, "build"))
-    p.add_argument("--quick", action="store_true",
-                   help="tiny shapes, few repeats: a smoke test")
-    p.add_argument("--out", help="results directory (default bench/results, "
-                   "or <work>/results with --quick)")
-    p.add_argument("--work-dir", help="scratch directory (default "
-                   "<build>/bench/quick or full, as run.py's)")
-    p.add_argument("--cxx", default=None,
-                   help="compiler of the peak measurement (default: the build's)")
-    p.add_argument("--budget", type=float, default=None,
-                   help="seconds of timed calls per measurement (sets N)")
-    p.add_argument("--max-repeat", type=int, default=None)
-    p.add_argument("--pipeline", default="linattn-lower-to-cpu",
-                   help="linattn-run pipeline of `ours`")
-    p.add_argument("--check-only", action="store_true",
-                   help="run the correctness checks only")
+    cpu.add_common_arguments(
+        p, check_only="run the correctness checks only",
+        cxx="compiler of the peak measurement (default: the build's)")
     # run.py's options for its quadratic methods, so that bench/run.sh can
     # hand both scripts the same options; there is no quadratic method here.
     p.add_argument("--max-call", type=float, help=argparse.SUPPRESS)
     p.add_argument("--max-scores-gib", type=float, help=argparse.SUPPRESS)
     args = p.parse_args()
-    args.build_dir = os.path.abspath(args.build_dir)
-    if args.cxx is None:
-        args.cxx = cpu.build_cxx(args.build_dir)
     os.environ.setdefault("GLIBC_TUNABLES", cpu.GLIBC_TUNABLES)
-    if args.budget is None:
-        args.budget = 0.2 if args.quick else 3.0
-    if args.max_repeat is None:
-        args.max_repeat = 3 if args.quick else 20
-    work = os.path.abspath(args.work_dir or os.path.join(
-        args.build_dir, "bench", "quick" if args.quick else "full"))
-    outdir = os.path.abspath(args.out or (os.path.join(work, "results")
-                                          if args.quick
-                                          else os.path.join(HERE, "results")))
-    os.makedirs(work, exist_ok=True)
-    os.makedirs(outdir, exist_ok=True)
+    work, outdir = cpu.resolve_common_arguments(args, max_repeat=20)
     if not os.access(os.path.join(args.build_dir, "bin", "linattn-run"), os.X_OK):
         sys.exit(f"bench: no linattn-run in {args.build_dir}/bin: build first")
     log = open(os.path.join(work, "linear-bench.log"), "w")

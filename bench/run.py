@@ -774,25 +774,52 @@ def plot(results, outdir):
 # ===----------------------------------------------------------------------=== #
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_common_arguments(p, check_only, cxx):
+    """The options every CPU benchmark script takes (bench/run.sh hands them
+    all the same ones); `check_only` and `cxx` are those options' help."""
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--quick", action="store_true",
                    help="tiny shapes, few repeats: a smoke test")
-    p.add_argument("--check-only", action="store_true",
-                   help="build the peers and run the correctness checks only")
+    p.add_argument("--check-only", action="store_true", help=check_only)
     p.add_argument("--out", help="results directory (default bench/results, "
-                   "or <build>/bench/quick with --quick)")
+                   "or <work>/results with --quick)")
     p.add_argument("--work-dir", help="scratch directory (default "
                    "<build>/bench/quick or full)")
-    p.add_argument("--cxx", default=None,
-                   help="compiler of the C++ peers (default: the build's)")
+    p.add_argument("--cxx", default=None, help=cxx)
     p.add_argument("--pipeline", default="linattn-lower-to-cpu",
                    help="linattn-run pipeline of `ours`")
     p.add_argument("--budget", type=float, default=None,
                    help="seconds of timed calls per measurement (sets N)")
     p.add_argument("--max-repeat", type=int, default=None)
+
+
+def resolve_common_arguments(args, max_repeat):
+    """Fills in the defaults of `add_common_arguments`' options (`max_repeat`
+    calls at most in a full run); returns the work and results directories,
+    created."""
+    args.build_dir = os.path.abspath(args.build_dir)
+    if args.cxx is None:
+        args.cxx = build_cxx(args.build_dir)
+    if args.budget is None:
+        args.budget = 0.2 if args.quick else 3.0
+    if args.max_repeat is None:
+        args.max_repeat = 3 if args.quick else max_repeat
+    work = os.path.abspath(args.work_dir or os.path.join(
+        args.build_dir, "bench", "quick" if args.quick else "full"))
+    outdir = os.path.abspath(args.out or (os.path.join(work, "results")
+                                          if args.quick
+                                          else os.path.join(HERE, "results")))
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(outdir, exist_ok=True)
+    return work, outdir
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common_arguments(p, check_only="build the peers and run the "
+                         "correctness checks only",
+                         cxx="compiler of the C++ peers (default: the build's)")
     p.add_argument("--max-call", type=float, default=None,
                    help="estimate, not run, a quadratic method whose call "
                    "would take longer (seconds)")
@@ -800,7 +827,6 @@ def main():
                    help="estimate, not run, the masked form when its scores "
                    "tensor is larger")
     args = p.parse_args()
-    args.build_dir = os.path.abspath(args.build_dir)
     # Every timed program (ours and the peers) allocates its output inside the
     # timed call. glibc would hand out fresh mmap'd pages for each large
     # output and return them on free, so every call would pay page faults
@@ -808,23 +834,11 @@ def main():
     # time of a 128 MiB output. Keeping freed memory in the heap measures the
     # computation, the same way for all.
     os.environ.setdefault("GLIBC_TUNABLES", GLIBC_TUNABLES)
-    if args.cxx is None:
-        args.cxx = build_cxx(args.build_dir)
-    if args.budget is None:
-        args.budget = 0.2 if args.quick else 3.0
-    if args.max_repeat is None:
-        args.max_repeat = 3 if args.quick else 20
+    work, outdir = resolve_common_arguments(args, max_repeat=20)
     if args.max_call is None:
         args.max_call = 5.0 if args.quick else 12.0
     args.budget_decode = 0.2 if args.quick else 1.0
     args.max_repeat_decode = 50 if args.quick else 2000
-
-    work = os.path.abspath(args.work_dir or os.path.join(
-        args.build_dir, "bench", "quick" if args.quick else "full"))
-    outdir = os.path.abspath(args.out or (os.path.join(work, "results") if args.quick
-                                          else os.path.join(HERE, "results")))
-    os.makedirs(work, exist_ok=True)
-    os.makedirs(outdir, exist_ok=True)
     if not os.access(os.path.join(args.build_dir, "bin", "linattn-run"), os.X_OK):
         sys.exit(f"bench: no linattn-run in {args.build_dir}/bin: build first (make build)")
     start = time.time()
