@@ -318,11 +318,7 @@ def main():
         print("bench: all checks passed")
         return
 
-    print("bench: measuring the fp32 FMA peak", flush=True)
-    peak_bin, peak_command = cpu.build_peak(args.cxx, work, log)
-    peak_info = cpu.measure_peak(peak_bin, args.quick, log)
-    machine = cpu.machine_description(args, peak_info, [peak_command])
-    peak = float(peak_info["peak_allcore_gflops"])
+    peak, machine = cpu.peak_and_machine(args, work, log)
 
     print("bench: timing", flush=True)
     results = time_all(runner, quick_cases() if args.quick else full_cases(), args)

@@ -774,6 +774,16 @@ def plot(results, outdir):
 # ===----------------------------------------------------------------------=== #
 
 
+def peak_and_machine(args, work, log):
+    """For the scripts without C++ peers: builds and runs the FMA peak
+    measurement; returns the all-core peak (GFLOP/s) and the machine block."""
+    print("bench: measuring the fp32 FMA peak", flush=True)
+    binary, command = build_peak(args.cxx, work, log)
+    peak_info = measure_peak(binary, args.quick, log)
+    return (float(peak_info["peak_allcore_gflops"]),
+            machine_description(args, peak_info, [command]))
+
+
 def add_common_arguments(p, check_only, cxx):
     """The options every CPU benchmark script takes (bench/run.sh hands them
     all the same ones); `check_only` and `cxx` are those options' help."""
