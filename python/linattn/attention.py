@@ -34,7 +34,7 @@ import numpy as np
 
 from .backends import get_backend
 from .ir import MLIRError
-from .jit import DeviceArray
+from .jit import DeviceArray, host_empty
 from .reference import FEATURE_MAPS, feature_dim
 
 __all__ = [
@@ -365,7 +365,7 @@ def _check_projection(feature_map: str, projection: Any, head_dim: int,
 def _check_output(out: Any, shape: Tuple[int, ...], dtype: np.dtype
                   ) -> np.ndarray:
     if out is None:
-        return np.empty(shape, dtype)
+        return host_empty(shape, dtype)
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
     if out.shape != shape or out.dtype != dtype:
@@ -589,7 +589,7 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
 
     inputs = [q, k, v, do] if p is None else [q, k, v, do, p]
     fn = _compiled(key, backend, text, len(inputs), options)
-    grads = tuple(np.empty(x.shape, dtype) for x in (q, k, v))
+    grads = tuple(host_empty(x.shape, dtype) for x in (q, k, v))
     fn(*inputs, *grads)
     return grads
 

@@ -75,6 +75,7 @@ __all__ = [
     "JitFunction",
     "default_shared_libs",
     "host_cache_stats",
+    "host_empty",
     "llvm_library_dir",
     "release_host_cache",
     "set_host_cache_limit",
@@ -273,6 +274,30 @@ def set_host_cache_limit(limit_bytes: int) -> int:
     if limit_bytes < 0:
         raise ValueError(f"limit_bytes must be >= 0, got {limit_bytes}")
     return lib().linattnHostCacheSetLimit(limit_bytes)
+
+
+def host_empty(shape: Sequence[int], dtype: Any) -> np.ndarray:
+    """An uninitialized C-contiguous array whose memory (64-byte aligned)
+    comes from the caching host allocator and returns to it when the last
+    view of it is collected, so that large outputs of repeated calls reuse
+    pages instead of faulting fresh ones in. Below the cache's 128 KiB it is
+    `np.empty`."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(n) for n in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < _HOST_CACHE_MIN_BYTES:
+        return np.empty(shape, dtype)
+    c = lib()
+    address = c.linattnHostAlignedAlloc(64, (nbytes + 63) // 64 * 64)
+    if not address:
+        raise MemoryError(f"cannot allocate {nbytes} bytes")
+    interface = {"version": 3, "shape": shape, "typestr": dtype.str,
+                 "data": (address, False), "strides": None}
+    return np.asarray(_ResultBuffer(interface, address, c.linattnHostFree))
+
+
+# The smallest block the caching host allocator keeps (HostAllocator.cpp).
+_HOST_CACHE_MIN_BYTES = 128 << 10
 
 
 def _host_allocator_symbols() -> Dict[str, int]:

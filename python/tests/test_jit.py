@@ -528,3 +528,24 @@ def test_host_cache_limit_from_the_environment():
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
                          capture_output=True, text=True).stdout
     assert out.strip() == "12345"
+
+
+def test_outputs_of_the_attention_functions_come_from_the_host_cache(rng):
+    q, k, v = (rand(rng, 1, 2, 512, 64) for _ in range(3))
+    o = linattn.linear_attention(q, k, v)  # 256 KiB
+    assert type(o.base).__name__ == "_ResultBuffer"
+    assert o.flags.c_contiguous and o.flags.writeable and o.flags.aligned
+    assert o.__array_interface__["data"][0] % 64 == 0
+    np.testing.assert_allclose(o, ref.linear_attention(q, k, v), rtol=0,
+                               atol=1e-5 * np.abs(o).max())
+    address = o.__array_interface__["data"][0]
+    linattn.release_host_cache()
+    del o
+    gc.collect()
+    assert linattn.host_cache_stats().cached_bytes >= 512 * 64 * 2 * 4
+    again = linattn.linear_attention(q, k, v)
+    assert again.__array_interface__["data"][0] == address
+    # Small outputs are plain numpy arrays.
+    small = linattn.linear_attention(
+        *(np.ascontiguousarray(x[:, :, :8]) for x in (q, k, v)))
+    assert small.base is None
