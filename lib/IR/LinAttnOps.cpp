@@ -792,22 +792,66 @@ static LogicalResult verifyGradientStates(Operation *op, Type valuesType,
 // ScanGradOp
 //===----------------------------------------------------------------------===//
 
+/// The sequences of a scan gradient (data type), then its states and their
+/// gradients (state type) when present.
 static ShapeSignature signatureOf(ScanGradOp op) {
+  auto state = [](Value value, StringRef name) -> TensorSpec {
+    return {value, name, {{'F', "key feature size"}, {'V', "value size"}}};
+  };
+  auto normalizer = [](Value value, StringRef name) -> TensorSpec {
+    return {value, name, {{'F', "feature size"}}};
+  };
   return {{sequenceSpec(op.getQueryFeatures(), "query", 'N', 'F'),
            sequenceSpec(op.getKeyFeatures(), "key", 'N', 'F'),
            sequenceSpec(op.getValues(), "value", 'N', 'V'),
            sequenceSpec(op.getResultGrad(), "result gradient", 'N', 'V'),
            sequenceSpec(op.getQueryFeaturesGrad(), "query gradient", 'N', 'F'),
            sequenceSpec(op.getKeyFeaturesGrad(), "key gradient", 'N', 'F'),
-           sequenceSpec(op.getValuesGrad(), "value gradient", 'N', 'V')}};
+           sequenceSpec(op.getValuesGrad(), "value gradient", 'N', 'V'),
+           state(op.getInitialState(), "initial state"),
+           normalizer(op.getInitialNormalizer(), "initial normalizer"),
+           state(op.getFinalStateGrad(), "final state gradient"),
+           normalizer(op.getFinalNormalizerGrad(), "final normalizer gradient"),
+           state(op.getInitialStateGrad(), "initial state gradient"),
+           normalizer(op.getInitialNormalizerGrad(),
+                      "initial normalizer gradient")}};
 }
 
+/// The number of sequence tensors at the front of signatureOf(ScanGradOp).
+static constexpr size_t kScanGradSequences = 7;
+
 LogicalResult ScanGradOp::verify() {
+  if (hasInitialState() != static_cast<bool>(getInitialNormalizer()))
+    return emitOpError() << "init needs both the state and the normalizer";
+  if (hasFinalStateGrad() != static_cast<bool>(getFinalNormalizerGrad()))
+    return emitOpError()
+           << "final_grad needs both the state and the normalizer gradients";
+  if (hasInitialState() != static_cast<bool>(getInitialStateGrad()) ||
+      hasInitialState() != static_cast<bool>(getInitialNormalizerGrad()))
+    return emitOpError() << "returns the initial state's and normalizer's "
+                            "gradients exactly when it has an initial state";
+
   ShapeSignature signature = signatureOf(*this);
   ShapeBindings bindings;
-  if (failed(verifySignature(*this, signature.tensors, bindings)) ||
-      failed(verifySameElementType(*this, signature)))
+  if (failed(verifySignature(*this, signature.tensors, bindings)))
     return failure();
+  SmallVector<std::pair<Type, StringRef>> data, states;
+  for (auto [i, spec] : llvm::enumerate(signature.tensors))
+    (i < kScanGradSequences ? data : states)
+        .push_back({spec.value ? spec.value.getType() : Type(), spec.name});
+  if (failed(verifySameElementType(*this, data)) ||
+      failed(verifySameElementType(*this, states)))
+    return failure();
+  // The states are those of the decomposition's scans.
+  Type dataType = elementTypeOf(getValues().getType());
+  Type stateType = dataType.getIntOrFloatBitWidth() < 32
+                       ? Float32Type::get(getContext())
+                       : dataType;
+  for (auto [type, name] : states)
+    if (type && elementTypeOf(type) != stateType)
+      return emitOpError() << name << " must have element type " << stateType
+                           << " (the scans' state type for " << dataType
+                           << " data), got " << elementTypeOf(type);
   if (failed(verifyGradientStates(*this, getValues().getType(),
                                   bindings.lookup('F'), isNormalized())))
     return failure();

@@ -171,6 +171,69 @@ struct GradientBuilder {
                              origin, sizes, unit);
   }
 
+  /// [matrix, column]: `matrix` [..., F, X] with `column` [..., F] as its
+  /// last column, [..., F, X + 1], in `matrix`'s element type.
+  Value withColumn(Value matrix, Value column) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, matrix);
+    int64_t rank = sizes.size();
+    Type element = cast<RankedTensorType>(matrix.getType()).getElementType();
+    SmallVector<OpFoldResult> origin(rank, rewriter.getIndexAttr(0)),
+        unit(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> wideSizes =
+        sizesWithColumn(rewriter, loc, matrix);
+    Value wide = createInsertSlice(
+        rewriter, loc, matrix,
+        tensor::EmptyOp::create(rewriter, loc, wideSizes, element), origin,
+        sizes, unit);
+    SmallVector<OpFoldResult> columnSizes(sizes), lastColumn(origin);
+    columnSizes.back() = rewriter.getIndexAttr(1);
+    lastColumn.back() = sizes.back();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    Value asColumn = generic(
+        tensorTypeOf(columnSizes, element), column,
+        tensor::EmptyOp::create(rewriter, loc, columnSizes, element),
+        {identity.dropResult(rank - 1), identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    return createInsertSlice(rewriter, loc, asColumn, wide, lastColumn,
+                             columnSizes, unit);
+  }
+
+  /// Row `row` of `matrix` [..., R, C], as [..., C].
+  Value row(Value matrix, OpFoldResult row) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, matrix);
+    int64_t rank = sizes.size();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        unit(rank, rewriter.getIndexAttr(1));
+    offsets[rank - 2] = row;
+    sizes[rank - 2] = rewriter.getIndexAttr(1);
+    SmallVector<OpFoldResult> rowSizes(sizes);
+    rowSizes.erase(rowSizes.end() - 2);
+    Type element = cast<RankedTensorType>(matrix.getType()).getElementType();
+    return createExtractSlice(rewriter, loc, tensorTypeOf(rowSizes, element),
+                              matrix, offsets, sizes, unit);
+  }
+
+  /// `rows` [..., N, F] plus `vector` [..., F] on every row, in `rows`'
+  /// element type (summed in the state type).
+  Value addToRows(Value rows, Value vector) {
+    auto type = cast<RankedTensorType>(rows.getType());
+    int64_t rank = type.getRank();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    return generic(
+        type, ValueRange{rows, vector},
+        tensor::EmptyOp::create(rewriter, loc,
+                                tensor::getMixedSizes(rewriter, loc, rows),
+                                type.getElementType()),
+        {identity, identity.dropResult(rank - 2), identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::AddFOp::create(b, l, args[0], args[1]);
+        });
+  }
+
   /// The scaled result gradients of normalized attention: from dO
   /// [..., N, Dv] and `sums` [..., N, Dv + 1] = [N, D − eps] (attention of
   /// [V, 1], unnormalized), g = dO / D and [g, h] with h = −(dO·N) / D².
@@ -328,58 +391,110 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
     SmallVector<int64_t> batch;
     for (int64_t i = 0; i < rank - 2; ++i)
       batch.push_back(getFirstStaticSize(types, i));
-    auto lastOf = [&](std::initializer_list<int> indices) {
+    auto lastOf = [&](std::initializer_list<Value> values) {
       SmallVector<RankedTensorType> some;
-      for (int index : indices)
-        some.push_back(types[index]);
+      for (Value value : values)
+        some.push_back(cast<RankedTensorType>(value.getType()));
       return getFirstStaticSize(some, rank - 1);
     };
-    int64_t f = lastOf({0, 1, 4, 5}), dv = lastOf({2, 3, 6});
+    int64_t f = lastOf(
+                {fq, fk, op.getQueryFeaturesGrad(), op.getKeyFeaturesGrad()}),
+            dv = lastOf({v, dout, op.getValuesGrad()});
     GradientBuilder builder(rewriter, loc, types.front().getElementType());
 
     ScanDirection same = op.getDirection();
     ScanDirection other =
         op.isReverse() ? ScanDirection::Forward : ScanDirection::Reverse;
+    // A scan from `init` ([batch..., features, valueSize]; zero when null,
+    // with a zero normalizer either way).
     auto scan = [&](ScanDirection direction, Value queries, Value keys,
                     Value values, Type resultType, int64_t features,
-                    int64_t valueSize) -> Value {
+                    int64_t valueSize, Value init = Value()) -> ScanOp {
       SmallVector<int64_t> stateShape(batch), normalizerShape(batch);
       stateShape.append({features, valueSize});
       normalizerShape.push_back(features);
+      Value initNormalizer;
+      if (init) {
+        SmallVector<OpFoldResult> sizes =
+            tensor::getMixedSizes(rewriter, loc, init);
+        sizes.pop_back();
+        initNormalizer = filledTensor(rewriter, loc, sizes, builder.state, 0.0);
+      }
       return ScanOp::create(
-                 rewriter, loc,
-                 TypeRange{
-                     resultType,
-                     RankedTensorType::get(stateShape, builder.state),
-                     RankedTensorType::get(normalizerShape, builder.state)},
-                 direction, queries, keys, values,
-                 /*initial_state=*/Value(),
-                 /*initial_normalizer=*/Value(), /*eps=*/FloatAttr(),
-                 /*chunk_size=*/IntegerAttr())
-          .getResult();
+          rewriter, loc,
+          TypeRange{resultType,
+                    RankedTensorType::get(stateShape, builder.state),
+                    RankedTensorType::get(normalizerShape, builder.state)},
+          direction, queries, keys, values, init, initNormalizer,
+          /*eps=*/FloatAttr(), /*chunk_size=*/IntegerAttr());
+    };
+    auto transposed = [&](Value x) {
+      return x ? builder.transpose(x) : Value();
+    };
+    // The results, cast to the op's types where the scans' are less static.
+    auto replace = [&](SmallVector<Value> results) {
+      for (auto [result, value] : llvm::zip(op->getResults(), results))
+        if (value.getType() != result.getType())
+          value =
+              tensor::CastOp::create(rewriter, loc, result.getType(), value);
+      rewriter.replaceOp(op, results);
     };
     Type queryGradType = op.getQueryFeaturesGrad().getType(),
          keyGradType = op.getKeyFeaturesGrad().getType(),
          valueGradType = op.getValuesGrad().getType();
+    Value s0 = op.getInitialState(), z0 = op.getInitialNormalizer();
+    Value ds = op.getFinalStateGrad(), dz = op.getFinalNormalizerGrad();
     std::optional<APFloat> eps = op.getEps();
     if (!eps) {
-      rewriter.replaceOp(op, {scan(same, dout, v, fk, queryGradType, dv, f),
-                              scan(other, v, dout, fq, keyGradType, dv, f),
-                              scan(other, fk, fq, dout, valueGradType, f, dv)});
+      // dS₀ is the dV scan's final state; z₀ reaches nothing but the final
+      // normalizer, whose gradient dz also adds to every dφ(kⱼ).
+      Value dfq = scan(same, dout, v, fk, queryGradType, dv, f, transposed(s0))
+                      .getResult();
+      Value dfk = scan(other, v, dout, fq, keyGradType, dv, f, transposed(ds))
+                      .getResult();
+      if (dz)
+        dfk = builder.addToRows(dfk, dz);
+      ScanOp dvScan = scan(other, fk, fq, dout, valueGradType, f, dv, ds);
+      SmallVector<Value> results{dfq, dfk, dvScan.getResult()};
+      if (s0) {
+        results.push_back(dvScan.getFinalState());
+        results.push_back(
+            dz ? dz
+               : filledTensor(rewriter, loc,
+                              tensor::getMixedSizes(rewriter, loc, z0),
+                              builder.state, 0.0));
+      }
+      replace(results);
       return success();
     }
 
-    // [V, 1], and the scan that gives [N, D - eps] with it.
+    // [V, 1], and the scan that gives [N, D - eps] with it, from [S₀, z₀].
     int64_t wide = ShapedType::isDynamic(dv) ? dv : dv + 1;
     Value valuesAndOne = builder.withOnes(v);
-    Value sums = scan(
-        same, fq, fk, valuesAndOne,
-        tensorTypeOf(sizesWithColumn(rewriter, loc, v), builder.data), f, wide);
+    Value init = s0 ? builder.withColumn(s0, z0) : Value();
+    Value sums =
+        scan(same, fq, fk, valuesAndOne,
+             tensorTypeOf(sizesWithColumn(rewriter, loc, v), builder.data), f,
+             wide, init)
+            .getResult();
     auto [g, gh] = builder.scaledGradients(dout, sums, eps->convertToDouble());
-    rewriter.replaceOp(
-        op, {scan(same, gh, valuesAndOne, fk, queryGradType, wide, f),
-             scan(other, valuesAndOne, gh, fq, keyGradType, wide, f),
-             scan(other, fk, fq, g, valueGradType, f, dv)});
+    // The reversed scans start from [dS, dz]; dz₀ is the last row of dφ(K)'s
+    // final state, dS₀ the dV scan's final state.
+    Value finalGrad = ds ? builder.withColumn(ds, dz) : Value();
+    Value dfq = scan(same, gh, valuesAndOne, fk, queryGradType, wide, f,
+                     transposed(init))
+                    .getResult();
+    ScanOp dfkScan = scan(other, valuesAndOne, gh, fq, keyGradType, wide, f,
+                          transposed(finalGrad));
+    ScanOp dvScan = scan(other, fk, fq, g, valueGradType, f, dv, ds);
+    SmallVector<Value> results{dfq, dfkScan.getResult(), dvScan.getResult()};
+    if (s0) {
+      results.push_back(dvScan.getFinalState());
+      results.push_back(
+          builder.row(dfkScan.getFinalState(),
+                      tensor::getMixedSizes(rewriter, loc, v).back()));
+    }
+    replace(results);
     return success();
   }
 };
@@ -594,7 +709,10 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
     if (op.getCausal()) {
       auto scanGrad = ScanGradOp::create(
           rewriter, loc, fq.getType(), fk.getType(), valueGradType,
-          ScanDirection::Forward, fq, fk, v, dout, op.getEpsAttr());
+          /*initial_state_grad=*/Type(), /*initial_normalizer_grad=*/Type(),
+          ScanDirection::Forward, fq, fk, v, dout, /*initial_state=*/Value(),
+          /*initial_normalizer=*/Value(), /*final_state_grad=*/Value(),
+          /*final_normalizer_grad=*/Value(), op.getEpsAttr());
       dfq = scanGrad.getQueryFeaturesGrad();
       dfk = scanGrad.getKeyFeaturesGrad();
       dv = scanGrad.getValuesGrad();

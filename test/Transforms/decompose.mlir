@@ -290,3 +290,58 @@ func.func @negative_primitives(%q: tensor<8x4xf32>, %v: tensor<8x2xf32>) -> tens
   %o = linattn.apply_scores %a, %v : tensor<8x8xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   return %o : tensor<8x2xf32>
 }
+
+// -----
+
+// With an initial state and final-state gradients, unnormalized: dφ(Q)'s
+// scan starts from S₀ᵀ, dφ(K)'s from dSᵀ (and adds dz to every row), dV's
+// from dS; dS₀ is dV's final state and dz₀ = dz.
+// CHECK-LABEL: func.func @scan_grad_states
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4xf32>, %[[V:.*]]: tensor<2x?x3xf32>, %[[S0:.*]]: tensor<2x4x3xf32>, %[[Z0:.*]]: tensor<2x4xf32>, %[[DS:.*]]: tensor<2x4x3xf32>, %[[DZ:.*]]: tensor<2x4xf32>)
+// CHECK: %[[S0T:.*]] = linalg.transpose ins(%[[S0]] : tensor<2x4x3xf32>) outs(%{{.*}} : tensor<2x3x4xf32>) permutation = [0, 2, 1]
+// CHECK: %[[DQ:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %{{.*}}, %[[V]], %[[Q]] init(%[[S0T]], %{{.*}}) :
+// CHECK: %[[DST:.*]] = linalg.transpose ins(%[[DS]] : tensor<2x4x3xf32>) outs(%{{.*}} : tensor<2x3x4xf32>) permutation = [0, 2, 1]
+// CHECK: %[[DK0:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[V]], %{{.*}}, %[[Q]] init(%[[DST]], %{{.*}}) :
+// CHECK: %[[DK:.*]] = linalg.generic {{.*}} ins(%[[DK0]], %[[DZ]] :
+// CHECK: arith.addf
+// CHECK: %[[DV:.*]], %[[DS0:.*]], %{{.*}} = linattn.scan reverse %[[Q]], %[[Q]], %{{.*}} init(%[[DS]], %{{.*}}) :
+// CHECK-NOT: linattn.scan_grad
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]], %[[DS0]], %[[DZ]]
+func.func @scan_grad_states(%q: tensor<2x?x4xf32>, %v: tensor<2x?x3xf32>,
+                            %s0: tensor<2x4x3xf32>, %z0: tensor<2x4xf32>,
+                            %ds: tensor<2x4x3xf32>, %dz: tensor<2x4xf32>)
+    -> (tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>) {
+  %dq, %dk, %dv, %ds0, %dz0 = linattn.scan_grad forward %q, %q, %v, %v
+      init(%s0, %z0 : tensor<2x4x3xf32>, tensor<2x4xf32>)
+      final_grad(%ds, %dz : tensor<2x4x3xf32>, tensor<2x4xf32>)
+      : tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x?x3xf32>
+      -> tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>
+  return %dq, %dk, %dv, %ds0, %dz0 : tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Normalized, from [S₀, z₀]: the recomputing scan starts from it, dφ(Q)'s
+// scan from its transpose, dφ(K)'s from [dS, dz]ᵀ; dz₀ is row Dv of dφ(K)'s
+// final state. Without final_grad the reversed scans start from zero.
+// CHECK-LABEL: func.func @scan_grad_states_normalized
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4xf32>, %[[V:.*]]: tensor<2x?x3xf32>, %[[S0:.*]]: tensor<2x4x3xf32>, %[[Z0:.*]]: tensor<2x4xf32>)
+// CHECK: %[[WIDE:.*]] = tensor.insert_slice %[[S0]] into %{{.*}}[0, 0, 0] [2, 4, 3] [1, 1, 1] : tensor<2x4x3xf32> into tensor<2x4x4xf32>
+// CHECK: %[[COLUMN:.*]] = linalg.generic {{.*}} ins(%[[Z0]] : tensor<2x4xf32>) outs(%{{.*}} : tensor<2x4x1xf32>)
+// CHECK: %[[INIT:.*]] = tensor.insert_slice %[[COLUMN]] into %[[WIDE]][0, 0, 3] [2, 4, 1] [1, 1, 1]
+// CHECK: %[[SUMS:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[Q]], %[[Q]], %{{.*}} init(%[[INIT]], %{{.*}}) :
+// CHECK: %[[INITT:.*]] = linalg.transpose ins(%[[INIT]] : tensor<2x4x4xf32>)
+// CHECK: %[[DQ:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %{{.*}}, %{{.*}}, %[[Q]] init(%[[INITT]], %{{.*}}) :
+// CHECK: %[[DK:.*]], %[[DKS:.*]], %{{.*}} = linattn.scan reverse %{{.*}}, %{{.*}}, %[[Q]] : {{.*}} -> tensor<2x?x4xf32>, tensor<2x4x4xf32>, tensor<2x4xf32>
+// CHECK: %[[DV:.*]], %[[DS0:.*]], %{{.*}} = linattn.scan reverse %[[Q]], %[[Q]], %{{.*}} : {{.*}} -> tensor<2x?x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>
+// CHECK: %[[DZ0:.*]] = tensor.extract_slice %[[DKS]][0, 3, 0] [2, 1, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<2x4xf32>
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]], %[[DS0]], %[[DZ0]]
+func.func @scan_grad_states_normalized(%q: tensor<2x?x4xf32>, %v: tensor<2x?x3xf32>,
+                                       %s0: tensor<2x4x3xf32>, %z0: tensor<2x4xf32>)
+    -> (tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>) {
+  %dq, %dk, %dv, %ds0, %dz0 = linattn.scan_grad forward %q, %q, %v, %v
+      init(%s0, %z0 : tensor<2x4x3xf32>, tensor<2x4xf32>) normalize(eps = 1.0e-6)
+      : tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x?x3xf32>
+      -> tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>
+  return %dq, %dk, %dv, %ds0, %dz0 : tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>, tensor<2x4x3xf32>, tensor<2x4xf32>
+}

@@ -451,11 +451,12 @@ def LinAttn_StepOp : LinAttn_Op<"step", [Pure]> {
 // ScanGradOp
 //===----------------------------------------------------------------------===//
 
-def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
+def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad",
+    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
   let summary = "gradients of a scan, for training";
   let description = [{
-    The backward form of `linattn.scan` without an initial state, with the
-    same `normalize` (or none): given the scan's operands, query features φ(Q) and key
+    The backward form of `linattn.scan`, with the same `normalize` (or none)
+    and initial state (or none): given the scan's operands, query features φ(Q) and key
     features φ(K) [..., N, F] and values V [..., N, Dv], and the gradient
     dO [..., N, Dv] of a loss with respect to the scan's outputs, returns the
     gradients with respect to φ(Q), φ(K) and V. For a `forward` scan,
@@ -491,6 +492,22 @@ def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
     to the inputs of a feature map is the chain rule's elementwise product
     with its derivative, left to the caller.
 
+    States, for training over a sequence in segments (the scan of one
+    segment starting from the state the previous one ended with):
+    `init(S₀, z₀)`, the scan's initial state, makes the op also return their
+    gradients dS₀ [..., F, Dv] and dz₀ [..., F], and `final_grad(dS, dz)`
+    takes the gradients of a loss with respect to the scan's final state
+    and normalizer (zero when absent), all in the state type. With
+    Sᵢ = S₀ + Σ_{j ≤ i} φ(kⱼ)vⱼᵀ, zᵢ = z₀ + Σ_{j ≤ i} φ(kⱼ) and
+    Rⱼ = dS + Σ_{i ≥ j} φ(qᵢ)gᵢᵀ, rⱼ = dz + Σ_{i ≥ j} φ(qᵢ)hᵢ (g = dO and
+    h = 0 unnormalized):
+
+      dφ(qᵢ) = Sᵢgᵢ + zᵢhᵢ,  dφ(kⱼ) = Rⱼvⱼ + rⱼ,  dvⱼ = Rⱼᵀφ(kⱼ),
+      dS₀ = R₀,  dz₀ = r₀,
+
+    the same scans started from [S₀, z₀]ᵀ, [dS, dz]ᵀ and dS (for a
+    `reverse` scan, R and r sum over i ≤ j and end at the last token).
+
     Example:
 
     ```mlir
@@ -498,6 +515,17 @@ def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
         : tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>,
           tensor<2x8x?x32xf32>
         -> tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>
+
+    // One segment of a longer sequence: from the previous segment's state,
+    // with the next segment's gradient of the state it ends with.
+    %dfq, %dfk, %dv, %ds0, %dz0 = linattn.scan_grad forward %fq, %fk, %v, %do
+        init(%s0, %z0 : tensor<2x8x64x32xf32>, tensor<2x8x64xf32>)
+        final_grad(%ds, %dz : tensor<2x8x64x32xf32>, tensor<2x8x64xf32>)
+        normalize(eps = 1.0e-6)
+        : tensor<2x8x?x64xbf16>, tensor<2x8x?x64xbf16>, tensor<2x8x?x32xbf16>,
+          tensor<2x8x?x32xbf16>
+        -> tensor<2x8x?x64xbf16>, tensor<2x8x?x64xbf16>,
+           tensor<2x8x?x32xbf16>, tensor<2x8x64x32xf32>, tensor<2x8x64xf32>
     ```
   }];
 
@@ -506,23 +534,37 @@ def LinAttn_ScanGradOp : LinAttn_Op<"scan_grad", [Pure]> {
                        LinAttn_Tensor:$key_features,
                        LinAttn_Tensor:$values,
                        LinAttn_Tensor:$result_grad,
+                       Optional<LinAttn_Tensor>:$initial_state,
+                       Optional<LinAttn_Tensor>:$initial_normalizer,
+                       Optional<LinAttn_Tensor>:$final_state_grad,
+                       Optional<LinAttn_Tensor>:$final_normalizer_grad,
                        OptionalAttr<F64Attr>:$eps);
   let results = (outs LinAttn_Tensor:$query_features_grad,
                       LinAttn_Tensor:$key_features_grad,
-                      LinAttn_Tensor:$values_grad);
+                      LinAttn_Tensor:$values_grad,
+                      Optional<LinAttn_Tensor>:$initial_state_grad,
+                      Optional<LinAttn_Tensor>:$initial_normalizer_grad);
 
   let assemblyFormat = [{
     `` $direction $query_features `,` $key_features `,` $values `,`
-    $result_grad (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
+    $result_grad
+    (`init` `(` $initial_state^ `,` $initial_normalizer `:`
+         type($initial_state) `,` type($initial_normalizer) `)`)?
+    (`final_grad` `(` $final_state_grad^ `,` $final_normalizer_grad `:`
+         type($final_state_grad) `,` type($final_normalizer_grad) `)`)?
+    (`normalize` `(` `eps` `=` $eps^ `)`)? attr-dict
     `:` type($query_features) `,` type($key_features) `,` type($values) `,`
         type($result_grad)
     `->` type($query_features_grad) `,` type($key_features_grad) `,`
          type($values_grad)
+    (`,` type($initial_state_grad)^ `,` type($initial_normalizer_grad))?
   }];
 
   let extraClassDeclaration = [{
     bool isNormalized() { return getEps().has_value(); }
     bool isReverse() { return getDirection() == ScanDirection::Reverse; }
+    bool hasInitialState() { return getInitialState() != nullptr; }
+    bool hasFinalStateGrad() { return getFinalStateGrad() != nullptr; }
   }];
 
   let hasVerifier = 1;

@@ -1591,6 +1591,54 @@ func.func @scan_grad_key_length(%q: tensor<16x4xf32>, %k: tensor<12x4xf32>, %v: 
 
 // -----
 
+func.func @scan_grad_init_without_results(%q: tensor<8x4xf32>, %v: tensor<8x3xf32>, %s: tensor<4x3xf32>, %z: tensor<4xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op returns the initial state's and normalizer's gradients exactly when it has an initial state}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v init(%s, %z : tensor<4x3xf32>, tensor<4xf32>) : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<8x3xf32> -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_results_without_init(%q: tensor<8x4xf32>, %v: tensor<8x3xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op returns the initial state's and normalizer's gradients exactly when it has an initial state}}
+  %dq, %dk, %dv, %ds, %dz = linattn.scan_grad forward %q, %q, %v, %v : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<8x3xf32> -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<4x3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_state_shape(%q: tensor<8x4xf32>, %v: tensor<8x3xf32>, %s: tensor<4x2xf32>, %z: tensor<4xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op initial state value size 2 does not match value feature size 3}}
+  %dq, %dk, %dv, %ds, %dz = linattn.scan_grad forward %q, %q, %v, %v init(%s, %z : tensor<4x2xf32>, tensor<4xf32>) : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<8x3xf32> -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<4x2xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_final_normalizer_shape(%q: tensor<8x4xf32>, %v: tensor<8x3xf32>, %s: tensor<4x3xf32>, %z: tensor<5xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op final normalizer gradient feature size 5 does not match query feature size 4}}
+  %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %v final_grad(%s, %z : tensor<4x3xf32>, tensor<5xf32>) : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<8x3xf32> -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_grad_state_type(%q: tensor<8x4xbf16>, %v: tensor<8x3xbf16>, %s: tensor<4x3xbf16>, %z: tensor<4xbf16>) {
+  // expected-error @+1 {{'linattn.scan_grad' op initial state must have element type 'f32' (the scans' state type for 'bf16' data), got 'bf16'}}
+  %dq, %dk, %dv, %ds, %dz = linattn.scan_grad forward %q, %q, %v, %v init(%s, %z : tensor<4x3xbf16>, tensor<4xbf16>) : tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x3xbf16>, tensor<8x3xbf16> -> tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x3xbf16>, tensor<4x3xbf16>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @scan_grad_state_gradient_type(%q: tensor<8x4xf32>, %v: tensor<8x3xf32>, %s: tensor<4x3xf32>, %z: tensor<4xf32>) {
+  // expected-error @+1 {{'linattn.scan_grad' op initial state gradient element type 'f64' does not match initial state element type 'f32'}}
+  %dq, %dk, %dv, %ds, %dz = linattn.scan_grad forward %q, %q, %v, %v init(%s, %z : tensor<4x3xf32>, tensor<4xf32>) : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<8x3xf32> -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<4x3xf64>, tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @scan_grad_result_grad_size(%q: tensor<16x4xf32>, %v: tensor<16x3xf32>, %do: tensor<16x5xf32>) {
   // expected-error @+1 {{'linattn.scan_grad' op result gradient feature size 5 does not match value feature size 3}}
   %dq, %dk, %dv = linattn.scan_grad forward %q, %q, %v, %do : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>, tensor<16x5xf32> -> tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>

@@ -473,6 +473,19 @@ func.func @scan_grad_normalize(%q: tensor<7x4xf64>, %v: tensor<7x3xf64>)
   return %dq, %dk, %dv : tensor<7x4xf64>, tensor<7x4xf64>, tensor<7x3xf64>
 }
 
+// CHECK-LABEL: func.func @scan_grad_states
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[DS0:.*]], %[[DZ0:.*]] = linattn.scan_grad reverse %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} init(%{{.*}}, %{{.*}} : tensor<2x4x3xf32>, tensor<2x4xf32>) final_grad(%{{.*}}, %{{.*}} : tensor<2x4x3xf32>, tensor<2x4xf32>) normalize(eps = 1.000000e-03) : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x?x3xbf16> -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x4x3xf32>, tensor<2x4xf32>
+// CHECK: linattn.scan_grad forward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} init(%{{.*}}, %{{.*}} : tensor<2x4x3xf32>, tensor<2x4xf32>) : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x?x3xbf16> -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x4x3xf32>, tensor<2x4xf32>
+// CHECK: linattn.scan_grad forward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} final_grad(%{{.*}}, %{{.*}} : tensor<2x4x3xf32>, tensor<2x4xf32>) : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x?x3xbf16> -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>{{$}}
+func.func @scan_grad_states(%q: tensor<2x?x4xbf16>, %v: tensor<2x?x3xbf16>,
+                            %s: tensor<2x4x3xf32>, %z: tensor<2x4xf32>)
+    -> (tensor<2x4x3xf32>, tensor<2x4xf32>) {
+  %dq, %dk, %dv, %ds0, %dz0 = linattn.scan_grad reverse %q, %q, %v, %v init(%s, %z : tensor<2x4x3xf32>, tensor<2x4xf32>) final_grad(%s, %z : tensor<2x4x3xf32>, tensor<2x4xf32>) normalize(eps = 1.0e-3) : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x?x3xbf16> -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x4x3xf32>, tensor<2x4xf32>
+  %a:5 = linattn.scan_grad forward %q, %q, %v, %v init(%s, %z : tensor<2x4x3xf32>, tensor<2x4xf32>) : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x?x3xbf16> -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x4x3xf32>, tensor<2x4xf32>
+  %b:3 = linattn.scan_grad forward %q, %q, %v, %v final_grad(%s, %z : tensor<2x4x3xf32>, tensor<2x4xf32>) : tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>, tensor<2x?x3xbf16> -> tensor<2x?x4xbf16>, tensor<2x?x4xbf16>, tensor<2x?x3xbf16>
+  return %ds0, %dz0 : tensor<2x4x3xf32>, tensor<2x4xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // linattn.step
 //===----------------------------------------------------------------------===//

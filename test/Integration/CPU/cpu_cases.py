@@ -297,11 +297,72 @@ def scan_grad_case(batch, n, f, dv, reverse, eps=None, dyn=(), dtype="f32"):
     return case
 
 
+def scan_grad_states_case(batch, n, f, dv, reverse, eps=None, final=True,
+                          dyn=(), dtype="f32"):
+    """linattn.scan_grad from an initial state (init), with the gradients of
+    the final state and normalizer (final_grad) when `final`: also returns
+    the initial state's and normalizer's gradients. `dyn` makes sequence
+    dimensions dynamic; the states share its batch dimensions."""
+    name = (f"scan_grad_states_{'reverse' if reverse else 'forward'}_"
+            f"{'norm' if eps else 'plain'}_{'final' if final else 'init'}_"
+            f"{n}x{f}x{dv}_b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
+    rng = rng_for(name)
+    npt = np.float64 if dtype == "f64" else np.float32
+    fq = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
+    fk = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
+    v = uniform(rng, batch + (n, dv), dtype=npt)
+    dout = uniform(rng, batch + (n, dv), dtype=npt)
+    s0 = uniform(rng, batch + (f, dv), dtype=npt)
+    z0 = uniform(rng, batch + (f,), 0.0, 1.0, npt)
+    ds = uniform(rng, batch + (f, dv), dtype=npt)
+    dz = uniform(rng, batch + (f,), dtype=npt)
+    qt, kt, vt, dt = (ttype(x.shape, dyn, dtype) for x in (fq, fk, v, dout))
+    state_dyn = tuple(i for i in dyn if 0 <= i < len(batch))
+    st = ttype(s0.shape, state_dyn, dtype)
+    zt = ttype(z0.shape, state_dyn, dtype)
+    direction = "reverse" if reverse else "forward"
+    norm = f" normalize(eps = {eps:e})" if eps else ""
+    args = [("fq", qt), ("fk", kt), ("v", vt), ("do", dt), ("s0", st),
+            ("z0", zt)]
+    inputs = [fq, fk, v, dout, s0, z0]
+    grad = ""
+    if final:
+        args += [("ds", st), ("dz", zt)]
+        inputs += [ds, dz]
+        grad = f" final_grad(%ds, %dz : {st}, {zt})"
+    body = [f"%dq, %dk, %dv, %ds0, %dz0 = linattn.scan_grad {direction} "
+            f"%fq, %fk, %v, %do init(%s0, %z0 : {st}, {zt}){grad}{norm} "
+            f": {qt}, {kt}, {vt}, {dt} -> {qt}, {kt}, {vt}, {st}, {zt}"]
+    operands = [f64(x) for x in (fq, fk, v, dout, s0, z0)]
+    finals = [f64(ds), f64(dz)] if final else [None, None]
+    case = Case(name, args, body,
+                [("%dq", qt), ("%dk", kt), ("%dv", vt), ("%ds0", st),
+                 ("%dz0", zt)], inputs,
+                list(ref.scan_grad_states(*operands, *finals, reverse, eps)),
+                F64_TOL if dtype == "f64" else F32_TOL)
+    case.scales = list(ref.scan_grad_states(*operands, *finals, reverse, eps,
+                                            magnitude=True))
+    return case
+
+
 def scan_grad_cases():
     """The scan_grad cases, after checking their reference against central
     differences (reference.check_scan_grad)."""
     ref.check_scan_grad()
+    ref.check_scan_grad_states()
     return [
+        scan_grad_states_case(batch, n, 8, 5, reverse, eps, final, dyn)
+        for reverse in (False, True)
+        for eps in (None, EPS)
+        for final in (False, True)
+        for batch, n, dyn in (((2, 3), 7, ()), ((2,), 100, (0, 1)))
+    ] + [
+        scan_grad_states_case((3,), 33, 6, 4, True, EPS, dyn=(0, 1, 2),
+                              dtype="f64"),
+        scan_grad_states_case((), 1, 3, 2, False, EPS),
+        generic(scan_grad_states_case((1, 2), 9, 4, 3, False, EPS, dyn=(2,))),
+        generic(scan_grad_states_case((2,), 9, 4, 3, True, final=False)),
+    ] + [
         scan_grad_case(batch, n, 8, 5, reverse, eps, dyn)
         for reverse in (False, True)
         for eps in (None, EPS)

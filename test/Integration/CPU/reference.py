@@ -174,6 +174,77 @@ def check_scan_grad(seed=0, n=5, f=3, dv=2):
                 scan_grad(fq, fk, v, dout, reverse, eps))
 
 
+def scan_grad_states(fq, fk, v, dout, s0, z0, ds=None, dz=None,
+                     reverse=False, eps=None, magnitude=False):
+    """The gradients of a scan from the state (s0, z0) for the gradients
+    `dout` of its outputs and `ds`, `dz` of its final state and normalizer
+    (zero when None), by the recurrences themselves: Sᵢ, zᵢ forward, then
+    Rⱼ = dS + Σ_{i ≥ j} φ(qᵢ)gᵢᵀ and rⱼ = dz + Σ_{i ≥ j} φ(qᵢ)hᵢ backward
+    (the order reversed for a reverse scan). Returns (dφ(Q), dφ(K), dV, dS₀,
+    dz₀). With `magnitude`, every operand is replaced by its magnitude and
+    every term added with a plus sign: the scale of the rounding errors."""
+    fq, fk, v, dout, s0, z0 = (np.asarray(x, np.float64)
+                               for x in (fq, fk, v, dout, s0, z0))
+    ds = np.zeros_like(s0) if ds is None else np.asarray(ds, np.float64)
+    dz = np.zeros_like(z0) if dz is None else np.asarray(dz, np.float64)
+    if magnitude:
+        fq, fk, v, dout, s0, z0, ds, dz = (
+            np.abs(x) for x in (fq, fk, v, dout, s0, z0, ds, dz))
+    if reverse:
+        fq, fk, v, dout = (np.flip(x, -2) for x in (fq, fk, v, dout))
+    n = fq.shape[-2]
+    s, z = s0, z0
+    g, h = np.zeros_like(dout), np.zeros(dout.shape[:-1])
+    dfq = np.zeros_like(fq)
+    for i in range(n):
+        s = s + fk[..., i, :, None] * v[..., i, None, :]
+        z = z + fk[..., i, :]
+        if eps is None:
+            g[..., i, :] = dout[..., i, :]
+        else:
+            num = np.einsum("...f,...fv->...v", fq[..., i, :], s)
+            den = np.einsum("...f,...f->...", fq[..., i, :], z) + eps
+            g[..., i, :] = dout[..., i, :] / den[..., None]
+            h[..., i] = np.sum(dout[..., i, :] * num, axis=-1) / den**2
+            if not magnitude:
+                h[..., i] = -h[..., i]
+        dfq[..., i, :] = (np.einsum("...fv,...v->...f", s, g[..., i, :])
+                          + z * h[..., i, None])
+    r_s, r_z = ds, dz
+    dfk, dv = np.zeros_like(fk), np.zeros_like(v)
+    for j in range(n - 1, -1, -1):
+        r_s = r_s + fq[..., j, :, None] * g[..., j, None, :]
+        r_z = r_z + fq[..., j, :] * h[..., j, None]
+        dfk[..., j, :] = np.einsum("...fv,...v->...f", r_s, v[..., j, :]) + r_z
+        dv[..., j, :] = np.einsum("...fv,...f->...v", r_s, fk[..., j, :])
+    if reverse:
+        dfq, dfk, dv = (np.flip(x, -2) for x in (dfq, dfk, dv))
+    return dfq, dfk, dv, r_s, r_z
+
+
+def check_scan_grad_states(seed=0, n=5, f=3, dv=2):
+    """Checks `scan_grad_states` against central differences of the loss
+    Σ dout ⊙ O + Σ ds ⊙ S_N + Σ dz ⊙ z_N of `scan` from a random state, in
+    both directions, unnormalized and normalized; raises if they differ."""
+    rng = np.random.default_rng(seed)
+    fq, fk = rng.uniform(0.0, 1.0, (2, n, f))
+    v, dout = rng.uniform(-1.0, 1.0, (2, n, dv))
+    s0, ds = rng.uniform(-1.0, 1.0, (2, f, dv))
+    z0 = rng.uniform(0.0, 1.0, f)
+    dz = rng.uniform(-1.0, 1.0, f)
+    for reverse in (False, True):
+        for eps in (None, 1e-3):
+            def loss(fq, fk, v, s0, z0):
+                out, s, z = scan(fq, fk, v, s0, z0, reverse, eps)
+                return float(np.sum(dout * out) + np.sum(ds * s) +
+                             np.sum(dz * z))
+            _check_against_differences(
+                f"scan_grad_states (reverse={reverse}, eps={eps})", loss,
+                [fq, fk, v, s0, z0],
+                scan_grad_states(fq, fk, v, dout, s0, z0, ds, dz, reverse,
+                                 eps))
+
+
 def attention(kind, q, k, v, projection=None, causal=False, eps=None):
     fq = feature_map(kind, q, projection)
     fk = feature_map(kind, k, projection)

@@ -128,6 +128,12 @@ def scan_cases():
         (cc.scan_grad_case((3,), 33, 6, 4, False, EPS, dyn=(0, 1, 2),
                            dtype="f64"), False),
         (tf32, True),
+        # From an initial state, with the final state's gradients: the scans
+        # start from [S₀, z₀]ᵀ, [dS, dz]ᵀ and dS.
+        (cc.scan_grad_states_case((2, 3), 7, 16, 8, False, EPS), False),
+        (cc.scan_grad_states_case((2,), 1000, 64, 48, True, dyn=(0, 1)), True),
+        (few_blocks(cc.scan_grad_states_case((2,), 1000, 64, 48, False, EPS,
+                                             final=False), 16), True),
     ]
     return cases
 
