@@ -158,14 +158,18 @@ def scan_case(d):
 
 def scan_grad_case(d):
     """The gradients of a scan: three scans (four, normalized) with the
-    operands' roles exchanged, and elementwise ops between them."""
+    operands' roles exchanged, and elementwise ops between them; from an
+    initial state (and with the final state's gradients) in some."""
     batch = d.batch()
-    case = cc.scan_grad_case(batch, d.size(0, 1, 2, 7, 33, 100, 300),
-                             d.pick(1, 4, 7, 16, 32, 64),
-                             d.size(0, 1, 5, 8, 33, 64), d.chance(0.5),
-                             EPS if d.chance(0.6) else None,
-                             dyn=d.dims(len(batch) + 1),
-                             dtype=d.pick("f32", "f32", "f64"))
+    args = (batch, d.size(0, 1, 2, 7, 33, 100, 300),
+            d.pick(1, 4, 7, 16, 32, 64), d.size(0, 1, 5, 8, 33, 64),
+            d.chance(0.5), EPS if d.chance(0.6) else None)
+    kwargs = dict(dyn=d.dims(len(batch) + 1),
+                  dtype=d.pick("f32", "f32", "f64"))
+    if d.chance(0.4):
+        case = cc.scan_grad_states_case(*args, final=d.chance(0.5), **kwargs)
+    else:
+        case = cc.scan_grad_case(*args, **kwargs)
     return case, cpu_options(d)
 
 

@@ -125,11 +125,14 @@ def scan_grad_case(d):
     batch = d.batch()
     n = d.size(0, 1, 2, 7, 33, 100, 300)
     tf32 = d.chance(0.2)
-    case = cc.scan_grad_case(batch, n, d.pick(1, 4, 7, 16, 32, 64),
-                             d.size(0, 1, 5, 8, 33, 64), d.chance(0.5),
-                             EPS if d.chance(0.6) else None,
-                             dyn=d.dims(len(batch) + 1),
-                             dtype="f32" if tf32 else d.pick("f32", "f32", "f64"))
+    args = (batch, n, d.pick(1, 4, 7, 16, 32, 64), d.size(0, 1, 5, 8, 33, 64),
+            d.chance(0.5), EPS if d.chance(0.6) else None)
+    kwargs = dict(dyn=d.dims(len(batch) + 1),
+                  dtype="f32" if tf32 else d.pick("f32", "f32", "f64"))
+    if d.chance(0.4):  # from an initial state, some with final_grad
+        case = cc.scan_grad_states_case(*args, final=d.chance(0.5), **kwargs)
+    else:
+        case = cc.scan_grad_case(*args, **kwargs)
     case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
         ("scan-feature-lanes=1", "scan-feature-lanes=2"), ("async-copies=false",),
         *SEGMENT_OPTIONS)
