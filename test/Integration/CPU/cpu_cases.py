@@ -271,18 +271,25 @@ def sliced_state_case():
                 [fq, gh, fk], [f64(fk) @ s[..., :5]])
 
 
+def _scan_grad_operands(name, batch, n, f, dv, dtype):
+    """The case's generator, numpy type and φ(Q), φ(K) (in [0, 1)), V and dO
+    (in [-1, 1)) of a scan gradient case."""
+    rng = rng_for(name)
+    npt = np.float64 if dtype == "f64" else np.float32
+    return rng, npt, (uniform(rng, batch + (n, f), 0.0, 1.0, npt),
+                      uniform(rng, batch + (n, f), 0.0, 1.0, npt),
+                      uniform(rng, batch + (n, dv), dtype=npt),
+                      uniform(rng, batch + (n, dv), dtype=npt))
+
+
 def scan_grad_case(batch, n, f, dv, reverse, eps=None, dyn=(), dtype="f32"):
     """linattn.scan_grad: the gradients of a scan, normalized with `eps`.
     Errors are relative to the gradients with every sum's terms replaced by
     their magnitudes (reference.scan_grad_magnitude: dO·v has both signs)."""
     name = (f"scan_grad_{'reverse' if reverse else 'forward'}_{'norm' if eps else 'plain'}_"
             f"{n}x{f}x{dv}_b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
-    rng = rng_for(name)
-    npt = np.float64 if dtype == "f64" else np.float32
-    fq = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
-    fk = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
-    v = uniform(rng, batch + (n, dv), dtype=npt)
-    dout = uniform(rng, batch + (n, dv), dtype=npt)
+    _, _, (fq, fk, v, dout) = _scan_grad_operands(name, batch, n, f, dv,
+                                                  dtype)
     qt, kt, vt, dt = (ttype(x.shape, dyn, dtype) for x in (fq, fk, v, dout))
     direction = "reverse" if reverse else "forward"
     norm = f" normalize(eps = {eps:e})" if eps else ""
@@ -306,12 +313,8 @@ def scan_grad_states_case(batch, n, f, dv, reverse, eps=None, final=True,
     name = (f"scan_grad_states_{'reverse' if reverse else 'forward'}_"
             f"{'norm' if eps else 'plain'}_{'final' if final else 'init'}_"
             f"{n}x{f}x{dv}_b{len(batch)}_{dtype}_{'dyn' if dyn else 'static'}")
-    rng = rng_for(name)
-    npt = np.float64 if dtype == "f64" else np.float32
-    fq = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
-    fk = uniform(rng, batch + (n, f), 0.0, 1.0, npt)
-    v = uniform(rng, batch + (n, dv), dtype=npt)
-    dout = uniform(rng, batch + (n, dv), dtype=npt)
+    rng, npt, (fq, fk, v, dout) = _scan_grad_operands(name, batch, n, f, dv,
+                                                      dtype)
     s0 = uniform(rng, batch + (f, dv), dtype=npt)
     z0 = uniform(rng, batch + (f,), 0.0, 1.0, npt)
     ds = uniform(rng, batch + (f, dv), dtype=npt)
