@@ -371,7 +371,11 @@ namespace {
 /// values dO). Normalized, a fourth scan first recomputes the numerators and
 /// denominators (values [V, 1]), elementwise generics make g = dO / D and
 /// h = -(dO·N) / D², and [g, h] and [V, 1] stand in for dO and V where they
-/// are queries or keys, g for dO where it is dV's values.
+/// are queries or keys, g for dO where it is dV's values. With `init` and
+/// `final_grad`, the scans in the op's direction start from the initial
+/// state (transposed for dφ(Q)), the others from the final state's gradient
+/// (transposed for dφ(K)), and the initial state's gradients are final
+/// states of the latter.
 struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
   using OpRewritePattern::OpRewritePattern;
 
