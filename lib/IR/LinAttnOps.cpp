@@ -773,12 +773,16 @@ LogicalResult StepOp::verify() {
 /// Checks the states a gradient decomposes into, F×Dv per batch element
 /// (F×(Dv+1) `normalized`) in f32 for 16-bit data and in the data type
 /// otherwise, for fewer than 2^63 bytes; `valuesType` gives the batch and Dv.
+Type mlir::linattn::getAccumulatorType(Type type) {
+  if (cast<FloatType>(type).getWidth() < 32)
+    return Float32Type::get(type.getContext());
+  return type;
+}
+
 static LogicalResult verifyGradientStates(Operation *op, Type valuesType,
                                           int64_t features, bool normalized) {
   auto values = cast<RankedTensorType>(valuesType);
-  Type state = values.getElementTypeBitWidth() < 32
-                   ? Float32Type::get(op->getContext())
-                   : values.getElementType();
+  Type state = getAccumulatorType(values.getElementType());
   SmallVector<int64_t> shape(values.getShape());
   shape[shape.size() - 2] = features;
   if (normalized && !ShapedType::isDynamic(shape.back()) &&
@@ -794,31 +798,40 @@ static LogicalResult verifyGradientStates(Operation *op, Type valuesType,
 
 /// The sequences of a scan gradient (data type), then its states and their
 /// gradients (state type) when present.
-static ShapeSignature signatureOf(ScanGradOp op) {
+/// The sequences of a scan gradient, in the data type.
+static SmallVector<TensorSpec, 8> scanGradSequences(ScanGradOp op) {
+  return {sequenceSpec(op.getQueryFeatures(), "query", 'N', 'F'),
+          sequenceSpec(op.getKeyFeatures(), "key", 'N', 'F'),
+          sequenceSpec(op.getValues(), "value", 'N', 'V'),
+          sequenceSpec(op.getResultGrad(), "result gradient", 'N', 'V'),
+          sequenceSpec(op.getQueryFeaturesGrad(), "query gradient", 'N', 'F'),
+          sequenceSpec(op.getKeyFeaturesGrad(), "key gradient", 'N', 'F'),
+          sequenceSpec(op.getValuesGrad(), "value gradient", 'N', 'V')};
+}
+
+/// The states of a scan gradient and their gradients, in the state type,
+/// when present.
+static SmallVector<TensorSpec, 8> scanGradStates(ScanGradOp op) {
   auto state = [](Value value, StringRef name) -> TensorSpec {
     return {value, name, {{'F', "key feature size"}, {'V', "value size"}}};
   };
   auto normalizer = [](Value value, StringRef name) -> TensorSpec {
     return {value, name, {{'F', "feature size"}}};
   };
-  return {{sequenceSpec(op.getQueryFeatures(), "query", 'N', 'F'),
-           sequenceSpec(op.getKeyFeatures(), "key", 'N', 'F'),
-           sequenceSpec(op.getValues(), "value", 'N', 'V'),
-           sequenceSpec(op.getResultGrad(), "result gradient", 'N', 'V'),
-           sequenceSpec(op.getQueryFeaturesGrad(), "query gradient", 'N', 'F'),
-           sequenceSpec(op.getKeyFeaturesGrad(), "key gradient", 'N', 'F'),
-           sequenceSpec(op.getValuesGrad(), "value gradient", 'N', 'V'),
-           state(op.getInitialState(), "initial state"),
-           normalizer(op.getInitialNormalizer(), "initial normalizer"),
-           state(op.getFinalStateGrad(), "final state gradient"),
-           normalizer(op.getFinalNormalizerGrad(), "final normalizer gradient"),
-           state(op.getInitialStateGrad(), "initial state gradient"),
-           normalizer(op.getInitialNormalizerGrad(),
-                      "initial normalizer gradient")}};
+  return {
+      state(op.getInitialState(), "initial state"),
+      normalizer(op.getInitialNormalizer(), "initial normalizer"),
+      state(op.getFinalStateGrad(), "final state gradient"),
+      normalizer(op.getFinalNormalizerGrad(), "final normalizer gradient"),
+      state(op.getInitialStateGrad(), "initial state gradient"),
+      normalizer(op.getInitialNormalizerGrad(), "initial normalizer gradient")};
 }
 
-/// The number of sequence tensors at the front of signatureOf(ScanGradOp).
-static constexpr size_t kScanGradSequences = 7;
+static ShapeSignature signatureOf(ScanGradOp op) {
+  ShapeSignature signature{scanGradSequences(op)};
+  signature.tensors.append(scanGradStates(op));
+  return signature;
+}
 
 LogicalResult ScanGradOp::verify() {
   if (hasInitialState() != static_cast<bool>(getInitialNormalizer()))
@@ -831,27 +844,20 @@ LogicalResult ScanGradOp::verify() {
     return emitOpError() << "returns the initial state's and normalizer's "
                             "gradients exactly when it has an initial state";
 
-  ShapeSignature signature = signatureOf(*this);
   ShapeBindings bindings;
-  if (failed(verifySignature(*this, signature.tensors, bindings)))
-    return failure();
-  SmallVector<std::pair<Type, StringRef>> data, states;
-  for (auto [i, spec] : llvm::enumerate(signature.tensors))
-    (i < kScanGradSequences ? data : states)
-        .push_back({spec.value ? spec.value.getType() : Type(), spec.name});
-  if (failed(verifySameElementType(*this, data)) ||
-      failed(verifySameElementType(*this, states)))
+  if (failed(verifySignature(*this, signatureOf(*this).tensors, bindings)) ||
+      failed(verifySameElementType(*this,
+                                   ShapeSignature{scanGradSequences(*this)})))
     return failure();
   // The states are those of the decomposition's scans.
   Type dataType = elementTypeOf(getValues().getType());
-  Type stateType = dataType.getIntOrFloatBitWidth() < 32
-                       ? Float32Type::get(getContext())
-                       : dataType;
-  for (auto [type, name] : states)
-    if (type && elementTypeOf(type) != stateType)
-      return emitOpError() << name << " must have element type " << stateType
-                           << " (the scans' state type for " << dataType
-                           << " data), got " << elementTypeOf(type);
+  Type stateType = getAccumulatorType(dataType);
+  for (const TensorSpec &spec : scanGradStates(*this))
+    if (spec.value && elementTypeOf(spec.value.getType()) != stateType)
+      return emitOpError() << spec.name << " must have element type "
+                           << stateType << " (the scans' state type for "
+                           << dataType << " data), got "
+                           << elementTypeOf(spec.value.getType());
   if (failed(verifyGradientStates(*this, getValues().getType(),
                                   bindings.lookup('F'), isNormalized())))
     return failure();

@@ -97,26 +97,26 @@ public:
   }
 
   uint64_t setLimit(uint64_t bytes) {
-    std::vector<void *> evicted;
     uint64_t previous;
     {
       std::lock_guard<std::mutex> lock(mutex);
       previous = limit;
       limit = bytes;
-      evictUntil(limit, evicted);
     }
-    for (void *block : evicted)
-      std::free(block);
+    trim(bytes);
     return previous;
   }
 
-  uint64_t release() {
+  /// Releases the blocks cached longest ago until at most `bytes` remain
+  /// cached; returns the bytes released.
+  uint64_t trim(uint64_t bytes) {
     std::vector<void *> evicted;
     uint64_t released;
     {
       std::lock_guard<std::mutex> lock(mutex);
       released = cachedBytes;
-      evictUntil(0, evicted);
+      evictUntil(bytes, evicted);
+      released -= cachedBytes;
     }
     for (void *block : evicted)
       std::free(block);
@@ -180,7 +180,7 @@ LinattnHostCacheStats linattnHostCacheGetStats() {
   return HostCache::get().stats();
 }
 
-uint64_t linattnHostCacheRelease() { return HostCache::get().release(); }
+uint64_t linattnHostCacheRelease() { return HostCache::get().trim(0); }
 
 uint64_t linattnHostCacheSetLimit(uint64_t bytes) {
   return HostCache::get().setLimit(bytes);

@@ -196,12 +196,6 @@ Value mlir::linattn::filledTensor(OpBuilder &builder, Location loc,
       .getResult(0);
 }
 
-Type mlir::linattn::getAccumulatorType(Type type) {
-  if (cast<FloatType>(type).getWidth() < 32)
-    return Float32Type::get(type.getContext());
-  return type;
-}
-
 Value mlir::linattn::convertFloat(OpBuilder &builder, Location loc, Value value,
                                   Type to) {
   Type from = value.getType();

@@ -17,4 +17,11 @@
 #define GET_OP_CLASSES
 #include "linattn/IR/LinAttnOps.h.inc"
 
+namespace mlir::linattn {
+/// The type products of `type` values accumulate in when an op gives no
+/// state type (the gradients' decompositions, the rewrites that introduce
+/// states): f32 for 16-bit floats, the type itself otherwise.
+Type getAccumulatorType(Type type);
+} // namespace mlir::linattn
+
 #endif // LINATTN_IR_LINATTNOPS_H

@@ -39,10 +39,6 @@ Value filledTensor(OpBuilder &builder, Location loc,
                    ArrayRef<OpFoldResult> sizes, Type elementType,
                    double value);
 
-/// The type products of `type` values accumulate in when an op gives no
-/// state type: f32 for 16-bit floats, the type itself otherwise.
-Type getAccumulatorType(Type type);
-
 /// Builds `tensor.extract_slice %source[offsets] [sizes] [strides]` of type
 /// `type` (the inferred type when null), or `tensor.empty` of that type when
 /// the slice or `source` has a static size of 0. Upstream's verifier rejects

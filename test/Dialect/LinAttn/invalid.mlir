@@ -1632,7 +1632,7 @@ func.func @scan_grad_state_type(%q: tensor<8x4xbf16>, %v: tensor<8x3xbf16>, %s: 
 // -----
 
 func.func @scan_grad_state_gradient_type(%q: tensor<8x4xf32>, %v: tensor<8x3xf32>, %s: tensor<4x3xf32>, %z: tensor<4xf32>) {
-  // expected-error @+1 {{'linattn.scan_grad' op initial state gradient element type 'f64' does not match initial state element type 'f32'}}
+  // expected-error @+1 {{'linattn.scan_grad' op initial state gradient must have element type 'f32' (the scans' state type for 'f32' data), got 'f64'}}
   %dq, %dk, %dv, %ds, %dz = linattn.scan_grad forward %q, %q, %v, %v init(%s, %z : tensor<4x3xf32>, tensor<4xf32>) : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<8x3xf32> -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>, tensor<4x3xf64>, tensor<4xf32>
   return
 }
