@@ -171,43 +171,53 @@ struct GradientBuilder {
                              origin, sizes, unit);
   }
 
-  /// [matrix, column]: `matrix` [..., F, X] with `column` [..., F] as its
-  /// last column, [..., F, X + 1], in `matrix`'s element type.
-  Value withColumn(Value matrix, Value column) {
+  /// [matrix, column]: `matrix` [..., R, X] with `column` [..., R, 1] as its
+  /// last column, [..., R, X + 1].
+  Value appendColumn(Value matrix, Value column) {
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, matrix);
     int64_t rank = sizes.size();
     Type element = cast<RankedTensorType>(matrix.getType()).getElementType();
     SmallVector<OpFoldResult> origin(rank, rewriter.getIndexAttr(0)),
         unit(rank, rewriter.getIndexAttr(1));
-    SmallVector<OpFoldResult> wideSizes =
-        sizesWithColumn(rewriter, loc, matrix);
     Value wide = createInsertSlice(
         rewriter, loc, matrix,
-        tensor::EmptyOp::create(rewriter, loc, wideSizes, element), origin,
-        sizes, unit);
+        tensor::EmptyOp::create(
+            rewriter, loc, sizesWithColumn(rewriter, loc, matrix), element),
+        origin, sizes, unit);
     SmallVector<OpFoldResult> columnSizes(sizes), lastColumn(origin);
     columnSizes.back() = rewriter.getIndexAttr(1);
     lastColumn.back() = sizes.back();
-    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-    Value asColumn = generic(
-        tensorTypeOf(columnSizes, element), column,
-        tensor::EmptyOp::create(rewriter, loc, columnSizes, element),
-        {identity.dropResult(rank - 1), identity},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
-    return createInsertSlice(rewriter, loc, asColumn, wide, lastColumn,
+    return createInsertSlice(rewriter, loc, column, wide, lastColumn,
                              columnSizes, unit);
   }
 
-  /// Row `row` of `matrix` [..., R, C], as [..., C].
-  Value row(Value matrix, OpFoldResult row) {
+  /// [matrix, vector]: `matrix` [..., R, X] with `vector` [..., R] as its
+  /// last column, [..., R, X + 1], in `matrix`'s element type.
+  Value withColumn(Value matrix, Value vector) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, matrix);
+    int64_t rank = sizes.size();
+    Type element = cast<RankedTensorType>(matrix.getType()).getElementType();
+    sizes.back() = rewriter.getIndexAttr(1);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    Value column = generic(
+        tensorTypeOf(sizes, element), vector,
+        tensor::EmptyOp::create(rewriter, loc, sizes, element),
+        {identity.dropResult(rank - 1), identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    return appendColumn(matrix, column);
+  }
+
+  /// Row `index` of `matrix` [..., R, C], as [..., C].
+  Value row(Value matrix, OpFoldResult index) {
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, matrix);
     int64_t rank = sizes.size();
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
         unit(rank, rewriter.getIndexAttr(1));
-    offsets[rank - 2] = row;
+    offsets[rank - 2] = index;
     sizes[rank - 2] = rewriter.getIndexAttr(1);
     SmallVector<OpFoldResult> rowSizes(sizes);
     rowSizes.erase(rowSizes.end() - 2);
@@ -355,12 +365,7 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
                 Value quotient = arith::DivFOp::create(b, l, args[0], square);
                 return arith::NegFOp::create(b, l, quotient);
               });
-  SmallVector<OpFoldResult> wideSizes = sizesWithColumn(rewriter, loc, dout);
-  Value gh = createInsertSlice(
-      rewriter, loc, g, tensor::EmptyOp::create(rewriter, loc, wideSizes, data),
-      origin, valueSizes, unit);
-  gh = createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes, unit);
-  return {g, gh};
+  return {g, appendColumn(g, h)};
 }
 
 namespace {

@@ -326,8 +326,8 @@ func.func @scan_grad_states(%q: tensor<2x?x4xf32>, %v: tensor<2x?x3xf32>,
 // final state. Without final_grad the reversed scans start from zero.
 // CHECK-LABEL: func.func @scan_grad_states_normalized
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4xf32>, %[[V:.*]]: tensor<2x?x3xf32>, %[[S0:.*]]: tensor<2x4x3xf32>, %[[Z0:.*]]: tensor<2x4xf32>)
-// CHECK: %[[WIDE:.*]] = tensor.insert_slice %[[S0]] into %{{.*}}[0, 0, 0] [2, 4, 3] [1, 1, 1] : tensor<2x4x3xf32> into tensor<2x4x4xf32>
 // CHECK: %[[COLUMN:.*]] = linalg.generic {{.*}} ins(%[[Z0]] : tensor<2x4xf32>) outs(%{{.*}} : tensor<2x4x1xf32>)
+// CHECK: %[[WIDE:.*]] = tensor.insert_slice %[[S0]] into %{{.*}}[0, 0, 0] [2, 4, 3] [1, 1, 1] : tensor<2x4x3xf32> into tensor<2x4x4xf32>
 // CHECK: %[[INIT:.*]] = tensor.insert_slice %[[COLUMN]] into %[[WIDE]][0, 0, 3] [2, 4, 1] [1, 1, 1]
 // CHECK: %[[SUMS:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[Q]], %[[Q]], %{{.*}} init(%[[INIT]], %{{.*}}) :
 // CHECK: %[[INITT:.*]] = linalg.transpose ins(%[[INIT]] : tensor<2x4x4xf32>)
