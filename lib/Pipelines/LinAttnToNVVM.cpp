@@ -88,6 +88,10 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   // deallocation pipeline: only stream-ordered temporaries are freed).
   if (options.deviceBuffers) {
     addBufferizeStage(pm, /*deallocate=*/false);
+    // What the host computed between kernels becomes kernels too.
+    LinAttnGPULinalgKernelsPassOptions glue;
+    glue.blockSize = 256;
+    pm.addPass(createLinAttnGPULinalgKernelsPass(glue));
     LinAttnGPUStageBuffersPassOptions stage;
     stage.deviceBuffers = true;
     pm.addPass(createLinAttnGPUStageBuffersPass(stage));

@@ -47,7 +47,6 @@ __all__ = [
     "linear_attention",
     "linear_attention_grad",
     "linear_attention_grad_device",
-    "DEVICE_GRAD_FEATURE_MAPS",
     "device_state_element",
     "linear_attention_device",
     "recurrent_device",
@@ -773,42 +772,31 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
                                                   [out], int(stream))
 
 
-DEVICE_GRAD_FEATURE_MAPS = ("elu", "relu", "identity")
-"""The feature maps `linear_attention_grad_device` takes (causal and
-unnormalized only): the configurations whose backward pass is GPU kernels
-throughout."""
-
-
 def linear_attention_grad_device(q: DeviceArray, k: DeviceArray,
                                  v: DeviceArray, grad_out: DeviceArray,
                                  dq: DeviceArray, dk: DeviceArray,
                                  dv: DeviceArray, *, stream: int,
                                  feature_map: str = "elu", causal: bool = True,
-                                 normalize: bool = False,
+                                 normalize: bool = True, eps: float = 1e-6,
+                                 projection: Optional[DeviceArray] = None,
                                  backend: str = "cuda",
                                  compile_options: Optional[Mapping[str, Any]]
                                  = None) -> None:
     """`linear_attention_grad` on GPU memory, enqueued on a stream: dq, dk
     and dv (the shapes of q, k and v) for the loss gradient `grad_out`
-    ([B, H, N, Dv]), with the conventions of `linear_attention_device`.
+    ([B, H, N, Dv]), with the options and conventions of
+    `linear_attention_device` (`projection`: favor's, a `DeviceArray`; no
+    gradient is returned for it).
 
-    On device memory the backward pass is GPU kernels only for causal,
-    unnormalized attention with the elu, relu or identity map (the
-    `DEVICE_GRAD_FEATURE_MAPS`): three scans and the chain rule through the
-    map, 16-bit data on the tensor-core scans. The other configurations
-    still compute part of it on the host (`linear_attention_grad` runs them
-    on host arrays) and raise NotImplementedError here.
+    Every configuration is GPU kernels throughout: the scans (causal) or
+    the linear form's summaries and readouts (non-causal), 16-bit data on
+    the tensor-core kernels; the feature maps and their chain rule; and what
+    joins them (normalized: the normalizer's scaling of dO, [V, 1]; the
+    transposed summaries) as kernels of their own
+    (``linattn-gpu-linalg-kernels``). The gradients must not overlap the
+    inputs or each other (ValueError).
     """
-    if feature_map in FEATURE_MAPS and (
-            not causal or normalize or
-            feature_map not in DEVICE_GRAD_FEATURE_MAPS):
-        raise NotImplementedError(
-            "linear_attention_grad_device takes causal=True, normalize=False "
-            f"and feature_map in {DEVICE_GRAD_FEATURE_MAPS}, got "
-            f"causal={causal}, normalize={normalize}, "
-            f"feature_map={feature_map!r}; linear_attention_grad computes "
-            "every configuration on host arrays")
-    _check_device_options(feature_map, normalize, 1.0, backend, stream)
+    _check_device_options(feature_map, normalize, eps, backend, stream)
     options = _compile_options(compile_options)
     q = _check_device_array("q", q, 4, "[B, H, N, D]")
     k = _check_device_array("k", k, 4, "[B, H, M, D]")
@@ -818,6 +806,10 @@ def linear_attention_grad_device(q: DeviceArray, k: DeviceArray,
                "dk": _check_device_array("dk", dk, 4, "[B, H, M, D]"),
                "dv": _check_device_array("dv", dv, 4, "[B, H, M, Dv]")}
     inputs = {"q": q, "k": k, "v": v, "grad_out": do}
+    projection = _check_projection(feature_map, projection, q.shape[3],
+                                   _check_device_array, "DeviceArray")
+    if projection is not None:
+        inputs["projection"] = projection
     elt = _check_same_element(**inputs, **outputs)
     o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
     if do.shape != o_shape:
@@ -828,14 +820,16 @@ def linear_attention_grad_device(q: DeviceArray, k: DeviceArray,
             raise ValueError(f"{name} must have shape {x.shape}, got "
                              f"{outputs[name].shape}")
     _check_disjoint(outputs, inputs)
+    p_shape = None if projection is None else projection.shape
 
     key = _attention_key("attention-grad-device", backend, elt, q.shape[3],
-                         v.shape[3], None, feature_map, True, False, 1.0)
+                         v.shape[3], p_shape, feature_map, causal, normalize,
+                         eps)
 
     def text() -> str:
         return _attention_grad_text(elt, _open(q.shape), _open(k.shape),
-                                    _open(v.shape), None, feature_map, True,
-                                    False, 1.0, tensors=True)
+                                    _open(v.shape), p_shape, feature_map,
+                                    causal, normalize, eps, tensors=True)
 
     _compiled_device(key, backend, text, options)(
         list(inputs.values()), list(outputs.values()), int(stream))

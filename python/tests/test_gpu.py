@@ -605,31 +605,100 @@ def test_recurrent_device_errors(backend, memory):
             stream=memory.stream, backend=backend)
 
 
+def _device_projection(rng, memory, element, d, m):
+    """favor's projection on the device (small entries keep exp(xP -
+    |x|²/2) in range) and the float64 values it holds."""
+    p64 = rng.normal(size=(d, m)) * 0.25
+    if element == "bf16":
+        bits = to_bf16_bits(p64)
+        return memory.upload(bits, element), from_bf16_bits(bits).astype(
+            np.float64)
+    stored = p64.astype(STORAGE[element])
+    return memory.upload(stored, element), stored.astype(np.float64)
+
+
+def _dq_cancellation(feature_map, q, k, v, do, causal, projection,
+                     eps=1e-6):
+    """How much larger than dφ(Q) the terms it sums are, normalized: with
+    g_i = dO_i / D_i and h_i = -(dO_i·N_i) / D_i², dφ(q_i) = Σ_j (g_i·v_j)
+    φ(k_j) + h_i Σ_j φ(k_j), which cancel (O_i does not change with the
+    scale of φ(q_i), so dφ(q_i) is orthogonal to φ(q_i)). g and h are
+    rounded to the data type before the scans, so dq's error is that
+    rounding times these terms, not times dq (the host path computes it the
+    same way)."""
+    fq = ref.feature_map(feature_map, q, projection)
+    fk = ref.feature_map(feature_map, k, projection)
+    a = fq @ np.swapaxes(fk, -1, -2)
+    mask = np.tril(np.ones(a.shape[-2:])) if causal else np.ones(a.shape[-2:])
+    a = a * mask
+    denominator = a.sum(-1) + eps
+    g = do / denominator[..., None]
+    h = -(do * (a @ v)).sum(-1) / denominator**2
+    gv = (g @ np.swapaxes(v, -1, -2)) * mask
+    terms = np.abs(gv) @ np.abs(fk) + np.abs(h)[..., None] * (mask @ np.abs(fk))
+    grad = gv @ fk + h[..., None] * (mask @ fk)
+    return np.linalg.norm(terms) / np.linalg.norm(grad)
+
+
+def _check_grad_device(rng, backend, memory, element, feature_map, causal,
+                       normalize, b, h, n, m, d, dv):
+    shapes = [(b, h, n, d), (b, h, m, d), (b, h, m, dv), (b, h, n, dv)]
+    (q, k, v, do), exact = device_inputs(
+        rng, memory, element, shapes,
+        positive=feature_map in ("identity", "relu", "poly2") and normalize)
+    projection = p64 = None
+    if feature_map == "favor":
+        projection, p64 = _device_projection(rng, memory, element, d, 24)
+    grads = [memory.empty(shape, element) for shape in shapes[:3]]
+    linattn.linear_attention_grad_device(
+        q, k, v, do, *grads, stream=memory.stream, feature_map=feature_map,
+        causal=causal, normalize=normalize, projection=projection,
+        backend=backend)
+    want = ref.linear_attention_grad(*exact, feature_map=feature_map,
+                                     causal=causal, normalize=normalize,
+                                     projection=p64)
+    for name, got, w in zip(("dq", "dk", "dv"), grads, want):
+        # The features' gradients are rounded to the data type between the
+        # scans (or summaries) and the chain rule, and normalized, g and h
+        # before them: twice and four times f16's and bf16's tolerance.
+        tol = DEVICE_TOL[element]
+        if element in ("f16", "bf16"):
+            tol *= 4 if normalize else 2
+        if name == "dq" and normalize:
+            tol *= max(1.0, _dq_cancellation(feature_map, *exact, causal,
+                                             p64))
+        assert rel_err(memory.download(got), w) <= tol, name
+
+
 @pytest.mark.parametrize("backend", gpu_backends())
 @pytest.mark.parametrize("element", ["f16", "bf16", "f32", "f64"])
 @pytest.mark.parametrize("feature_map", ["elu", "relu", "identity"])
+@pytest.mark.parametrize("causal,normalize", [(True, False), (True, True),
+                                              (False, False), (False, True)])
 def test_linear_attention_grad_device(rng, backend, memory, element,
-                                      feature_map):
-    # Causal, unnormalized: three scans and the chain rule's kernel, on
-    # device memory; N = 70 (no multiple of a tile), Dv = 24 != D.
-    b, h, n, d, dv = 2, 3, 70, 16, 24
-    (q, k, v, do), exact = device_inputs(
-        rng, memory, element, [(b, h, n, d), (b, h, n, d), (b, h, n, dv),
-                               (b, h, n, dv)],
-        positive=feature_map == "identity")
-    grads = [memory.empty(shape, element)
-             for shape in ((b, h, n, d), (b, h, n, d), (b, h, n, dv))]
-    linattn.linear_attention_grad_device(q, k, v, do, *grads,
-                                         stream=memory.stream,
-                                         feature_map=feature_map,
-                                         backend=backend)
-    want = ref.linear_attention_grad(*exact, feature_map=feature_map,
-                                     normalize=False)
-    for got, w in zip(grads, want):
-        # The features' gradients are rounded to the data type between the
-        # scans and the chain rule: twice f16's and bf16's tolerance.
-        tol = DEVICE_TOL[element] * (2 if element in ("f16", "bf16") else 1)
-        assert rel_err(memory.download(got), w) <= tol
+                                      feature_map, causal, normalize):
+    # On device memory, GPU kernels throughout: the scans or summaries, the
+    # chain rule's kernel, and normalized or not causal, the glue between
+    # them (linattn-gpu-linalg-kernels). N = 70 (no multiple of a tile),
+    # Dv = 24 != D; not causal, M = 45 keys.
+    _check_grad_device(rng, backend, memory, element, feature_map, causal,
+                       normalize, b=2, h=3, n=70, m=70 if causal else 45,
+                       d=16, dv=24)
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("element", ["bf16", "f32"])
+@pytest.mark.parametrize("feature_map,causal,normalize,d", [
+    ("poly2", True, True, 4), ("poly2", False, False, 3),
+    ("favor", True, False, 16), ("favor", False, True, 16)])
+def test_linear_attention_grad_device_maps(rng, backend, memory, element,
+                                           feature_map, causal, normalize, d):
+    # The maps that are not elementwise: their chain rules (a reduction that
+    # reads poly2's quadratic block by index; favor's features recomputed)
+    # are linalg kernels too.
+    _check_grad_device(rng, backend, memory, element, feature_map, causal,
+                       normalize, b=2, h=3, n=37, m=37 if causal else 29, d=d,
+                       dv=8)
 
 
 @pytest.mark.parametrize("backend", gpu_backends())
@@ -639,13 +708,16 @@ def test_linear_attention_grad_device_errors(rng, backend, memory):
                              (1, 2, 5, 3)], positive=False)
     grads = [memory.empty(shape, "f32")
              for shape in ((1, 2, 5, 4), (1, 2, 5, 4), (1, 2, 5, 3))]
-    for options in (dict(normalize=True), dict(causal=False),
-                    dict(feature_map="poly2")):
-        with pytest.raises(NotImplementedError,
-                           match="linear_attention_grad computes every"):
-            linattn.linear_attention_grad_device(
-                q, k, v, do, *grads, stream=memory.stream, backend=backend,
-                **options)
+    with pytest.raises(ValueError, match="feature_map='favor' needs a "
+                                         "projection"):
+        linattn.linear_attention_grad_device(
+            q, k, v, do, *grads, stream=memory.stream, backend=backend,
+            feature_map="favor")
+    with pytest.raises(ValueError, match=r"grad_out must have the output's "
+                                         r"shape \(1, 2, 5, 3\)"):
+        linattn.linear_attention_grad_device(
+            q, k, v, v._replace(shape=(1, 2, 4, 3)), *grads,
+            stream=memory.stream, backend=backend)
     with pytest.raises(ValueError, match="dv must have shape"):
         linattn.linear_attention_grad_device(
             q, k, v, do, grads[0], grads[1], grads[0], stream=memory.stream,

@@ -117,6 +117,30 @@ func.func @causal_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v:
   return %o : tensor<2x4x?x64xbf16>
 }
 
+// The gradients of normalized attention across sequences: besides the
+// linear form's kernels and the chain rule's, the glue between them ([V, 1]
+// filled and copied into, dO·N, g and h, [g, h], the transposed summaries)
+// is linalg kernels on the stream, between allocations on it; nothing is
+// left to the host.
+// STAGE-LABEL: func.func @grad_normalized(
+//  STAGE-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
+//       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
+//       STAGE: %[[VW:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<2x13x5xf32>
+//       STAGE: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @linattn_kernels::@linattn_linalg_fill
+//       STAGE: gpu.launch_func async [%[[T2]]] @linattn_kernels::@linattn_linalg_copy
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_kv_summary_elu
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_linalg_generic
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_linalg_transpose
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_feature_map_grad_elu
+//       STAGE: gpu.dealloc async [%{{.*}}] %[[VW]]
+//   STAGE-NOT: memref.copy
+//   STAGE-NOT: linalg.
+//       STAGE: return
+func.func @grad_normalized(%q: tensor<2x7x8xf32>, %k: tensor<2x13x8xf32>, %v: tensor<2x13x4xf32>, %do: tensor<2x7x4xf32>) -> (tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>) {
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do normalize(eps = 1.0e-6) : tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>, tensor<2x7x4xf32> -> tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>
+  return %dq, %dk, %dv : tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>
+}
+
 // The host code: launches on the stream argument (the last one), stream-
 // ordered allocations and frees on it, and nothing else from the runtime.
 // HOST: module attributes {gpu.container_module, linattn.device_buffers}
@@ -144,6 +168,7 @@ func.func @causal_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v:
 //  HOST-NOT: mgpuStream
 //  HOST-NOT: mgpuEvent
 
-// INVALID: error: device-buffers: 'linalg.fill' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants)
+// INVALID: error: device-buffers: 'scf.for' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants)
+// INVALID: error: device-buffers: 'linalg.generic' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants): no kernel runs it because output #1 is not indexed by exactly the parallel loops
 // INVALID: error: device-buffers: a result of @identity is not the output of a GPU kernel (it would be copied into its out-param on the host)
 // INVALID: error: device-buffers: result #0 of @scalar is not a tensor: results are returned in device buffers

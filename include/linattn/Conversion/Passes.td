@@ -551,6 +551,61 @@ def LinAttnGPUStageBuffersPass
   ];
 }
 
+def LinAttnGPULinalgKernelsPass
+    : Pass<"linattn-gpu-linalg-kernels", "::mlir::ModuleOp"> {
+  let summary = "Run the linalg ops and copies left on the host as GPU "
+                "kernels";
+  let description = [{
+    Runs after bufferization on what `convert-linattn-to-gpu` left to the
+    host between its kernels: the linalg ops on buffers (fills, copies,
+    transposes, generics: the normalized gradients' [V, 1] and [g, h], the
+    non-causal gradients' transposed summaries) and every `memref.copy`.
+    Each becomes a GPU kernel with one thread per point of the op's
+    parallel loops (the last one varying fastest across threads), which
+    runs the op's reduction loops itself, and a launch stub call like the
+    other kernels', so that `linattn-gpu-stage-buffers{device-buffers}`
+    launches it on the caller's stream. Operands of any strided layout
+    (slices of wider buffers) are passed as the flat buffer they view, with
+    their offset and strides; buffers, constants and scalars the op's body
+    reads from above (`memref.load` of a buffer by computed indices) go
+    with them.
+
+    Ops it cannot run so are left to the host, and device-buffers then
+    reports them: outputs that several points of the parallel loops write
+    (an output map that is not a projected permutation of exactly the
+    parallel loops), bodies that write memory or read it other than by
+    `memref.load` of a buffer defined above, captured values that are
+    neither constants, scalars nor buffers.
+
+    `linattn-lower-to-nvvm{device-buffers}` runs it, where nothing else
+    could compute the glue (the host may not touch device memory). In the
+    host-buffer convention the stage copies every buffer it writes in as
+    well as out (it keeps what the kernel does not write).
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = [...]}
+        ins(%a : memref<2x?x8xf32>)
+        outs(%b : memref<2x?x8xf32, strided<[?, 9, 1]>>) {...}
+    // becomes
+    call @__linattn_launch_linattn_linalg_generic_0(%blocks, %c1, %c1,
+        %c256, %c1, %c1, %a_flat, %a_offset, %a_strides..., %b_flat, ...,
+        %sizes...)
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the kernels (a multiple of 32)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def LinAttnGPUDynamicSharedMemoryPass
     : Pass<"linattn-gpu-dynamic-shared-memory", "::mlir::ModuleOp"> {
   let summary = "Give kernels with more than 48 KiB of workgroup memory "

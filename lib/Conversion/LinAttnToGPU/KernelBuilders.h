@@ -551,6 +551,18 @@ public:
     args.push_back(flatten(buffer));
   }
 
+  /// A flat buffer the caller built, which the kernel reads or (`written`)
+  /// writes; `kept`: it writes only some of its elements (a slice of it) and
+  /// keeps the others, so that a copy to the device must precede the launch
+  /// as well as follow it.
+  void buffer(Value flat, bool written, bool kept) {
+    if (written)
+      outputIndices.push_back(args.size());
+    if (written && kept)
+      updatedIndices.push_back(args.size());
+    args.push_back(flat);
+  }
+
   void scalar(Value value) { args.push_back(value); }
   void scalars(ArrayRef<Value> values) { llvm::append_range(args, values); }
 
@@ -581,6 +593,8 @@ public:
         SymbolRefAttr::get(kernels.getNameAttr(),
                            {FlatSymbolRefAttr::get(kernel.getNameAttr())}));
     stub->setAttr(kOutputsAttrName, b.getDenseI64ArrayAttr(outputIndices));
+    if (!updatedIndices.empty())
+      stub->setAttr(kUpdatedAttrName, b.getDenseI64ArrayAttr(updatedIndices));
     SymbolTable(module).insert(stub);
     b.restoreInsertionPoint(callPoint);
     func::CallOp::create(b, loc, stub, operands);
@@ -614,7 +628,7 @@ private:
   Location loc;
   ModuleOp module;
   SmallVector<Value> args;
-  SmallVector<int64_t> outputIndices;
+  SmallVector<int64_t> outputIndices, updatedIndices;
   SmallVector<std::pair<Value, RankedTensorType>> outputs;
 };
 

@@ -79,6 +79,7 @@ LogicalResult mlir::linattn::stageLinAttnGPUBuffers(ModuleOp module) {
     auto callee = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
     auto kernelRef = callee->getAttrOfType<SymbolRefAttr>(kKernelAttrName);
     auto outputs = callee->getAttrOfType<DenseI64ArrayAttr>(kOutputsAttrName);
+    auto updated = callee->getAttrOfType<DenseI64ArrayAttr>(kUpdatedAttrName);
     if (!kernelRef || !outputs || call.getNumOperands() < 6)
       return call.emitError("malformed GPU launch stub @") << callee.getName();
     Location loc = call.getLoc();
@@ -106,9 +107,12 @@ LogicalResult mlir::linattn::stageLinAttnGPUBuffers(ModuleOp module) {
               .getMemref();
       bool isOutput =
           llvm::is_contained(outputs.asArrayRef(), static_cast<int64_t>(i));
+      bool isUpdated =
+          updated &&
+          llvm::is_contained(updated.asArrayRef(), static_cast<int64_t>(i));
       if (isOutput)
         copyBack.push_back({arg, buffer});
-      else
+      if (!isOutput || isUpdated)
         gpu::MemcpyOp::create(rewriter, loc, Type(), ValueRange{}, buffer, arg);
       device.push_back(buffer);
       args.push_back(buffer);
@@ -176,8 +180,11 @@ bool DeviceBufferStager::usedOnlyByLaunches(Value buffer, Operation *except,
       Operation *user = use.getOwner();
       if (user == except || isa<memref::DimOp>(user))
         continue;
+      // Views of it (the base buffer is the first result of
+      // extract_strided_metadata; the others are sizes).
       if (isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
-              memref::ReinterpretCastOp>(user)) {
+              memref::ReinterpretCastOp, memref::SubViewOp,
+              memref::ExtractStridedMetadataOp>(user)) {
         worklist.push_back(user->getResult(0));
         continue;
       }
@@ -360,7 +367,7 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
         isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::DeallocOp, func::ReturnOp,
             UnrealizedConversionCastOp, memref::AllocOp, memref::CastOp,
             memref::CollapseShapeOp, memref::ExpandShapeOp,
-            memref::ReinterpretCastOp, memref::DimOp,
+            memref::ReinterpretCastOp, memref::SubViewOp, memref::DimOp,
             memref::ExtractStridedMetadataOp, scf::IfOp, scf::YieldOp>(op))
       return WalkResult::advance();
     if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -385,10 +392,13 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
         return WalkResult::interrupt();
       }
     }
-    op->emitError("device-buffers: '")
-        << op->getName()
-        << "' would run on the host on device memory (every computation "
-           "must be a GPU kernel: no host fallback, copies or constants)";
+    InFlightDiagnostic error = op->emitError("device-buffers: '")
+                               << op->getName()
+                               << "' would run on the host on device memory "
+                                  "(every computation must be a GPU kernel: "
+                                  "no host fallback, copies or constants)";
+    if (auto reason = op->getAttrOfType<StringAttr>(kNoKernelAttrName))
+      error << ": no kernel runs it because " << reason.getValue();
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());

@@ -39,6 +39,36 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// An output the kernel writes only part of (linattn.gpu_updated: a slice of
+// a wider buffer, from linattn-gpu-linalg-kernels) is copied to the device
+// before the launch as well as back after it, so that the elements the
+// kernel does not write keep their values.
+
+module attributes {gpu.container_module} {
+  gpu.module @linattn_kernels {
+    gpu.func @k(%in: memref<?xf32>, %out: memref<?xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func private @__linattn_launch_k(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) attributes {linattn.gpu_kernel = @linattn_kernels::@k, linattn.gpu_outputs = array<i64: 1>, linattn.gpu_updated = array<i64: 1>}
+
+  // CHECK-LABEL: func.func @updated
+  //  CHECK-SAME: (%[[IN:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>)
+  //       CHECK: %[[DIN:.*]] = gpu.alloc
+  //       CHECK: gpu.memcpy %[[DIN]], %[[IN]]
+  //       CHECK: %[[DOUT:.*]] = gpu.alloc
+  //       CHECK: gpu.memcpy %[[DOUT]], %[[OUT]]
+  //       CHECK: gpu.launch_func @linattn_kernels::@k
+  //  CHECK-NEXT: gpu.memcpy %[[OUT]], %[[DOUT]]
+  func.func @updated(%in: memref<?xf32>, %out: memref<?xf32>) {
+    %c1 = arith.constant 1 : index
+    call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %in, %out) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
 // Calls of other functions are left alone.
 
 // CHECK-LABEL: func.func @negative_plain_call

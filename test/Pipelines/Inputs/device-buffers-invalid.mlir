@@ -2,10 +2,25 @@
 // (linattn-lower-to-nvvm-device-buffers.mlir).
 
 // A state column of 520 f32 features fits no scan kernel: the scan would
-// run on the host.
+// run on the host (its loop over the tokens; the linalg ops in it are
+// kernels).
 func.func @wide_scan(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x520xf32>, tensor<7x520xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<520x8xf32>, tensor<520xf32>
   return %o : tensor<7x8xf32>
+}
+
+// -----
+
+// Both loops parallel, but the output is indexed by the first only: every
+// point of a row writes the same element, so no kernel of one thread per
+// point runs it.
+func.func @racy_rows(%x: tensor<8x16xf32>) -> tensor<8xf32> {
+  %init = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x16xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
 }
 
 // -----

@@ -23,6 +23,14 @@ namespace linattn {
 /// arguments it writes.
 inline constexpr llvm::StringLiteral kKernelAttrName = "linattn.gpu_kernel";
 inline constexpr llvm::StringLiteral kOutputsAttrName = "linattn.gpu_outputs";
+/// On a launch stub: the outputs of which the kernel writes only part (a
+/// slice of a wider buffer), copied to the device before the launch too.
+inline constexpr llvm::StringLiteral kUpdatedAttrName = "linattn.gpu_updated";
+
+/// On an op `linattn-gpu-linalg-kernels` left to the host: why it is no
+/// kernel (device-buffers' error repeats it).
+inline constexpr llvm::StringLiteral kNoKernelAttrName =
+    "linattn.gpu_no_kernel";
 
 /// On a module whose public functions take device buffers and a stream
 /// (`linattn-gpu-stage-buffers{device-buffers}`).
