@@ -89,9 +89,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   if (options.deviceBuffers) {
     addBufferizeStage(pm, /*deallocate=*/false);
     // What the host computed between kernels becomes kernels too.
-    LinAttnGPULinalgKernelsPassOptions glue;
-    glue.blockSize = 256;
-    pm.addPass(createLinAttnGPULinalgKernelsPass(glue));
+    pm.addPass(createLinAttnGPULinalgKernelsPass());
     LinAttnGPUStageBuffersPassOptions stage;
     stage.deviceBuffers = true;
     pm.addPass(createLinAttnGPUStageBuffersPass(stage));

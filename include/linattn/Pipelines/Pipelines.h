@@ -276,7 +276,9 @@ struct LinAttnLowerToNVVMOptions
                      "results into out-params and launch on a trailing "
                      "stream argument: no host copies, allocations or "
                      "synchronization, so a call can be captured in a CUDA "
-                     "graph (host computation is an error)"),
+                     "graph (the linalg ops and copies left between "
+                     "kernels become kernels too; other host computation "
+                     "is an error)"),
       llvm::cl::init(false)};
 };
 
@@ -285,7 +287,8 @@ struct LinAttnLowerToNVVMOptions
 /// pipeline (reassociation forced), `convert-linattn-to-gpu`, the CPU
 /// pipeline's bufferization, `linattn-gpu-stage-buffers` and
 /// `gpu-async-region` (with `deviceBuffers`: no deallocation pipeline,
-/// `linattn-gpu-stage-buffers{device-buffers}`), the kernels through NVVM,
+/// `linattn-gpu-linalg-kernels`, `linattn-gpu-stage-buffers{device-buffers}`),
+/// the kernels through NVVM,
 /// the host through `gpu-to-llvm`, and `gpu-module-to-binary`. With
 /// `emulate`, the kernels are embedded as MLIR text by
 /// `linattn-gpu-embed-kernel-ir` right after the buffer staging instead (no
