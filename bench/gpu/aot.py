@@ -76,6 +76,19 @@ def linear_module(b, h, t, d, dtype):
             f"  return %o : {x}\n}}\n")
 
 
+def grad_module(b, h, t, d, dtype, normalized=False):
+    """The backward benchmark's function: dQ, dK, dV of causal attention
+    with elu+1 features for a loss gradient dO (linattn.attention_grad:
+    three scans, four normalized, and the chain rule)."""
+    x = f"tensor<{b}x{h}x{t}x{d}x{dtype}>"
+    norm = " normalize(eps = 1.0e-06)" if normalized else ""
+    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}, %do: {x}) -> "
+            f"({x}, {x}, {x}) {{\n"
+            f"  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do "
+            f"causal{norm} : {x}, {x}, {x}, {x} -> {x}, {x}, {x}\n"
+            f"  return %dq, %dk, %dv : {x}, {x}, {x}\n}}\n")
+
+
 def compile_command(tools, module, library, options="", gpu_runtime=None):
     """linattn-compile of `module` into the shared library `library`."""
     pipeline = f"linattn-lower-to-nvvm{{device-buffers=true{' ' + options if options else ''}}}"
@@ -171,6 +184,32 @@ class EmulatorRuntime:
         self.runtime.mgpuStreamSynchronize(self.stream)
 
 
+def reference_grad(q, k, v, do, eps=None):
+    """dQ, dK, dV of Σ dO ⊙ O for the causal O of `reference`, in float64,
+    by the quadratic form: dA = (dO Vᵀ) ⊙ L, dφ(Q) = dA φ(K), dφ(K) =
+    dAᵀ φ(Q), dV = (A ⊙ L)ᵀ dO, then φ'(x) = 1 for x > 0, exp(x) otherwise.
+    Normalized (`eps`), dO is first replaced by g = dO / D and the row
+    terms h = -(dO·N) / D² join dA."""
+    import numpy as np
+    q, k, v, do = (x.astype(np.float64) for x in (q, k, v, do))
+    fq, fk = phi(q), phi(k)
+    a = np.tril(fq @ np.swapaxes(fk, -1, -2))
+    if eps is None:
+        da = np.tril(do @ np.swapaxes(v, -1, -2))
+        dv = np.swapaxes(a, -1, -2) @ do
+    else:
+        den = a.sum(-1, keepdims=True) + eps
+        g = do / den
+        h = -(do * (a @ v)).sum(-1, keepdims=True) / den**2
+        da = np.tril(g @ np.swapaxes(v, -1, -2) + h)
+        dv = np.swapaxes(a, -1, -2) @ g
+    dfq, dfk = da @ fk, np.swapaxes(da, -1, -2) @ fq
+
+    def chain(x, grad):
+        return grad * np.where(x > 0, 1.0, np.exp(np.minimum(x, 0.0)))
+    return chain(q, dfq), chain(k, dfk), dv
+
+
 def relative_error(out, ref):
     """max |out - ref| / max |ref|, in float64."""
     import numpy as np
@@ -196,7 +235,8 @@ def self_test(args):
     # registers. The linear-* variants are the non-causal
     # function (bench.py's noncausal rows): the tensor-core kernels of the
     # linear form, the scalar ones, tf32. The *-normalized ones are bench.py's
-    # normalized rows.
+    # normalized rows. The grad-* ones are the backward function (bench.py's
+    # backward rows), three outputs, normalized its glue kernels too.
     variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
                 ("chunked-f16-batch-parallel", "f16", np.float16,
                  "sequence-parallel-blocks=0", 1e-2),
@@ -229,18 +269,25 @@ def self_test(args):
                 ("linear-f16", "f16", np.float16, "", 1e-2),
                 ("linear-f16-scalar", "f16", np.float16, "linear-kernel=scalar",
                  1e-2),
-                ("linear-tf32", "f32", np.float32, "tf32=true", 4e-3)]
+                ("linear-tf32", "f32", np.float32, "tf32=true", 4e-3),
+                ("grad-f16", "f16", np.float16, "", 5e-3),
+                ("grad-f16-normalized", "f16", np.float16, "", 5e-3),
+                ("grad-tf32", "f32", np.float32, "tf32=true", 2e-3),
+                ("grad-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5)]
     failures = 0
     for b, h, t, d in ((2, 3, 300, 64), (1, 2, 37, 32)):
-        q, k, v = (rng.uniform(-1, 1, (b, h, t, d)) for _ in range(3))
+        q, k, v, do = (rng.uniform(-1, 1, (b, h, t, d)) for _ in range(4))
         for name, element, np_type, options, tol in variants:
             case = f"{name}_{b}x{h}x{t}x{d}"
             causal = not name.startswith("linear")
+            grad = name.startswith("grad")
             normalized = name.endswith("-normalized")
+            eps = 1e-6 if normalized else None
             module = os.path.join(args.workdir, case + ".mlir")
             with open(module, "w") as f:
-                f.write(scan_module(b, h, t, d, element, normalized) if causal
-                        else linear_module(b, h, t, d, element))
+                f.write(grad_module(b, h, t, d, element, normalized) if grad
+                        else scan_module(b, h, t, d, element, normalized)
+                        if causal else linear_module(b, h, t, d, element))
             library = os.path.join(args.workdir, f"lib{case}.so")
             try:
                 compile_library(args.tools, module, library,
@@ -250,16 +297,19 @@ def self_test(args):
                 print(f"FAIL {case}: {e}")
                 failures += 1
                 continue
-            inputs = [np.ascontiguousarray(x.astype(np_type)) for x in (q, k, v)]
-            out = np.empty((b, h, t, d), np_type)
+            inputs = [np.ascontiguousarray(x.astype(np_type))
+                      for x in ((q, k, v, do) if grad else (q, k, v))]
+            outs = [np.empty((b, h, t, d), np_type) for _ in range(3 if grad else 1)]
             buffers = [device.to_device(x) for x in inputs]
-            result = device.to_device(out)
-            Function(library).bind(buffers, [result], device.stream)()
-            device.to_host(result, out)
-            for buffer in buffers + [result]:
+            results = [device.to_device(out) for out in outs]
+            Function(library).bind(buffers, results, device.stream)()
+            for result, out in zip(results, outs):
+                device.to_host(result, out)
+            for buffer in buffers + results:
                 device.free(buffer)
-            err = relative_error(out, reference(*inputs, causal=causal,
-                                                eps=1e-6 if normalized else None))
+            refs = (reference_grad(*inputs, eps=eps) if grad
+                    else [reference(*inputs, causal=causal, eps=eps)])
+            err = max(relative_error(out, ref) for out, ref in zip(outs, refs))
             ok = err <= tol
             failures += not ok
             print(f"{'ok' if ok else 'FAIL'} {case}: max rel. error {err:.2e} (tolerance {tol:g})")

@@ -68,6 +68,10 @@ PREFILL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
 NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
              [(8, 16, 16384, 128)])
 QUICK_NONCAUSAL = [(2, 4, 1024, 64)]
+# (B, H, T, D): the backward pass (training), causal.
+BACKWARD = ([(8, 16, t, 64) for t in (4096, 16384)] +
+            [(8, 16, 4096, 128), (2, 16, 16384, 128)])
+QUICK_BACKWARD = [(2, 4, 1024, 64)]
 # (B, H, D): decode, one token against a state per head.
 DECODE = [(b, 32, 128) for b in (1, 8, 64)]
 QUICK_PREFILL = [(2, 4, 1024, 64)]
@@ -78,6 +82,12 @@ QUICK_DECODE = [(2, 32, 128)]
 def prefill_bytes(b, h, t, d, elem):
     """Compulsory bytes of a causal forward: read q, k, v, write o."""
     return 4 * b * h * t * d * elem
+
+
+def backward_bytes(b, h, t, d, elem):
+    """Compulsory bytes of a causal backward pass: read q, k, v, dO, write
+    dq, dk, dv."""
+    return 7 * b * h * t * d * elem
 
 
 def decode_bytes(b, h, d):
@@ -93,9 +103,11 @@ def results_stem(device):
 
 
 def case_name(shape, kind="prefill"):
-    """BxHxTxD (prefill), BxHxD (decode), full-BxHxTxD (noncausal)."""
+    """BxHxTxD (prefill), BxHxD (decode), full-BxHxTxD (noncausal),
+    grad-BxHxTxD (backward)."""
     name = "x".join(str(s) for s in shape)
-    return "full-" + name if kind == "noncausal" else name
+    prefix = {"noncausal": "full-", "backward": "grad-"}.get(kind, "")
+    return prefix + name
 
 
 #===------------------------------------------------------------------------===#
@@ -287,6 +299,31 @@ def linattn_commands(args, name, b, h, t, d):
             for impl, element, options, _ in variants if wants(args, impl)]
 
 
+# The backward pass (aot.grad_module: dQ, dK, dV of the causal function for
+# a loss gradient dO, nothing kept from a forward pass): three scans with
+# the operands' roles exchanged and the chain rule through elu + 1, on the
+# chunked bf16 kernels, on tf32 and strict fp32; normalized, a fourth scan
+# and the glue kernels between them. The peers' backward passes run through
+# torch autograd from a forward kept with retain_graph.
+BACKWARD_VARIANTS = [
+    ("linattn grad bf16", "bf16", "", 5e-2),
+    ("linattn grad bf16, normalized", "bf16", "", 5e-2),
+    ("linattn grad tf32", "f32", "tf32=true", 1e-2),
+    ("linattn grad f32", "f32", "scan-kernel=recurrent", 1e-4),
+]
+BACKWARD_NOTES = {
+    "linattn grad bf16":
+        "linattn.attention_grad: the features, three chunked scans (dQ "
+        "forward, dK and dV reversed), the chain rule; recomputes from q, k, "
+        "v, dO",
+    "linattn grad bf16, normalized":
+        "normalize(eps = 1e-6): a fourth scan (N, D), g and h, [V, 1] and "
+        "[g, h] by linattn-gpu-linalg-kernels; no peer computes it",
+    "linattn grad tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
+    "linattn grad f32": "strict fp32: the recurrent scans",
+}
+
+
 #===------------------------------------------------------------------------===#
 # The decode latency program (decode_graph.cpp)
 #===------------------------------------------------------------------------===#
@@ -416,19 +453,22 @@ class Bench:
                                 dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
                      for _ in range(3))
 
-    def time_linattn(self, library, inputs, ref):
+    def time_linattn(self, library, inputs, refs):
         """(max rel. error, median ms) of the function `main` of a library
         aot.py compiled, called on `inputs` (tensors of its element type) on
-        linattn's torch stream: the linattn CUDA runtime's errors raise."""
+        linattn's torch stream: the linattn CUDA runtime's errors raise.
+        `refs`: a reference per result, each result shaped like the input
+        at its position (O like q; dq, dk, dv like q, k, v)."""
         torch = self.torch
         stream = self.linattn_stream
         torch.cuda.synchronize()
         with torch.cuda.stream(stream):
-            out = torch.empty_like(inputs[0])
+            outs = [torch.empty_like(x) for x in inputs[:len(refs)]]
             call = aot.Function(library).bind(
-                [torch_buffer(x) for x in inputs], [torch_buffer(out)], stream.cuda_stream)
+                [torch_buffer(x) for x in inputs], [torch_buffer(o) for o in outs],
+                stream.cuda_stream)
             self.check_linattn(call)
-            err = self.error(out, ref)
+            err = max(self.error(o, r) for o, r in zip(outs, refs))
             ms = self.time(call)  # events on `stream`
             self.check_linattn(None)
         return err, ms
@@ -461,6 +501,14 @@ class Bench:
             s = s + kc.transpose(-1, -2) @ vc
             z = z + kc.sum(2)
         return out
+
+    def reference_grads(self, q, k, v, do, normalized=False):
+        """dq, dk, dv of Σ dO ⊙ O for the reference O, by torch autograd
+        through it (f32)."""
+        torch = self.torch
+        leaves = [x.float().requires_grad_() for x in (q, k, v)]
+        out = self.reference(*leaves, normalized=normalized)
+        return torch.autograd.grad(out, leaves, do.float())
 
     def error(self, out, ref):
         out = out.float()
@@ -518,7 +566,8 @@ def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
                          notes, report, base, floors):
     """Compiles and times each (impl, element type, options, tolerance) of
     `variants` on the module `module_text(element)` returns, on the bf16
-    tensors `qkv` (widened for f32 variants). The stream is one of torch's
+    tensors `qkv` (widened for f32 variants), checking its results against
+    `ref` (a tensor, or a tuple for several results). The stream is one of torch's
     own, not the legacy default stream: there the runtime would allocate
     workspaces with cuMemAlloc and cuMemFree, which synchronize; on a stream
     they come from the stream-ordered pool. `floors`: the bf16 and f32 HBM
@@ -539,7 +588,8 @@ def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
                 options)
             if element not in inputs:
                 inputs[element] = tuple(x.float() for x in qkv)
-            err, ms = bench.time_linattn(library, inputs[element], ref)
+            err, ms = bench.time_linattn(library, inputs[element],
+                                         ref if isinstance(ref, tuple) else (ref,))
             report(impl, ms, err, floors[0] if element == "bf16" else floors[1], tol,
                    notes.get(impl, ""))
         except Exception as e:  # noqa: BLE001
@@ -549,13 +599,15 @@ def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
 
 def reporter(bench, kind, shape):
     """For a (B, H, T, D) case of `kind`: its record's base fields, the bf16
-    and f32 HBM floors (q, k, v read, o written), and
+    and f32 HBM floors (q, k, v read, o written; backward: q, k, v, dO read,
+    dq, dk, dv written), and
     report(impl, ms, err, floor, tol, note) recording one row (correct when
     err is within tol)."""
     b, h, t, d = shape
     base = dict(kind=kind, shape=case_name(shape, kind))
-    floor_bf16 = prefill_bytes(b, h, t, d, 2) / bench.copy_bw
-    floor_f32 = prefill_bytes(b, h, t, d, 4) / bench.copy_bw
+    compulsory = backward_bytes if kind == "backward" else prefill_bytes
+    floor_bf16 = compulsory(b, h, t, d, 2) / bench.copy_bw
+    floor_f32 = compulsory(b, h, t, d, 4) / bench.copy_bw
 
     def report(impl, ms, err, floor, tol, note=""):
         bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
@@ -684,6 +736,110 @@ def run_prefill(bench, shape, tmp):
     time_sdpa(bench, base, report, (q, k, v), True, floor_bf16)
 
 
+def time_autograd(bench, fn, inputs, do):
+    """(gradients, median ms) of the backward pass alone of fn(*inputs):
+    torch.autograd.grad of a forward kept with retain_graph, for `do`."""
+    torch = bench.torch
+    leaves = [x.detach().requires_grad_() for x in inputs]
+    out = fn(*leaves)
+    grads = torch.autograd.grad(out, leaves, do, retain_graph=True)
+    ms = bench.time(lambda: torch.autograd.grad(out, leaves, do,
+                                                retain_graph=True))
+    return grads, ms
+
+
+def run_backward(bench, shape, tmp):
+    """The backward pass of causal attention (elu + 1 features) for a loss
+    gradient dO: linattn's attention_grad against the backward passes of
+    FLA's chunk kernels, fast-transformers' causal product (f32) and
+    softmax attention (SDPA, FlashAttention's backward), each through
+    autograd."""
+    torch = bench.torch
+    args = bench.args
+    b, h, t, d = shape
+    q, k, v = bench.prefill_inputs(shape)
+    gen = torch.Generator(device=bench.dev).manual_seed(1)
+    do = torch.rand(shape, generator=gen, device=bench.dev,
+                    dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
+    ref = bench.reference_grads(q, k, v, do)
+    name = case_name(shape, "backward")
+    base, floor_bf16, floor_f32, report = reporter(bench, "backward", shape)
+
+    if not args.skip_linattn:
+        plain = [x for x in BACKWARD_VARIANTS if "normalized" not in x[0]]
+        normalized = [x for x in BACKWARD_VARIANTS if "normalized" in x[0]]
+        run_linattn_variants(bench, (q, k, v, do), ref, tmp, name, plain,
+                             lambda element: aot.grad_module(b, h, t, d, element),
+                             BACKWARD_NOTES, report, base, (floor_bf16, floor_f32))
+        if any(wants(args, x[0]) for x in normalized):
+            run_linattn_variants(
+                bench, (q, k, v, do),
+                bench.reference_grads(q, k, v, do, normalized=True), tmp,
+                name + "_normalized", normalized,
+                lambda element: aot.grad_module(b, h, t, d, element, normalized=True),
+                BACKWARD_NOTES, report, base, (floor_bf16, floor_f32))
+
+    fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
+
+    # flash-linear-attention in its own layout ([B, T, H, D] in recent
+    # versions): the inputs and dO transposed once, outside the timing.
+    fla_names = [n for n in ("chunk_linear_attn", "fused_chunk_linear_attn")
+                 if wants(args, f"fla.{n} backward")]
+    try:
+        fla = importlib.import_module("fla.ops.linear_attn") if fla_names else None
+        for fn_name in fla_names:
+            fn = getattr(fla, fn_name)
+            params = inspect.signature(fn).parameters
+            kw = {}
+            if "scale" in params:
+                kw["scale"] = 1.0
+            if "normalize" in params:
+                kw["normalize"] = False
+            head_first = "head_first" in params
+            if head_first:
+                kw["head_first"] = True
+
+            def layout(x):
+                return x if head_first else x.transpose(1, 2).contiguous()
+
+            def call(qq, kk, vv):
+                out = fn(fq(qq), fq(kk), vv, **kw)
+                return out[0] if isinstance(out, tuple) else out
+            grads, ms = time_autograd(bench, call, [layout(x) for x in (q, k, v)],
+                                      layout(do))
+            grads = [g if head_first else g.transpose(1, 2) for g in grads]
+            report(f"fla.{fn_name} backward", ms,
+                   max(bench.error(g, r) for g, r in zip(grads, ref)), floor_bf16,
+                   5e-2, "torch autograd: elu + 1's backward, then FLA's")
+    except Exception as e:  # noqa: BLE001
+        bench.record(**base, impl="fla backward", skipped=f"{type(e).__name__}: {e}")
+
+    if wants(args, "fast_transformers.causal_dot_product backward (f32)"):
+        try:
+            causal_dot_product = fast_transformers_causal_product(bench)
+            grads, ms = time_autograd(
+                bench, lambda qq, kk, vv: causal_dot_product(fq(qq), fq(kk), vv),
+                [x.float() for x in (q, k, v)], do.float())
+            report("fast_transformers.causal_dot_product backward (f32)", ms,
+                   max(bench.error(g, r) for g, r in zip(grads, ref)), floor_f32,
+                   1e-3, "torch autograd: elu + 1's backward, then the causal "
+                   "product's CUDA backward")
+        except Exception as e:  # noqa: BLE001
+            bench.record(**base, impl="fast_transformers backward",
+                         skipped=f"{type(e).__name__}: {e}")
+
+    impl = "torch SDPA causal backward (softmax)"
+    if wants(args, impl):
+        try:
+            sdpa = torch.nn.functional.scaled_dot_product_attention
+            _, ms = time_autograd(bench, lambda qq, kk, vv: sdpa(qq, kk, vv, is_causal=True),
+                                  [q, k, v], do)
+            report(impl, ms, None, floor_bf16, 0,
+                   "softmax attention: not the same function, no error")
+        except Exception as e:  # noqa: BLE001
+            bench.record(**base, impl="sdpa backward", skipped=f"{type(e).__name__}: {e}")
+
+
 def run_decode(bench, shape, tmp):
     torch = bench.torch
     args = bench.args
@@ -759,6 +915,8 @@ OURS = {("prefill", "bf16"): "linattn chunked bf16",
         ("prefill", "f32"): "linattn recurrent f32",
         ("noncausal", "bf16"): "linattn linear bf16",
         ("noncausal", "f32"): "linattn linear tf32",
+        ("backward", "bf16"): "linattn grad bf16",
+        ("backward", "f32"): "linattn grad f32",
         ("decode", None): "linattn step (graph replay)"}
 
 
@@ -856,7 +1014,8 @@ def markdown(results, device, copy_bw, launch_floor):
               "linattn is faster): the chunked bf16 scan for bf16 inputs, the "
               "strict-fp32 recurrent scan for f32 inputs, the graph-replayed step "
               "for decode; for noncausal rows the linear form's bf16 kernels "
-              "(tf32 for f32 inputs). Every linattn prefill is a call of the function "
+              "(tf32 for f32 inputs); for backward rows linattn's bf16 gradient "
+              "(strict fp32 for f32 inputs). Every linattn prefill is a call of the function "
               "compiled ahead of time (device buffers, a torch stream), timed with "
               "CUDA events like the peers.", ""]
     lines += targets(results) + [""]
@@ -877,12 +1036,13 @@ def main():
                              "implementation name this regular expression finds "
                              "(re.search), e.g. 'recurrent f32|fast_transformers'; "
                              "decode cases run whole")
-    parser.add_argument("--only", choices=("prefill", "noncausal", "decode"))
+    parser.add_argument("--only", choices=("prefill", "noncausal", "backward", "decode"))
     parser.add_argument("--decode-tokens", type=int, default=2000,
                         help="tokens per decode timing (graph replays, calls)")
     parser.add_argument("--shapes", default="",
                         help="comma-separated case names to run (prefill BxHxTxD, "
-                             "noncausal full-BxHxTxD, decode BxHxD), e.g. "
+                             "noncausal full-BxHxTxD, backward grad-BxHxTxD, "
+                             "decode BxHxD), e.g. "
                              "8x16x16384x64,full-8x16x16384x64,1x32x128")
     parser.add_argument("--budget-s", type=float, default=0,
                         help="start no case after this many seconds (the rest "
@@ -908,18 +1068,23 @@ def main():
 
     prefill = QUICK_PREFILL if args.quick else PREFILL
     noncausal = QUICK_NONCAUSAL if args.quick else NONCAUSAL
+    backward = QUICK_BACKWARD if args.quick else BACKWARD
     decode = QUICK_DECODE if args.quick else DECODE
     if args.only:
-        prefill, noncausal, decode = (x if args.only == kind else [] for kind, x in (
-            ("prefill", prefill), ("noncausal", noncausal), ("decode", decode)))
+        prefill, noncausal, backward, decode = (
+            x if args.only == kind else [] for kind, x in (
+                ("prefill", prefill), ("noncausal", noncausal),
+                ("backward", backward), ("decode", decode)))
     if args.shapes:
         wanted = set(args.shapes.split(","))
         unknown = wanted - {case_name(x) for x in prefill + decode} - {
-            case_name(x, "noncausal") for x in noncausal}
+            case_name(x, "noncausal") for x in noncausal} - {
+            case_name(x, "backward") for x in backward}
         if unknown:
             parser.error(f"--shapes: no such case: {', '.join(sorted(unknown))}")
         prefill = [x for x in prefill if case_name(x) in wanted]
         noncausal = [x for x in noncausal if case_name(x, "noncausal") in wanted]
+        backward = [x for x in backward if case_name(x, "backward") in wanted]
         decode = [x for x in decode if case_name(x) in wanted]
 
     if args.dry_run:
@@ -938,6 +1103,13 @@ def main():
                   f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB; linattn variants: "
                   + (", ".join(f"{impl} ({options or 'defaults'})"
                                for impl, _, options, _ in LINEAR_VARIANTS
+                               if wants(args, impl)) or "none"))
+        for shape in backward:
+            b, h, t, d = shape
+            print(f"backward B{b} H{h} T{t} D{d}: compulsory bytes bf16 "
+                  f"{backward_bytes(b, h, t, d, 2) / 2**20:.0f} MiB; linattn variants: "
+                  + (", ".join(f"{impl} ({options or 'defaults'})"
+                               for impl, _, options, _ in BACKWARD_VARIANTS
                                if wants(args, impl)) or "none"))
         for shape in decode:
             b, h, d = shape
@@ -995,6 +1167,11 @@ def main():
                 run_noncausal(bench, shape, tmp)
                 bench.torch.cuda.empty_cache()
             write_results(base, meta)
+        for shape in backward:
+            if not over_budget("backward", shape):
+                run_backward(bench, shape, tmp)
+                bench.torch.cuda.empty_cache()
+            write_results(base, meta)
         if decode and not over_budget("decode", decode[0]):
             run_decodes(bench, decode, tmp)
     finally:
@@ -1041,9 +1218,10 @@ def merge(args):
         for impl in [impl for impl, r in rows.items() if "skipped" in r]:
             if measured and (impl == "all" or any(impl.lower() in m for m in measured)):
                 del rows[impl]
-    kinds = ("prefill", "noncausal", "decode")
+    kinds = ("prefill", "noncausal", "backward", "decode")
     order = ([case_name(x) for x in PREFILL + DECODE] +
-             [case_name(x, "noncausal") for x in NONCAUSAL])
+             [case_name(x, "noncausal") for x in NONCAUSAL] +
+             [case_name(x, "backward") for x in BACKWARD])
     results = [r for key in sorted(cases, key=lambda k: (
         kinds.index(k[0]) if k[0] in kinds else len(kinds),
         order.index(k[1]) if k[1] in order else len(order)))

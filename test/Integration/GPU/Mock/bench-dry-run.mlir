@@ -3,6 +3,7 @@
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=2x16x16384x128,8x32x128 | FileCheck %s --check-prefix=SHAPES
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=full-8x16x16384x64 | FileCheck %s --check-prefix=NONCAUSAL
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --only=noncausal --quick | FileCheck %s --check-prefix=NONCAUSAL-QUICK
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=grad-2x16x16384x128 --impls='grad (bf16|f32)$' | FileCheck %s --check-prefix=BACKWARD
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --shapes=8x16x100x64 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --impls='recurrent f32($|, synchronous)|fast_transformers' | FileCheck %s --check-prefix=IMPLS
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --impls='(' 2>&1 | FileCheck %s --check-prefix=BAD-IMPLS
@@ -26,6 +27,9 @@
 // CHECK: prefill B2 H16 T16384 D128:
 // CHECK: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: linattn linear bf16 (defaults), linattn linear bf16, scalar kernels (linear-kernel=scalar), linattn linear tf32 (tf32=true)
 // CHECK: noncausal B8 H16 T16384 D128:
+// The backward pass (training): 7 tensors of compulsory bytes.
+// CHECK: backward B8 H16 T4096 D64: compulsory bytes bf16 448 MiB; linattn variants: linattn grad bf16 (defaults), linattn grad bf16, normalized (defaults), linattn grad tf32 (tf32=true), linattn grad f32 (scan-kernel=recurrent)
+// CHECK: backward B2 H16 T16384 D128:
 // CHECK: decode B64 H32 D128:
 // CHECK: | kind | shape | implementation | ms | HBM floor ms | of floor | vs linattn |
 // CHECK: | prefill | 8x16x4096x64 | fla.chunk_linear_attn | 1.5000 | 0.5000 | 33% | 1.50x |
@@ -54,6 +58,10 @@
 // NONCAUSAL: noncausal B8 H16 T16384 D64:
 // NONCAUSAL-NOT: noncausal B
 // NONCAUSAL-NOT: decode B
+// BACKWARD-NOT: prefill B
+// BACKWARD-NOT: noncausal B
+// BACKWARD: backward B2 H16 T16384 D128: compulsory bytes bf16 896 MiB; linattn variants: linattn grad bf16 (defaults), linattn grad f32 (scan-kernel=recurrent)
+// BACKWARD-NOT: decode B
 // NONCAUSAL-QUICK-NOT: prefill B
 // NONCAUSAL-QUICK: noncausal B2 H4 T1024 D64:
 // NONCAUSAL-QUICK-NOT: decode B
