@@ -18,13 +18,20 @@ for their own.
 `RecurrentState(..., device="cuda")` keeps its state on the GPU and decodes
 there, on torch's current stream (capturable in a CUDA graph).
 
-Autograd is not supported: inputs that require grad raise an error (call
-``.detach()`` to run the forward only).
+`linear_attention` is differentiable: when q, k or v require grad (and
+grad mode is on), the backward pass is `linattn.linear_attention_grad`
+on CPU tensors and `linattn.linear_attention_grad_device` on CUDA tensors
+(GPU kernels throughout, on torch's current stream), recomputed from q, k,
+v and the output's gradient: the forward pass keeps nothing but its
+inputs. There is no gradient with respect to favor's `projection` (its
+random features are drawn, not learned; one that requires grad raises) and
+no double backward. `RecurrentState` has no backward (its inputs must not
+require grad).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -44,13 +51,13 @@ _DEVICE_ELEMENTS = {_torch.float16: "f16", _torch.bfloat16: "bf16",
                     _torch.float32: "f32", _torch.float64: "f64"}
 
 
-def _check_tensor(name: str, t: Any) -> None:
+def _check_tensor(name: str, t: Any, differentiable: bool = False) -> None:
     if not isinstance(t, _torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got "
                         f"{type(t).__name__}")
-    if t.requires_grad:
+    if t.requires_grad and not differentiable:
         raise ValueError(f"{name} requires grad; linattn.torch has no "
-                         f"backward: pass {name}.detach()")
+                         f"backward for it: pass {name}.detach()")
     if not t.is_contiguous():
         raise ValueError(f"{name} is not contiguous; pass {name}.contiguous()")
 
@@ -107,6 +114,85 @@ def _cuda_device(device: "_torch.device") -> "_torch.device":
     return device
 
 
+def _cuda_linear_attention_grad(q: "_torch.Tensor", k: "_torch.Tensor",
+                                v: "_torch.Tensor", grad_out: "_torch.Tensor",
+                                backend: str, projection: Any = None,
+                                **options: Any) -> Tuple["_torch.Tensor", ...]:
+    device = _cuda_device(q.device)
+    inputs = [_to_device_array(n, t, device) for n, t in
+              (("q", q), ("k", k), ("v", v), ("grad_out", grad_out))]
+    dp = (None if projection is None
+          else _to_device_array("projection", projection, device))
+    grads = tuple(_torch.empty_like(t) for t in (q, k, v))
+    with _torch.cuda.device(device):
+        stream = _torch.cuda.current_stream(device).cuda_stream
+        _attention.linear_attention_grad_device(
+            *inputs, *(_to_device_array(n, g, device)
+                       for n, g in zip(("dq", "dk", "dv"), grads)),
+            stream=stream, projection=dp, backend=backend, **options)
+    return grads
+
+
+def _linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
+                      v: "_torch.Tensor", backend: Optional[str],
+                      projection: Optional["_torch.Tensor"],
+                      options: Dict[str, Any]) -> "_torch.Tensor":
+    """The forward pass (of q, k, v detached: the autograd function's
+    forward sees the tensors that require grad)."""
+    q, k, v = (t.detach() for t in (q, k, v))
+    if q.device.type == "cuda":
+        return _cuda_linear_attention(q, k, v, backend or "cuda",
+                                      projection=projection, **options)
+    p = None if projection is None else _to_numpy("projection", projection)
+    return _torch.from_numpy(_attention.linear_attention(
+        _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v),
+        projection=p, backend=backend or "cpu", **options))
+
+
+def _linear_attention_grad(q: "_torch.Tensor", k: "_torch.Tensor",
+                           v: "_torch.Tensor", grad_out: "_torch.Tensor",
+                           backend: Optional[str],
+                           projection: Optional["_torch.Tensor"],
+                           options: Dict[str, Any]
+                           ) -> Tuple["_torch.Tensor", ...]:
+    """dq, dk, dv of the forward pass for `grad_out`."""
+    q, k, v = (t.detach() for t in (q, k, v))
+    grad_out = grad_out.detach().contiguous()
+    if q.device.type == "cuda":
+        return _cuda_linear_attention_grad(q, k, v, grad_out,
+                                           backend or "cuda",
+                                           projection=projection, **options)
+    p = None if projection is None else _to_numpy("projection", projection)
+    return tuple(_torch.from_numpy(g) for g in _attention.linear_attention_grad(
+        _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v),
+        _to_numpy("grad_out", grad_out), projection=p,
+        backend=backend or "cpu", **options))
+
+
+class _LinearAttentionFunction(_torch.autograd.Function):
+    """linear_attention with linattn's backward pass: the inputs are saved,
+    the gradients recomputed from them and the output's gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, q: "_torch.Tensor", k: "_torch.Tensor",
+                v: "_torch.Tensor", backend: Optional[str],
+                projection: Optional["_torch.Tensor"],
+                options: Dict[str, Any]) -> "_torch.Tensor":
+        ctx.save_for_backward(q, k, v)
+        ctx.backend, ctx.projection, ctx.options = backend, projection, options
+        return _linear_attention(q, k, v, backend, projection, options)
+
+    @staticmethod
+    @_torch.autograd.function.once_differentiable
+    def backward(ctx: Any, grad_out: "_torch.Tensor") -> Tuple[Any, ...]:
+        q, k, v = ctx.saved_tensors
+        dq, dk, dv = _linear_attention_grad(q, k, v, grad_out, ctx.backend,
+                                            ctx.projection, ctx.options)
+        wanted = ctx.needs_input_grad
+        return (dq if wanted[0] else None, dk if wanted[1] else None,
+                dv if wanted[2] else None, None, None, None)
+
+
 def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
                      v: "_torch.Tensor", *, feature_map: str = "elu",
                      causal: bool = True, normalize: bool = True,
@@ -118,21 +204,24 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
     """`linattn.linear_attention` on tensors; returns a tensor on their
     device. CPU tensors run on `backend` (default ``"cpu"``); CUDA tensors
     run on the GPU (``"cuda"``; every feature map, favor's `projection` a
-    CUDA tensor too) on torch's current stream, without copies. `compile_options` as for
-    `linattn.linear_attention` (e.g. ``{"tf32": True}`` for float32 CUDA
-    tensors on tensor cores)."""
-    if isinstance(q, _torch.Tensor) and q.device.type == "cuda":
-        return _cuda_linear_attention(
-            q, k, v, backend or "cuda", feature_map=feature_map,
-            causal=causal, normalize=normalize, eps=eps,
-            projection=projection, compile_options=compile_options)
-    backend = backend or "cpu"
-    p = None if projection is None else _to_numpy("projection", projection)
-    o = _attention.linear_attention(
-        _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v),
-        feature_map=feature_map, causal=causal, normalize=normalize, eps=eps,
-        projection=p, backend=backend, compile_options=compile_options)
-    return _torch.from_numpy(o)
+    CUDA tensor too) on torch's current stream, without copies.
+    `compile_options` as for `linattn.linear_attention` (e.g.
+    ``{"tf32": True}`` for float32 CUDA tensors on tensor cores).
+
+    Differentiable with respect to q, k and v (the module's docstring):
+    when one of them requires grad, the result does, and its backward pass
+    is linattn's, with the same options."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        _check_tensor(name, t, differentiable=True)
+    if projection is not None:
+        _check_tensor("projection", projection)
+    options = dict(feature_map=feature_map, causal=causal,
+                   normalize=normalize, eps=eps,
+                   compile_options=compile_options)
+    if _torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        return _LinearAttentionFunction.apply(q, k, v, backend, projection,
+                                              options)
+    return _linear_attention(q, k, v, backend, projection, options)
 
 
 class RecurrentState(_attention.RecurrentState):

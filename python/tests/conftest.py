@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from linattn import find_library
+from linattn import reference as ref
 
 # The GPU emulator runtime links Debian's libMLIR.so, so the relocatable
 # bundle's self-contained libLinAttnCAPI.so (bench/gpu/device.sh) comes
@@ -39,3 +40,26 @@ def rel_err(got, want):
 # float16: two units in the last place at 1 (2^-10 each): the output's
 # rounding and the features' (φ is computed in the data type).
 TOL = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}
+
+
+def dq_cancellation(feature_map, q, k, v, do, causal, projection=None,
+                    eps=1e-6):
+    """How much larger than dφ(Q) the terms it sums are, normalized: with
+    g_i = dO_i / D_i and h_i = -(dO_i·N_i) / D_i², dφ(q_i) = Σ_j (g_i·v_j)
+    φ(k_j) + h_i Σ_j φ(k_j), which cancel (O_i does not change with the
+    scale of φ(q_i), so dφ(q_i) is orthogonal to φ(q_i)). g and h are
+    rounded to the data type before the scans, so dq's error is that
+    rounding times these terms, not times dq (the host path computes it the
+    same way)."""
+    fq = ref.feature_map(feature_map, q, projection)
+    fk = ref.feature_map(feature_map, k, projection)
+    a = fq @ np.swapaxes(fk, -1, -2)
+    mask = np.tril(np.ones(a.shape[-2:])) if causal else np.ones(a.shape[-2:])
+    a = a * mask
+    denominator = a.sum(-1) + eps
+    g = do / denominator[..., None]
+    h = -(do * (a @ v)).sum(-1) / denominator**2
+    gv = (g @ np.swapaxes(v, -1, -2)) * mask
+    terms = np.abs(gv) @ np.abs(fk) + np.abs(h)[..., None] * (mask @ np.abs(fk))
+    grad = gv @ fk + h[..., None] * (mask @ fk)
+    return np.linalg.norm(terms) / np.linalg.norm(grad)

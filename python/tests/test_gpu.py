@@ -15,7 +15,7 @@ from linattn import backends
 from linattn.backends import (CUDABackend, GPUEmulatorBackend, GPURuntimeError,
                               get_backend, register_backend)
 
-from conftest import needs_emulator, rand, rel_err
+from conftest import dq_cancellation, needs_emulator, rand, rel_err
 
 # f16 data takes the tensor-core kernels for causal scans and non-causal
 # linear forms (products exact in f32, the state in f32), f32 the strict-fp32
@@ -617,29 +617,6 @@ def _device_projection(rng, memory, element, d, m):
     return memory.upload(stored, element), stored.astype(np.float64)
 
 
-def _dq_cancellation(feature_map, q, k, v, do, causal, projection,
-                     eps=1e-6):
-    """How much larger than dφ(Q) the terms it sums are, normalized: with
-    g_i = dO_i / D_i and h_i = -(dO_i·N_i) / D_i², dφ(q_i) = Σ_j (g_i·v_j)
-    φ(k_j) + h_i Σ_j φ(k_j), which cancel (O_i does not change with the
-    scale of φ(q_i), so dφ(q_i) is orthogonal to φ(q_i)). g and h are
-    rounded to the data type before the scans, so dq's error is that
-    rounding times these terms, not times dq (the host path computes it the
-    same way)."""
-    fq = ref.feature_map(feature_map, q, projection)
-    fk = ref.feature_map(feature_map, k, projection)
-    a = fq @ np.swapaxes(fk, -1, -2)
-    mask = np.tril(np.ones(a.shape[-2:])) if causal else np.ones(a.shape[-2:])
-    a = a * mask
-    denominator = a.sum(-1) + eps
-    g = do / denominator[..., None]
-    h = -(do * (a @ v)).sum(-1) / denominator**2
-    gv = (g @ np.swapaxes(v, -1, -2)) * mask
-    terms = np.abs(gv) @ np.abs(fk) + np.abs(h)[..., None] * (mask @ np.abs(fk))
-    grad = gv @ fk + h[..., None] * (mask @ fk)
-    return np.linalg.norm(terms) / np.linalg.norm(grad)
-
-
 def _check_grad_device(rng, backend, memory, element, feature_map, causal,
                        normalize, b, h, n, m, d, dv):
     shapes = [(b, h, n, d), (b, h, m, d), (b, h, m, dv), (b, h, n, dv)]
@@ -665,8 +642,8 @@ def _check_grad_device(rng, backend, memory, element, feature_map, causal,
         if element in ("f16", "bf16"):
             tol *= 4 if normalize else 2
         if name == "dq" and normalize:
-            tol *= max(1.0, _dq_cancellation(feature_map, *exact, causal,
-                                             p64))
+            tol *= max(1.0, dq_cancellation(feature_map, *exact, causal,
+                                            p64))
         assert rel_err(memory.download(got), w) <= tol, name
 
 

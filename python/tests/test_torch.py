@@ -10,7 +10,7 @@ import linattn  # noqa: E402
 import linattn.torch as lt  # noqa: E402
 from linattn import reference as ref  # noqa: E402
 
-from conftest import rel_err  # noqa: E402
+from conftest import dq_cancellation, rel_err  # noqa: E402
 
 
 def test_linear_attention_tensors():
@@ -48,8 +48,12 @@ def test_compile_options_tensors():
 
 def test_errors():
     q = torch.rand(1, 1, 3, 4)
-    with pytest.raises(ValueError, match="requires grad"):
-        lt.linear_attention(q.requires_grad_(), q.detach(), q.detach())
+    p = torch.rand(4, 8, requires_grad=True)
+    with pytest.raises(ValueError, match="projection requires grad"):
+        lt.linear_attention(q, q, q, feature_map="favor", projection=p)
+    state = lt.RecurrentState(1, 1, 4)
+    with pytest.raises(ValueError, match="q requires grad"):
+        state.update(q.clone().requires_grad_(), q, q)
     with pytest.raises(ValueError, match="not contiguous"):
         x = torch.rand(1, 1, 4, 3).transpose(2, 3)
         lt.linear_attention(x, x, x)
@@ -68,6 +72,68 @@ def test_float16_recurrent_state():
     assert got.dtype == torch.float16 and state.S.dtype == torch.float32
     want = ref.linear_attention(q.numpy(), k.numpy(), v.numpy())
     assert rel_err(got.numpy(), want) < 2e-3
+
+
+#===------------------------------------------------------------------------===#
+# Autograd
+#===------------------------------------------------------------------------===#
+
+
+@pytest.mark.parametrize("feature_map,causal,normalize", [
+    ("elu", True, True), ("elu", False, True), ("relu", True, False),
+    ("identity", False, False), ("poly2", True, True)])
+def test_autograd_gradcheck(feature_map, causal, normalize):
+    # float64 against torch's central differences of the same compiled
+    # forward pass: N = 6 queries, M = 5 keys across, Dv = 2 != D.
+    g = torch.Generator().manual_seed(7)
+    m = 6 if causal else 5
+    q, k = (torch.rand(1, 2, n, 3, generator=g, dtype=torch.float64)
+            for n in (6, m))
+    v = torch.rand(1, 2, m, 2, generator=g, dtype=torch.float64) - 0.5
+    if feature_map == "elu":
+        q, k = q - 0.5, k - 0.5
+    inputs = tuple(x.requires_grad_() for x in (q, k, v))
+
+    def fn(q, k, v):
+        return lt.linear_attention(q, k, v, feature_map=feature_map,
+                                   causal=causal, normalize=normalize)
+    assert torch.autograd.gradcheck(fn, inputs)
+
+
+def test_autograd_matches_reference():
+    # float32, the default options: .backward() fills q.grad, k.grad and
+    # v.grad with the reference's gradients; an input that does not require
+    # grad gets none.
+    g = torch.Generator().manual_seed(8)
+    b, h, n, d, dv = 2, 3, 40, 8, 5
+    q, k = (torch.rand(b, h, n, d, generator=g) - 0.5 for _ in range(2))
+    v = torch.rand(b, h, n, dv, generator=g) - 0.5
+    do = torch.rand(b, h, n, dv, generator=g) - 0.5
+    q.requires_grad_()
+    v.requires_grad_()
+    o = lt.linear_attention(q, k, v)
+    assert o.requires_grad and o.grad_fn is not None
+    o.backward(do)
+    want = ref.linear_attention_grad(*(x.detach().double().numpy()
+                                       for x in (q, k, v, do)))
+    assert rel_err(q.grad.double().numpy(), want[0]) < 1e-4
+    assert rel_err(v.grad.double().numpy(), want[2]) < 1e-4
+    assert k.grad is None
+
+
+def test_autograd_favor_and_no_grad():
+    # favor: gradients of q, k, v with the projection fixed. Under no_grad
+    # the result needs none.
+    g = torch.Generator().manual_seed(9)
+    q, k, v = ((torch.rand(1, 2, 12, 4, generator=g, dtype=torch.float64)
+                - 0.5).requires_grad_() for _ in range(3))
+    p = torch.randn(4, 8, generator=g, dtype=torch.float64) * 0.25
+
+    def fn(q, k, v):
+        return lt.linear_attention(q, k, v, feature_map="favor", projection=p)
+    assert torch.autograd.gradcheck(fn, (q, k, v))
+    with torch.no_grad():
+        assert not lt.linear_attention(q, k, v).requires_grad
 
 
 #===------------------------------------------------------------------------===#
@@ -188,6 +254,33 @@ def test_cuda_tensors_on_a_side_stream():
     side.synchronize()
     want = ref.linear_attention(*(t.double().cpu().numpy() for t in (q, k, v)))
     assert rel_err(o.double().cpu().numpy(), want) <= CUDA_TOL[torch.bfloat16]
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("causal,normalize", [(True, True), (False, False)])
+def test_cuda_autograd(dtype, causal, normalize):
+    # CUDA tensors that require grad: the backward pass on the GPU
+    # (linear_attention_grad_device), against the reference's gradients.
+    g = torch.Generator(device="cuda").manual_seed(10)
+    b, h, n, d, dv = 2, 3, 70, 16, 24
+    q, k, v, do = (torch.rand(b, h, n, x, generator=g, device="cuda") - 0.5
+                   for x in (d, d, dv, dv))
+    q, k, v, do = (x.to(dtype) for x in (q, k, v, do))
+    leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+    o = lt.linear_attention(*leaves, causal=causal, normalize=normalize)
+    o.backward(do)
+    exact = [x.double().cpu().numpy() for x in (q, k, v, do)]
+    want = ref.linear_attention_grad(*exact, causal=causal,
+                                     normalize=normalize)
+    for name, leaf, w in zip(("dq", "dk", "dv"), leaves, want):
+        assert leaf.grad.dtype == dtype and leaf.grad.device == q.device
+        # Rounded between the scans and the chain rule (and normalized, g
+        # and h before them); dq's terms cancel (conftest.dq_cancellation).
+        tol = CUDA_TOL[dtype] * (4 if normalize else 2)
+        if name == "dq" and normalize:
+            tol *= max(1.0, dq_cancellation("elu", *exact, causal))
+        assert rel_err(leaf.grad.double().cpu().numpy(), w) <= tol, name
 
 
 @needs_cuda
