@@ -663,6 +663,24 @@ def run_noncausal(bench, shape, tmp):
     time_sdpa(bench, base, report, (q, k, v), False, floor_bf16)
 
 
+def fla_function(name):
+    """flash-linear-attention's `name` (fla.ops.linear_attn) and the keywords
+    that make it the benchmark's function on [B, H, T, D] inputs where it
+    takes them (scale 1, unnormalized, head_first): (function, keywords,
+    head_first). Without head_first, recent versions take [B, T, H, D]."""
+    fn = getattr(importlib.import_module("fla.ops.linear_attn"), name)
+    params = inspect.signature(fn).parameters
+    kw = {}
+    if "scale" in params:
+        kw["scale"] = 1.0
+    if "normalize" in params:
+        kw["normalize"] = False
+    head_first = "head_first" in params
+    if head_first:
+        kw["head_first"] = True
+    return fn, kw, head_first
+
+
 def run_prefill(bench, shape, tmp):
     torch = bench.torch
     args = bench.args
@@ -691,18 +709,8 @@ def run_prefill(bench, shape, tmp):
     fla_names = [n for n in ("chunk_linear_attn", "fused_chunk_linear_attn")
                  if wants(args, f"fla.{n}")]
     try:
-        fla = importlib.import_module("fla.ops.linear_attn") if fla_names else None
         for fn_name in fla_names:
-            fn = getattr(fla, fn_name)
-            params = inspect.signature(fn).parameters
-            kw = {}
-            if "scale" in params:
-                kw["scale"] = 1.0
-            if "normalize" in params:
-                kw["normalize"] = False
-            head_first = "head_first" in params
-            if head_first:
-                kw["head_first"] = True
+            fn, kw, head_first = fla_function(fn_name)
             qq, kk, vv = (x if head_first else x.transpose(1, 2).contiguous()
                           for x in (q, k, v))
 
@@ -786,18 +794,8 @@ def run_backward(bench, shape, tmp):
     fla_names = [n for n in ("chunk_linear_attn", "fused_chunk_linear_attn")
                  if wants(args, f"fla.{n} backward")]
     try:
-        fla = importlib.import_module("fla.ops.linear_attn") if fla_names else None
         for fn_name in fla_names:
-            fn = getattr(fla, fn_name)
-            params = inspect.signature(fn).parameters
-            kw = {}
-            if "scale" in params:
-                kw["scale"] = 1.0
-            if "normalize" in params:
-                kw["normalize"] = False
-            head_first = "head_first" in params
-            if head_first:
-                kw["head_first"] = True
+            fn, kw, head_first = fla_function(fn_name)
 
             def layout(x):
                 return x if head_first else x.transpose(1, 2).contiguous()
