@@ -435,6 +435,8 @@ void LinalgKernelBuilder::build(linalg::LinalgOp op, const KernelPlan &plan) {
       points = host.mul(points, size);
   }
   launch.scalars(plan.scalars);
+  // At most 65535 blocks (as many as fill an H100 several times over): the
+  // grid-stride loop covers the rest.
   Value one = host.constant(1);
   Value blocks =
       gridSizeYZ(rewriter, loc, tileCount(rewriter, loc, points, blockSize));

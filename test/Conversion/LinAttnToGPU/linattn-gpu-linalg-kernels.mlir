@@ -1,4 +1,7 @@
 // RUN: linattn-opt %s --linattn-gpu-linalg-kernels -split-input-file | FileCheck %s
+// RUN: not linattn-opt %s --linattn-gpu-linalg-kernels=block-size=100 -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BLOCK
+
+// BLOCK: error: linattn-gpu-linalg-kernels: block-size 100 is not a multiple of 32 up to 1024
 
 // A fill: one thread per element, in a grid-stride loop over the points.
 // CHECK-LABEL: func.func @fill(
