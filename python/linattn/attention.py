@@ -537,8 +537,12 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                           eps: float = 1e-6,
                           projection: Optional[np.ndarray] = None,
                           backend: str = "cpu",
-                          compile_options: Optional[Mapping[str, Any]] = None
-                          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          compile_options: Optional[Mapping[str, Any]] = None,
+                          initial_state: Optional[Tuple[np.ndarray,
+                                                        np.ndarray]] = None,
+                          final_state_grad: Optional[Tuple[np.ndarray,
+                                                           np.ndarray]] = None
+                          ) -> Tuple[np.ndarray, ...]:
     """The backward pass of `linear_attention`: the gradients of a loss with
     respect to q, k and v, given its gradient `grad_out` with respect to the
     output O = linear_attention(q, k, v, ...) with the same options.
@@ -550,17 +554,40 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     (`linattn.attention_grad`, docs/Dialect.md). No gradient is returned
     for a ``"favor"`` projection (random features are drawn, not learned).
 
+    Training over a long sequence in segments (causal only): the forward
+    pass of a segment is `RecurrentState.update` from the state (S₀, z₀)
+    the previous segment ended with; its backward pass takes that
+    `initial_state` and returns the gradients of S₀ and z₀ too, and
+    `final_state_grad` (dS, dz) adds to the loss the gradients of the state
+    the segment ends with (the next segment's dS₀, dz₀), so that the
+    segments' gradients are those of the whole sequence
+    (``linattn.scan_grad`` with ``init`` and ``final_grad``).
+
     Args:
       q, k, v, feature_map, causal, normalize, eps, projection, backend,
       compile_options: as for `linear_attention`.
       grad_out: dL/dO, [B, H, N, Dv], the dtype of q, k and v.
+      initial_state: (S₀ [B, H, F, Dv], z₀ [B, H, F]), the state the
+        forward pass started from, in `state_dtype(q.dtype)` (a
+        RecurrentState's `S` and `z`; F its `feature_dim`).
+      final_state_grad: (dS [B, H, F, Dv], dz [B, H, F]), dL with respect
+        to the final state, in the same dtype.
 
     Returns:
-      (dq, dk, dv), the shapes and dtype of q, k and v.
+      (dq, dk, dv), the shapes and dtype of q, k and v; with
+      `initial_state`, (dq, dk, dv, dS₀, dz₀).
 
     Raises:
-      As `linear_attention`, for `grad_out` too.
+      As `linear_attention`, for `grad_out` too; ValueError for states of
+      the wrong shape or with causal=False, TypeError for states of the
+      wrong dtype.
     """
+    if initial_state is not None or final_state_grad is not None:
+        return _linear_attention_segment_grad(
+            q, k, v, grad_out, feature_map=feature_map, causal=causal,
+            normalize=normalize, eps=eps, projection=projection,
+            backend=backend, compile_options=compile_options,
+            initial_state=initial_state, final_state_grad=final_state_grad)
     _check_options(feature_map, normalize, eps, backend)
     options = _compile_options(compile_options)
     q = _check_array("q", q, 4, "[B, H, N, D]")
@@ -591,6 +618,139 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     grads = tuple(host_empty(x.shape, dtype) for x in (q, k, v))
     fn(*inputs, *grads)
     return grads
+
+
+def _check_state(name: str, pair: Any, shapes: Tuple[Tuple[int, ...], ...],
+                 dtype: np.dtype) -> Tuple[np.ndarray, np.ndarray]:
+    """A (S [B, H, F, Dv], z [B, H, F]) pair of arrays of `dtype`."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise TypeError(f"{name} must be a pair (S, z) of arrays, got "
+                        f"{type(pair).__name__}")
+    arrays = []
+    for part, x, shape in zip(("S", "z"), pair, shapes):
+        x = _check_array(f"{name}'s {part}", x, len(shape),
+                         "[B, H, F, Dv]" if part == "S" else "[B, H, F]")
+        if x.shape != shape:
+            raise ValueError(f"{name}'s {part} must have shape {shape}, got "
+                             f"{x.shape}")
+        if x.dtype != dtype:
+            raise TypeError(f"{name}'s {part} has dtype {x.dtype}; the state "
+                            f"of this data is {np.dtype(dtype)}")
+        arrays.append(x)
+    return arrays[0], arrays[1]
+
+
+def _linear_attention_segment_grad(
+        q: np.ndarray, k: np.ndarray, v: np.ndarray, grad_out: np.ndarray, *,
+        feature_map: str, causal: bool, normalize: bool, eps: float,
+        projection: Optional[np.ndarray], backend: str,
+        compile_options: Optional[Mapping[str, Any]],
+        initial_state: Optional[Tuple[np.ndarray, np.ndarray]],
+        final_state_grad: Optional[Tuple[np.ndarray, np.ndarray]]
+        ) -> Tuple[np.ndarray, ...]:
+    """`linear_attention_grad` with an initial state or the final state's
+    gradients: the feature maps, ``linattn.scan_grad`` with ``init`` and
+    ``final_grad``, the chain rule."""
+    _check_options(feature_map, normalize, eps, backend)
+    if not causal:
+        raise ValueError("initial_state and final_state_grad are the states "
+                         "of the causal scan: they need causal=True")
+    options = _compile_options(compile_options)
+    q = _check_array("q", q, 4, "[B, H, N, D]")
+    k = _check_array("k", k, 4, "[B, H, N, D]")
+    v = _check_array("v", v, 4, "[B, H, N, Dv]")
+    do = _check_array("grad_out", grad_out, 4, "[B, H, N, Dv]")
+    dtype = _check_same_dtype(q=q, k=k, v=v, grad_out=do,
+                              projection=projection if isinstance(
+                                  projection, np.ndarray) else None)
+    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
+    if do.shape != o_shape:
+        raise ValueError(f"grad_out must have the output's shape {o_shape} "
+                         f"[B, H, N, Dv], got {do.shape}")
+    p = _check_projection(feature_map, projection, q.shape[3])
+    b, h, _, d = q.shape
+    f = feature_dim(feature_map, d, p)
+    shapes = ((b, h, f, v.shape[3]), (b, h, f))
+    sdtype = state_dtype(dtype)
+    init = (None if initial_state is None else
+            _check_state("initial_state", initial_state, shapes, sdtype))
+    final = (None if final_state_grad is None else
+             _check_state("final_state_grad", final_state_grad, shapes,
+                          sdtype))
+
+    key = _attention_key("attention_grad_segment", backend, dtype.str, d,
+                         v.shape[3], None if p is None else p.shape,
+                         feature_map, True, normalize, eps) + (
+                             init is not None, final is not None)
+
+    def text() -> str:
+        return _segment_grad_text(_MLIR_ELEMENT[dtype], _MLIR_ELEMENT[sdtype],
+                                  _open(q.shape), _open(v.shape), f,
+                                  None if p is None else p.shape, feature_map,
+                                  normalize, eps, init is not None,
+                                  final is not None)
+
+    inputs = [q, k, v, do] + ([] if p is None else [p]) + \
+        ([] if init is None else list(init)) + \
+        ([] if final is None else list(final))
+    fn = _compiled(key, backend, text, len(inputs), options)
+    grads = [host_empty(x.shape, dtype) for x in (q, k, v)]
+    if init is not None:
+        grads += [host_empty(x.shape, sdtype) for x in init]
+    fn(*inputs, *grads)
+    return tuple(grads)
+
+
+def _segment_grad_text(elt: str, state_elt: str, q: Sequence[Optional[int]],
+                       v: Sequence[Optional[int]], f: int,
+                       p: Optional[Sequence[int]], feature_map: str,
+                       normalize: bool, eps: float, init: bool,
+                       final: bool) -> str:
+    """The function @linattn of `_linear_attention_segment_grad`:
+    arguments q, k, v, dO (the projection, S₀, z₀, dS, dz), results dq, dk,
+    dv (dS₀, dz₀), destination-passing on memrefs."""
+    b, h = q[0], q[1]
+    s_shape, z_shape = (b, h, f, v[3]), (b, h, f)
+    f_shape = tuple(q[:3]) + (f,)
+    bld = _Builder(elt)
+    tq, q_type = bld.input("q", q)
+    tk, k_type = bld.input("k", q)
+    tv, v_type = bld.input("v", v)
+    tdo, do_type = bld.input("do", tuple(q[:3]) + (v[3],))
+    proj = bld.input("p", p) if p is not None else None
+    fq = bld.feature_map(feature_map, tq, q_type, f_shape, proj, "fq")
+    fk = bld.feature_map(feature_map, tk, k_type, f_shape, proj, "fk")
+    f_type = f"tensor<{_shape_str(f_shape, elt)}>"
+    clauses, state_types = "", []
+    for present, clause, names in ((init, "init", ("s0", "z0")),
+                                   (final, "final_grad", ("ds", "dz"))):
+        if not present:
+            continue
+        (ts, s_type), (tz, z_type) = (
+            bld.input(names[0], s_shape, state_elt),
+            bld.input(names[1], z_shape, state_elt))
+        clauses += f" {clause}({ts}, {tz} : {s_type}, {z_type})"
+        state_types = [s_type, z_type]
+    results = "%dfq, %dfk, %gdv" + (", %gds0, %gdz0" if init else "")
+    types = [f_type, f_type, v_type] + (state_types if init else [])
+    bld.body.append(
+        f"{results} = linattn.scan_grad forward {fq}, {fk}, {tv}, {tdo}"
+        f"{clauses}{_normalize_clause(normalize, eps)} : {f_type}, {f_type}, "
+        f"{v_type}, {do_type} -> {', '.join(types)}")
+    projection = f" projection({proj[0]})" if proj else ""
+    p_type = f", {proj[1]}" if proj else ""
+    for x, x_type, df, name in ((tq, q_type, "%dfq", "gdq"),
+                                (tk, k_type, "%dfk", "gdk")):
+        bld.body.append(
+            f"%{name} = linattn.feature_map_grad {feature_map} {x}, {df}"
+            f"{projection} : {x_type}, {f_type}{p_type} -> {x_type}")
+    bld.output("dq_out", "%gdq", q)
+    bld.output("dk_out", "%gdk", q)
+    bld.output("dv_out", "%gdv", v)
+    if init:
+        bld.output("ds0_out", "%gds0", s_shape, state_elt)
+        bld.output("dz0_out", "%gdz0", z_shape, state_elt)
+    return bld.text()
 
 
 def _attention_grad_text(elt: str, q: Sequence[Optional[int]],
