@@ -18,6 +18,20 @@ calls; every call allocates its results, which are dropped before the next):
                    the same with the cache's limit at 0, so that every
                    buffer comes from the C library's malloc and goes back to
                    its free, as plain compiled code does.
+  training step    `linear_attention` then `linear_attention_grad`: the
+                   forward and backward passes of one training step;
+and, where torch is installed (it is not a dependency: rows are skipped
+without it), the same training step in torch:
+  torch autograd, chunked
+                   elu + 1 and the chunked causal form (chunks of 64: the
+                   quadratic form within a chunk, the carried state across
+                   chunks; non-causal φ(Q)(φ(K)ᵀV)) written in torch, its
+                   forward then `torch.autograd.grad`: what a torch user
+                   writes without a kernel library;
+  linattn.torch autograd
+                   `linattn.torch.linear_attention` on CPU tensors that
+                   require grad, then `torch.autograd.grad`: linattn's
+                   passes through its autograd function.
 The process runs with glibc's default malloc settings (GLIBC_TUNABLES is
 reported, and should be unset): large blocks are mmap'd and unmapped at free,
 so the page faults a call pays are part of what is measured.
@@ -44,7 +58,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as cpu  # noqa: E402  (the causal benchmark's helpers)
 
-METHODS = ["forward", "backward", "backward (no cache)"]
+METHODS = ["forward", "backward", "backward (no cache)", "training step"]
+TORCH_METHODS = ["torch autograd, chunked", "linattn.torch autograd"]
+TORCH_CHUNK = 64
 
 
 class Case:
@@ -104,11 +120,67 @@ def timed(fn, repeat):
     return float(np.median(times)) * 1e3
 
 
+def torch_linear_attention(torch, q, k, v, causal, normalize, eps=1e-6):
+    """Linear attention with elu + 1 features written in torch: causal, by
+    chunks of TORCH_CHUNK (the masked quadratic form within a chunk, the
+    state carried across chunks), else φ(Q)(φ(K)ᵀV); normalized, divided
+    by φ(q)·Σφ(k) + eps."""
+    fq = torch.nn.functional.elu(q) + 1
+    fk = torch.nn.functional.elu(k) + 1
+    if not causal:
+        o = fq @ (fk.transpose(-1, -2) @ v)
+        if normalize:
+            o = o / ((fq * fk.sum(-2, keepdim=True)).sum(-1, keepdim=True)
+                     + eps)
+        return o
+    b, h, t, d = fq.shape
+    s = fq.new_zeros(b, h, d, v.shape[-1])
+    z = fq.new_zeros(b, h, 1, d)
+    mask = torch.tril(fq.new_ones(TORCH_CHUNK, TORCH_CHUNK))
+    outs = []
+    for i in range(0, t, TORCH_CHUNK):
+        qc, kc, vc = (x[:, :, i:i + TORCH_CHUNK] for x in (fq, fk, v))
+        m = mask[:qc.shape[2], :qc.shape[2]]
+        a = (qc @ kc.transpose(-1, -2)) * m
+        o = a @ vc + qc @ s
+        if normalize:
+            o = o / (a.sum(-1, keepdim=True)
+                     + (qc * z).sum(-1, keepdim=True) + eps)
+        outs.append(o)
+        s = s + kc.transpose(-1, -2) @ vc
+        z = z + kc.sum(-2, keepdim=True)
+    return torch.cat(outs, dim=2)
+
+
+def torch_step(torch, forward, inputs):
+    """One training step in torch: forward, then the gradients of
+    Σ dO ⊙ O with respect to q, k and v."""
+    q, k, v, do = inputs
+    leaves = [torch.from_numpy(x).requires_grad_() for x in (q, k, v)]
+    out = forward(*leaves)
+    return torch.autograd.grad(out, leaves, torch.from_numpy(do))
+
+
 def measure(linattn, method, c, inputs, repeat):
     q, k, v, do = inputs
     if method == "forward":
         return timed(lambda: linattn.linear_attention(q, k, v, **c.kwargs()),
                      repeat)
+    if method == "training step":
+        def step():
+            o = linattn.linear_attention(q, k, v, **c.kwargs())
+            return o, linattn.linear_attention_grad(q, k, v, do, **c.kwargs())
+        return timed(step, repeat)
+    if method in TORCH_METHODS:
+        import torch
+        import linattn.torch as lt
+        if method == "torch autograd, chunked":
+            def forward(*x):
+                return torch_linear_attention(torch, *x, c.causal, c.normalize)
+        else:
+            def forward(*x):
+                return lt.linear_attention(*x, **c.kwargs())
+        return timed(lambda: torch_step(torch, forward, inputs), repeat)
     previous = None
     if method == "backward (no cache)":
         previous = linattn.set_host_cache_limit(0)
@@ -120,28 +192,51 @@ def measure(linattn, method, c, inputs, repeat):
             linattn.set_host_cache_limit(previous)
 
 
+def torch_available():
+    try:
+        import torch  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def run_checks(linattn):
+    """Every method's gradients on small shapes against float64: linattn's,
+    and where torch is installed the torch rows' (f32)."""
     rows, ok = [], True
     rng = np.random.default_rng(31337)
+    methods = ["linattn"] + (TORCH_METHODS if torch_available() else [])
     for c in check_cases():
-        q, k, v, do = inputs_for(c, rng)
-        got = linattn.linear_attention_grad(q, k, v, do, **c.kwargs())
+        inputs = inputs_for(c, rng)
         want = linattn.reference.linear_attention_grad(
-            *(a.astype(np.float64) for a in (q, k, v, do)), **c.kwargs())
-        for name, g, w in zip(("dq", "dk", "dv"), got, want):
-            err = cpu.rel_err(g, w)
-            good = err <= 1e-4
-            ok = ok and good
-            rows.append((c, name, err, good))
+            *(a.astype(np.float64) for a in inputs), **c.kwargs())
+        for method in methods:
+            if method == "linattn":
+                got = linattn.linear_attention_grad(*inputs, **c.kwargs())
+            else:
+                import torch
+                import linattn.torch as lt
+                forward = (
+                    (lambda *x: torch_linear_attention(
+                        torch, *x, c.causal, c.normalize))
+                    if method == "torch autograd, chunked"
+                    else (lambda *x: lt.linear_attention(*x, **c.kwargs())))
+                got = [g.numpy() for g in torch_step(torch, forward, inputs)]
+            for name, g, w in zip(("dq", "dk", "dv"), got, want):
+                err = cpu.rel_err(g, w)
+                good = err <= 1e-4
+                ok = ok and good
+                rows.append((c, f"{name} ({method})", err, good))
     return rows, ok
 
 
 def time_all(linattn, cases, args):
     results = []
     rng = np.random.default_rng(2024)
+    methods = METHODS + (TORCH_METHODS if torch_available() else [])
     for c in cases:
         inputs = inputs_for(c, rng)
-        for method in METHODS:
+        for method in methods:
             pilot = measure(linattn, method, c, inputs, 1)
             repeats = int(max(1, min(args.max_repeat,
                                      args.budget / max(pilot * 1e-3, 1e-9))))
@@ -151,6 +246,16 @@ def time_all(linattn, cases, args):
             print(f"  {c.name:36s} {method:18s} {ms:10.3f} ms (median of "
                   f"{repeats})", flush=True)
     return results
+
+
+def torch_note():
+    """Which torch the torch rows ran on, or why there are none."""
+    try:
+        import torch
+    except ImportError:
+        return "not measured (torch is not installed)"
+    return (f"torch {torch.__version__}, {torch.get_num_threads()} "
+            "threads")
 
 
 def report(results, checks, peak, machine, outdir):
@@ -170,29 +275,36 @@ def report(results, checks, peak, machine, outdir):
            "pass's products; a lower bound for normalized rows) over the "
            f"time; % peak of the measured all-core FMA peak ({peak:.1f} "
            "GFLOP/s). `÷ forward`: the time over the forward pass's. "
-           "`no cache ÷ cached`: what the caching host allocator saves.\n",
+           "`no cache ÷ cached`: what the caching host allocator saves. "
+           "`÷ linattn step`: a training step's time (forward and "
+           "backward) over linattn's `training step` (> 1: linattn is "
+           "faster); torch rows: " + torch_note() + ".\n",
            "| shape | method | ms | N | GFLOP/s | % peak | ÷ forward | "
-           "no cache ÷ cached |",
-           "|---|---|---:|---:|---:|---:|---:|---:|"]
+           "no cache ÷ cached | ÷ linattn step |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     rows = []
     for r in results:
         c, method, ms = r["case"], r["method"], r["ms"]
-        backward = method != "forward"
+        backward = method in ("backward", "backward (no cache)")
         gflops = c.flops() / (ms * 1e-3) / 1e9 if backward else None
         over_fwd = ms / by[(c.name, "forward")] if backward else None
         saving = (ms / by[(c.name, "backward")]
                   if method == "backward (no cache)" else None)
+        step = by.get((c.name, "training step"))
+        versus = (ms / step if step and (method == "training step" or
+                                         method in TORCH_METHODS) else None)
 
         def fmt(x, spec):
             return "" if x is None else format(x, spec)
         md.append(f"| {c.name} | {method} | {ms:.2f} | {r['repeats']} | "
                   f"{fmt(gflops, '.1f')} | "
                   f"{fmt(gflops and 100 * gflops / peak, '.1f')} | "
-                  f"{fmt(over_fwd, '.2f')} | {fmt(saving, '.2f')} |")
+                  f"{fmt(over_fwd, '.2f')} | {fmt(saving, '.2f')} | "
+                  f"{fmt(versus, '.2f')} |")
         rows.append([c.name, c.b, c.h, c.t, c.d, int(c.causal),
                      int(c.normalize), method, f"{ms:.4f}", r["repeats"],
                      fmt(gflops, ".2f"), fmt(over_fwd, ".3f"),
-                     fmt(saving, ".3f")])
+                     fmt(saving, ".3f"), fmt(versus, ".3f")])
     text = "\n".join(md) + "\n"
     with open(os.path.join(outdir, "cpu-backward.md"), "w") as f:
         f.write(text)
@@ -200,7 +312,7 @@ def report(results, checks, peak, machine, outdir):
         w = csv.writer(f)
         w.writerow(["case", "B", "H", "T", "D", "causal", "normalize",
                     "method", "ms", "repeats", "gflops", "x_forward",
-                    "x_no_cache"])
+                    "x_no_cache", "x_linattn_step"])
         w.writerows(rows)
     return text
 
