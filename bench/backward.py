@@ -24,10 +24,11 @@ and, where torch is installed (it is not a dependency: rows are skipped
 without it), the same training step in torch:
   torch autograd, chunked
                    elu + 1 and the chunked causal form (chunks of 64: the
-                   quadratic form within a chunk, the carried state across
-                   chunks; non-causal φ(Q)(φ(K)ᵀV)) written in torch, its
-                   forward then `torch.autograd.grad`: what a torch user
-                   writes without a kernel library;
+                   quadratic form within a chunk, the chunks' states by a
+                   cumsum of their φ(K)ᵀV, no Python loop; non-causal
+                   φ(Q)(φ(K)ᵀV)) written in torch, its forward then
+                   `torch.autograd.grad`: what a torch user writes without
+                   a kernel library;
   linattn.torch autograd
                    `linattn.torch.linear_attention` on CPU tensors that
                    require grad, then `torch.autograd.grad`: linattn's
@@ -121,10 +122,13 @@ def timed(fn, repeat):
 
 
 def torch_linear_attention(torch, q, k, v, causal, normalize, eps=1e-6):
-    """Linear attention with elu + 1 features written in torch: causal, by
-    chunks of TORCH_CHUNK (the masked quadratic form within a chunk, the
-    state carried across chunks), else φ(Q)(φ(K)ᵀV); normalized, divided
-    by φ(q)·Σφ(k) + eps."""
+    """Linear attention with elu + 1 features written in torch as a torch
+    user would, without a Python loop: causal, by chunks of TORCH_CHUNK
+    (each chunk's φ(K)ᵀV by one batched product, their exclusive prefix
+    sums by cumsum, then the masked quadratic form within each chunk plus
+    φ(Q) times the state before it; the sequence padded to whole chunks,
+    which only the discarded padded rows see), else φ(Q)(φ(K)ᵀV);
+    normalized, divided by φ(q)·Σφ(k) + eps."""
     fq = torch.nn.functional.elu(q) + 1
     fk = torch.nn.functional.elu(k) + 1
     if not causal:
@@ -134,22 +138,24 @@ def torch_linear_attention(torch, q, k, v, causal, normalize, eps=1e-6):
                      + eps)
         return o
     b, h, t, d = fq.shape
-    s = fq.new_zeros(b, h, d, v.shape[-1])
-    z = fq.new_zeros(b, h, 1, d)
-    mask = torch.tril(fq.new_ones(TORCH_CHUNK, TORCH_CHUNK))
-    outs = []
-    for i in range(0, t, TORCH_CHUNK):
-        qc, kc, vc = (x[:, :, i:i + TORCH_CHUNK] for x in (fq, fk, v))
-        m = mask[:qc.shape[2], :qc.shape[2]]
-        a = (qc @ kc.transpose(-1, -2)) * m
-        o = a @ vc + qc @ s
-        if normalize:
-            o = o / (a.sum(-1, keepdim=True)
-                     + (qc * z).sum(-1, keepdim=True) + eps)
-        outs.append(o)
-        s = s + kc.transpose(-1, -2) @ vc
-        z = z + kc.sum(-2, keepdim=True)
-    return torch.cat(outs, dim=2)
+    c = TORCH_CHUNK
+    pad = -t % c
+    if pad:
+        fq, fk, v = (torch.nn.functional.pad(x, (0, 0, 0, pad))
+                     for x in (fq, fk, v))
+    n = (t + pad) // c
+    qc, kc, vc = (x.reshape(b, h, n, c, x.shape[-1]) for x in (fq, fk, v))
+    kv = kc.transpose(-1, -2) @ vc                    # [b, h, n, d, dv]
+    states = torch.cumsum(kv, dim=2) - kv             # before each chunk
+    mask = torch.tril(fq.new_ones(c, c))
+    scores = (qc @ kc.transpose(-1, -2)) * mask       # [b, h, n, c, c]
+    o = scores @ vc + qc @ states
+    if normalize:
+        ksum = kc.sum(-2, keepdim=True)               # [b, h, n, 1, d]
+        z = torch.cumsum(ksum, dim=2) - ksum
+        o = o / (scores.sum(-1, keepdim=True)
+                 + (qc * z).sum(-1, keepdim=True) + eps)
+    return o.reshape(b, h, n * c, -1)[:, :, :t]
 
 
 def torch_step(torch, forward, inputs):
