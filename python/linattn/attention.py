@@ -705,14 +705,15 @@ def _segment_grad_text(elt: str, state_elt: str, q: Sequence[Optional[int]],
                        v: Sequence[Optional[int]], f: int,
                        p: Optional[Sequence[int]], feature_map: str,
                        normalize: bool, eps: float, init: bool,
-                       final: bool) -> str:
+                       final: bool, tensors: bool = False) -> str:
     """The function @linattn of `_linear_attention_segment_grad`:
     arguments q, k, v, dO (the projection, S₀, z₀, dS, dz), results dq, dk,
-    dv (dS₀, dz₀), destination-passing on memrefs."""
+    dv (dS₀, dz₀), destination-passing on memrefs, or on tensors
+    (`tensors`)."""
     b, h = q[0], q[1]
     s_shape, z_shape = (b, h, f, v[3]), (b, h, f)
     f_shape = tuple(q[:3]) + (f,)
-    bld = _Builder(elt)
+    bld = _Builder(elt, tensors)
     tq, q_type = bld.input("q", q)
     tk, k_type = bld.input("k", q)
     tv, v_type = bld.input("v", v)
@@ -941,12 +942,27 @@ def linear_attention_grad_device(q: DeviceArray, k: DeviceArray,
                                  projection: Optional[DeviceArray] = None,
                                  backend: str = "cuda",
                                  compile_options: Optional[Mapping[str, Any]]
-                                 = None) -> None:
+                                 = None,
+                                 initial_state: Optional[
+                                     Tuple[DeviceArray, DeviceArray]] = None,
+                                 final_state_grad: Optional[
+                                     Tuple[DeviceArray, DeviceArray]] = None,
+                                 initial_state_grad: Optional[
+                                     Tuple[DeviceArray, DeviceArray]] = None
+                                 ) -> None:
     """`linear_attention_grad` on GPU memory, enqueued on a stream: dq, dk
     and dv (the shapes of q, k and v) for the loss gradient `grad_out`
     ([B, H, N, Dv]), with the options and conventions of
     `linear_attention_device` (`projection`: favor's, a `DeviceArray`; no
     gradient is returned for it).
+
+    Training in segments on the GPU (causal only), as
+    `linear_attention_grad` does on the host: `initial_state` (S₀, z₀) is
+    the state the segment's forward pass (`recurrent_device`) started from,
+    `final_state_grad` (dS, dz) the gradients of the state it ended with,
+    and `initial_state_grad` (dS₀, dz₀), needed with `initial_state`,
+    receives the gradients of S₀ and z₀: [B, H, F, Dv] and [B, H, F]
+    `DeviceArray`s of the state's element type (`device_state_element`).
 
     Every configuration is GPU kernels throughout: the scans (causal) or
     the linear form's summaries and readouts (non-causal), 16-bit data on
@@ -979,14 +995,59 @@ def linear_attention_grad_device(q: DeviceArray, k: DeviceArray,
         if outputs[name].shape != x.shape:
             raise ValueError(f"{name} must have shape {x.shape}, got "
                              f"{outputs[name].shape}")
-    _check_disjoint(outputs, inputs)
     p_shape = None if projection is None else projection.shape
+    segment = initial_state is not None or final_state_grad is not None
+    if segment:
+        if not causal:
+            raise ValueError("initial_state and final_state_grad are the "
+                             "states of the causal scan: they need "
+                             "causal=True")
+        if (initial_state is None) != (initial_state_grad is None):
+            raise ValueError("initial_state and initial_state_grad go "
+                             "together: the gradients of the initial state "
+                             "need a buffer")
+        b, h, _, d = q.shape
+        f = p_shape[1] if p_shape else feature_dim(feature_map, d)
+        shapes = ((b, h, f, v.shape[3]), (b, h, f))
+        state_elt = device_state_element(elt)
+        for name, pair, into in (("initial_state", initial_state, inputs),
+                                 ("final_state_grad", final_state_grad,
+                                  inputs),
+                                 ("initial_state_grad", initial_state_grad,
+                                  outputs)):
+            if pair is None:
+                continue
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"{name} must be a pair (S, z) of "
+                                f"DeviceArrays, got {type(pair).__name__}")
+            for part, x, shape in zip(("S", "z"), pair, shapes):
+                x = _check_device_array(f"{name}'s {part}", x, len(shape),
+                                        "[B, H, F, Dv]" if part == "S"
+                                        else "[B, H, F]")
+                if x.shape != shape:
+                    raise ValueError(f"{name}'s {part} must have shape "
+                                     f"{shape}, got {x.shape}")
+                if x.element != state_elt:
+                    raise TypeError(f"{name}'s {part} has element type "
+                                    f"{x.element}; the state of {elt} data "
+                                    f"is {state_elt}")
+                into[f"{name} {part}"] = x
+    _check_disjoint(outputs, inputs)
 
     key = _attention_key("attention-grad-device", backend, elt, q.shape[3],
                          v.shape[3], p_shape, feature_map, causal, normalize,
-                         eps)
+                         eps) + ((initial_state is not None,
+                                  final_state_grad is not None)
+                                 if segment else ())
 
     def text() -> str:
+        if segment:
+            return _segment_grad_text(elt, state_elt, _open(q.shape),
+                                      _open(v.shape), f, p_shape, feature_map,
+                                      normalize, eps,
+                                      initial_state is not None,
+                                      final_state_grad is not None,
+                                      tensors=True)
         return _attention_grad_text(elt, _open(q.shape), _open(k.shape),
                                     _open(v.shape), p_shape, feature_map,
                                     causal, normalize, eps, tensors=True)

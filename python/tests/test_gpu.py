@@ -747,3 +747,70 @@ def test_linear_attention_grad_device_errors(rng, backend, memory):
         linattn.linear_attention_grad_device(
             q, k, v, do, grads[0], grads[0], grads[2], stream=memory.stream,
             backend=backend)
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("element,feature_map,normalize", [
+    ("f32", "elu", True), ("f32", "favor", False), ("bf16", "elu", False),
+    ("f64", "relu", True)])
+def test_linear_attention_grad_device_segments(rng, backend, memory, element,
+                                               feature_map, normalize):
+    # Training in segments on device memory: the forward passes by
+    # recurrent_device from each segment's starting state, then the backward
+    # passes from the last segment to the first, each handing dS₀, dz₀ to
+    # the one before as its final_state_grad: the whole sequence's
+    # gradients. Segments of 23, 1 and 16 tokens.
+    b, h, n, d, dv = 2, 3, 40, 8, 6
+    shapes = [(b, h, n, d), (b, h, n, d), (b, h, n, dv), (b, h, n, dv)]
+    (q, k), exact = device_inputs(rng, memory, element, shapes[:2],
+                                  positive=feature_map == "relu")
+    (v, do), exact_v = device_inputs(rng, memory, element, shapes[2:],
+                                     positive=False)
+    exact += exact_v
+    projection = p64 = None
+    f = d
+    if feature_map == "favor":
+        projection, p64 = _device_projection(rng, memory, element, d, 12)
+        f = 12
+    options = dict(feature_map=feature_map, normalize=normalize,
+                   projection=projection, backend=backend)
+    state = linattn.attention.device_state_element(element)
+
+    def rows(x, lo, hi):
+        """Tokens lo..hi of a [B, H, N, X] device array, as a device array
+        of its own (copied through the host)."""
+        host = memory.download(x)
+        part = np.ascontiguousarray(host[:, :, lo:hi])
+        if element == "bf16":
+            part = to_bf16_bits(part)
+        return memory.upload(part, element)
+
+    bounds = [0, 23, 24, n]
+    segments = list(zip(bounds, bounds[1:]))
+    zero = np.zeros((b, h, f, dv), np.float64), np.zeros((b, h, f))
+    s, z = (memory.upload(x.astype(STORAGE[state]), state) for x in zero)
+    starts = []
+    for lo, hi in segments:
+        starts.append((s, z))
+        s1, z1 = memory.empty((b, h, f, dv), state), memory.empty((b, h, f), state)
+        o = memory.empty((b, h, hi - lo, dv), element)
+        linattn.recurrent_device(rows(q, lo, hi), rows(k, lo, hi),
+                                 rows(v, lo, hi), s, z, o, s1, z1,
+                                 stream=memory.stream, **options)
+        s, z = s1, z1
+    grads, final = [], None
+    for (lo, hi), start in reversed(list(zip(segments, starts))):
+        parts = [memory.empty((b, h, hi - lo, x), element) for x in (d, d, dv)]
+        ds0 = (memory.empty((b, h, f, dv), state), memory.empty((b, h, f), state))
+        linattn.linear_attention_grad_device(
+            *(rows(x, lo, hi) for x in (q, k, v, do)), *parts,
+            stream=memory.stream, initial_state=start,
+            final_state_grad=final, initial_state_grad=ds0, **options)
+        grads.append([memory.download(x) for x in parts])
+        final = ds0
+    want = ref.linear_attention_grad(*exact, feature_map=feature_map,
+                                     normalize=normalize, projection=p64)
+    tol = DEVICE_TOL[element] * (4 if element in ("f16", "bf16") else 1)
+    for i, (name, w) in enumerate(zip(("dq", "dk", "dv"), want)):
+        got = np.concatenate([g[i] for g in reversed(grads)], axis=2)
+        assert rel_err(got, w) <= tol, name

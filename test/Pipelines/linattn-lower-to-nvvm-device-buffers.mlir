@@ -141,6 +141,16 @@ func.func @grad_normalized(%q: tensor<2x7x8xf32>, %k: tensor<2x13x8xf32>, %v: te
   return %dq, %dk, %dv : tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>
 }
 
+// A result that is an argument: copied into its out-param on the stream.
+// STAGE-LABEL: func.func @identity(
+//  STAGE-SAME: %[[X:[a-z0-9]+]]: memref<8x16xf32>, %[[OUT:[a-z0-9]+]]: memref<8x16xf32>, %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
+//       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
+//  STAGE-NEXT: gpu.memcpy async [%[[T0]]] %[[OUT]], %[[X]]
+//  STAGE-NEXT: return
+func.func @identity(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  return %x : tensor<8x16xf32>
+}
+
 // The host code: launches on the stream argument (the last one), stream-
 // ordered allocations and frees on it, and nothing else from the runtime.
 // HOST: module attributes {gpu.container_module, linattn.device_buffers}
@@ -167,8 +177,13 @@ func.func @grad_normalized(%q: tensor<2x7x8xf32>, %k: tensor<2x13x8xf32>, %v: te
 //  HOST-NOT: mgpuMemcpy
 //  HOST-NOT: mgpuStream
 //  HOST-NOT: mgpuEvent
+// The identity's result: one copy, on the stream.
+// HOST-LABEL: llvm.func @identity(
+//  HOST-SAME: %[[STREAM:arg[0-9]+]]: !llvm.ptr) attributes
+//      HOST: llvm.call @mgpuMemcpy(%{{.*}}, %{{.*}}, %{{.*}}, %[[STREAM]])
+//  HOST-NOT: mgpuStream
+//      HOST: llvm.return
 
 // INVALID: error: device-buffers: 'scf.for' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants)
 // INVALID: error: device-buffers: 'linalg.generic' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants): no kernel runs it because output #1 is not indexed by exactly the parallel loops
-// INVALID: error: device-buffers: a result of @identity is not the output of a GPU kernel (it would be copied into its out-param on the host)
 // INVALID: error: device-buffers: result #0 of @scalar is not a tensor: results are returned in device buffers

@@ -525,9 +525,11 @@ def LinAttnGPUStageBuffersPass
     directly), and a trailing `!llvm.ptr` argument is the CUDA stream every
     kernel is launched on (`gpu.launch_func async` on a token chain that
     starts at the stream). Buffers between kernels are stream-ordered
-    `gpu.alloc`/`gpu.dealloc` on that stream. Nothing is copied and nothing
-    synchronizes, so a call can be captured in a CUDA graph; anything that
-    would run on the host on device memory is an error.
+    `gpu.alloc`/`gpu.dealloc` on that stream. Nothing goes through the
+    host and nothing synchronizes, so a call can be captured in a CUDA
+    graph: a result no kernel writes (an argument returned as it is) is a
+    device-to-device `gpu.memcpy async` into its out-param on the stream,
+    and anything that would run on the host on device memory is an error.
 
     ```mlir
     func.func @step(%q: memref<8x16xf32>, ..., %o: memref<8x24xf32>,

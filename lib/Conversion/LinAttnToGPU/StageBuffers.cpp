@@ -152,6 +152,15 @@ private:
     return callee && callee->hasAttr(kKernelAttrName) ? callee : nullptr;
   }
   bool usedOnlyByLaunches(Value buffer, Operation *except, bool throughIfs);
+  /// Whether `value` is an out-param of a public function (an argument
+  /// buffer-results-to-out-params added).
+  bool isOutParam(Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+    return func && arg.getOwner() == &func.front() &&
+           func.getArgAttr(arg.getArgNumber(), kResultArgAttrName);
+  }
   void forwardOutParams(func::FuncOp func);
   Value launchOnStream(Block &block, Value token);
   LogicalResult launchOnStream(func::FuncOp func);
@@ -271,6 +280,25 @@ Value DeviceBufferStager::launchOnStream(Block &block, Value token) {
     ops.push_back(&op);
   SmallVector<Value> temporaries;
   for (Operation *op : ops) {
+    // A result that no kernel wrote into its out-param (an argument returned
+    // as it is, or passed through unchanged): a copy on the stream, device
+    // to device, where both buffers are contiguous.
+    if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (isOutParam(copy.getTarget()) && source && target &&
+          source.getLayout().isIdentity() && target.getLayout().isIdentity()) {
+        rewriter.setInsertionPoint(copy);
+        Value from = copy.getSource();
+        if (source != target)
+          from = memref::CastOp::create(rewriter, copy.getLoc(), target, from);
+        token = gpu::MemcpyOp::create(rewriter, copy.getLoc(), tokenType,
+                                      ValueRange{token}, copy.getTarget(), from)
+                    .getAsyncToken();
+        rewriter.eraseOp(copy);
+      }
+      continue;
+    }
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
       bool yielded = yieldedAllocs.contains(alloc);
       if (!yielded && !usedOnlyByLaunches(alloc, nullptr, /*throughIfs=*/false))
@@ -364,9 +392,9 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
   auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
   WalkResult result = func.walk([&](Operation *op) {
     if (op == func.getOperation() ||
-        isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::DeallocOp, func::ReturnOp,
-            UnrealizedConversionCastOp, memref::AllocOp, memref::CastOp,
-            memref::CollapseShapeOp, memref::ExpandShapeOp,
+        isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp,
+            func::ReturnOp, UnrealizedConversionCastOp, memref::AllocOp,
+            memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
             memref::ReinterpretCastOp, memref::SubViewOp, memref::DimOp,
             memref::ExtractStridedMetadataOp, scf::IfOp, scf::YieldOp>(op))
       return WalkResult::advance();

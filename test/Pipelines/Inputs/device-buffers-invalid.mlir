@@ -25,13 +25,6 @@ func.func @racy_rows(%x: tensor<8x16xf32>) -> tensor<8xf32> {
 
 // -----
 
-// A result that is an argument would be copied into its out-param.
-func.func @identity(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  return %x : tensor<8x16xf32>
-}
-
-// -----
-
 // Results are device buffers.
 func.func @scalar(%x: tensor<8x16xf32>, %c: f32) -> f32 {
   return %c : f32

@@ -207,9 +207,11 @@ LogicalResult stageLinAttnGPUBuffers(ModuleOp module);
 /// writes the out-param directly) and a trailing `!llvm.ptr` argument is the
 /// stream: every launch stub call becomes a `gpu.launch_func async` on a
 /// token chain that starts at the stream, and buffers between kernels
-/// stream-ordered `gpu.alloc`/`gpu.dealloc`. Fails, with an error at the
-/// op, when a function would compute on the host (host-fallback ops,
-/// copies, constants, calls); erases the stubs.
+/// stream-ordered `gpu.alloc`/`gpu.dealloc`; a result no kernel writes (an
+/// argument returned) is copied into its out-param by `gpu.memcpy async`
+/// on the stream. Fails, with an error at the op, when a function would
+/// compute on the host (host-fallback ops, host copies, constants, calls);
+/// erases the stubs.
 LogicalResult stageLinAttnGPUDeviceBuffers(ModuleOp module);
 
 } // namespace linattn
