@@ -734,6 +734,26 @@ def test_linear_attention_grad_device_errors(rng, backend, memory):
         linattn.linear_attention_grad_device(
             q, k, v, do, *grads, stream=memory.stream, backend=backend,
             feature_map="favor")
+    s, z = memory.empty((1, 2, 4, 3), "f32"), memory.empty((1, 2, 4), "f32")
+    with pytest.raises(ValueError, match="initial_state and "
+                                         "initial_state_grad go together"):
+        linattn.linear_attention_grad_device(
+            q, k, v, do, *grads, stream=memory.stream, backend=backend,
+            initial_state=(s, z))
+    with pytest.raises(ValueError, match="need causal=True"):
+        linattn.linear_attention_grad_device(
+            q, k, v, do, *grads, stream=memory.stream, backend=backend,
+            causal=False, final_state_grad=(s, z))
+    with pytest.raises(TypeError, match="final_state_grad's z has element "
+                                        "type f16; the state of f32 data is "
+                                        "f32"):
+        linattn.linear_attention_grad_device(
+            q, k, v, do, *grads, stream=memory.stream, backend=backend,
+            final_state_grad=(s, z._replace(element="f16")))
+    with pytest.raises(ValueError, match="overlaps"):
+        linattn.linear_attention_grad_device(
+            q, k, v, do, *grads, stream=memory.stream, backend=backend,
+            initial_state=(s, z), initial_state_grad=(s, z))
     with pytest.raises(ValueError, match=r"grad_out must have the output's "
                                          r"shape \(1, 2, 5, 3\)"):
         linattn.linear_attention_grad_device(
