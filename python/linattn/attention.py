@@ -590,18 +590,9 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
             initial_state=initial_state, final_state_grad=final_state_grad)
     _check_options(feature_map, normalize, eps, backend)
     options = _compile_options(compile_options)
-    q = _check_array("q", q, 4, "[B, H, N, D]")
-    k = _check_array("k", k, 4, "[B, H, M, D]")
-    v = _check_array("v", v, 4, "[B, H, M, Dv]")
-    do = _check_array("grad_out", grad_out, 4, "[B, H, N, Dv]")
-    dtype = _check_same_dtype(q=q, k=k, v=v, grad_out=do,
-                              projection=projection if isinstance(
-                                  projection, np.ndarray) else None)
-    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
-    if do.shape != o_shape:
-        raise ValueError(f"grad_out must have the output's shape {o_shape} "
-                         f"[B, H, N, Dv], got {do.shape}")
-    p = _check_projection(feature_map, projection, q.shape[3])
+    q, k, v, do, dtype, p = _check_grad_arguments(q, k, v, grad_out,
+                                                  feature_map, projection,
+                                                  causal)
 
     key = _attention_key("attention_grad", backend, dtype.str, q.shape[3],
                          v.shape[3], None if p is None else p.shape,
@@ -618,6 +609,28 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     grads = tuple(host_empty(x.shape, dtype) for x in (q, k, v))
     fn(*inputs, *grads)
     return grads
+
+
+def _check_grad_arguments(q: Any, k: Any, v: Any, grad_out: Any,
+                          feature_map: str, projection: Any, causal: bool
+                          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray,
+                                     np.ndarray, np.dtype,
+                                     Optional[np.ndarray]]:
+    """The arrays of `linear_attention_grad` checked: (q, k, v, grad_out,
+    their dtype, the projection)."""
+    q = _check_array("q", q, 4, "[B, H, N, D]")
+    k = _check_array("k", k, 4, "[B, H, M, D]")
+    v = _check_array("v", v, 4, "[B, H, M, Dv]")
+    do = _check_array("grad_out", grad_out, 4, "[B, H, N, Dv]")
+    dtype = _check_same_dtype(q=q, k=k, v=v, grad_out=do,
+                              projection=projection if isinstance(
+                                  projection, np.ndarray) else None)
+    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
+    if do.shape != o_shape:
+        raise ValueError(f"grad_out must have the output's shape {o_shape} "
+                         f"[B, H, N, Dv], got {do.shape}")
+    p = _check_projection(feature_map, projection, q.shape[3])
+    return q, k, v, do, dtype, p
 
 
 def _check_state(name: str, pair: Any, shapes: Tuple[Tuple[int, ...], ...],
@@ -656,18 +669,9 @@ def _linear_attention_segment_grad(
         raise ValueError("initial_state and final_state_grad are the states "
                          "of the causal scan: they need causal=True")
     options = _compile_options(compile_options)
-    q = _check_array("q", q, 4, "[B, H, N, D]")
-    k = _check_array("k", k, 4, "[B, H, N, D]")
-    v = _check_array("v", v, 4, "[B, H, N, Dv]")
-    do = _check_array("grad_out", grad_out, 4, "[B, H, N, Dv]")
-    dtype = _check_same_dtype(q=q, k=k, v=v, grad_out=do,
-                              projection=projection if isinstance(
-                                  projection, np.ndarray) else None)
-    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
-    if do.shape != o_shape:
-        raise ValueError(f"grad_out must have the output's shape {o_shape} "
-                         f"[B, H, N, Dv], got {do.shape}")
-    p = _check_projection(feature_map, projection, q.shape[3])
+    q, k, v, do, dtype, p = _check_grad_arguments(q, k, v, grad_out,
+                                                  feature_map, projection,
+                                                  causal)
     b, h, _, d = q.shape
     f = feature_dim(feature_map, d, p)
     shapes = ((b, h, f, v.shape[3]), (b, h, f))
