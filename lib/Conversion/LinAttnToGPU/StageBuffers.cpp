@@ -155,7 +155,7 @@ private:
   /// Whether `value` is an out-param of a public function (an argument
   /// buffer-results-to-out-params added).
   bool isOutParam(Value value) {
-    auto arg = dyn_cast<BlockArgument>(value);
+    auto arg = dyn_cast_if_present<BlockArgument>(value);
     auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                     : func::FuncOp();
     return func && arg.getOwner() == &func.front() &&
@@ -243,8 +243,7 @@ void DeviceBufferStager::forwardOutParams(func::FuncOp func) {
   func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
   for (memref::CopyOp copy : copies) {
     auto out = dyn_cast<BlockArgument>(copy.getTarget());
-    if (!out || out.getOwner() != &func.front() ||
-        !func.getArgAttr(out.getArgNumber(), kResultArgAttrName))
+    if (!isOutParam(out))
       continue;
     SmallVector<memref::AllocOp> allocs;
     if (failed(collectAllocs(copy.getSource(), allocs)) ||
@@ -410,9 +409,7 @@ LogicalResult DeviceBufferStager::checkNoHostCompute(func::FuncOp func) {
         llvm::none_of(op->getResultTypes(), isBuffer))
       return WalkResult::advance();
     if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-      auto out = dyn_cast<BlockArgument>(copy.getTarget());
-      if (out && out.getOwner() == &func.front() &&
-          func.getArgAttr(out.getArgNumber(), kResultArgAttrName)) {
+      if (isOutParam(copy.getTarget())) {
         copy.emitError("device-buffers: a result of @")
             << func.getName()
             << " is not the output of a GPU kernel (it would be copied into "
