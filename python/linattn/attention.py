@@ -386,8 +386,10 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
                      projection: Optional[np.ndarray] = None,
                      backend: str = "cpu",
                      out: Optional[np.ndarray] = None,
-                     compile_options: Optional[Mapping[str, Any]] = None
-                     ) -> np.ndarray:
+                     compile_options: Optional[Mapping[str, Any]] = None,
+                     initial_state: Optional[Tuple[np.ndarray,
+                                                   np.ndarray]] = None,
+                     output_final_state: bool = False) -> Any:
     """Linear attention (Katharopoulos et al. 2020) on [B, H, N, D] arrays.
 
     Computes, per batch and head, with φ the feature map,
@@ -419,6 +421,12 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
         causal scans of float32 data on tf32 tensor cores, ``{"chunk-size":
         32, "value-tile": 32}`` shapes the chunked scan, ``{"num-threads":
         4}`` limits the CPU's threads. Each distinct set is compiled once.
+      initial_state: (S₀ [B, H, F, Dv], z₀ [B, H, F]), the causal scan's
+        state before the first token (the state a previous segment ended
+        with), in `state_dtype(q.dtype)`; F is the feature map's size
+        (`feature_dim`). Default zeros: the sequence starts here.
+      output_final_state: also return the state after the last token, for
+        the next segment or for decoding on (`RecurrentState`).
 
     All arrays must be C-contiguous numpy arrays of one dtype, float16,
     float32 or float64; nothing is copied on the way in or out. float16 data
@@ -427,12 +435,15 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     take the tensor-core kernels.
 
     Returns:
-      O, [B, H, N, Dv], same dtype as the inputs.
+      O, [B, H, N, Dv], same dtype as the inputs; with `output_final_state`,
+      (O, (S, z)), the final state in `state_dtype(q.dtype)`.
 
     Raises:
-      TypeError: a non-array argument, an unsupported or mixed dtype.
+      TypeError: a non-array argument, an unsupported or mixed dtype (a
+        state not of `state_dtype(q.dtype)`).
       ValueError: wrong rank, mismatched or empty dimensions, a
-        non-contiguous array, causal with N != M, bad options (also
+        non-contiguous array, causal with N != M, a state with
+        causal=False or of the wrong shape, bad options (also
         compile_options the pipeline does not take).
       NotImplementedError: an unavailable backend.
       linattn.backends.GPURuntimeError: the GPU runtime failed.
@@ -450,6 +461,12 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
     p = _check_projection(feature_map, projection, q.shape[3])
     o = _check_output(out, o_shape, dtype)
+    if initial_state is not None or output_final_state:
+        return _linear_attention_from_state(
+            q, k, v, o, p, feature_map=feature_map, causal=causal,
+            normalize=normalize, eps=eps, backend=backend, options=options,
+            initial_state=initial_state,
+            output_final_state=output_final_state)
 
     key = _attention_key("attention", backend, dtype.str, q.shape[3],
                          v.shape[3], None if p is None else p.shape,
@@ -472,6 +489,61 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     if o is not target:
         target[...] = o
     return target
+
+
+def _linear_attention_from_state(
+        q: np.ndarray, k: np.ndarray, v: np.ndarray, out: np.ndarray,
+        p: Optional[np.ndarray], *, feature_map: str, causal: bool,
+        normalize: bool, eps: float, backend: str, options: Tuple[str, ...],
+        initial_state: Optional[Tuple[np.ndarray, np.ndarray]],
+        output_final_state: bool) -> Any:
+    """`linear_attention` from a state or returning its final state: the
+    ``linattn.scan`` from (S₀, z₀) that `RecurrentState.update` runs."""
+    if not causal:
+        raise ValueError("initial_state and output_final_state are the "
+                         "states of the causal scan: they need causal=True")
+    b, h, _, d = q.shape
+    dv = v.shape[3]
+    f = feature_dim(feature_map, d, p)
+    sdtype = state_dtype(q.dtype)
+    if initial_state is None:
+        s0 = np.zeros((b, h, f, dv), sdtype)
+        z0 = np.zeros((b, h, f), sdtype)
+    else:
+        s0, z0 = _check_state("initial_state", initial_state,
+                              ((b, h, f, dv), (b, h, f)), sdtype)
+    fn = _recurrent_function("scan", backend, q.dtype, d, dv, f, p,
+                             feature_map, normalize, eps, options)
+    s1, z1 = host_empty(s0.shape, sdtype), host_empty(z0.shape, sdtype)
+    inputs = [q, k, v, s0, z0] + ([] if p is None else [p])
+    target, o = out, out
+    if any(np.may_share_memory(o, x) for x in inputs):
+        o = np.empty(o.shape, o.dtype)
+    fn(*inputs, o, s1, z1)
+    if o is not target:
+        target[...] = o
+    return (target, (s1, z1)) if output_final_state else target
+
+
+def _recurrent_function(op: str, backend: str, dtype: np.dtype, d: int,
+                        dv: int, f: int, p: Optional[np.ndarray],
+                        feature_map: str, normalize: bool, eps: float,
+                        options: Tuple[str, ...]) -> Callable[..., Any]:
+    """The compiled `_recurrent_text` of `op` on the host: arguments q, k,
+    v, S₀, z₀ (the projection), then O, S₁, z₁ to write."""
+    p_shape = None if p is None else p.shape
+    dtype = np.dtype(dtype)
+    key = (op, backend, dtype.str, d, dv, p_shape, feature_map,
+           bool(normalize), float(eps) if normalize else None)
+    lead = (None,) * (3 if op == "scan" else 2)
+
+    def text() -> str:
+        return _recurrent_text(op, _MLIR_ELEMENT[dtype],
+                               _MLIR_ELEMENT[state_dtype(dtype)], lead + (d,),
+                               lead + (dv,), f, p_shape, feature_map,
+                               normalize, eps)
+
+    return _compiled(key, backend, text, 5 if p is None else 6, options)
 
 
 def _attention_output_shape(q: Tuple[int, ...], k: Tuple[int, ...],
@@ -1314,20 +1386,10 @@ class RecurrentState:
              o_shape: Tuple[int, ...]) -> np.ndarray:
         s_shape, z_shape = self._s.shape, self._z.shape
         p = self.projection
-        key = (op, self.backend, self.dtype.str, self.head_dim,
-               self.value_dim, None if p is None else p.shape,
-               self.feature_map, self.normalize,
-               self.eps if self.normalize else None)
-
-        def text() -> str:
-            return _recurrent_text(
-                op, _MLIR_ELEMENT[self.dtype], _MLIR_ELEMENT[self.state_dtype],
-                _open(q.shape), _open(v.shape), self.feature_dim,
-                None if p is None else p.shape, self.feature_map,
-                self.normalize, self.eps)
-
-        fn = _compiled(key, self.backend, text, 5 if p is None else 6,
-                       self.compile_options)
+        fn = _recurrent_function(op, self.backend, self.dtype, self.head_dim,
+                                 self.value_dim, self.feature_dim, p,
+                                 self.feature_map, self.normalize, self.eps,
+                                 self.compile_options)
         o = np.empty(o_shape, self.dtype)
         # The new state goes into the previous state's arrays unless they
         # were handed out: fresh ones would cost a large state its page

@@ -27,6 +27,13 @@ inputs. There is no gradient with respect to favor's `projection` (its
 random features are drawn, not learned; one that requires grad raises) and
 no double backward. `RecurrentState` has no backward (its inputs must not
 require grad).
+
+Training a long sequence in segments (truncated backpropagation through
+time, or a context longer than memory): `linear_attention(...,
+initial_state=(S, z), output_final_state=True)` starts the causal scan from
+a state and returns the one it ends with, both differentiable. Gradients
+flow into the initial state from the segment's outputs and from its final
+state's uses, so chained segments give the whole sequence's gradients.
 """
 
 from __future__ import annotations
@@ -114,23 +121,38 @@ def _cuda_device(device: "_torch.device") -> "_torch.device":
     return device
 
 
-def _cuda_linear_attention_grad(q: "_torch.Tensor", k: "_torch.Tensor",
-                                v: "_torch.Tensor", grad_out: "_torch.Tensor",
-                                backend: str, projection: Any = None,
-                                **options: Any) -> Tuple["_torch.Tensor", ...]:
+def _cuda_linear_attention_grad(
+        q: "_torch.Tensor", k: "_torch.Tensor", v: "_torch.Tensor",
+        grad_out: "_torch.Tensor", backend: str, projection: Any = None,
+        state: Optional[Tuple["_torch.Tensor", ...]] = None,
+        final_grad: Optional[Tuple["_torch.Tensor", ...]] = None,
+        **options: Any) -> Tuple["_torch.Tensor", ...]:
     device = _cuda_device(q.device)
     inputs = [_to_device_array(n, t, device) for n, t in
               (("q", q), ("k", k), ("v", v), ("grad_out", grad_out))]
     dp = (None if projection is None
           else _to_device_array("projection", projection, device))
-    grads = tuple(_torch.empty_like(t) for t in (q, k, v))
+    grads = [_torch.empty_like(t) for t in (q, k, v)]
+    pairs = {}
+    for name, pair in (("initial_state", state),
+                       ("final_state_grad", final_grad)):
+        if pair is not None:
+            pairs[name] = tuple(_to_device_array(f"{name}'s {part}", t,
+                                                 device)
+                                for part, t in zip("Sz", pair))
+    if state is not None:
+        grads += [_torch.empty_like(t) for t in state]
+        pairs["initial_state_grad"] = tuple(
+            _to_device_array(n, t, device)
+            for n, t in zip(("dS0", "dz0"), grads[3:]))
     with _torch.cuda.device(device):
         stream = _torch.cuda.current_stream(device).cuda_stream
         _attention.linear_attention_grad_device(
             *inputs, *(_to_device_array(n, g, device)
                        for n, g in zip(("dq", "dk", "dv"), grads)),
-            stream=stream, projection=dp, backend=backend, **options)
-    return grads
+            stream=stream, projection=dp, backend=backend, **pairs,
+            **options)
+    return tuple(grads)
 
 
 def _linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
@@ -153,20 +175,139 @@ def _linear_attention_grad(q: "_torch.Tensor", k: "_torch.Tensor",
                            v: "_torch.Tensor", grad_out: "_torch.Tensor",
                            backend: Optional[str],
                            projection: Optional["_torch.Tensor"],
-                           options: Dict[str, Any]
-                           ) -> Tuple["_torch.Tensor", ...]:
-    """dq, dk, dv of the forward pass for `grad_out`."""
+                           options: Dict[str, Any],
+                           state: Optional[Tuple["_torch.Tensor", ...]] = None,
+                           final_grad: Optional[Tuple["_torch.Tensor", ...]]
+                           = None) -> Tuple["_torch.Tensor", ...]:
+    """dq, dk, dv of the forward pass for `grad_out`; with the initial
+    `state` of a causal scan, also dS₀, dz₀; `final_grad` the gradients of
+    its final state."""
     q, k, v = (t.detach() for t in (q, k, v))
     grad_out = grad_out.detach().contiguous()
+    if final_grad is not None:
+        final_grad = tuple(t.detach().contiguous() for t in final_grad)
     if q.device.type == "cuda":
         return _cuda_linear_attention_grad(q, k, v, grad_out,
                                            backend or "cuda",
-                                           projection=projection, **options)
+                                           projection=projection, state=state,
+                                           final_grad=final_grad, **options)
     p = None if projection is None else _to_numpy("projection", projection)
+    pairs = {name: None if pair is None else
+             tuple(_to_numpy(f"{name}'s {part}", t)
+                   for part, t in zip("Sz", pair))
+             for name, pair in (("initial_state", state),
+                                ("final_state_grad", final_grad))}
     return tuple(_torch.from_numpy(g) for g in _attention.linear_attention_grad(
         _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v),
         _to_numpy("grad_out", grad_out), projection=p,
-        backend=backend or "cpu", **options))
+        backend=backend or "cpu", **pairs, **options))
+
+
+def _zeros_state(q: "_torch.Tensor", v: "_torch.Tensor", f: int,
+                 dtype: "_torch.dtype") -> Tuple["_torch.Tensor", ...]:
+    b, h = q.shape[:2]
+    return (_torch.zeros(b, h, f, v.shape[3], dtype=dtype, device=q.device),
+            _torch.zeros(b, h, f, dtype=dtype, device=q.device))
+
+
+def _state_dtype(dtype: "_torch.dtype") -> "_torch.dtype":
+    """The dtype of the scan's state for data of `dtype`."""
+    return (_torch.float32 if dtype in (_torch.float16, _torch.bfloat16)
+            else dtype)
+
+
+def _feature_dim(q: "_torch.Tensor", feature_map: str,
+                 projection: Optional["_torch.Tensor"]) -> int:
+    if projection is not None and projection.dim() == 2:
+        return int(projection.shape[1])
+    return _attention.feature_dim(feature_map, int(q.shape[-1]))
+
+
+def _stateful_forward(q: "_torch.Tensor", k: "_torch.Tensor",
+                      v: "_torch.Tensor",
+                      state: Optional[Tuple["_torch.Tensor", ...]],
+                      backend: Optional[str],
+                      projection: Optional["_torch.Tensor"],
+                      options: Dict[str, Any]
+                      ) -> Tuple["_torch.Tensor", ...]:
+    """O, S₁, z₁ of the causal scan from `state` (zeros when None)."""
+    q, k, v = (t.detach() for t in (q, k, v))
+    if state is not None:
+        state = tuple(t.detach() for t in state)
+    if q.device.type == "cuda":
+        device = _cuda_device(q.device)
+        if state is None:
+            state = _zeros_state(q, v, _feature_dim(q, options["feature_map"],
+                                                    projection),
+                                 _state_dtype(q.dtype))
+        arrays = [_to_device_array(n, t, device) for n, t in
+                  (("q", q), ("k", k), ("v", v), ("initial_state's S",
+                                                  state[0]),
+                   ("initial_state's z", state[1]))]
+        results = (_torch.empty(q.shape[:3] + v.shape[3:], dtype=q.dtype,
+                                device=device),
+                   _torch.empty_like(state[0]), _torch.empty_like(state[1]))
+        with _torch.cuda.device(device):
+            _attention.recurrent_device(
+                *arrays, *(_to_device_array(n, t, device) for n, t in
+                           zip(("out", "S", "z"), results)),
+                stream=_torch.cuda.current_stream(device).cuda_stream,
+                feature_map=options["feature_map"],
+                normalize=options["normalize"], eps=options["eps"],
+                projection=None if projection is None else
+                _to_device_array("projection", projection, device),
+                backend=backend or "cuda",
+                compile_options=options["compile_options"])
+        return results
+    p = None if projection is None else _to_numpy("projection", projection)
+    o, (s1, z1) = _attention.linear_attention(
+        _to_numpy("q", q), _to_numpy("k", k), _to_numpy("v", v),
+        projection=p, backend=backend or "cpu",
+        initial_state=None if state is None else
+        tuple(_to_numpy(n, t) for n, t in zip(("initial_state's S",
+                                               "initial_state's z"), state)),
+        output_final_state=True, **options)
+    return tuple(_torch.from_numpy(x) for x in (o, s1, z1))
+
+
+class _StatefulAttentionFunction(_torch.autograd.Function):
+    """The causal scan from a state, returning O and the final state (S, z):
+    the backward pass takes the gradients of all three and returns those of
+    q, k, v and the initial state."""
+
+    @staticmethod
+    def forward(ctx: Any, q: "_torch.Tensor", k: "_torch.Tensor",
+                v: "_torch.Tensor", s0: Optional["_torch.Tensor"],
+                z0: Optional["_torch.Tensor"], backend: Optional[str],
+                projection: Optional["_torch.Tensor"],
+                options: Dict[str, Any]) -> Tuple["_torch.Tensor", ...]:
+        state = None if s0 is None else (s0, z0)
+        ctx.save_for_backward(q, k, v, *(state or ()))
+        ctx.backend, ctx.projection, ctx.options = backend, projection, options
+        ctx.set_materialize_grads(False)
+        return _stateful_forward(q, k, v, state, backend, projection, options)
+
+    @staticmethod
+    @_torch.autograd.function.once_differentiable
+    def backward(ctx: Any, grad_out: Optional["_torch.Tensor"],
+                 grad_s: Optional["_torch.Tensor"],
+                 grad_z: Optional["_torch.Tensor"]) -> Tuple[Any, ...]:
+        q, k, v, *state = (t.detach() for t in ctx.saved_tensors)
+        if grad_out is None:
+            grad_out = _torch.zeros(q.shape[:3] + v.shape[3:], dtype=q.dtype,
+                                    device=q.device)
+        final_grad = None
+        if grad_s is not None or grad_z is not None:
+            f = _feature_dim(q, ctx.options["feature_map"], ctx.projection)
+            zeros = _zeros_state(q, v, f, _state_dtype(q.dtype))
+            final_grad = (zeros[0] if grad_s is None else grad_s,
+                          zeros[1] if grad_z is None else grad_z)
+        grads = _linear_attention_grad(q, k, v, grad_out, ctx.backend,
+                                       ctx.projection, ctx.options,
+                                       tuple(state) or None, final_grad)
+        wanted = ctx.needs_input_grad
+        return tuple(g if w else None for g, w in
+                     zip(grads + (None, None), wanted[:5])) + (None,) * 3
 
 
 class _LinearAttentionFunction(_torch.autograd.Function):
@@ -199,8 +340,10 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
                      eps: float = 1e-6,
                      projection: Optional["_torch.Tensor"] = None,
                      backend: Optional[str] = None,
-                     compile_options: Optional[Dict[str, Any]] = None
-                     ) -> "_torch.Tensor":
+                     compile_options: Optional[Dict[str, Any]] = None,
+                     initial_state: Optional[Tuple["_torch.Tensor",
+                                                   "_torch.Tensor"]] = None,
+                     output_final_state: bool = False) -> Any:
     """`linattn.linear_attention` on tensors; returns a tensor on their
     device. CPU tensors run on `backend` (default ``"cpu"``); CUDA tensors
     run on the GPU (``"cuda"``; every feature map, favor's `projection` a
@@ -210,7 +353,16 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
 
     Differentiable with respect to q, k and v (the module's docstring):
     when one of them requires grad, the result does, and its backward pass
-    is linattn's, with the same options."""
+    is linattn's, with the same options.
+
+    Causal only, `initial_state` (S₀ [B, H, F, Dv], z₀ [B, H, F], tensors on
+    q's device, float32 for 16-bit data, else q's dtype) is the scan's state
+    before the first token, and `output_final_state` returns
+    ``(O, (S, z))``, the state after the last token, as
+    `flash-linear-attention`'s chunk functions do. Both are differentiable:
+    the initial state receives gradients when it requires grad, and the
+    final state passes its gradients back into q, k, v and the initial
+    state."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         _check_tensor(name, t, differentiable=True)
     if projection is not None:
@@ -218,10 +370,43 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
     options = dict(feature_map=feature_map, causal=causal,
                    normalize=normalize, eps=eps,
                    compile_options=compile_options)
+    if initial_state is not None or output_final_state:
+        return _stateful_linear_attention(q, k, v, backend, projection,
+                                          options, initial_state,
+                                          output_final_state)
     if _torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
         return _LinearAttentionFunction.apply(q, k, v, backend, projection,
                                               options)
     return _linear_attention(q, k, v, backend, projection, options)
+
+
+def _stateful_linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
+                               v: "_torch.Tensor", backend: Optional[str],
+                               projection: Optional["_torch.Tensor"],
+                               options: Dict[str, Any],
+                               initial_state: Any,
+                               output_final_state: bool) -> Any:
+    """`linear_attention` with `initial_state` or `output_final_state`."""
+    if not options["causal"]:
+        raise ValueError("initial_state and output_final_state are the "
+                         "states of the causal scan: they need causal=True")
+    state = None
+    if initial_state is not None:
+        if (not isinstance(initial_state, (tuple, list))
+                or len(initial_state) != 2):
+            raise TypeError("initial_state must be a pair (S, z) of tensors, "
+                            f"got {type(initial_state).__name__}")
+        for part, t in zip("Sz", initial_state):
+            _check_tensor(f"initial_state's {part}", t, differentiable=True)
+        state = tuple(initial_state)
+    inputs = (q, k, v) + (state or ())
+    if _torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        o, s, z = _StatefulAttentionFunction.apply(
+            q, k, v, *(state or (None, None)), backend, projection, options)
+    else:
+        o, s, z = _stateful_forward(q, k, v, state, backend, projection,
+                                    options)
+    return (o, (s, z)) if output_final_state else o
 
 
 class RecurrentState(_attention.RecurrentState):

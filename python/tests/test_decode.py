@@ -1,4 +1,5 @@
-"""RecurrentState: decoding token by token equals the full causal scan."""
+"""RecurrentState: decoding token by token equals the full causal scan;
+linear_attention from a state and returning its final state (segments)."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ import linattn
 from linattn import RecurrentState
 from linattn import reference as ref
 
-from conftest import TOL, rand, rel_err
+from conftest import TOL, needs_emulator, rand, rel_err
 
 
 def qkv(rng, b, h, n, d, dv, dtype=np.float32):
@@ -199,3 +200,115 @@ def test_constructor_errors():
     if "cuda" not in linattn.available_backends():
         with pytest.raises(NotImplementedError, match="backend='cuda'"):
             RecurrentState(1, 1, 4, backend="cuda")
+
+
+#===------------------------------------------------------------------------===#
+# linear_attention(initial_state=, output_final_state=)
+#===------------------------------------------------------------------------===#
+
+
+def segments(q, k, v, cuts, **options):
+    """linear_attention over the segments `cuts` splits the tokens into,
+    each from the state the one before ended with: the outputs joined and
+    the final state."""
+    bounds = [0] + list(cuts) + [q.shape[2]]
+    outs, state = [], None
+    for lo, hi in zip(bounds, bounds[1:]):
+        o, state = linattn.linear_attention(
+            *(np.ascontiguousarray(x[:, :, lo:hi]) for x in (q, k, v)),
+            initial_state=state, output_final_state=True, **options)
+        outs.append(o)
+    return np.concatenate(outs, axis=2), state
+
+
+@pytest.mark.parametrize("feature_map", ["elu", "relu", "poly2", "favor"])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_segments_equal_the_whole_sequence(rng, feature_map, normalize):
+    # float64, segments of 7, 1 and 12 tokens: the whole sequence's outputs
+    # and its final state (the float64 RNN's) to rounding.
+    b, h, n, d, dv = 2, 3, 20, 4, 5
+    q, k, v = qkv(rng, b, h, n, d, dv, np.float64)
+    if feature_map == "relu":
+        q, k = np.abs(q), np.abs(k)
+    p = rng.standard_normal((d, 6)) if feature_map == "favor" else None
+    options = dict(feature_map=feature_map, normalize=normalize, projection=p)
+    got, (s, z) = segments(q, k, v, (7, 8), **options)
+    want, want_s, want_z = ref.causal_linear_attention_rnn(q, k, v, **options)
+    f = want_s.shape[-2]
+    assert s.shape == (b, h, f, dv) and z.shape == (b, h, f)
+    assert s.dtype == z.dtype == np.float64
+    assert rel_err(got, want) < 1e-12
+    assert rel_err(s, want_s) < 1e-12 and rel_err(z, want_z) < 1e-12
+
+
+def test_state_is_the_recurrent_states(rng):
+    # float16 data, float32 state: the final state RecurrentState.update
+    # ends with; a given initial state is used and left unchanged.
+    b, h, n, d, dv = 1, 2, 50, 16, 8
+    q, k, v = qkv(rng, b, h, n, d, dv, np.float16)
+    s0 = rng.uniform(0, 1, (b, h, d, dv)).astype(np.float32)
+    z0 = rng.uniform(0.5, 1, (b, h, d)).astype(np.float32)
+    kept = s0.copy(), z0.copy()
+    o, (s, z) = linattn.linear_attention(q, k, v, initial_state=(s0, z0),
+                                         output_final_state=True)
+    assert o.dtype == np.float16 and s.dtype == z.dtype == np.float32
+    assert np.array_equal(s0, kept[0]) and np.array_equal(z0, kept[1])
+    state = RecurrentState(b, h, d, dv, dtype=np.float16)
+    state.S[...], state.z[...] = s0, z0
+    assert np.array_equal(o, state.update(q, k, v))
+    assert np.array_equal(s, state.S) and np.array_equal(z, state.z)
+    want, want_s, _ = ref.causal_linear_attention_rnn(q, k, v,
+                                                      state=(s0, z0))
+    # The features are rounded to float16 before they are summed.
+    assert rel_err(o, want) < TOL[np.float16]
+    assert rel_err(s, want_s) < TOL[np.float16]
+
+
+def test_initial_state_alone_and_out(rng):
+    # initial_state without output_final_state returns the outputs alone,
+    # into `out` when given (also when `out` is the queries).
+    q, k, v = qkv(rng, 1, 2, 9, 4, 4, np.float64)
+    s0, z0 = rng.uniform(0, 1, (1, 2, 4, 4)), rng.uniform(0.5, 1, (1, 2, 4))
+    want, _, _ = ref.causal_linear_attention_rnn(q, k, v, state=(s0, z0))
+    o = linattn.linear_attention(q, k, v, initial_state=(s0, z0))
+    assert isinstance(o, np.ndarray) and rel_err(o, want) < 1e-12
+    out = np.empty_like(o)
+    assert linattn.linear_attention(q, k, v, initial_state=(s0, z0),
+                                    out=out) is out
+    assert rel_err(out, want) < 1e-12
+    got = linattn.linear_attention(q, k, v, initial_state=(s0, z0), out=q)
+    assert got is q and rel_err(q, want) < 1e-12
+
+
+@needs_emulator
+def test_segments_gpu_emulator(rng):
+    # The GPU's scan from a state (host buffers), chunked for float16.
+    for dtype, tol in ((np.float32, TOL[np.float32]),
+                       (np.float16, TOL[np.float16])):
+        q, k, v = qkv(rng, 1, 2, 70, 16, 8, dtype)
+        got, (s, _) = segments(q, k, v, (33,), backend="gpu-emulator")
+        want, want_s, _ = ref.causal_linear_attention_rnn(q, k, v)
+        assert rel_err(got, want) < 2 * tol
+        assert rel_err(s, want_s) < 2 * tol
+
+
+def test_state_errors(rng):
+    q, k, v = qkv(rng, 1, 2, 5, 4, 3)
+    s, z = np.zeros((1, 2, 4, 3), np.float32), np.zeros((1, 2, 4), np.float32)
+    attention = linattn.linear_attention
+    with pytest.raises(ValueError, match="need causal=True"):
+        attention(q, k, v, causal=False, output_final_state=True)
+    with pytest.raises(ValueError, match="need causal=True"):
+        attention(q, k, v, causal=False, initial_state=(s, z))
+    with pytest.raises(ValueError, match=r"initial_state's S must have shape "
+                                         r"\(1, 2, 4, 3\)"):
+        attention(q, k, v, initial_state=(s[:, :, :3].copy(), z))
+    with pytest.raises(TypeError, match="initial_state's z has dtype float64; "
+                                        "the state of this data is float32"):
+        attention(q, k, v, initial_state=(s, z.astype(np.float64)))
+    with pytest.raises(TypeError, match=r"must be a pair \(S, z\)"):
+        attention(q, k, v, initial_state=s)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        attention(q, k, v, initial_state=(np.zeros((1, 2, 3, 4),
+                                                   np.float32).swapaxes(2, 3),
+                                          z))

@@ -137,6 +137,128 @@ def test_autograd_favor_and_no_grad():
 
 
 #===------------------------------------------------------------------------===#
+# Segments: initial_state and output_final_state
+#===------------------------------------------------------------------------===#
+
+
+def stateful(q, k, v, state, **options):
+    o, (s, z) = lt.linear_attention(q, k, v, initial_state=state,
+                                    output_final_state=True, **options)
+    return o, s, z
+
+
+@pytest.mark.parametrize("feature_map,normalize", [
+    ("elu", True), ("elu", False), ("poly2", True), ("identity", False)])
+def test_stateful_gradcheck(feature_map, normalize):
+    # float64 against central differences: q, k, v and the initial state,
+    # with the outputs and the final state in the loss.
+    g = torch.Generator().manual_seed(11)
+    b, h, n, d, dv = 1, 2, 6, 3, 2
+    f = 1 + d + d * d if feature_map == "poly2" else d
+    q, k = (torch.rand(b, h, n, d, generator=g, dtype=torch.float64) - 0.5
+            for _ in range(2))
+    if feature_map == "identity":
+        q, k = q + 0.5, k + 0.5
+    v = torch.rand(b, h, n, dv, generator=g, dtype=torch.float64) - 0.5
+    s0 = torch.rand(b, h, f, dv, generator=g, dtype=torch.float64)
+    z0 = torch.rand(b, h, f, generator=g, dtype=torch.float64) + 0.5
+    inputs = tuple(x.requires_grad_() for x in (q, k, v, s0, z0))
+
+    def fn(q, k, v, s0, z0):
+        return stateful(q, k, v, (s0, z0), feature_map=feature_map,
+                        normalize=normalize)
+    assert torch.autograd.gradcheck(fn, inputs)
+
+
+def test_stateful_gradcheck_partial():
+    # The final state alone in the loss (the outputs' gradient is None), no
+    # initial state; and the initial state alone requiring grad.
+    g = torch.Generator().manual_seed(12)
+    q, k, v = ((torch.rand(1, 2, 5, 3, generator=g, dtype=torch.float64)
+                - 0.5).requires_grad_() for _ in range(3))
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: stateful(q, k, v, None)[2].square().sum()
+        + stateful(q, k, v, None)[1].sum(), (q, k, v))
+    s0 = torch.rand(1, 2, 3, 3, generator=g, dtype=torch.float64,
+                    requires_grad=True)
+    z0 = torch.rand(1, 2, 3, generator=g, dtype=torch.float64) + 0.5
+    assert torch.autograd.gradcheck(
+        lambda s0: lt.linear_attention(q.detach(), k.detach(), v.detach(),
+                                       initial_state=(s0, z0)), (s0,))
+
+
+def test_segments_train_like_the_whole_sequence():
+    # float32, three segments chained through their states (7, 1 and 32
+    # tokens): the outputs, final state and gradients of q, k, v of the
+    # whole sequence, to rounding; no gradient flows where none is asked.
+    g = torch.Generator().manual_seed(13)
+    b, h, n, d, dv = 2, 3, 40, 8, 5
+    x = [torch.rand(b, h, n, e, generator=g) - 0.5 for e in (d, d, dv, dv)]
+    do = x.pop()
+    whole = [t.clone().requires_grad_() for t in x]
+    o, s, z = stateful(*whole, None)
+    (o * do).sum().backward()
+
+    parts = [t.clone().requires_grad_() for t in x]
+    outs, state = [], None
+    for lo, hi in ((0, 7), (7, 8), (8, n)):
+        o_part, s_part, z_part = stateful(
+            *(t[:, :, lo:hi].contiguous() for t in parts), state)
+        outs.append(o_part)
+        state = (s_part, z_part)
+    got = torch.cat(outs, dim=2)
+    (got * do).sum().backward()
+    assert rel_err(got.detach().numpy(), o.detach().numpy()) < 1e-5
+    assert rel_err(state[0].detach().numpy(), s.detach().numpy()) < 1e-5
+    for part, full in zip(parts, whole):
+        assert rel_err(part.grad.numpy(), full.grad.numpy()) < 1e-5
+    want = ref.linear_attention_grad(*(t.double().numpy() for t in x),
+                                     do.double().numpy())
+    for part, w in zip(parts, want):
+        assert rel_err(part.grad.double().numpy(), w) < 1e-4
+    with torch.no_grad():
+        o, (s, z) = lt.linear_attention(*parts, output_final_state=True)
+    assert not (o.requires_grad or s.requires_grad or z.requires_grad)
+
+
+def test_stateful_float16():
+    # float16 data, float32 states, on the CPU: the segments' outputs and
+    # the gradients against float64.
+    g = torch.Generator().manual_seed(14)
+    b, h, n, d = 1, 2, 48, 16
+    x = [(torch.rand(b, h, n, d, generator=g) - 0.5).half() for _ in range(4)]
+    parts = [t.clone().requires_grad_() for t in x[:3]]
+    o1, s, z = stateful(*(t[:, :, :20].contiguous() for t in parts), None)
+    assert o1.dtype == torch.float16 and s.dtype == torch.float32
+    o2, _, _ = stateful(*(t[:, :, 20:].contiguous() for t in parts), (s, z))
+    (torch.cat([o1, o2], dim=2).float() * x[3].float()).sum().backward()
+    exact = [t.double().numpy() for t in x]
+    want = ref.linear_attention_grad(*exact)
+    kappa = normalized_cancellation("elu", *exact, True)
+    for i, (part, w) in enumerate(zip(parts, want)):
+        tol = 8e-3 * (kappa[i == 1] if i < 2 else 1)
+        assert rel_err(part.grad.double().numpy(), w) <= tol
+
+
+def test_stateful_errors():
+    q = torch.rand(1, 1, 3, 4)
+    s, z = torch.zeros(1, 1, 4, 4), torch.zeros(1, 1, 4)
+    with pytest.raises(ValueError, match="need causal=True"):
+        lt.linear_attention(q, q, q, causal=False, output_final_state=True)
+    with pytest.raises(TypeError, match=r"must be a pair \(S, z\)"):
+        lt.linear_attention(q, q, q, initial_state=s)
+    with pytest.raises(TypeError, match="initial_state's S has dtype "
+                                        "float64"):
+        lt.linear_attention(q, q, q, initial_state=(s.double(), z))
+    with pytest.raises(ValueError, match=r"initial_state's z must have "
+                                         r"shape \(1, 1, 4\)"):
+        lt.linear_attention(q, q, q, initial_state=(s, z[..., :3]))
+    with pytest.raises(ValueError, match="initial_state's S is not "
+                                         "contiguous"):
+        lt.linear_attention(q, q, q, initial_state=(s.transpose(2, 3), z))
+
+
+#===------------------------------------------------------------------------===#
 # CUDA tensors (linattn.linear_attention_device)
 #===------------------------------------------------------------------------===#
 
@@ -283,6 +405,42 @@ def test_cuda_autograd(dtype, causal, normalize):
             kappa = normalized_cancellation("elu", *exact, causal)
             tol = max(tol, CUDA_TOL[dtype] * kappa[name == "dk"] / 2)
         assert rel_err(leaf.grad.double().cpu().numpy(), w) <= tol, name
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_cuda_segments(dtype):
+    # Segments chained through their states on the GPU (recurrent_device
+    # forward, linear_attention_grad_device with the states backward): the
+    # whole sequence's outputs, final state and gradients.
+    g = torch.Generator(device="cuda").manual_seed(15)
+    b, h, n, d, dv = 2, 3, 90, 16, 24
+    x = [(torch.rand(b, h, n, e, generator=g, device="cuda") - 0.5).to(dtype)
+         for e in (d, d, dv, dv)]
+    do = x.pop()
+    parts = [t.clone().requires_grad_() for t in x]
+    outs, state = [], None
+    for lo, hi in ((0, 33), (33, 34), (34, n)):
+        o_part, s_part, z_part = stateful(
+            *(t[:, :, lo:hi].contiguous() for t in parts), state)
+        assert s_part.dtype == torch.float32 and s_part.device == do.device
+        outs.append(o_part)
+        state = (s_part, z_part)
+    got = torch.cat(outs, dim=2)
+    (got.float() * do.float()).sum().backward()
+    exact = [t.double().cpu().numpy() for t in x + [do]]
+    want, want_s, _ = ref.causal_linear_attention_rnn(*exact[:3])
+    assert rel_err(got.double().cpu().numpy(), want) <= 2 * CUDA_TOL[dtype]
+    assert rel_err(state[0].double().cpu().numpy(), want_s) <= \
+        2 * CUDA_TOL[dtype]
+    grads = ref.linear_attention_grad(*exact)
+    kappa = normalized_cancellation("elu", *exact, True)
+    for i, (part, w) in enumerate(zip(parts, grads)):
+        assert part.grad.dtype == dtype
+        tol = CUDA_TOL[dtype] * 4
+        if i < 2:
+            tol = max(tol, CUDA_TOL[dtype] * kappa[i == 1] / 2)
+        assert rel_err(part.grad.double().cpu().numpy(), w) <= tol, i
 
 
 @needs_cuda
