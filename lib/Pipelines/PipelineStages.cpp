@@ -43,11 +43,20 @@ void mlir::linattn::addLinalgStage(OpPassManager &pm, bool fuseElementwise) {
 }
 
 void mlir::linattn::addBufferizeStage(OpPassManager &pm, bool deallocate) {
+  // A tensor.empty that is only computed into and then inserted into a
+  // larger tensor becomes a slice of it, so that the computation writes the
+  // larger buffer in place instead of a buffer of its own and a copy (the
+  // columns of [V, 1] and [g, h] in the normalized gradients).
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // What was written in place leaves copies of a subview onto an equal
+  // subview: CSE makes them self-copies, which canonicalization erases.
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   if (deallocate)
     bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());

@@ -158,17 +158,13 @@ struct GradientBuilder {
         [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   }
 
-  /// [x, 1]: `x` [..., X] with a last column of ones, [..., X + 1].
+  /// [x, 1]: `x` [..., X] with a last column of ones, [..., X + 1]: x
+  /// copied into the wider tensor and only the last column filled, so that
+  /// the buffer is written once.
   Value withOnes(Value x) {
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
-    int64_t rank = sizes.size();
-    SmallVector<OpFoldResult> origin(rank, rewriter.getIndexAttr(0)),
-        unit(rank, rewriter.getIndexAttr(1));
-    return createInsertSlice(rewriter, loc, x,
-                             filledTensor(rewriter, loc,
-                                          sizesWithColumn(rewriter, loc, x),
-                                          data, 1.0),
-                             origin, sizes, unit);
+    sizes.back() = rewriter.getIndexAttr(1);
+    return appendColumn(x, filledTensor(rewriter, loc, sizes, data, 1.0));
   }
 
   /// [matrix, column]: `matrix` [..., R, X] with `column` [..., R, 1] as its
@@ -246,8 +242,10 @@ struct GradientBuilder {
 
   /// The scaled result gradients of normalized attention: from dO
   /// [..., N, Dv] and `sums` [..., N, Dv + 1] = [N, D − eps] (attention of
-  /// [V, 1], unnormalized), g = dO / D and [g, h] with h = −(dO·N) / D².
-  std::pair<Value, Value> scaledGradients(Value dout, Value sums, double eps);
+  /// [V, 1], unnormalized), g = dO / D (null unless `withG`) and [g, h] with
+  /// h = −(dO·N) / D².
+  std::pair<Value, Value> scaledGradients(Value dout, Value sums, double eps,
+                                          bool withG);
 
   /// `x` [..., A, B] as [..., B, A].
   Value transpose(Value x) {
@@ -301,7 +299,8 @@ struct GradientBuilder {
 } // namespace
 
 std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
-                                                         double eps) {
+                                                         double eps,
+                                                         bool withG) {
   SmallVector<OpFoldResult> valueSizes =
       tensor::getMixedSizes(rewriter, loc, dout);
   int64_t rank = valueSizes.size();
@@ -347,14 +346,34 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
                 Value product = arith::MulFOp::create(b, l, args[0], args[1]);
                 return arith::AddFOp::create(b, l, args[2], product);
               });
-  // g = dO / D, h = -(dO·N) / D² (the loops' last dimension of size 1).
-  Value g = generic(
-      tensorTypeOf(valueSizes, data), ValueRange{dout, denominators},
-      tensor::EmptyOp::create(rewriter, loc, valueSizes, data),
-      {identity, column, identity}, parallel,
-      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-        return arith::DivFOp::create(b, l, args[0], denominator(b, l, args[1]));
+  // g = dO / D, written by one generic into the first Dv columns of [g, h]
+  // (the queries' and keys' stand-in for dO) and, `withG`, alone (dV's
+  // values), so that [g, h] needs no copy of g.
+  Value wide = tensor::EmptyOp::create(
+      rewriter, loc, sizesWithColumn(rewriter, loc, dout), data);
+  RankedTensorType valueType = tensorTypeOf(valueSizes, data);
+  SmallVector<Value> inits{createExtractSlice(rewriter, loc, valueType, wide,
+                                              origin, valueSizes, unit)};
+  if (withG)
+    inits.push_back(tensor::EmptyOp::create(rewriter, loc, valueSizes, data));
+  SmallVector<AffineMap> maps{identity, column};
+  maps.append(inits.size(), identity);
+  auto scaled = linalg::GenericOp::create(
+      rewriter, loc, TypeRange(ValueRange(inits)),
+      ValueRange{dout, denominators}, inits, maps, parallel,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value quotient = arith::DivFOp::create(
+            b, l, convertFloat(b, l, args[0], state),
+            denominator(b, l, convertFloat(b, l, args[1], state)));
+        linalg::YieldOp::create(
+            b, l,
+            SmallVector<Value>(inits.size(),
+                               convertFloat(b, l, quotient, data)));
       });
+  Value g = withG ? scaled.getResult(1) : Value();
+  Value gh = createInsertSlice(rewriter, loc, scaled.getResult(0), wide, origin,
+                               valueSizes, unit);
+  // h = -(dO·N) / D² (the loops' last dimension of size 1).
   Value h =
       generic(tensorTypeOf(columnSizes, data), ValueRange{dots, denominators},
               tensor::EmptyOp::create(rewriter, loc, columnSizes, data),
@@ -365,7 +384,8 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
                 Value quotient = arith::DivFOp::create(b, l, args[0], square);
                 return arith::NegFOp::create(b, l, quotient);
               });
-  return {g, appendColumn(g, h)};
+  return {g, createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes,
+                               unit)};
 }
 
 namespace {
@@ -486,7 +506,8 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
              tensorTypeOf(sizesWithColumn(rewriter, loc, v), builder.data), f,
              wide, init)
             .getResult();
-    auto [g, gh] = builder.scaledGradients(dout, sums, eps->convertToDouble());
+    auto [g, gh] = builder.scaledGradients(dout, sums, eps->convertToDouble(),
+                                           /*withG=*/true);
     // The reversed scans start from [dS, dz]; dz₀ is the last row of dφ(K)'s
     // final state, dS₀ the dV scan's final state.
     Value finalGrad = ds ? builder.withColumn(ds, dz) : Value();
@@ -737,7 +758,7 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
       if (eps)
         scaled = builder
                      .scaledGradients(dout, builder.readout(fq, summary),
-                                      eps->convertToDouble())
+                                      eps->convertToDouble(), /*withG=*/false)
                      .second;
       dfq = builder.readout(scaled, builder.transpose(summary));
       Value gradSummary = builder.summary(fq, scaled);

@@ -382,6 +382,24 @@ def test_linear_attention_device(rng, backend, memory, element, feature_map,
 
 
 @pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("normalize", [True, False])
+def test_linear_attention_device_wide_state(rng, backend, memory, normalize):
+    # 520 f32 features fit no scan kernel: the token loop launches the
+    # kernels of each step from the host, on device memory throughout.
+    b, h, n, d, dv = 1, 2, 9, 520, 8
+    (q, k, v), exact = device_inputs(
+        rng, memory, "f32", [(b, h, n, d), (b, h, n, d), (b, h, n, dv)],
+        positive=True)
+    out = memory.empty((b, h, n, dv), "f32")
+    linattn.linear_attention_device(q, k, v, out, stream=memory.stream,
+                                    feature_map="identity",
+                                    normalize=normalize, backend=backend)
+    want = ref.linear_attention(*exact, feature_map="identity",
+                                normalize=normalize)
+    assert rel_err(memory.download(out), want) <= DEVICE_TOL["f32"]
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
 @pytest.mark.parametrize("element", ["bf16", "f32"])
 @pytest.mark.parametrize("feature_map,causal,d", [
     ("poly2", True, 4), ("poly2", False, 3), ("favor", True, 16),

@@ -118,16 +118,16 @@ func.func @causal_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v:
 }
 
 // The gradients of normalized attention across sequences: besides the
-// linear form's kernels and the chain rule's, the glue between them ([V, 1]
-// filled and copied into, dO·N, g and h, [g, h], the transposed summaries)
-// is linalg kernels on the stream, between allocations on it; nothing is
-// left to the host.
+// linear form's kernels and the chain rule's, the glue between them (V
+// copied into [V, 1] and its last column filled, dO·N, g written into
+// [g, h], h, the transposed summaries) is linalg kernels on the stream,
+// between allocations on it; nothing is left to the host.
 // STAGE-LABEL: func.func @grad_normalized(
 //  STAGE-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr) {
 //       STAGE: %[[T0:.*]] = builtin.unrealized_conversion_cast %[[STREAM]]
 //       STAGE: %[[VW:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<2x13x5xf32>
-//       STAGE: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @linattn_kernels::@linattn_linalg_fill
-//       STAGE: gpu.launch_func async [%[[T2]]] @linattn_kernels::@linattn_linalg_copy
+//       STAGE: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @linattn_kernels::@linattn_linalg_copy
+//       STAGE: gpu.launch_func async [%[[T2]]] @linattn_kernels::@linattn_linalg_fill
 //       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_kv_summary_elu
 //       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_linalg_generic
 //       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_linalg_transpose
@@ -139,6 +139,23 @@ func.func @causal_bf16(%q: tensor<2x4x?x64xbf16>, %k: tensor<2x4x?x64xbf16>, %v:
 func.func @grad_normalized(%q: tensor<2x7x8xf32>, %k: tensor<2x13x8xf32>, %v: tensor<2x13x4xf32>, %do: tensor<2x7x4xf32>) -> (tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>) {
   %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do normalize(eps = 1.0e-6) : tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>, tensor<2x7x4xf32> -> tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>
   return %dq, %dk, %dv : tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>
+}
+
+// A state column of 520 f32 features fits no scan kernel: the scan becomes
+// its loop over the tokens, which stays on the host as control flow and
+// launches the linalg kernels of each token's step on the stream (slow,
+// several launches a token, but nothing touches device memory on the host).
+// STAGE-LABEL: func.func @wide_scan(
+//       STAGE: scf.for
+//   STAGE-NOT: memref.load
+//   STAGE-NOT: memref.store
+//   STAGE-NOT: memref.copy
+//       STAGE: gpu.launch_func async {{.*}} @linattn_kernels::@linattn_linalg_generic
+//   STAGE-NOT: memref.copy
+//       STAGE: return
+func.func @wide_scan(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x520xf32>, tensor<7x520xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<520x8xf32>, tensor<520xf32>
+  return %o : tensor<7x8xf32>
 }
 
 // A result that is an argument: copied into its out-param on the stream.
@@ -184,6 +201,5 @@ func.func @identity(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 //  HOST-NOT: mgpuStream
 //      HOST: llvm.return
 
-// INVALID: error: device-buffers: 'scf.for' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants)
 // INVALID: error: device-buffers: 'linalg.generic' would run on the host on device memory (every computation must be a GPU kernel: no host fallback, copies or constants): no kernel runs it because output #1 is not indexed by exactly the parallel loops
 // INVALID: error: device-buffers: result #0 of @scalar is not a tensor: results are returned in device buffers

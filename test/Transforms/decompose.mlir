@@ -97,26 +97,32 @@ func.func @scan_grad_reverse_f64(%q: tensor<5x6xf64>, %v: tensor<5x2xf64>)
 // -----
 
 // Normalized: a fourth scan first, of φ(Q), φ(K) and [V, 1] (V inserted into
-// ones), gives N and D - eps; generics make dO·N, g = dO / D and
-// h = -(dO·N) / D²; [g, h] and [V, 1] are the queries and keys of the
-// first two gradient scans, g the values of dV's.
+// an empty tensor, ones filled into its last column only), gives N and
+// D - eps; generics make dO·N, g = dO / D (written alone and into the
+// columns of [g, h] by one generic) and h = -(dO·N) / D²; [g, h] and [V, 1]
+// are the queries and keys of the first two gradient scans, g the values of
+// dV's.
 // CHECK-LABEL: func.func @scan_grad_normalized
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4xf32>, %[[K:.*]]: tensor<2x?x4xf32>, %[[V:.*]]: tensor<2x?x3xf32>, %[[DO:.*]]: tensor<2x?x3xf32>)
-// CHECK: %[[ONES:.*]] = linalg.fill
-// CHECK: %[[V1:.*]] = tensor.insert_slice %[[V]] into %[[ONES]][0, 0, 0] [2, %{{.*}}, 3] [1, 1, 1] : tensor<2x?x3xf32> into tensor<2x?x4xf32>
+// CHECK: %[[ONES:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x?x1xf32>)
+// CHECK: %[[VE:.*]] = tensor.insert_slice %[[V]] into %{{.*}}[0, 0, 0] [2, %{{.*}}, 3] [1, 1, 1] : tensor<2x?x3xf32> into tensor<2x?x4xf32>
+// CHECK: %[[V1:.*]] = tensor.insert_slice %[[ONES]] into %[[VE]][0, 0, 3] [2, %{{.*}}, 1] [1, 1, 1] : tensor<2x?x1xf32> into tensor<2x?x4xf32>
 // CHECK: %[[SUMS:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[Q]], %[[K]], %[[V1]] :
 // CHECK: %[[N:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 0] [2, %{{.*}}, 3]
 // CHECK: %[[D:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 3] [2, %{{.*}}, 1]
 // CHECK: %[[DOT:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[N]] :
-// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[D]] :
+// CHECK: %[[WIDE:.*]] = tensor.empty(%{{.*}}) : tensor<2x?x4xf32>
+// CHECK: %[[COLS:.*]] = tensor.extract_slice %[[WIDE]][0, 0, 0] [2, %{{.*}}, 3]
+// CHECK: %[[G:.*]]:2 = linalg.generic {{.*}} ins(%[[DO]], %[[D]] : {{.*}}) outs(%[[COLS]], %{{.*}} :
 // CHECK: arith.divf
+// CHECK: linalg.yield %[[QUOT:.*]], %[[QUOT]] : f32, f32
+// CHECK: %[[G1:.*]] = tensor.insert_slice %[[G]]#0 into %[[WIDE]][0, 0, 0]
 // CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[DOT]], %[[D]] :
 // CHECK: arith.negf
-// CHECK: %[[G1:.*]] = tensor.insert_slice %[[G]]
 // CHECK: %[[GH:.*]] = tensor.insert_slice %[[H]] into %[[G1]][0, 0, 3]
 // CHECK: %[[DQ:.*]], %{{.*}}, %{{.*}} = linattn.scan forward %[[GH]], %[[V1]], %[[K]] :
 // CHECK: %[[DK:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[V1]], %[[GH]], %[[Q]] :
-// CHECK: %[[DV:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[K]], %[[Q]], %[[G]] :
+// CHECK: %[[DV:.*]], %{{.*}}, %{{.*}} = linattn.scan reverse %[[K]], %[[Q]], %[[G]]#1 :
 // CHECK: return %[[DQ]], %[[DK]], %[[DV]]
 func.func @scan_grad_normalized(%q: tensor<2x?x4xf32>, %k: tensor<2x?x4xf32>, %v: tensor<2x?x3xf32>, %do: tensor<2x?x3xf32>)
     -> (tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32>) {
@@ -170,15 +176,16 @@ func.func @attention_grad_causal_bf16(%q: tensor<2x?x4xbf16>, %k: tensor<2x?x4xb
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x5x4xf32>, %[[K:.*]]: tensor<2x7x4xf32>, %[[V:.*]]: tensor<2x7x3xf32>, %[[DO:.*]]: tensor<2x5x3xf32>)
 // CHECK: %[[FQ:.*]] = linattn.feature_map relu %[[Q]]
 // CHECK: %[[FK:.*]] = linattn.feature_map relu %[[K]]
-// CHECK: %[[V1:.*]] = tensor.insert_slice %[[V]] into %{{.*}}[0, 0, 0] [2, 7, 3] [1, 1, 1] : tensor<2x7x3xf32> into tensor<2x7x4xf32>
+// CHECK: %[[VE:.*]] = tensor.insert_slice %[[V]] into %{{.*}}[0, 0, 0] [2, 7, 3] [1, 1, 1] : tensor<2x7x3xf32> into tensor<2x7x4xf32>
+// CHECK: %[[V1:.*]] = tensor.insert_slice %{{.*}} into %[[VE]][0, 0, 3] [2, 7, 1] [1, 1, 1] : tensor<2x7x1xf32> into tensor<2x7x4xf32>
 // CHECK: %[[S:.*]], %{{.*}} = linattn.kv_summary %[[FK]], %[[V1]] : tensor<2x7x4xf32>, tensor<2x7x4xf32> -> tensor<2x4x4xf32>, tensor<2x4xf32>
 // CHECK: %[[SUMS:.*]] = linattn.query_readout %[[FQ]], %[[S]] : tensor<2x5x4xf32>, tensor<2x4x4xf32> -> tensor<2x5x4xf32>
 // CHECK: %[[NUM:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 0] [2, 5, 3]
 // CHECK: %[[DEN:.*]] = tensor.extract_slice %[[SUMS]][0, 0, 3] [2, 5, 1]
 // CHECK: %[[DOTS:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[NUM]] :
-// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[DEN]] :
-// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[DOTS]], %[[DEN]] :
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[DEN]] : {{.*}}) outs(%{{.*}} : tensor<2x5x3xf32>)
 // CHECK: %[[G1:.*]] = tensor.insert_slice %[[G]] into
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[DOTS]], %[[DEN]] :
 // CHECK: %[[GH:.*]] = tensor.insert_slice %[[H]] into %[[G1]][0, 0, 3] [2, 5, 1]
 // CHECK: %[[ST:.*]] = linalg.transpose ins(%[[S]] : tensor<2x4x4xf32>) outs(%{{.*}} : tensor<2x4x4xf32>) permutation = [0, 2, 1]
 // CHECK: %[[DFQ:.*]] = linattn.query_readout %[[GH]], %[[ST]] : tensor<2x5x4xf32>, tensor<2x4x4xf32> -> tensor<2x5x4xf32>

@@ -1,16 +1,6 @@
 // Functions linattn-lower-to-nvvm{device-buffers} rejects
 // (linattn-lower-to-nvvm-device-buffers.mlir).
 
-// A state column of 520 f32 features fits no scan kernel: the scan would
-// run on the host (its loop over the tokens; the linalg ops in it are
-// kernels).
-func.func @wide_scan(%fq: tensor<7x520xf32>, %fk: tensor<7x520xf32>, %v: tensor<7x8xf32>) -> tensor<7x8xf32> {
-  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<7x520xf32>, tensor<7x520xf32>, tensor<7x8xf32> -> tensor<7x8xf32>, tensor<520x8xf32>, tensor<520xf32>
-  return %o : tensor<7x8xf32>
-}
-
-// -----
-
 // Both loops parallel, but the output is indexed by the first only: every
 // point of a row writes the same element, so no kernel of one thread per
 // point runs it.
