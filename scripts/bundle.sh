@@ -15,7 +15,8 @@
 #   lib/libLinAttnCAPI.so                  the C API for the Python package,
 #                                          MLIR and LLVM linked in statically
 #   lib/                                   linattn's CUDA and mock runtimes,
-#                                          memrefCopy, LLVM's OpenMP runtime,
+#                                          memrefCopy, the caching host
+#                                          allocator, LLVM's OpenMP runtime,
 #                                          the Python package's native calls
 #   lib/stubs/libz3.so.4                   an empty library: FileCheck, not
 #                                          and count name Z3 but use none of it
@@ -53,6 +54,7 @@ for lib in "$build"/bundle/lib/libLinAttnCAPI.so \
            "$build"/lib/liblinattn_cuda_runtime.so \
            "$build"/lib/liblinattn_mock_gpu_runtime.so \
            "$build"/lib/liblinattn_runner_utils.so \
+           "$build"/lib/liblinattn_host_allocator.so \
            "$build"/lib/_linattn_call.abi3.so; do
   [[ -f "$lib" ]] && cp "$lib" "$dest/lib/"
 done

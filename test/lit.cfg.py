@@ -64,6 +64,11 @@ if lacked:
     config.available_features.add("host-lacks-isa-feature")
     config.substitutions.append(("%host_lacked_feature", lacked))
 
+# MLIR's headers, for programs that include linattn's C API headers
+# (they include mlir-c/Support.h).
+config.substitutions.append(
+    ("%mlir_include_dir", config.mlir_include_dirs.split(";")[0]))
+
 # Debian's own mlir-opt (not linattn-opt) and the plugin it loads: the Plugin
 # tests check that linattn works inside an upstream tool.
 config.substitutions.append(

@@ -4,7 +4,7 @@
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 /*
- * Host memory for JIT-compiled code. Code lowered by linattn-lower-to-cpu
+ * Host memory for compiled code. Code lowered by linattn-lower-to-cpu
  * (and the host side of linattn-lower-to-nvvm) calls `malloc`,
  * `aligned_alloc` and `free` for every buffer it allocates. A call of a
  * large kernel allocates and frees its intermediates, each megabytes big,
@@ -14,7 +14,9 @@
  *
  * Binding those three names to the functions below in a JIT (for MLIR's C
  * API: `mlirExecutionEngineRegisterSymbol` before
- * `mlirExecutionEngineInitialize`) keeps freed blocks of at least 128 KiB
+ * `mlirExecutionEngineInitialize`), or ahead of time with
+ * `linattn-compile --host-allocator=caching` (which links
+ * liblinattn_host_allocator.so), keeps freed blocks of at least 128 KiB
  * in a cache, up to a limit, and hands them out again to requests of about
  * their size (at most a quarter larger). Every block is one the C library's
  * `malloc` or `aligned_alloc` returned, so results handed to a caller may

@@ -17,7 +17,9 @@
 //                       libraries, as a response file: `cc main.c x.o @f`).
 // Runtime libraries are found from the calls the code makes: MLIR's C runner
 // utilities (memrefCopy), the OpenMP runtime (__kmpc_*, --openmp=auto|on|off),
-// MLIR's async runtime and linattn's GPU runtime (mgpu*, --gpu-runtime).
+// MLIR's async runtime, linattn's GPU runtime (mgpu*, --gpu-runtime) and
+// its caching host allocator (linattnHost*: --host-allocator=caching binds
+// the code's malloc, aligned_alloc and free to it, as the JIT does).
 //
 // --target=cuda lowers with `linattn-lower-to-nvvm{device-buffers=true}`
 // instead: the entry points take device buffers, results as out-params and
@@ -155,6 +157,18 @@ static cl::opt<OpenMPMode>
                       clEnumValN(OpenMPMode::On, "on", "always"),
                       clEnumValN(OpenMPMode::Off, "off", "never")),
            cl::cat(toolOptions));
+enum class HostAllocator { System, Caching };
+static cl::opt<HostAllocator> hostAllocator(
+    "host-allocator",
+    cl::desc("What the compiled code's malloc, aligned_alloc and free are"),
+    cl::init(HostAllocator::System),
+    cl::values(clEnumValN(HostAllocator::System, "system",
+                          "the C library's (default)"),
+               clEnumValN(HostAllocator::Caching, "caching",
+                          "linattn's caching host allocator "
+                          "(liblinattn_host_allocator.so): freed blocks of "
+                          "128 KiB or more are reused")),
+    cl::cat(toolOptions));
 static cl::opt<std::string>
     linker("linker",
            cl::desc("Compiler driver that links --shared, with its own "
@@ -419,7 +433,7 @@ static std::string gpuRuntimeLibrary() {
 /// The libraries the code calls into, as linker arguments.
 static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
   bool runnerUtils = false, omp = openmp == OpenMPMode::On, async = false,
-       gpu = false;
+       gpu = false, hostCache = false;
   for (const llvm::Function &f : module) {
     if (!f.isDeclaration() || f.isIntrinsic())
       continue;
@@ -434,6 +448,8 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
       async = true;
     if (name.starts_with("mgpu"))
       gpu = true;
+    if (name.starts_with("linattnHost"))
+      hostCache = true;
   }
   std::vector<std::string> args;
   StringRef libDir = LINATTN_LLVM_LIBRARY_DIR;
@@ -473,8 +489,31 @@ static std::vector<std::string> runtimeLinkArgs(const llvm::Module &module) {
     args.push_back(
         ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
   }
+  if (hostCache) {
+    std::string built = LINATTN_RUNTIME_DIR "/liblinattn_host_allocator.so";
+    std::string library = linattn_tools::findToolLibrary(
+                              linattn_tools::toolLibraryDir(nullptr), built)
+                              .value_or(built);
+    args.push_back(library);
+    args.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
+  }
   args.push_back("-lm");
   return args;
+}
+
+/// Renames the code's calls of the C library's allocator to linattn's
+/// caching host allocator (linattn-c/HostAllocator.h), which returns the C
+/// library's blocks, so a caller may still `free` the results.
+static void bindHostAllocator(llvm::Module &module) {
+  for (auto [libc, cached] :
+       {std::pair<StringRef, StringRef>{"malloc", "linattnHostMalloc"},
+        {"aligned_alloc", "linattnHostAlignedAlloc"},
+        {"free", "linattnHostFree"}}) {
+    llvm::Function *function = module.getFunction(libc);
+    if (function && function->isDeclaration())
+      function->setName(cached);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -606,6 +645,9 @@ static int compile(MLIRContext &context) {
                                             /*sizeLevel=*/0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  // After optimization, which knows what malloc and free do by their names.
+  if (hostAllocator == HostAllocator::Caching)
+    bindHostAllocator(*llvmModule);
 
   // Write -o.
   std::error_code ec;
