@@ -135,6 +135,15 @@ def configurations():
                "linear-kernel=scalar", long, "scalar kv_summary, query_readout"),
         Config("step-f32", "step", "f32", "", (8, 32, 128),
                "decode step, B8·H32·D128"),
+        Config("grad-bf16", "grad", "bf16", "sequence-parallel-blocks=0",
+               long, "backward: feature maps, three chunked scans, chain "
+               "rules"),
+        Config("grad-bf16-normalized", "grad-normalized", "bf16",
+               "sequence-parallel-blocks=0", long,
+               "backward, normalized: a fourth scan of [V, 1], the scaling "
+               "kernels (linattn-gpu-linalg-kernels), 65-wide scans"),
+        Config("grad-f32", "grad", "f32", "scan-kernel=recurrent", long,
+               "backward, strict fp32 scans"),
     ]
 
 
@@ -183,6 +192,9 @@ def run(config, args, rng):
         b, h, t, d = config.shape
         if config.kind == "noncausal":
             text = aot.linear_module(b, h, t, d, config.dtype)
+        elif config.kind.startswith("grad"):
+            text = aot.grad_module(b, h, t, d, config.dtype,
+                                   normalized=config.kind == "grad-normalized")
         else:
             text = aot.scan_module(b, h, t, d, config.dtype,
                                    normalized=config.kind == "normalized")
@@ -200,10 +212,13 @@ def run(config, args, rng):
         values += [rng.uniform(0, 1, shapes[3]), rng.uniform(1, 2, shapes[4])]
         results = [np.empty(s, np.float32) for s in ((b, h, d), (b, h, d, d), (b, h, d))]
     else:
-        values = [rng.uniform(-1, 1, (b, h, t, d)) for _ in range(3)]
+        grad = config.kind.startswith("grad")
+        values = [rng.uniform(-1, 1, (b, h, t, d))
+                  for _ in range(4 if grad else 3)]
         results = [np.empty((b, h, t, d),
                             np.uint16 if config.dtype == "bf16" else
-                            np.float16 if config.dtype == "f16" else np.float32)]
+                            np.float16 if config.dtype == "f16" else np.float32)
+                   for _ in range(3 if grad else 1)]
     encoded = [encode(x, config.dtype) for x in values]
     held = [e[1] for e in encoded]
     buffers = [device.to_device(np.ascontiguousarray(e[0])) for e in encoded]
@@ -231,6 +246,9 @@ def run(config, args, rng):
         o = (np.einsum("bhf,bhfd->bhd", fq, s1) /
              (np.einsum("bhf,bhf->bh", fq, z1)[..., None] + 1e-6))
         refs = [o, s1, z1]
+    elif config.kind.startswith("grad"):
+        refs = aot.reference_grad(
+            *held, eps=1e-6 if config.kind == "grad-normalized" else None)
     else:
         refs = [aot.reference(*held, causal=config.kind != "noncausal",
                               eps=1e-6 if config.kind == "normalized" else None)]
@@ -238,7 +256,11 @@ def run(config, args, rng):
                 for r, ref in zip(results, refs))
     with open(profile) as f:
         launches = [json.loads(line) for line in f]
-    return launches, error
+    # The function's own traffic: its arguments read and results written
+    # once.
+    function_bytes = sum(e[0].nbytes for e in encoded) + sum(
+        r.nbytes for r in results)
+    return launches, error, function_bytes
 
 
 #===------------------------------------------------------------------------===#
@@ -307,6 +329,28 @@ def markdown(results):
         "(1.00: conflict-free) and in thousands, and mma.sync instructions. Exact counts of "
         "the kernels' accesses at the shape run; no timing.",
         "",
+        "## Per call",
+        "",
+        "The launches of a call together: their compulsory bytes against the "
+        "function's own (its arguments read and its results written once), "
+        "and the bytes their warps move.",
+        "",
+        "| configuration | shape | launches | function MiB | compulsory MiB | "
+        "compulsory / function | moved MiB |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        shape = "·".join(str(s) for s in r["shape"])
+        compulsory = sum(k["compulsory_bytes"] for k in r["kernels"])
+        moved = sum(k["global_bytes_moved"] for k in r["kernels"])
+        lines.append(
+            f"| {r['name']} | {shape} | {len(r['kernels'])} | "
+            f"{mib(r['function_bytes'])} | {mib(compulsory)} | "
+            f"{compulsory / r['function_bytes']:.2f} | {mib(moved)} |")
+    lines += [
+        "",
+        "## Per kernel",
+        "",
         "| configuration | shape | kernel | grid × block | compulsory MiB | "
         "moved MiB | moved / compulsory | prefetched MiB | sectors / fewest | "
         "shared wavefronts / fewest | shared wavefronts (K) | mma.sync | error |",
@@ -362,7 +406,7 @@ def main():
     for config in configurations():
         if only and config.name not in only:
             continue
-        launches, error = run(config, args, rng)
+        launches, error, function_bytes = run(config, args, rng)
         tolerance = 2e-2 if config.dtype in ("bf16", "f16") else (
             4e-3 if "tf32" in config.options else 1e-4)
         ok = error <= tolerance
@@ -370,7 +414,8 @@ def main():
         kernels = [summarize(launch, "tf32" in config.options) for launch in launches]
         results.append({"name": config.name, "shape": config.shape,
                         "options": config.options, "note": config.note,
-                        "error": error, "ok": ok, "kernels": kernels})
+                        "error": error, "ok": ok, "kernels": kernels,
+                        "function_bytes": function_bytes})
         print(f"{'ok' if ok else 'FAIL'} {config.name}: error {error:.1e}, "
               f"{len(kernels)} launches", flush=True)
     os.makedirs(args.out_dir, exist_ok=True)

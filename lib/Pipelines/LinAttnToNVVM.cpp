@@ -50,14 +50,20 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   // The fast forms. The GPU has kernels for the linear and scan forms only,
   // so every non-causal product is reassociated.
   // The gradients through elu, relu and identity have a kernel: kept as
-  // ops until the conversion.
+  // ops until the conversion. The normalized gradients' [V, 1] and [g, h]
+  // are padded to a multiple of 16 columns, so that the scans that take
+  // them as queries and keys run on the tensor-core kernels (which need
+  // multiples of 16 features) rather than the recurrent one.
+  LinAttnDecomposePassOptions decompose;
+  decompose.keepElementwiseGrads = true;
+  decompose.columnMultiple = 16;
+  decompose.columnMultipleF32 = options.tf32;
   if (options.rewriteForms)
-    addRewriteFormsStage(pm, ReassociateMode::Always,
-                         /*keepElementwiseGrads=*/true);
+    addRewriteFormsStage(pm, ReassociateMode::Always, decompose);
 
   // Kernels for what has one (linattn.attention decomposed first, so that its
   // parts get kernels too); the rest to linalg for the host.
-  pm.addPass(createLinAttnDecomposePass({/*keepElementwiseGrads=*/true}));
+  pm.addPass(createLinAttnDecomposePass(decompose));
   ConvertLinAttnToGPUPassOptions kernels;
   kernels.chip = options.chip;
   kernels.scanTile = options.scanTile;

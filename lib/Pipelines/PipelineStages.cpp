@@ -21,11 +21,11 @@
 using namespace mlir;
 using namespace mlir::linattn;
 
-void mlir::linattn::addRewriteFormsStage(OpPassManager &pm,
-                                         ReassociateMode mode,
-                                         bool keepElementwiseGrads) {
+void mlir::linattn::addRewriteFormsStage(
+    OpPassManager &pm, ReassociateMode mode,
+    const LinAttnDecomposePassOptions &decompose) {
   pm.addPass(createLinAttnRaisePass());
-  pm.addPass(createLinAttnDecomposePass({keepElementwiseGrads}));
+  pm.addPass(createLinAttnDecomposePass(decompose));
   pm.addPass(createLinAttnMaskedToScanPass());
   LinAttnReassociatePassOptions reassociate;
   reassociate.mode = mode;

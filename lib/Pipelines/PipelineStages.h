@@ -21,9 +21,9 @@ namespace linattn {
 
 /// The fast form of each computation: attention written in linalg is raised,
 /// causal attention becomes a scan, the rest is reassociated (`mode`); the
-/// gradients through elementwise maps stay ops with `keepElementwiseGrads`.
+/// gradients are decomposed with `decompose`'s options.
 void addRewriteFormsStage(OpPassManager &pm, ReassociateMode mode,
-                          bool keepElementwiseGrads = false);
+                          const LinAttnDecomposePassOptions &decompose = {});
 
 /// What no kernel took: linattn -> linalg on tensors, cleaned up and, when
 /// `fuseElementwise`, with elementwise producers fused where that repeats no

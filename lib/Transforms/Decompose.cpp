@@ -92,33 +92,83 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
 };
 } // namespace
 
-/// The sizes of `value` with the last one plus 1: room for a column of
-/// ones or of h.
-static SmallVector<OpFoldResult> sizesWithColumn(OpBuilder &builder,
-                                                 Location loc, Value value) {
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, value);
-  OpFoldResult last = sizes.back();
-  if (std::optional<int64_t> size = getConstantIntValue(last))
-    sizes.back() = builder.getIndexAttr(*size + 1);
-  else
-    sizes.back() =
-        arith::AddIOp::create(builder, loc, cast<Value>(last),
-                              arith::ConstantIndexOp::create(builder, loc, 1))
-            .getResult();
-  return sizes;
-}
-
 namespace {
+/// How wide the normalized gradients make [V, 1] and [g, h]: Dv + 1
+/// columns, rounded up with zero columns to a multiple of `multiple` for
+/// f16 and bf16 data (and f32 data with `f32`), where Dv is static. The
+/// GPU's tensor-core scans take only multiples of 16 features; a zero
+/// feature adds nothing to a score or a state.
+struct WideColumns {
+  int64_t multiple = 1;
+  bool f32 = false;
+};
+
 /// What the gradients' decompositions build with: the rewriter and location,
 /// the data type and the type sums are formed in (f32 for 16-bit data).
 struct GradientBuilder {
   PatternRewriter &rewriter;
   Location loc;
   Type data, state;
+  /// The width [V, 1] and [g, h] are padded to a multiple of (1: none).
+  int64_t multiple;
 
-  GradientBuilder(PatternRewriter &rewriter, Location loc, Type data)
+  GradientBuilder(PatternRewriter &rewriter, Location loc, Type data,
+                  WideColumns wide = {})
       : rewriter(rewriter), loc(loc), data(data),
-        state(getAccumulatorType(data)) {}
+        state(getAccumulatorType(data)),
+        multiple(data.isF16() || data.isBF16() || (wide.f32 && data.isF32())
+                     ? std::max<int64_t>(wide.multiple, 1)
+                     : 1) {}
+
+  /// The width of [x, 1] for x of static width `size` (dynamic: dynamic).
+  int64_t wideSize(int64_t size) const {
+    if (ShapedType::isDynamic(size))
+      return size;
+    return llvm::divideCeil(size + 1, multiple) * multiple;
+  }
+
+  /// The sizes of `value` with the last one widened (`wideSize`; plus 1
+  /// where dynamic): room for a column of ones or of h, and zero columns.
+  SmallVector<OpFoldResult> wideSizes(Value value) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, value);
+    OpFoldResult last = sizes.back();
+    if (std::optional<int64_t> size = getConstantIntValue(last))
+      sizes.back() = rewriter.getIndexAttr(wideSize(*size));
+    else
+      sizes.back() = arith::AddIOp::create(
+                         rewriter, loc, cast<Value>(last),
+                         arith::ConstantIndexOp::create(rewriter, loc, 1))
+                         .getResult();
+    return sizes;
+  }
+
+  /// `wide` [..., W] with zeros in its columns from `from` on (none where
+  /// W is dynamic or `from` reaches it).
+  Value zeroColumnsFrom(Value wide, int64_t from) {
+    auto type = cast<RankedTensorType>(wide.getType());
+    int64_t width = type.getShape().back();
+    if (ShapedType::isDynamic(width) || from >= width)
+      return wide;
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, wide);
+    int64_t rank = sizes.size();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        unit(rank, rewriter.getIndexAttr(1));
+    offsets.back() = rewriter.getIndexAttr(from);
+    sizes.back() = rewriter.getIndexAttr(width - from);
+    // Filled where they stand (a slice of `wide`): a fill of a fresh tensor
+    // would be one value wherever such columns are, which CSE merges, and
+    // all but one of its insertions would then be copies.
+    Value columns = createExtractSlice(
+        rewriter, loc, tensorTypeOf(sizes, type.getElementType()), wide,
+        offsets, sizes, unit);
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, zero, columns).getResult(0);
+    return createInsertSlice(rewriter, loc, filled, wide, offsets, sizes, unit);
+  }
 
   /// A linalg.generic whose body gets its arguments converted to the state
   /// type and whose yielded value is converted to `resultType`'s elements.
@@ -158,17 +208,17 @@ struct GradientBuilder {
         [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   }
 
-  /// [x, 1]: `x` [..., X] with a last column of ones, [..., X + 1]: x
-  /// copied into the wider tensor and only the last column filled, so that
-  /// the buffer is written once.
+  /// [x, 1]: `x` [..., X] with a column of ones (then zero columns,
+  /// `wideSize`): x copied into the wider tensor and only the other columns
+  /// filled, so that the buffer is written once.
   Value withOnes(Value x) {
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
     sizes.back() = rewriter.getIndexAttr(1);
     return appendColumn(x, filledTensor(rewriter, loc, sizes, data, 1.0));
   }
 
-  /// [matrix, column]: `matrix` [..., R, X] with `column` [..., R, 1] as its
-  /// last column, [..., R, X + 1].
+  /// [matrix, column]: `matrix` [..., R, X] with `column` [..., R, 1] as
+  /// its column X, then zero columns ([..., R, wideSize(X)]).
   Value appendColumn(Value matrix, Value column) {
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, matrix);
@@ -178,18 +228,20 @@ struct GradientBuilder {
         unit(rank, rewriter.getIndexAttr(1));
     Value wide = createInsertSlice(
         rewriter, loc, matrix,
-        tensor::EmptyOp::create(
-            rewriter, loc, sizesWithColumn(rewriter, loc, matrix), element),
+        tensor::EmptyOp::create(rewriter, loc, wideSizes(matrix), element),
         origin, sizes, unit);
     SmallVector<OpFoldResult> columnSizes(sizes), lastColumn(origin);
     columnSizes.back() = rewriter.getIndexAttr(1);
     lastColumn.back() = sizes.back();
-    return createInsertSlice(rewriter, loc, column, wide, lastColumn,
+    wide = createInsertSlice(rewriter, loc, column, wide, lastColumn,
                              columnSizes, unit);
+    int64_t width = cast<RankedTensorType>(matrix.getType()).getShape().back();
+    return ShapedType::isDynamic(width) ? wide
+                                        : zeroColumnsFrom(wide, width + 1);
   }
 
   /// [matrix, vector]: `matrix` [..., R, X] with `vector` [..., R] as its
-  /// last column, [..., R, X + 1], in `matrix`'s element type.
+  /// column X (then zero columns, `wideSize`), in `matrix`'s element type.
   Value withColumn(Value matrix, Value vector) {
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, matrix);
@@ -241,9 +293,9 @@ struct GradientBuilder {
   }
 
   /// The scaled result gradients of normalized attention: from dO
-  /// [..., N, Dv] and `sums` [..., N, Dv + 1] = [N, D − eps] (attention of
-  /// [V, 1], unnormalized), g = dO / D (null unless `withG`) and [g, h] with
-  /// h = −(dO·N) / D².
+  /// [..., N, Dv] and `sums` [..., N, wideSize(Dv)] = [N, D − eps, 0...]
+  /// (attention of [V, 1], unnormalized), g = dO / D (null unless `withG`)
+  /// and [g, h] (then zero columns) with h = −(dO·N) / D².
   std::pair<Value, Value> scaledGradients(Value dout, Value sums, double eps,
                                           bool withG);
 
@@ -349,8 +401,7 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
   // g = dO / D, written by one generic into the first Dv columns of [g, h]
   // (the queries' and keys' stand-in for dO) and, `withG`, alone (dV's
   // values), so that [g, h] needs no copy of g.
-  Value wide = tensor::EmptyOp::create(
-      rewriter, loc, sizesWithColumn(rewriter, loc, dout), data);
+  Value wide = tensor::EmptyOp::create(rewriter, loc, wideSizes(dout), data);
   RankedTensorType valueType = tensorTypeOf(valueSizes, data);
   SmallVector<Value> inits{createExtractSlice(rewriter, loc, valueType, wide,
                                               origin, valueSizes, unit)};
@@ -384,8 +435,11 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
                 Value quotient = arith::DivFOp::create(b, l, args[0], square);
                 return arith::NegFOp::create(b, l, quotient);
               });
-  return {g, createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes,
-                               unit)};
+  gh = createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes, unit);
+  int64_t dv = cast<RankedTensorType>(dout.getType()).getShape().back();
+  if (!ShapedType::isDynamic(dv))
+    gh = zeroColumnsFrom(gh, dv + 1);
+  return {g, gh};
 }
 
 namespace {
@@ -402,7 +456,8 @@ namespace {
 /// (transposed for dφ(K)), and the initial state's gradients are final
 /// states of the latter.
 struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeScanGrad(MLIRContext *context, WideColumns wide)
+      : OpRewritePattern(context), wide(wide) {}
 
   LogicalResult matchAndRewrite(ScanGradOp op,
                                 PatternRewriter &rewriter) const override {
@@ -429,7 +484,8 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
     int64_t f = lastOf(
                 {fq, fk, op.getQueryFeaturesGrad(), op.getKeyFeaturesGrad()}),
             dv = lastOf({v, dout, op.getValuesGrad()});
-    GradientBuilder builder(rewriter, loc, types.front().getElementType());
+    GradientBuilder builder(rewriter, loc, types.front().getElementType(),
+                            wide);
 
     ScanDirection same = op.getDirection();
     ScanDirection other =
@@ -498,23 +554,22 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
     }
 
     // [V, 1], and the scan that gives [N, D - eps] with it, from [S₀, z₀].
-    int64_t wide = ShapedType::isDynamic(dv) ? dv : dv + 1;
+    int64_t width = builder.wideSize(dv);
     Value valuesAndOne = builder.withOnes(v);
     Value init = s0 ? builder.withColumn(s0, z0) : Value();
     Value sums =
         scan(same, fq, fk, valuesAndOne,
-             tensorTypeOf(sizesWithColumn(rewriter, loc, v), builder.data), f,
-             wide, init)
+             tensorTypeOf(builder.wideSizes(v), builder.data), f, width, init)
             .getResult();
     auto [g, gh] = builder.scaledGradients(dout, sums, eps->convertToDouble(),
                                            /*withG=*/true);
     // The reversed scans start from [dS, dz]; dz₀ is the last row of dφ(K)'s
     // final state, dS₀ the dV scan's final state.
     Value finalGrad = ds ? builder.withColumn(ds, dz) : Value();
-    Value dfq = scan(same, gh, valuesAndOne, fk, queryGradType, wide, f,
+    Value dfq = scan(same, gh, valuesAndOne, fk, queryGradType, width, f,
                      transposed(init))
                     .getResult();
-    ScanOp dfkScan = scan(other, valuesAndOne, gh, fq, keyGradType, wide, f,
+    ScanOp dfkScan = scan(other, valuesAndOne, gh, fq, keyGradType, width, f,
                           transposed(finalGrad));
     ScanOp dvScan = scan(other, fk, fq, g, valueGradType, f, dv, ds);
     SmallVector<Value> results{dfq, dfkScan.getResult(), dvScan.getResult()};
@@ -527,6 +582,9 @@ struct DecomposeScanGrad : OpRewritePattern<ScanGradOp> {
     replace(results);
     return success();
   }
+
+private:
+  WideColumns wide;
 };
 
 /// linattn.feature_map_grad -> the chain rule of its description: an
@@ -723,7 +781,8 @@ private:
 /// respect to the features (a scan_grad with `causal`, the linear form's
 /// otherwise: see the op's description), and feature_map_grad for Q and K.
 struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeAttentionGrad(MLIRContext *context, WideColumns wide)
+      : OpRewritePattern(context), wide(wide) {}
 
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
@@ -748,7 +807,8 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
       dv = scanGrad.getValuesGrad();
     } else {
       GradientBuilder builder(
-          rewriter, loc, cast<RankedTensorType>(v.getType()).getElementType());
+          rewriter, loc, cast<RankedTensorType>(v.getType()).getElementType(),
+          wide);
       std::optional<APFloat> eps = op.getEps();
       // Normalized: [V, 1] for V and [g, h] for dO (scan_grad's reasoning
       // without the mask); dV takes dS's columns of g alone.
@@ -787,6 +847,9 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
     rewriter.replaceOp(op, {dq, dk, dv});
     return success();
   }
+
+private:
+  WideColumns wide;
 };
 
 struct LinAttnDecomposePass
@@ -794,7 +857,8 @@ struct LinAttnDecomposePass
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecomposePatterns(patterns, keepElementwiseGrads);
+    populateDecomposePatterns(
+        patterns, {keepElementwiseGrads, columnMultiple, columnMultipleF32});
     // Gradients decompose into ops that decompose further.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
                                      getRewriteOnlyConfig())))
@@ -803,10 +867,12 @@ struct LinAttnDecomposePass
 };
 } // namespace
 
-void mlir::linattn::populateDecomposePatterns(RewritePatternSet &patterns,
-                                              bool keepElementwiseGrads) {
-  patterns.add<DecomposeAttention, DecomposeAttentionGrad, DecomposeScanGrad>(
-      patterns.getContext());
+void mlir::linattn::populateDecomposePatterns(
+    RewritePatternSet &patterns, const LinAttnDecomposePassOptions &options) {
+  WideColumns wide{options.columnMultiple, options.columnMultipleF32};
+  patterns.add<DecomposeAttention>(patterns.getContext());
+  patterns.add<DecomposeAttentionGrad, DecomposeScanGrad>(patterns.getContext(),
+                                                          wide);
   patterns.add<DecomposeFeatureMapGrad>(patterns.getContext(),
-                                        keepElementwiseGrads);
+                                        options.keepElementwiseGrads);
 }

@@ -141,6 +141,31 @@ func.func @grad_normalized(%q: tensor<2x7x8xf32>, %k: tensor<2x13x8xf32>, %v: te
   return %dq, %dk, %dv : tensor<2x7x8xf32>, tensor<2x13x8xf32>, tensor<2x13x4xf32>
 }
 
+// bf16 normalized gradients: [V, 1] and [g, h] padded to 80 columns with
+// zeros, so that all four scans, those that take them as queries and keys
+// too, run on the tensor-core kernels (chunked or sequence-parallel), none
+// on the recurrent one.
+// STAGE-LABEL: func.func @grad_normalized_bf16(
+//   STAGE-NOT: @linattn_scan_forward
+//   STAGE-NOT: @linattn_scan_reverse
+//       STAGE: @linattn_kernels::@linattn_scan_chunked{{(_wide)?}}_forward_elu
+//   STAGE-NOT: @linattn_scan_forward
+//   STAGE-NOT: @linattn_scan_reverse
+//       STAGE: @linattn_kernels::@linattn_scan_chunked{{(_wide)?}}_forward_features
+//   STAGE-NOT: @linattn_scan_forward
+//   STAGE-NOT: @linattn_scan_reverse
+//       STAGE: @linattn_kernels::@linattn_scan_chunked{{(_wide)?}}_reverse_features
+//   STAGE-NOT: @linattn_scan_forward
+//   STAGE-NOT: @linattn_scan_reverse
+//       STAGE: @linattn_kernels::@linattn_scan_chunked{{(_wide)?}}_reverse_elu
+//   STAGE-NOT: @linattn_scan_forward
+//   STAGE-NOT: @linattn_scan_reverse
+//       STAGE: return
+func.func @grad_normalized_bf16(%q: tensor<2x?x64xbf16>, %k: tensor<2x?x64xbf16>, %v: tensor<2x?x64xbf16>, %do: tensor<2x?x64xbf16>) -> (tensor<2x?x64xbf16>, tensor<2x?x64xbf16>, tensor<2x?x64xbf16>) {
+  %dq, %dk, %dv = linattn.attention_grad elu %q, %k, %v, %do causal normalize(eps = 1.0e-6) : tensor<2x?x64xbf16>, tensor<2x?x64xbf16>, tensor<2x?x64xbf16>, tensor<2x?x64xbf16> -> tensor<2x?x64xbf16>, tensor<2x?x64xbf16>, tensor<2x?x64xbf16>
+  return %dq, %dk, %dv : tensor<2x?x64xbf16>, tensor<2x?x64xbf16>, tensor<2x?x64xbf16>
+}
+
 // A state column of 520 f32 features fits no scan kernel: the scan becomes
 // its loop over the tokens, which stays on the host as control flow and
 // launches the linalg kernels of each token's step on the stream (slow,

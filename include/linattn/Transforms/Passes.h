@@ -41,9 +41,9 @@ enum class ReassociateMode {
 /// `linattn.scan_grad` into three `linattn.scan`s, `linattn.attention_grad`
 /// into feature maps, feature gradients and `linattn.feature_map_grad`, and
 /// that into `linalg.generic`s (but for the elementwise maps with
-/// `keepElementwiseGrads`).
+/// `keepElementwiseGrads`); the pass's options.
 void populateDecomposePatterns(RewritePatternSet &patterns,
-                               bool keepElementwiseGrads = false);
+                               const LinAttnDecomposePassOptions &options = {});
 
 /// Adds the pattern that rewrites `linattn.apply_scores` of a non-causal
 /// `linattn.scores` into `linattn.kv_summary` + `linattn.query_readout`:

@@ -55,7 +55,15 @@ def LinAttnDecomposePass : Pass<"linattn-decompose"> {
     Option<"keepElementwiseGrads", "keep-elementwise-grads", "bool",
            /*default=*/"false",
            "Leave linattn.feature_map_grad of the elementwise maps (elu, relu, "
-           "identity) as it is, for a backend with a kernel of it (the GPU's)">
+           "identity) as it is, for a backend with a kernel of it (the GPU's)">,
+    Option<"columnMultiple", "column-multiple", "int64_t", /*default=*/"1",
+           "Round the width of the normalized gradients' [V, 1] and [g, h] "
+           "(Dv + 1) up to a multiple of this with zero columns, for f16 and "
+           "bf16 data of a static Dv (the GPU's tensor-core scans take "
+           "multiples of 16 features)">,
+    Option<"columnMultipleF32", "column-multiple-f32", "bool",
+           /*default=*/"false",
+           "Also for f32 data (the GPU's scans on tf32 tensor cores)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
