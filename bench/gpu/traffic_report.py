@@ -260,7 +260,9 @@ def run(config, args, rng):
     # once.
     function_bytes = sum(e[0].nbytes for e in encoded) + sum(
         r.nbytes for r in results)
-    return launches, error, function_bytes
+    cancellation = (aot.normalized_cancellation(*held)
+                    if config.kind == "grad-normalized" else 1.0)
+    return launches, error, function_bytes, cancellation
 
 
 #===------------------------------------------------------------------------===#
@@ -406,9 +408,17 @@ def main():
     for config in configurations():
         if only and config.name not in only:
             continue
-        launches, error, function_bytes = run(config, args, rng)
+        launches, error, function_bytes, cancellation = run(config, args,
+                                                            rng)
         tolerance = 2e-2 if config.dtype in ("bf16", "f16") else (
             4e-3 if "tf32" in config.options else 1e-4)
+        if config.kind == "grad-normalized" and config.dtype in ("bf16",
+                                                                 "f16"):
+            # g and h are rounded to the data type before the scans, and the
+            # terms of dq and dk cancel (by 3 to 9 for these inputs): that
+            # rounding, two units at 1, times the cancellation.
+            unit = 2.0**-8 if config.dtype == "bf16" else 2.0**-11
+            tolerance = max(tolerance, 2 * unit * cancellation)
         ok = error <= tolerance
         failed |= not ok
         kernels = [summarize(launch, "tf32" in config.options) for launch in launches]
