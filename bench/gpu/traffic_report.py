@@ -418,8 +418,8 @@ def main():
             # terms of dq and dk cancel (by 3 to 9 for these inputs): that
             # rounding, two units at 1, times the cancellation.
             unit = 2.0**-8 if config.dtype == "bf16" else 2.0**-11
-            tolerance = max(tolerance, 2 * unit * cancellation)
-        ok = error <= tolerance
+            tolerance = max(tolerance, float(2 * unit * cancellation))
+        ok = bool(error <= tolerance)
         failed |= not ok
         kernels = [summarize(launch, "tf32" in config.options) for launch in launches]
         results.append({"name": config.name, "shape": config.shape,
