@@ -26,7 +26,11 @@ def LinAttnDecomposePass : Pass<"linattn-decompose"> {
     feature maps, a `linattn.scan_grad` (causal) or the linear form's
     summaries and readouts, and `linattn.feature_map_grad` for Q and K; and
     every `linattn.feature_map_grad` becomes `linalg.generic`s, but those of
-    the elementwise maps with `keep-elementwise-grads`.
+    the elementwise maps with `keep-elementwise-grads`. The normalized
+    gradients take [V, 1] and [g, h] (Dv + 1 columns) as queries and keys;
+    `column-multiple` pads them with zero columns to a multiple of its value
+    (for f16 and bf16 data; f32 too with `column-multiple-f32`), the feature
+    sizes a backend's fast kernels take (the GPU's tensor-core scans: 16).
 
     Before:
 
