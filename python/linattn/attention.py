@@ -479,16 +479,21 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
                                feature_map, causal, normalize, eps)
 
     fn = _compiled(key, backend, text, 3 if p is None else 4, options)
-    # The kernels write `out` in place while they read the inputs, so an
-    # `out` that overlaps one of them gets the result through a temporary.
-    inputs = [q, k, v] if p is None else [q, k, v, p]
-    target = o
-    if any(np.may_share_memory(o, x) for x in inputs):
-        o = np.empty(o_shape, dtype)
-    fn(*inputs, o)
-    if o is not target:
-        target[...] = o
-    return target
+    return _call_into(fn, [q, k, v] if p is None else [q, k, v, p], o)
+
+
+def _call_into(fn: Callable[..., Any], inputs: Sequence[np.ndarray],
+               out: np.ndarray, *results: np.ndarray) -> np.ndarray:
+    """fn(*inputs, out, *results), returning `out`. The kernels write `out`
+    in place while they read the inputs, so an `out` that overlaps one of
+    them gets the result through a temporary."""
+    o = out
+    if any(np.may_share_memory(out, x) for x in inputs):
+        o = np.empty(out.shape, out.dtype)
+    fn(*inputs, o, *results)
+    if o is not out:
+        out[...] = o
+    return out
 
 
 def _linear_attention_from_state(
@@ -515,14 +520,9 @@ def _linear_attention_from_state(
     fn = _recurrent_function("scan", backend, q.dtype, d, dv, f, p,
                              feature_map, normalize, eps, options)
     s1, z1 = host_empty(s0.shape, sdtype), host_empty(z0.shape, sdtype)
-    inputs = [q, k, v, s0, z0] + ([] if p is None else [p])
-    target, o = out, out
-    if any(np.may_share_memory(o, x) for x in inputs):
-        o = np.empty(o.shape, o.dtype)
-    fn(*inputs, o, s1, z1)
-    if o is not target:
-        target[...] = o
-    return (target, (s1, z1)) if output_final_state else target
+    o = _call_into(fn, [q, k, v, s0, z0] + ([] if p is None else [p]), out,
+                   s1, z1)
+    return (o, (s1, z1)) if output_final_state else o
 
 
 def _recurrent_function(op: str, backend: str, dtype: np.dtype, d: int,

@@ -211,16 +211,10 @@ def _zeros_state(q: "_torch.Tensor", v: "_torch.Tensor", f: int,
 
 
 def _state_dtype(dtype: "_torch.dtype") -> "_torch.dtype":
-    """The dtype of the scan's state for data of `dtype`."""
-    return (_torch.float32 if dtype in (_torch.float16, _torch.bfloat16)
-            else dtype)
-
-
-def _feature_dim(q: "_torch.Tensor", feature_map: str,
-                 projection: Optional["_torch.Tensor"]) -> int:
-    if projection is not None and projection.dim() == 2:
-        return int(projection.shape[1])
-    return _attention.feature_dim(feature_map, int(q.shape[-1]))
+    """The dtype of the scan's state for data of `dtype`
+    (`device_state_element`)."""
+    element = _attention.device_state_element(_DEVICE_ELEMENTS[dtype])
+    return next(t for t, e in _DEVICE_ELEMENTS.items() if e == element)
 
 
 def _stateful_forward(q: "_torch.Tensor", k: "_torch.Tensor",
@@ -236,14 +230,15 @@ def _stateful_forward(q: "_torch.Tensor", k: "_torch.Tensor",
         state = tuple(t.detach() for t in state)
     if q.device.type == "cuda":
         device = _cuda_device(q.device)
+        # q, k and v checked (device, dtype) before a zero state is made.
+        arrays = [_to_device_array(n, t, device)
+                  for n, t in (("q", q), ("k", k), ("v", v))]
         if state is None:
-            state = _zeros_state(q, v, _feature_dim(q, options["feature_map"],
-                                                    projection),
-                                 _state_dtype(q.dtype))
-        arrays = [_to_device_array(n, t, device) for n, t in
-                  (("q", q), ("k", k), ("v", v), ("initial_state's S",
-                                                  state[0]),
-                   ("initial_state's z", state[1]))]
+            f = _attention.feature_dim(options["feature_map"], q.shape[-1],
+                                       projection)
+            state = _zeros_state(q, v, f, _state_dtype(q.dtype))
+        arrays += [_to_device_array(f"initial_state's {part}", t, device)
+                   for part, t in zip("Sz", state)]
         results = (_torch.empty(q.shape[:3] + v.shape[3:], dtype=q.dtype,
                                 device=device),
                    _torch.empty_like(state[0]), _torch.empty_like(state[1]))
@@ -298,7 +293,8 @@ class _StatefulAttentionFunction(_torch.autograd.Function):
                                     device=q.device)
         final_grad = None
         if grad_s is not None or grad_z is not None:
-            f = _feature_dim(q, ctx.options["feature_map"], ctx.projection)
+            f = _attention.feature_dim(ctx.options["feature_map"],
+                                       q.shape[-1], ctx.projection)
             zeros = _zeros_state(q, v, f, _state_dtype(q.dtype))
             final_grad = (zeros[0] if grad_s is None else grad_s,
                           zeros[1] if grad_z is None else grad_z)
@@ -460,10 +456,7 @@ class RecurrentState(_attention.RecurrentState):
                 raise ValueError(f"{name} must be a positive integer, got "
                                  f"{size!r}")
         self.dtype = dtype
-        state_element = _attention.device_state_element(
-            _DEVICE_ELEMENTS[dtype])
-        self.state_dtype = next(t for t, e in _DEVICE_ELEMENTS.items()
-                                if e == state_element)
+        self.state_dtype = _state_dtype(dtype)
         self.batch, self.heads = batch, heads
         self.head_dim, self.value_dim = head_dim, value_dim
         # favor's projection stays a CUDA tensor; recurrent_device checks it.
