@@ -230,14 +230,21 @@ struct GradientBuilder {
         rewriter, loc, matrix,
         tensor::EmptyOp::create(rewriter, loc, wideSizes(matrix), element),
         origin, sizes, unit);
-    SmallVector<OpFoldResult> columnSizes(sizes), lastColumn(origin);
-    columnSizes.back() = rewriter.getIndexAttr(1);
-    lastColumn.back() = sizes.back();
-    wide = createInsertSlice(rewriter, loc, column, wide, lastColumn,
-                             columnSizes, unit);
-    int64_t width = cast<RankedTensorType>(matrix.getType()).getShape().back();
-    return ShapedType::isDynamic(width) ? wide
-                                        : zeroColumnsFrom(wide, width + 1);
+    return putColumn(wide, column, sizes.back());
+  }
+
+  /// `wide` [..., R, W] with `column` [..., R, 1] as its column `at` and
+  /// zeros in the columns after it (when `at` is static).
+  Value putColumn(Value wide, Value column, OpFoldResult at) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, column);
+    int64_t rank = sizes.size();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        unit(rank, rewriter.getIndexAttr(1));
+    offsets.back() = at;
+    wide = createInsertSlice(rewriter, loc, column, wide, offsets, sizes, unit);
+    std::optional<int64_t> index = getConstantIntValue(at);
+    return index ? zeroColumnsFrom(wide, *index + 1) : wide;
   }
 
   /// [matrix, vector]: `matrix` [..., R, X] with `vector` [..., R] as its
@@ -435,11 +442,7 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
                 Value quotient = arith::DivFOp::create(b, l, args[0], square);
                 return arith::NegFOp::create(b, l, quotient);
               });
-  gh = createInsertSlice(rewriter, loc, h, gh, lastColumn, columnSizes, unit);
-  int64_t dv = cast<RankedTensorType>(dout.getType()).getShape().back();
-  if (!ShapedType::isDynamic(dv))
-    gh = zeroColumnsFrom(gh, dv + 1);
-  return {g, gh};
+  return {g, putColumn(gh, h, valueSizes.back())};
 }
 
 namespace {
