@@ -281,7 +281,7 @@ def from_bf16_bits(u):
 
 # Element type -> the numpy dtype that holds its bits.
 STORAGE = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32,
-           "f64": np.float64}
+           "f64": np.float64, "i32": np.int32}
 # bf16 keeps 8 significant bits: one unit in the last place at 1 (the
 # output rounds to half of one).
 DEVICE_TOL = {"f16": 2e-3, "bf16": 8e-3, "f32": 2e-5, "f64": 1e-12}
@@ -314,8 +314,10 @@ class DeviceMemory:
         return linattn.DeviceArray(pointer, tuple(shape), element)
 
     def upload(self, host, element):
-        host = np.ascontiguousarray(host, STORAGE[element])
-        x = self.empty(host.shape, element)
+        # (ascontiguousarray makes a 0-d array 1-d.)
+        shape = np.shape(host)
+        host = np.ascontiguousarray(host, STORAGE[element]).reshape(shape)
+        x = self.empty(shape, element)
         self.lib.mgpuMemcpy(x.pointer, host.ctypes.data, host.nbytes,
                             self.stream)
         return x
@@ -785,6 +787,117 @@ def test_linear_attention_grad_device_errors(rng, backend, memory):
         linattn.linear_attention_grad_device(
             q, k, v, do, grads[0], grads[0], grads[2], stream=memory.stream,
             backend=backend)
+
+
+# Reductions of the glue between kernels (linattn-gpu-linalg-kernels): along
+# rows (a group of lanes per point; 70 and dynamic lengths off the warp, 5
+# off a power of two, two reduction loops flattened, a whole array to one
+# value, two outputs), and down columns (a thread per point). Every
+# function's output starts from a value it is combined with.
+_GLUE_REDUCTIONS = """
+#xy = affine_map<(d0, d1) -> (d0, d1)>
+#x = affine_map<(d0, d1) -> (d0)>
+#y = affine_map<(d0, d1) -> (d1)>
+#xyz = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#xyz_x = affine_map<(d0, d1, d2) -> (d0)>
+#one = affine_map<(d0) -> (d0)>
+#none = affine_map<(d0) -> ()>
+func.func @row_dot(%a: tensor<?x70xf32>, %b: tensor<?x70xf32>, %c: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#xy, #xy, #x], iterator_types = ["parallel", "reduction"]} ins(%a, %b : tensor<?x70xf32>, tensor<?x70xf32>) outs(%c : tensor<?xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+func.func @row_max(%a: tensor<?x5xbf16>, %c: tensor<?xbf16>) -> tensor<?xbf16> {
+  %r = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<?x5xbf16>) outs(%c : tensor<?xbf16>) {
+  ^bb0(%x: bf16, %acc: bf16):
+    %m = arith.maximumf %x, %acc : bf16
+    linalg.yield %m : bf16
+  } -> tensor<?xbf16>
+  return %r : tensor<?xbf16>
+}
+func.func @block_sum(%a: tensor<?x3x11xi32>, %c: tensor<?xi32>) -> tensor<?xi32> {
+  %r = linalg.generic {indexing_maps = [#xyz, #xyz_x], iterator_types = ["parallel", "reduction", "reduction"]} ins(%a : tensor<?x3x11xi32>) outs(%c : tensor<?xi32>) {
+  ^bb0(%x: i32, %acc: i32):
+    %s = arith.addi %acc, %x : i32
+    linalg.yield %s : i32
+  } -> tensor<?xi32>
+  return %r : tensor<?xi32>
+}
+func.func @total(%a: tensor<?xf32>, %c: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [#one, #none], iterator_types = ["reduction"]} ins(%a : tensor<?xf32>) outs(%c : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+func.func @row_sum_min(%a: tensor<7x?xf32>, %c: tensor<7xf32>, %d: tensor<7xf32>) -> (tensor<7xf32>, tensor<7xf32>) {
+  %r:2 = linalg.generic {indexing_maps = [#xy, #x, #x], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<7x?xf32>) outs(%c, %d : tensor<7xf32>, tensor<7xf32>) {
+  ^bb0(%x: f32, %sum: f32, %low: f32):
+    %s = arith.addf %x, %sum : f32
+    %m = arith.minimumf %low, %x : f32
+    linalg.yield %s, %m : f32, f32
+  } -> (tensor<7xf32>, tensor<7xf32>)
+  return %r#0, %r#1 : tensor<7xf32>, tensor<7xf32>
+}
+func.func @column_sum(%a: tensor<?x40xf32>, %c: tensor<40xf32>) -> tensor<40xf32> {
+  %r = linalg.generic {indexing_maps = [#xy, #y], iterator_types = ["reduction", "parallel"]} ins(%a : tensor<?x40xf32>) outs(%c : tensor<40xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<40xf32>
+  return %r : tensor<40xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("rows", [1, 13, 300])
+def test_glue_reductions_device(rng, backend, memory, rows):
+    engine = get_backend(backend).compile(_GLUE_REDUCTIONS,
+                                          device_buffers=True)
+
+    def call(name, inputs, *outputs):
+        # The outputs' initial values are inputs; the results have their
+        # shapes and element types.
+        ins = [memory.upload(x, e) for x, e in inputs + list(outputs)]
+        outs = [memory.empty(np.shape(x), e) for x, e in outputs]
+        engine.device_function(name)(ins, outs, memory.stream)
+        return [memory.download(x) for x in outs]
+
+    a, b = rand(rng, rows, 70), rand(rng, rows, 70)
+    c = rand(rng, rows)
+    got, = call("row_dot", [(a, "f32"), (b, "f32")], (c, "f32"))
+    want = c + np.einsum("ij,ij->i", a.astype(np.float64), b)
+    assert rel_err(got, want) <= 2e-6
+
+    a, c = to_bf16_bits(rand(rng, rows, 5)), to_bf16_bits(rand(rng, rows))
+    got, = call("row_max", [(a, "bf16")], (c, "bf16"))
+    want = np.maximum(from_bf16_bits(c), from_bf16_bits(a).max(axis=1))
+    assert np.array_equal(got, want)
+
+    a = rng.integers(-1000, 1000, (rows, 3, 11), dtype=np.int32)
+    c = rng.integers(-1000, 1000, rows, dtype=np.int32)
+    got, = call("block_sum", [(a, "i32")], (c, "i32"))
+    assert np.array_equal(got, c + a.sum(axis=(1, 2)))
+
+    a, c = rand(rng, rows * 7), rand(rng)
+    got, = call("total", [(a, "f32")], (np.float32(c), "f32"))
+    assert rel_err(got, c + a.astype(np.float64).sum()) <= 2e-6
+
+    a, c, d = rand(rng, 7, rows), rand(rng, 7), rand(rng, 7)
+    got_sum, got_min = call("row_sum_min", [(a, "f32")], (c, "f32"),
+                            (d, "f32"))
+    assert rel_err(got_sum, c + a.astype(np.float64).sum(axis=1)) <= 2e-6
+    assert np.array_equal(got_min, np.minimum(d, a.min(axis=1)))
+
+    a, c = rand(rng, rows, 40), rand(rng, 40)
+    got, = call("column_sum", [(a, "f32")], (c, "f32"))
+    assert rel_err(got, c + a.astype(np.float64).sum(axis=0)) <= 2e-6
 
 
 @pytest.mark.parametrize("backend", gpu_backends())

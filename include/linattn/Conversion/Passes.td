@@ -566,7 +566,17 @@ def LinAttnGPULinalgKernelsPass
     parallel loops (the last one varying fastest across threads), which
     runs the op's reduction loops itself, and a launch stub call like the
     other kernels', so that `linattn-gpu-stage-buffers{device-buffers}`
-    launches it on the caller's stream. Operands of any strided layout
+    launches it on the caller's stream. A reduction along its inputs' rows
+    (the innermost reduction loop indexes the contiguous dimension of more
+    inputs than the innermost parallel loop does) whose outputs are each
+    combined by one associative and commutative op (`arith.addf`,
+    `arith.maximumf`, `arith.addi`, ...; 32-bit, or f16/bf16 combined in
+    f32 across lanes) takes a group of lanes per point instead: as many as
+    the reduction has points, a power of two up to a warp, each lane
+    reducing every lanes-th point from the combiner's neutral element, the
+    partial results combined by shuffles and then with the output (in
+    another order than the loop's: floating-point sums round differently).
+    Operands of any strided layout
     (slices of wider buffers) are passed as the flat buffer they view, with
     their offset and strides; buffers, constants and scalars the op's body
     reads from above (`memref.load` of a buffer by computed indices) go

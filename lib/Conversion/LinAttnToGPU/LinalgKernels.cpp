@@ -11,6 +11,10 @@
 // it, so each such op becomes a kernel: one thread per point of its parallel
 // loops, the reduction loops in that thread, every operand of any strided
 // layout passed as the flat buffer it views with its offset and strides.
+// Where a reduction runs along its inputs' rows (dO·N, a row of a row-major
+// buffer summed per point), a group of lanes shares each point instead, so
+// that a warp's loads read consecutive elements rather than one from each of
+// 32 rows; shuffles combine the lanes' partial results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,7 @@
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/Conversion/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
@@ -46,6 +51,12 @@ struct KernelPlan {
   SmallVector<bool> written;
   SmallVector<Value> constants, scalars;
   SmallVector<int64_t> parallelDims, reductionDims;
+  /// Lanes per parallel point: 1, or a power of two up to a warp that split
+  /// the point's reduction loops between them (`chooseLanes`).
+  int64_t lanes = 1;
+  /// With lanes > 1, per output: the op of the body that combines the
+  /// output with the reduced value (arith.addf, arith.maximumf, ...).
+  SmallVector<Operation *> combiners;
 };
 
 } // namespace
@@ -150,6 +161,85 @@ static std::optional<std::string> planKernel(linalg::LinalgOp op,
       return reason;
   }
   return std::nullopt;
+}
+
+/// Whether `op` combines values associatively and commutatively, so that
+/// lanes may reduce parts of a reduction and shuffles their results, in any
+/// order (floating-point sums round differently, as any reassociation).
+static bool isGroupCombiner(Operation *op) {
+  return isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
+             arith::MaxNumFOp, arith::MinNumFOp, arith::AddIOp, arith::MulIOp,
+             arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::MaxSIOp,
+             arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp>(op);
+}
+
+/// Sets `plan.lanes` above 1 where a group of lanes should share each point
+/// of `op`'s parallel loops: its reduction loops' innermost one runs along
+/// the contiguous dimension of more of its inputs than the innermost
+/// parallel loop does (one thread per point would have a warp's loads touch
+/// 32 rows at once), and every output is a reduction by one combiner
+/// (`isGroupCombiner`) of a type shuffles move (32-bit, or a 16-bit float
+/// combined in f32 across lanes). The group has as many lanes as the
+/// reduction has points, rounded up to a power of two, up to 32 (32 when
+/// its size is dynamic).
+static void chooseLanes(linalg::LinalgOp op, KernelPlan &plan) {
+  if (plan.reductionDims.empty())
+    return;
+  SmallVector<BlockArgument> carried(op.getRegionOutputArgs());
+  SmallVector<Operation *> combiners;
+  for (unsigned i = 0; i < carried.size(); ++i) {
+    SmallVector<Operation *> ops;
+    if (!matchReduction(carried, i, ops) || ops.size() != 1 ||
+        !isGroupCombiner(ops.front()))
+      return;
+    Type type = ops.front()->getResult(0).getType();
+    if (!(type.isF32() || type.isF16() || type.isBF16() ||
+          type.isInteger(32)) ||
+        !arith::getNeutralElement(ops.front()))
+      return;
+    combiners.push_back(ops.front());
+  }
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t points = 1;
+  for (int64_t dim : plan.reductionDims)
+    points = ShapedType::isDynamic(ranges[dim]) || ShapedType::isDynamic(points)
+                 ? ShapedType::kDynamic
+                 : points * ranges[dim];
+  int64_t lanes = ShapedType::isDynamic(points)
+                      ? 32
+                      : std::min<int64_t>(32, llvm::PowerOf2Ceil(points));
+  if (lanes < 2)
+    return;
+
+  MLIRContext *context = op.getContext();
+  AffineExpr innerReduction =
+      getAffineDimExpr(plan.reductionDims.back(), context);
+  AffineExpr innerParallel =
+      plan.parallelDims.empty()
+          ? AffineExpr()
+          : getAffineDimExpr(plan.parallelDims.back(), context);
+  int64_t alongReduction = 0, alongParallel = 0;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || type.getRank() == 0)
+      continue;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      continue;
+    AffineExpr contiguous =
+        op.getMatchingIndexingMap(input).getResults().back();
+    if (contiguous == innerReduction)
+      ++alongReduction;
+    else if (contiguous == innerParallel)
+      ++alongParallel;
+  }
+  if (alongReduction <= alongParallel)
+    return;
+  plan.lanes = lanes;
+  plan.combiners = std::move(combiners);
 }
 
 namespace {
@@ -315,21 +405,15 @@ gpu::GPUFuncOp LinalgKernelBuilder::buildKernel(linalg::LinalgOp op,
   for (auto [i, scalar] : llvm::enumerate(plan.scalars))
     mapping.map(scalar, args[scalarsBegin + i]);
 
-  // The parallel points, the last parallel loop fastest across threads, in
-  // a grid-stride loop.
+  // The parallel points, the last parallel loop fastest across threads (or
+  // groups of lanes), in a grid-stride loop.
   Value points;
   for (int64_t dim : plan.parallelDims)
     points = points ? kb.mul(points, size(dim)) : size(dim);
   if (!points)
     points = kb.idx(1);
-  Value first = kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(blockSize)),
-                       kb.threadId());
-  Value stride = kb.mul(
-      gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x),
-      kb.idx(blockSize));
-  SmallVector<std::optional<unsigned>> views = operandViews(op);
-  kb.forLoop(first, points, stride, [&](Value point) {
-    SmallVector<Value> ivs(op.getNumLoops());
+  auto parallelIvs = [&](Value point) {
+    SmallVector<Value> ivs(op.getNumLoops(), kb.idx(0));
     Value rest = point;
     for (auto [i, dim] : llvm::enumerate(llvm::reverse(plan.parallelDims))) {
       bool outermost = i + 1 == plan.parallelDims.size();
@@ -337,42 +421,143 @@ gpu::GPUFuncOp LinalgKernelBuilder::buildKernel(linalg::LinalgOp op,
       if (!outermost)
         rest = kb.divU(rest, size(dim));
     }
-
-    // The point's outputs (no reduction loop indexes them), loaded where
-    // the body reads them or reductions carry them, then carried through
-    // the reduction loops in registers and stored once.
-    SmallVector<Value> parallelIvs(ivs);
-    for (int64_t dim : plan.reductionDims)
-      parallelIvs[dim] = kb.idx(0);
-    SmallVector<std::pair<Value, Value>> stores; // (flat buffer, index)
-    SmallVector<Value> outputs;
+    return ivs;
+  };
+  // Where each output of the point at `ivs` is (flat buffer, index).
+  SmallVector<std::optional<unsigned>> views = operandViews(op);
+  auto outputsAt = [&](ArrayRef<Value> ivs) {
+    SmallVector<std::pair<Value, Value>> at;
     for (OpOperand &init : op.getDpsInitsMutable()) {
       unsigned view = *views[init.getOperandNumber()];
       std::optional<SmallVector<Value, 8>> indices = affine::expandAffineMap(
-          rewriter, loc, op.getMatchingIndexingMap(&init), parallelIvs);
-      Value flat = args[viewArgBegin(plan, view)];
-      Value at = flatIndex(kb, plan, args, view, *indices);
-      stores.push_back({flat, at});
-      bool read = !op.getMatchingBlockArgument(&init).use_empty();
-      outputs.push_back(
-          read || !plan.reductionDims.empty()
-              ? memref::LoadOp::create(rewriter, loc, flat, at).getResult()
-              : Value());
+          rewriter, loc, op.getMatchingIndexingMap(&init), ivs);
+      at.push_back({args[viewArgBegin(plan, view)],
+                    flatIndex(kb, plan, args, view, *indices)});
     }
-    std::function<SmallVector<Value>(unsigned, ValueRange)> loops =
-        [&](unsigned depth, ValueRange carried) -> SmallVector<Value> {
-      if (depth == plan.reductionDims.size())
-        return emitBody(op, plan, args, ivs, mapping, carried);
-      int64_t dim = plan.reductionDims[depth];
-      return kb.forLoop(kb.idx(0), size(dim), kb.idx(1), carried,
-                        [&](Value iv, ValueRange values) {
-                          ivs[dim] = iv;
-                          return loops(depth + 1, values);
-                        });
-    };
-    SmallVector<Value> results = loops(0, outputs);
-    for (auto [value, store] : llvm::zip(results, stores))
-      memref::StoreOp::create(rewriter, loc, value, store.first, store.second);
+    return at;
+  };
+  Value tid = kb.threadId();
+  Value stride =
+      kb.mul(gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x),
+             kb.idx(blockSize / plan.lanes));
+
+  if (plan.lanes == 1) {
+    Value first =
+        kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(blockSize)), tid);
+    kb.forLoop(first, points, stride, [&](Value point) {
+      SmallVector<Value> ivs = parallelIvs(point);
+      // The point's outputs (no reduction loop indexes them), loaded where
+      // the body reads them or reductions carry them, then carried through
+      // the reduction loops in registers and stored once.
+      SmallVector<std::pair<Value, Value>> stores = outputsAt(ivs);
+      SmallVector<Value> outputs;
+      for (auto [init, store] : llvm::zip(op.getDpsInitsMutable(), stores)) {
+        bool read = !op.getMatchingBlockArgument(&init).use_empty();
+        outputs.push_back(read || !plan.reductionDims.empty()
+                              ? memref::LoadOp::create(
+                                    rewriter, loc, store.first, store.second)
+                                    .getResult()
+                              : Value());
+      }
+      std::function<SmallVector<Value>(unsigned, ValueRange)> loops =
+          [&](unsigned depth, ValueRange carried) -> SmallVector<Value> {
+        if (depth == plan.reductionDims.size())
+          return emitBody(op, plan, args, ivs, mapping, carried);
+        int64_t dim = plan.reductionDims[depth];
+        return kb.forLoop(kb.idx(0), size(dim), kb.idx(1), carried,
+                          [&](Value iv, ValueRange values) {
+                            ivs[dim] = iv;
+                            return loops(depth + 1, values);
+                          });
+      };
+      SmallVector<Value> results = loops(0, outputs);
+      for (auto [value, store] : llvm::zip(results, stores))
+        memref::StoreOp::create(rewriter, loc, value, store.first,
+                                store.second);
+    });
+    return kernel;
+  }
+
+  // Groups of `lanes` lanes share a point: lane l of its group takes the
+  // points l, l + lanes, ... of the reduction loops (flattened, the
+  // innermost fastest), from the combiners' neutral elements; shuffles
+  // combine the lanes' partial results, and the group's first lane combines
+  // them with the output and stores it. A warp's groups take consecutive
+  // points and all its lanes run the same rounds of the grid-stride loop
+  // (a group past the last point reduces nothing), as the shuffles need.
+  int64_t lanes = plan.lanes;
+  Value inWarp = kb.remU(tid, kb.idx(32));
+  Value lane = kb.remU(tid, kb.idx(lanes));
+  Value warpFirst =
+      kb.divU(kb.add(kb.mul(kb.blockId(gpu::Dimension::x), kb.idx(blockSize)),
+                     kb.sub(tid, inWarp)),
+              kb.idx(lanes));
+  Value reductionPoints = kb.idx(1);
+  for (int64_t dim : plan.reductionDims)
+    reductionPoints = kb.mul(reductionPoints, size(dim));
+  auto combine = [&](Operation *combiner, Value x, Value y) -> Value {
+    OperationState state(loc, combiner->getName());
+    state.addOperands({x, y});
+    state.addTypes(x.getType());
+    state.addAttributes(combiner->getAttrs());
+    return rewriter.create(state)->getResult(0);
+  };
+  kb.forLoop(warpFirst, points, stride, [&](Value base) {
+    Value point = kb.add(base, kb.divU(inWarp, kb.idx(lanes)));
+    Value active = kb.ult(point, points);
+    // A group past the last point takes the last one's indices (loads
+    // nothing, stores nothing).
+    SmallVector<Value> pointIvs =
+        parallelIvs(kb.minU(point, kb.sub(points, kb.idx(1))));
+    SmallVector<Value> ivs = pointIvs;
+    SmallVector<Value> neutral;
+    for (Operation *combiner : plan.combiners)
+      neutral.push_back(arith::ConstantOp::create(
+          rewriter, loc, *arith::getNeutralElement(combiner)));
+    SmallVector<Value> partial =
+        kb.forLoop(lane, kb.select(active, reductionPoints, kb.idx(0)),
+                   kb.idx(lanes), neutral, [&](Value flat, ValueRange carried) {
+                     Value rest = flat;
+                     for (auto [i, dim] :
+                          llvm::enumerate(llvm::reverse(plan.reductionDims))) {
+                       bool outermost = i + 1 == plan.reductionDims.size();
+                       ivs[dim] = outermost ? rest : kb.remU(rest, size(dim));
+                       if (!outermost)
+                         rest = kb.divU(rest, size(dim));
+                     }
+                     return emitBody(op, plan, args, ivs, mapping, carried);
+                   });
+    Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
+    for (auto [i, combiner] : llvm::enumerate(plan.combiners)) {
+      Value &value = partial[i];
+      Type type = value.getType();
+      bool widen = type.isF16() || type.isBF16();
+      if (widen)
+        value =
+            arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), value);
+      for (int64_t offset = 1; offset < lanes; offset *= 2) {
+        Value other = gpu::ShuffleOp::create(rewriter, loc, value,
+                                             arith::ConstantIntOp::create(
+                                                 rewriter, loc, offset, 32),
+                                             width, gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        value = combine(combiner, value, other);
+      }
+      if (widen)
+        value = arith::TruncFOp::create(rewriter, loc, type, value);
+    }
+    kb.ifThen(
+        arith::AndIOp::create(rewriter, loc, active, kb.eq(lane, kb.idx(0))),
+        [&] {
+          for (auto [value, combiner, store] :
+               llvm::zip(partial, plan.combiners, outputsAt(pointIvs))) {
+            Value init = memref::LoadOp::create(rewriter, loc, store.first,
+                                                store.second);
+            memref::StoreOp::create(rewriter, loc,
+                                    combine(combiner, init, value), store.first,
+                                    store.second);
+          }
+        });
   });
   return kernel;
 }
@@ -438,8 +623,8 @@ void LinalgKernelBuilder::build(linalg::LinalgOp op, const KernelPlan &plan) {
   // At most 65535 blocks (as many as fill an H100 several times over): the
   // grid-stride loop covers the rest.
   Value one = host.constant(1);
-  Value blocks =
-      gridSizeYZ(rewriter, loc, tileCount(rewriter, loc, points, blockSize));
+  Value blocks = gridSizeYZ(
+      rewriter, loc, tileCount(rewriter, loc, points, blockSize / plan.lanes));
   launch.launch(kernel, {blocks, one, one}, blockSize);
   rewriter.eraseOp(op);
 }
@@ -484,10 +669,12 @@ struct LinAttnGPULinalgKernelsPass
     std::vector<std::pair<linalg::LinalgOp, KernelPlan>> plans;
     for (linalg::LinalgOp op : ops) {
       KernelPlan plan;
-      if (std::optional<std::string> reason = planKernel(op, plan))
+      if (std::optional<std::string> reason = planKernel(op, plan)) {
         op->setAttr(kNoKernelAttrName, b.getStringAttr(*reason));
-      else
-        plans.push_back({op, std::move(plan)});
+        continue;
+      }
+      chooseLanes(op, plan);
+      plans.push_back({op, std::move(plan)});
     }
     if (plans.empty())
       return;

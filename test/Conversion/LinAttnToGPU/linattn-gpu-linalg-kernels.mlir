@@ -58,27 +58,107 @@ func.func @copy_into_slice(%v: memref<?x8xf32>, %wide: memref<?x9xf32>) {
 
 // -----
 
-// A reduction (dO·N per row): the reduction loop runs in the thread of its
-// row; the output is read and written at the row's element.
+// A reduction along rows (dO·N per row): a group of 8 lanes (the row's 8
+// elements, a power of two) per row, each lane from its own column on, from
+// the sum's neutral element; in a warp the groups take consecutive rows and
+// every lane runs the same rounds (a group past the last row sums nothing).
+// Three butterfly shuffles add the group's sums; its first lane adds the
+// output's value and stores it. The launch covers 256 / 8 rows a block.
+// CHECK-LABEL: func.func @row_dot(
+//       CHECK: %[[ROWS:.*]] = memref.dim
+//       CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[ROWS]], %c32
+//       CHECK: call @__linattn_launch_linattn_linalg_generic(
 // CHECK-LABEL: gpu.func @linattn_linalg_generic(
 //  CHECK-SAME: %[[A:[a-z0-9]+]]: memref<?xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
 //  CHECK-SAME: %[[B:[a-z0-9]+]]: memref<?xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
 //  CHECK-SAME: %[[O:[a-z0-9]+]]: memref<?xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
-//  CHECK-SAME: %[[ROWS:[a-z0-9]+]]: index, %[[COLS:[a-z0-9]+]]: index)
-//       CHECK: scf.for %{{.*}} to %[[ROWS]] step
-//       CHECK:   %[[INIT:.*]] = memref.load %[[O]][%[[AT:.*]]]
-//       CHECK:   %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %[[COLS]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+//  CHECK-SAME: %[[KROWS:[a-z0-9]+]]: index, %[[COLS:[a-z0-9]+]]: index)
+//       CHECK: %[[TID:.*]] = gpu.thread_id x
+//       CHECK: %[[IN_WARP:.*]] = arith.remui %[[TID]], %c32
+//       CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c8
+//       CHECK: scf.for %[[BASE:.*]] = %{{.*}} to %[[KROWS]] step
+//       CHECK:   %[[GROUP:.*]] = arith.divui %[[IN_WARP]], %c8
+//       CHECK:   %[[ROW:.*]] = arith.addi %[[BASE]], %[[GROUP]]
+//       CHECK:   %[[ACTIVE:.*]] = arith.cmpi ult, %[[ROW]], %[[KROWS]]
+//       CHECK:   %[[ZERO:.*]] = arith.constant 0.0{{.*}} : f32
+//       CHECK:   %[[TRIPS:.*]] = arith.select %[[ACTIVE]], %{{.*}}, %c0
+//       CHECK:   %[[PART:.*]] = scf.for %{{.*}} = %[[LANE]] to %[[TRIPS]] step %c8{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
 //       CHECK:     %[[X:.*]] = memref.load %[[A]]
 //       CHECK:     %[[Y:.*]] = memref.load %[[B]]
 //       CHECK:     %[[P:.*]] = arith.mulf %[[X]], %[[Y]]
 //       CHECK:     %[[S:.*]] = arith.addf %[[ACC]], %[[P]]
 //       CHECK:     scf.yield %[[S]]
-//       CHECK:   memref.store %[[SUM]], %[[O]][%[[AT]]]
+//       CHECK:   %[[O1:.*]], %{{.*}} = gpu.shuffle xor %[[PART]], %c1_i32, %c32_i32 : f32
+//       CHECK:   %[[S1:.*]] = arith.addf %[[PART]], %[[O1]]
+//       CHECK:   %[[O2:.*]], %{{.*}} = gpu.shuffle xor %[[S1]], %c2_i32, %c32_i32 : f32
+//       CHECK:   %[[S2:.*]] = arith.addf %[[S1]], %[[O2]]
+//       CHECK:   %[[O4:.*]], %{{.*}} = gpu.shuffle xor %[[S2]], %c4_i32, %c32_i32 : f32
+//       CHECK:   %[[SUM:.*]] = arith.addf %[[S2]], %[[O4]]
+//   CHECK-NOT:   gpu.shuffle
+//       CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+//       CHECK:   %[[STORES:.*]] = arith.andi %[[ACTIVE]], %[[FIRST]]
+//       CHECK:   scf.if %[[STORES]] {
+//       CHECK:     %[[INIT:.*]] = memref.load %[[O]][%[[AT:.*]]]
+//       CHECK:     %[[OUT:.*]] = arith.addf %[[INIT]], %[[SUM]]
+//       CHECK:     memref.store %[[OUT]], %[[O]][%[[AT]]]
 func.func @row_dot(%a: memref<?x8xf32>, %b: memref<?x8xf32>, %out: memref<?xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a, %b : memref<?x8xf32>, memref<?x8xf32>) outs(%out : memref<?xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A dynamic row length: a warp per row. A 16-bit maximum is combined across
+// the lanes in f32.
+// CHECK-LABEL: gpu.func @linattn_linalg_generic(
+//       CHECK: arith.remui %{{.*}}, %c32
+//       CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+//       CHECK: %[[NEG_INF:.*]] = arith.constant 0xFF80 : bf16
+//       CHECK: scf.for %{{.*}} = %[[LANE]] to %{{.*}} step %c32{{.*}} iter_args(%{{.*}} = %[[NEG_INF]]) -> (bf16)
+//       CHECK:   arith.maximumf
+//       CHECK: %[[WIDE:.*]] = arith.extf %{{.*}} : bf16 to f32
+//       CHECK: gpu.shuffle xor %[[WIDE]], %c1_i32, %c32_i32 : f32
+// CHECK-COUNT-4: gpu.shuffle xor
+//       CHECK: %[[NARROW:.*]] = arith.truncf %{{.*}} : f32 to bf16
+//       CHECK: scf.if
+//       CHECK:   arith.maximumf %{{.*}}, %[[NARROW]] : bf16
+func.func @row_max(%a: memref<?x?xbf16>, %out: memref<?xbf16>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a : memref<?x?xbf16>) outs(%out : memref<?xbf16>) {
+  ^bb0(%x: bf16, %acc: bf16):
+    %m = arith.maximumf %x, %acc : bf16
+    linalg.yield %m : bf16
+  }
+  return
+}
+
+// -----
+
+// One thread per point where the groups would not help: a reduction down
+// the columns (consecutive threads read consecutive columns), a row's
+// reduction by a combiner that is not associative and commutative
+// (arith.subf), and a row of 1.
+// CHECK-LABEL: func.func @per_thread(
+// CHECK-COUNT-3: arith.ceildivui %{{.*}}, %c256
+//   CHECK-NOT: gpu.shuffle
+func.func @per_thread(%a: memref<?x40xf32>, %sums: memref<40xf32>, %diffs: memref<?xf32>, %b: memref<?x1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%a : memref<?x40xf32>) outs(%sums : memref<40xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a : memref<?x40xf32>) outs(%diffs : memref<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.subf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%b : memref<?x1xf32>) outs(%diffs : memref<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
     linalg.yield %s : f32
   }
   return
