@@ -238,6 +238,11 @@ public:
         },
         stride);
   }
+  /// `value` combined by `combine` (associative and commutative) over each
+  /// group of `lanes` lanes `stride` apart (powers of two; lanes·stride at
+  /// most 32) by butterfly shuffles: every lane of the group gets the
+  /// result, and every lane of the warp must take part. A float of fewer
+  /// than 32 bits is combined in f32.
   Value reduceOverLanes(Value value, int64_t lanes,
                         function_ref<Value(Value, Value)> combine,
                         int64_t stride = 1) {

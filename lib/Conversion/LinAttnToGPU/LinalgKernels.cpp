@@ -527,25 +527,11 @@ gpu::GPUFuncOp LinalgKernelBuilder::buildKernel(linalg::LinalgOp op,
                      }
                      return emitBody(op, plan, args, ivs, mapping, carried);
                    });
-    Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
-    for (auto [i, combiner] : llvm::enumerate(plan.combiners)) {
-      Value &value = partial[i];
-      Type type = value.getType();
-      bool widen = type.isF16() || type.isBF16();
-      if (widen)
-        value =
-            arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), value);
-      for (int64_t offset = 1; offset < lanes; offset *= 2) {
-        Value other = gpu::ShuffleOp::create(rewriter, loc, value,
-                                             arith::ConstantIntOp::create(
-                                                 rewriter, loc, offset, 32),
-                                             width, gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-        value = combine(combiner, value, other);
-      }
-      if (widen)
-        value = arith::TruncFOp::create(rewriter, loc, type, value);
-    }
+    // Combined across the group (16-bit floats in f32).
+    for (size_t i = 0; i < partial.size(); ++i)
+      partial[i] = kb.reduceOverLanes(partial[i], lanes, [&](Value x, Value y) {
+        return combine(plan.combiners[i], x, y);
+      });
     kb.ifThen(
         arith::AndIOp::create(rewriter, loc, active, kb.eq(lane, kb.idx(0))),
         [&] {
