@@ -23,6 +23,7 @@ It writes bench/results/gpu-static.{md,csv}.
 
   bench/gpu/static_report.py [--build-dir build] [--chips sm_90,sm_80]
                              [--out-dir bench/results] [--keep DIR]
+                             [--only REGEX]
 
 cuobjdump is taken from the toolkit's bin/, else from NVIDIA's
 nvidia-cuda-cuobjdump wheel in this Python (scripts/install-deps.sh installs
@@ -224,6 +225,15 @@ def configurations():
                 scan_module("f32", f, f),
                 f"tf32=true sequence-parallel-blocks={parallel}", "chunked", f,
                 f))
+    # Feature sizes between 64 and 128: F = 80 is what the normalized
+    # gradients' scans take as queries and keys at Dv = 64 in 16-bit data
+    # ([g, h] and [V, 1] padded by linattn-decompose{column-multiple=16}).
+    for f, dv in ((80, 64), (96, 64)):
+        configs.append(Config(
+            f"chunked bf16 F{f} Dv{dv} unnormalized",
+            scan_module("bf16", f, dv, normalized=False),
+            "scan-kernel=chunked sequence-parallel-blocks=0", "chunked", f, dv,
+            "bf16", normalized=False, slots=2))
     for f in (64, 128):
         for normalized in (True, False):
             suffix = "" if normalized else " unnormalized"
@@ -850,6 +860,8 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench",
                                                       "results"))
     ap.add_argument("--keep", help="also write the PTX, cubins and SASS here")
+    ap.add_argument("--only", help="only the configurations whose label "
+                    "matches this regular expression (a partial report)")
     args = ap.parse_args()
 
     opt = os.path.join(args.build_dir, "bin", "linattn-opt")
@@ -888,6 +900,8 @@ def main():
 
     rows = []
     for config in configurations():
+        if args.only and not re.search(args.only, config.label):
+            continue
         for chip in chips:
             if config.kind == "wgmma" and chip != "sm_90":
                 continue  # the same kernels as without wgmma

@@ -434,7 +434,10 @@ def ConvertLinAttnToGPUPass
            "128 columns per block): narrower tiles give more blocks of the "
            "batch-parallel kernel, each of which computes its chunks' "
            "scores; 128 takes dynamic shared memory (up to 96 KiB) and "
-           "computes the scores once for Dv = 128">,
+           "computes the scores once for Dv = 128; where 48 KiB would "
+           "leave tiles narrower than 64, tiles of 64 take the largest "
+           "chunk that has them (tf32 at F = 128, 16-bit data at F = 80 and "
+           "96)">,
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
            "Blocks per SM the chunked scan's chunk loops ask ptxas to make "
            "room for (.minnctapersm: fewer registers, spilling what does not "

@@ -192,7 +192,7 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<int64_t> valueTile{
       *this, "value-tile",
       llvm::cl::desc("Widest value tile of the chunked scan kernel (8, 16, "
-                     "32, 64 columns per block)"),
+                     "32, 64 or 128 columns per block)"),
       llvm::cl::init(64)};
   PassOptions::Option<int64_t> minBlocksPerSM{
       *this, "min-blocks-per-sm",

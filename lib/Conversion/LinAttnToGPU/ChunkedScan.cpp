@@ -75,6 +75,11 @@ static bool sameBlocksPerSM(int64_t bytes, int64_t wider) {
 /// GPUs from sm_80 on.
 static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
 
+/// Shared memory a block of the chunked kernels may take with value tiles of
+/// 64 columns in dynamic shared memory: two such blocks fit an A100's SM
+/// (164 KiB, 1 KiB of each block reserved).
+static constexpr int64_t kTwoBlockSharedBytes = 81 * 1024;
+
 /// Whether chunk loops of `groups` warps per row tile and `dataBytes`-byte
 /// data can keep their masked scores in registers: one warp takes all keys
 /// of its rows, and m16n8k16's accumulators rounded in pairs are the A
@@ -101,18 +106,19 @@ static bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
 /// the state and output fragments together at most 96 registers: every block
 /// computes its chunks' scores once for 128 columns, where tiles of 64 compute
 /// them twice and read φ(Q), φ(K) twice for Dv = 128. Tiles of `dynamicTile`
-/// columns and wider take dynamic shared memory the same way.
-static std::optional<ChunkedScanShape>
-searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
-                       int64_t dv, int64_t dataBytes, int64_t slots,
-                       int64_t columnBytes, int64_t dynamicTile,
-                       bool registerScores) {
+/// columns and wider take dynamic shared memory the same way, up to
+/// `dynamicLimit` bytes (for tiles below 128 columns); none narrower than
+/// `minValueTile` is taken.
+static std::optional<ChunkedScanShape> searchChunkedScanShape(
+    int64_t features, int64_t maxChunk, int64_t maxValueTile, int64_t dv,
+    int64_t dataBytes, int64_t slots, int64_t columnBytes, int64_t dynamicTile,
+    int64_t dynamicLimit, int64_t minValueTile, bool registerScores) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
       continue;
-    for (int64_t dvTile = std::min<int64_t>(maxValueTile, 128); dvTile >= 8;
-         dvTile /= 2) {
+    for (int64_t dvTile = std::min<int64_t>(maxValueTile, 128);
+         dvTile >= std::max<int64_t>(minValueTile, 8); dvTile /= 2) {
       for (int64_t groups = 1; groups <= 2; ++groups) {
         int64_t warps = groups * chunk / 16;
         // Every warp needs a value tile of the state and of the outputs,
@@ -137,7 +143,7 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
           int64_t staged =
               2 * chunk * (features + pad) + chunk * (dvTile + pad);
           bytes += (slots - 1) * dataBytes * staged;
-          limit = kWideTileSharedBytes;
+          limit = dvTile >= 128 ? kWideTileSharedBytes : dynamicLimit;
           int64_t outputs = dvTile / groups / 8 * 4;
           if (registers + outputs > 96)
             continue;
@@ -167,23 +173,32 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
 }
 
 /// The chunked scan's shape (searchChunkedScanShape): tiles of 128 columns
-/// in dynamic shared memory; for f32 data (tf32), whose tiles take twice
-/// the bytes, tiles of 64 too where 48 KiB would leave the value tiles
-/// narrower than 64 columns (F = 128: one-warp blocks of 16 columns, eight
-/// blocks of a head each computing the scores and staging φ(Q), φ(K) of
-/// every chunk, in place of two).
+/// in dynamic shared memory, and where 48 KiB would leave the value tiles
+/// narrower than 64 columns and Dv wider than them, tiles of 64 (the largest
+/// chunk with such tiles) in dynamic shared memory that leaves two blocks
+/// per SM on an A100: every block of a head computes the scores and stages
+/// φ(Q), φ(K) of every chunk, so narrower tiles repeat that work and those
+/// reads. f32 data (tf32) takes twice the bytes: at F = 128 one-warp blocks
+/// of 16 columns and chunks of 16, eight a head, become chunks of 32 and
+/// tiles of 64, two a head. 16-bit data at F = 80 or 96 (the normalized
+/// gradients' [g, h] and [V, 1] at Dv = 64, padded): chunks of 64 and tiles
+/// of 32, two a head at Dv = 64, become chunks of 32 and tiles of 64, one a
+/// head (as at F = 128).
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                  int64_t dv, int64_t dataBytes, int64_t slots,
                  int64_t columnBytes = 0, bool registerScores = false) {
   std::optional<ChunkedScanShape> shape = searchChunkedScanShape(
       features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
-      /*dynamicTile=*/128, registerScores);
-  if (dataBytes == 4 && shape && shape->dvTile < 64 && maxValueTile >= 64) {
+      /*dynamicTile=*/128, kWideTileSharedBytes, /*minValueTile=*/8,
+      registerScores);
+  if (shape && shape->dvTile < 64 && maxValueTile >= 64 &&
+      (ShapedType::isDynamic(dv) || dv > shape->dvTile)) {
     std::optional<ChunkedScanShape> wider = searchChunkedScanShape(
         features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
-        /*dynamicTile=*/64, registerScores);
-    if (wider && wider->dvTile >= 64)
+        /*dynamicTile=*/64, kTwoBlockSharedBytes, /*minValueTile=*/64,
+        registerScores);
+    if (wider)
       return wider;
   }
   return shape;
