@@ -332,7 +332,9 @@ def ConvertLinAttnToGPUPass
     `linattn.query_readout`, `linattn.scores` and `linattn.apply_scores` by
     a launch of a `gpu.func` generated for it in
     `gpu.module @linattn_kernels`; elu, relu and identity feature maps that
-    produce their query and key features are fused into the kernels. The
+    produce their query and key features are fused into the kernels (and,
+    in the chunked scan kernels, those that produce their values: the
+    gradients' scans take φ(Q) and φ(K) as values). The
     feature size must be static; batch, sequence and value sizes may be
     dynamic. Kernels read flattened row-major buffers of the operand tensors
     and compute in the state element type.

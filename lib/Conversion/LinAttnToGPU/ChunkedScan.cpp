@@ -582,6 +582,10 @@ struct ChunkedScanConfig {
   /// loops prefetch into L2 (`ChunkEmitter::prefetchGroup`); 0 with async
   /// copies, which have the next chunk in flight already.
   int64_t prefetchChunks = 0;
+  /// Where the values come from: V, or the input of an elementwise feature
+  /// map that staging applies (the gradients' scans take φ(Q) and φ(K) as
+  /// values); no tensor where the kernels take V as it is.
+  FeatureSource v = {};
 
   int64_t threads() const { return 32 * shape.warps; }
   /// With `wgmmaState`: the value columns of a warpgroup's state (wgmma's N).
@@ -864,6 +868,16 @@ public:
     kb.waitAsyncCopies(pending);
     useSlot(slot);
     bool mapQ = qs && mapsOnCopy(c.q), mapK = mapsOnCopy(c.k);
+    if (vs && mapsOnCopy(c.v)) {
+      Value count = this->count(t0);
+      kb.ifThen(valuesAligned, [&] {
+        forEachValueGroup([&](Value t, Value d, Value col) {
+          Value valid = arith::AndIOp::create(b, loc, within(t, count),
+                                              kb.ult(col, dvOffset));
+          mapInPlace(vs, valueIndex(valueSlot, t, d), valid, c.v);
+        });
+      });
+    }
     if (mapQ || mapK) {
       Value count = this->count(t0);
       kb.ifThen(featuresAligned, [&] {
@@ -1651,6 +1665,11 @@ private:
              };
              SmallVector<Value, 8> values = loadElements(
                  vBuf, valueBase, at, width, valuesAligned, inColumns);
+             // φ(0) need not be 0: the elements past the sequence and Dv
+             // stay zeros.
+             if (c.v.map)
+               for (auto [e, x] : llvm::enumerate(values))
+                 x = kb.select(inColumns(e), featureOf(x, c.v), kb.fconst(0.0));
              if (width > 1)
                prefetchGroup(vBuf, valueBase, at, t, kb.eq(d, zero),
                              kb.ult(col, dvOffset), dv);
@@ -1675,6 +1694,18 @@ private:
     forEachGroup(c.shape.chunk * c.features / width, [&](Value i) {
       Value t = kb.divU(i, perRow);
       fn(t, kb.mul(kb.remU(i, perRow), kb.idx(width)), within(t, count));
+    });
+  }
+
+  /// Calls `fn(t, d, col)` for this thread's groups of `vectorWidth()`
+  /// columns of the chunk's value tile: token t, tile columns d …, value
+  /// columns col … (an offset).
+  void forEachValueGroup(function_ref<void(Value, Value, Value)> fn) {
+    int64_t width = vectorWidth();
+    Value perRow = kb.idx(c.shape.dvTile / width);
+    forEachGroup(c.shape.chunk * c.shape.dvTile / width, [&](Value i) {
+      Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
+      fn(kb.divU(i, perRow), d, kb.add(colBaseOffset, toOffset(d)));
     });
   }
 
@@ -1713,13 +1744,8 @@ private:
   /// Dv or out). Groups past the sequence or Dv address element 0 and read
   /// nothing.
   void copyValues(Value t0, Value count, Value base) {
-    int64_t width = vectorWidth();
-    Value perRow = kb.idx(c.shape.dvTile / width);
-    Value none = kb.idx(0), all = kb.idx(width);
-    forEachGroup(c.shape.chunk * c.shape.dvTile / width, [&](Value i) {
-      Value t = kb.divU(i, perRow);
-      Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
-      Value col = kb.add(colBaseOffset, toOffset(d));
+    Value none = kb.idx(0), all = kb.idx(vectorWidth());
+    forEachValueGroup([&](Value t, Value d, Value col) {
       Value exists = arith::AndIOp::create(b, loc, within(t, count),
                                            kb.ult(col, dvOffset));
       Value at = kb.select(
@@ -2593,12 +2619,20 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   c.wgmmaState = wgmmaStateApplies(c);
   c.prefetchChunks = prefetchDistance(options, c);
   c.registerScores = options.scoresInRegisters;
+  // Values that are an elementwise feature map of a tensor of the data type
+  // (the gradients' scans take φ(Q) and φ(K) as values): staging applies
+  // the map, so that φ need not be written and read back.
+  if (FeatureSource v = featureSourceOf(op.getValues());
+      v.map && featuresOf(op.getValues(), c.dataType))
+    c.v = v;
+  // The values' sizes are read from it as well, so that nothing else uses
+  // a fused map's result.
+  Value values = c.v.tensor ? c.v.tensor : op.getValues();
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
   Location loc = op.getLoc();
   int64_t chunk = shape->chunk, dvTile = shape->dvTile;
   int64_t batchDims = vType.getRank() - 2;
-  Value values = op.getValues();
   rewriter.setInsertionPoint(op);
 
   // Sizes fold to constants where they are static, so that the variant is
@@ -2650,8 +2684,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   };
   auto fused = [&](const ChunkedScanConfig &config) {
     gpu::GPUFuncOp kernel = chunkLoop("chunked", config, /*segmented=*/false);
-    return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, dvTile,
-                      c.threads());
+    return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
+                      dvTile, c.threads());
   };
 
   // The segment states and the scan over them serve both variants: the
@@ -2671,8 +2705,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     gpu::GPUFuncOp outputsKernel =
         chunkLoop("segment_outputs", config, /*segmented=*/true);
     return launchSegments(op, {statesKernel, scanKernel, outputsKernel},
-                          c.q.tensor, c.k.tensor, batch, tiles, perSegment,
-                          segments, c.threads());
+                          c.q.tensor, c.k.tensor, values, batch, tiles,
+                          perSegment, segments, c.threads());
   };
 
   // The variant for `segments` segments of `perSegment` chunks:

@@ -870,8 +870,8 @@ private:
   /// insertion point (see the definition); returns O, then S and z when
   /// `scanWritesState(op)`.
   SmallVector<Value> launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
-                                Value keys, int64_t features, int64_t dvTile,
-                                int64_t threads);
+                                Value keys, Value values, int64_t features,
+                                int64_t dvTile, int64_t threads);
   /// The kernels of a sequence-parallel scan.
   struct SegmentKernels {
     gpu::GPUFuncOp states, prefix, outputs;
@@ -880,8 +880,8 @@ private:
   /// current insertion point (see the definition); returns what
   /// `launchScan` does.
   SmallVector<Value> launchSegments(ScanOp op, const SegmentKernels &kernels,
-                                    Value queries, Value keys, Value batch,
-                                    Value tiles, Value perSegment,
+                                    Value queries, Value keys, Value values,
+                                    Value batch, Value tiles, Value perSegment,
                                     Value segments, int64_t threads);
   /// Replaces `op` by `results`, as `launchScan` returns them: O, then S and
   /// z only when they have uses.

@@ -81,17 +81,17 @@ static SmallVector<Value> addScaledRow(KernelBuilder &kb, Value buffer,
 }
 
 /// Launches the scan kernel `kernel` for `op`: inputs φ(Q) or Q, φ(K)
-/// or K (`queries`, `keys`), V and the initial state, outputs O and, when
+/// or K (`queries`, `keys`), V or the input of its elementwise feature map
+/// (`values`) and the initial state, outputs O and, when
 /// `scanWritesState(op)`, S and z, scalars N and Dv; grid (batch, Dv tiles
 /// of `dvTile`, at least one so that z is written when Dv = 0), `threads`
 /// threads per block.
 SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
                                          Value queries, Value keys,
-                                         int64_t features, int64_t dvTile,
-                                         int64_t threads) {
+                                         Value values, int64_t features,
+                                         int64_t dvTile, int64_t threads) {
   Location loc = op.getLoc();
   LaunchBuilder launch(rewriter, loc, module);
-  Value values = op.getValues();
   int64_t batchDims = tensorTypeOf(values).getRank() - 2;
   launch.input(queries);
   launch.input(keys);
@@ -127,7 +127,8 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 /// over the grid (`batch`, `tiles` value tiles, `segments`) but the scan
 /// over the segments (batch, element tiles):
 /// 1. `kernels.states`: each segment's contribution to S and z, from K (or
-///    its feature map's input, `keys`) and V into flat buffers of the
+///    its feature map's input, `keys`) and V (or its elementwise feature
+///    map's input, `values`) into flat buffers of the
 ///    state's type, [batch, segments, F, Dv] and [batch, segments, F]; all
 ///    but the last segment's when the scan does not write S and z, whose
 ///    contribution only they would include (grid z one less: `segments` is
@@ -138,15 +139,16 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 /// 3. `kernels.outputs`: each segment's outputs from `queries`, `keys`, V
 ///    and its starting state.
 /// Returns O, then S and z when `scanWritesState(op)`.
-SmallVector<Value>
-Converter::launchSegments(ScanOp op, const SegmentKernels &kernels,
-                          Value queries, Value keys, Value batch, Value tiles,
-                          Value perSegment, Value segments, int64_t threads) {
+SmallVector<Value> Converter::launchSegments(ScanOp op,
+                                             const SegmentKernels &kernels,
+                                             Value queries, Value keys,
+                                             Value values, Value batch,
+                                             Value tiles, Value perSegment,
+                                             Value segments, int64_t threads) {
   Location loc = op.getLoc();
   int64_t features = tensorTypeOf(op.getQueryFeatures()).getShape().back();
   Type stateType = tensorTypeOf(op.getFinalState()).getElementType();
   HostIndex h{rewriter, loc};
-  Value values = op.getValues();
   int64_t batchDims = tensorTypeOf(values).getRank() - 2;
   OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);

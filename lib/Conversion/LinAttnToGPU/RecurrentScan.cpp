@@ -717,8 +717,8 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   auto whole = [&]() -> SmallVector<Value> {
     gpu::GPUFuncOp kernel = buildRecurrentKernel(
         rewriter, loc, kernels(), name(""), c, RecurrentPass::Whole);
-    return launchScan(op, kernel, c.q.tensor, c.k.tensor, features, columns,
-                      tile);
+    return launchScan(op, kernel, c.q.tensor, c.k.tensor, op.getValues(),
+                      features, columns, tile);
   };
 
   // Sequence-parallel where batch × value tiles stay below half of
@@ -754,8 +754,9 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     segmentKernels.outputs =
         buildRecurrentKernel(rewriter, loc, kernels(), name("segment_outputs_"),
                              c, RecurrentPass::SegmentOutputs);
-    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor, batch,
-                          tiles, perSegment, segments, tile);
+    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor,
+                          op.getValues(), batch, tiles, perSegment, segments,
+                          tile);
   };
   // The batch-parallel kernel first where both are built (N dynamic), so
   // that its name does not depend on whether N is known.
