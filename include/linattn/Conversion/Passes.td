@@ -333,8 +333,8 @@ def ConvertLinAttnToGPUPass
     a launch of a `gpu.func` generated for it in
     `gpu.module @linattn_kernels`; elu, relu and identity feature maps that
     produce their query and key features are fused into the kernels (and,
-    in the chunked scan kernels, those that produce their values: the
-    gradients' scans take φ(Q) and φ(K) as values). The
+    in the scan kernels, those that produce their values: the gradients'
+    scans take φ(Q) and φ(K) as values). The
     feature size must be static; batch, sequence and value sizes may be
     dynamic. Kernels read flattened row-major buffers of the operand tensors
     and compute in the state element type.

@@ -99,6 +99,10 @@ struct RecurrentScanConfig {
   Type dataType;   // V
   Type resultType; // O
   FeatureSource q, k;
+  /// Where the values come from: V, or the input of an elementwise feature
+  /// map that staging applies (the gradients' scans take φ(Q) and φ(K) as
+  /// values); no tensor where the kernels take V as it is.
+  FeatureSource v = {};
   bool normalized, reverse, hasInit, writesState;
   /// Whether z is accumulated: for the denominators or the final normalizer.
   bool needZ;
@@ -151,7 +155,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
           columns = c.columns, tokens = c.tokens, slots = c.slots(),
           partialPitch = c.partialPitch;
   Type stateType = c.stateType;
-  const FeatureSource &q = c.q, &k = c.k;
+  const FeatureSource &q = c.q, &k = c.k, &valueMap = c.v;
   bool async = c.async, reverse = c.reverse;
 
   Type indexType = rewriter.getIndexType();
@@ -371,6 +375,13 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
           kb.ifElse(
               exists, [&] { kb.asyncCopy(vBuf, at, vs, to); },
               [&] { kb.store(kb.fconst(0.0), vs, to); });
+        else if (valueMap.map)
+          // φ(0) need not be 0: the columns past Dv stay zeros.
+          kb.store(
+              kb.select(exists,
+                        kb.featureOf(kb.loadIf(exists, vBuf, at), valueMap),
+                        kb.fconst(0.0)),
+              vs, to);
         else
           kb.store(kb.loadIf(exists, vBuf, at), vs, to);
       });
@@ -382,7 +393,24 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   // `count` tokens at fBase this thread copied, in its copies' groups (its
   // own copies are complete once it has waited for their group; the
   // barrier after this publishes them).
-  auto mapStaged = [&](Value count, Value fBase) {
+  auto mapStaged = [&](Value count, Value fBase, Value vBase) {
+    // The values' map (elu, relu), on the groups of the block's columns
+    // this thread copied that are in Dv (a wide group is wholly in or out).
+    if (mapsOnCopy(valueMap))
+      byWidth(wideValues, [&](int64_t width) {
+        Value groups = kb.idx(columns / width);
+        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+          Value col =
+              kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width)));
+          kb.ifThen(kb.ult(col, dv), [&] {
+            Value at = kb.add(vBase, kb.mul(i, kb.idx(width)));
+            SmallVector<Value> run = kb.loadRun(vs, at, width);
+            for (Value &x : run)
+              x = kb.featureOf(x, valueMap);
+            kb.storeRun(vs, at, run);
+          });
+        });
+      });
     if (llvm::none_of(stagedFeatures,
                       [](auto &s) { return mapsOnCopy(*std::get<2>(s)); }))
       return;
@@ -426,7 +454,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
           });
           kb.commitAsyncCopies();
           kb.waitAsyncCopies(/*pending=*/1);
-          mapStaged(count, fBase);
+          mapStaged(count, fBase, vBase);
         } else {
           stage(t0, count, fBase, vBase);
         }
@@ -663,6 +691,13 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   c.resultType = tensorTypeOf(op.getResult()).getElementType();
   c.q = featureSourceOf(op.getQueryFeatures());
   c.k = featureSourceOf(op.getKeyFeatures());
+  // Values that are an elementwise feature map of a tensor of their type:
+  // staging applies the map (the values' sizes are read from its input, so
+  // that nothing else uses its result).
+  if (FeatureSource v = featureSourceOf(op.getValues());
+      v.map && tensorTypeOf(v.tensor).getElementType() == c.dataType)
+    c.v = v;
+  Value values = c.v.tensor ? c.v.tensor : op.getValues();
   c.normalized = op.isNormalized();
   c.reverse = op.isReverse();
   c.hasInit = op.hasInitialState();
@@ -678,12 +713,11 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   // one of two slots while the block before it runs, which needs the data
   // in the state's type (a copy converts nothing): f32 data, f32 state; and
   // room for two slots of a token at least.
-  c.async =
-      options.asyncCopies && stateType.getIntOrFloatBitWidth() == 32 &&
-      llvm::all_of(ArrayRef<Value>{c.q.tensor, c.k.tensor, op.getValues()},
-                   [&](Value x) {
-                     return tensorTypeOf(x).getElementType() == stateType;
-                   });
+  c.async = options.asyncCopies && stateType.getIntOrFloatBitWidth() == 32 &&
+            llvm::all_of(ArrayRef<Value>{c.q.tensor, c.k.tensor, values},
+                         [&](Value x) {
+                           return tensorTypeOf(x).getElementType() == stateType;
+                         });
   c.tokens = c.async ? scanTokensPerBlock(features, columns, 2, c.normalized,
                                           stateType)
                      : 0;
@@ -717,8 +751,8 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   auto whole = [&]() -> SmallVector<Value> {
     gpu::GPUFuncOp kernel = buildRecurrentKernel(
         rewriter, loc, kernels(), name(""), c, RecurrentPass::Whole);
-    return launchScan(op, kernel, c.q.tensor, c.k.tensor, op.getValues(),
-                      features, columns, tile);
+    return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
+                      columns, tile);
   };
 
   // Sequence-parallel where batch × value tiles stay below half of
@@ -732,7 +766,6 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   // segments gives each segment its starting state. All of it in the
   // state's type: the segments only change the order of the additions.
   HostIndex h{rewriter, loc};
-  Value values = op.getValues();
   int64_t batchDims = vType.getRank() - 2;
   Value n = h.size(values, -2);
   Value dv = h.size(values, -1);
@@ -754,9 +787,8 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     segmentKernels.outputs =
         buildRecurrentKernel(rewriter, loc, kernels(), name("segment_outputs_"),
                              c, RecurrentPass::SegmentOutputs);
-    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor,
-                          op.getValues(), batch, tiles, perSegment, segments,
-                          tile);
+    return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor, values,
+                          batch, tiles, perSegment, segments, tile);
   };
   // The batch-parallel kernel first where both are built (N dynamic), so
   // that its name does not depend on whether N is known.

@@ -1,6 +1,8 @@
 // RUN: linattn-opt %s -split-input-file --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse | FileCheck %s
 // RUN: linattn-opt %s -split-input-file --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse | FileCheck %s --check-prefix=SYNC
 // RUN: linattn-opt %s -split-input-file --convert-linattn-to-gpu="sequence-parallel-blocks=1000000 min-segment-tokens=0" --canonicalize --cse | FileCheck %s --check-prefix=SEGMENTS
+// RUN: linattn-opt %s -split-input-file --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false" --canonicalize --cse | FileCheck %s --check-prefix=RECURRENT
+// RUN: linattn-opt %s -split-input-file --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse | FileCheck %s --check-prefix=ASYNC-RECURRENT
 
 // Values that are an elementwise feature map (the gradients' scans take
 // φ(Q) and φ(K) as values): the chunked kernels read the map's input and
@@ -54,4 +56,28 @@ func.func @returned_values(%fq: tensor<2x?x64xbf16>, %fk: tensor<2x?x64xbf16>, %
   %v = linattn.feature_map relu %x : tensor<2x?x64xbf16> -> tensor<2x?x64xbf16>
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x?x64xbf16>, tensor<2x?x64xbf16>, tensor<2x?x64xbf16> -> tensor<2x?x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
   return %o, %v : tensor<2x?x64xbf16>, tensor<2x?x64xbf16>
+}
+
+// -----
+
+// The strict-fp32 recurrent scan likewise: staged synchronously (RECURRENT)
+// each value is mapped as it is loaded; with async copies each thread maps
+// the groups of the block's columns it copied once they land.
+// RECURRENT-LABEL: func.func @f32_values(
+//  RECURRENT-SAME: %{{.*}}: tensor<2x?x64xf32>, %{{.*}}: tensor<2x?x64xf32>, %[[X:.*]]: tensor<2x?x64xf32>)
+//       RECURRENT: %[[XM:.*]] = linattn.read_buffer %[[X]]
+//       RECURRENT: %[[XF:.*]] = memref.reinterpret_cast %[[XM]]
+//   RECURRENT-NOT: call @__linattn_launch_linattn_feature_map
+//       RECURRENT: call @__linattn_launch_linattn_scan_forward_features_0(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[XF]],
+//       RECURRENT: gpu.func @linattn_scan_forward_features_0(
+//       RECURRENT:   math.exp
+//   RECURRENT-NOT: gpu.func @linattn_feature_map
+// ASYNC-RECURRENT-LABEL: gpu.func @linattn_scan_forward_features_0(
+//       ASYNC-RECURRENT:   nvvm.cp.async.wait.group 1
+//       ASYNC-RECURRENT:   math.exp
+//   ASYNC-RECURRENT-NOT: gpu.func @linattn_feature_map
+func.func @f32_values(%fq: tensor<2x?x64xf32>, %fk: tensor<2x?x64xf32>, %x: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> {
+  %v = linattn.feature_map elu %x : tensor<2x?x64xf32> -> tensor<2x?x64xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x64xf32> -> tensor<2x?x64xf32>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x?x64xf32>
 }
