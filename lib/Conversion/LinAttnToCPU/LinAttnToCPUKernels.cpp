@@ -62,15 +62,13 @@ namespace {
 /// a summary and a readout, and [batch..., X] for a step.
 struct KernelOperands {
   /// The raw inputs of the fused feature maps (the features themselves when
-  /// nothing is fused), and the values (or, in a scan, the input of their
-  /// fused feature map: the gradients' scans take φ(Q) and φ(K) as values).
+  /// nothing is fused), and the values.
   Value q, k, v;
   /// The feature map applied on load and the element type its result is
   /// rounded to (the type `linattn.feature_map` would have produced).
   FeatureMapKind qMap = FeatureMapKind::Identity,
-                 kMap = FeatureMapKind::Identity,
-                 vMap = FeatureMapKind::Identity;
-  Type qFeatureType, kFeatureType, vFeatureType;
+                 kMap = FeatureMapKind::Identity;
+  Type qFeatureType, kFeatureType;
   /// Initial state (null when it starts at zero), state and normalizer
   /// updated in place (read only by a readout, whose z is null when it is
   /// unnormalized), and the outputs (null for a summary).
@@ -370,13 +368,9 @@ void KernelEmitter::emitBlock(int64_t count, Value start, bool readout) {
     SmallVector<Value> values, accs;
     for (Value offset : offsets) {
       for (int64_t t = 0; t < count; ++t) {
-        if (ops.updates) {
-          Value value =
-              loadVector(ops.v, tokenIndices(positions[t], offset), mask);
-          if (ops.vMap != FeatureMapKind::Identity)
-            value = applyFeatureMap(ops.vMap, ops.vFeatureType, value, mask);
-          values.push_back(value);
-        }
+        if (ops.updates)
+          values.push_back(
+              loadVector(ops.v, tokenIndices(positions[t], offset), mask));
         if (readout)
           accs.push_back(zeroVector());
       }
@@ -858,17 +852,10 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   int64_t batchRank = resultType.getRank() - 2;
 
-  // Values that are a fusable feature map: the kernel reads its input (and
-  // takes the sizes from it, so that nothing else uses the map's result).
-  Value k, v;
-  FeatureMapKind vMap;
-  Type vFeatureType;
-  fuseFeatureMap(op.getValues(), fuse, v, vMap, vFeatureType);
+  Value k, v = op.getValues();
   KernelOperands ops =
       bindInputs(rewriter, loc, op.getQueryFeatures(), op.getKeyFeatures(), v,
                  op.getEps(), batchRank, fuse, k);
-  ops.vMap = vMap;
-  ops.vFeatureType = vFeatureType;
   ops.reverse = op.isReverse();
   if (op.hasInitialState()) {
     ops.s0 = toBuffer(rewriter, loc, op.getInitialState());
@@ -880,9 +867,8 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
       rewriter, loc, op.getResult(), op,
       dimSources(v, batchRank, {{v, batchRank}, {v, batchRank + 1}}));
 
-  replaceWithKernel(
-      rewriter, op, ops, shape, {ops.out, ops.s, ops.z},
-      {op.getQueryFeatures(), op.getKeyFeatures(), op.getValues()});
+  replaceWithKernel(rewriter, op, ops, shape, {ops.out, ops.s, ops.z},
+                    {op.getQueryFeatures(), op.getKeyFeatures()});
 }
 
 /// Replaces the step `op` by its kernel.

@@ -500,30 +500,3 @@ func.func @readout_not_in_place(%q: tensor<3x?x16xf32>, %s: tensor<3x16x8xf32>,
       : (tensor<3x?x8xf32>, memref<3x?x8xf32>) -> ()
   return %o3 : tensor<3x?x8xf32>
 }
-
-// -----
-
-// Values that are a feature map (the gradients' scans take φ(Q) and φ(K) as
-// values): the kernel reads the map's input and applies the map to each
-// value as it loads it, masked lanes past Dv kept zero (elu + 1 of 0 is 1);
-// no map op is left. Unfused, the map is a kernel of its own.
-// CHECK-LABEL: func.func @scan_elu_values(
-//  CHECK-SAME: %{{.*}}: tensor<2x?x16xf32>, %{{.*}}: tensor<2x?x16xf32>, %[[X:.*]]: tensor<2x?x19xf32>)
-//   CHECK-NOT: linattn.feature_map
-//       CHECK: %[[XB:.*]] = linattn.read_buffer %[[X]] : tensor<2x?x19xf32> to memref<2x?x19xf32>
-//       CHECK: scf.parallel
-//       CHECK: %[[XV:.*]] = vector.maskedload %[[XB]]
-//       CHECK: arith.cmpf ogt, %[[XV]]
-//       CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
-//   CHECK-NOT: linattn.feature_map
-// NOFUSE-LABEL: func.func @scan_elu_values(
-//       NOFUSE: %[[FV:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<2x?x19xf32>
-//       NOFUSE: linattn.read_buffer %[[FV]]
-func.func @scan_elu_values(%fq: tensor<2x?x16xf32>, %fk: tensor<2x?x16xf32>,
-                           %x: tensor<2x?x19xf32>) -> tensor<2x?x19xf32> {
-  %v = linattn.feature_map elu %x : tensor<2x?x19xf32> -> tensor<2x?x19xf32>
-  %o, %s, %z = linattn.scan forward %fq, %fk, %v
-      : tensor<2x?x16xf32>, tensor<2x?x16xf32>, tensor<2x?x19xf32>
-      -> tensor<2x?x19xf32>, tensor<2x16x19xf32>, tensor<2x16xf32>
-  return %o : tensor<2x?x19xf32>
-}
