@@ -210,32 +210,6 @@ def reference_grad(q, k, v, do, eps=None):
     return chain(q, dfq), chain(k, dfk), dv
 
 
-def normalized_cancellation(q, k, v, do, eps=1e-6):
-    """How much larger the terms of normalized dφ(Q), dφ(K) are than the
-    sums, the larger of the two: their coefficients gᵢ·vⱼ + hᵢ =
-    gᵢ·(vⱼ − Oᵢ) cancel, so g and h rounded to a 16-bit type before the
-    scans err by that rounding times this factor, relative to the largest
-    gradient (python/tests/conftest.py has the per-gradient form)."""
-    import numpy as np
-    q, k, v, do = (x.astype(np.float64) for x in (q, k, v, do))
-    fq, fk = phi(q), phi(k)
-    mask = np.tril(np.ones((q.shape[-2], k.shape[-2])))
-    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
-    den = a.sum(-1) + eps
-    g = do / den[..., None]
-    h = -(do * (a @ v)).sum(-1) / den**2
-    gv = g @ np.swapaxes(v, -1, -2)
-    coefficients = (gv + h[..., None]) * mask
-    magnitudes = (np.abs(gv) + np.abs(h)[..., None]) * mask
-    factors = []
-    for c, m, features in ((coefficients, magnitudes, fk),
-                           (np.swapaxes(coefficients, -1, -2),
-                            np.swapaxes(magnitudes, -1, -2), fq)):
-        factors.append(np.max(m @ np.abs(features)) /
-                       max(np.max(np.abs(c @ features)), 1e-300))
-    return max(factors)
-
-
 def relative_error(out, ref):
     """max |out - ref| / max |ref|, in float64."""
     import numpy as np

@@ -10,7 +10,9 @@ These are the definitions the compiled kernels are tested against:
   S_i = S_{i-1} + φ(k_i) v_iᵀ, z_i = z_{i-1} + φ(k_i),
   o_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + eps);
 * `feature_map_grad`, `linear_attention_grad` -- their gradients, by the
-  chain rule through the quadratic form.
+  chain rule through the quadratic form;
+* `normalized_cancellation` -- how much the terms of the normalized
+  gradients of φ(Q) and φ(K) cancel (what 16-bit errors are bounded by).
 
 Arrays have any number of leading batch dimensions: [..., N, D].
 """
@@ -29,6 +31,7 @@ __all__ = [
     "feature_map_grad",
     "linear_attention",
     "linear_attention_grad",
+    "normalized_cancellation",
 ]
 
 FEATURE_MAPS = ("elu", "relu", "identity", "poly2", "favor")
@@ -153,6 +156,45 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
             feature_map_grad(feature_map, k, np.swapaxes(da, -1, -2) @ fq,
                              projection),
             np.swapaxes(a, -1, -2) @ g)
+
+
+def normalized_cancellation(q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                            grad_out: np.ndarray, *, feature_map: str = "elu",
+                            causal: bool = True, eps: float = 1e-6,
+                            projection: Optional[np.ndarray] = None
+                            ) -> Tuple[float, float]:
+    """How much larger than dφ(Q) and dφ(K) the terms they sum are,
+    normalized, as (for dq, for dk): with g_i = dO_i / D_i and h_i =
+    -(dO_i·N_i) / D_i², dφ(q_i) = Σ_j (g_i·v_j + h_i) φ(k_j) and dφ(k_j) =
+    Σ_i (g_i·v_j + h_i) φ(q_i), where g_i·v_j + h_i = g_i·(v_j - O_i)
+    cancels (O_i does not change with the scale of φ(q_i), so dφ(q_i) is
+    orthogonal to φ(q_i)). g and h are rounded to the data type before the
+    scans, so in f16 and bf16 the gradients' error is that rounding times
+    these terms, not times the gradients."""
+    fq = _phi(feature_map, q, projection)
+    fk = _phi(feature_map, k, projection)
+    v = np.asarray(v, dtype=np.float64)
+    do = np.asarray(grad_out, dtype=np.float64)
+    n, m = fq.shape[-2], fk.shape[-2]
+    mask = np.tril(np.ones((n, m))) if causal else np.ones((n, m))
+    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
+    den = a.sum(-1) + eps
+    g = do / den[..., None]
+    h = -(do * (a @ v)).sum(-1) / den**2
+    # The coefficients g_i·v_j + h_i of both sums, and their magnitudes.
+    gv = g @ np.swapaxes(v, -1, -2)
+    coefficients = (gv + h[..., None]) * mask
+    magnitudes = (np.abs(gv) + np.abs(h)[..., None]) * mask
+    kappas = []
+    for coefficient, magnitude, features in (
+            (coefficients, magnitudes, fk),
+            (np.swapaxes(coefficients, -1, -2),
+             np.swapaxes(magnitudes, -1, -2), fq)):
+        terms = magnitude @ np.abs(features)
+        grad = coefficient @ features
+        kappas.append(float(np.max(terms) /
+                            max(np.max(np.abs(grad)), 1e-300)))
+    return kappas[0], kappas[1]
 
 
 def causal_linear_attention_rnn(

@@ -44,33 +44,7 @@ TOL = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}
 
 def normalized_cancellation(feature_map, q, k, v, do, causal, projection=None,
                             eps=1e-6):
-    """How much larger than dφ(Q) and dφ(K) the terms they sum are,
-    normalized, as (for dq, for dk): with g_i = dO_i / D_i and h_i =
-    -(dO_i·N_i) / D_i², dφ(q_i) = Σ_j (g_i·v_j + h_i) φ(k_j) and dφ(k_j) =
-    Σ_i (g_i·v_j + h_i) φ(q_i), where g_i·v_j + h_i = g_i·(v_j - O_i)
-    cancels (O_i does not change with the scale of φ(q_i), so dφ(q_i) is
-    orthogonal to φ(q_i)). g and h are rounded to the data type before the
-    scans, so the gradients' error is that rounding times these terms, not
-    times the gradients (the host path computes them the same way)."""
-    fq = ref.feature_map(feature_map, q, projection)
-    fk = ref.feature_map(feature_map, k, projection)
-    a = fq @ np.swapaxes(fk, -1, -2)
-    mask = np.tril(np.ones(a.shape[-2:])) if causal else np.ones(a.shape[-2:])
-    a = a * mask
-    denominator = a.sum(-1) + eps
-    g = do / denominator[..., None]
-    h = -(do * (a @ v)).sum(-1) / denominator**2
-    # The coefficients g_i·v_j + h_i of both sums, and their magnitudes.
-    coefficients = (g @ np.swapaxes(v, -1, -2) + h[..., None]) * mask
-    magnitudes = (np.abs(g @ np.swapaxes(v, -1, -2)) +
-                  np.abs(h)[..., None]) * mask
-    kappas = []
-    for coefficient, magnitude, features in (
-            (coefficients, magnitudes, fk),
-            (np.swapaxes(coefficients, -1, -2),
-             np.swapaxes(magnitudes, -1, -2), fq)):
-        terms = magnitude @ np.abs(features)
-        grad = coefficient @ features
-        kappas.append(np.max(terms) /
-                      max(np.max(np.abs(grad)), 1e-300))
-    return tuple(kappas)
+    """`reference.normalized_cancellation`: (for dq, for dk)."""
+    return ref.normalized_cancellation(q, k, v, do, feature_map=feature_map,
+                                       causal=causal, eps=eps,
+                                       projection=projection)
