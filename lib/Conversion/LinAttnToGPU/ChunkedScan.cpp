@@ -582,9 +582,8 @@ struct ChunkedScanConfig {
   /// loops prefetch into L2 (`ChunkEmitter::prefetchGroup`); 0 with async
   /// copies, which have the next chunk in flight already.
   int64_t prefetchChunks = 0;
-  /// Where the values come from: V, or the input of an elementwise feature
-  /// map that staging applies (the gradients' scans take φ(Q) and φ(K) as
-  /// values); no tensor where the kernels take V as it is.
+  /// Where the values come from (`valueSourceOf`); no map where the
+  /// kernels take V as it is.
   FeatureSource v = {};
 
   int64_t threads() const { return 32 * shape.warps; }
@@ -2619,15 +2618,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   c.wgmmaState = wgmmaStateApplies(c);
   c.prefetchChunks = prefetchDistance(options, c);
   c.registerScores = options.scoresInRegisters;
-  // Values that are an elementwise feature map of a tensor of the data type
-  // (the gradients' scans take φ(Q) and φ(K) as values): staging applies
-  // the map, so that φ need not be written and read back.
-  if (FeatureSource v = featureSourceOf(op.getValues());
-      v.map && featuresOf(op.getValues(), c.dataType))
-    c.v = v;
-  // The values' sizes are read from it as well, so that nothing else uses
-  // a fused map's result.
-  Value values = c.v.tensor ? c.v.tensor : op.getValues();
+  // Staging applies the values' feature map; their sizes are read from its
+  // input as well, so that nothing else uses the map's result.
+  c.v = valueSourceOf(op.getValues());
+  Value values = c.v.tensor;
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
   Location loc = op.getLoc();

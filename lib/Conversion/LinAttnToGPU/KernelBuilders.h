@@ -80,6 +80,19 @@ inline FeatureSource featureSourceOf(Value features) {
   }
 }
 
+/// Where a scan kernel reads its values from: V, or the input of the
+/// elementwise feature map that produces them when that input has V's
+/// element type (the gradients' scans take φ(Q) and φ(K) as values; the
+/// kernels apply the map as they stage them, so that φ is neither written
+/// nor read back).
+inline FeatureSource valueSourceOf(Value values) {
+  FeatureSource source = featureSourceOf(values);
+  if (source.map && tensorTypeOf(source.tensor).getElementType() !=
+                        tensorTypeOf(values).getElementType())
+    return {values, std::nullopt, source.featureType};
+  return source;
+}
+
 /// Whether async copies of `source` need its feature map applied after
 /// they land: elu and relu (features and identity maps of the data type are
 /// copied as they are).

@@ -412,15 +412,21 @@ gpu::GPUFuncOp LinalgKernelBuilder::buildKernel(linalg::LinalgOp op,
     points = points ? kb.mul(points, size(dim)) : size(dim);
   if (!points)
     points = kb.idx(1);
-  auto parallelIvs = [&](Value point) {
-    SmallVector<Value> ivs(op.getNumLoops(), kb.idx(0));
-    Value rest = point;
-    for (auto [i, dim] : llvm::enumerate(llvm::reverse(plan.parallelDims))) {
-      bool outermost = i + 1 == plan.parallelDims.size();
+  // Sets the indices of loops `dims` in `ivs` from `flat`, their flattened
+  // index (the last loop fastest).
+  auto unflatten = [&](Value flat, ArrayRef<int64_t> dims,
+                       SmallVector<Value> &ivs) {
+    Value rest = flat;
+    for (auto [i, dim] : llvm::enumerate(llvm::reverse(dims))) {
+      bool outermost = i + 1 == dims.size();
       ivs[dim] = outermost ? rest : kb.remU(rest, size(dim));
       if (!outermost)
         rest = kb.divU(rest, size(dim));
     }
+  };
+  auto parallelIvs = [&](Value point) {
+    SmallVector<Value> ivs(op.getNumLoops(), kb.idx(0));
+    unflatten(point, plan.parallelDims, ivs);
     return ivs;
   };
   // Where each output of the point at `ivs` is (flat buffer, index).
@@ -502,6 +508,10 @@ gpu::GPUFuncOp LinalgKernelBuilder::buildKernel(linalg::LinalgOp op,
     state.addAttributes(combiner->getAttrs());
     return rewriter.create(state)->getResult(0);
   };
+  SmallVector<Value> neutral;
+  for (Operation *combiner : plan.combiners)
+    neutral.push_back(arith::ConstantOp::create(
+        rewriter, loc, *arith::getNeutralElement(combiner)));
   kb.forLoop(warpFirst, points, stride, [&](Value base) {
     Value point = kb.add(base, kb.divU(inWarp, kb.idx(lanes)));
     Value active = kb.ult(point, points);
@@ -510,21 +520,10 @@ gpu::GPUFuncOp LinalgKernelBuilder::buildKernel(linalg::LinalgOp op,
     SmallVector<Value> pointIvs =
         parallelIvs(kb.minU(point, kb.sub(points, kb.idx(1))));
     SmallVector<Value> ivs = pointIvs;
-    SmallVector<Value> neutral;
-    for (Operation *combiner : plan.combiners)
-      neutral.push_back(arith::ConstantOp::create(
-          rewriter, loc, *arith::getNeutralElement(combiner)));
     SmallVector<Value> partial =
         kb.forLoop(lane, kb.select(active, reductionPoints, kb.idx(0)),
                    kb.idx(lanes), neutral, [&](Value flat, ValueRange carried) {
-                     Value rest = flat;
-                     for (auto [i, dim] :
-                          llvm::enumerate(llvm::reverse(plan.reductionDims))) {
-                       bool outermost = i + 1 == plan.reductionDims.size();
-                       ivs[dim] = outermost ? rest : kb.remU(rest, size(dim));
-                       if (!outermost)
-                         rest = kb.divU(rest, size(dim));
-                     }
+                     unflatten(flat, plan.reductionDims, ivs);
                      return emitBody(op, plan, args, ivs, mapping, carried);
                    });
     // Combined across the group (16-bit floats in f32).

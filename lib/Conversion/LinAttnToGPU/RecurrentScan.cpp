@@ -99,9 +99,8 @@ struct RecurrentScanConfig {
   Type dataType;   // V
   Type resultType; // O
   FeatureSource q, k;
-  /// Where the values come from: V, or the input of an elementwise feature
-  /// map that staging applies (the gradients' scans take φ(Q) and φ(K) as
-  /// values); no tensor where the kernels take V as it is.
+  /// Where the values come from (`valueSourceOf`); no map where the
+  /// kernels take V as it is.
   FeatureSource v = {};
   bool normalized, reverse, hasInit, writesState;
   /// Whether z is accumulated: for the denominators or the final normalizer.
@@ -335,6 +334,16 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
     kb.ifElse(
         wide, [&] { body(4); }, [&] { body(1); });
   };
+  // Calls `fn(i, t, col)` for this thread's groups of `width` value columns
+  // of a block of `count` tokens: group i, token t, first column col.
+  auto forEachValueGroup = [&](Value count, int64_t width,
+                               function_ref<void(Value, Value, Value)> fn) {
+    Value groups = kb.idx(columns / width);
+    kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
+      fn(i, kb.divU(i, groups),
+         kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width))));
+    });
+  };
   // The staged feature buffers: (shared, global, source).
   SmallVector<std::tuple<Value, Value, const FeatureSource *>> stagedFeatures;
   if (readsQ)
@@ -358,14 +367,10 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
       });
     };
     auto stageValues = [&](int64_t width) {
-      Value groups = kb.idx(columns / width);
-      kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
-        Value t = kb.divU(i, groups);
-        Value c =
-            kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width)));
+      forEachValueGroup(count, width, [&](Value i, Value t, Value col) {
         Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-        Value exists = kb.ult(c, dv);
-        Value at = kb.add(kb.mul(row, dv), c);
+        Value exists = kb.ult(col, dv);
+        Value at = kb.add(kb.mul(row, dv), col);
         Value to = kb.add(vBase, kb.mul(i, kb.idx(width)));
         if (width > 1)
           kb.asyncCopy(vBuf, kb.select(exists, at, c0), vs, to, width,
@@ -398,10 +403,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
     // this thread copied that are in Dv (a wide group is wholly in or out).
     if (mapsOnCopy(valueMap))
       byWidth(wideValues, [&](int64_t width) {
-        Value groups = kb.idx(columns / width);
-        kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
-          Value col =
-              kb.add(firstColumn, kb.mul(kb.remU(i, groups), kb.idx(width)));
+        forEachValueGroup(count, width, [&](Value i, Value, Value col) {
           kb.ifThen(kb.ult(col, dv), [&] {
             Value at = kb.add(vBase, kb.mul(i, kb.idx(width)));
             SmallVector<Value> run = kb.loadRun(vs, at, width);
@@ -691,13 +693,10 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   c.resultType = tensorTypeOf(op.getResult()).getElementType();
   c.q = featureSourceOf(op.getQueryFeatures());
   c.k = featureSourceOf(op.getKeyFeatures());
-  // Values that are an elementwise feature map of a tensor of their type:
-  // staging applies the map (the values' sizes are read from its input, so
-  // that nothing else uses its result).
-  if (FeatureSource v = featureSourceOf(op.getValues());
-      v.map && tensorTypeOf(v.tensor).getElementType() == c.dataType)
-    c.v = v;
-  Value values = c.v.tensor ? c.v.tensor : op.getValues();
+  // Staging applies the values' feature map; their sizes are read from its
+  // input as well, so that nothing else uses the map's result.
+  c.v = valueSourceOf(op.getValues());
+  Value values = c.v.tensor;
   c.normalized = op.isNormalized();
   c.reverse = op.isReverse();
   c.hasInit = op.hasInitialState();

@@ -76,11 +76,11 @@ func.func @copy_into_slice(%v: memref<?x8xf32>, %wide: memref<?x9xf32>) {
 //       CHECK: %[[TID:.*]] = gpu.thread_id x
 //       CHECK: %[[IN_WARP:.*]] = arith.remui %[[TID]], %c32
 //       CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c8
+//       CHECK: %[[ZERO:.*]] = arith.constant 0.0{{.*}} : f32
 //       CHECK: scf.for %[[BASE:.*]] = %{{.*}} to %[[KROWS]] step
 //       CHECK:   %[[GROUP:.*]] = arith.divui %[[IN_WARP]], %c8
 //       CHECK:   %[[ROW:.*]] = arith.addi %[[BASE]], %[[GROUP]]
 //       CHECK:   %[[ACTIVE:.*]] = arith.cmpi ult, %[[ROW]], %[[KROWS]]
-//       CHECK:   %[[ZERO:.*]] = arith.constant 0.0{{.*}} : f32
 //       CHECK:   %[[TRIPS:.*]] = arith.select %[[ACTIVE]], %{{.*}}, %c0
 //       CHECK:   %[[PART:.*]] = scf.for %{{.*}} = %[[LANE]] to %[[TRIPS]] step %c8{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
 //       CHECK:     %[[X:.*]] = memref.load %[[A]]
