@@ -128,6 +128,25 @@ def feature_map_grad(kind: str, x: np.ndarray, grad: np.ndarray,
     raise ValueError(f"unknown feature map {kind!r}")
 
 
+def _scaled_grad(q, k, v, grad_out, feature_map, causal, eps, projection):
+    """φ(Q), φ(K), V, the mask L, the masked scores A, and the result
+    gradient's scaled forms g = dO / D and h = −(dO·(A V)) / D² ([..., N, 1])
+    with D the row sums plus `eps`; g = dO and h = 0 unnormalized (`eps`
+    None)."""
+    fq = _phi(feature_map, q, projection)
+    fk = _phi(feature_map, k, projection)
+    v = np.asarray(v, dtype=np.float64)
+    do = np.asarray(grad_out, dtype=np.float64)
+    n, m = fq.shape[-2], fk.shape[-2]
+    mask = np.tril(np.ones((n, m))) if causal else np.ones((n, m))
+    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
+    if eps is None:
+        return fq, fk, v, mask, a, do, 0.0
+    den = np.sum(a, axis=-1, keepdims=True) + eps
+    h = -np.sum(do * (a @ v), axis=-1, keepdims=True) / den**2
+    return fq, fk, v, mask, a, do / den, h
+
+
 def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                           grad_out: np.ndarray, *, feature_map: str = "elu",
                           causal: bool = True, normalize: bool = True,
@@ -139,18 +158,9 @@ def linear_attention_grad(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     normalized, D their row sums plus eps, g = dO / D and
     h = −(dO·(A V)) / D² (g = dO, h = 0 otherwise), dA = g Vᵀ + h (masked),
     dφ(Q) = dA φ(K), dφ(K) = dAᵀ φ(Q), dV = Aᵀ g."""
-    fq = _phi(feature_map, q, projection)
-    fk = _phi(feature_map, k, projection)
-    v = np.asarray(v, dtype=np.float64)
-    do = np.asarray(grad_out, dtype=np.float64)
-    n, m = fq.shape[-2], fk.shape[-2]
-    mask = np.tril(np.ones((n, m))) if causal else np.ones((n, m))
-    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
-    g, h = do, 0.0
-    if normalize:
-        den = np.sum(a, axis=-1, keepdims=True) + eps
-        g = do / den
-        h = -np.sum(do * (a @ v), axis=-1, keepdims=True) / den**2
+    fq, fk, v, mask, a, g, h = _scaled_grad(
+        q, k, v, grad_out, feature_map, causal, eps if normalize else None,
+        projection)
     da = (g @ np.swapaxes(v, -1, -2) + h) * mask
     return (feature_map_grad(feature_map, q, da @ fk, projection),
             feature_map_grad(feature_map, k, np.swapaxes(da, -1, -2) @ fq,
@@ -171,20 +181,12 @@ def normalized_cancellation(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     orthogonal to φ(q_i)). g and h are rounded to the data type before the
     scans, so in f16 and bf16 the gradients' error is that rounding times
     these terms, not times the gradients."""
-    fq = _phi(feature_map, q, projection)
-    fk = _phi(feature_map, k, projection)
-    v = np.asarray(v, dtype=np.float64)
-    do = np.asarray(grad_out, dtype=np.float64)
-    n, m = fq.shape[-2], fk.shape[-2]
-    mask = np.tril(np.ones((n, m))) if causal else np.ones((n, m))
-    a = (fq @ np.swapaxes(fk, -1, -2)) * mask
-    den = a.sum(-1) + eps
-    g = do / den[..., None]
-    h = -(do * (a @ v)).sum(-1) / den**2
+    fq, fk, v, mask, _, g, h = _scaled_grad(q, k, v, grad_out, feature_map,
+                                            causal, eps, projection)
     # The coefficients g_i·v_j + h_i of both sums, and their magnitudes.
     gv = g @ np.swapaxes(v, -1, -2)
-    coefficients = (gv + h[..., None]) * mask
-    magnitudes = (np.abs(gv) + np.abs(h)[..., None]) * mask
+    coefficients = (gv + h) * mask
+    magnitudes = (np.abs(gv) + np.abs(h)) * mask
     kappas = []
     for coefficient, magnitude, features in (
             (coefficients, magnitudes, fk),
