@@ -67,6 +67,13 @@ def f64(x):
     return np.asarray(x, dtype=np.float64)
 
 
+def linear_magnitude(fq, fk, v, eps):
+    """The scales of kv_summary's and query_readout's rounding errors: O, S
+    and z with every operand replaced by its magnitude."""
+    s, z = ref.magnitude(ref.kv_summary, fk, v)
+    return [ref.magnitude(ref.query_readout, fq, s, z if eps else None, eps), s, z]
+
+
 def round_bf16(x):
     """float32 values rounded to the nearest bfloat16 (ties to even), still
     stored as float32: linattn-run converts them to bf16 exactly."""
@@ -178,8 +185,10 @@ def linear_case(batch, n, m, f, dv, eps, dyn=(), state="f32", dyns=None):
     s, z = ref.kv_summary(f64(fk), f64(v))
     o = ref.query_readout(f64(fq), s, z if eps else None, eps)
     # With f64 state only the readout's f32 rounding remains.
-    return Case(name, [("fq", qt), ("fk", kt), ("v", vt)], body,
+    case = Case(name, [("fq", qt), ("fk", kt), ("v", vt)], body,
                 [("%o", ot), ("%s", st), ("%z", zt)], [fq, fk, v], [o, s, z])
+    case.scales = linear_magnitude(fq, fk, v, eps)
+    return case
 
 
 def scan_case(batch, n, f, dv, reverse, init, eps, dyn=(), chunk=None):
@@ -209,8 +218,10 @@ def scan_case(batch, n, f, dv, reverse, init, eps, dyn=(), chunk=None):
             f": {qt}, {kt}, {vt}{init_types} -> {ot}, {st}, {zt}"]
     expected = ref.scan(f64(fq), f64(fk), f64(v), None if s0 is None else f64(s0),
                         None if z0 is None else f64(z0), reverse, eps)
-    return Case(name, args, body, [("%o", ot), ("%s", st), ("%z", zt)], inputs,
+    case = Case(name, args, body, [("%o", ot), ("%s", st), ("%z", zt)], inputs,
                 list(expected))
+    case.scales = list(ref.magnitude(ref.scan, fq, fk, v, s0, z0, reverse, eps))
+    return case
 
 
 def shared_buffer_case():
@@ -398,9 +409,11 @@ def step_case(batch, f, dv, eps, dyn=()):
     body = [f"%o, %s1, %z1 = linattn.step %fq, %fk, %v, %s, %z{norm} "
             f": {qt}, {kt}, {vt}, {st}, {zt} -> {ot}, {st}, {zt}"]
     expected = ref.step(f64(fq), f64(fk), f64(v), f64(s), f64(z), eps)
-    return Case(name, [("fq", qt), ("fk", kt), ("v", vt), ("s", st), ("z", zt)],
+    case = Case(name, [("fq", qt), ("fk", kt), ("v", vt), ("s", st), ("z", zt)],
                 body, [("%o", ot), ("%s1", st), ("%z1", zt)],
                 [fq, fk, v, s, z], list(expected))
+    case.scales = list(ref.magnitude(ref.step, fq, fk, v, s, z, eps))
+    return case
 
 
 def step_chain_case(batch, n, f, dv, eps):
@@ -437,8 +450,11 @@ def step_chain_case(batch, n, f, dv, eps):
     results += [(f"%s_{n}", st), (f"%z_{n}", zt)]
     o, s, z = ref.scan(f64(fq), f64(fk), f64(v), eps=eps)
     expected = [o[..., i, :] for i in range(n)] + [s, z]
-    return Case(name, [("fq", qt), ("fk", kt), ("v", vt)], body, results,
+    case = Case(name, [("fq", qt), ("fk", kt), ("v", vt)], body, results,
                 [fq, fk, v], expected)
+    o, s, z = ref.magnitude(ref.scan, fq, fk, v, eps=eps)
+    case.scales = [o[..., i, :] for i in range(n)] + [s, z]
+    return case
 
 
 def kernel_features(kind, q, k, dtype):
@@ -511,6 +527,8 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
                         None if z0 is None else f64(z0), reverse, eps)
     case = Case(name, args, body, [("%o", ot), ("%s", st), ("%z", zt)], inputs,
                 list(expected), kernel_tolerance(dtype, state))
+    case.scales = list(ref.magnitude(ref.scan, fq, fk, f64(v), None if s0 is None else f64(s0),
+                                     None if z0 is None else f64(z0), reverse, eps))
     if options:
         case.pipeline = f"linattn-lower-to-cpu{{{options}}}"
     return case
@@ -554,6 +572,7 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
     case = Case(name, [("q", qt), ("k", kt), ("v", vt)], body,
                 [("%o", ot), ("%s", st), ("%z", zt)], [q, k, v],
                 [o_ref, s_ref, z_ref], kernel_tolerance(dtype, state))
+    case.scales = linear_magnitude(fq, fk, f64(v), eps)
     if options:
         case.pipeline = f"linattn-lower-to-cpu{{{options}}}"
     return case
