@@ -53,18 +53,21 @@ def descriptor(buffer):
     return d
 
 
-def scan_module(b, h, t, d, dtype, normalized=False):
-    """The benchmark's function: O of the causal scan of elu+1 features."""
+def scan_module(b, h, t, d, dtype, normalized=False, dv=None):
+    """The benchmark's function: O of the causal scan of elu+1 features
+    (F = D; Dv = D unless `dv` says otherwise)."""
+    dv = d if dv is None else dv
     x = f"tensor<{b}x{h}x{t}x{d}x{dtype}>"
-    s = f"tensor<{b}x{h}x{d}x{d}xf32>"
+    y = f"tensor<{b}x{h}x{t}x{dv}x{dtype}>"
+    s = f"tensor<{b}x{h}x{d}x{dv}xf32>"
     z = f"tensor<{b}x{h}x{d}xf32>"
     norm = " normalize(eps = 1.0e-06)" if normalized else ""
-    return (f"func.func @main(%q: {x}, %k: {x}, %v: {x}) -> {x} {{\n"
+    return (f"func.func @main(%q: {x}, %k: {x}, %v: {y}) -> {y} {{\n"
             f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
             f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
-            f"  %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {x}"
-            f" -> {x}, {s}, {z}\n"
-            f"  return %o : {x}\n}}\n")
+            f"  %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {y}"
+            f" -> {y}, {s}, {z}\n"
+            f"  return %o : {y}\n}}\n")
 
 
 def linear_module(b, h, t, d, dtype):

@@ -228,12 +228,18 @@ def configurations():
     # Feature sizes between 64 and 128: F = 80 is what the normalized
     # gradients' scans take as queries and keys at Dv = 64 in 16-bit data
     # ([g, h] and [V, 1] padded by linattn-decompose{column-multiple=16}).
-    for f, dv in ((80, 64), (96, 64)):
+    # F = 256: FAVOR+'s usual number of random features, at a head size of
+    # 64 (value tiles of 32 columns in dynamic shared memory).
+    for f, dv in ((80, 64), (96, 64), (256, 64)):
         configs.append(Config(
             f"chunked bf16 F{f} Dv{dv} unnormalized",
             scan_module("bf16", f, dv, normalized=False),
             "scan-kernel=chunked sequence-parallel-blocks=0", "chunked", f, dv,
             "bf16", normalized=False, slots=2))
+    # tf32 at F = 160: value tiles of 32 columns too.
+    configs.append(Config(
+        "chunked tf32 F160 Dv64", scan_module("f32", 160, 64),
+        "tf32=true sequence-parallel-blocks=0", "chunked", 160, 64))
     for f in (64, 128):
         for normalized in (True, False):
             suffix = "" if normalized else " unnormalized"

@@ -76,6 +76,10 @@ def configurations():
         Config("chunked-bf16-d128-value-tile-128", "causal", "bf16",
                "sequence-parallel-blocks=0 value-tile=128", d128,
                "F = 128, one block of 128 value columns"),
+        Config("chunked-bf16-f256", "causal", "bf16",
+               "sequence-parallel-blocks=0", (1, 4, 512, 256, 64),
+               "F = 256 (FAVOR+'s usual size), Dv = 64: value tiles of 32 "
+               "columns in dynamic shared memory, two blocks a head"),
         Config("chunked-f16", "causal", "f16", "sequence-parallel-blocks=0",
                long, "per-column state scaling"),
         Config("chunked-bf16-sync", "causal", "bf16",
@@ -193,7 +197,9 @@ def run(config, args, rng):
         b, h, d = config.shape
         text = step_module(b, h, d, d)  # @decode: O, S', z'
     else:
-        b, h, t, d = config.shape
+        # (B, H, T, D), or (B, H, T, D, Dv) for the scans with Dv != D.
+        b, h, t, d = config.shape[:4]
+        dv = config.shape[4] if len(config.shape) > 4 else d
         if config.kind == "noncausal":
             text = aot.linear_module(b, h, t, d, config.dtype)
         elif config.kind.startswith("grad"):
@@ -201,7 +207,7 @@ def run(config, args, rng):
                                    normalized=config.kind == "grad-normalized")
         else:
             text = aot.scan_module(b, h, t, d, config.dtype,
-                                   normalized=config.kind == "normalized")
+                                   normalized=config.kind == "normalized", dv=dv)
     with open(module, "w") as f:
         f.write(text)
     library = os.path.join(work, f"lib{config.name}.so")
@@ -217,9 +223,9 @@ def run(config, args, rng):
         results = [np.empty(s, np.float32) for s in ((b, h, d), (b, h, d, d), (b, h, d))]
     else:
         grad = config.kind.startswith("grad")
-        values = [rng.uniform(-1, 1, (b, h, t, d))
-                  for _ in range(4 if grad else 3)]
-        results = [np.empty((b, h, t, d),
+        values = [rng.uniform(-1, 1, (b, h, t, d if i < 2 else dv))
+                  for i in range(4 if grad else 3)]
+        results = [np.empty((b, h, t, dv),
                             np.uint16 if config.dtype == "bf16" else
                             np.float16 if config.dtype == "f16" else np.float32)
                    for _ in range(3 if grad else 1)]

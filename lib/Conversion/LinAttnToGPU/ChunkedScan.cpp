@@ -176,14 +176,21 @@ static std::optional<ChunkedScanShape> searchChunkedScanShape(
 /// in dynamic shared memory, and where 48 KiB would leave the value tiles
 /// narrower than 64 columns and Dv wider than them, tiles of 64 (the largest
 /// chunk with such tiles) in dynamic shared memory that leaves two blocks
-/// per SM on an A100: every block of a head computes the scores and stages
-/// φ(Q), φ(K) of every chunk, so narrower tiles repeat that work and those
-/// reads. f32 data (tf32) takes twice the bytes: at F = 128 one-warp blocks
-/// of 16 columns and chunks of 16, eight a head, become chunks of 32 and
-/// tiles of 64, two a head. 16-bit data at F = 80 or 96 (the normalized
-/// gradients' [g, h] and [V, 1] at Dv = 64, padded): chunks of 64 and tiles
-/// of 32, two a head at Dv = 64, become chunks of 32 and tiles of 64, one a
-/// head (as at F = 128).
+/// per SM on an A100, else, where the tiles would be narrower than 32
+/// columns, tiles of 32 in up to `kWideTileSharedBytes` (two blocks per SM
+/// on an H100, one on an A100): every block of a head computes the scores
+/// and stages φ(Q), φ(K) of every chunk, so narrower tiles repeat that work
+/// and those reads. f32 data (tf32) takes twice the bytes: at F = 128
+/// one-warp blocks of 16 columns and chunks of 16, eight a head, become
+/// chunks of 32 and tiles of 64, two a head. 16-bit data at F = 80 or 96
+/// (the normalized gradients' [g, h] and [V, 1] at Dv = 64, padded): chunks
+/// of 64 and tiles of 32, two a head at Dv = 64, become chunks of 32 and
+/// tiles of 64, one a head (as at F = 128). 16-bit data at F = 256 (FAVOR+'s
+/// usual number of random features): one-warp blocks of 8 columns and
+/// chunks of 16, eight a head at Dv = 64, each computing the scores over
+/// all 256 features, become chunks of 32 and tiles of 32 on four warps, two
+/// a head (the state's 256 rows of a tile of 64 columns would not fit the
+/// registers of eight warps).
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                  int64_t dv, int64_t dataBytes, int64_t slots,
@@ -192,13 +199,20 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
       features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
       /*dynamicTile=*/128, kWideTileSharedBytes, /*minValueTile=*/8,
       registerScores);
-  if (shape && shape->dvTile < 64 && maxValueTile >= 64 &&
-      (ShapedType::isDynamic(dv) || dv > shape->dvTile)) {
-    std::optional<ChunkedScanShape> wider = searchChunkedScanShape(
-        features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
-        /*dynamicTile=*/64, kTwoBlockSharedBytes, /*minValueTile=*/64,
-        registerScores);
-    if (wider)
+  // Wider tiles in dynamic shared memory, the widest that fits first.
+  struct Tier {
+    int64_t minValueTile, limit;
+  };
+  for (Tier tier :
+       {Tier{64, kTwoBlockSharedBytes}, Tier{32, kWideTileSharedBytes}}) {
+    if (!shape || shape->dvTile >= tier.minValueTile ||
+        maxValueTile < tier.minValueTile ||
+        (!ShapedType::isDynamic(dv) && dv <= shape->dvTile))
+      continue;
+    if (std::optional<ChunkedScanShape> wider = searchChunkedScanShape(
+            features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
+            /*dynamicTile=*/tier.minValueTile, tier.limit, tier.minValueTile,
+            registerScores))
       return wider;
   }
   return shape;

@@ -4,9 +4,10 @@
 
 // Value tiles of 64 columns where CUDA's 48 KiB of static shared memory
 // would leave them narrower (the largest chunk with such tiles, in dynamic
-// shared memory where needed): every block of a head computes the scores
-// and stages φ(Q), φ(K) of every chunk, so narrower tiles repeat that work
-// and those reads.
+// shared memory where needed), else tiles of 32 where they would be
+// narrower than that: every block of a head computes the scores and stages
+// φ(Q), φ(K) of every chunk, so narrower tiles repeat that work and those
+// reads.
 
 // The chunked tf32 scan at F = 128. f32 tiles take twice the bytes of
 // 16-bit ones, so CUDA's 48 KiB of static shared memory leave blocks of one
@@ -27,11 +28,13 @@
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>
 
-// A value tile capped below 64 columns keeps the static shape.
+// A value tile capped at 32 columns takes tiles of 32 in dynamic shared
+// memory the same way (chunks of 32, two warps, four blocks a head) rather
+// than the static shape's tiles of 16.
 // VT32-LABEL: func.func @tf32_f128
-// VT32: call @__linattn_launch_linattn_scan_chunked_wide_forward_elu_0(%c8, %c8, %c1, %c32, %c1, %c1,
+// VT32: call @__linattn_launch_linattn_scan_chunked_wide_forward_elu_0(%c8, %c4, %c1, %c64, %c1, %c1,
 // VT32: gpu.func @linattn_scan_chunked_wide_forward_elu_0(
-// VT32-SAME: workgroup(%{{.*}} : memref<2112xf32, #gpu.address_space<workgroup>>
+// VT32-SAME: workgroup(%{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>>
 
 // The launch passes the tiles' 80 KiB as dynamic shared memory (no z: the
 // scan is unnormalized and its final normalizer unused).
@@ -64,5 +67,31 @@ func.func @tf32_f128(%q: tensor<8x?x128xf32>, %k: tensor<8x?x128xf32>, %v: tenso
 // DYNAMIC-NOT: dynamic_shared_memory_size
 func.func @bf16_f80(%fq: tensor<8x?x80xbf16>, %fk: tensor<8x?x80xbf16>, %v: tensor<8x?x64xbf16>) -> tensor<8x?x64xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<8x?x80xbf16>, tensor<8x?x80xbf16>, tensor<8x?x64xbf16> -> tensor<8x?x64xbf16>, tensor<8x80x64xf32>, tensor<8x80xf32>
+  return %o : tensor<8x?x64xbf16>
+}
+
+// -----
+
+// 16-bit data at F = 256 (FAVOR+'s usual number of random features): the
+// state's 256 rows leave 48 KiB one-warp blocks of 8 value columns and
+// chunks of 16, eight blocks a head at Dv = 64, each computing the scores
+// over all 256 features and staging φ(Q), φ(K) of every chunk. Tiles of 64
+// columns would not fit the registers of eight warps; tiles of 32 take
+// dynamic shared memory instead: chunks of 32, four warps (two per row
+// tile), two blocks a head (grid (8, 2)), φ(Q_c) and φ(K_c) in rows of
+// 256 + 8 elements staged twice (async copies), 93.5 KiB in all.
+// CHECK-LABEL: func.func @bf16_f256
+// CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c8, %c2, %c1, %c128, %c1, %c1,
+// CHECK: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+// CHECK-SAME: workgroup(%{{.*}} : memref<16896xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16896xbf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+
+// A value tile capped at 32 columns takes the same shape.
+// VT32-LABEL: func.func @bf16_f256
+// VT32: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c8, %c2, %c1, %c128, %c1, %c1,
+
+// DYNAMIC: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_wide_forward_features_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c95744_i32
+func.func @bf16_f256(%fq: tensor<8x?x256xbf16>, %fk: tensor<8x?x256xbf16>, %v: tensor<8x?x64xbf16>) -> tensor<8x?x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<8x?x256xbf16>, tensor<8x?x256xbf16>, tensor<8x?x64xbf16> -> tensor<8x?x64xbf16>, tensor<8x256x64xf32>, tensor<8x256xf32>
   return %o : tensor<8x?x64xbf16>
 }

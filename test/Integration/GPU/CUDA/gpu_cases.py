@@ -457,7 +457,7 @@ def large_cases():
 def chunked_cases():
     """The chunked tensor-core scan (f16 and bf16 data, f32 state): sequence
     lengths around the chunk size and long ones, every chunk shape the
-    kernel picks (F = 16 … 128), value sizes that are not multiples of the
+    kernel picks (F = 16 … 256), value sizes that are not multiples of the
     value tile, reverse scans, initial states."""
     cases = []
     for dtype in ("bf16", "f16"):
@@ -627,6 +627,20 @@ def chunked_cases():
             "elu", (2,), 200, 128, 130, EPS, init=True, dyn=(1,), dyn_dv=True,
             dtype="f16")), 128),
     ]
+    # Value tiles of 32 columns in dynamic shared memory where 48 KiB would
+    # leave narrower ones: F = 256 (FAVOR+'s usual size: C = 32, four warps,
+    # two per row tile, instead of one-warp blocks of 8 columns) and F = 208
+    # (C = 32, instead of tiles of 16); sequence- and batch-parallel, Dv = 64
+    # and a partial tile (Dv = 100), reverse with initial states, f16's
+    # column scales, synchronous staging; tf32 below.
+    cases += [
+        cc.kernel_case("elu", (1, 2), 1000, 256, 64, EPS, dtype="bf16"),
+        batch_parallel(cc.kernel_case("relu", (2,), 129, 256, 100, EPS, reverse=True,
+                                      init=True, dtype="f16")),
+        synchronous(batch_parallel(cc.kernel_case("elu", (2,), 100, 256, 64, None,
+                                                  dtype="bf16"))),
+        batch_parallel(cc.kernel_case("elu", (2,), 129, 208, 72, EPS, dtype="bf16")),
+    ]
     # Registers for 4 blocks per SM (min-blocks-per-sm, .minnctapersm): on a
     # GPU the chunk loops spill a few values, which must change nothing (the
     # emulator runs the kernels as they are before ptxas).
@@ -681,6 +695,10 @@ def chunked_cases():
         value_tile(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS)), 32),
         value_tile(batch_parallel(with_tf32(cc.kernel_case("elu", (2,), 129, 64,
                                                            128, EPS))), 128),
+        # F = 160: tiles of 32 columns in dynamic shared memory (C = 32, four
+        # warps) instead of one-warp blocks of 8.
+        batch_parallel(with_tf32(cc.kernel_case("elu", (2,), 129, 160, 72, EPS,
+                                                init=True))),
         # tf32 needs sm_80: strict f32 on older chips.
         older_chip(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
     ]

@@ -73,7 +73,7 @@ def chunked_case(d, tf32):
     batch = d.batch()
     case = cc.kernel_case(
         kind, batch, d.size(0, 1, 2, 15, 16, 17, 63, 64, 65, 129, 300),
-        d.pick(16, 32, 48, 64, 80, 96, 128),
+        d.pick(16, 32, 48, 64, 80, 96, 128, 144, 208, 256),
         d.size(0, 1, 7, 8, 37, 64, 65, 100, 130),
         eps, reverse=d.chance(0.5), init=d.chance(0.5),
         dyn=(len(batch),) if d.chance(0.5) else (), dtype=dtype,
@@ -221,7 +221,7 @@ def linear_chunked_case(d):
     batch = d.batch()
     case = cc.linear_kernel_case(
         kind, batch, d.size(0, 1, 7, 63, 64, 65, 300), d.size(0, 1, 9, 64, 65, 300),
-        d.pick(16, 32, 48, 64, 80, 96, 128),
+        d.pick(16, 32, 48, 64, 80, 96, 128, 144, 208, 256),
         d.size(0, 1, 7, 8, 37, 64, 65, 100, 130),
         eps, dyn=d.dims(len(batch) + 1), dtype=dtype, dyn_dv=d.chance(0.25),
         values=large_values(d, eps, dtype))
