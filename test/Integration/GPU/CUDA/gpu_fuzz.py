@@ -161,7 +161,7 @@ def attention_grad_case(d):
         kind, batch, n, n if causal else d.size(0, 1, 3, 7, 64, 77, 300), head,
         d.size(0, 1, 5, 8, 33, 64), causal,
         EPS if kind != "identity" and d.chance(0.6) else None,
-        dyn=d.dims(len(batch) + 2), fmax=d.pick(1, 8, 24) if kind == "favor" else None,
+        dyn=d.dims(len(batch) + 2), fmax=d.pick(1, 8, 24, 256) if kind == "favor" else None,
         dtype=dtype)
     if dtype in ("bf16", "f16"):
         case.tol = g.CHUNKED_TOL[dtype]
@@ -194,7 +194,7 @@ def attention_case(d, as_written):
         kind, batch, n, n if causal else d.pick(1, 3, 7, 64, 77), head,
         d.pick(1, 5, 8, 33, 64, 100),
         causal, EPS if kind != "identity" and d.chance(0.7) else None,
-        dyn=d.dims(len(batch) + 2), fmax=d.pick(1, 8, 24, 64) if kind == "favor" else None)
+        dyn=d.dims(len(batch) + 2), fmax=d.pick(1, 8, 24, 64, 256) if kind == "favor" else None)
     case.gpu_options = (["rewrite-forms=false"] if as_written else []) + d.options(
         ("block-size=8", "block-size=64", "block-size=512"))
     return case, False
