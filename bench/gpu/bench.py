@@ -16,7 +16,9 @@ One run measures, on one GPU and with correctness checked in the same run:
   (`fast_transformers.causal_product.causal_dot_product`), fp32;
 - PyTorch SDPA, causal (FlashAttention), bf16;
 
-on the shapes of issue 7; and non-causal attention (the linear form
+on the shapes of issue 7, and at 256 features and Dv = 64 (FAVOR+'s usual
+number of random features; the chunked linattn rows, FLA and
+fast-transformers); and non-causal attention (the linear form
 φ(Q)(φ(K)ᵀV), "noncausal" rows): linattn's tensor-core kernels of the linear
 form in bf16, its scalar kernels (`linear-kernel=scalar`) and tf32, against
 the same two products in torch (cuBLAS, bf16) and non-causal SDPA. The computed function is unnormalized causal linear
@@ -63,7 +65,16 @@ PREFILL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
            [(8, 16, t, 128) for t in (4096, 16384, 65536)] +
            # flash-linear-attention's standard shapes (B, T, H, D there).
            [(1, 96, 8192, 128), (2, 16, 16384, 128), (4, 16, 2048, 128),
-            (8, 8, 1024, 64)])
+            (8, 8, 1024, 64)] +
+           # (B, H, T, F, Dv): 256 features, FAVOR+'s usual number of random
+           # features, at a head size of 64 (elu + 1 of 256-wide q and k: the
+           # scan's cost; the random projection is a kernel of its own).
+           [(8, 16, 16384, 256, 64)])
+# The linattn rows of the prefill shapes whose features are wider than the
+# values (PREFILL's (B, H, T, F, Dv)): the strict-fp32 recurrent kernel
+# holds at most 128 features.
+WIDE_FEATURE_IMPLS = ("linattn chunked bf16", "linattn chunked bf16, synchronous staging",
+                      "linattn chunked tf32", "linattn chunked bf16, normalized")
 # (B, H, T, D): non-causal attention, the linear form.
 NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
              [(8, 16, 16384, 128)])
@@ -79,9 +90,15 @@ QUICK_PREFILL = [(2, 4, 1024, 64)]
 QUICK_DECODE = [(2, 32, 128)]
 
 
-def prefill_bytes(b, h, t, d, elem):
-    """Compulsory bytes of a causal forward: read q, k, v, write o."""
-    return 4 * b * h * t * d * elem
+def prefill_bytes(b, h, t, d, elem, dv=None):
+    """Compulsory bytes of a causal forward: read q, k, v, write o (Dv = D
+    unless `dv` says otherwise)."""
+    return 2 * b * h * t * (d + (d if dv is None else dv)) * elem
+
+
+def dims(shape):
+    """(B, H, T, D, Dv) of a (B, H, T, D) or (B, H, T, F, Dv) shape."""
+    return tuple(shape) if len(shape) == 5 else tuple(shape) + (shape[3],)
 
 
 def backward_bytes(b, h, t, d, elem):
@@ -445,13 +462,14 @@ class Bench:
         print(json.dumps(kw), flush=True)
 
     def prefill_inputs(self, shape):
-        """q, k, v of a prefill shape (B, H, T, D): bf16, uniform in [-1, 1),
-        the same for every run."""
+        """q, k, v of a prefill shape (B, H, T, D) or (B, H, T, F, Dv): bf16,
+        uniform in [-1, 1), the same for every run."""
         torch = self.torch
+        b, h, t, d, dv = dims(shape)
         gen = torch.Generator(device=self.dev).manual_seed(0)
-        return tuple(torch.rand(shape, generator=gen, device=self.dev,
+        return tuple(torch.rand(size, generator=gen, device=self.dev,
                                 dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
-                     for _ in range(3))
+                     for size in ((b, h, t, d), (b, h, t, d), (b, h, t, dv)))
 
     def time_linattn(self, library, inputs, refs):
         """(max rel. error, median ms) of the function `main` of a library
@@ -603,11 +621,14 @@ def reporter(bench, kind, shape):
     dq, dk, dv written), and
     report(impl, ms, err, floor, tol, note) recording one row (correct when
     err is within tol)."""
-    b, h, t, d = shape
+    b, h, t, d, dv = dims(shape)
     base = dict(kind=kind, shape=case_name(shape, kind))
-    compulsory = backward_bytes if kind == "backward" else prefill_bytes
-    floor_bf16 = compulsory(b, h, t, d, 2) / bench.copy_bw
-    floor_f32 = compulsory(b, h, t, d, 4) / bench.copy_bw
+    if kind == "backward":
+        floor_bf16, floor_f32 = (backward_bytes(b, h, t, d, elem) / bench.copy_bw
+                                 for elem in (2, 4))
+    else:
+        floor_bf16, floor_f32 = (prefill_bytes(b, h, t, d, elem, dv) / bench.copy_bw
+                                 for elem in (2, 4))
 
     def report(impl, ms, err, floor, tol, note=""):
         bench.record(**base, impl=impl, precision="bf16" if floor == floor_bf16 else "f32",
@@ -681,10 +702,17 @@ def fla_function(name):
     return fn, kw, head_first
 
 
+def prefill_variants(variants, shape):
+    """`variants` for a prefill shape: all of them where F = Dv, those of
+    WIDE_FEATURE_IMPLS where the features are wider."""
+    b, h, t, d, dv = dims(shape)
+    return [x for x in variants if d == dv or x[0] in WIDE_FEATURE_IMPLS]
+
+
 def run_prefill(bench, shape, tmp):
     torch = bench.torch
     args = bench.args
-    b, h, t, d = shape
+    b, h, t, d, dv = dims(shape)
     q, k, v = bench.prefill_inputs(shape)
     ref = bench.reference(q, k, v)
     name = case_name(shape)
@@ -693,14 +721,16 @@ def run_prefill(bench, shape, tmp):
     # linattn: the scan compiled ahead of time (device buffers, the caller's
     # stream), called on the same tensors as the peers.
     if not args.skip_linattn:
-        run_linattn_variants(bench, (q, k, v), ref, tmp, name, LINATTN_VARIANTS,
-                             lambda element: aot.scan_module(b, h, t, d, element),
+        run_linattn_variants(bench, (q, k, v), ref, tmp, name,
+                             prefill_variants(LINATTN_VARIANTS, shape),
+                             lambda element: aot.scan_module(b, h, t, d, element, dv=dv),
                              LINATTN_NOTES, report, base,
                              (floor_bf16, floor_f32))
         run_linattn_variants(
             bench, (q, k, v), bench.reference(q, k, v, normalized=True), tmp,
-            name + "_normalized", NORMALIZED_VARIANTS,
-            lambda element: aot.scan_module(b, h, t, d, element, normalized=True),
+            name + "_normalized", prefill_variants(NORMALIZED_VARIANTS, shape),
+            lambda element: aot.scan_module(b, h, t, d, element, normalized=True,
+                                            dv=dv),
             NORMALIZED_NOTES, report, base, (floor_bf16, floor_f32))
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
@@ -741,7 +771,9 @@ def run_prefill(bench, shape, tmp):
             bench.record(**base, impl="fast_transformers",
                          skipped=f"{type(e).__name__}: {e}")
 
-    time_sdpa(bench, base, report, (q, k, v), True, floor_bf16)
+    # Softmax attention's crossover is timed at the issue's shapes (F = Dv).
+    if d == dv:
+        time_sdpa(bench, base, report, (q, k, v), True, floor_bf16)
 
 
 def time_autograd(bench, fn, inputs, do):
@@ -1088,13 +1120,19 @@ def main():
     if args.dry_run:
         print("plan (dry run: nothing is measured)")
         for i, shape in enumerate(prefill):
-            b, h, t, d = shape
-            print(f"prefill B{b} H{h} T{t} D{d}: compulsory bytes bf16 "
-                  f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB, f32 "
-                  f"{prefill_bytes(b, h, t, d, 4) / 2**20:.0f} MiB")
+            b, h, t, d, dv = dims(shape)
+            print(f"prefill B{b} H{h} T{t} D{d}" + (f" Dv{dv}" if dv != d else "") +
+                  f": compulsory bytes bf16 "
+                  f"{prefill_bytes(b, h, t, d, 2, dv) / 2**20:.0f} MiB, f32 "
+                  f"{prefill_bytes(b, h, t, d, 4, dv) / 2**20:.0f} MiB")
             if i == 0:  # the same for every shape
                 for cmd in linattn_commands(args, case_name(shape), b, h, t, d):
                     print("  " + " ".join(cmd))
+            elif dv != d:
+                print("  linattn variants: " + (", ".join(
+                    impl for impl, _, _, _ in prefill_variants(
+                        LINATTN_VARIANTS + NORMALIZED_VARIANTS, shape)
+                    if wants(args, impl)) or "none"))
         for shape in noncausal:
             b, h, t, d = shape
             print(f"noncausal B{b} H{h} T{t} D{d}: compulsory bytes bf16 "
