@@ -1663,7 +1663,7 @@ private:
     Value perRow = kb.idx(c.shape.dvTile / width);
     staged(c.shape.chunk * c.shape.dvTile / width, width,
            [&](Value i) -> StagedGroup {
-             Value t = kb.divU(i, perRow);
+             Value t = valueGroupToken(i, width);
              Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
              Value col = kb.add(colBaseOffset, toOffset(d));
              Value token = within(t, count);
@@ -1718,8 +1718,29 @@ private:
     Value perRow = kb.idx(c.shape.dvTile / width);
     forEachGroup(c.shape.chunk * c.shape.dvTile / width, [&](Value i) {
       Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
-      fn(kb.divU(i, perRow), d, kb.add(colBaseOffset, toOffset(d)));
+      fn(valueGroupToken(i, width), d, kb.add(colBaseOffset, toOffset(d)));
     });
+  }
+
+  /// The token of group `i` of `width` columns of the value tile. A
+  /// quarter-warp phase of 16-byte stores is eight consecutive groups: with
+  /// four groups a row (DT = 32 in 16-bit data) two rows, which share four
+  /// banks where padded rows lie an odd multiple of 16 bytes apart modulo
+  /// 32 (80 bytes at DT = 32). Within each eight tokens the groups then take
+  /// the tokens in the order 0, 4, 1, 5, 2, 6, 3, 7, so that a phase's two
+  /// rows lie 4 rows (64 bytes modulo 128) apart: distinct banks. The chunk
+  /// is a multiple of 8 tokens, so the order stays within it.
+  Value valueGroupToken(Value i, int64_t width) {
+    int64_t perRow = c.shape.dvTile / width;
+    Value t = kb.divU(i, kb.idx(perRow));
+    int64_t pitchBytes = c.ldV() * c.dataBytes();
+    if (c.wgmmaState || perRow != 4 || width * c.dataBytes() != 16 ||
+        pitchBytes % 32 != 16 || c.shape.chunk % 8 != 0)
+      return t;
+    Value r = kb.remU(t, kb.idx(8));
+    Value reordered =
+        kb.add(kb.mul(kb.remU(r, kb.idx(2)), kb.idx(4)), kb.divU(r, kb.idx(2)));
+    return kb.add(kb.sub(t, r), reordered);
   }
 
   /// cp.async of one 16-byte group of `src` at `at` to `dst` at `slot`,
