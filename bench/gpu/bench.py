@@ -17,8 +17,8 @@ One run measures, on one GPU and with correctness checked in the same run:
 - PyTorch SDPA, causal (FlashAttention), bf16;
 
 on the shapes of issue 7, and at 256 features and Dv = 64 (FAVOR+'s usual
-number of random features; the chunked linattn rows, FLA and
-fast-transformers); and non-causal attention (the linear form
+number of random features; linattn's chunked and strict-fp32 scans, FLA
+and fast-transformers); and non-causal attention (the linear form
 φ(Q)(φ(K)ᵀV), "noncausal" rows): linattn's tensor-core kernels of the linear
 form in bf16, its scalar kernels (`linear-kernel=scalar`) and tf32, against
 the same two products in torch (cuBLAS, bf16) and non-causal SDPA. The computed function is unnormalized causal linear
@@ -71,10 +71,11 @@ PREFILL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
            # scan's cost; the random projection is a kernel of its own).
            [(8, 16, 16384, 256, 64)])
 # The linattn rows of the prefill shapes whose features are wider than the
-# values (PREFILL's (B, H, T, F, Dv)): the strict-fp32 recurrent kernel
-# holds at most 128 features.
+# values (PREFILL's (B, H, T, F, Dv)): the defaults of each kernel, the
+# chunked scan staged synchronously, and normalized.
 WIDE_FEATURE_IMPLS = ("linattn chunked bf16", "linattn chunked bf16, synchronous staging",
-                      "linattn chunked tf32", "linattn chunked bf16, normalized")
+                      "linattn chunked tf32", "linattn recurrent f32",
+                      "linattn chunked bf16, normalized")
 # (B, H, T, D): non-causal attention, the linear form.
 NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
              [(8, 16, 16384, 128)])

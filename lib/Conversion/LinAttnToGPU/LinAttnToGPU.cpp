@@ -994,10 +994,12 @@ LogicalResult Converter::run() {
   for (FeatureMapGradOp op : grads)
     convert(op);
   if (!options.hostFallback) {
+    // The ops left for the host: those without a kernel (the ones above
+    // have said why), not the buffers the launches read.
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<LinAttnDialect>(op->getDialect()) &&
           !isa<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,
-               ApplyScoresOp>(op)) {
+               ApplyScoresOp, ReadBufferOp>(op)) {
         op->emitError() << "has no GPU kernel (only feature_map, scan, "
                            "step, kv_summary, query_readout, scores, "
                            "apply_scores and feature_map_grad of elu, relu "

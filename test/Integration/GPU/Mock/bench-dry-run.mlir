@@ -26,9 +26,9 @@
 // CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 8192 MiB
 // CHECK: prefill B2 H16 T16384 D128:
 // 256 features (FAVOR+'s usual number) at Dv = 64: q, k, v read and o
-// written, the chunked rows only (the recurrent kernel holds F <= 128).
+// written, each kernel's defaults, synchronous staging and normalized.
 // CHECK: prefill B8 H16 T16384 D256 Dv64: compulsory bytes bf16 2560 MiB, f32 5120 MiB
-// CHECK-NEXT: linattn variants: linattn chunked bf16, linattn chunked bf16, synchronous staging, linattn chunked tf32, linattn chunked bf16, normalized
+// CHECK-NEXT: linattn variants: linattn chunked bf16, linattn chunked bf16, synchronous staging, linattn chunked tf32, linattn recurrent f32, linattn chunked bf16, normalized
 // CHECK: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: linattn linear bf16 (defaults), linattn linear bf16, scalar kernels (linear-kernel=scalar), linattn linear tf32 (tf32=true)
 // CHECK: noncausal B8 H16 T16384 D128:
 // The backward pass (training): 7 tensors of compulsory bytes.
