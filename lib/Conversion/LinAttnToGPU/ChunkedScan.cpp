@@ -1621,11 +1621,9 @@ private:
   /// of the chunk (count >= 1) and are replaced by zeros: no branches around
   /// the loads.
   void stageFeatures(Value t0, Value count, int64_t width, Value base) {
-    Value perRow = kb.idx(c.features / width);
     staged(c.shape.chunk * c.features / width, width,
            [&](Value i) -> StagedGroup {
-             Value t = kb.divU(i, perRow);
-             Value f = kb.mul(kb.remU(i, perRow), kb.idx(width));
+             auto [t, f] = stagedGroup(i, c.features, width, featurePitch());
              Value valid = within(t, count);
              Value at = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
                                   offset(c.features), toOffset(f));
@@ -1660,11 +1658,9 @@ private:
   /// zeros past the sequence and Dv (which may be 0: those loads are under
   /// branches).
   void stageValues(Value t0, Value count, int64_t width, Value base) {
-    Value perRow = kb.idx(c.shape.dvTile / width);
     staged(c.shape.chunk * c.shape.dvTile / width, width,
            [&](Value i) -> StagedGroup {
-             Value t = valueGroupToken(i, width);
-             Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
+             auto [t, d] = stagedGroup(i, c.shape.dvTile, width, valuePitch());
              Value col = kb.add(colBaseOffset, toOffset(d));
              Value token = within(t, count);
              Value at = elementAt(row(t0, t), dvOffset, col);
@@ -1703,10 +1699,9 @@ private:
   void forEachFeatureGroup(int64_t width,
                            function_ref<void(Value, Value, Value)> fn,
                            Value count) {
-    Value perRow = kb.idx(c.features / width);
     forEachGroup(c.shape.chunk * c.features / width, [&](Value i) {
-      Value t = kb.divU(i, perRow);
-      fn(t, kb.mul(kb.remU(i, perRow), kb.idx(width)), within(t, count));
+      auto [t, f] = stagedGroup(i, c.features, width, featurePitch());
+      fn(t, f, within(t, count));
     });
   }
 
@@ -1715,32 +1710,40 @@ private:
   /// columns col … (an offset).
   void forEachValueGroup(function_ref<void(Value, Value, Value)> fn) {
     int64_t width = vectorWidth();
-    Value perRow = kb.idx(c.shape.dvTile / width);
     forEachGroup(c.shape.chunk * c.shape.dvTile / width, [&](Value i) {
-      Value d = kb.mul(kb.remU(i, perRow), kb.idx(width));
-      fn(valueGroupToken(i, width), d, kb.add(colBaseOffset, toOffset(d)));
+      auto [t, d] = stagedGroup(i, c.shape.dvTile, width, valuePitch());
+      fn(t, d, kb.add(colBaseOffset, toOffset(d)));
     });
   }
 
-  /// The token of group `i` of `width` columns of the value tile. A
-  /// quarter-warp phase of 16-byte stores is eight consecutive groups: with
-  /// four groups a row (DT = 32 in 16-bit data) two rows, which share four
-  /// banks where padded rows lie an odd multiple of 16 bytes apart modulo
-  /// 32 (80 bytes at DT = 32). Within each eight tokens the groups then take
-  /// the tokens in the order 0, 4, 1, 5, 2, 6, 3, 7, so that a phase's two
-  /// rows lie 4 rows (64 bytes modulo 128) apart: distinct banks. The chunk
-  /// is a multiple of 8 tokens, so the order stays within it.
-  Value valueGroupToken(Value i, int64_t width) {
-    int64_t perRow = c.shape.dvTile / width;
-    Value t = kb.divU(i, kb.idx(perRow));
-    int64_t pitchBytes = c.ldV() * c.dataBytes();
-    if (c.wgmmaState || perRow != 4 || width * c.dataBytes() != 16 ||
-        pitchBytes % 32 != 16 || c.shape.chunk % 8 != 0)
-      return t;
-    Value r = kb.remU(t, kb.idx(8));
-    Value reordered =
-        kb.add(kb.mul(kb.remU(r, kb.idx(2)), kb.idx(4)), kb.divU(r, kb.idx(2)));
-    return kb.add(kb.sub(t, r), reordered);
+  /// The row pitch of the staged φ(Q_c), φ(K_c) and V_c tiles in elements,
+  /// 0 where they are swizzled (wgmma) rather than padded.
+  int64_t featurePitch() const { return c.wgmma ? 0 : c.ldF(); }
+  int64_t valuePitch() const { return c.wgmmaState ? 0 : c.ldV(); }
+
+  /// Row and first column of group `i` of `width` elements of a staged tile
+  /// `columns` wide, rows `pitch` elements apart (0: swizzled). A
+  /// quarter-warp phase of 16-byte stores or copies is eight consecutive
+  /// groups. Taken row by row, a phase whose groups span two rows hits a
+  /// bank twice where the rows' 16-byte units repeat modulo 8 (unit u·r + g
+  /// of row r and group g, u the pitch in 16-byte units): whenever a row is
+  /// not a multiple of eight groups (F = 80: ten; DT = 32 in 16-bit data:
+  /// four). With u odd, as the padding for ldmatrix makes it, the eight
+  /// rows of a block at one group are distinct modulo 8, so the groups go
+  /// column by column through each block of eight rows instead (the chunk
+  /// is a multiple of 8 rows).
+  std::pair<Value, Value> stagedGroup(Value i, int64_t columns, int64_t width,
+                                      int64_t pitch) {
+    int64_t perRow = columns / width;
+    bool byColumn = pitch && width * c.dataBytes() == 16 && perRow % 8 != 0 &&
+                    pitch * c.dataBytes() % 32 == 16 && c.shape.chunk % 8 == 0;
+    if (!byColumn)
+      return {kb.divU(i, kb.idx(perRow)),
+              kb.mul(kb.remU(i, kb.idx(perRow)), kb.idx(width))};
+    Value block = kb.divU(i, kb.idx(8 * perRow));
+    Value inBlock = kb.remU(i, kb.idx(8 * perRow));
+    return {kb.add(kb.mul(block, kb.idx(8)), kb.remU(inBlock, kb.idx(8))),
+            kb.mul(kb.divU(inBlock, kb.idx(8)), kb.idx(width))};
   }
 
   /// cp.async of one 16-byte group of `src` at `at` to `dst` at `slot`,
