@@ -439,7 +439,8 @@ def ConvertLinAttnToGPUPass
            "computes the scores once for Dv = 128; where 48 KiB would "
            "leave tiles narrower than 64, tiles of 64 take the largest "
            "chunk that has them (tf32 at F = 128, 16-bit data at F = 80 and "
-           "96)">,
+           "96), and where those do not fit either, tiles of 32 in up to 96 "
+           "KiB (16-bit data at F = 208 to 256, tf32 at F = 144 to 208)">,
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
            "Blocks per SM the chunked scan's chunk loops ask ptxas to make "
            "room for (.minnctapersm: fewer registers, spilling what does not "

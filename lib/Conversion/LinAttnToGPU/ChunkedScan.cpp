@@ -1730,13 +1730,13 @@ private:
   /// not a multiple of eight groups (F = 80: ten; DT = 32 in 16-bit data:
   /// four). With u odd, as the padding for ldmatrix makes it, the eight
   /// rows of a block at one group are distinct modulo 8, so the groups go
-  /// column by column through each block of eight rows instead (the chunk
-  /// is a multiple of 8 rows).
+  /// column by column through each block of eight rows instead (chunks are
+  /// 16, 32 or 64 rows: whole blocks).
   std::pair<Value, Value> stagedGroup(Value i, int64_t columns, int64_t width,
                                       int64_t pitch) {
     int64_t perRow = columns / width;
     bool byColumn = pitch && width * c.dataBytes() == 16 && perRow % 8 != 0 &&
-                    pitch * c.dataBytes() % 32 == 16 && c.shape.chunk % 8 == 0;
+                    pitch * c.dataBytes() % 32 == 16;
     if (!byColumn)
       return {kb.divU(i, kb.idx(perRow)),
               kb.mul(kb.remU(i, kb.idx(perRow)), kb.idx(width))};

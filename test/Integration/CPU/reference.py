@@ -78,8 +78,7 @@ def magnitude(form, *operands, **options):
     """`form` (scan, step, kv_summary, query_readout) with every array
     operand replaced by its magnitude: each result's sum of its terms'
     magnitudes, the scale of its rounding errors, which a sum that cancels
-    (signed values; signed features and states) can be far below. A state of
-    one element summing a hundred tokens of both signs is such a sum."""
+    (signed values; signed features and states) can be far below."""
     return form(*(np.abs(np.asarray(x, np.float64)) if isinstance(x, np.ndarray) else x
                   for x in operands), **options)
 

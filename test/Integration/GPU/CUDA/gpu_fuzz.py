@@ -227,11 +227,14 @@ def linear_chunked_case(d):
         values=large_values(d, eps, dtype))
     case.gpu_options = chunked_options(d, tf32, ("linear-kernel=scalar",),
                                        ("prefetch-chunks=1",))
-    # The tensor-core readout rounds S to the data type (tf32 for f32): its
-    # error is relative to the case's scales (|φ(q)|·Σ|φ(k)|·|v|), which a
-    # readout that cancels (signed identity features, few value columns) can
-    # leave far above |O|.
     case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
+    # The tensor-core readout rounds S to the data type (tf32 for f32): its
+    # error is relative to |φ(q)|·|S|, which a readout that cancels (signed
+    # identity features, few value columns) can leave far above |O|.
+    fq, _ = cc.kernel_features(kind, *case.inputs[:2], dtype)
+    s, z = case.expected[1:]
+    case.scales[0] = cc.ref.query_readout(cc.np.abs(fq), cc.np.abs(s),
+                                          z if eps else None, eps)
     return case, True
 
 
