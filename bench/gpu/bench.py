@@ -7,7 +7,8 @@ One run measures, on one GPU and with correctness checked in the same run:
   --target=cuda --shared`: device buffers, the caller's stream; aot.py) and
   called through ctypes on the same torch tensors as the peers, on a torch
   stream: the chunked tensor-core scan in bf16 and, on f32 inputs, in tf32
-  (both with fused elu+1), and the strict-fp32 recurrent scan; the decode
+  and tf32x3 (three tf32 products each: about f32's accuracy; all with fused
+  elu+1), and the strict-fp32 recurrent scan; the decode
   step, compiled the same way and timed per token by `decode_graph.cpp` as
   CUDA graph replays and as plain launches, next to an empty kernel's;
 - flash-linear-attention (`fla.ops.linear_attn.chunk_linear_attn`,
@@ -20,7 +21,7 @@ on the shapes of issue 7, and at 256 features and Dv = 64 (FAVOR+'s usual
 number of random features; linattn's chunked and strict-fp32 scans, FLA
 and fast-transformers); and non-causal attention (the linear form
 φ(Q)(φ(K)ᵀV), "noncausal" rows): linattn's tensor-core kernels of the linear
-form in bf16, its scalar kernels (`linear-kernel=scalar`) and tf32, against
+form in bf16, its scalar kernels (`linear-kernel=scalar`), tf32 and tf32x3, against
 the same two products in torch (cuBLAS, bf16) and non-causal SDPA. The computed function is unnormalized causal linear
 attention O = tril(φ(Q)φ(K)ᵀ)V with φ = elu + 1 (what every peer computes);
 peers get φ applied by torch inside the timed region. Two more linattn rows
@@ -74,7 +75,8 @@ PREFILL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
 # values (PREFILL's (B, H, T, F, Dv)): the defaults of each kernel, the
 # chunked scan staged synchronously, and normalized.
 WIDE_FEATURE_IMPLS = ("linattn chunked bf16", "linattn chunked bf16, synchronous staging",
-                      "linattn chunked tf32", "linattn recurrent f32",
+                      "linattn chunked tf32", "linattn chunked tf32x3",
+                      "linattn recurrent f32",
                       "linattn chunked bf16, normalized")
 # (B, H, T, D): non-causal attention, the linear form.
 NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
@@ -154,6 +156,7 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, synchronous + L2 prefetch", "bf16",
      "async-copies=false prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
+    ("linattn chunked tf32x3", "f32", "tf32x3=true", 1e-4),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
@@ -214,6 +217,10 @@ LINATTN_NOTES = {
         "into L2 (prefetch.L2 per 128-byte line), so that its synchronous "
         "loads wait on L2 rather than HBM",
     "linattn chunked tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
+    "linattn chunked tf32x3":
+        "f32 inputs at about f32's accuracy on tf32 tensor cores (option "
+        "tf32x3=true): each product three, of the operands' high and low "
+        "tf32 parts",
     "linattn recurrent f32":
         "strict fp32 (scan-kernel=recurrent): 4 value columns per thread, 16 "
         "lanes sharing their features (8 columns a warp), blocks of 128 "
@@ -289,12 +296,15 @@ LINEAR_VARIANTS = [
     ("linattn linear bf16", "bf16", "", 2.5e-2),
     ("linattn linear bf16, scalar kernels", "bf16", "linear-kernel=scalar", 2.5e-2),
     ("linattn linear tf32", "f32", "tf32=true", 4e-3),
+    ("linattn linear tf32x3", "f32", "tf32x3=true", 1e-4),
 ]
 LINEAR_NOTES = {
     "linattn linear bf16": "tensor cores: segment sums of φ(K)ᵀV, then φ(Q)S per chunk",
     "linattn linear bf16, scalar kernels":
         "linear-kernel=scalar: one thread per state element, one block per token",
     "linattn linear tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
+    "linattn linear tf32x3":
+        "f32 inputs, each tf32 product three (option tf32x3=true)",
 }
 
 
@@ -327,6 +337,7 @@ BACKWARD_VARIANTS = [
     ("linattn grad bf16", "bf16", "", 5e-2),
     ("linattn grad bf16, normalized", "bf16", "", 5e-2),
     ("linattn grad tf32", "f32", "tf32=true", 1e-2),
+    ("linattn grad tf32x3", "f32", "tf32x3=true", 1e-4),
     ("linattn grad f32", "f32", "scan-kernel=recurrent", 1e-4),
 ]
 BACKWARD_NOTES = {
@@ -338,6 +349,8 @@ BACKWARD_NOTES = {
         "normalize(eps = 1e-6): a fourth scan (N, D), g and h, [V, 1] and "
         "[g, h] by linattn-gpu-linalg-kernels; no peer computes it",
     "linattn grad tf32": "f32 inputs, tf32 tensor cores (option tf32=true)",
+    "linattn grad tf32x3":
+        "f32 inputs, each tf32 product three (option tf32x3=true)",
     "linattn grad f32": "strict fp32: the recurrent scans",
 }
 
@@ -1001,6 +1014,10 @@ def targets(results):
         ratio = ft / tf32 if ft and tf32 else None
         line(">= 2x fast-transformers, fp32 inputs via tf32 (option)", shape, ratio,
              ratio and ratio >= 2, "x")
+        tf32x3 = ms("prefill", shape, "linattn chunked tf32x3")
+        ratio = ft / tf32x3 if ft and tf32x3 else None
+        line(">= 2x fast-transformers, fp32 accuracy via tf32x3 (option)", shape,
+             ratio, ratio and ratio >= 2, "x")
     for r in results:
         if r["kind"] == "decode" and r.get("impl") == "linattn step (graph replay)" and "ms" in r:
             ratio = r["ms"] / r["launch_floor_ms"] if r.get("launch_floor_ms") else None

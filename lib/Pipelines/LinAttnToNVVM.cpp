@@ -57,7 +57,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   LinAttnDecomposePassOptions decompose;
   decompose.keepElementwiseGrads = true;
   decompose.columnMultiple = 16;
-  decompose.columnMultipleF32 = options.tf32;
+  decompose.columnMultipleF32 = options.tf32 || options.tf32x3;
   if (options.rewriteForms)
     addRewriteFormsStage(pm, ReassociateMode::Always, decompose);
 
@@ -79,6 +79,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.minSegmentTokens = options.minSegmentTokens;
   kernels.tf32 = options.tf32;
+  kernels.tf32x3 = options.tf32x3;
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
   kernels.wgmma = options.wgmma;

@@ -23,6 +23,9 @@
 // RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="format=isa tf32=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32.ptx
 // RUN: FileCheck %s --check-prefix=TF32 < %t.tf32.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.tf32.ptx -o %t.tf32.cubin 2>&1 | FileCheck %s --check-prefix=TF32-PTXAS
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="format=isa tf32x3=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32x3.ptx
+// RUN: FileCheck %s --check-prefix=TF32X3 < %t.tf32x3.ptx
+// RUN: %ptxas -arch=sm_90 -O3 %t.tf32x3.ptx -o %t.tf32x3.cubin
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT
 // sm_75 has neither mma.sync on bf16 nor ldmatrix's partners nor cp.async:
 // the recurrent kernel, async copies or not, which ptxas takes for sm_75.
@@ -164,6 +167,22 @@
 // TF32-NOT: mma.sync
 // TF32: ret;
 // TF32-PTXAS-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// tf32x3 (tf32x3=true): the same kernels on f32 tiles (nothing rounded as
+// it is staged), each product three m16n8k8 (lo·hi, hi·lo, hi·hi). ptxas
+// spills 8 bytes of the 255 registers of the outputs kernel, whose tf32
+// form already takes 255.
+// TF32X3-NOT: cvt.rna.tf32.f32
+// TF32X3-LABEL: .visible .entry linattn_scan_segment_states_forward_elu_normalized_0(
+// TF32X3-COUNT-192: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF32X3-NOT: mma.sync
+// TF32X3-LABEL: .visible .entry linattn_scan_segment_prefix_forward_elu_normalized_1(
+// TF32X3-NOT: mma.sync
+// TF32X3-LABEL: .visible .entry linattn_scan_segment_outputs_forward_elu_normalized_2(
+// TF32X3-COUNT-576: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF32X3-NOT: mma.sync
+// TF32X3-NOT: cvt.rna.tf32.f32
+// TF32X3: ret;
 
 // SM80: .target sm_80
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

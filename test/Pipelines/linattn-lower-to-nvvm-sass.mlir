@@ -136,6 +136,18 @@
 // TF32-COUNT-64: HMMA.1688.F32.TF32
 // TF32-NOT: HMMA
 
+// tf32x3=true: three times the HMMA.1688 (576 and 192).
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="tf32x3=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32x3.cubin
+// RUN: %cuobjdump --dump-sass %t.tf32x3.cubin | FileCheck %s --check-prefix=TF32X3
+// TF32X3-LABEL: Function : linattn_scan_segment_outputs_forward_elu_normalized_2
+// TF32X3-COUNT-576: HMMA.1688.F32.TF32
+// TF32X3-NOT: HMMA
+// TF32X3-LABEL: Function : linattn_scan_segment_prefix_forward_elu_normalized_1
+// TF32X3-NOT: HMMA
+// TF32X3-LABEL: Function : linattn_scan_segment_states_forward_elu_normalized_0
+// TF32X3-COUNT-192: HMMA.1688.F32.TF32
+// TF32X3-NOT: HMMA
+
 // The same scans through the recurrent kernel (scan-kernel=recurrent): fp32
 // state updates on FFMA, no tensor cores, batch-parallel or (N dynamic,
 // decided at run time) sequence-parallel: the segments' contributions and

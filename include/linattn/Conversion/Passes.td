@@ -461,6 +461,10 @@ def ConvertLinAttnToGPUPass
            "Causal scans and the linear form with f32 data take the chunked "
            "kernels on tf32 tensor cores (products with 10-bit mantissas, "
            "f32 accumulation) on sm_80 and later">,
+    Option<"tf32x3", "tf32x3", "bool", /*default=*/"false",
+           "As tf32, with each product taken as three tf32 products of the "
+           "operands' high and low parts (hi·hi + hi·lo + lo·hi): about "
+           "f32's accuracy for three times the tensor-core work">,
     Option<"vectorLoads", "vector-loads", "bool", /*default=*/"true",
            "The chunked kernels stage global memory 16 bytes per load where "
            "the buffers are 16-byte aligned (tested at run time); false: "

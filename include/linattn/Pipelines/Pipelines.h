@@ -218,6 +218,12 @@ struct LinAttnLowerToNVVMOptions
                      "the chunked kernels on tf32 tensor cores (sm_80 and "
                      "later)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> tf32x3{
+      *this, "tf32x3",
+      llvm::cl::desc("As tf32, each product taken as three tf32 products of "
+                     "the operands' high and low parts: about f32's "
+                     "accuracy for three times the tensor-core work"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> vectorLoads{
       *this, "vector-loads",
       llvm::cl::desc("The chunked kernels stage global memory 16 bytes per "

@@ -361,13 +361,14 @@ static Value sharedTileIndex(KernelBuilder &kb, const SharedMatrix &m, Value r0,
 
 /// Tensor-core products with f32 accumulators on fragments of shared tiles:
 /// m16n8k16 of f16/bf16 operands, m16n8k8 of tf32 operands (f32 data already
-/// rounded to tf32, passed as i32). Fragments are loaded with ldmatrix (the
-/// transposing form for 16-bit operands stored the other way round); tf32
-/// operands ldmatrix cannot transpose are gathered element by element.
+/// rounded to tf32, passed as i32; with `splitTF32` f32 data as it is, each
+/// product taken as three, see `mma`). Fragments are loaded with ldmatrix
+/// (the transposing form for 16-bit operands stored the other way round);
+/// tf32 operands ldmatrix cannot transpose are gathered element by element.
 class MmaBuilder {
 public:
-  MmaBuilder(KernelBuilder &kb, Type dataType, Value lane)
-      : kb(kb), b(kb.b), loc(kb.loc), dataType(dataType) {
+  MmaBuilder(KernelBuilder &kb, Type dataType, bool splitTF32, Value lane)
+      : kb(kb), b(kb.b), loc(kb.loc), dataType(dataType), splitTF32(splitTF32) {
     group = kb.divU(lane, kb.idx(4));
     quad = kb.remU(lane, kb.idx(4));
     pair = kb.mul(quad, kb.idx(2));
@@ -429,24 +430,33 @@ public:
   /// acc + A·B of one A fragment and one B fragment, `acc` and the result in
   /// the accumulator layout (rows g and g+8, columns 2t and 2t+1 of lane
   /// 4g+t).
+  ///
+  /// With `splitTF32` the f32 operands are split into tf32 high and low
+  /// parts, x = hi + lo (`split`), and A·B is taken as lo_A·hi_B +
+  /// hi_A·lo_B + hi_A·hi_B, the small products first: the dropped lo_A·lo_B
+  /// (below 2^-22 of the product) and the low parts' truncation (2^-21 of
+  /// each operand) leave each product within about 2^-20, where one tf32
+  /// product errs by up to 2^-10. On the emulator the scans' errors are
+  /// 1.3 to 1.7 times the strict-f32 recurrent scan's (5e-7 to 2e-6 of
+  /// max|O|, against 3e-4 to 7e-4 with one product).
   SmallVector<Value> mma(ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
                          ValueRange acc) {
-    NVVM::MMATypes ptxType = isTF32()            ? NVVM::MMATypes::tf32
-                             : dataType.isBF16() ? NVVM::MMATypes::bf16
-                                                 : NVVM::MMATypes::f16;
-    Type f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(4, f32));
-    auto op = NVVM::MmaOp::create(
-        b, loc, resultType, aRegs, bRegs, acc, {16, 8, kStep()},
-        /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    SmallVector<Value> result;
-    for (int64_t i = 0; i < 4; ++i)
-      result.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
-    return result;
+    if (!splitTF32)
+      return product(aRegs, bRegs, acc);
+    SmallVector<Value> aHi, aLo, bHi, bLo;
+    for (Value reg : aRegs) {
+      auto [hi, lo] = split(reg);
+      aHi.push_back(hi);
+      aLo.push_back(lo);
+    }
+    for (Value reg : bRegs) {
+      auto [hi, lo] = split(reg);
+      bHi.push_back(hi);
+      bLo.push_back(lo);
+    }
+    SmallVector<Value> sum = product(aLo, bHi, acc);
+    sum = product(aHi, bLo, sum);
+    return product(aHi, bHi, sum);
   }
 
   /// The elements of A fragment register `i` (0..3) in f32, with their
@@ -503,6 +513,56 @@ public:
   Value group, quad, pair;
 
 private:
+  /// acc + A·B, one mma.sync.
+  SmallVector<Value> product(ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
+                             ValueRange acc) {
+    NVVM::MMATypes ptxType = isTF32()            ? NVVM::MMATypes::tf32
+                             : dataType.isBF16() ? NVVM::MMATypes::bf16
+                                                 : NVVM::MMATypes::f16;
+    Type f32 = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4, f32));
+    auto op = NVVM::MmaOp::create(
+        b, loc, resultType, aRegs, bRegs, acc, {16, 8, kStep()},
+        /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < 4; ++i)
+      result.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
+    return result;
+  }
+
+  /// The tf32 parts of the f32 operand register `bits` (`splitTF32`): hi,
+  /// the value rounded at mantissa bit 13 to nearest, ties away from zero
+  /// (what cvt.rna.tf32.f32 gives finite values, in two integer
+  /// instructions), and lo = x - hi, exact in f32, whose low bits the tensor
+  /// cores drop (|lo| is at most half hi's last place, so what they keep of
+  /// it is within 2^-21 of x; rounding it too measured no better). Made once
+  /// per register, after its definition, so that every product of a
+  /// fragment shares them.
+  std::pair<Value, Value> split(Value bits) {
+    auto known = splits.find(bits);
+    if (known != splits.end())
+      return known->second;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(bits);
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    auto constant = [&](uint32_t value) {
+      return arith::ConstantIntOp::create(b, loc, i32,
+                                          static_cast<int32_t>(value));
+    };
+    Value hi = arith::AndIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, bits, constant(0x1000)),
+        constant(0xffffe000));
+    Value rest = arith::SubFOp::create(
+        b, loc, arith::BitcastOp::create(b, loc, f32, bits),
+        arith::BitcastOp::create(b, loc, f32, hi));
+    Value lo = arith::BitcastOp::create(b, loc, i32, rest);
+    return splits[bits] = {hi, lo};
+  }
+
   /// Elements in the 16 bytes of one ldmatrix row.
   int64_t rowElements() const { return isTF32() ? 4 : 8; }
 
@@ -549,6 +609,9 @@ private:
   OpBuilder &b;
   Location loc;
   Type dataType;
+  bool splitTF32;
+  /// The `split` parts of the operand registers split so far.
+  DenseMap<Value, std::pair<Value, Value>> splits;
   /// This lane's ldmatrix row address: matrix lane / 8, row lane % 8.
   Value matrix, matrixRow;
 };
@@ -599,6 +662,10 @@ struct ChunkedScanConfig {
   /// Where the values come from (`valueSourceOf`); no map where the
   /// kernels take V as it is.
   FeatureSource v = {};
+  /// f32 data (tf32): whether the tiles stay f32 and each product is three
+  /// of the operands' tf32 parts (option `tf32x3`, see `MmaBuilder::mma`),
+  /// or the tiles are rounded to tf32 as they are staged.
+  bool splitTF32 = false;
 
   int64_t threads() const { return 32 * shape.warps; }
   /// With `wgmmaState`: the value columns of a warpgroup's state (wgmma's N).
@@ -742,9 +809,10 @@ public:
                Value vBuf, Value n, Value dv, Value batch, Value colBase,
                Value begin, Value end, int64_t stageBatch)
       : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
-        kb(rewriter, loc, c.stateType), mb(kb, c.dataType, laneOf(kb)),
-        qBuf(qBuf), kBuf(kBuf), vBuf(vBuf), n(n), dv(dv), batch(batch),
-        colBase(colBase), begin(begin), end(end) {
+        kb(rewriter, loc, c.stateType),
+        mb(kb, c.dataType, c.splitTF32, laneOf(kb)), qBuf(qBuf), kBuf(kBuf),
+        vBuf(vBuf), n(n), dv(dv), batch(batch), colBase(colBase), begin(begin),
+        end(end) {
     switch (tiles) {
     case ChunkTiles::Keys:
       ks = shared[0];
@@ -1971,7 +2039,8 @@ private:
         value = convertFloat(b, loc, value, type);
         // The f32 operands of tf32 products, rounded to nearest (ties away)
         // once here rather than truncated by the tensor cores.
-        if (c.dataType.isF32() && buffer != zs && buffer != cs) {
+        if (c.dataType.isF32() && !c.splitTF32 && buffer != zs &&
+            buffer != cs) {
           Value bits = NVVM::ConvertFloatToTF32Op::create(
               b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
           value = arith::BitcastOp::create(b, loc, type, bits);
@@ -2656,6 +2725,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   c.wgmmaState = wgmmaStateApplies(c);
   c.prefetchChunks = prefetchDistance(options, c);
   c.registerScores = options.scoresInRegisters;
+  c.splitTF32 = options.tf32x3 && c.dataType.isF32();
   // Staging applies the values' feature map; their sizes are read from its
   // input as well, so that nothing else uses the map's result.
   c.v = valueSourceOf(op.getValues());
@@ -2821,22 +2891,24 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
     reason = *tiles;
     return std::nullopt;
   }
-  return ChunkedScanConfig{*shape,
-                           features,
-                           data,
-                           state,
-                           result,
-                           source,
-                           source,
-                           /*reverse=*/false,
-                           /*normalized=*/false,
-                           /*hasInit=*/false,
-                           /*eps=*/0.0,
-                           options.vectorLoads,
-                           /*writesState=*/true,
-                           /*finalNormalizer=*/false,
-                           /*asyncCopies=*/false,
-                           /*narrowOffsets=*/false};
+  ChunkedScanConfig c{*shape,
+                      features,
+                      data,
+                      state,
+                      result,
+                      source,
+                      source,
+                      /*reverse=*/false,
+                      /*normalized=*/false,
+                      /*hasInit=*/false,
+                      /*eps=*/0.0,
+                      options.vectorLoads,
+                      /*writesState=*/true,
+                      /*finalNormalizer=*/false,
+                      /*asyncCopies=*/false,
+                      /*narrowOffsets=*/false};
+  c.splitTF32 = options.tf32x3 && data.isF32();
+  return c;
 }
 
 std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {

@@ -1038,7 +1038,9 @@ struct ConvertLinAttnToGPUPass
     opts.minBlocksPerSM = minBlocksPerSM;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
     opts.minSegmentTokens = minSegmentTokens;
-    opts.tf32 = tf32;
+    // tf32x3 takes the tf32 kernels, each product split in three.
+    opts.tf32 = tf32 || tf32x3;
+    opts.tf32x3 = tf32x3;
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
     opts.wgmma = wgmma;
@@ -1115,6 +1117,7 @@ struct ConvertLinAttnToGPUPass
       opts.chunkedScan = false;
       opts.chunkedLinear = false;
       opts.tf32 = false;
+      opts.tf32x3 = false;
       opts.asyncCopies = false;
     }
     if (*sm != 90)

@@ -12,6 +12,7 @@ CHIPS = ("sm_75", "sm_80", "sm_90", "sm_100")
 OPTION_SETS = (
     "",
     "tf32=true async-copies=true",
+    "tf32x3=true value-tile=32",
     "wgmma=true scores-in-registers=true",
     "value-tile=128 prefetch-chunks=1",
     "scan-kernel=recurrent linear-kernel=scalar",

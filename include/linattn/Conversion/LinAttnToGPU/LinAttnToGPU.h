@@ -123,6 +123,10 @@ struct LinAttnToGPUKernelOptions {
   /// Causal scans with f32 data and an f32 state take the chunked kernel
   /// too, on tf32 tensor cores (10-bit mantissas in the products).
   bool tf32 = false;
+  /// With `tf32`: each tf32 product of the chunked kernels is three, of the
+  /// operands split into high and low tf32 parts (hi·hi + hi·lo + lo·hi),
+  /// for about f32's accuracy.
+  bool tf32x3 = false;
   /// The chunked kernels stage global memory 16 bytes per load where the
   /// buffers are 16-byte aligned (tested at run time); off: element by
   /// element always.

@@ -59,11 +59,17 @@ F64_TOL = 1e-11
 # does); the products accumulate in f32.
 CHUNKED_TOL = {"bf16": 2.5e-2, "f16": 4e-3}
 
+# f32 data on tf32 tensor cores with each product taken as three of the
+# operands' high and low parts (tf32x3=true): about f32's accuracy (the
+# emulator measures 5e-7 to 2e-6, the recurrent kernel's 3e-7 to 1.1e-6), so
+# f32's tolerance whatever the sequence length.
+TF32X3_TOL = F32_TOL
+
 
 def tolerance(case, long_sequence):
     if case.tol <= cc.F64_TOL:
         return F64_TOL
-    if case.tol > cc.F32_TOL:  # 16-bit data
+    if case.tol > cc.F32_TOL:  # 16-bit data, tf32 and tf32x3
         return case.tol
     return F32_LONG_TOL if long_sequence else F32_TOL
 
@@ -119,6 +125,7 @@ def scan_cases():
     # chunked kernels' tf32 tensor cores (operands rounded: f16's tolerance).
     tf32 = with_tf32(cc.scan_grad_case((2,), 129, 64, 64, False, EPS))
     tf32.tol = CHUNKED_TOL["f16"]
+    tf32x3 = with_tf32x3(cc.scan_grad_case((2,), 129, 64, 64, False, EPS))
     cases += [
         (cc.shared_buffer_case(), False),
         (cc.scan_grad_case((2, 3), 7, 16, 8, False), False),
@@ -128,6 +135,7 @@ def scan_cases():
         (cc.scan_grad_case((3,), 33, 6, 4, False, EPS, dyn=(0, 1, 2),
                            dtype="f64"), False),
         (tf32, True),
+        (tf32x3, True),
         # From an initial state, with the final state's gradients: the scans
         # start from [S₀, z₀]ᵀ, [dS, dz]ᵀ and dS.
         (cc.scan_grad_states_case((2, 3), 7, 16, 8, False, EPS), False),
@@ -231,6 +239,11 @@ def linear_chunked_cases():
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
+    tf32 += [
+        with_tf32x3(cc.linear_kernel_case("elu", (2, 3), 65, 130, 64, 64, EPS)),
+        with_tf32x3(cc.linear_kernel_case("relu", (2,), 1000, 129, 128, 100,
+                                          None)),
+    ]
     # The scalar kernels on the same data (linear-kernel=scalar).
     scalar = [cc.linear_kernel_case("elu", (2,), 100, 129, 64, 37, EPS, dtype="bf16")]
     for case in scalar:
@@ -407,6 +420,15 @@ def with_tf32(case):
     """An f32 `case` on the chunked kernel's tf32 tensor cores."""
     case.name += "__tf32"
     case.gpu_options = getattr(case, "gpu_options", []) + ["tf32=true"]
+    return case
+
+
+def with_tf32x3(case):
+    """An f32 `case` on the chunked kernel's tf32 tensor cores, each product
+    three (tf32x3=true), within TF32X3_TOL."""
+    case.name += "__tf32x3"
+    case.gpu_options = getattr(case, "gpu_options", []) + ["tf32x3=true"]
+    case.tol = TF32X3_TOL
     return case
 
 
@@ -704,6 +726,21 @@ def chunked_cases():
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
+    # The same kernels with each product three (tf32x3): batch- and
+    # sequence-parallel, reverse, from an initial state, F = 160's tiles in
+    # dynamic shared memory, a sequence of 4097 tokens; strict f32 on chips
+    # before sm_80.
+    tf32 += [
+        with_tf32x3(cc.kernel_case("elu", (2, 3), 65, 64, 64, EPS)),
+        with_tf32x3(cc.kernel_case("elu", (2,), 100, 32, 40, EPS, reverse=True)),
+        few_blocks(with_tf32x3(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS,
+                                              init=True)), 8),
+        batch_parallel(with_tf32x3(cc.kernel_case("elu", (1, 2), 4097, 64, 64,
+                                                  None, dyn=(2,)))),
+        batch_parallel(with_tf32x3(cc.kernel_case("elu", (2,), 129, 160, 72, EPS,
+                                                  init=True))),
+        older_chip(with_tf32x3(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
+    ]
     return [(case, True) for case in cases + tf32]
 
 

@@ -6,7 +6,7 @@ dimensions, feature maps, directions,
 initial states, large values for normalized 16-bit data (states past f16's
 range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32,
+min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
 float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
@@ -56,17 +56,29 @@ SEGMENT_OPTIONS = (
     ("min-segment-tokens=0", "min-segment-tokens=100"))
 
 
+def tensor_core_f32(d):
+    """The option that puts f32 data on the chunked kernels' tensor cores:
+    tf32=true or tf32x3=true (each product three)."""
+    return d.pick("tf32=true", "tf32x3=true")
+
+
+def tensor_core_f32_tolerance(option):
+    """The tolerance of f32 data under `option` (`tensor_core_f32`)."""
+    return g.TF32X3_TOL if option == "tf32x3=true" else g.CHUNKED_TOL["f16"]
+
+
 def chunked_options(d, tf32, *groups):
-    """Options of the chunked kernels (tf32=true for f32 data), one choice
-    or none from each group of theirs and of `groups`."""
-    return (["tf32=true"] if tf32 else []) + d.options(
+    """Options of the chunked kernels (`tf32`, the option of f32 data, or
+    None), one choice or none from each group of theirs and of `groups`."""
+    return ([tf32] if tf32 else []) + d.options(
         ("chunk-size=16", "chunk-size=32"),
         ("value-tile=8", "value-tile=16", "value-tile=32", "value-tile=128"),
         *SEGMENT_OPTIONS,
         ("async-copies=false",), ("vector-loads=false",), *groups)
 
 
-def chunked_case(d, tf32):
+def chunked_case(d, f32):
+    tf32 = tensor_core_f32(d) if f32 else None
     dtype = "f32" if tf32 else d.pick("bf16", "f16")
     kind = d.pick("elu", "relu", "identity")
     eps = None if kind == "identity" or d.chance(0.4) else EPS
@@ -82,7 +94,7 @@ def chunked_case(d, tf32):
         d, tf32, ("narrow-offset-limit=2147483648", "narrow-offset-limit=32768"),
         ("min-blocks-per-sm=4",), ("wgmma=false",),
         ("prefetch-chunks=1", "prefetch-chunks=2"), ("scores-in-registers=true",))
-    case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
+    case.tol = tensor_core_f32_tolerance(tf32) if tf32 else g.CHUNKED_TOL[dtype]
     return case, True
 
 
@@ -122,10 +134,10 @@ def scan_case(d):
 def scan_grad_case(d):
     """The gradients of a scan: three scans (four, normalized), two of them
     with queries and keys of both signs, F and Dv exchanged, on the recurrent
-    kernel (f32, f64) or the chunked tf32 one."""
+    kernel (f32, f64) or the chunked tf32 one (tf32 or tf32x3)."""
     batch = d.batch()
     n = d.size(0, 1, 2, 7, 33, 100, 300)
-    tf32 = d.chance(0.2)
+    tf32 = tensor_core_f32(d) if d.chance(0.2) else None
     args = (batch, n, d.pick(1, 4, 7, 16, 32, 64), d.size(0, 1, 5, 8, 33, 64),
             d.chance(0.5), EPS if d.chance(0.6) else None)
     kwargs = dict(dyn=d.dims(len(batch) + 1),
@@ -134,11 +146,11 @@ def scan_grad_case(d):
         case = cc.scan_grad_states_case(*args, final=d.chance(0.5), **kwargs)
     else:
         case = cc.scan_grad_case(*args, **kwargs)
-    case.gpu_options = (["tf32=true"] if tf32 else []) + d.options(
+    case.gpu_options = ([tf32] if tf32 else []) + d.options(
         ("scan-feature-lanes=1", "scan-feature-lanes=2"), ("async-copies=false",),
         *SEGMENT_OPTIONS)
     if tf32:
-        case.tol = g.CHUNKED_TOL["f16"]
+        case.tol = tensor_core_f32_tolerance(tf32)
     return case, n >= 300
 
 
@@ -212,9 +224,10 @@ def linear_case(d):
 
 
 def linear_chunked_case(d):
-    """The linear form with 16-bit data (or f32 with tf32): the chunked
-    tensor-core kernels, or the scalar ones with linear-kernel=scalar."""
-    tf32 = d.chance(0.2)
+    """The linear form with 16-bit data (or f32 with tf32 or tf32x3): the
+    chunked tensor-core kernels, or the scalar ones with
+    linear-kernel=scalar."""
+    tf32 = tensor_core_f32(d) if d.chance(0.2) else None
     dtype = "f32" if tf32 else d.pick("bf16", "f16")
     kind = d.pick("elu", "relu", "identity")
     eps = None if kind == "identity" or d.chance(0.4) else EPS
@@ -227,7 +240,7 @@ def linear_chunked_case(d):
         values=large_values(d, eps, dtype))
     case.gpu_options = chunked_options(d, tf32, ("linear-kernel=scalar",),
                                        ("prefetch-chunks=1",))
-    case.tol = g.CHUNKED_TOL["f16" if tf32 else dtype]
+    case.tol = tensor_core_f32_tolerance(tf32) if tf32 else g.CHUNKED_TOL[dtype]
     # The tensor-core readout rounds S to the data type (tf32 for f32): its
     # error is relative to |φ(q)|·|S|, which a readout that cancels (signed
     # identity features, few value columns) can leave far above |O|.

@@ -16,6 +16,7 @@
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true wgmma=false}
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true async-copies=false prefetch-chunks=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32=true}
+// CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32x3=true}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-thread-columns=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-feature-lanes=1}
@@ -28,11 +29,11 @@
 // 256 features (FAVOR+'s usual number) at Dv = 64: q, k, v read and o
 // written, each kernel's defaults, synchronous staging and normalized.
 // CHECK: prefill B8 H16 T16384 D256 Dv64: compulsory bytes bf16 2560 MiB, f32 5120 MiB
-// CHECK-NEXT: linattn variants: linattn chunked bf16, linattn chunked bf16, synchronous staging, linattn chunked tf32, linattn recurrent f32, linattn chunked bf16, normalized
-// CHECK: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: linattn linear bf16 (defaults), linattn linear bf16, scalar kernels (linear-kernel=scalar), linattn linear tf32 (tf32=true)
+// CHECK-NEXT: linattn variants: linattn chunked bf16, linattn chunked bf16, synchronous staging, linattn chunked tf32, linattn chunked tf32x3, linattn recurrent f32, linattn chunked bf16, normalized
+// CHECK: noncausal B8 H16 T65536 D64: compulsory bytes bf16 4096 MiB; linattn variants: linattn linear bf16 (defaults), linattn linear bf16, scalar kernels (linear-kernel=scalar), linattn linear tf32 (tf32=true), linattn linear tf32x3 (tf32x3=true)
 // CHECK: noncausal B8 H16 T16384 D128:
 // The backward pass (training): 7 tensors of compulsory bytes.
-// CHECK: backward B8 H16 T4096 D64: compulsory bytes bf16 448 MiB; linattn variants: linattn grad bf16 (defaults), linattn grad bf16, normalized (defaults), linattn grad tf32 (tf32=true), linattn grad f32 (scan-kernel=recurrent)
+// CHECK: backward B8 H16 T4096 D64: compulsory bytes bf16 448 MiB; linattn variants: linattn grad bf16 (defaults), linattn grad bf16, normalized (defaults), linattn grad tf32 (tf32=true), linattn grad tf32x3 (tf32x3=true), linattn grad f32 (scan-kernel=recurrent)
 // CHECK: backward B2 H16 T16384 D128:
 // CHECK: decode B64 H32 D128:
 // CHECK: | kind | shape | implementation | ms | HBM floor ms | of floor | vs linattn |
