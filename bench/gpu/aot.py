@@ -237,7 +237,7 @@ def self_test(args):
     # instead of wgmma, value tiles of 32 columns and the scores kept in
     # registers. The linear-* variants are the non-causal
     # function (bench.py's noncausal rows): the tensor-core kernels of the
-    # linear form, the scalar ones, tf32. The *-normalized ones are bench.py's
+    # linear form, the scalar ones, tf32 and tf32x3. The *-normalized ones are bench.py's
     # normalized rows. The grad-* ones are the backward function (bench.py's
     # backward rows), three outputs, normalized its glue kernels too.
     variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
@@ -264,6 +264,7 @@ def self_test(args):
                 ("chunked-f16-mma-sync-normalized", "f16", np.float16,
                  "wgmma=false", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
+                ("chunked-tf32x3", "f32", np.float32, "tf32x3=true", 1e-5),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
                 ("recurrent-f32-one-lane", "f32", np.float32,
                  "scan-kernel=recurrent scan-feature-lanes=1", 1e-5),
@@ -273,9 +274,11 @@ def self_test(args):
                 ("linear-f16-scalar", "f16", np.float16, "linear-kernel=scalar",
                  1e-2),
                 ("linear-tf32", "f32", np.float32, "tf32=true", 4e-3),
+                ("linear-tf32x3", "f32", np.float32, "tf32x3=true", 1e-5),
                 ("grad-f16", "f16", np.float16, "", 5e-3),
                 ("grad-f16-normalized", "f16", np.float16, "", 5e-3),
                 ("grad-tf32", "f32", np.float32, "tf32=true", 2e-3),
+                ("grad-tf32x3", "f32", np.float32, "tf32x3=true", 1e-5),
                 ("grad-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5)]
     failures = 0
     for b, h, t, d in ((2, 3, 300, 64), (1, 2, 37, 32)):

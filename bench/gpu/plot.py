@@ -32,6 +32,7 @@ STYLES = {
     "linattn chunked bf16, normalized": ("#08306b", "P", ":"),
     "linattn chunked bf16, mma.sync, normalized": ("#c6dbef", "P", ":"),
     "linattn chunked tf32": ("#08519c", "s", "-"),
+    "linattn chunked tf32x3": ("#08519c", "s", "--"),
     "linattn recurrent f32": ("#3f007d", "D", "-"),
     "linattn recurrent f32, synchronous staging": ("#3f007d", "D", "-."),
     "linattn recurrent f32, 1 lane/column": ("#807dba", "D", ":"),

@@ -225,6 +225,14 @@ def configurations():
                 scan_module("f32", f, f),
                 f"tf32=true sequence-parallel-blocks={parallel}", "chunked", f,
                 f))
+        # tf32x3: the same tiles, each product three of the operands' tf32
+        # parts; normalized and as the benchmark calls it.
+        for normalized in (True, False):
+            configs.append(Config(
+                f"chunked tf32x3 F{f}" + ("" if normalized else " unnormalized"),
+                scan_module("f32", f, f, normalized),
+                "tf32x3=true sequence-parallel-blocks=0", "chunked", f, f,
+                normalized=normalized))
     # Feature sizes between 64 and 128: F = 80 is what the normalized
     # gradients' scans take as queries and keys at Dv = 64 in 16-bit data
     # ([g, h] and [V, 1] padded by linattn-decompose{column-multiple=16}).

@@ -118,6 +118,12 @@ def configurations():
                "sequence-parallel-blocks=0 tf32=true", d128,
                "f32 inputs, F = 128: value tiles of 64 in dynamic shared "
                "memory"),
+        Config("chunked-tf32x3", "causal", "f32",
+               "sequence-parallel-blocks=0 tf32x3=true", long,
+               "f32 inputs, each tf32 product three (about f32's accuracy)"),
+        Config("chunked-tf32x3-d128", "causal", "f32",
+               "sequence-parallel-blocks=0 tf32x3=true", d128,
+               "f32 inputs, each tf32 product three, F = 128"),
         Config("recurrent-f32", "causal", "f32", "scan-kernel=recurrent",
                long, "strict fp32, blocks of 32 value columns, 4 per thread"),
         Config("recurrent-f32-normalized", "normalized", "f32",

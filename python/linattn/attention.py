@@ -418,7 +418,9 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
       compile_options: options of the backend's lowering pipeline
         (``linattn-lower-to-cpu`` on the CPU, ``linattn-lower-to-nvvm`` on
         the GPU; README), name to value: e.g. ``{"tf32": True}`` puts the
-        causal scans of float32 data on tf32 tensor cores, ``{"chunk-size":
+        causal scans of float32 data on tf32 tensor cores (``{"tf32x3":
+        True}``: three tf32 products each, about float32's accuracy),
+        ``{"chunk-size":
         32, "value-tile": 32}`` shapes the chunked scan, ``{"num-threads":
         4}`` limits the CPU's threads. Each distinct set is compiled once.
       initial_state: (S₀ [B, H, F, Dv], z₀ [B, H, F]), the causal scan's

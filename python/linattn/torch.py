@@ -345,7 +345,8 @@ def linear_attention(q: "_torch.Tensor", k: "_torch.Tensor",
     run on the GPU (``"cuda"``; every feature map, favor's `projection` a
     CUDA tensor too) on torch's current stream, without copies.
     `compile_options` as for `linattn.linear_attention` (e.g.
-    ``{"tf32": True}`` for float32 CUDA tensors on tensor cores).
+    ``{"tf32": True}`` for float32 CUDA tensors on tensor cores,
+    ``{"tf32x3": True}`` the same at about float32's accuracy).
 
     Differentiable with respect to q, k and v (the module's docstring):
     when one of them requires grad, the result does, and its backward pass

@@ -89,6 +89,9 @@ def test_decode_equals_full_scan(rng, backend, dtype):
     # f32 causal scans on tf32 tensor cores (10-bit mantissas, f16's
     # bound in the GPU tests), instead of the strict-fp32 kernel.
     (np.float32, {"tf32": True}, 4e-3),
+    # The same kernels with each product three tf32 products (tf32x3):
+    # about f32's accuracy.
+    (np.float32, {"tf32x3": True}, 2e-5),
     # The chunked kernel's shape: chunks of 32 tokens, value tiles of 8
     # columns (Dv = 24: three blocks per batch element).
     (np.float16, {"chunk-size": 32, "value-tile": 8}, 2e-3),

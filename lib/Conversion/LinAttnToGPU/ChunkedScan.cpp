@@ -436,9 +436,9 @@ public:
   /// hi_A·lo_B + hi_A·hi_B, the small products first: the dropped lo_A·lo_B
   /// (below 2^-22 of the product) and the low parts' truncation (2^-21 of
   /// each operand) leave each product within about 2^-20, where one tf32
-  /// product errs by up to 2^-10. On the emulator the scans' errors are
-  /// 1.3 to 1.7 times the strict-f32 recurrent scan's (5e-7 to 2e-6 of
-  /// max|O|, against 3e-4 to 7e-4 with one product).
+  /// product errs by up to 2^-10. On the emulator the scans err by 5e-7 to
+  /// 3.3e-6 of max|O|, the strict-f32 recurrent scan by 3e-7 to 1.1e-6 and
+  /// one tf32 product a step by 3e-4 to 7e-4 (docs/Rationale.md).
   SmallVector<Value> mma(ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
                          ValueRange acc) {
     if (!splitTF32)
@@ -539,15 +539,11 @@ private:
   /// (what cvt.rna.tf32.f32 gives finite values, in two integer
   /// instructions), and lo = x - hi, exact in f32, whose low bits the tensor
   /// cores drop (|lo| is at most half hi's last place, so what they keep of
-  /// it is within 2^-21 of x; rounding it too measured no better). Made once
-  /// per register, after its definition, so that every product of a
-  /// fragment shares them.
+  /// it is within 2^-21 of x; rounding it too measured no better). Made for
+  /// each product: splitting a fragment once, where it is loaded, kept both
+  /// parts live across its products and made ptxas spill more (the F = 64
+  /// normalized chunk loop: 60 bytes instead of 32) for more instructions.
   std::pair<Value, Value> split(Value bits) {
-    auto known = splits.find(bits);
-    if (known != splits.end())
-      return known->second;
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointAfterValue(bits);
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
     auto constant = [&](uint32_t value) {
       return arith::ConstantIntOp::create(b, loc, i32,
@@ -560,7 +556,7 @@ private:
         b, loc, arith::BitcastOp::create(b, loc, f32, bits),
         arith::BitcastOp::create(b, loc, f32, hi));
     Value lo = arith::BitcastOp::create(b, loc, i32, rest);
-    return splits[bits] = {hi, lo};
+    return {hi, lo};
   }
 
   /// Elements in the 16 bytes of one ldmatrix row.
@@ -610,8 +606,6 @@ private:
   Location loc;
   Type dataType;
   bool splitTF32;
-  /// The `split` parts of the operand registers split so far.
-  DenseMap<Value, std::pair<Value, Value>> splits;
   /// This lane's ldmatrix row address: matrix lane / 8, row lane % 8.
   Value matrix, matrixRow;
 };

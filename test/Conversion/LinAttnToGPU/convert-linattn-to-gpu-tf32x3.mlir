@@ -6,16 +6,16 @@
 // tf32x3=true: f32 data takes the chunked kernels on tf32 tensor cores (it
 // implies tf32), the tiles stay f32 (no cvt.rna as they are staged), and
 // each product is three m16n8k8 mma.sync on one accumulator chain: lo_A·hi_B,
-// hi_A·lo_B, hi_A·hi_B. Each f32 operand register x is split once, after it
-// is loaded: hi = (x + 0x1000) & ~0x1fff (x rounded at mantissa bit 13,
-// ties away from zero), lo = x - hi in f32.
+// hi_A·lo_B, hi_A·hi_B. Each f32 operand register x is split for the
+// product (--cse merges the splits of one fragment): hi = (x + 0x1000) &
+// ~0x1fff (x rounded at mantissa bit 13, ties away from zero), lo = x - hi
+// in f32.
 
 // CHECK-LABEL: func.func @scan_f32
 // CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(
 // CHECK-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
 // CHECK-NOT: nvvm.convert.float.to.tf32
-// CHECK: %[[X:.*]] = vector.extract %{{.*}}[0] : i32 from vector<1xi32>
-// CHECK-NEXT: %[[ROUND:.*]] = arith.addi %[[X]], %c4096_i32 : i32
+// CHECK: %[[ROUND:.*]] = arith.addi %[[X:.*]], %c4096_i32 : i32
 // CHECK-NEXT: %[[HI:.*]] = arith.andi %[[ROUND]], %c-8192_i32 : i32
 // CHECK-NEXT: %[[XF:.*]] = arith.bitcast %[[X]] : i32 to f32
 // CHECK-NEXT: %[[HIF:.*]] = arith.bitcast %[[HI]] : i32 to f32
