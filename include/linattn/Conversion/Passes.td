@@ -346,13 +346,13 @@ def ConvertLinAttnToGPUPass
       the features of a block of tokens are staged in shared memory with the
       feature map applied once, the normalizer and denominators are computed
       there cooperatively; with f16/bf16 data and an f32 state (f32 data
-      with `tf32`) a causal scan takes the chunked tensor-core kernel
+      with `tf32` or `tf32x3`) a causal scan takes the chunked tensor-core kernel
       instead (`scan-kernel`);
     - step: `scan-feature-lanes` threads per value column, each streaming
       its share of the state's rows, the first 32 loaded before the
       features and the new normalizer are staged in shared memory;
     - kv_summary and query_readout: with f16/bf16 data and an f32 state
-      (f32 data with `tf32`) the chunked tensor-core kernels
+      (f32 data with `tf32` or `tf32x3`) the chunked tensor-core kernels
       (`linear-kernel`): the summary as segment sums of φ(K_c)ᵀV_c, the
       readout as φ(Q_c)S per chunk; otherwise kv_summary takes a thread per
       value column and tile of 16 features over staged tiles of keys, and
@@ -375,7 +375,7 @@ def ConvertLinAttnToGPUPass
     The tensor-core kernels need `chip` sm_80 or later (mma.sync on
     f16/bf16/tf32, ldmatrix, cp.async): for earlier chips scans take the
     recurrent kernel and the linear form the scalar kernels, whatever
-    `scan-kernel`, `linear-kernel` and `tf32` say. `wgmma` applies on sm_90
+    `scan-kernel`, `linear-kernel`, `tf32` and `tf32x3` say. `wgmma` applies on sm_90
     alone (the pipeline then lowers for sm_90a, and keeps it for modules
     with wgmma kernels only); elsewhere the chunk loops use
     mma.sync.
