@@ -470,10 +470,11 @@ def ConvertLinAttnToGPUPass
            "the buffers are 16-byte aligned (tested at run time); false: "
            "element by element">,
     Option<"asyncCopies", "async-copies", "bool", /*default=*/"true",
-           "The chunked kernels (f16/bf16, with vector loads) and the "
-           "recurrent scan (f32 data) copy the next chunk or block of tokens "
-           "with cp.async while they compute the current one, in two slots "
-           "per staged tile (sm_80 and later); false: staged synchronously">,
+           "The chunked kernels (with vector loads; f32 data where the second "
+           "slots leave the chunk shape as it is) and the recurrent scan (f32 "
+           "data) copy the next chunk or block of tokens with cp.async while "
+           "they compute the current one, in two slots per staged tile (sm_80 "
+           "and later); false: staged synchronously">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"true",
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
            "compute their scores, and with bf16 their state update, with "

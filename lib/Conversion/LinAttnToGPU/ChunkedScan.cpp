@@ -631,8 +631,8 @@ struct ChunkedScanConfig {
   /// has no uses accumulates none.
   bool finalNormalizer;
   /// Whether the chunk loops stage the next chunk with cp.async while they
-  /// compute the current one (16-bit data with vector loads only): φ(Q_c),
-  /// φ(K_c) and V_c then have two slots each.
+  /// compute the current one (`stagedChunkedScanShape`): φ(Q_c), φ(K_c) and
+  /// V_c then have two slots each.
   bool asyncCopies;
   /// Whether the chunk loops address global memory by 32-bit offsets from
   /// the lowest row of the block's scan positions (the launch keeps them
@@ -934,16 +934,23 @@ public:
         [&] { stageValues(t0, count, 1, vBase); });
   }
 
+  /// Whether the groups copied from `source` are rewritten in place once
+  /// they arrive (a copy moves the source as it is): by their feature map
+  /// (elu and relu), or rounded to tf32 (f32 data without `splitTF32`,
+  /// whose synchronous staging rounds every operand tile).
+  bool rewritesOnCopy(const FeatureSource &source) const {
+    return mapsOnCopy(source) || (c.dataType.isF32() && !c.splitTF32);
+  }
+
   /// Makes the chunk at `t0` in slot `slot` the current one: waits for all
   /// but the `pending` most recent groups of this thread's copies (the
-  /// chunk's among them), applies the feature maps to the groups it copied
-  /// (elu and relu: a copy moves the source), then a barrier publishes the
-  /// tiles to the block.
+  /// chunk's among them), rewrites the groups it copied where they need it
+  /// (`rewritesOnCopy`), then a barrier publishes the tiles to the block.
   void complete(Value t0, Value slot, int64_t pending) {
     kb.waitAsyncCopies(pending);
     useSlot(slot);
-    bool mapQ = qs && mapsOnCopy(c.q), mapK = mapsOnCopy(c.k);
-    if (vs && mapsOnCopy(c.v)) {
+    bool mapQ = qs && rewritesOnCopy(c.q), mapK = rewritesOnCopy(c.k);
+    if (vs && rewritesOnCopy(c.v)) {
       Value count = this->count(t0);
       kb.ifThen(valuesAligned, [&] {
         forEachValueGroup([&](Value t, Value d, Value col) {
@@ -1869,7 +1876,8 @@ private:
   }
 
   /// Replaces the group of staged elements at `at` of `buffer` by their
-  /// features, zeros where not `valid`.
+  /// features, zeros where not `valid`, rounded as staging rounds them
+  /// (`storeShared`).
   void mapInPlace(Value buffer, Value at, Value valid,
                   const FeatureSource &source) {
     auto type = VectorType::get({vectorWidth()}, c.dataType);
@@ -2637,11 +2645,10 @@ gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
   return kernel;
 }
 
-/// Whether the chunked kernels on `data` stage with async copies (16-bit
-/// data, 16-byte loads), each staged tile then in two slots.
+/// Whether the chunked kernels on `data` stage with async copies (16-byte
+/// loads), each staged tile then in two slots.
 static bool stagesAsync(const LinAttnToGPUKernelOptions &options, Type data) {
-  return options.asyncCopies && options.vectorLoads &&
-         data.getIntOrFloatBitWidth() == 16;
+  return options.asyncCopies && options.vectorLoads;
 }
 
 /// Whether the chunk loops of `c` take wgmma (`options.wgmma`): 16-bit data,
@@ -2675,10 +2682,51 @@ static int64_t prefetchDistance(const LinAttnToGPUKernelOptions &options,
   return c.asyncCopies ? 0 : options.prefetchChunks;
 }
 
-/// The slots of the staged tiles (`ChunkedScanConfig::slots`).
-static int64_t stagingSlots(const LinAttnToGPUKernelOptions &options,
-                            Type data) {
-  return stagesAsync(options, data) ? 2 : 1;
+namespace {
+/// A chunked kernel's shape and how it stages its tiles.
+struct StagedShape {
+  ChunkedScanShape shape;
+  /// `ChunkedScanConfig::asyncCopies`.
+  bool asyncCopies;
+};
+} // namespace
+
+/// The shape of the chunked kernels on `data` (`chunkedScanShape`, whose
+/// other arguments these are) and whether they stage by async copies
+/// (`stagesAsync`, two slots of each staged tile), where `mayCopyAsync`.
+/// f32 data (tf32) takes twice the shared memory per slot: it copies
+/// asynchronously only where the second slots leave the chunk, the value
+/// tile and the warps as they are with one (F = 64: chunks of 32, tiles of
+/// 64 in 74496 B instead of 48896), and stages synchronously where they
+/// would shrink them (F = 128: one-warp blocks of 16 columns and chunks of
+/// 16, eight a head, instead of chunks of 32 and tiles of 64, two a head).
+/// 16-bit data copies asynchronously wherever it may.
+static std::optional<StagedShape>
+stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
+                       int64_t features, int64_t maxChunk, int64_t dv,
+                       Type data, bool mayCopyAsync,
+                       bool registerScores = false) {
+  int64_t dataBytes = data.getIntOrFloatBitWidth() / 8;
+  // f16 chunk loops keep two f32 scales per value column (`scaledState`).
+  int64_t columnBytes = data.isF16() ? 8 : 0;
+  auto shapeFor = [&](int64_t slots) {
+    return chunkedScanShape(features, maxChunk, options.valueTile, dv,
+                            dataBytes, slots, columnBytes, registerScores);
+  };
+  bool async = mayCopyAsync && stagesAsync(options, data);
+  std::optional<ChunkedScanShape> shape = shapeFor(async ? 2 : 1);
+  if (async && data.isF32()) {
+    std::optional<ChunkedScanShape> single = shapeFor(1);
+    if (single &&
+        (!shape || shape->chunk != single->chunk ||
+         shape->dvTile != single->dvTile || shape->warps != single->warps)) {
+      shape = single;
+      async = false;
+    }
+  }
+  if (!shape)
+    return std::nullopt;
+  return StagedShape{*shape, async};
 }
 
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
@@ -2688,14 +2736,12 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   int64_t maxChunk = options.chunkSize;
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
-  // f16 chunk loops keep two f32 scales per value column (`scaledState`).
-  std::optional<ChunkedScanShape> shape = chunkedScanShape(
-      features, maxChunk, options.valueTile, vType.getShape().back(),
-      vType.getElementType().getIntOrFloatBitWidth() / 8,
-      stagingSlots(options, vType.getElementType()),
-      vType.getElementType().isF16() ? 8 : 0, options.scoresInRegisters);
-  if (!shape)
+  std::optional<StagedShape> staged = stagedChunkedScanShape(
+      options, features, maxChunk, vType.getShape().back(),
+      vType.getElementType(), /*mayCopyAsync=*/true, options.scoresInRegisters);
+  if (!staged)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
+  const ChunkedScanShape *shape = &staged->shape;
   if (auto reason =
           valueTilesUnsupported(vType.getShape().back(), shape->dvTile))
     return reason;
@@ -2713,7 +2759,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       options.vectorLoads,
                       scanWritesState(op),
                       !op.getFinalNormalizer().use_empty(),
-                      stagesAsync(options, vType.getElementType()),
+                      staged->asyncCopies,
                       /*narrowOffsets=*/true};
   c.wgmma = wgmmaApplies(options, c);
   c.wgmmaState = wgmmaStateApplies(c);
@@ -2869,23 +2915,24 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
 
 /// The configuration of the linear form's chunked kernels for F =
 /// `features`, `data` and the feature source `q` (the queries' or the
-/// keys'); nothing, with the reason in `reason`, when no shape fits.
+/// keys'), staging by async copies where `mayCopyAsync` and they apply
+/// (`stagedChunkedScanShape`); nothing, with the reason in `reason`, when
+/// no shape fits.
 static std::optional<ChunkedScanConfig>
 linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
              Type data, Type state, Type result, FeatureSource source,
-             int64_t dv, std::string &reason) {
-  std::optional<ChunkedScanShape> shape = chunkedScanShape(
-      features, options.chunkSize, options.valueTile, dv,
-      data.getIntOrFloatBitWidth() / 8, stagingSlots(options, data));
-  if (!shape) {
+             int64_t dv, bool mayCopyAsync, std::string &reason) {
+  std::optional<StagedShape> staged = stagedChunkedScanShape(
+      options, features, options.chunkSize, dv, data, mayCopyAsync);
+  if (!staged) {
     reason = "no chunk shape fits F = " + std::to_string(features);
     return std::nullopt;
   }
-  if (auto tiles = valueTilesUnsupported(dv, shape->dvTile)) {
+  if (auto tiles = valueTilesUnsupported(dv, staged->shape.dvTile)) {
     reason = *tiles;
     return std::nullopt;
   }
-  ChunkedScanConfig c{*shape,
+  ChunkedScanConfig c{staged->shape,
                       features,
                       data,
                       state,
@@ -2899,7 +2946,7 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
                       options.vectorLoads,
                       /*writesState=*/true,
                       /*finalNormalizer=*/false,
-                      /*asyncCopies=*/false,
+                      staged->asyncCopies,
                       /*narrowOffsets=*/false};
   c.splitTF32 = options.tf32x3 && data.isF32();
   return c;
@@ -2913,13 +2960,13 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   std::string reason;
   std::optional<ChunkedScanConfig> config = linearConfig(
       options, features, vType.getElementType(), sType.getElementType(),
-      sType.getElementType(), k, vType.getShape().back(), reason);
+      sType.getElementType(), k, vType.getShape().back(),
+      /*mayCopyAsync=*/true, reason);
   if (!config)
     return reason;
   ChunkedScanConfig &c = *config;
   // z only where it is used (the first value tile's blocks sum the keys).
   c.finalNormalizer = !op.getNormalizer().use_empty();
-  c.asyncCopies = stagesAsync(options, c.dataType);
   c.prefetchChunks = prefetchDistance(options, c);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -3002,7 +3049,7 @@ std::optional<std::string> Converter::convertChunked(QueryReadoutOp op) {
   std::optional<ChunkedScanConfig> config = linearConfig(
       options, features, qType.getElementType(), sType.getElementType(),
       tensorTypeOf(op.getResult()).getElementType(), q, sType.getShape().back(),
-      reason);
+      /*mayCopyAsync=*/false, reason);
   if (!config)
     return reason;
   ChunkedScanConfig &c = *config;

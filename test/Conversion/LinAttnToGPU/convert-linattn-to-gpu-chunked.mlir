@@ -2,7 +2,7 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=RECURRENT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=C32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
@@ -394,10 +394,21 @@ func.func @chunked_f16_small_normalizer(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?
 // operands rounded to tf32 as they are staged. ldmatrix reads the fragments
 // it can without transposing 32-bit elements (φ(Q_c), the scores, φ(K_c) as
 // the B of the scores); the others are gathered from shared memory.
-// f32 data (tf32) is staged synchronously whatever async-copies says.
+// With async copies (the default) f32 data is copied four elements (16
+// bytes) at a time into two slots, as 16-bit data is; a copy cannot round,
+// so once its copies have arrived each thread rounds its groups to tf32 in
+// place before the barrier that publishes them.
 // ASYNC-TF32: gpu.func @linattn_scan_chunked_forward_features_0(%{{[^:]*}}: memref<?xf32>
-// ASYNC-TF32-NOT: nvgpu.device_async_copy
-// ASYNC-TF32-NOT: nvvm.cp.async
+// ASYNC-TF32-SAME: workgroup(%{{.*}} : memref<2560xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
+// ASYNC-TF32: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], 4, %{{.*}} {bypassL1} : memref<?xf32> to memref<2560xf32, #gpu.address_space<workgroup>>
+// ASYNC-TF32: nvvm.cp.async.commit.group
+// ASYNC-TF32: scf.for
+// ASYNC-TF32: nvvm.cp.async.wait.group 1
+// ASYNC-TF32: %[[GROUP:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<4608xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// ASYNC-TF32: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// ASYNC-TF32: vector.store %{{.*}} {alignment = 16 : i64} : memref<4608xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// ASYNC-TF32: gpu.barrier
+// ASYNC-TF32: nvvm.mma.sync
 // ASYNC-TF32: gpu.return
 // TF32-LABEL: func.func @negative_f32
 // TF32: call @__linattn_launch_linattn_scan_chunked_forward_features_0(

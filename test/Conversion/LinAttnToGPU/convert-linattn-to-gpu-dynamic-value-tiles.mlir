@@ -15,7 +15,8 @@
 // each computing the scores and staging φ(Q), φ(K) of every chunk. Value
 // tiles of 64 columns take dynamic shared memory instead: chunks of 32,
 // four warps (two per row tile), two blocks a head (grid (8, 2)), φ(Q_c)
-// and φ(K_c) in rows of 128 + 4 floats.
+// and φ(K_c) in rows of 128 + 4 floats. They are staged synchronously:
+// the second slots of async copies would not fit that shape.
 // CHECK-LABEL: func.func @tf32_f128
 // CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_elu_0(%c8, %c2, %c1, %c128, %c1, %c1,
 // CHECK: gpu.func @linattn_scan_chunked_wide_forward_elu_0(
@@ -24,6 +25,7 @@
 // tf32 keeps libdevice's expf in its feature maps (16-bit data takes the
 // special-function unit's 2^x).
 // CHECK-NOT: llvm.call_intrinsic
+// CHECK-NOT: nvgpu.device_async_copy
 // CHECK: math.exp
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>

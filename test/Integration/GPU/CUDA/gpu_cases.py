@@ -712,7 +712,8 @@ def chunked_cases():
         few_blocks(with_tf32(cc.kernel_case("elu", (2, 3), 1000, 64, 64, None)), 16),
         batch_parallel(with_tf32(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS,
                                                 init=True, dyn=(2,)))),
-        # f32 data is always staged synchronously: the option changes nothing.
+        # Synchronous staging, which rounds as it stores (the others copy
+        # asynchronously and round in place, but for Dv = 37's rows).
         synchronous(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
         offset_limit(few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128,
                                                          100, EPS, init=True)), 8), 0),
