@@ -152,12 +152,21 @@ static std::optional<ChunkedScanShape> searchChunkedScanShape(
           continue;
         // The wider padding of the value-column tiles, V_c first, where it
         // still fits without costing blocks per SM: it never changes the
-        // tiles' shape.
+        // tiles' shape. The second slots of tiles within `limit` for one
+        // (async copies) count too: they make the block's shared memory
+        // dynamic, up to kWideTileSharedBytes.
         int64_t extra = valueRowPadding(dataBytes) - pad;
         int64_t valuePad = pad, statePad = pad;
+        int64_t slotBytes = 0, padLimit = limit;
+        if (dvTile < dynamicTile && slots > 1) {
+          slotBytes = (slots - 1) * dataBytes *
+                      (2 * chunk * (features + pad) + chunk * (dvTile + pad));
+          padLimit = kWideTileSharedBytes;
+        }
         auto widen = [&](int64_t rows, int64_t &rowPad) {
           int64_t wider = bytes + dataBytes * extra * rows;
-          if (extra && wider <= limit && sameBlocksPerSM(bytes, wider)) {
+          if (extra && wider + slotBytes <= padLimit &&
+              sameBlocksPerSM(bytes + slotBytes, wider + slotBytes)) {
             rowPad += extra;
             bytes = wider;
           }

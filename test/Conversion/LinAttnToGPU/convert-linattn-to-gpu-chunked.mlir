@@ -397,16 +397,18 @@ func.func @chunked_f16_small_normalizer(%fq: tensor<3x?x16xf16>, %fk: tensor<3x?
 // With async copies (the default) f32 data is copied four elements (16
 // bytes) at a time into two slots, as 16-bit data is; a copy cannot round,
 // so once its copies have arrived each thread rounds its groups to tf32 in
-// place before the barrier that publishes them.
+// place before the barrier that publishes them. The second slots make the
+// shared memory dynamic, where V_c's rows take the wider padding of the
+// element-wise gathers (two slots of 64 rows of 32 + 8 floats).
 // ASYNC-TF32: gpu.func @linattn_scan_chunked_forward_features_0(%{{[^:]*}}: memref<?xf32>
 // ASYNC-TF32-SAME: workgroup(%{{.*}} : memref<2560xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
 // ASYNC-TF32: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], 4, %{{.*}} {bypassL1} : memref<?xf32> to memref<2560xf32, #gpu.address_space<workgroup>>
 // ASYNC-TF32: nvvm.cp.async.commit.group
 // ASYNC-TF32: scf.for
 // ASYNC-TF32: nvvm.cp.async.wait.group 1
-// ASYNC-TF32: %[[GROUP:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<4608xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// ASYNC-TF32: %[[GROUP:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<5120xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // ASYNC-TF32: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
-// ASYNC-TF32: vector.store %{{.*}} {alignment = 16 : i64} : memref<4608xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// ASYNC-TF32: vector.store %{{.*}} {alignment = 16 : i64} : memref<5120xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // ASYNC-TF32: gpu.barrier
 // ASYNC-TF32: nvvm.mma.sync
 // ASYNC-TF32: gpu.return
