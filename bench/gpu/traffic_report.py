@@ -113,7 +113,11 @@ def configurations():
                "sequence-parallel-blocks=0 tf32=true", long,
                "normalized, f32 inputs"),
         Config("chunked-tf32", "causal", "f32",
-               "sequence-parallel-blocks=0 tf32=true", long, "f32 inputs"),
+               "sequence-parallel-blocks=0 tf32=true", long,
+               "f32 inputs (async copies, rounded in place)"),
+        Config("chunked-tf32-sync", "causal", "f32",
+               "sequence-parallel-blocks=0 tf32=true async-copies=false", long,
+               "f32 inputs, synchronous staging (rounded as stored)"),
         Config("chunked-tf32-d128", "causal", "f32",
                "sequence-parallel-blocks=0 tf32=true", d128,
                "f32 inputs, F = 128: value tiles of 64 in dynamic shared "

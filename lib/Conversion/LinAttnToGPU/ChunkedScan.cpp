@@ -2706,7 +2706,7 @@ struct StagedShape {
 /// f32 data (tf32) takes twice the shared memory per slot: it copies
 /// asynchronously only where the second slots leave the chunk, the value
 /// tile and the warps as they are with one (F = 64: chunks of 32, tiles of
-/// 64 in 74496 B instead of 48896), and stages synchronously where they
+/// 64 in 76544 B instead of 48896), and stages synchronously where they
 /// would shrink them (F = 128: one-warp blocks of 16 columns and chunks of
 /// 16, eight a head, instead of chunks of 32 and tiles of 64, two a head).
 /// 16-bit data copies asynchronously wherever it may.
