@@ -78,11 +78,6 @@ WIDE_FEATURE_IMPLS = ("linattn chunked bf16", "linattn chunked bf16, synchronous
                       "linattn chunked tf32", "linattn chunked tf32x3",
                       "linattn recurrent f32",
                       "linattn chunked bf16, normalized")
-# The linattn rows that are the default's kernel where the features are
-# wider than 64 (f32 chunks there are staged synchronously whatever
-# async-copies says): left out of those shapes.
-NARROW_FEATURE_IMPLS = ("linattn chunked tf32, synchronous staging",
-                        "linattn chunked tf32x3, synchronous staging")
 # (B, H, T, D): non-causal attention, the linear form.
 NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
              [(8, 16, 16384, 128)])
@@ -228,18 +223,17 @@ LINATTN_NOTES = {
     "linattn chunked tf32":
         "f32 inputs, tf32 tensor cores (option tf32=true); at D = 64 the "
         "next chunk copied by cp.async during the current one and rounded "
-        "in place, at D = 128 staged synchronously (two slots would shrink "
-        "its chunks)",
+        "in place, at D = 128 (where two slots would shrink the chunks) "
+        "staged synchronously, the next chunk prefetched into L2",
     "linattn chunked tf32x3":
         "f32 inputs at about f32's accuracy on tf32 tensor cores (option "
         "tf32x3=true): each product three, of the operands' high and low "
         "tf32 parts; staged as tf32",
     "linattn chunked tf32, synchronous staging":
         "tf32=true async-copies=false: each chunk loaded, rounded and stored "
-        "to shared memory before its products (the default's kernel at "
-        "D = 128)",
+        "to shared memory before its products, no L2 prefetch",
     "linattn chunked tf32x3, synchronous staging":
-        "tf32x3=true async-copies=false (the default's kernel at D = 128)",
+        "tf32x3=true async-copies=false: staged the same way",
     "linattn recurrent f32":
         "strict fp32 (scan-kernel=recurrent): 4 value columns per thread, 16 "
         "lanes sharing their features (8 columns a warp), blocks of 128 "
@@ -737,12 +731,9 @@ def fla_function(name):
 
 def prefill_variants(variants, shape):
     """`variants` for a prefill shape: all of them where F = Dv, those of
-    WIDE_FEATURE_IMPLS where the features are wider; none of
-    NARROW_FEATURE_IMPLS above F = 64."""
+    WIDE_FEATURE_IMPLS where the features are wider."""
     b, h, t, d, dv = dims(shape)
-    return [x for x in variants
-            if (d == dv or x[0] in WIDE_FEATURE_IMPLS)
-            and (d <= 64 or x[0] not in NARROW_FEATURE_IMPLS)]
+    return [x for x in variants if d == dv or x[0] in WIDE_FEATURE_IMPLS]
 
 
 def run_prefill(bench, shape, tmp):

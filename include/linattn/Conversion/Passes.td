@@ -486,10 +486,12 @@ def ConvertLinAttnToGPUPass
            "The chunk loops with one warp per row tile (f16/bf16) keep their "
            "masked scores in registers as the A fragments of P·V instead of "
            "a shared tile (less shared memory, more registers)">,
-    Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"0",
+    Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"-1",
            "The chunk loops that stage synchronously prefetch the rows of "
            "the chunk this many chunks ahead into L2 (prefetch.L2 per "
-           "128-byte line) as they stage one; 0: no prefetch, at most 1024">,
+           "128-byte line) as they stage one; 0: no prefetch, at most 1024; "
+           "-1 (the default): 1 where async-copies asks for copies that do "
+           "not fit (f32 at F = 128), 0 elsewhere">,
     Option<"narrowOffsetLimit", "narrow-offset-limit", "int64_t",
            /*default=*/"0",
            "The chunk loops address global memory by 32-bit offsets from "

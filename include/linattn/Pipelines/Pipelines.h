@@ -257,8 +257,9 @@ struct LinAttnLowerToNVVMOptions
       *this, "prefetch-chunks",
       llvm::cl::desc("The chunk loops that stage synchronously prefetch the "
                      "rows of the chunk this many chunks ahead into L2 (0: "
-                     "none)"),
-      llvm::cl::init(0)};
+                     "none; -1: 1 where async-copies asks for copies that "
+                     "do not fit, f32 at F = 128, 0 elsewhere)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> narrowOffsetLimit{
       *this, "narrow-offset-limit",
       llvm::cl::desc("The chunk loops keep their 32-bit offsets below this, "

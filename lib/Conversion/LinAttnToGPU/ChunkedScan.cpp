@@ -2685,18 +2685,13 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
          c.stateColumns() <= 256;
 }
 
-/// `ChunkedScanConfig::prefetchChunks` for `c`, whose `asyncCopies` is set.
-static int64_t prefetchDistance(const LinAttnToGPUKernelOptions &options,
-                                const ChunkedScanConfig &c) {
-  return c.asyncCopies ? 0 : options.prefetchChunks;
-}
-
 namespace {
 /// A chunked kernel's shape and how it stages its tiles.
 struct StagedShape {
   ChunkedScanShape shape;
-  /// `ChunkedScanConfig::asyncCopies`.
+  /// `ChunkedScanConfig::asyncCopies` and `prefetchChunks`.
   bool asyncCopies;
+  int64_t prefetchChunks;
 };
 } // namespace
 
@@ -2708,8 +2703,11 @@ struct StagedShape {
 /// tile and the warps as they are with one (F = 64: chunks of 32, tiles of
 /// 64 in 76544 B instead of 48896), and stages synchronously where they
 /// would shrink them (F = 128: one-warp blocks of 16 columns and chunks of
-/// 16, eight a head, instead of chunks of 32 and tiles of 64, two a head).
-/// 16-bit data copies asynchronously wherever it may.
+/// 16, eight a head, instead of chunks of 32 and tiles of 64, two a head),
+/// prefetching the next chunk into L2 as it stages one unless
+/// `prefetch-chunks` says otherwise (`prefetchChunks` -1). 16-bit data
+/// copies asynchronously wherever it may. Synchronous staging prefetches
+/// `prefetch-chunks` chunks ahead, by default none.
 static std::optional<StagedShape>
 stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
                        int64_t features, int64_t maxChunk, int64_t dv,
@@ -2723,6 +2721,7 @@ stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
                             dataBytes, slots, columnBytes, registerScores);
   };
   bool async = mayCopyAsync && stagesAsync(options, data);
+  bool fellBack = false;
   std::optional<ChunkedScanShape> shape = shapeFor(async ? 2 : 1);
   if (async && data.isF32()) {
     std::optional<ChunkedScanShape> single = shapeFor(1);
@@ -2731,11 +2730,16 @@ stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
          shape->dvTile != single->dvTile || shape->warps != single->warps)) {
       shape = single;
       async = false;
+      fellBack = true;
     }
   }
   if (!shape)
     return std::nullopt;
-  return StagedShape{*shape, async};
+  int64_t prefetch = 0;
+  if (!async)
+    prefetch = options.prefetchChunks >= 0 ? options.prefetchChunks
+                                           : int64_t(fellBack);
+  return StagedShape{*shape, async, prefetch};
 }
 
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
@@ -2772,7 +2776,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       /*narrowOffsets=*/true};
   c.wgmma = wgmmaApplies(options, c);
   c.wgmmaState = wgmmaStateApplies(c);
-  c.prefetchChunks = prefetchDistance(options, c);
+  c.prefetchChunks = staged->prefetchChunks;
   c.registerScores = options.scoresInRegisters;
   c.splitTF32 = options.tf32x3 && c.dataType.isF32();
   // Staging applies the values' feature map; their sizes are read from its
@@ -2957,6 +2961,7 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
                       /*finalNormalizer=*/false,
                       staged->asyncCopies,
                       /*narrowOffsets=*/false};
+  c.prefetchChunks = staged->prefetchChunks;
   c.splitTF32 = options.tf32x3 && data.isF32();
   return c;
 }
@@ -2976,7 +2981,6 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   ChunkedScanConfig &c = *config;
   // z only where it is used (the first value tile's blocks sum the keys).
   c.finalNormalizer = !op.getNormalizer().use_empty();
-  c.prefetchChunks = prefetchDistance(options, c);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   HostIndex h{rewriter, loc};
@@ -3065,7 +3069,6 @@ std::optional<std::string> Converter::convertChunked(QueryReadoutOp op) {
   c.normalized = op.isNormalized();
   c.eps = c.normalized ? op.getEps()->convertToDouble() : 0.0;
   c.writesState = false;
-  c.prefetchChunks = prefetchDistance(options, c);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   HostIndex h{rewriter, loc};

@@ -1101,8 +1101,9 @@ struct ConvertLinAttnToGPUPass
           "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
       return signalPassFailure();
     }
-    if (opts.prefetchChunks < 0 || opts.prefetchChunks > 1024) {
-      getOperation().emitError("prefetch-chunks must be between 0 and 1024");
+    if (opts.prefetchChunks < -1 || opts.prefetchChunks > 1024) {
+      getOperation().emitError(
+          "prefetch-chunks must be between 0 and 1024, or -1 (automatic)");
       return signalPassFailure();
     }
     std::optional<unsigned> sm = smVersion(chip);

@@ -3,16 +3,30 @@
 // 16-byte staging group of φ(Q), φ(K) and V that starts its row or a
 // 128-byte line issues the inline PTX "prefetch.L2 [$0];" at its own
 // address plus d·C rows (minus in a reverse scan), if its token is in that
-// chunk (none past the block's positions). Off by default, and with async
-// copies, which have the next chunk in flight already.
+// chunk (none past the block's positions). Never with async copies, which
+// have the next chunk in flight already. By default (-1) one chunk ahead
+// where async copies are asked for but do not fit (f32 at F = 128), none
+// elsewhere.
 
 // RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
-// RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=AUTO
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true prefetch-chunks=0 sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true async-copies=false sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=-2" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=1025" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: prefetch-chunks must be between 0 and 1024
+// BAD: prefetch-chunks must be between 0 and 1024, or -1 (automatic)
+
+// By default the 16-bit scans copy asynchronously and the readout stages
+// synchronously as it always does: no prefetch.
+// AUTO-LABEL: func.func @forward
+//   AUTO-NOT: llvm.inline_asm
+// AUTO-LABEL: func.func @reverse
+//   AUTO-NOT: llvm.inline_asm
+// AUTO-LABEL: func.func @readout
+//   AUTO-NOT: llvm.inline_asm
 
 // C = 64, F = 64: the chunk two ahead starts 128 tokens on, 8192 elements of
 // φ(Q) and φ(K) further; a group prefetches where it starts a row or its
@@ -69,4 +83,45 @@ func.func @reverse(%q: tensor<2x?x64xf16>, %k: tensor<2x?x64xf16>, %v: tensor<2x
 func.func @readout(%q: tensor<2x?x64xbf16>, %s: tensor<2x64x64xf32>) -> tensor<2x?x64xbf16> {
   %o = linattn.query_readout %q, %s : tensor<2x?x64xbf16>, tensor<2x64x64xf32> -> tensor<2x?x64xbf16>
   return %o : tensor<2x?x64xbf16>
+}
+
+// -----
+
+// tf32 at F = 128: two slots would shrink the chunks, so the chunk loop
+// stages synchronously and, by default, prefetches the next chunk (C = 32:
+// 32 rows of 128 elements ahead) as it stages one, the segment kernels'
+// loops as well. With prefetch-chunks=0 or async-copies=false, none.
+// AUTO-LABEL: func.func @tf32_f128
+//       AUTO: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
+//   AUTO-NOT: nvgpu.device_async_copy
+//       AUTO: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       AUTO: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(
+//   AUTO-NOT: nvgpu.device_async_copy
+//       AUTO: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       AUTO: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
+//   AUTO-NOT: nvgpu.device_async_copy
+//       AUTO: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       AUTO: gpu.return
+// NONE-LABEL: func.func @tf32_f128
+//   NONE-NOT: llvm.inline_asm
+//       NONE: return
+func.func @tf32_f128(%q: tensor<2x4x?x128xf32>, %k: tensor<2x4x?x128xf32>, %v: tensor<2x4x?x128xf32>) -> tensor<2x4x?x128xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x128xf32> -> tensor<2x4x?x128xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x128xf32> -> tensor<2x4x?x128xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x128xf32>, tensor<2x4x?x128xf32>, tensor<2x4x?x128xf32> -> tensor<2x4x?x128xf32>, tensor<2x4x128x128xf32>, tensor<2x4x128xf32>
+  return %o : tensor<2x4x?x128xf32>
+}
+
+// -----
+
+// tf32 at F = 64 copies asynchronously: no prefetch.
+// AUTO-LABEL: func.func @tf32_f64
+//       AUTO: nvgpu.device_async_copy
+//   AUTO-NOT: llvm.inline_asm
+//       AUTO: return
+func.func @tf32_f64(%q: tensor<2x4x?x64xf32>, %k: tensor<2x4x?x64xf32>, %v: tensor<2x4x?x64xf32>) -> tensor<2x4x?x64xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64xf32>
+  return %o : tensor<2x4x?x64xf32>
 }
