@@ -161,6 +161,12 @@ LINATTN_VARIANTS = [
      "tf32=true async-copies=false", 4e-3),
     ("linattn chunked tf32x3, synchronous staging", "f32",
      "tf32x3=true async-copies=false", 1e-4),
+    ("linattn chunked tf32, 2 warps a row tile", "f32",
+     "tf32=true row-tile-warps=2", 4e-3),
+    ("linattn chunked tf32x3, 2 warps a row tile", "f32",
+     "tf32x3=true row-tile-warps=2", 1e-4),
+    ("linattn chunked bf16, 2 warps a row tile", "bf16", "row-tile-warps=2",
+     2.5e-2),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
@@ -234,6 +240,18 @@ LINATTN_NOTES = {
         "to shared memory before its products, no L2 prefetch",
     "linattn chunked tf32x3, synchronous staging":
         "tf32x3=true async-copies=false: staged the same way",
+    "linattn chunked tf32, 2 warps a row tile":
+        "tf32=true row-tile-warps=2: at D = 64 four warps a block instead "
+        "of two (each half the keys and half the value columns of its rows; "
+        "120 registers instead of 186, 12 warps per H100 SM instead of 6); "
+        "at D = 128 the default's kernel",
+    "linattn chunked tf32x3, 2 warps a row tile":
+        "tf32x3=true row-tile-warps=2: the same at D = 64 (128 registers "
+        "instead of 252)",
+    "linattn chunked bf16, 2 warps a row tile":
+        "row-tile-warps=2: at D = 64 eight warps a block instead of four "
+        "(127 registers, 2 blocks per H100 SM instead of 3: 16 warps "
+        "instead of 12); at D = 128 the default's kernel",
     "linattn recurrent f32":
         "strict fp32 (scan-kernel=recurrent): 4 value columns per thread, 16 "
         "lanes sharing their features (8 columns a warp), blocks of 128 "

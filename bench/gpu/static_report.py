@@ -218,13 +218,17 @@ def configurations():
                 f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
                 "wgmma=true scores-in-registers=true", "wgmma", f, f, "bf16",
                 normalized=False))
+        # f32 copies asynchronously at F = 64 (two slots of the staged
+        # tiles); at F = 128 the second slots would shrink the chunks, and it
+        # stages synchronously.
+        slots = 2 if f == 64 else 1
         for parallel in (0, 1000000000):
             configs.append(Config(
                 f"chunked tf32 F{f}" +
                 (" sequence-parallel" if parallel else ""),
                 scan_module("f32", f, f),
                 f"tf32=true sequence-parallel-blocks={parallel}", "chunked", f,
-                f))
+                f, slots=slots))
         # tf32x3: the same tiles, each product three of the operands' tf32
         # parts; normalized and as the benchmark calls it.
         for normalized in (True, False):
@@ -232,7 +236,16 @@ def configurations():
                 f"chunked tf32x3 F{f}" + ("" if normalized else " unnormalized"),
                 scan_module("f32", f, f, normalized),
                 "tf32x3=true sequence-parallel-blocks=0", "chunked", f, f,
-                normalized=normalized))
+                normalized=normalized, slots=slots))
+        # Two warps per row tile at F = 64 (row-tile-warps=2): four warps a
+        # block instead of two, the same tiles.
+        if f == 64:
+            for option in ("tf32", "tf32x3"):
+                configs.append(Config(
+                    f"chunked {option} F{f} row-tile-warps=2",
+                    scan_module("f32", f, f),
+                    f"{option}=true row-tile-warps=2 "
+                    "sequence-parallel-blocks=0", "chunked", f, f, slots=2))
     # Feature sizes between 64 and 128: F = 80 is what the normalized
     # gradients' scans take as queries and keys at Dv = 64 in 16-bit data
     # ([g, h] and [V, 1] padded by linattn-decompose{column-multiple=16}).

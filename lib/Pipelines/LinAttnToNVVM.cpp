@@ -75,6 +75,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.linearKernel = options.linearKernel;
   kernels.chunkSize = options.chunkSize;
   kernels.valueTile = options.valueTile;
+  kernels.rowTileWarps = options.rowTileWarps;
   kernels.minBlocksPerSM = options.minBlocksPerSM;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.minSegmentTokens = options.minSegmentTokens;

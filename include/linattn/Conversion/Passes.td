@@ -441,6 +441,12 @@ def ConvertLinAttnToGPUPass
            "chunk that has them (tf32 at F = 128, 16-bit data at F = 80 and "
            "96), and where those do not fit either, tiles of 32 in up to 96 "
            "KiB (16-bit data at F = 208 to 256, tf32 at F = 144 to 208)">,
+    Option<"rowTileWarps", "row-tile-warps", "int64_t", /*default=*/"0",
+           "Warps per 16-row tile of the chunked kernels' chunks, each with "
+           "its share of the keys and the value columns (1 or 2; 0, the "
+           "default: the fewest that fit, 2 only where one warp's registers "
+           "cannot hold a 64-column tile of the state); 2 doubles the warps "
+           "of a block, halving each warp's state and products">,
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
            "Blocks per SM the chunked scan's chunk loops ask ptxas to make "
            "room for (.minnctapersm: fewer registers, spilling what does not "

@@ -194,6 +194,11 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Widest value tile of the chunked scan kernel (8, 16, "
                      "32, 64 or 128 columns per block)"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> rowTileWarps{
+      *this, "row-tile-warps",
+      llvm::cl::desc("Warps per 16-row tile of the chunked kernels' chunks "
+                     "(1 or 2; 0: the fewest that fit)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> minBlocksPerSM{
       *this, "min-blocks-per-sm",
       llvm::cl::desc("Blocks per SM the chunked scan's chunk loops ask ptxas "

@@ -90,7 +90,8 @@ static bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
 
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
 /// the largest chunk up to `maxChunk`, then the widest value tile up to
-/// `maxValueTile`, then the fewest warps per row tile (1 or 2), such that
+/// `maxValueTile`, then the fewest warps per row tile (1 or 2; only
+/// `groups` where it is not 0), such that
 /// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores unless
 /// `registerScores` keeps them in registers where they fit
 /// (`scoresFitRegisters`), and the state, in the data type of `dataBytes`
@@ -109,10 +110,12 @@ static bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
 /// columns and wider take dynamic shared memory the same way, up to
 /// `dynamicLimit` bytes (for tiles below 128 columns); none narrower than
 /// `minValueTile` is taken.
-static std::optional<ChunkedScanShape> searchChunkedScanShape(
-    int64_t features, int64_t maxChunk, int64_t maxValueTile, int64_t dv,
-    int64_t dataBytes, int64_t slots, int64_t columnBytes, int64_t dynamicTile,
-    int64_t dynamicLimit, int64_t minValueTile, bool registerScores) {
+static std::optional<ChunkedScanShape>
+searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
+                       int64_t dv, int64_t dataBytes, int64_t slots,
+                       int64_t columnBytes, int64_t dynamicTile,
+                       int64_t dynamicLimit, int64_t minValueTile,
+                       bool registerScores, int64_t rowTileWarps) {
   int64_t pad = rowPadding(dataBytes);
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
@@ -120,6 +123,8 @@ static std::optional<ChunkedScanShape> searchChunkedScanShape(
     for (int64_t dvTile = std::min<int64_t>(maxValueTile, 128);
          dvTile >= std::max<int64_t>(minValueTile, 8); dvTile /= 2) {
       for (int64_t groups = 1; groups <= 2; ++groups) {
+        if (rowTileWarps && groups != rowTileWarps)
+          continue;
         int64_t warps = groups * chunk / 16;
         // Every warp needs a value tile of the state and of the outputs,
         // and a pair of key tiles of the scores.
@@ -199,15 +204,16 @@ static std::optional<ChunkedScanShape> searchChunkedScanShape(
 /// chunks of 16, eight a head at Dv = 64, each computing the scores over
 /// all 256 features, become chunks of 32 and tiles of 32 on four warps, two
 /// a head (the state's 256 rows of a tile of 64 columns would not fit the
-/// registers of eight warps).
+/// registers of eight warps). With `groups` (1 or 2) only shapes of that
+/// many warps per row tile.
 static std::optional<ChunkedScanShape>
-chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
-                 int64_t dv, int64_t dataBytes, int64_t slots,
-                 int64_t columnBytes = 0, bool registerScores = false) {
+chunkedScanShapeOf(int64_t features, int64_t maxChunk, int64_t maxValueTile,
+                   int64_t dv, int64_t dataBytes, int64_t slots,
+                   int64_t columnBytes, bool registerScores, int64_t groups) {
   std::optional<ChunkedScanShape> shape = searchChunkedScanShape(
       features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
       /*dynamicTile=*/128, kWideTileSharedBytes, /*minValueTile=*/8,
-      registerScores);
+      registerScores, groups);
   // Wider tiles in dynamic shared memory, the widest that fits first.
   struct Tier {
     int64_t minValueTile, limit;
@@ -221,10 +227,27 @@ chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
     if (std::optional<ChunkedScanShape> wider = searchChunkedScanShape(
             features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
             /*dynamicTile=*/tier.minValueTile, tier.limit, tier.minValueTile,
-            registerScores))
+            registerScores, groups))
       return wider;
   }
   return shape;
+}
+
+/// `chunkedScanShapeOf` with `rowTileWarps` (option `row-tile-warps`, 1 or
+/// 2) warps per row tile where a shape has them (chunks of 16 have no room
+/// for two), else (and with 0) the fewest that fit.
+static std::optional<ChunkedScanShape>
+chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
+                 int64_t dv, int64_t dataBytes, int64_t slots,
+                 int64_t columnBytes = 0, bool registerScores = false,
+                 int64_t rowTileWarps = 0) {
+  if (rowTileWarps)
+    if (std::optional<ChunkedScanShape> asked = chunkedScanShapeOf(
+            features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
+            registerScores, rowTileWarps))
+      return asked;
+  return chunkedScanShapeOf(features, maxChunk, maxValueTile, dv, dataBytes,
+                            slots, columnBytes, registerScores, /*groups=*/0);
 }
 
 /// Why the chunked kernels do not take `data` (f16 or bf16; f32 with
@@ -2718,7 +2741,8 @@ stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
   int64_t columnBytes = data.isF16() ? 8 : 0;
   auto shapeFor = [&](int64_t slots) {
     return chunkedScanShape(features, maxChunk, options.valueTile, dv,
-                            dataBytes, slots, columnBytes, registerScores);
+                            dataBytes, slots, columnBytes, registerScores,
+                            options.rowTileWarps);
   };
   bool async = mayCopyAsync && stagesAsync(options, data);
   bool fellBack = false;

@@ -1035,6 +1035,7 @@ struct ConvertLinAttnToGPUPass
     opts.hostFallback = hostFallback;
     opts.chunkSize = chunkSize;
     opts.valueTile = valueTile;
+    opts.rowTileWarps = rowTileWarps;
     opts.minBlocksPerSM = minBlocksPerSM;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
     opts.minSegmentTokens = minSegmentTokens;
@@ -1064,6 +1065,10 @@ struct ConvertLinAttnToGPUPass
     if (opts.valueTile != 8 && opts.valueTile != 16 && opts.valueTile != 32 &&
         opts.valueTile != 64 && opts.valueTile != 128) {
       getOperation().emitError("value-tile must be 8, 16, 32, 64 or 128");
+      return signalPassFailure();
+    }
+    if (opts.rowTileWarps < 0 || opts.rowTileWarps > 2) {
+      getOperation().emitError("row-tile-warps must be 0, 1 or 2");
       return signalPassFailure();
     }
     if (opts.minBlocksPerSM < 0 || opts.minBlocksPerSM > 32) {

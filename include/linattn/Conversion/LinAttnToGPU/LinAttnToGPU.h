@@ -104,6 +104,13 @@ struct LinAttnToGPUKernelOptions {
   /// for more blocks of the batch-parallel kernel, which reads k and v once
   /// where the sequence-parallel one reads them twice.
   int64_t valueTile = 64;
+  /// Warps per 16-row tile of the chunked kernels' chunks (1 or 2), each
+  /// with its share of the chunk's keys and of the value tile's columns; 0
+  /// takes the fewest that fit. Two double a block's warps at the same
+  /// shared memory (tf32 at F = 64: 4 warps and 128 registers instead of 2
+  /// and 255, 12 warps per H100 SM instead of 6), for fragments of φ(Q_c)
+  /// loaded by both warps of a row tile.
+  int64_t rowTileWarps = 0;
   /// Blocks per SM the chunked scan's chunk loops ask ptxas to make room
   /// for (`.minnctapersm`: registers capped at 65536 / (blocks × threads),
   /// spilling what does not fit); 0 leaves the registers to ptxas.

@@ -409,6 +409,14 @@ def value_tile(case, columns):
     return case
 
 
+def row_tile_warps(case, warps):
+    """`case` with `warps` warps per 16-row tile of a chunk (row-tile-warps),
+    each with its share of the keys and the value columns."""
+    case.name += f"__rows{warps}"
+    case.gpu_options = getattr(case, "gpu_options", []) + [f"row-tile-warps={warps}"]
+    return case
+
+
 def min_blocks(case, blocks):
     """`case` with the chunk loops asking ptxas for registers that fit
     `blocks` blocks per SM (min-blocks-per-sm)."""
@@ -626,6 +634,17 @@ def chunked_cases():
             "elu", (2,), 200, 64, 72, EPS, init=True, dyn=(1,), dyn_dv=True,
             dtype="bf16")), 32),
     ]
+    # Two warps per row tile (row-tile-warps=2) in 16-bit data: F = 64
+    # (C = 64, eight warps), normalized with wgmma scores, and one per row
+    # tile at F = 128, whose default is two (tiles of 32 columns instead).
+    cases += [
+        row_tile_warps(batch_parallel(cc.kernel_case("elu", (2,), 129, 64, 64,
+                                                     EPS, dtype="bf16")), 2),
+        row_tile_warps(few_blocks(cc.kernel_case("relu", (2,), 1000, 64, 40,
+                                                 None, dtype="f16"), 8), 2),
+        row_tile_warps(batch_parallel(cc.kernel_case("elu", (2,), 129, 128, 128,
+                                                     EPS, dtype="bf16")), 1),
+    ]
     # Value tiles of 128 columns in dynamic shared memory: F = 128 (C = 64,
     # eight warps) and F = 64 (C = 64, eight warps), Dv = 128, a partial
     # tile (Dv = 100) and two tiles (Dv = 200); batch- and sequence-parallel,
@@ -724,6 +743,12 @@ def chunked_cases():
         # warps) instead of one-warp blocks of 8.
         batch_parallel(with_tf32(cc.kernel_case("elu", (2,), 129, 160, 72, EPS,
                                                 init=True))),
+        # Two warps per row tile at F = 64 (four a block instead of two):
+        # normalized from an initial state, and in segments.
+        row_tile_warps(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS,
+                                                init=True)), 2),
+        few_blocks(row_tile_warps(with_tf32(cc.kernel_case(
+            "relu", (2,), 1000, 64, 40, EPS, reverse=True)), 2), 8),
         # tf32 needs sm_80: strict f32 on older chips.
         older_chip(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
     ]
@@ -742,6 +767,8 @@ def chunked_cases():
                                                   None, dyn=(2,)))),
         batch_parallel(with_tf32x3(cc.kernel_case("elu", (2,), 129, 160, 72, EPS,
                                                   init=True))),
+        row_tile_warps(batch_parallel(with_tf32x3(cc.kernel_case(
+            "elu", (1, 2), 1000, 64, 64, None, dyn=(2,)))), 2),
         older_chip(with_tf32x3(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
     ]
     return [(case, True) for case in cases + tf32]

@@ -7,6 +7,7 @@ initial states, large values for normalized 16-bit data (states past f16's
 range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
 min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
+row-tile-warps,
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
 float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
@@ -73,6 +74,7 @@ def chunked_options(d, tf32, *groups):
     return ([tf32] if tf32 else []) + d.options(
         ("chunk-size=16", "chunk-size=32"),
         ("value-tile=8", "value-tile=16", "value-tile=32", "value-tile=128"),
+        ("row-tile-warps=1", "row-tile-warps=2"),
         *SEGMENT_OPTIONS,
         ("async-copies=false",), ("vector-loads=false",), *groups)
 
