@@ -32,6 +32,10 @@ options that shape the chunked kernels:
                              (0: 64-bit offsets always; left to the
                              pipeline's default, 0, unless
                              --narrow-offset-limits names values)
+  row-tile-warps             warps per 16-row tile of a chunk (1 or 2, each
+                             with its share of the keys and value columns;
+                             left to the pipeline's default, the fewest
+                             that fit, unless --row-tile-warps names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -98,12 +102,15 @@ NARROW_OFFSET_LIMITS = (None,)
 # The scores in registers: the pipeline's default (None: the option left
 # out); --scores-in-registers=0,1 times them against the shared tile.
 SCORES_IN_REGISTERS = (None,)
+# Warps per row tile: the pipeline's default (None: the option left out);
+# --row-tile-warps=0,2 times two warps a row tile against the fewest.
+ROW_TILE_WARPS = (None,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
                     "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit "
-                    "scores_in_registers",
-                    defaults=(64, 0, 0, None, None, None))
+                    "scores_in_registers row_tile_warps",
+                    defaults=(64, 0, 0, None, None, None, None))
 
 
 def options(config):
@@ -123,7 +130,9 @@ def options(config):
              if config.narrow_offset_limit is not None else "") +
             ("" if config.scores_in_registers is None else
              " scores-in-registers=" +
-             ("true" if config.scores_in_registers else "false")))
+             ("true" if config.scores_in_registers else "false")) +
+            ("" if config.row_tile_warps is None else
+             f" row-tile-warps={config.row_tile_warps}"))
 
 
 def label(config):
@@ -137,7 +146,9 @@ def label(config):
             (f" N{config.narrow_offset_limit}"
              if config.narrow_offset_limit is not None else "") +
             ("" if config.scores_in_registers is None else
-             " PR" if config.scores_in_registers else " PS"))
+             " PR" if config.scores_in_registers else " PS") +
+            ("" if config.row_tile_warps is None else
+             f" R{config.row_tile_warps}"))
 
 
 def int_list(text):
@@ -493,6 +504,10 @@ def main():
                         default=SCORES_IN_REGISTERS,
                         help="scores-in-registers values to try (default: the "
                              "pipeline's, the option left out)")
+    parser.add_argument("--row-tile-warps", type=int_list,
+                        default=ROW_TILE_WARPS,
+                        help="row-tile-warps values to try, 0, 1 or 2 "
+                             "(default: the pipeline's, the option left out)")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -510,7 +525,8 @@ def main():
     configs = [Config(*c) for c in itertools.product(
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
         args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
-        args.wgmma, args.narrow_offset_limits, args.scores_in_registers)]
+        args.wgmma, args.narrow_offset_limits, args.scores_in_registers,
+        args.row_tile_warps)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:

@@ -101,6 +101,11 @@
 // TUNE-SCORES: 2 combinations, 1 shapes, 3 compilations
 // TUNE-SCORES: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 scores-in-registers=false}
 // TUNE-SCORES-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 scores-in-registers=true}
+// Two warps a row tile against the fewest, where asked for.
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=1 --sequence-parallel-blocks=0 --value-tiles=64 --min-blocks-per-sm=0 --row-tile-warps=0,2 | FileCheck %s --check-prefix=TUNE-ROWS
+// TUNE-ROWS: 2 combinations, 1 shapes, 3 compilations
+// TUNE-ROWS: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 row-tile-warps=0}
+// TUNE-ROWS-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 row-tile-warps=2}
 // The chunk loops' offsets when asked for (--narrow-offset-limits): the
 // option added to each combination; left out by default.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=1x2x3x64 --chunk-sizes=64 --async-copies=1 --sequence-parallel-blocks=0 --value-tiles=64 --min-blocks-per-sm=0 --narrow-offset-limits=0,32768 | FileCheck %s --check-prefix=TUNE-OFFSETS
