@@ -91,7 +91,7 @@ static bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
 /// the largest chunk up to `maxChunk`, then the widest value tile up to
 /// `maxValueTile`, then the fewest warps per row tile (1 or 2; only
-/// `groups` where it is not 0), such that
+/// `rowTileWarps` where it is not 0), such that
 /// the shared memory (φ(Q_c), φ(K_c), V_c, the masked scores unless
 /// `registerScores` keeps them in registers where they fit
 /// (`scoresFitRegisters`), and the state, in the data type of `dataBytes`
@@ -2677,12 +2677,6 @@ gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
   return kernel;
 }
 
-/// Whether the chunked kernels on `data` stage with async copies (16-byte
-/// loads), each staged tile then in two slots.
-static bool stagesAsync(const LinAttnToGPUKernelOptions &options, Type data) {
-  return options.asyncCopies && options.vectorLoads;
-}
-
 /// Whether the chunk loops of `c` take wgmma (`options.wgmma`): 16-bit data,
 /// F a multiple of 64 (rows of whole 128-byte swizzle blocks) and chunks of
 /// 64 tokens (wgmma's M; the four row tiles of a key group are one
@@ -2719,8 +2713,9 @@ struct StagedShape {
 } // namespace
 
 /// The shape of the chunked kernels on `data` (`chunkedScanShape`, whose
-/// other arguments these are) and whether they stage by async copies
-/// (`stagesAsync`, two slots of each staged tile), where `mayCopyAsync`.
+/// other arguments these are) and whether they stage by async copies (two
+/// slots of each staged tile; 16-byte groups, so only with vector loads),
+/// where `mayCopyAsync`.
 /// f32 data (tf32) takes twice the shared memory per slot: it copies
 /// asynchronously only where the second slots leave the chunk, the value
 /// tile and the warps as they are with one (F = 64: chunks of 32, tiles of
@@ -2744,7 +2739,7 @@ stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
                             dataBytes, slots, columnBytes, registerScores,
                             options.rowTileWarps);
   };
-  bool async = mayCopyAsync && stagesAsync(options, data);
+  bool async = mayCopyAsync && options.asyncCopies && options.vectorLoads;
   bool fellBack = false;
   std::optional<ChunkedScanShape> shape = shapeFor(async ? 2 : 1);
   if (async && data.isF32()) {
@@ -2778,11 +2773,11 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       vType.getElementType(), /*mayCopyAsync=*/true, options.scoresInRegisters);
   if (!staged)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
-  const ChunkedScanShape *shape = &staged->shape;
+  const ChunkedScanShape &shape = staged->shape;
   if (auto reason =
-          valueTilesUnsupported(vType.getShape().back(), shape->dvTile))
+          valueTilesUnsupported(vType.getShape().back(), shape.dvTile))
     return reason;
-  ChunkedScanConfig c{*shape,
+  ChunkedScanConfig c{shape,
                       features,
                       vType.getElementType(),
                       sType.getElementType(),
@@ -2810,7 +2805,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
   Location loc = op.getLoc();
-  int64_t chunk = shape->chunk, dvTile = shape->dvTile;
+  int64_t chunk = shape.chunk, dvTile = shape.dvTile;
   int64_t batchDims = vType.getRank() - 2;
   rewriter.setInsertionPoint(op);
 
