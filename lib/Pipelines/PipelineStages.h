@@ -1,5 +1,4 @@
-//===- PipelineStages.h - stages shared by the lowering pipelines -*- C++
-//-*-===//
+//===- PipelineStages.h - stages the lowering pipelines share ---*- C++ -*-===//
 //
 // Part of the linattn project.
 //

@@ -1,5 +1,4 @@
-//===- CudaTarget.h - linattn-run's CUDA target ------------------*- C++
-//-*-===//
+//===- CudaTarget.h - linattn-run's CUDA target -----------------*- C++ -*-===//
 //
 // Part of the linattn project.
 //

@@ -1,5 +1,4 @@
-//===- KernelBuilders.h - building GPU kernels and their launches -*- C++
-//-*-===//
+//===- KernelBuilders.h - GPU kernels and their launches --------*- C++ -*-===//
 //
 // Part of the linattn project.
 //

@@ -1,0 +1,1835 @@
+//===- ChunkKernels.cpp - the chunked kernels' bodies ---------------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernels of the chunked scan on tensor cores: the chunk loop (one
+// block per batch element and value tile walks its chunks, the state in
+// registers; or one segment of the sequence from its starting state), the
+// segment states of the sequence-parallel scan and of the key-value summary,
+// and the query readout. Within a chunk of C tokens the output is
+// tril(φ(Q_c)φ(K_c)ᵀ)V_c + φ(Q_c)S, across chunks the state grows by
+// φ(K_c)ᵀV_c.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ChunkedScan.h"
+#include "MmaBuilder.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::linattn;
+using namespace mlir::linattn::gpukernels;
+
+/// Keys of one wgmma of the scores (its N): each thread holds N / 2
+/// accumulators until they are stored.
+static constexpr int64_t kWgmmaKeys = 32;
+
+namespace {
+/// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
+/// V_c (each in `slots()` slots), the masked scores (unless
+/// `scoresInRegisters()`), S at the chunk start (in the data type), z at
+/// the chunk start (f32, where a kernel keeps z: `keepsNormalizer()`) and,
+/// for normalized scans with several warps per row tile, their partial row
+/// sums (f32, G x C), and with `scaledState()` the state's column scales
+/// and their inverses (f32, 2 x DT).
+/// `ChunkTiles::Keys`: only φ(K_c) and V_c; `ChunkTiles::Queries`: φ(Q_c),
+/// S, z (normalized) and the column scales (`scaledState()`).
+SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
+                                     ChunkTiles tiles) {
+  int64_t staged = c.slots() * c.shape.chunk;
+  int64_t chunk = c.shape.chunk;
+  Type features = workgroupBufferType(c.dataType, staged * c.ldF());
+  Type state = workgroupBufferType(c.dataType, c.features * c.ldS());
+  Type normalizer = workgroupBufferType(c.stateType, c.features);
+  Type scales = workgroupBufferType(c.stateType, 2 * c.shape.dvTile);
+  if (tiles == ChunkTiles::Keys)
+    return {features, workgroupBufferType(c.dataType, staged * c.ldV())};
+  if (tiles == ChunkTiles::Queries) {
+    SmallVector<Type> buffers = {features, state};
+    if (c.normalized)
+      buffers.push_back(normalizer);
+    if (c.scaledState())
+      buffers.push_back(scales);
+    return buffers;
+  }
+  SmallVector<Type> buffers = {
+      features, features, workgroupBufferType(c.dataType, staged * c.ldV())};
+  if (!c.scoresInRegisters())
+    buffers.push_back(workgroupBufferType(c.dataType, chunk * c.ldC()));
+  buffers.push_back(state);
+  if (c.keepsNormalizer())
+    buffers.push_back(normalizer);
+  if (c.sharedRowSums())
+    buffers.push_back(
+        workgroupBufferType(c.stateType, c.shape.groups * c.shape.chunk));
+  if (c.scaledState())
+    buffers.push_back(scales);
+  return buffers;
+}
+
+/// Creates a chunked kernel with the workgroup buffers of
+/// `chunkSharedBuffers`, each 16-byte aligned for ldmatrix; the feature
+/// tiles (and V_c with `wgmmaState`) 1024-byte aligned when swizzled for
+/// wgmma (the swizzle is of the absolute address).
+gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
+                                 gpu::GPUModuleOp kernels, StringRef name,
+                                 TypeRange args, const ChunkedScanConfig &c,
+                                 ChunkTiles tiles) {
+  gpu::GPUFuncOp kernel =
+      createKernel(b, loc, kernels, name, args, chunkSharedBuffers(c, tiles));
+  unsigned featureTiles = tiles == ChunkTiles::All ? 2 : 1;
+  unsigned swizzled = tiles == ChunkTiles::Queries ? 1
+                      : c.wgmmaState               ? featureTiles + 1
+                                                   : featureTiles;
+  for (unsigned i = 0; c.wgmma && i < swizzled; ++i)
+    kernel.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(1024));
+  return kernel;
+}
+
+Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
+
+/// Emits the parts of a chunked kernel for one block: a chunk of C tokens of
+/// batch element `batch` and the value columns [colBase, colBase + DT).
+/// Warp w takes row tile w mod (C/16) (16 tokens) of the chunk and, of that
+/// row tile, group w div (C/16) of the G groups: a G-th of the keys of the
+/// scores and of the value columns of the outputs. For the state it owns
+/// the fragments of every feature tile and its value tiles (pairs of
+/// adjacent tiles when they pair up, so one ldmatrix reads the B fragments
+/// of both).
+class ChunkEmitter {
+public:
+  /// `stageBatch`: global loads per thread in flight while staging (more
+  /// hide more latency and take more registers).
+  /// The block walks scan positions [begin, end) of batch element `batch`.
+  /// `shared` holds the buffers of `chunkSharedBuffers(c, tiles)`; the
+  /// global buffers of tiles the kernel does not stage are null.
+  ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
+               ChunkTiles tiles, ValueRange shared, Value qBuf, Value kBuf,
+               Value vBuf, Value n, Value dv, Value batch, Value colBase,
+               Value begin, Value end, int64_t stageBatch)
+      : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
+        kb(rewriter, loc, c.stateType),
+        mb(kb, c.dataType, c.splitTF32, laneOf(kb)), qBuf(qBuf), kBuf(kBuf),
+        vBuf(vBuf), n(n), dv(dv), batch(batch), colBase(colBase), begin(begin),
+        end(end) {
+    switch (tiles) {
+    case ChunkTiles::Keys:
+      ks = shared[0];
+      vs = shared[1];
+      break;
+    case ChunkTiles::Queries:
+      qs = shared[0];
+      ss = shared[1];
+      if (c.normalized)
+        zs = shared[2];
+      if (c.scaledState())
+        cs = shared.back();
+      break;
+    case ChunkTiles::All: {
+      qs = shared[0];
+      ks = shared[1];
+      vs = shared[2];
+      unsigned next = 3;
+      if (!c.scoresInRegisters())
+        ps = shared[next++];
+      ss = shared[next++];
+      if (c.keepsNormalizer())
+        zs = shared[next++];
+      if (c.sharedRowSums())
+        rs = shared[next];
+      if (c.scaledState())
+        cs = shared.back();
+      break;
+    }
+    }
+    tid = kb.threadId();
+    warp = kb.divU(tid, kb.idx(32));
+    zero = kb.idx(0);
+    featureSlot = valueSlot = zero;
+    cF = kb.idx(c.features);
+    ldF = kb.idx(c.ldF());
+    ldV = kb.idx(c.ldV());
+    ldC = kb.idx(c.ldC());
+    if (vectorWidth() > 1) {
+      for (Value buffer : {qBuf, kBuf}) {
+        if (!buffer)
+          continue;
+        Value aligned = aligned16(buffer);
+        featuresAligned =
+            featuresAligned
+                ? arith::AndIOp::create(b, loc, featuresAligned, aligned)
+                : aligned;
+      }
+      // Rows of V are 16-byte aligned when Dv is a multiple of the width too.
+      if (vBuf)
+        valuesAligned = arith::AndIOp::create(
+            b, loc, aligned16(vBuf),
+            kb.eq(kb.remU(dv, kb.idx(vectorWidth())), kb.idx(0)));
+    }
+    offsetType = c.narrowOffsets ? Type(b.getI32Type()) : b.getIndexType();
+    dvOffset = toOffset(dv);
+    colBaseOffset = toOffset(colBase);
+    // Offsets count from the lowest row of the block's positions: that of
+    // `begin`, or in a reverse scan (whose positions run down the rows)
+    // that of end - 1.
+    Value first = kb.mul(batch, n);
+    Value lowest =
+        c.reverse ? kb.sub(kb.add(first, n), end) : kb.add(first, begin);
+    featureBase = kb.mul(lowest, kb.idx(c.features));
+    valueBase = kb.mul(lowest, dv);
+  }
+
+  KernelBuilder &builder() { return kb; }
+  Value threadIndex() const { return tid; }
+
+  /// Tokens of the chunk starting at scan position `t0` (t0 < N).
+  Value count(Value t0) {
+    return kb.minU(kb.idx(c.shape.chunk), kb.sub(n, t0));
+  }
+
+  /// Stages φ(Q_c) (when staged), φ(K_c) and V_c of the chunk at `t0`, zeros
+  /// past the sequence and the value columns. Each thread stages groups of
+  /// 16 bytes: one load where the rows are 16-byte aligned (tested at run
+  /// time, the same for the whole block), element by element otherwise: a
+  /// second loop for φ(Q) and φ(K), a branch per group for V (see
+  /// `loadElements`).
+  void stage(Value t0, Value count) {
+    kb.barrier();
+    int64_t width = vectorWidth();
+    if (width == 1)
+      stageFeatures(t0, count, 1, zero);
+    else
+      kb.ifElse(
+          featuresAligned, [&] { stageFeatures(t0, count, width, zero); },
+          [&] { stageFeatures(t0, count, 1, zero); });
+    if (vs)
+      stageValues(t0, count,
+                  (c.shape.chunk * c.shape.dvTile / width) % c.threads() == 0
+                      ? width
+                      : 1,
+                  zero);
+    fenceForWgmma();
+    kb.barrier();
+  }
+
+  /// With wgmma, makes this thread's shared-memory writes visible to the
+  /// async proxy that wgmma reads through (the barrier after it publishes
+  /// them to the block).
+  void fenceForWgmma() {
+    if (c.wgmma)
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+  }
+
+  /// Async copies (`c.asyncCopies`): starts staging the chunk at `t0` into
+  /// slot `slot`, each thread issuing cp.async of 16-byte groups (zero-filled
+  /// past the sequence and Dv) where the rows are 16-byte aligned and
+  /// staging synchronously where not. The caller commits the group.
+  void issue(Value t0, Value slot) {
+    Value count = this->count(t0);
+    Value fBase, vBase;
+    std::tie(fBase, vBase) = slotBases(slot);
+    kb.ifElse(
+        featuresAligned, [&] { copyFeatures(t0, count, fBase); },
+        [&] { stageFeatures(t0, count, 1, fBase); });
+    kb.ifElse(
+        valuesAligned, [&] { copyValues(t0, count, vBase); },
+        [&] { stageValues(t0, count, 1, vBase); });
+  }
+
+  /// Whether the groups copied from `source` are rewritten in place once
+  /// they arrive (a copy moves the source as it is): by their feature map
+  /// (elu and relu), or rounded to tf32 (f32 data without `splitTF32`,
+  /// whose synchronous staging rounds every operand tile).
+  bool rewritesOnCopy(const FeatureSource &source) const {
+    return mapsOnCopy(source) || (c.dataType.isF32() && !c.splitTF32);
+  }
+
+  /// Makes the chunk at `t0` in slot `slot` the current one: waits for all
+  /// but the `pending` most recent groups of this thread's copies (the
+  /// chunk's among them), rewrites the groups it copied where they need it
+  /// (`rewritesOnCopy`), then a barrier publishes the tiles to the block.
+  void complete(Value t0, Value slot, int64_t pending) {
+    kb.waitAsyncCopies(pending);
+    useSlot(slot);
+    bool mapQ = qs && rewritesOnCopy(c.q), mapK = rewritesOnCopy(c.k);
+    if (vs && rewritesOnCopy(c.v)) {
+      Value count = this->count(t0);
+      kb.ifThen(valuesAligned, [&] {
+        forEachValueGroup([&](Value t, Value d, Value col) {
+          Value valid = arith::AndIOp::create(b, loc, within(t, count),
+                                              kb.ult(col, dvOffset));
+          mapInPlace(vs, valueIndex(valueSlot, t, d), valid, c.v);
+        });
+      });
+    }
+    if (mapQ || mapK) {
+      Value count = this->count(t0);
+      kb.ifThen(featuresAligned, [&] {
+        forEachFeatureGroup(
+            vectorWidth(),
+            [&](Value t, Value f, Value valid) {
+              Value at = featureIndex(featureSlot, t, f);
+              if (mapQ)
+                mapInPlace(qs, at, valid, c.q);
+              if (mapK)
+                mapInPlace(ks, at, valid, c.k);
+            },
+            count);
+      });
+    }
+    fenceForWgmma();
+    kb.barrier();
+  }
+
+  /// The chunk loop over scan positions [begin, end): each chunk staged,
+  /// then `body(t0, count, carried)` on it. With async copies the next
+  /// chunk's copies are in flight while `body` computes: the first chunk is
+  /// issued before the loop, and each iteration issues the next one into
+  /// the other slot (after a barrier: every thread is done with that slot),
+  /// then waits for its own chunk's group.
+  SmallVector<Value>
+  walkChunks(Value begin, Value end, ValueRange init,
+             function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+    Value step = kb.idx(c.shape.chunk);
+    if (!c.asyncCopies)
+      return kb.forLoop(begin, end, step, init,
+                        [&](Value t0, ValueRange carried) {
+                          Value tokens = count(t0);
+                          aheadTokens = tokensAhead(t0, end);
+                          stage(t0, tokens);
+                          aheadTokens = Value();
+                          return body(t0, tokens, carried);
+                        });
+    kb.ifThen(kb.ult(begin, end), [&] { issue(begin, kb.idx(0)); });
+    kb.commitAsyncCopies();
+    SmallVector<Value> results =
+        kb.forLoop(begin, end, step, init, [&](Value t0, ValueRange carried) {
+          Value slot = kb.remU(kb.divU(kb.sub(t0, begin), step), kb.idx(2));
+          kb.barrier();
+          Value next = kb.add(t0, step);
+          kb.ifThen(kb.ult(next, end),
+                    [&] { issue(next, kb.sub(kb.idx(1), slot)); });
+          kb.commitAsyncCopies();
+          complete(t0, slot, /*pending=*/1);
+          return body(t0, count(t0), carried);
+        });
+    featureSlot = valueSlot = zero;
+    return results;
+  }
+
+  /// With `c.prefetchChunks` = d, the tokens of the chunk d chunks after
+  /// the one at `t0` (0 past `end`), whose rows the staging of this chunk
+  /// prefetches (`prefetchGroup`); a null value without prefetches. The
+  /// block's positions are whole chunks, so a chunk ahead means that this
+  /// one is whole.
+  Value tokensAhead(Value t0, Value end) {
+    if (!c.prefetchChunks)
+      return Value();
+    Value ahead = kb.add(t0, kb.idx(c.prefetchChunks * c.shape.chunk));
+    Value inside = kb.ult(ahead, end);
+    return kb.select(inside, count(kb.select(inside, ahead, t0)), zero);
+  }
+
+  /// Staging's prefetch (`aheadTokens` set): the group of 16 bytes at
+  /// element `at` (an offset from `base`) of token t of `buffer` asks L2 for
+  /// the same group d chunks ahead, d times C rows of `rowElements` further
+  /// (back in a reverse scan), if token t is in that chunk, `columns` (when
+  /// given) holds and the group starts that row (`rowStart`) or a 128-byte
+  /// line: one prefetch per line of the rows where they are 16-byte aligned
+  /// (the groups then start at every line start), so that their staging
+  /// waits on L2 rather than HBM, which works on them while this chunk
+  /// computes. Prefetches hold no registers; the address is the load's plus
+  /// a constant where the rows have static widths.
+  void prefetchGroup(Value buffer, Value base, Value at, Value t,
+                     Value rowStart, Value columns, Value rowElements) {
+    if (!aheadTokens)
+      return;
+    int64_t bytes = c.dataBytes();
+    Value delta = kb.mul(rowElements, kb.idx(c.prefetchChunks * c.shape.chunk));
+    Value index = toIndex(base, at);
+    index = c.reverse ? kb.sub(index, delta) : kb.add(index, delta);
+    Value address = kb.add(kb.pointerOf(buffer), kb.mul(index, kb.idx(bytes)));
+    Value lineStart = kb.ult(kb.remU(address, kb.idx(kLineBytes)), kb.idx(16));
+    Value wanted = arith::AndIOp::create(
+        b, loc, within(t, aheadTokens),
+        arith::OrIOp::create(b, loc, rowStart, lineStart));
+    if (columns)
+      wanted = arith::AndIOp::create(b, loc, wanted, columns);
+    kb.ifThen(wanted, [&] { prefetchLine(address); });
+  }
+
+  /// Prefetches the line that holds device address `address` into L2, by
+  /// inline PTX (`kPrefetchL2Asm`, a generic address): LLVM selects its
+  /// prefetch intrinsic only for sm_90 with PTX 8.0, and the instruction
+  /// exists on every chip.
+  void prefetchLine(Value address) {
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{},
+                              ValueRange{arith::IndexCastUIOp::create(
+                                  b, loc, b.getI64Type(), address)},
+                              kPrefetchL2Asm, "l", /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None,
+                              /*asm_dialect=*/LLVM::AsmDialectAttr(),
+                              /*operand_attrs=*/ArrayAttr());
+  }
+
+  /// The L2 cache line.
+  static constexpr int64_t kLineBytes = 128;
+
+  /// The first elements of slot `slot` of the feature and value tiles.
+  std::pair<Value, Value> slotBases(Value slot) {
+    return {kb.mul(slot, kb.idx(c.shape.chunk * c.ldF())),
+            kb.mul(slot, kb.idx(c.shape.chunk * c.ldV()))};
+  }
+
+  /// The slot of the staged tiles the products read.
+  void useSlot(Value slot) {
+    std::tie(featureSlot, valueSlot) = slotBases(slot);
+  }
+
+  /// What `scores` hands to `outputs`.
+  struct Scores {
+    /// The denominators of this warp's rows g and g + 8 (normalized scans
+    /// with one warp per row tile).
+    std::optional<std::pair<Value, Value>> denominators;
+    /// With `scoresInRegisters()`, this warp's masked scores as the A
+    /// fragments of P·V: four registers per kStep() keys.
+    SmallVector<Value> fragments;
+  };
+
+  /// This warp's 16 rows and keys of tril(φ(Q_c)φ(K_c)ᵀ), to shared memory
+  /// or, with `scoresInRegisters()`, as A fragments; with them the
+  /// denominators of its rows g and g + 8 (normalized scans; z at the chunk
+  /// start in shared memory). With several warps per row tile each stores
+  /// its part of the row sums (its keys, its share of φ(q_t)ᵀ z) instead,
+  /// and `denominators` adds them up.
+  Scores scores() {
+    Scores result;
+    Value r0 = warpRow();
+    int64_t keys = c.shape.chunk / c.shape.groups;
+    Value key0 = kb.mul(warpGroup(), kb.idx(keys));
+    Value sumLo = kb.fconst(0.0), sumHi = kb.fconst(0.0);
+    // φ(q_t)ᵀ z_prev from the scores' φ(Q_c) fragments as the first key
+    // tiles load them (mma.sync): LLVM keeps a fragment from its load to its
+    // last use, which a later pass over them would extend.
+    bool fusedNormalizer = c.normalized && !c.wgmma;
+    // With wgmma, the keys in blocks of kWgmmaKeys, each block's scores
+    // masked and stored before the next is computed (all of a block's
+    // accumulators are live at once).
+    SmallVector<Value> wide;
+    int64_t block = std::min(keys, kWgmmaKeys);
+    // Two key tiles at a time: one A fragment for both products.
+    for (int64_t j = 0; j < keys / 8; j += 2) {
+      Value n0 = kb.add(key0, kb.idx(8 * j));
+      SmallVector<Value> acc(8, kb.fconst(0.0));
+      if (c.wgmma && 8 * j % block == 0)
+        wide = wgmmaScores(n0, block);
+      if (c.wgmma)
+        for (int64_t i = 0; i < 8; ++i)
+          acc[i] = wide[4 * (j % (block / 8) + i / 4) + i % 4];
+      else
+        for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep()) {
+          SmallVector<Value> aRegs = mb.fragmentA(queryTile(), r0, kb.idx(f0));
+          acc = products(aRegs, keysTransposed(), kb.idx(f0), n0, 2, acc);
+          if (fusedNormalizer && j == 0)
+            std::tie(sumLo, sumHi) = addQueryNormalizerStep(
+                [&] { return aRegs; }, f0, c.shape.groups, sumLo, sumHi);
+        }
+      for (int64_t i = 0; i < 8; ++i) {
+        auto [row, col] =
+            mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
+        Value causal =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
+        acc[i] = kb.select(causal, acc[i], kb.fconst(0.0));
+        if (!c.scoresInRegisters())
+          storeShared(acc[i], ps, kb.add(kb.mul(row, ldC), col));
+        if (i % 4 < 2)
+          sumLo = kb.fadd(sumLo, acc[i]);
+        else
+          sumHi = kb.fadd(sumHi, acc[i]);
+      }
+      // Register r of the A fragment: row g + 8·(r % 2), the key tile
+      // r / 2 of the pair, accumulators 2r and 2r + 1.
+      if (c.scoresInRegisters())
+        for (int64_t r = 0; r < 4; ++r)
+          result.fragments.push_back(mb.registerA(acc[2 * r], acc[2 * r + 1]));
+    }
+    if (!c.normalized)
+      return result;
+    if (fusedNormalizer)
+      std::tie(sumLo, sumHi) =
+          std::make_pair(kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4));
+    else // φ(q_t)ᵀ z_prev: this group's share of the features.
+      std::tie(sumLo, sumHi) = addQueryNormalizer(c.shape.groups, sumLo, sumHi);
+    if (c.sharedRowSums()) {
+      Value rowLo, rowHi;
+      std::tie(rowLo, rowHi) = laneRows();
+      Value at = kb.mul(warpGroup(), kb.idx(c.shape.chunk));
+      kb.ifThen(kb.eq(mb.quad, kb.idx(0)), [&] {
+        storeShared(sumLo, rs, kb.add(at, rowLo));
+        storeShared(sumHi, rs, kb.add(at, rowHi));
+      });
+      return result;
+    }
+    result.denominators = std::make_pair(kb.fadd(sumLo, kb.fconst(c.eps)),
+                                         kb.fadd(sumHi, kb.fconst(c.eps)));
+    return result;
+  }
+
+  /// The denominators φ(q_t)ᵀz + eps of this warp's rows g and g + 8 for
+  /// the query readout (z in shared memory): each warp takes all features.
+  std::pair<Value, Value> readoutDenominators() {
+    Value eps = kb.fconst(c.eps);
+    auto [sumLo, sumHi] = addQueryNormalizer(1, kb.fconst(0.0), kb.fconst(0.0));
+    return {kb.fadd(sumLo, eps), kb.fadd(sumHi, eps)};
+  }
+
+  /// The denominators of this warp's rows g and g + 8: `den` from `scores`,
+  /// or, with the row sums in shared memory (after a barrier), their sum
+  /// over the groups.
+  std::optional<std::pair<Value, Value>>
+  denominators(std::optional<std::pair<Value, Value>> den) {
+    if (!c.sharedRowSums())
+      return den;
+    auto [rowLo, rowHi] = laneRows();
+    Value sumLo = kb.fconst(c.eps), sumHi = kb.fconst(c.eps);
+    for (int64_t g = 0; g < c.shape.groups; ++g) {
+      Value at = kb.idx(g * c.shape.chunk);
+      sumLo = kb.fadd(sumLo, loadShared(rs, kb.add(at, rowLo)));
+      sumHi = kb.fadd(sumHi, loadShared(rs, kb.add(at, rowHi)));
+    }
+    return std::make_pair(sumLo, sumHi);
+  }
+
+  /// Whether `outputs` may store a lane's two values of a row (columns 2t
+  /// and 2t+1 of a tile) as one: the output's first element aligned to a
+  /// pair and Dv even, so that every row keeps pairs aligned. Null without
+  /// vector loads. Emitted once, before the chunk loop.
+  Value pairedStores(Value oBuf) {
+    if (!c.vectorLoads)
+      return {};
+    Type oType = cast<MemRefType>(oBuf.getType()).getElementType();
+    return arith::AndIOp::create(
+        b, loc, kb.alignedTo(oBuf, 2 * oType.getIntOrFloatBitWidth() / 8),
+        kb.eq(kb.remU(dv, kb.idx(2)), kb.idx(0)));
+  }
+
+  /// O_c = tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S for this warp's rows (φ(Q_c) S
+  /// alone in the query readout, which has no scores), divided by the
+  /// denominators, to `oBuf` (S in shared memory, the scores too or, with
+  /// `scoresInRegisters()`, in `scoreFragments`); pairs of values in one
+  /// store where `pairs` (`pairedStores`) holds.
+  void outputs(Value t0, Value tokens,
+               std::optional<std::pair<Value, Value>> den,
+               ArrayRef<Value> scoreFragments, Value oBuf, Value pairs) {
+    Value r0 = warpRow();
+    bool hasScores = ps || !scoreFragments.empty();
+    // One division per row, multiplications per element.
+    std::optional<std::pair<Value, Value>> inverse;
+    if (den)
+      inverse = std::make_pair(kb.fdiv(kb.fconst(1.0), den->first),
+                               kb.fdiv(kb.fconst(1.0), den->second));
+    Type oType = cast<MemRefType>(oBuf.getType()).getElementType();
+    int64_t pairBytes = 2 * oType.getIntOrFloatBitWidth() / 8;
+    // This warp's group of the value tiles.
+    int64_t tiles = c.shape.dvTile / 8 / c.shape.groups;
+    Value tile0 = kb.mul(warpGroup(), kb.idx(8 * tiles));
+    for (int64_t j = 0; j < tiles; j += 2) {
+      int64_t count = std::min<int64_t>(2, tiles - j);
+      Value n0 = kb.add(tile0, kb.idx(8 * j));
+      SmallVector<Value> acc(4 * count, kb.fconst(0.0));
+      for (int64_t t = 0; hasScores && t < c.shape.chunk; t += mb.kStep())
+        acc = ps ? products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count,
+                            acc)
+                 : products(scoreFragments.slice(4 * (t / mb.kStep()), 4),
+                            valueTile(), kb.idx(t), n0, count, acc);
+      // With scaled state columns, s_d (tril(φ(Q_c)φ(K_c)ᵀ) V_c + φ(Q_c) S)
+      // from s_d S (the readout has no scores term to scale), and 1/s_d at
+      // the end: per tile, the lane's two columns (values i and i + 2 share
+      // one).
+      SmallVector<Value, 4> scale, unscale;
+      if (cs) {
+        for (int64_t i = 0; i < 4 * count; ++i) {
+          if (i % 4 < 2) {
+            Value d =
+                mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4).second;
+            scale.push_back(loadShared(cs, d));
+            unscale.push_back(
+                loadShared(cs, kb.add(d, kb.idx(c.shape.dvTile))));
+          }
+          if (hasScores)
+            acc[i] = kb.fmul(acc[i], scale[2 * (i / 4) + i % 2]);
+        }
+      }
+      for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
+        acc =
+            products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
+      for (int64_t i = 0; i < 4 * count; i += 2) {
+        // Values i and i + 1: columns col and col + 1 of one row.
+        auto [t, d] = mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
+        SmallVector<Value, 2> values = {acc[i], acc[i + 1]};
+        if (inverse)
+          for (Value &value : values)
+            value =
+                kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
+        if (cs)
+          for (int64_t e = 0; e < 2; ++e)
+            values[e] = kb.fmul(values[e], unscale[2 * (i / 4) + e]);
+        Value col = kb.add(colBaseOffset, toOffset(d));
+        Value at = elementAt(row(t0, t), dvOffset, col);
+        auto storeEach = [&] {
+          for (int64_t e = 0; e < 2; ++e) {
+            Value column = kb.add(col, offset(e));
+            kb.ifThen(kb.ult(column, dvOffset), [&] {
+              kb.store(values[e], oBuf,
+                       toIndex(valueBase, kb.add(at, offset(e))));
+            });
+          }
+        };
+        kb.ifThen(within(t, tokens), [&] {
+          if (!pairs) {
+            storeEach();
+            return;
+          }
+          // col is even: with Dv even, col < Dv covers col + 1.
+          kb.ifElse(
+              arith::AndIOp::create(b, loc, pairs, kb.ult(col, dvOffset)),
+              [&] {
+                SmallVector<Value, 2> elements;
+                for (Value value : values)
+                  elements.push_back(convertFloat(b, loc, value, oType));
+                Value pair = vector::FromElementsOp::create(
+                    b, loc, VectorType::get({2}, oType), elements);
+                vector::StoreOp::create(
+                    b, loc, pair, oBuf, ValueRange{toIndex(valueBase, at)},
+                    /*nontemporal=*/false, llvm::MaybeAlign(pairBytes));
+              },
+              storeEach);
+        });
+      }
+    }
+  }
+
+  /// Calls `fn(f, d, i)` for every element of this thread's state fragments:
+  /// feature f, column d of the tile, i-th value.
+  void forEachStateElement(function_ref<void(Value, Value, unsigned)> fn) {
+    unsigned s = 0;
+    if (c.wgmmaState) {
+      // wgmma's D: register 4j + i is element i of column tile j in the
+      // accumulator layout of mma.sync.
+      auto [r0, n0] = wgmmaStateOrigin();
+      for (int64_t j = 0; j < c.stateColumns() / 8; ++j)
+        for (int64_t i = 0; i < 4; ++i) {
+          auto [f, d] = mb.position(r0, kb.add(n0, kb.idx(8 * j)), i);
+          fn(f, d, s++);
+        }
+      return;
+    }
+    for (int64_t fi = 0; fi < c.features / 16; ++fi)
+      for (int64_t j = 0; j < nTilesPerWarp(); ++j) {
+        auto [r0, n0] = stateTileAt(fi, j);
+        for (int64_t i = 0; i < 4; ++i) {
+          auto [f, d] = mb.position(r0, n0, i);
+          fn(f, d, s++);
+        }
+      }
+  }
+  int64_t stateFragmentSize() {
+    if (c.wgmmaState)
+      return c.stateColumns() / 2;
+    return c.features / 16 * nTilesPerWarp() * 4;
+  }
+
+  /// The state fragments in shared memory, for `outputs`. With
+  /// `scaledState()` (f16) each column d is multiplied by the power of two
+  /// s_d of `powerOfTwoScale` for its largest magnitude first, and s_d and
+  /// 1/s_d go to shared memory for `outputs`: columns are owned by one warp,
+  /// and lanes 4g + t hold columns 2t and 2t + 1 of each tile, so a column's
+  /// maximum is that over the lane's rows and then over the lanes t, t + 4,
+  /// ..., t + 28 (shuffles xor 4, 8, 16).
+  void storeStateToShared(ValueRange fragments) {
+    if (!cs) {
+      forEachStateElement([&](Value f, Value d, unsigned s) {
+        storeShared(fragments[s], ss, stateIndex(f, d));
+      });
+      return;
+    }
+    int64_t tiles = nTilesPerWarp();
+    // Per tile j and column e of the lane's pair: the largest magnitude.
+    SmallVector<Value> largest(2 * tiles, kb.fconst(0.0));
+    forEachStateElement([&](Value, Value, unsigned s) {
+      unsigned column = 2 * (s / 4 % tiles) + s % 2;
+      largest[column] = arith::MaximumFOp::create(
+          b, loc, largest[column], math::AbsFOp::create(b, loc, fragments[s]));
+    });
+    SmallVector<std::pair<Value, Value>> scales;
+    for (Value m : largest)
+      scales.push_back(powerOfTwoScale(kb.maxOverLanes(m, 8, /*stride=*/4)));
+    forEachStateElement([&](Value f, Value d, unsigned s) {
+      unsigned column = 2 * (s / 4 % tiles) + s % 2;
+      storeShared(kb.fmul(fragments[s], scales[column].first), ss,
+                  stateIndex(f, d));
+      // Lanes 0-3 (g = 0, rows f of the first feature tile) publish the
+      // column's scales.
+      if (s / 4 / tiles == 0 && s % 4 < 2)
+        kb.ifThen(kb.eq(mb.group, zero), [&] {
+          storeShared(scales[column].first, cs, d);
+          storeShared(scales[column].second, cs,
+                      kb.add(d, kb.idx(c.shape.dvTile)));
+        });
+    });
+  }
+
+  /// For `largest` ≥ 0: (s, 1/s), s = 2^(140 - e) for the biased exponent e
+  /// of `largest` from e = 141 (2^14) on, which brings it below 2^14, and
+  /// (1, 1) below. s·x rounded to f16 (largest finite value 65504) cannot
+  /// overflow, and multiplying by 1/s afterwards is exact.
+  std::pair<Value, Value> powerOfTwoScale(Value largest) {
+    auto constant = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, loc, value, 32).getResult();
+    };
+    auto fromExponent = [&](Value biased) {
+      return arith::BitcastOp::create(
+                 b, loc, c.stateType,
+                 arith::ShLIOp::create(b, loc, biased, constant(23)))
+          .getResult();
+    };
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), largest);
+    Value exponent = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, bits, constant(23)),
+        constant(255));
+    Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                        exponent, constant(141));
+    Value scale =
+        fromExponent(arith::SubIOp::create(b, loc, constant(267), exponent));
+    Value inverse =
+        fromExponent(arith::SubIOp::create(b, loc, exponent, constant(13)));
+    return {kb.select(large, scale, kb.fconst(1.0)),
+            kb.select(large, inverse, kb.fconst(1.0))};
+  }
+
+  /// fragments + φ(K_c)ᵀ V_c (with `wgmmaState`, waited for at once).
+  SmallVector<Value> accumulateState(ValueRange fragments) {
+    if (c.wgmmaState)
+      return finishStateUpdate(startStateUpdate(fragments));
+    SmallVector<Value> next(fragments.begin(), fragments.end());
+    int64_t tiles = nTilesPerWarp(), step = pairedTiles() ? 2 : 1;
+    for (int64_t fi = 0; fi < c.features / 16; ++fi)
+      for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep()) {
+        SmallVector<Value> a =
+            mb.fragmentA(keysTransposed(), kb.idx(16 * fi), kb.idx(t));
+        for (int64_t j = 0; j < tiles; j += step) {
+          auto [r0, n0] = stateTileAt(fi, j);
+          SmallVector<Value> bRegs =
+              mb.fragmentsB(valueTile(), kb.idx(t), n0, step);
+          for (int64_t p = 0; p < step; ++p) {
+            unsigned s = 4 * (fi * tiles + j + p);
+            SmallVector<Value> acc(next.begin() + s, next.begin() + s + 4);
+            acc = mb.mma(a, ArrayRef<Value>(bRegs).slice(2 * p, 2), acc);
+            std::copy(acc.begin(), acc.end(), next.begin() + s);
+          }
+        }
+      }
+    return next;
+  }
+
+  /// Starts `fragments` + φ(K_c)ᵀ V_c with wgmma (`wgmmaState`): the
+  /// warpgroup's 64 features by `stateColumns()` value columns, C / 16
+  /// steps of m64nNk16 with both operands MN-major in the 128-byte swizzle:
+  /// φ(K_c) as staged for the scores (a token's 64 features of a block in
+  /// one 128-byte row) is φ(K_c)ᵀ column by column, and V_c is staged the
+  /// same way. The state stays in registers across chunks, wgmma's D.
+  /// Returns the accumulators, in flight until `finishStateUpdate`: the
+  /// warp may do other work meanwhile, but must not touch `fragments`, nor
+  /// the staged φ(K_c) and V_c.
+  Value startStateUpdate(ValueRange fragments) {
+    int64_t columns = c.stateColumns();
+    int64_t blockBytes = c.shape.chunk * kSwizzleBytes;
+    auto [block, column0] = wgmmaStateShare();
+    // The warpgroup's 64-column blocks of each tile.
+    Value keys =
+        kb.add(tileAddress(ks, featureSlot), kb.mul(block, kb.idx(blockBytes)));
+    Value values =
+        kb.add(tileAddress(vs, valueSlot),
+               kb.mul(kb.divU(column0, kb.idx(64)), kb.idx(blockBytes)));
+    // MN-major: 8 tokens 128 bytes apart, the next 8 tokens (stride byte
+    // offset) 1024 bytes on, the next 64 columns (leading byte offset) a
+    // block of the tile on.
+    uint64_t layout = swizzledDescriptorBits(blockBytes, 8 * kSwizzleBytes);
+    Value acc = LLVM::UndefOp::create(b, loc, wgmmaAccumulatorType(columns));
+    for (auto [i, value] : llvm::enumerate(fragments))
+      acc = LLVM::InsertValueOp::create(b, loc, acc, value, i);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t t = 0; t < c.shape.chunk; t += 16) {
+      int64_t offset = t * kSwizzleBytes;
+      acc = wgmma(acc, descriptor(keys, offset, layout),
+                  descriptor(values, offset, layout), columns,
+                  /*accumulate=*/true, NVVM::MMALayout::col,
+                  NVVM::MMALayout::row);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    return acc;
+  }
+  /// Waits for the update `startStateUpdate` started and returns the new
+  /// state fragments.
+  SmallVector<Value> finishStateUpdate(Value state) {
+    return waitForWgmma(state, c.stateColumns(), /*commit=*/false);
+  }
+
+  /// Σ_t φ(k_t)[f] over the chunk's `count` staged keys, in f32. The loop
+  /// counts in the offset type (tokens are at most C): with 32-bit offsets
+  /// its test is one 32-bit compare.
+  Value keySum(Value f, Value count) {
+    return kb.forLoop(toOffset(kb.idx(0)), toOffset(count), offset(1),
+                      ValueRange{kb.fconst(0.0)},
+                      [&](Value t, ValueRange sum) -> SmallVector<Value> {
+                        Value row = fromOffset(t);
+                        Value key = toState(
+                            loadShared(ks, featureIndex(featureSlot, row, f)));
+                        return {kb.fadd(sum[0], key)};
+                      })[0];
+  }
+
+  /// Adds Σ_t φ(k_t) of the chunk's `count` staged keys to z in shared
+  /// memory. Where the block has a power-of-two multiple P ≤ 32 of F / W
+  /// threads (W features to 32 bits), P adjacent lanes share W features
+  /// (one 32-bit load a token), each summing all C rows (rows past the
+  /// sequence are staged as zeros, which the state products rely on too) in
+  /// blocks of eight: part p takes rows 8/P·p .. 8/P·(p + 1) - 1 of each
+  /// block, which puts the parts' rows of one load in distinct banks
+  /// (P ≤ 8) in the padded and the swizzled layout alike. A butterfly of
+  /// shuffles adds the parts' sums. Otherwise threads take whole features.
+  void addKeySums(Value count) {
+    int64_t threads = c.threads(), perWord = 4 / c.dataBytes();
+    int64_t words = c.features / perWord;
+    int64_t parts = threads % words == 0 ? threads / words : 1;
+    if (parts == 1 || parts > 32 || !llvm::isPowerOf2_64(parts)) {
+      kb.forLoop(tid, cF, kb.idx(threads), [&](Value f) {
+        Value z = loadShared(zs, f);
+        memref::StoreOp::create(b, loc, kb.fadd(z, keySum(f, count)), zs,
+                                ValueRange{f});
+      });
+      return;
+    }
+    Value f = kb.mul(kb.divU(tid, kb.idx(parts)), kb.idx(perWord));
+    Value part = kb.remU(tid, kb.idx(parts));
+    // Rows per part of a block of eight (one row in eight beyond P = 8).
+    int64_t perBlock = std::max<int64_t>(8 / parts, 1);
+    int64_t block = perBlock * parts;
+    Value first = kb.mul(part, kb.idx(perBlock));
+    auto wordType = VectorType::get({perWord}, c.dataType);
+    SmallVector<Value, 2> sums(perWord, kb.fconst(0.0));
+    for (int64_t r = 0; r < c.shape.chunk; r += block)
+      for (int64_t j = 0; j < perBlock; ++j) {
+        Value row = kb.add(first, kb.idx(r + j));
+        Value keys = vector::LoadOp::create(
+            b, loc, wordType, ks, ValueRange{featureIndex(featureSlot, row, f)},
+            /*nontemporal=*/false, llvm::MaybeAlign(4));
+        for (int64_t e = 0; e < perWord; ++e)
+          sums[e] = kb.fadd(sums[e], toState(vector::ExtractOp::create(
+                                         b, loc, keys, ArrayRef<int64_t>{e})));
+      }
+    for (Value &sum : sums)
+      sum = kb.sumOverLanes(sum, parts);
+    kb.ifThen(kb.eq(part, kb.idx(0)), [&] {
+      Value z = vector::LoadOp::create(
+          b, loc, VectorType::get({perWord}, c.stateType), zs, ValueRange{f},
+          /*nontemporal=*/false, llvm::MaybeAlign(4 * perWord));
+      for (int64_t e = 0; e < perWord; ++e)
+        z = vector::InsertOp::create(
+            b, loc,
+            kb.fadd(vector::ExtractOp::create(b, loc, z, ArrayRef<int64_t>{e}),
+                    sums[e]),
+            z, ArrayRef<int64_t>{e});
+      vector::StoreOp::create(b, loc, z, zs, ValueRange{f},
+                              /*nontemporal=*/false,
+                              llvm::MaybeAlign(4 * perWord));
+    });
+  }
+
+  Value zShared() const { return zs; }
+
+private:
+  /// The element (f, d) of the shared state tile.
+  Value stateIndex(Value f, Value d) {
+    return sharedIndex(kb, stateTile(), f, d);
+  }
+  /// `sumLo` and `sumHi` (a quad's partial row sums of rows g and g + 8)
+  /// plus φ(q_t)ᵀz over this warp group's feature steps of `groups`
+  /// (`addQueryNormalizerStep`; z in shared memory), summed over the quad:
+  /// every lane of the quad gets the rows' sums. φ(Q_c) comes in A
+  /// fragments, as the products read it (conflict-free ldmatrix in either
+  /// layout), each lane taking the z of its fragment's columns.
+  std::pair<Value, Value> addQueryNormalizer(int64_t groups, Value sumLo,
+                                             Value sumHi) {
+    Value r0 = warpRow();
+    for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
+      std::tie(sumLo, sumHi) = addQueryNormalizerStep(
+          [&] { return mb.fragmentA(queryTile(), r0, kb.idx(f0)); }, f0, groups,
+          sumLo, sumHi);
+    return {kb.sumOverLanes(sumLo, 4), kb.sumOverLanes(sumHi, 4)};
+  }
+  /// `sumLo` and `sumHi` plus this lane's part of φ(q_t)ᵀz over the
+  /// features of φ(Q_c)'s A fragment at feature f0 (`fragment()` gives it).
+  /// With G `groups` of warps per row tile, step s = f0 / kStep() is warp
+  /// group s mod G's (a branch uniform over the warp).
+  std::pair<Value, Value>
+  addQueryNormalizerStep(function_ref<SmallVector<Value>()> fragment,
+                         int64_t f0, int64_t groups, Value sumLo, Value sumHi) {
+    auto add = [&]() -> std::pair<Value, Value> {
+      SmallVector<Value> aRegs = fragment();
+      Value lo = sumLo, hi = sumHi;
+      // Registers 2j and 2j + 1 (rows g and g + 8) share their columns.
+      for (int64_t j = 0; j < 2; ++j) {
+        auto rowLo = mb.elementsA(aRegs, 2 * j),
+             rowHi = mb.elementsA(aRegs, 2 * j + 1);
+        Value at = kb.add(kb.idx(f0), rowLo[0].second);
+        SmallVector<Value> z;
+        if (rowLo.size() == 1) {
+          z.push_back(loadShared(zs, at));
+        } else {
+          Value both = vector::LoadOp::create(
+              b, loc, VectorType::get({2}, b.getF32Type()), zs, ValueRange{at},
+              /*nontemporal=*/false, llvm::MaybeAlign(8));
+          for (int64_t e = 0; e < 2; ++e)
+            z.push_back(
+                vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{e}));
+        }
+        for (size_t e = 0; e < z.size(); ++e) {
+          lo = kb.fma(rowLo[e].first, z[e], lo);
+          hi = kb.fma(rowHi[e].first, z[e], hi);
+        }
+      }
+      return {lo, hi};
+    };
+    if (groups == 1)
+      return add();
+    Value mine = kb.eq(warpGroup(), kb.idx(f0 / mb.kStep() % groups));
+    auto branch = scf::IfOp::create(
+        b, loc, mine,
+        [&](OpBuilder &, Location) {
+          auto [lo, hi] = add();
+          scf::YieldOp::create(b, loc, ValueRange{lo, hi});
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, ValueRange{sumLo, sumHi});
+        });
+    return {branch.getResult(0), branch.getResult(1)};
+  }
+
+  /// Elements loaded for shared memory (1, or the elements of 16 bytes, in
+  /// the state type), the buffer and the index of the first.
+  struct StagedElements {
+    SmallVector<Value, 8> values;
+    Value buffer, index;
+  };
+  using StagedGroup = SmallVector<StagedElements, 2>;
+
+  /// A global offset (from `featureBase` or `valueBase`): i32 with narrow
+  /// offsets, index otherwise.
+  Value toOffset(Value index) {
+    if (!c.narrowOffsets)
+      return index;
+    return arith::IndexCastUIOp::create(b, loc, offsetType, index);
+  }
+  /// An offset (or a token count in the offset type) as an index.
+  Value fromOffset(Value offset) {
+    if (!c.narrowOffsets)
+      return offset;
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), offset);
+  }
+  /// The index of the element at `offset` from `base` (`featureBase` or
+  /// `valueBase`).
+  Value toIndex(Value base, Value offset) {
+    return kb.add(base, fromOffset(offset));
+  }
+  Value offset(int64_t value) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(offsetType, value));
+  }
+  /// Element `col` of row `row` of a buffer of rows of `width` elements.
+  Value elementAt(Value row, Value width, Value col) {
+    return kb.add(kb.mul(row, width), col);
+  }
+
+  /// t < count for a token t of the chunk (both at most C), compared in the
+  /// offset type.
+  Value within(Value t, Value count) {
+    return kb.ult(toOffset(t), toOffset(count));
+  }
+
+  /// Elements per staged group: those of 16 bytes of the data type, or 1
+  /// without vector loads.
+  int64_t vectorWidth() const { return c.vectorLoads ? 16 / c.dataBytes() : 1; }
+
+  /// Whether `buffer`'s first element is 16-byte aligned.
+  Value aligned16(Value buffer) { return kb.alignedTo(buffer, 16); }
+
+  /// Stages the `groups` (a multiple of the block size) of `width` elements
+  /// of a tile: `load` returns what group i stores where. A loop over
+  /// batches of up to `stageBatch` elements per thread (at least one group),
+  /// unrolled within a batch, the batch's loads before its stores (a loop,
+  /// so that ptxas does not hoist every load of the tile and run out of
+  /// registers).
+  void staged(int64_t groups, int64_t width,
+              function_ref<StagedGroup(Value)> load) {
+    int64_t trips = groups / c.threads();
+    int64_t batch = std::gcd(trips, std::max<int64_t>(1, stageBatch / width));
+    Value stride = kb.idx(batch * c.threads());
+    kb.forLoop(tid, kb.idx(groups), stride, [&](Value first) {
+      SmallVector<StagedElements> loaded;
+      for (int64_t r = 0; r < batch; ++r)
+        llvm::append_range(loaded,
+                           load(kb.add(first, kb.idx(r * c.threads()))));
+      for (const StagedElements &e : loaded)
+        storeShared(e.values, e.buffer, e.index);
+    });
+  }
+
+  /// φ(Q_c) (when staged) and φ(K_c) into the slot at `base`, `width`
+  /// consecutive features per group. Tokens past the sequence read token 0
+  /// of the chunk (count >= 1) and are replaced by zeros: no branches around
+  /// the loads.
+  void stageFeatures(Value t0, Value count, int64_t width, Value base) {
+    staged(c.shape.chunk * c.features / width, width,
+           [&](Value i) -> StagedGroup {
+             auto [t, f] = stagedGroup(i, c.features, width, featurePitch());
+             Value valid = within(t, count);
+             Value at = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
+                                  offset(c.features), toOffset(f));
+             auto features = [&](Value buffer, const FeatureSource &source) {
+               SmallVector<Value, 8> xs = loadElements(
+                   buffer, featureBase, at, width,
+                   /*aligned=*/Value(), [](int64_t) { return Value(); });
+               for (Value &x : xs)
+                 x = kb.select(valid, featureOf(x, source), kb.fconst(0.0));
+               return xs;
+             };
+             Value slot = featureIndex(base, t, f);
+             StagedGroup loaded;
+             if (qs)
+               loaded.push_back({features(qBuf, c.q), qs, slot});
+             if (ks)
+               loaded.push_back({features(kBuf, c.k), ks, slot});
+             if (width > 1) {
+               Value rowStart = kb.eq(f, zero);
+               if (qs)
+                 prefetchGroup(qBuf, featureBase, at, t, rowStart, Value(),
+                               kb.idx(c.features));
+               if (ks)
+                 prefetchGroup(kBuf, featureBase, at, t, rowStart, Value(),
+                               kb.idx(c.features));
+             }
+             return loaded;
+           });
+  }
+
+  /// V_c into the slot at `base`, `width` consecutive columns per group,
+  /// zeros past the sequence and Dv (which may be 0: those loads are under
+  /// branches).
+  void stageValues(Value t0, Value count, int64_t width, Value base) {
+    staged(c.shape.chunk * c.shape.dvTile / width, width,
+           [&](Value i) -> StagedGroup {
+             auto [t, d] = stagedGroup(i, c.shape.dvTile, width, valuePitch());
+             Value col = kb.add(colBaseOffset, toOffset(d));
+             Value token = within(t, count);
+             Value at = elementAt(row(t0, t), dvOffset, col);
+             // Column col + e is in Dv; with aligned rows Dv is a multiple of
+             // the width, so the first column decides for the group.
+             auto inColumns = [&](int64_t e) {
+               return arith::AndIOp::create(
+                          b, loc, token,
+                          kb.ult(kb.add(col, offset(e)), dvOffset))
+                   .getResult();
+             };
+             SmallVector<Value, 8> values = loadElements(
+                 vBuf, valueBase, at, width, valuesAligned, inColumns);
+             // φ(0) need not be 0: the elements past the sequence and Dv
+             // stay zeros.
+             if (c.v.map)
+               for (auto [e, x] : llvm::enumerate(values))
+                 x = kb.select(inColumns(e), featureOf(x, c.v), kb.fconst(0.0));
+             if (width > 1)
+               prefetchGroup(vBuf, valueBase, at, t, kb.eq(d, zero),
+                             kb.ult(col, dvOffset), dv);
+             return {{values, vs, valueIndex(base, t, d)}};
+           });
+  }
+
+  /// Calls `fn(i)` for the groups 0 … `groups` - 1 this thread handles:
+  /// tid, tid + T, ... A loop, not unrolled: the addresses of unrolled
+  /// groups are loop-invariant in the chunk loop, and hoisting them would
+  /// keep dozens of registers live across it.
+  void forEachGroup(int64_t groups, function_ref<void(Value)> fn) {
+    kb.forLoop(tid, kb.idx(groups), kb.idx(c.threads()), fn);
+  }
+
+  /// Calls `fn(t, f, valid)` for this thread's groups of `width` features of
+  /// the chunk's feature tiles: token t (valid: t < count), features f ….
+  void forEachFeatureGroup(int64_t width,
+                           function_ref<void(Value, Value, Value)> fn,
+                           Value count) {
+    forEachGroup(c.shape.chunk * c.features / width, [&](Value i) {
+      auto [t, f] = stagedGroup(i, c.features, width, featurePitch());
+      fn(t, f, within(t, count));
+    });
+  }
+
+  /// Calls `fn(t, d, col)` for this thread's groups of `vectorWidth()`
+  /// columns of the chunk's value tile: token t, tile columns d …, value
+  /// columns col … (an offset).
+  void forEachValueGroup(function_ref<void(Value, Value, Value)> fn) {
+    int64_t width = vectorWidth();
+    forEachGroup(c.shape.chunk * c.shape.dvTile / width, [&](Value i) {
+      auto [t, d] = stagedGroup(i, c.shape.dvTile, width, valuePitch());
+      fn(t, d, kb.add(colBaseOffset, toOffset(d)));
+    });
+  }
+
+  /// The row pitch of the staged φ(Q_c), φ(K_c) and V_c tiles in elements,
+  /// 0 where they are swizzled (wgmma) rather than padded.
+  int64_t featurePitch() const { return c.wgmma ? 0 : c.ldF(); }
+  int64_t valuePitch() const { return c.wgmmaState ? 0 : c.ldV(); }
+
+  /// Row and first column of group `i` of `width` elements of a staged tile
+  /// `columns` wide, rows `pitch` elements apart (0: swizzled). A
+  /// quarter-warp phase of 16-byte stores or copies is eight consecutive
+  /// groups. Taken row by row, a phase whose groups span two rows hits a
+  /// bank twice where the rows' 16-byte units repeat modulo 8 (unit u·r + g
+  /// of row r and group g, u the pitch in 16-byte units): whenever a row is
+  /// not a multiple of eight groups (F = 80: ten; DT = 32 in 16-bit data:
+  /// four). With u odd, as the padding for ldmatrix makes it, the eight
+  /// rows of a block at one group are distinct modulo 8, so the groups go
+  /// column by column through each block of eight rows instead (chunks are
+  /// 16, 32 or 64 rows: whole blocks).
+  std::pair<Value, Value> stagedGroup(Value i, int64_t columns, int64_t width,
+                                      int64_t pitch) {
+    int64_t perRow = columns / width;
+    bool byColumn = pitch && width * c.dataBytes() == 16 && perRow % 8 != 0 &&
+                    pitch * c.dataBytes() % 32 == 16;
+    if (!byColumn)
+      return {kb.divU(i, kb.idx(perRow)),
+              kb.mul(kb.remU(i, kb.idx(perRow)), kb.idx(width))};
+    Value block = kb.divU(i, kb.idx(8 * perRow));
+    Value inBlock = kb.remU(i, kb.idx(8 * perRow));
+    return {kb.add(kb.mul(block, kb.idx(8)), kb.remU(inBlock, kb.idx(8))),
+            kb.mul(kb.divU(inBlock, kb.idx(8)), kb.idx(width))};
+  }
+
+  /// cp.async of one 16-byte group of `src` at `at` to `dst` at `slot`,
+  /// reading `srcElements` of its elements (all or none) and zero-filling
+  /// the rest; L1 is bypassed (the data is read once).
+  void copyGroup(Value src, Value index, Value dst, Value slot,
+                 Value srcElements) {
+    kb.asyncCopy(src, index, dst, slot, vectorWidth(), srcElements,
+                 /*bypassL1=*/true);
+  }
+
+  /// φ(Q_c) (when staged) and φ(K_c) of the chunk at `t0` into the slot at
+  /// `base` by async copies of rows that are 16-byte aligned. Tokens past
+  /// the sequence address token 0 of the chunk and read nothing.
+  void copyFeatures(Value t0, Value count, Value base) {
+    int64_t width = vectorWidth();
+    Value none = kb.idx(0), all = kb.idx(width);
+    forEachFeatureGroup(
+        width,
+        [&](Value t, Value f, Value valid) {
+          Value at = toIndex(featureBase,
+                             elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
+                                       offset(c.features), toOffset(f)));
+          Value slot = featureIndex(base, t, f);
+          Value elements = kb.select(valid, all, none);
+          if (qs)
+            copyGroup(qBuf, at, qs, slot, elements);
+          copyGroup(kBuf, at, ks, slot, elements);
+        },
+        count);
+  }
+
+  /// V_c of the chunk at `t0` into the slot at `base` by async copies (rows
+  /// 16-byte aligned and Dv a multiple of the group, so a group is wholly in
+  /// Dv or out). Groups past the sequence or Dv address element 0 and read
+  /// nothing.
+  void copyValues(Value t0, Value count, Value base) {
+    Value none = kb.idx(0), all = kb.idx(vectorWidth());
+    forEachValueGroup([&](Value t, Value d, Value col) {
+      Value exists = arith::AndIOp::create(b, loc, within(t, count),
+                                           kb.ult(col, dvOffset));
+      Value at = kb.select(
+          exists, toIndex(valueBase, elementAt(row(t0, t), dvOffset, col)),
+          none);
+      copyGroup(vBuf, at, vs, valueIndex(base, t, d),
+                kb.select(exists, all, none));
+    });
+  }
+
+  /// The feature of `x`, in f32 and not yet rounded: every caller stores it
+  /// into a tile of the data type, which the features have, and that store
+  /// rounds it (once, as rounding it here first would too). The rounding
+  /// also makes exp's approximation invisible but in the last place; tf32
+  /// keeps math.exp, with which ptxas does not spill its segment-states
+  /// kernel at F = 64 (with the approximation it takes 128 registers
+  /// instead of 130 and spills 48 bytes in the chunk loop).
+  Value featureOf(Value x, const FeatureSource &source) {
+    return kb.mapFeature(x, source,
+                         c.dataType.isF32() ? KernelBuilder::Exp::Accurate
+                                            : KernelBuilder::Exp::Approximate);
+  }
+
+  /// Replaces the group of staged elements at `at` of `buffer` by their
+  /// features, zeros where not `valid`, rounded as staging rounds them
+  /// (`storeShared`).
+  void mapInPlace(Value buffer, Value at, Value valid,
+                  const FeatureSource &source) {
+    auto type = VectorType::get({vectorWidth()}, c.dataType);
+    Value group =
+        vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
+                               /*nontemporal=*/false, llvm::MaybeAlign(16));
+    SmallVector<Value> features;
+    for (int64_t e = 0; e < vectorWidth(); ++e) {
+      Value x = toState(
+          vector::ExtractOp::create(b, loc, group, ArrayRef<int64_t>{e}));
+      features.push_back(
+          kb.select(valid, featureOf(x, source), kb.fconst(0.0)));
+    }
+    storeShared(features, buffer, at);
+  }
+
+  /// Elements `at` … `at` + `width` - 1 of a global buffer in the state
+  /// type: one 16-byte load, or with `aligned` one where it holds and
+  /// element by element where not. `valid(e)` (when it returns a value) says
+  /// whether element e exists; zeros replace those that do not, and their
+  /// loads are skipped.
+  SmallVector<Value, 8> loadElements(Value buffer, Value base, Value at,
+                                     int64_t width, Value aligned,
+                                     function_ref<Value(int64_t)> valid) {
+    auto loadOne = [&](int64_t e) {
+      Value index = toIndex(base, kb.add(at, offset(e)));
+      if (Value exists = valid(e))
+        return kb.loadIf(exists, buffer, index);
+      return kb.load(buffer, index);
+    };
+    if (width == 1)
+      return {loadOne(0)};
+    auto vectorLoad = [&] {
+      auto type = VectorType::get({width}, c.dataType);
+      Value vector = vector::LoadOp::create(
+          b, loc, type, buffer, ValueRange{toIndex(base, at)},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
+      SmallVector<Value, 8> elements;
+      for (int64_t e = 0; e < width; ++e)
+        elements.push_back(toState(
+            vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e})));
+      return elements;
+    };
+    auto yield = [&](ArrayRef<Value> values) {
+      scf::YieldOp::create(b, loc, ValueRange(values));
+    };
+    // A vector load of elements that may not exist, under a branch.
+    auto guardedVectorLoad = [&]() -> SmallVector<Value, 8> {
+      Value exists = valid(0);
+      if (!exists)
+        return vectorLoad();
+      auto branch = scf::IfOp::create(
+          b, loc, exists, [&](OpBuilder &, Location) { yield(vectorLoad()); },
+          [&](OpBuilder &, Location) {
+            yield(SmallVector<Value>(width, kb.fconst(0.0)));
+          });
+      return SmallVector<Value, 8>(branch.getResults());
+    };
+    if (!aligned)
+      return guardedVectorLoad();
+    // The element-wise loads are conditional, so the vector load cannot be
+    // replaced by them.
+    auto branch = scf::IfOp::create(
+        b, loc, aligned,
+        [&](OpBuilder &, Location) { yield(guardedVectorLoad()); },
+        [&](OpBuilder &, Location) {
+          SmallVector<Value> elements;
+          for (int64_t e = 0; e < width; ++e)
+            elements.push_back(loadOne(e));
+          yield(elements);
+        });
+    return SmallVector<Value, 8>(branch.getResults());
+  }
+
+  /// The row of token t of the chunk at `t0` over the lowest row of the
+  /// block's positions, an offset: t0 - begin + t, or end - 1 - (t0 + t) in a
+  /// reverse scan. Only tokens of the chunk are read or written, but rows
+  /// are computed for all C: past the end, forward rows stay below the
+  /// limit the launch checked, reverse ones wrap (and are not used).
+  Value row(Value t0, Value t) {
+    if (c.reverse)
+      return kb.sub(toOffset(kb.sub(kb.sub(end, kb.idx(1)), t0)), toOffset(t));
+    return kb.add(toOffset(kb.sub(t0, begin)), toOffset(t));
+  }
+  /// The first row of this warp's row tile, and its group in the tile (with
+  /// one warp per row tile: the warp's, and 0).
+  Value warpRow() {
+    Value tile =
+        c.shape.groups == 1 ? warp : kb.remU(warp, kb.idx(c.shape.rowTiles()));
+    return kb.mul(tile, kb.idx(16));
+  }
+  /// The rows g and g + 8 of this warp's row tile that this lane's
+  /// accumulators hold.
+  std::pair<Value, Value> laneRows() {
+    Value lo = kb.add(warpRow(), mb.group);
+    return {lo, kb.add(lo, kb.idx(8))};
+  }
+  Value warpGroup() {
+    return c.shape.groups == 1 ? zero
+                               : kb.divU(warp, kb.idx(c.shape.rowTiles()));
+  }
+  int64_t nTilesPerWarp() { return c.shape.dvTile / 8 / c.shape.warps; }
+  bool pairedTiles() { return nTilesPerWarp() % 2 == 0; }
+  /// The j-th state tile of this warp in feature tile `fi`: value tiles
+  /// 2(warp + pW) and 2(warp + pW) + 1 for j = 2p, 2p + 1 when they pair
+  /// up, warp + jW otherwise.
+  std::pair<Value, Value> stateTileAt(int64_t fi, int64_t j) {
+    int64_t w = c.shape.warps;
+    Value tile =
+        pairedTiles()
+            ? kb.add(kb.mul(kb.add(warp, kb.idx(j / 2 * w)), kb.idx(2)),
+                     kb.idx(j % 2))
+            : kb.add(warp, kb.idx(j * w));
+    return {kb.idx(16 * fi), kb.mul(tile, kb.idx(8))};
+  }
+  /// `acc` (4 values per key or value tile) plus the products of the A
+  /// fragment at (r0, k0) and the `count` B tiles from (k0, n0) on.
+  SmallVector<Value> products(const SharedMatrix &a, const SharedMatrix &bm,
+                              Value r0, Value k0, Value n0, int64_t count,
+                              ArrayRef<Value> acc) {
+    return products(mb.fragmentA(a, r0, k0), bm, k0, n0, count, acc);
+  }
+  /// The same with the A fragment in registers.
+  SmallVector<Value> products(ArrayRef<Value> aRegs, const SharedMatrix &bm,
+                              Value k0, Value n0, int64_t count,
+                              ArrayRef<Value> acc) {
+    SmallVector<Value> bRegs = mb.fragmentsB(bm, k0, n0, count);
+    SmallVector<Value> next;
+    for (int64_t p = 0; p < count; ++p)
+      llvm::append_range(next,
+                         mb.mma(aRegs, ArrayRef<Value>(bRegs).slice(2 * p, 2),
+                                acc.slice(4 * p, 4)));
+    return next;
+  }
+  Value toState(Value v) { return convertFloat(b, loc, v, c.stateType); }
+  Value loadShared(Value buffer, Value index) {
+    return memref::LoadOp::create(b, loc, buffer, ValueRange{index});
+  }
+  void storeShared(Value value, Value buffer, Value index) {
+    storeShared(ArrayRef<Value>{value}, buffer, index);
+  }
+  /// Stores consecutive elements from `index` on: one store, aligned to its
+  /// size when there are several (a power of two of them).
+  void storeShared(ArrayRef<Value> values, Value buffer, Value index) {
+    Type type = cast<MemRefType>(buffer.getType()).getElementType();
+    auto vectorOf = [&](Type element) {
+      return VectorType::get({static_cast<int64_t>(values.size())}, element);
+    };
+    Value vector;
+    if (values.size() > 1 && type.getIntOrFloatBitWidth() == 16 &&
+        llvm::all_of(values, [](Value v) { return v.getType().isF32(); })) {
+      // Several f32 values for a 16-bit tile are rounded as one vector, which
+      // NVPTX converts two at a time (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32).
+      vector = arith::TruncFOp::create(
+          b, loc, vectorOf(type),
+          vector::FromElementsOp::create(b, loc, vectorOf(b.getF32Type()),
+                                         values));
+    } else {
+      SmallVector<Value> elements;
+      for (Value value : values) {
+        value = convertFloat(b, loc, value, type);
+        // The f32 operands of tf32 products, rounded to nearest (ties away)
+        // once here rather than truncated by the tensor cores.
+        if (c.dataType.isF32() && !c.splitTF32 && buffer != zs &&
+            buffer != cs) {
+          Value bits = NVVM::ConvertFloatToTF32Op::create(
+              b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA);
+          value = arith::BitcastOp::create(b, loc, type, bits);
+        }
+        elements.push_back(value);
+      }
+      if (elements.size() == 1) {
+        memref::StoreOp::create(b, loc, elements[0], buffer, ValueRange{index});
+        return;
+      }
+      vector = vector::FromElementsOp::create(b, loc, vectorOf(type), elements);
+    }
+    vector::StoreOp::create(
+        b, loc, vector, buffer, ValueRange{index},
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(values.size() * type.getIntOrFloatBitWidth() / 8));
+  }
+  // The shared tiles as matrices of the products.
+  SharedMatrix queryTile() {
+    return {qs, c.ldF(), /*rowMajor=*/true, featureSlot, swizzleRows()};
+  }
+  /// φ(K_c)ᵀ (F x C), stored as φ(K_c).
+  SharedMatrix keysTransposed() {
+    return {ks, c.ldF(), /*rowMajor=*/false, featureSlot, swizzleRows()};
+  }
+  int64_t swizzleRows() const { return c.wgmma ? c.shape.chunk : 0; }
+
+  /// The element of token `row`, feature `col` of a feature tile whose slot
+  /// starts at `slotBase`: padded rows, or swizzled for wgmma.
+  Value featureIndex(Value slotBase, Value row, Value col) {
+    if (c.wgmma)
+      return kb.add(slotBase, swizzledIndex(kb, c.shape.chunk, row, col));
+    return kb.add(slotBase, kb.add(kb.mul(row, ldF), col));
+  }
+
+  /// The scores of keys [key0, key0 + keys) for all C rows of the chunk
+  /// with wgmma: the warpgroup of this warp (warps 4i..4i+3, row tiles 0..3
+  /// of key group i) multiplies φ(Q_c) by those rows of φ(K_c), both
+  /// K-major in the 128-byte swizzle, F / 16 steps of m64n<keys>k16 into
+  /// f32. Returns this thread's keys / 2 accumulators: register 4j + e is
+  /// element e of key tile j in mma.sync's accumulator layout (rows g and
+  /// g + 8 of the warp's row tile, columns 2t and 2t + 1).
+  SmallVector<Value> wgmmaScores(Value key0, int64_t keys) {
+    Value queries = tileAddress(qs, featureSlot);
+    Value keyRows = kb.add(tileAddress(ks, featureSlot),
+                           kb.mul(key0, kb.idx(kSwizzleBytes)));
+    // K-major: the leading byte offset is unused (16); the stride byte
+    // offset is 8 rows of 128 bytes.
+    uint64_t layout = swizzledDescriptorBits(16, 8 * kSwizzleBytes);
+    auto accType = wgmmaAccumulatorType(keys);
+    Value acc = LLVM::UndefOp::create(b, loc, accType);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    constexpr int64_t perRow = kSwizzleBytes / 2;
+    for (int64_t f0 = 0; f0 < c.features; f0 += 16) {
+      // Feature f0 of row 0: its 64-column block, then its byte in the row.
+      int64_t offset = f0 / perRow * c.shape.chunk * kSwizzleBytes +
+                       f0 % perRow * c.dataBytes();
+      acc = wgmma(acc, descriptor(queries, offset, layout),
+                  descriptor(keyRows, offset, layout), keys,
+                  /*accumulate=*/f0 != 0, NVVM::MMALayout::row,
+                  NVVM::MMALayout::col);
+    }
+    return waitForWgmma(acc, keys);
+  }
+
+  /// This warp's warpgroup i's part of the state with `wgmmaState`: feature
+  /// block i mod (F / 64), and the first value column of its share
+  /// i div (F / 64) of the value tile.
+  std::pair<Value, Value> wgmmaStateShare() {
+    Value group = kb.divU(warp, kb.idx(4));
+    Value blocks = kb.idx(c.features / 64);
+    return {kb.remU(group, blocks),
+            kb.mul(kb.divU(group, blocks), kb.idx(c.stateColumns()))};
+  }
+  /// The first feature and value column of this warp's state fragments
+  /// with `wgmmaState`: rows 16(w mod 4).. of the warpgroup's feature block.
+  std::pair<Value, Value> wgmmaStateOrigin() {
+    auto [block, column0] = wgmmaStateShare();
+    Value row = kb.add(kb.mul(block, kb.idx(64)),
+                       kb.mul(kb.remU(warp, kb.idx(4)), kb.idx(16)));
+    return {row, column0};
+  }
+
+  /// The shared-memory address of the slot at `slot` of the tile `buffer`.
+  Value tileAddress(Value buffer, Value slot) {
+    return kb.add(kb.pointerOf(buffer), kb.mul(slot, kb.idx(c.dataBytes())));
+  }
+  /// The bits of a wgmma descriptor above its start address for the
+  /// 128-byte swizzle: leading and stride byte offsets >> 4 in bits 16-29
+  /// and 32-45, the swizzle mode in 62-63.
+  static uint64_t swizzledDescriptorBits(int64_t leading, int64_t stride) {
+    return uint64_t(leading >> 4) << 16 | uint64_t(stride >> 4) << 32 |
+           uint64_t(1) << 62;
+  }
+  /// A wgmma descriptor: (address + offset) >> 4 in bits 0-13 and `high`.
+  Value descriptor(Value address, int64_t offset, uint64_t high) {
+    Type i64 = b.getI64Type();
+    Value at = arith::IndexCastUIOp::create(b, loc, i64,
+                                            kb.add(address, kb.idx(offset)));
+    Value four = arith::ConstantIntOp::create(b, loc, i64, 4);
+    Value bits =
+        arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(high));
+    return arith::OrIOp::create(b, loc,
+                                arith::ShRUIOp::create(b, loc, at, four), bits);
+  }
+  /// The struct of the n / 2 f32 accumulators of an m64nNk16 wgmma.
+  Type wgmmaAccumulatorType(int64_t n) {
+    return LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
+  }
+  /// acc (+)= the m64nNk16 product of the operands of descriptors a and b.
+  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool accumulate,
+              NVVM::MMALayout layoutA, NVVM::MMALayout layoutB) {
+    auto type =
+        c.dataType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    return NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, a, bDesc,
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16), type, type,
+        NVVM::WGMMATypes::f32,
+        accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+        /*satfinite=*/nullptr);
+  }
+  /// Commits the wgmmas issued since the last commit (`commit`), waits for
+  /// every group and returns the n / 2 accumulators of `acc`.
+  SmallVector<Value> waitForWgmma(Value acc, int64_t n, bool commit = true) {
+    if (commit)
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < n / 2; ++i)
+      values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    return values;
+  }
+  SharedMatrix valueTile() {
+    return {vs, c.ldV(), /*rowMajor=*/true, valueSlot,
+            c.wgmmaState ? c.shape.chunk : 0};
+  }
+  /// The element of token `row`, column `col` of a V_c tile whose slot
+  /// starts at `slotBase`: padded rows, or swizzled with `wgmmaState`.
+  Value valueIndex(Value slotBase, Value row, Value col) {
+    if (c.wgmmaState)
+      return kb.add(slotBase, swizzledIndex(kb, c.shape.chunk, row, col));
+    return kb.add(slotBase, kb.add(kb.mul(row, ldV), col));
+  }
+  SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true, zero}; }
+  SharedMatrix stateTile() { return {ss, c.ldS(), /*rowMajor=*/true, zero}; }
+
+  const ChunkedScanConfig &c;
+  int64_t stageBatch;
+  /// While staging with prefetches: `tokensAhead` of the chunk.
+  Value aheadTokens;
+  OpBuilder &b;
+  Location loc;
+  KernelBuilder kb;
+  MmaBuilder mb;
+  Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
+  Value qs, ks, vs, ps, ss, zs, rs, cs;
+  Value tid, warp, cF, ldF, ldV, ldC, zero;
+  /// The type of global offsets (`toOffset`); Dv and the block's first
+  /// value column in it.
+  Type offsetType;
+  Value dvOffset, colBaseOffset;
+  /// The block's scan positions [begin, end), and the first elements of
+  /// their lowest row in q and k, and in v and O: offsets count from there.
+  Value begin, end, featureBase, valueBase;
+  /// The first elements of the current slot of the staged tiles.
+  Value featureSlot, valueSlot;
+  /// Whether the feature rows (φ(Q) and φ(K)) and the value rows can be
+  /// read 16 bytes at a time (only with vector loads).
+  Value featuresAligned, valuesAligned;
+};
+} // namespace
+
+/// The first chunk position and the end of the segment `segment` of
+/// `perSegment` chunks (scan positions, the end clamped to N).
+static std::pair<Value, Value> segmentRange(KernelBuilder &kb,
+                                            const ChunkedScanConfig &c, Value n,
+                                            Value segment, Value perSegment) {
+  Value span = kb.mul(perSegment, kb.idx(c.shape.chunk));
+  Value begin = kb.mul(segment, span);
+  return {begin, kb.minU(n, kb.add(begin, span))};
+}
+
+gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
+                                          gpu::GPUModuleOp kernels,
+                                          StringRef name,
+                                          const ChunkedScanConfig &c,
+                                          bool segmented) {
+  Type index = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
+                                flatBufferType(c.dataType),
+                                flatBufferType(c.dataType)};
+  if (segmented || c.hasInit) {
+    argTypes.push_back(flatBufferType(c.stateType));
+    argTypes.push_back(flatBufferType(c.stateType));
+  }
+  argTypes.push_back(flatBufferType(c.resultType));
+  if (!segmented && c.writesState) {
+    argTypes.push_back(flatBufferType(c.stateType));
+    argTypes.push_back(flatBufferType(c.stateType));
+  }
+  argTypes.append({index, index}); // N, Dv
+  if (segmented)
+    argTypes.append({index, index}); // chunks per segment, segments
+  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
+                                            argTypes, c, ChunkTiles::All);
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ScanKernelArgs a;
+  Value perSegment, segments;
+  if (segmented) {
+    ArrayRef<BlockArgument> args = kernel.getArguments();
+    a.q = args[0];
+    a.k = args[1];
+    a.v = args[2];
+    a.s0 = args[3];
+    a.z0 = args[4];
+    a.o = args[5];
+    a.n = args[6];
+    a.dv = args[7];
+    perSegment = args[8];
+    segments = args[9];
+  } else {
+    a = scanKernelArgs(kernel, c.hasInit, c.writesState);
+  }
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
+  Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
+  Value begin = kb.idx(0), end = a.n;
+  // The row of the initial state: the batch element's, or the segment's.
+  Value initBase = kb.mul(batch, cF);
+  if (segmented) {
+    Value segment = kb.blockId(gpu::Dimension::z);
+    std::tie(begin, end) = segmentRange(kb, c, a.n, segment, perSegment);
+    initBase = kb.mul(kb.add(kb.mul(batch, segments), segment), cF);
+  }
+  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  // The state fragments stay in registers: two loads in flight per thread
+  // keep ptxas below 180 registers (eight take all 255).
+  ChunkEmitter e(rewriter, loc, c, ChunkTiles::All, shared, a.q, a.k, a.v, a.n,
+                 a.dv, batch, colBase, begin, end, /*stageBatch=*/2);
+  Value tid = e.threadIndex();
+  auto stateIndex = [&](Value base, Value f, Value col) {
+    return kb.add(kb.mul(kb.add(base, f), a.dv), col);
+  };
+  bool hasInit = segmented || c.hasInit;
+
+  SmallVector<Value> state;
+  e.forEachStateElement([&](Value f, Value d, unsigned) {
+    if (!hasInit) {
+      state.push_back(kb.fconst(0.0));
+      return;
+    }
+    Value col = kb.add(colBase, d);
+    state.push_back(
+        kb.loadIf(kb.ult(col, a.dv), a.s0, stateIndex(initBase, f, col)));
+  });
+  // z feeds the denominators and the final normalizer. A segment's outputs
+  // kernel writes no normalizer (the segment prefix kernel does), so an
+  // unnormalized one needs no z; nor does one whose z is unused.
+  bool needZ = c.normalized || (!segmented && c.finalNormalizer);
+  Value pairs = e.pairedStores(a.o);
+  if (needZ)
+    kb.forLoop(tid, cF, cT, [&](Value f) {
+      Value init =
+          hasInit ? kb.load(a.z0, kb.add(initBase, f)) : kb.fconst(0.0);
+      memref::StoreOp::create(rewriter, loc, init, e.zShared(), ValueRange{f});
+    });
+
+  // The chunk's contribution to the state (and z), for the chunks after it.
+  auto update = [&](Value count, ValueRange carried) {
+    SmallVector<Value> next = e.accumulateState(carried);
+    if (needZ)
+      e.addKeySums(count);
+    return next;
+  };
+  // The state after the last chunk is read only when the kernel writes it
+  // out: a segment's outputs (pass 3) and a scan whose final state is
+  // unused skip that chunk's update, 1 / chunks of the state products (all
+  // of them for a sequence of one chunk). The branch is uniform over the
+  // block.
+  bool lastUpdateRead = !segmented && c.writesState;
+  state = e.walkChunks(
+      begin, end, state,
+      [&](Value t0, Value count, ValueRange carried) -> SmallVector<Value> {
+        auto scores = e.scores();
+        e.storeStateToShared(carried);
+        kb.barrier();
+        e.outputs(t0, count, e.denominators(scores.denominators),
+                  scores.fragments, a.o, pairs);
+        if (lastUpdateRead)
+          return update(count, carried);
+        auto branch = scf::IfOp::create(
+            rewriter, loc, kb.ult(kb.add(t0, count), end),
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(rewriter, loc, update(count, carried));
+            },
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(rewriter, loc, carried);
+            });
+        return SmallVector<Value>(branch.getResults());
+      });
+  if (segmented || !c.writesState)
+    return kernel;
+
+  // The final state and normalizer.
+  e.forEachStateElement([&](Value f, Value d, unsigned s) {
+    Value col = kb.add(colBase, d);
+    Value value = state[s];
+    kb.ifThen(kb.ult(col, a.dv),
+              [&] { kb.store(value, a.s, stateIndex(initBase, f, col)); });
+  });
+  if (!needZ)
+    return kernel;
+  kb.barrier();
+  kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
+    kb.forLoop(tid, cF, cT, [&](Value f) {
+      Value z =
+          memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
+      kb.store(z, a.z, kb.add(initBase, f));
+    });
+  });
+  return kernel;
+}
+
+gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
+                                              Location loc,
+                                              gpu::GPUModuleOp kernels,
+                                              StringRef name,
+                                              const ChunkedScanConfig &c) {
+  Type index = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
+                                flatBufferType(c.dataType),
+                                flatBufferType(c.stateType),
+                                flatBufferType(c.stateType),
+                                index,
+                                index,
+                                index,
+                                index};
+  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
+                                            argTypes, c, ChunkTiles::Keys);
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  Value kBuf = args[0], vBuf = args[1], hBuf = args[2], zBuf = args[3],
+        n = args[4], dv = args[5], perSegment = args[6], segments = args[7];
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
+  Value segment = kb.blockId(gpu::Dimension::z);
+  // The first value tile's blocks also sum the keys.
+  Value keyBlock = kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0));
+  auto [begin, end] = segmentRange(kb, c, n, segment, perSegment);
+  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  ChunkEmitter e(rewriter, loc, c, ChunkTiles::Keys, shared, Value(), kBuf,
+                 vBuf, n, dv, batch, colBase, begin, end, /*stageBatch=*/8);
+  Value tid = e.threadIndex();
+  Value cF = kb.idx(c.features);
+  // Features tid + j·T of the key sums, j < keyParts (none when neither the
+  // denominators nor the final normalizer use them).
+  int64_t keyParts =
+      c.keepsNormalizer() ? llvm::divideCeil(c.features, c.threads()) : 0;
+  auto keyFeature = [&](int64_t j) {
+    return kb.add(tid, kb.idx(j * c.threads()));
+  };
+  auto keyFeatureValid = [&](int64_t j) {
+    return arith::AndIOp::create(rewriter, loc, keyBlock,
+                                 kb.ult(keyFeature(j), cF))
+        .getResult();
+  };
+
+  int64_t fragments = e.stateFragmentSize();
+  SmallVector<Value> init(fragments + keyParts, kb.fconst(0.0));
+  SmallVector<Value> sums = e.walkChunks(
+      begin, end, init, [&](Value t0, Value count, ValueRange carried) {
+        // With wgmma the key sums are added while the update runs.
+        Value pending;
+        SmallVector<Value> next;
+        if (c.wgmmaState)
+          pending = e.startStateUpdate(carried.take_front(fragments));
+        else
+          next = e.accumulateState(carried.take_front(fragments));
+        SmallVector<Value> keySums;
+        for (int64_t j = 0; j < keyParts; ++j) {
+          Value sum = carried[fragments + j];
+          auto branch = scf::IfOp::create(
+              rewriter, loc, keyFeatureValid(j),
+              [&](OpBuilder &, Location) {
+                scf::YieldOp::create(
+                    rewriter, loc,
+                    kb.fadd(sum, e.keySum(keyFeature(j), count)));
+              },
+              [&](OpBuilder &, Location) {
+                scf::YieldOp::create(rewriter, loc, sum);
+              });
+          keySums.push_back(branch.getResult(0));
+        }
+        if (c.wgmmaState)
+          next = e.finishStateUpdate(pending);
+        llvm::append_range(next, keySums);
+        return next;
+      });
+
+  Value slot = kb.add(kb.mul(batch, segments), segment);
+  e.forEachStateElement([&](Value f, Value d, unsigned s) {
+    Value col = kb.add(colBase, d);
+    Value at = kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
+    kb.ifThen(kb.ult(col, dv), [&] { kb.store(sums[s], hBuf, at); });
+  });
+  for (int64_t j = 0; j < keyParts; ++j)
+    kb.ifThen(keyFeatureValid(j), [&] {
+      kb.store(sums[fragments + j], zBuf,
+               kb.add(kb.mul(slot, cF), keyFeature(j)));
+    });
+  return kernel;
+}
+
+gpu::GPUFuncOp gpukernels::buildReadout(RewriterBase &rewriter, Location loc,
+                                        gpu::GPUModuleOp kernels,
+                                        StringRef name,
+                                        const ChunkedScanConfig &c) {
+  Type index = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {flatBufferType(c.dataType),
+                                flatBufferType(c.stateType)};
+  if (c.normalized)
+    argTypes.push_back(flatBufferType(c.stateType));
+  argTypes.append({flatBufferType(c.resultType), index, index, index});
+  gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
+                                            argTypes, c, ChunkTiles::Queries);
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  unsigned a = 0;
+  Value qBuf = args[a++], sBuf = args[a++];
+  Value zBuf = c.normalized ? Value(args[a++]) : Value();
+  Value oBuf = args[a++], n = args[a++], dv = args[a++], perSegment = args[a++];
+  KernelBuilder kb(rewriter, loc, c.stateType);
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
+  Value segment = kb.blockId(gpu::Dimension::z);
+  auto [begin, end] = segmentRange(kb, c, n, segment, perSegment);
+  SmallVector<Value> shared(kernel.getWorkgroupAttributions());
+  ChunkEmitter e(rewriter, loc, c, ChunkTiles::Queries, shared, qBuf, Value(),
+                 Value(), n, dv, batch, colBase, begin, end,
+                 /*stageBatch=*/8);
+  Value tid = e.threadIndex();
+  Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
+  Value stateBase = kb.mul(batch, cF);
+
+  SmallVector<Value> state;
+  e.forEachStateElement([&](Value f, Value d, unsigned) {
+    Value col = kb.add(colBase, d);
+    state.push_back(kb.loadIf(kb.ult(col, dv), sBuf,
+                              kb.add(kb.mul(kb.add(stateBase, f), dv), col)));
+  });
+  e.storeStateToShared(state);
+  if (c.normalized)
+    kb.forLoop(tid, cF, cT, [&](Value f) {
+      memref::StoreOp::create(rewriter, loc,
+                              kb.load(zBuf, kb.add(stateBase, f)), e.zShared(),
+                              ValueRange{f});
+    });
+  // The first chunk's staging starts with a barrier, which publishes S and
+  // z (and the column scales).
+  Value pairs = e.pairedStores(oBuf);
+  e.walkChunks(begin, end, ValueRange{},
+               [&](Value t0, Value count, ValueRange) -> SmallVector<Value> {
+                 std::optional<std::pair<Value, Value>> den;
+                 if (c.normalized)
+                   den = e.readoutDenominators();
+                 e.outputs(t0, count, den, /*scoreFragments=*/{}, oBuf, pairs);
+                 return {};
+               });
+  return kernel;
+}

@@ -1,0 +1,234 @@
+//===- ChunkedScan.h - the chunked kernels' shapes and builders -*- C++ -*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the chunked (tensor-core) kernels of a scan and of the linear form
+// share between their conversion (ChunkedScan.cpp), their shapes
+// (ChunkedScanShape.cpp) and their bodies (ChunkKernels.cpp): the tile
+// shape, the configuration every kernel of one op is specialized for, and
+// the kernel builders. Internal to the conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_LIB_CONVERSION_LINATTNTOGPU_CHUNKEDSCAN_H
+#define LINATTN_LIB_CONVERSION_LINATTNTOGPU_CHUNKEDSCAN_H
+
+#include "KernelBuilders.h"
+
+namespace mlir::linattn::gpukernels {
+
+/// Tile sizes of the chunked scan kernel. Each of the C / 16 row tiles of a
+/// chunk (16 tokens) has G warps: one G-th of the keys of the scores and of
+/// the value columns of the outputs each.
+struct ChunkedScanShape {
+  int64_t chunk;  // C tokens per chunk
+  int64_t groups; // G warps per row tile
+  int64_t warps;  // W = G·C / 16
+  int64_t dvTile; // DT value columns per block
+  // Elements of padding of the rows of V_c and of S (see valueRowPadding).
+  int64_t valuePad, statePad;
+
+  int64_t rowTiles() const { return chunk / 16; }
+};
+
+/// Elements of padding at the end of each row of a shared tile: 16 bytes,
+/// which puts the eight 16-byte rows one ldmatrix phase reads in distinct
+/// banks (unpadded rows of 64 or 128 16-bit elements all start in bank 0).
+inline int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
+
+/// Elements of padding the value-column tiles (V_c and S, DT columns) take
+/// where the shared memory has room. 16-bit ones are read by transposing
+/// ldmatrix: `rowPadding`. tf32 ones are gathered element by element as B
+/// fragments, lane 4g+t reading row k0 + t, column n0 + g, and S is stored
+/// from accumulators two columns at a time (LLVM pairs the stores): rows 8
+/// words apart modulo 32 (DT + 8 for DT = 16, 32, 64) put a warp's gathers
+/// and a half-warp's 8-byte stores in distinct banks, where rows 4 words
+/// apart have two lanes in each bank.
+inline int64_t valueRowPadding(int64_t dataBytes) {
+  return dataBytes == 4 ? 8 : rowPadding(dataBytes);
+}
+
+/// Whether chunk loops of `groups` warps per row tile and `dataBytes`-byte
+/// data can keep their masked scores in registers: one warp takes all keys
+/// of its rows, and m16n8k16's accumulators rounded in pairs are the A
+/// fragments of P·V (tf32's m16n8k8 fragments take other columns).
+inline bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
+  return groups == 1 && dataBytes == 2;
+}
+
+/// A chunked kernel's shape and how it stages its tiles.
+struct StagedShape {
+  ChunkedScanShape shape;
+  /// `ChunkedScanConfig::asyncCopies` and `prefetchChunks`.
+  bool asyncCopies;
+  int64_t prefetchChunks;
+};
+
+/// The shape of the chunked kernels on `data` (`chunkedScanShape`, whose
+/// other arguments these are) and whether they stage by async copies (two
+/// slots of each staged tile; 16-byte groups, so only with vector loads),
+/// where `mayCopyAsync`.
+/// f32 data (tf32) takes twice the shared memory per slot: it copies
+/// asynchronously only where the second slots leave the chunk, the value
+/// tile and the warps as they are with one (F = 64: chunks of 32, tiles of
+/// 64 in 76544 B instead of 48896), and stages synchronously where they
+/// would shrink them (F = 128: one-warp blocks of 16 columns and chunks of
+/// 16, eight a head, instead of chunks of 32 and tiles of 64, two a head),
+/// prefetching the next chunk into L2 as it stages one unless
+/// `prefetch-chunks` says otherwise (`prefetchChunks` -1). 16-bit data
+/// copies asynchronously wherever it may. Synchronous staging prefetches
+/// `prefetch-chunks` chunks ahead, by default none.
+std::optional<StagedShape>
+stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
+                       int64_t features, int64_t maxChunk, int64_t dv,
+                       Type data, bool mayCopyAsync,
+                       bool registerScores = false);
+
+/// What the chunked kernels of one scan are specialized for.
+struct ChunkedScanConfig {
+  ChunkedScanShape shape;
+  int64_t features;
+  Type dataType;   // f16 or bf16: Q, K, V and the tiles in shared memory
+  Type stateType;  // f32
+  Type resultType; // O
+  FeatureSource q, k;
+  bool reverse, normalized, hasInit;
+  double eps;
+  /// Whether staging may load 16 bytes at a time.
+  bool vectorLoads;
+  /// Whether the final state S and z is written (`scanWritesState`): the
+  /// kernels of a scan whose S and z have no uses take no buffers for them.
+  bool writesState;
+  /// Whether the final normalizer z is used: an unnormalized scan whose z
+  /// has no uses accumulates none.
+  bool finalNormalizer;
+  /// Whether the chunk loops stage the next chunk with cp.async while they
+  /// compute the current one (`stagedChunkedScanShape`): φ(Q_c), φ(K_c) and
+  /// V_c then have two slots each.
+  bool asyncCopies;
+  /// Whether the chunk loops address global memory by 32-bit offsets from
+  /// the lowest row of the block's scan positions (the launch keeps them
+  /// below `narrowOffsetLimit`, see `Converter::convertChunked`), or by
+  /// index ones.
+  bool narrowOffsets;
+  /// Whether the chunk loops compute the scores with sm_90's wgmma (see
+  /// `wgmmaApplies`): φ(Q_c) and φ(K_c) are then staged in the 128-byte
+  /// swizzled layout (`swizzledIndex`) by every kernel of the scan.
+  bool wgmma = false;
+  /// Whether the state update φ(K_c)ᵀV_c is wgmma too (see
+  /// `wgmmaStateApplies`): V_c is then staged in the 128-byte swizzle, and
+  /// warpgroup i (warps 4i..4i+3) accumulates feature block i mod (F / 64)
+  /// of its share of the value tile (`stateColumns`), warp w rows
+  /// 16(w mod 4)..16(w mod 4) + 15 of the block.
+  bool wgmmaState = false;
+  /// How many chunks ahead of the one they stage the synchronous chunk
+  /// loops prefetch into L2 (`ChunkEmitter::prefetchGroup`); 0 with async
+  /// copies, which have the next chunk in flight already.
+  int64_t prefetchChunks = 0;
+  /// Where the values come from (`valueSourceOf`); no map where the
+  /// kernels take V as it is.
+  FeatureSource v = {};
+  /// f32 data (tf32): whether the tiles stay f32 and each product is three
+  /// of the operands' tf32 parts (option `tf32x3`, see `MmaBuilder::mma`),
+  /// or the tiles are rounded to tf32 as they are staged.
+  bool splitTF32 = false;
+
+  int64_t threads() const { return 32 * shape.warps; }
+  /// With `wgmmaState`: the value columns of a warpgroup's state (wgmma's N).
+  int64_t stateColumns() const {
+    return shape.dvTile * (features / 64) / (shape.warps / 4);
+  }
+  /// Slots of the staged tiles: 2 with async copies.
+  int64_t slots() const { return asyncCopies ? 2 : 1; }
+  /// Whether any kernel accumulates z: for the denominators or the result.
+  bool keepsNormalizer() const { return normalized || finalNormalizer; }
+  /// The scan over the segment states of these kernels.
+  SegmentScanConfig segmentScan() const {
+    return {features, stateType, hasInit, writesState, keepsNormalizer()};
+  }
+  /// Whether the denominators are added up in shared memory: the warps of a
+  /// row tile each hold the row sums of their keys.
+  bool sharedRowSums() const { return normalized && shape.groups > 1; }
+  /// Whether the chunk loops may keep their masked scores in registers
+  /// (option `scores-in-registers`, see `scoresInRegisters`).
+  bool registerScores = false;
+  /// Whether the chunk loops keep their masked scores in registers, not in
+  /// a shared tile: asked for and possible (`scoresFitRegisters`).
+  bool scoresInRegisters() const {
+    return registerScores && scoresFitRegisters(shape.groups, dataBytes());
+  }
+  /// Whether the chunk loops scale each column of the state by a power of
+  /// two before rounding it to the data type (f16, whose range a long
+  /// sequence's state outgrows; see `ChunkEmitter::storeStateToShared`).
+  bool scaledState() const { return dataType.isF16(); }
+  /// Row lengths of the shared tiles (padded, see `rowPadding` and
+  /// `valueRowPadding`): φ(Q_c) and φ(K_c) are C x F, V_c is C x DT, S is
+  /// F x DT, the scores C x C.
+  int64_t ldF() const { return wgmma ? features : features + pad(); }
+  int64_t ldV() const {
+    return wgmmaState ? shape.dvTile : shape.dvTile + shape.valuePad;
+  }
+  int64_t ldS() const { return shape.dvTile + shape.statePad; }
+  int64_t ldC() const { return shape.chunk + pad(); }
+  int64_t pad() const { return rowPadding(dataBytes()); }
+  /// Bytes of an element of Q, K, V and the staged tiles.
+  int64_t dataBytes() const { return dataType.getIntOrFloatBitWidth() / 8; }
+  /// The kernels' name suffix: direction, map, normalization.
+  std::string suffix() const {
+    return ((reverse ? "reverse_" : "forward_") + mapName(q) +
+            (normalized ? "_normalized" : ""))
+        .str();
+  }
+};
+
+/// The tiles a chunked kernel stages in shared memory.
+enum class ChunkTiles {
+  /// The chunk loops: φ(Q_c), φ(K_c), V_c, the scores, S and z.
+  All,
+  /// The segment states and the key-value summary: φ(K_c) and V_c.
+  Keys,
+  /// The query readout: φ(Q_c), S and z.
+  Queries,
+};
+
+/// The chunk loop: one block per batch element, value tile and segment of
+/// the sequence walks the segment's chunks in order, the state in registers.
+///
+/// Batch-parallel (`segmented` false): the arguments of `launchScan`, grid
+/// (batch, value tiles); one segment, starting from the initial state (or
+/// zero), which writes the final state and normalizer (`writesState`).
+///
+/// Segment outputs (`segmented` true, pass 3 of the sequence-parallel scan):
+/// q, k, v, the f32 states and normalizers at each segment's start (pass 2),
+/// O, N, Dv, chunks per segment and segments; grid (batch, value tiles,
+/// segments).
+gpu::GPUFuncOp buildChunkLoop(RewriterBase &rewriter, Location loc,
+                              gpu::GPUModuleOp kernels, StringRef name,
+                              const ChunkedScanConfig &c, bool segmented);
+
+/// Sequence-parallel pass 1: the contribution of each segment of the
+/// sequence to the state, Σ_c φ(K_c)ᵀ V_c and Σ_t φ(k_t) over its chunks,
+/// into flat [batch, segments, F, Dv] and [batch, segments, F] f32 buffers.
+/// Arguments k, v, the two buffers, N, Dv, chunks per segment, segments;
+/// grid (batch, value tiles, segments).
+gpu::GPUFuncOp buildSegmentStates(RewriterBase &rewriter, Location loc,
+                                  gpu::GPUModuleOp kernels, StringRef name,
+                                  const ChunkedScanConfig &c);
+
+/// The query readout O = φ(Q)S, divided by φ(Q)z + eps when normalized, on
+/// tensor cores. Arguments φ(Q) (or Q with a fused map), S and z (f32; z
+/// only when normalized), O, N, Dv, chunks per segment; grid (batch, value
+/// tiles, segments of the sequence). Each block rounds its F x DT tile of S
+/// to the data type once (f16: its columns scaled as the chunk loops scale
+/// the state, see `ChunkEmitter::storeStateToShared`) and walks its
+/// segment's chunks, which are independent: per chunk the products of
+/// φ(Q_c) with the tile, as in the chunk loop without scores.
+gpu::GPUFuncOp buildReadout(RewriterBase &rewriter, Location loc,
+                            gpu::GPUModuleOp kernels, StringRef name,
+                            const ChunkedScanConfig &c);
+
+} // namespace mlir::linattn::gpukernels
+
+#endif // LINATTN_LIB_CONVERSION_LINATTNTOGPU_CHUNKEDSCAN_H
