@@ -679,7 +679,7 @@ def chunked_shape(config, shared, threads, row, instructions):
     """Chunk C and value tile DT from the kernel's shared buffers (φ(Q_c):
     C·(F+p), φ(K_c): C·(F+p), V_c: C·(DT+p), scores: C·(C+p), S: F·(DT+p),
     in the data type, rows padded by p = 16 bytes (V_c and S in tf32: 32
-    bytes where they fit); z: F, f32; the
+    bytes where they fit, else none: the unit swizzle); z: F, f32; the
     segment-state kernel: φ(K_c) and V_c), the flops of one chunk of one
     block, the shared-memory loads per HMMA."""
     hmma = row["mix"]["HMMA"]  # per warp and chunk: the loop is unrolled
@@ -691,10 +691,10 @@ def chunked_shape(config, shared, threads, row, instructions):
     pad = 16 // size
     chunk = shared[0] // (config.slots * size * (f + pad))
     # The segment-state kernel stages only φ(K_c) and V_c. tf32 rows of V_c
-    # take 8 elements of padding where they fit, 4 otherwise; DT is a power
-    # of two.
+    # take 8 elements of padding where they fit, none (swizzled) where a
+    # row is whole 128-byte segments, 4 otherwise; DT is a power of two.
     row = shared[2 if len(shared) > 2 else 1] // (config.slots * size * chunk)
-    dv_tile = next(row - p for p in (pad, 2 * pad)
+    dv_tile = next(row - p for p in (0, pad, 2 * pad)
                    if row - p > 0 and (row - p) & (row - p - 1) == 0)
     warps = threads // 32
     tc_flops = hmma * warps * 2 * 16 * 8 * k

@@ -661,8 +661,15 @@ public:
   /// ..., t + 28 (shuffles xor 4, 8, 16).
   void storeStateToShared(ValueRange fragments) {
     if (!cs) {
+      // A lane's two adjacent columns of a row (even and odd elements) in
+      // one 8-byte store where the unit swizzle spreads those over the
+      // banks; the padded tiles' pairs are left to LLVM.
+      bool pairs = c.shape.stateSwizzle;
       forEachStateElement([&](Value f, Value d, unsigned s) {
-        storeShared(fragments[s], ss, stateIndex(f, d));
+        if (!pairs)
+          storeShared(fragments[s], ss, stateIndex(f, d));
+        else if (s % 2 == 0)
+          storeShared({fragments[s], fragments[s + 1]}, ss, stateIndex(f, d));
       });
       return;
     }
@@ -1491,18 +1498,29 @@ private:
     return values;
   }
   SharedMatrix valueTile() {
-    return {vs, c.ldV(), /*rowMajor=*/true, valueSlot,
-            c.wgmmaState ? c.shape.chunk : 0};
+    return {vs,
+            c.ldV(),
+            /*rowMajor=*/true,
+            valueSlot,
+            c.wgmmaState ? c.shape.chunk : 0,
+            c.shape.valueSwizzle};
   }
   /// The element of token `row`, column `col` of a V_c tile whose slot
-  /// starts at `slotBase`: padded rows, or swizzled with `wgmmaState`.
+  /// starts at `slotBase`: padded rows, or swizzled with `wgmmaState` or
+  /// `valueSwizzle`.
   Value valueIndex(Value slotBase, Value row, Value col) {
+    if (c.shape.valueSwizzle)
+      return kb.add(slotBase,
+                    kb.add(kb.mul(row, ldV), unitSwizzledColumn(kb, row, col)));
     if (c.wgmmaState)
       return kb.add(slotBase, swizzledIndex(kb, c.shape.chunk, row, col));
     return kb.add(slotBase, kb.add(kb.mul(row, ldV), col));
   }
   SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true, zero}; }
-  SharedMatrix stateTile() { return {ss, c.ldS(), /*rowMajor=*/true, zero}; }
+  SharedMatrix stateTile() {
+    return {ss,   c.ldS(),           /*rowMajor=*/true,
+            zero, /*swizzleRows=*/0, c.shape.stateSwizzle};
+  }
 
   const ChunkedScanConfig &c;
   int64_t stageBatch;

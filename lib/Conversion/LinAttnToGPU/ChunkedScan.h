@@ -29,6 +29,10 @@ struct ChunkedScanShape {
   int64_t dvTile; // DT value columns per block
   // Elements of padding of the rows of V_c and of S (see valueRowPadding).
   int64_t valuePad, statePad;
+  // Whether the rows of V_c and of S are unpadded and take the unit swizzle
+  // instead (`SharedMatrix::unitSwizzle`): f32 tiles of whole 128-byte
+  // rows that would have the narrow padding.
+  bool valueSwizzle = false, stateSwizzle = false;
 
   int64_t rowTiles() const { return chunk / 16; }
 };
@@ -45,7 +49,10 @@ inline int64_t rowPadding(int64_t dataBytes) { return 16 / dataBytes; }
 /// from accumulators two columns at a time (LLVM pairs the stores): rows 8
 /// words apart modulo 32 (DT + 8 for DT = 16, 32, 64) put a warp's gathers
 /// and a half-warp's 8-byte stores in distinct banks, where rows 4 words
-/// apart have two lanes in each bank.
+/// apart have two lanes in each bank. Where the wider padding does not fit,
+/// tiles of whole 128-byte rows (DT a multiple of 32) take no padding and
+/// the unit swizzle instead (`ChunkedScanShape::valueSwizzle`), which
+/// spreads the gathers and the paired stores over the banks as well.
 inline int64_t valueRowPadding(int64_t dataBytes) {
   return dataBytes == 4 ? 8 : rowPadding(dataBytes);
 }

@@ -127,8 +127,18 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         };
         widen(slots * chunk, valuePad);
         widen(features, statePad);
-        return ChunkedScanShape{chunk,  groups,   warps,
-                                dvTile, valuePad, statePad};
+        // f32 tiles left with the narrow padding: the unit swizzle instead.
+        bool swizzles = dataBytes == 4 && dvTile % 32 == 0;
+        bool valueSwizzle = swizzles && valuePad == pad;
+        bool stateSwizzle = swizzles && statePad == pad;
+        return ChunkedScanShape{chunk,
+                                groups,
+                                warps,
+                                dvTile,
+                                valueSwizzle ? 0 : valuePad,
+                                stateSwizzle ? 0 : statePad,
+                                valueSwizzle,
+                                stateSwizzle};
       }
     }
   }

@@ -23,8 +23,17 @@ Value gpukernels::swizzledIndex(KernelBuilder &kb, int64_t rows, Value row,
              kb.remU(within, kb.idx(perChunk))));
 }
 
+Value gpukernels::unitSwizzledColumn(KernelBuilder &kb, Value row, Value col) {
+  Value h = kb.add(kb.mul(kb.remU(row, kb.idx(4)), kb.idx(2)),
+                   kb.remU(kb.divU(row, kb.idx(4)), kb.idx(2)));
+  return arith::XOrIOp::create(kb.b, kb.loc, col, kb.mul(h, kb.idx(4)));
+}
+
 Value gpukernels::sharedIndex(KernelBuilder &kb, const SharedMatrix &m,
                               Value row, Value col) {
+  if (m.unitSwizzle)
+    return kb.add(m.base, kb.add(kb.mul(row, kb.idx(m.ld)),
+                                 unitSwizzledColumn(kb, row, col)));
   if (m.swizzleRows)
     return kb.add(m.base, swizzledIndex(kb, m.swizzleRows, row, col));
   return kb.add(m.base, kb.add(kb.mul(row, kb.idx(m.ld)), col));

@@ -26,7 +26,9 @@ inline constexpr int64_t kSwizzleBytes = 128;
 /// (row, column) is at buffer[base + row·ld + column], rows 16-byte
 /// aligned (the buffer by its alignment, `base` and `ld` by padding) so
 /// that ldmatrix can read them; or, with `swizzleRows` (the rows of the
-/// tile), in wgmma's 128-byte swizzled K-major layout (`swizzledIndex`).
+/// tile), in wgmma's 128-byte swizzled K-major layout (`swizzledIndex`); or,
+/// with `unitSwizzle`, unpadded f32 rows (`ld` a multiple of 32) whose
+/// 16-byte units are permuted (`unitSwizzledColumn`).
 struct SharedMatrix {
   Value buffer;
   int64_t ld;
@@ -34,6 +36,7 @@ struct SharedMatrix {
   /// The tile's first element: its slot of a double-buffered tile.
   Value base;
   int64_t swizzleRows = 0;
+  bool unitSwizzle = false;
 };
 
 /// Where (row, col) of a tile of `rows` rows of 16-bit elements lies in
@@ -44,6 +47,17 @@ struct SharedMatrix {
 /// K-major with the 128-byte swizzle (stride byte offset 1024) when the
 /// buffer is 1024-byte aligned.
 Value swizzledIndex(KernelBuilder &kb, int64_t rows, Value row, Value col);
+
+/// Where column `col` of row `row` of an f32 tile of whole 128-byte rows
+/// lies in the unit swizzle: its 16-byte unit u of each 128-byte segment at
+/// u XOR h, h = 2·(row mod 4) + (row div 4) mod 2. Without padding every
+/// row's segment spans the 32 banks; h gives the four rows a tf32 B
+/// fragment gathers (lane 4g + t: row k0 + t, column n0 + g) the units
+/// {0, 2, 4, 6} XOR of their pair of units, and the rows a half-warp's
+/// 8-byte accumulator stores cover (rows g and g + 8: two columns 2t, 2t +
+/// 1 each) likewise, and the eight rows an ldmatrix phase reads at one unit
+/// eight distinct ones: each conflict-free. A 16-byte unit stays whole.
+Value unitSwizzledColumn(KernelBuilder &kb, Value row, Value col);
 
 /// The element of stored (row, col) of `m`.
 Value sharedIndex(KernelBuilder &kb, const SharedMatrix &m, Value row,

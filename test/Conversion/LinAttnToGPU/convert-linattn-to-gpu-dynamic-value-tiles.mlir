@@ -16,11 +16,14 @@
 // tiles of 64 columns take dynamic shared memory instead: chunks of 32,
 // four warps (two per row tile), two blocks a head (grid (8, 2)), φ(Q_c)
 // and φ(K_c) in rows of 128 + 4 floats. They are staged synchronously:
-// the second slots of async copies would not fit that shape.
+// the second slots of async copies would not fit that shape. V_c (32 x 64)
+// and S (128 x 64) have no room for the 8 floats of padding that keep
+// their tf32 gathers conflict-free without costing an A100 a block per SM:
+// their rows stay unpadded, 16-byte units XOR-swizzled by row.
 // CHECK-LABEL: func.func @tf32_f128
 // CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_elu_0(%c8, %c2, %c1, %c128, %c1, %c1,
 // CHECK: gpu.func @linattn_scan_chunked_wide_forward_elu_0(
-// CHECK-SAME: workgroup(%{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: workgroup(%{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2048xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1152xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // tf32 keeps libdevice's expf in its feature maps (16-bit data takes the
 // special-function unit's 2^x).
@@ -29,6 +32,8 @@
 // CHECK: math.exp
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>
+// The state goes to its swizzled tile two columns at a time.
+// CHECK: vector.store {{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 
 // A value tile capped at 32 columns takes tiles of 32 in dynamic shared
 // memory the same way (chunks of 32, two warps, four blocks a head) rather
@@ -37,10 +42,12 @@
 // VT32: call @__linattn_launch_linattn_scan_chunked_wide_forward_elu_0(%c8, %c4, %c1, %c64, %c1, %c1,
 // VT32: gpu.func @linattn_scan_chunked_wide_forward_elu_0(
 // VT32-SAME: workgroup(%{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>>
+// With 40 columns of 32 + 8 floats, V_c and S take the wider padding.
+// VT32-SAME: memref<1280xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1152xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<5120xf32, #gpu.address_space<workgroup>>
 
-// The launch passes the tiles' 80 KiB as dynamic shared memory (no z: the
-// scan is unnormalized and its final normalizer unused).
-// DYNAMIC: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_wide_forward_elu_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c81920_i32
+// The launch passes the tiles' 77.5 KiB as dynamic shared memory (no z:
+// the scan is unnormalized and its final normalizer unused).
+// DYNAMIC: gpu.launch_func {{.*}} @linattn_kernels::@linattn_scan_chunked_wide_forward_elu_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c79360_i32
 func.func @tf32_f128(%q: tensor<8x?x128xf32>, %k: tensor<8x?x128xf32>, %v: tensor<8x?x128xf32>) -> tensor<8x?x128xf32> {
   %fq = linattn.feature_map elu %q : tensor<8x?x128xf32> -> tensor<8x?x128xf32>
   %fk = linattn.feature_map elu %k : tensor<8x?x128xf32> -> tensor<8x?x128xf32>
