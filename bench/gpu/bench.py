@@ -230,14 +230,17 @@ LINATTN_NOTES = {
         "f32 inputs, tf32 tensor cores (option tf32=true); at D = 64 the "
         "next chunk copied by cp.async during the current one and rounded "
         "in place, at D = 128 (where two slots would shrink the chunks) "
-        "staged synchronously, the next chunk prefetched into L2",
+        "staged synchronously, the next chunk prefetched into L2, V_c and "
+        "S in unpadded rows with their 16-byte units XOR-swizzled",
     "linattn chunked tf32x3":
         "f32 inputs at about f32's accuracy on tf32 tensor cores (option "
         "tf32x3=true): each product three, of the operands' high and low "
         "tf32 parts; staged as tf32",
     "linattn chunked tf32, synchronous staging":
         "tf32=true async-copies=false: each chunk loaded, rounded and stored "
-        "to shared memory before its products, no L2 prefetch",
+        "to shared memory before its products, no L2 prefetch (S "
+        "unit-swizzled at D = 64, where one slot leaves no room for its "
+        "wider padding)",
     "linattn chunked tf32x3, synchronous staging":
         "tf32x3=true async-copies=false: staged the same way",
     "linattn chunked tf32, 2 warps a row tile":
