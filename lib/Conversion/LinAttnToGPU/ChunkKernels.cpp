@@ -661,10 +661,12 @@ public:
   /// ..., t + 28 (shuffles xor 4, 8, 16).
   void storeStateToShared(ValueRange fragments) {
     if (!cs) {
-      // A lane's two adjacent columns of a row (even and odd elements) in
-      // one 8-byte store where the unit swizzle spreads those over the
-      // banks; the padded tiles' pairs are left to LLVM.
-      bool pairs = c.shape.stateSwizzle;
+      // f32 (tf32): a lane's two adjacent columns of a row (even and odd
+      // elements) in one 8-byte store, which a half-warp's rows 8 words
+      // apart or unit-swizzled spread over the banks (LLVM paired the
+      // padded tiles' scalar stores the same way; in the IR the emulator
+      // counts them as they are).
+      bool pairs = c.dataType.isF32();
       forEachStateElement([&](Value f, Value d, unsigned s) {
         if (!pairs)
           storeShared(fragments[s], ss, stateIndex(f, d));
