@@ -2,8 +2,9 @@
 // The tf32 chunked scan at F = 128 down to PTX and ptxas. Its V_c (32 x 64)
 // and S (128 x 64) tiles have no room for the padding that keeps their
 // element-wise B-fragment gathers conflict-free: their rows are unpadded,
-// each 16-byte unit XOR-swizzled by row, and S is stored from the
-// accumulators in pairs. The swizzled addresses take registers (an XOR per
+// each 16-byte unit XOR-swizzled by row (the padded layout has no xor at
+// all; convert-linattn-to-gpu-dynamic-value-tiles.mlir checks the tiles
+// and the paired state stores). The swizzled addresses take registers (an XOR per
 // column offset, hoisted out of the chunk loop): ptxas must still fit the
 // chunk loop without spilling, tf32 and tf32x3.
 
@@ -15,7 +16,6 @@
 
 // CHECK-LABEL: .visible .entry linattn_scan_chunked_wide_forward_elu_normalized_0(
 // CHECK: xor.b{{32|64}}
-// CHECK: st.shared.v2.b32
 // CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK: ret;
 

@@ -157,7 +157,6 @@ public:
     featureSlot = valueSlot = zero;
     cF = kb.idx(c.features);
     ldF = kb.idx(c.ldF());
-    ldV = kb.idx(c.ldV());
     ldC = kb.idx(c.ldC());
     if (vectorWidth() > 1) {
       for (Value buffer : {qBuf, kBuf}) {
@@ -1511,12 +1510,9 @@ private:
   /// starts at `slotBase`: padded rows, or swizzled with `wgmmaState` or
   /// `valueSwizzle`.
   Value valueIndex(Value slotBase, Value row, Value col) {
-    if (c.shape.valueSwizzle)
-      return kb.add(slotBase,
-                    kb.add(kb.mul(row, ldV), unitSwizzledColumn(kb, row, col)));
-    if (c.wgmmaState)
-      return kb.add(slotBase, swizzledIndex(kb, c.shape.chunk, row, col));
-    return kb.add(slotBase, kb.add(kb.mul(row, ldV), col));
+    SharedMatrix slot = valueTile();
+    slot.base = slotBase;
+    return sharedIndex(kb, slot, row, col);
   }
   SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true, zero}; }
   SharedMatrix stateTile() {
@@ -1534,7 +1530,7 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs, rs, cs;
-  Value tid, warp, cF, ldF, ldV, ldC, zero;
+  Value tid, warp, cF, ldF, ldC, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.
   Type offsetType;

@@ -198,8 +198,8 @@ chunkedScanShapeOf(int64_t features, int64_t maxChunk, int64_t maxValueTile,
 static std::optional<ChunkedScanShape>
 chunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
                  int64_t dv, int64_t dataBytes, int64_t slots,
-                 int64_t columnBytes = 0, bool registerScores = false,
-                 int64_t rowTileWarps = 0) {
+                 int64_t columnBytes, bool registerScores,
+                 int64_t rowTileWarps) {
   if (rowTileWarps)
     if (std::optional<ChunkedScanShape> asked = chunkedScanShapeOf(
             features, maxChunk, maxValueTile, dv, dataBytes, slots, columnBytes,
