@@ -42,28 +42,9 @@ std::string mlir::linattn::getDefaultCudaPath() {
   return LINATTN_DEFAULT_CUDA_PATH;
 }
 
-void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
-    OpPassManager &pm, const LinAttnLowerToNVVMOptions &options) {
-  pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-nvvm"}));
-  // Sizes that must agree and that only the arguments fix, checked per call.
-  pm.addPass(createLinAttnCheckSizesPass());
-  // The fast forms. The GPU has kernels for the linear and scan forms only,
-  // so every non-causal product is reassociated.
-  // The gradients through elu, relu and identity have a kernel: kept as
-  // ops until the conversion. The normalized gradients' [V, 1] and [g, h]
-  // are padded to a multiple of 16 columns, so that the scans that take
-  // them as queries and keys run on the tensor-core kernels (which need
-  // multiples of 16 features) rather than the recurrent one.
-  LinAttnDecomposePassOptions decompose;
-  decompose.keepElementwiseGrads = true;
-  decompose.columnMultiple = 16;
-  decompose.columnMultipleF32 = options.tf32 || options.tf32x3;
-  if (options.rewriteForms)
-    addRewriteFormsStage(pm, ReassociateMode::Always, decompose);
-
-  // Kernels for what has one (linattn.attention decomposed first, so that its
-  // parts get kernels too); the rest to linalg for the host.
-  pm.addPass(createLinAttnDecomposePass(decompose));
+/// The options of `convert-linattn-to-gpu` in the pipeline.
+static ConvertLinAttnToGPUPassOptions
+kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   ConvertLinAttnToGPUPassOptions kernels;
   kernels.chip = options.chip;
   kernels.scanTile = options.scanTile;
@@ -87,7 +68,32 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   kernels.scoresInRegisters = options.scoresInRegisters;
   kernels.prefetchChunks = options.prefetchChunks;
   kernels.narrowOffsetLimit = options.narrowOffsetLimit;
-  pm.addPass(createConvertLinAttnToGPUPass(kernels));
+  return kernels;
+}
+
+void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
+    OpPassManager &pm, const LinAttnLowerToNVVMOptions &options) {
+  pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-nvvm"}));
+  // Sizes that must agree and that only the arguments fix, checked per call.
+  pm.addPass(createLinAttnCheckSizesPass());
+  // The fast forms. The GPU has kernels for the linear and scan forms only,
+  // so every non-causal product is reassociated.
+  // The gradients through elu, relu and identity have a kernel: kept as
+  // ops until the conversion. The normalized gradients' [V, 1] and [g, h]
+  // are padded to a multiple of 16 columns, so that the scans that take
+  // them as queries and keys run on the tensor-core kernels (which need
+  // multiples of 16 features) rather than the recurrent one.
+  LinAttnDecomposePassOptions decompose;
+  decompose.keepElementwiseGrads = true;
+  decompose.columnMultiple = 16;
+  decompose.columnMultipleF32 = options.tf32 || options.tf32x3;
+  if (options.rewriteForms)
+    addRewriteFormsStage(pm, ReassociateMode::Always, decompose);
+
+  // Kernels for what has one (linattn.attention decomposed first, so that its
+  // parts get kernels too); the rest to linalg for the host.
+  pm.addPass(createLinAttnDecomposePass(decompose));
+  pm.addPass(createConvertLinAttnToGPUPass(kernelOptions(options)));
   addLinalgStage(pm, /*fuseElementwise=*/true);
 
   // Bufferize as the CPU pipeline does, then give every kernel launch its
@@ -176,9 +182,11 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
 LogicalResult mlir::linattn::verifyLinAttnLowerToNVVMOptions(
     const LinAttnLowerToNVVMOptions &options,
     function_ref<LogicalResult(const Twine &)> emitError) {
-  if (!smVersion(options.chip))
-    return emitError("linattn-lower-to-nvvm: chip '" + options.chip +
-                     "' is not sm_ followed by a number");
+  // The kernels' options (the chip among them) as the conversion checks
+  // them, here before anything runs.
+  if (std::optional<std::string> invalid =
+          checkConvertLinAttnToGPUPassOptions(kernelOptions(options)))
+    return emitError("linattn-lower-to-nvvm: " + *invalid);
   // gpu-module-to-binary reports another format without failing, then
   // uses an unset target.
   if (!llvm::is_contained({"bin", "fatbin", "isa"}, options.format.getValue()))

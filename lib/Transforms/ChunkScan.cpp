@@ -389,7 +389,7 @@ struct LinAttnChunkScanPass
   void runOnOperation() override {
     int64_t size = chunkSize;
     if (size <= 0) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "linattn-chunk-scan: chunk-size must be positive, got " << size;
       return signalPassFailure();
     }

@@ -17,8 +17,16 @@
 // report the format without failing, then use an unset one).
 // RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="format=cubin" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-FORMAT
 // RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="chip=volta" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
+// The kernels' options too, as convert-linattn-to-gpu checks them: reported
+// before anything runs, without the module.
+// RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="chunk-size=128" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
+// RUN: not linattn-opt %S/Inputs/all-kernels.mlir --linattn-lower-to-nvvm="scan-kernel=fast" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // BAD-FORMAT: error: linattn-lower-to-nvvm: format 'cubin' is not bin, fatbin or isa
 // BAD-CHIP: error: linattn-lower-to-nvvm: chip 'volta' is not sm_ followed by a number
+// BAD-CHUNK: error: linattn-lower-to-nvvm: chunk-size must be 16, 32 or 64
+// BAD-CHUNK-NOT: linattn.
+// BAD-KERNEL: error: linattn-lower-to-nvvm: scan-kernel must be 'chunked' or 'recurrent'
+// BAD-KERNEL-NOT: linattn.
 
 // wgmma (the default) targets the default sm_90 as sm_90a while the kernels
 // are lowered to NVVM; these use no wgmma (f32 data), so their module then

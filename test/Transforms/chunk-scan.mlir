@@ -3,6 +3,7 @@
 // RUN: not linattn-opt %s -linattn-chunk-scan=chunk-size=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: chunk-size must be positive, got 0
+// BAD-NOT: see current operation
 
 // N = 256 is a multiple of both chunk sizes: static tiles, no affine.min.
 // Normalized: separate numerator (intra + inter) and denominator (row sums

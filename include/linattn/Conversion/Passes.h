@@ -30,6 +30,12 @@ namespace mlir::linattn {
 #define GEN_PASS_DECL
 #include "linattn/Conversion/Passes.h.inc"
 
+/// Why `options` are not valid for `convert-linattn-to-gpu` (a chip that is
+/// not sm_ and a number, an option out of its range), or nullopt. The pass
+/// reports it, and `linattn-lower-to-nvvm` when its options are parsed.
+std::optional<std::string> checkConvertLinAttnToGPUPassOptions(
+    const ConvertLinAttnToGPUPassOptions &options);
+
 #define GEN_PASS_REGISTRATION
 #include "linattn/Conversion/Passes.h.inc"
 

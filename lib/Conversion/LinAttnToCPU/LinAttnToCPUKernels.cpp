@@ -979,19 +979,19 @@ struct ConvertLinAttnToCPUKernelsPass
 
   void runOnOperation() override {
     if (std::optional<std::string> unknown = unknownTargetCpu(targetCpu)) {
-      getOperation()->emitError() << *unknown;
+      emitError(getOperation()->getLoc()) << *unknown;
       return signalPassFailure();
     }
     int64_t targetWidth = vectorWidthFor(targetCpu, targetFeatures);
     if (targetWidth == 0) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "malformed target features '" << targetFeatures
           << "': expected a comma-separated list of +feature or -feature";
       return signalPassFailure();
     }
     int64_t width = vectorWidth == 0 ? targetWidth : vectorWidth;
     if (width < 1 || width > 64) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "vector-width must be between 1 and 64, got " << width;
       return signalPassFailure();
     }
@@ -1010,7 +1010,7 @@ struct ConvertLinAttnToCPUKernelsPass
                                                     std::max<int64_t>(block, 1),
                                                 1, wideRegisters ? 4 : 2);
     if (block < 1 || block > 8) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "tokens-per-block must be between 1 and 8, got " << block;
       return signalPassFailure();
     }
@@ -1018,24 +1018,24 @@ struct ConvertLinAttnToCPUKernelsPass
         threads == 0 ? llvm::hardware_concurrency().compute_thread_count()
                      : static_cast<int64_t>(threads);
     if (threadCount < 1) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "threads must be 0 or positive, got " << threadCount;
       return signalPassFailure();
     }
     if (columns < 1 || columns > 4) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "column-vectors must be between 1 and 4, got " << columns;
       return signalPassFailure();
     }
     if (block * columns > 16) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "tokens-per-block × column-vectors must be at most 16 (the "
              "tile's values and accumulators live in registers), got "
           << block * columns;
       return signalPassFailure();
     }
     if (!(reassociateSpeedup >= 0.0)) {
-      getOperation()->emitError()
+      emitError(getOperation()->getLoc())
           << "reassociate-speedup must be 0 or positive, got "
           << reassociateSpeedup;
       return signalPassFailure();

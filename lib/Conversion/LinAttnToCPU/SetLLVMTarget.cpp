@@ -25,7 +25,7 @@ struct LinAttnSetLLVMTargetPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     if (std::optional<std::string> unknown = unknownTargetCpu(cpu)) {
-      getOperation()->emitError() << *unknown;
+      emitError(getOperation()->getLoc()) << *unknown;
       return signalPassFailure();
     }
     StringAttr cpuAttr = cpu.empty() ? StringAttr() : StringAttr::get(ctx, cpu);
@@ -41,7 +41,7 @@ struct LinAttnSetLLVMTargetPass
       if (wellFormed)
         featuresAttr = LLVM::TargetFeaturesAttr::get(ctx, features);
       if (!featuresAttr) {
-        getOperation()->emitError()
+        emitError(getOperation()->getLoc())
             << "malformed target features '" << features
             << "': expected a comma-separated list of +feature or -feature";
         return signalPassFailure();

@@ -1020,12 +1020,88 @@ LogicalResult mlir::linattn::convertLinAttnToGPUKernels(
 // Passes
 //===----------------------------------------------------------------------===//
 
+std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
+    const ConvertLinAttnToGPUPassOptions &o) {
+  if (!smVersion(o.chip))
+    return "chip '" + o.chip + "' is not sm_ followed by a number";
+  if (o.scanKernel != "chunked" && o.scanKernel != "recurrent")
+    return std::string("scan-kernel must be 'chunked' or 'recurrent'");
+  if (o.linearKernel != "chunked" && o.linearKernel != "scalar")
+    return std::string("linear-kernel must be 'chunked' or 'scalar'");
+  if (!llvm::is_contained({16, 32, 64}, o.chunkSize))
+    return std::string("chunk-size must be 16, 32 or 64");
+  if (!llvm::is_contained({8, 16, 32, 64, 128}, o.valueTile))
+    return std::string("value-tile must be 8, 16, 32, 64 or 128");
+  if (o.rowTileWarps < 0 || o.rowTileWarps > 2)
+    return std::string("row-tile-warps must be 0, 1 or 2");
+  if (o.minBlocksPerSM < 0 || o.minBlocksPerSM > 32)
+    return std::string("min-blocks-per-sm must be between 0 and 32");
+  if (o.scanTile <= 0 || o.scanTile > 1024 || o.blockSize <= 0 ||
+      o.blockSize > 1024)
+    return std::string("scan-tile and block-size must be between 1 and 1024");
+  if (o.scanFeatureLanes < 1 || o.scanFeatureLanes > 32 ||
+      !llvm::isPowerOf2_64(o.scanFeatureLanes))
+    return std::string(
+        "scan-feature-lanes must be a power of two from 1 to 32");
+  if (o.scanThreadColumns < 1 || o.scanThreadColumns > 8 ||
+      !llvm::isPowerOf2_64(o.scanThreadColumns))
+    return std::string("scan-thread-columns must be 1, 2, 4 or 8");
+  if (o.sequenceParallelBlocks < 0)
+    return std::string("sequence-parallel-blocks must not be negative");
+  if (o.minSegmentTokens < 0)
+    return std::string("min-segment-tokens must not be negative");
+  if (o.narrowOffsetLimit < 0 || o.narrowOffsetLimit > kMaxNarrowOffsetLimit)
+    return std::string(
+        "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
+  if (o.prefetchChunks < -1 || o.prefetchChunks > 1024)
+    return std::string(
+        "prefetch-chunks must be between 0 and 1024, or -1 (automatic)");
+  return std::nullopt;
+}
+
 namespace {
 struct ConvertLinAttnToGPUPass
     : public linattn::impl::ConvertLinAttnToGPUPassBase<
           ConvertLinAttnToGPUPass> {
   using Base::Base;
+
+  /// The options the pass runs with.
+  ConvertLinAttnToGPUPassOptions given() const {
+    ConvertLinAttnToGPUPassOptions o;
+    o.chip = chip;
+    o.scanTile = scanTile;
+    o.scanFeatureLanes = scanFeatureLanes;
+    o.scanThreadColumns = scanThreadColumns;
+    o.blockSize = blockSize;
+    o.maxRegisterState = maxRegisterState;
+    o.hostFallback = hostFallback;
+    o.scanKernel = scanKernel;
+    o.linearKernel = linearKernel;
+    o.chunkSize = chunkSize;
+    o.valueTile = valueTile;
+    o.rowTileWarps = rowTileWarps;
+    o.minBlocksPerSM = minBlocksPerSM;
+    o.sequenceParallelBlocks = sequenceParallelBlocks;
+    o.minSegmentTokens = minSegmentTokens;
+    o.tf32 = tf32;
+    o.tf32x3 = tf32x3;
+    o.vectorLoads = vectorLoads;
+    o.asyncCopies = asyncCopies;
+    o.wgmma = wgmma;
+    o.scoresInRegisters = scoresInRegisters;
+    o.prefetchChunks = prefetchChunks;
+    o.narrowOffsetLimit = narrowOffsetLimit;
+    return o;
+  }
+
   void runOnOperation() override {
+    // An option out of range is the pipeline's error, not the module's: it
+    // is reported at the module's location without printing the module.
+    if (std::optional<std::string> invalid =
+            checkConvertLinAttnToGPUPassOptions(given())) {
+      emitError(getOperation().getLoc()) << getArgument() << ": " << *invalid;
+      return signalPassFailure();
+    }
     LinAttnToGPUKernelOptions opts;
     opts.scanTile = scanTile;
     opts.scanFeatureLanes = scanFeatureLanes;
@@ -1048,85 +1124,19 @@ struct ConvertLinAttnToGPUPass
     opts.scoresInRegisters = scoresInRegisters;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;
-    if (scanKernel != "chunked" && scanKernel != "recurrent") {
-      getOperation().emitError("scan-kernel must be 'chunked' or 'recurrent'");
-      return signalPassFailure();
-    }
     opts.chunkedScan = scanKernel == "chunked";
-    if (linearKernel != "chunked" && linearKernel != "scalar") {
-      getOperation().emitError("linear-kernel must be 'chunked' or 'scalar'");
-      return signalPassFailure();
-    }
     opts.chunkedLinear = linearKernel == "chunked";
-    if (opts.chunkSize != 16 && opts.chunkSize != 32 && opts.chunkSize != 64) {
-      getOperation().emitError("chunk-size must be 16, 32 or 64");
-      return signalPassFailure();
-    }
-    if (opts.valueTile != 8 && opts.valueTile != 16 && opts.valueTile != 32 &&
-        opts.valueTile != 64 && opts.valueTile != 128) {
-      getOperation().emitError("value-tile must be 8, 16, 32, 64 or 128");
-      return signalPassFailure();
-    }
-    if (opts.rowTileWarps < 0 || opts.rowTileWarps > 2) {
-      getOperation().emitError("row-tile-warps must be 0, 1 or 2");
-      return signalPassFailure();
-    }
-    if (opts.minBlocksPerSM < 0 || opts.minBlocksPerSM > 32) {
-      getOperation().emitError("min-blocks-per-sm must be between 0 and 32");
-      return signalPassFailure();
-    }
-    if (opts.scanTile <= 0 || opts.scanTile > 1024 || opts.blockSize <= 0 ||
-        opts.blockSize > 1024) {
-      getOperation().emitError(
-          "scan-tile and block-size must be between 1 and 1024");
-      return signalPassFailure();
-    }
-    if (opts.scanFeatureLanes < 1 || opts.scanFeatureLanes > 32 ||
-        !llvm::isPowerOf2_64(opts.scanFeatureLanes)) {
-      getOperation().emitError(
-          "scan-feature-lanes must be a power of two from 1 to 32");
-      return signalPassFailure();
-    }
-    if (opts.scanThreadColumns < 1 || opts.scanThreadColumns > 8 ||
-        !llvm::isPowerOf2_64(opts.scanThreadColumns)) {
-      getOperation().emitError("scan-thread-columns must be 1, 2, 4 or 8");
-      return signalPassFailure();
-    }
-    if (opts.sequenceParallelBlocks < 0) {
-      getOperation().emitError("sequence-parallel-blocks must not be negative");
-      return signalPassFailure();
-    }
-    if (opts.minSegmentTokens < 0) {
-      getOperation().emitError("min-segment-tokens must not be negative");
-      return signalPassFailure();
-    }
-    if (opts.narrowOffsetLimit < 0 ||
-        opts.narrowOffsetLimit > kMaxNarrowOffsetLimit) {
-      getOperation().emitError(
-          "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
-      return signalPassFailure();
-    }
-    if (opts.prefetchChunks < -1 || opts.prefetchChunks > 1024) {
-      getOperation().emitError(
-          "prefetch-chunks must be between 0 and 1024, or -1 (automatic)");
-      return signalPassFailure();
-    }
-    std::optional<unsigned> sm = smVersion(chip);
-    if (!sm) {
-      getOperation().emitError("chip '")
-          << chip << "' is not sm_ followed by a number";
-      return signalPassFailure();
-    }
+    unsigned sm = *smVersion(chip);
     // mma.sync on f16, bf16 and tf32 (and ldmatrix, cp.async) need sm_80:
     // older chips take the recurrent and scalar kernels; wgmma is sm_90's.
-    if (*sm < 80) {
+    if (sm < 80) {
       opts.chunkedScan = false;
       opts.chunkedLinear = false;
       opts.tf32 = false;
       opts.tf32x3 = false;
       opts.asyncCopies = false;
     }
-    if (*sm != 90)
+    if (sm != 90)
       opts.wgmma = false;
     if (failed(convertLinAttnToGPUKernels(getOperation(), opts)))
       signalPassFailure();

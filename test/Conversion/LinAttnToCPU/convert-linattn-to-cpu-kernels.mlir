@@ -9,6 +9,7 @@
 // RUN: not linattn-opt %s --split-input-file --convert-linattn-to-cpu-kernels='reassociate-speedup=-1' 2>&1 | FileCheck %s --check-prefix=BADSPEEDUP
 
 // BADBLOCK: tokens-per-block must be between 1 and 8, got 9
+// BADBLOCK-NOT: see current operation
 // BADWIDTH: vector-width must be between 1 and 64, got -2
 // BADTILE: tokens-per-block × column-vectors must be at most 16 (the tile's values and accumulators live in registers), got 24
 // BADSPEEDUP: reassociate-speedup must be 0 or positive, got -1

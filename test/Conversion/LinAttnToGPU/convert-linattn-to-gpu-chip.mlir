@@ -13,7 +13,8 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="chip=sm_100 wgmma=true sequence-parallel-blocks=0 narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NO-WGMMA
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chip=volta" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
 
-// BAD-CHIP: error: chip 'volta' is not sm_ followed by a number
+// BAD-CHIP: error: convert-linattn-to-gpu: chip 'volta' is not sm_ followed by a number
+// BAD-CHIP-NOT: see current operation
 
 // SM75-LABEL: func.func @scan_bf16
 //   SM75-NOT: chunked
