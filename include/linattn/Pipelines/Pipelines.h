@@ -309,10 +309,12 @@ struct LinAttnLowerToNVVMOptions
 void buildLinAttnLowerToNVVMPipeline(OpPassManager &pm,
                                      const LinAttnLowerToNVVMOptions &options);
 
-/// Checks what the pipeline's passes would not report themselves (a chip
-/// that is not sm_ and a number, a format that is not bin, fatbin or isa):
-/// failure, after `emitError`, where `options` are not valid. The
-/// registered pipeline checks its options with it when it is parsed.
+/// Checks the options before anything runs: the kernels' as
+/// `convert-linattn-to-gpu` would (`checkConvertLinAttnToGPUPassOptions`:
+/// the chip, chunk and tile sizes, ...) and the format, which
+/// `gpu-module-to-binary` would not report (bin, fatbin or isa): failure,
+/// after `emitError`, where `options` are not valid. The registered pipeline
+/// checks its options with it when it is parsed.
 LogicalResult verifyLinAttnLowerToNVVMOptions(
     const LinAttnLowerToNVVMOptions &options,
     function_ref<LogicalResult(const Twine &)> emitError);
