@@ -65,6 +65,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
   kernels.wgmma = options.wgmma;
+  kernels.wgmmaChunks = options.wgmmaChunks;
   kernels.scoresInRegisters = options.scoresInRegisters;
   kernels.prefetchChunks = options.prefetchChunks;
   kernels.narrowOffsetLimit = options.narrowOffsetLimit;

@@ -2490,9 +2490,11 @@ unsigned intWidth(Type type) {
 }
 
 /// Shared memory per block every GPU of sm_80 and later allows (99 KiB on
-/// sm_86, sm_89 and sm_120; more elsewhere). Kernels above 48 KiB take it as
-/// dynamic shared memory when compiled (linattn-gpu-dynamic-shared-memory).
+/// sm_86, sm_89 and sm_120; more elsewhere), and sm_90 (227 KiB), the one
+/// chip of kernels with wgmma. Kernels above 48 KiB take it as dynamic
+/// shared memory when compiled (linattn-gpu-dynamic-shared-memory).
 constexpr int64_t kMaxSharedBytes = 99 * 1024;
+constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;
 
 class Compiler {
 public:
@@ -2549,16 +2551,19 @@ public:
         info.sharedAddress = llvm::alignTo(sharedBytes, info.alignment);
         sharedBytes = info.sharedAddress + info.elements * info.elementBytes;
       }
-    if (sharedBytes > kMaxSharedBytes)
-      failCompile(k.name, func,
-                  "the kernel has " + std::to_string(sharedBytes) +
-                      " bytes of workgroup memory; every GPU of sm_80 and "
-                      "later allows a block 99 KiB");
-    if (!func.getPrivateAttributions().empty())
-      failCompile(k.name, func, "private attributions are not emulated");
     k.wgmma =
         func.walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); })
             .wasInterrupted();
+    if (k.wgmma ? sharedBytes > kMaxSharedBytesSm90
+                : sharedBytes > kMaxSharedBytes)
+      failCompile(k.name, func,
+                  "the kernel has " + std::to_string(sharedBytes) +
+                      " bytes of workgroup memory; " +
+                      (k.wgmma ? "sm_90 allows a block 227 KiB"
+                               : "every GPU of sm_80 and later allows a "
+                                 "block 99 KiB"));
+    if (!func.getPrivateAttributions().empty())
+      failCompile(k.name, func, "private attributions are not emulated");
     k.programs.emplace_back();
     compileBlock(body.front(), 0, 1);
     k.words = next;

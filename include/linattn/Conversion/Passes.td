@@ -487,6 +487,11 @@ def ConvertLinAttnToGPUPass
            "sm_90's wgmma from swizzled tiles where the chip is sm_90 "
            "(modules with such kernels compiled as sm_90a); elsewhere "
            "mma.sync">,
+    Option<"wgmmaChunks", "wgmma-chunks", "bool", /*default=*/"false",
+           "On sm_90 with wgmma, chunks of 64 where the shared memory the "
+           "chunk loops take on every chip leaves them smaller (16-bit data, "
+           "F = 128): up to 113 KiB of dynamic shared memory per block, two "
+           "blocks per H100 SM, so that the scores take wgmma">,
     Option<"scoresInRegisters", "scores-in-registers", "bool",
            /*default=*/"false",
            "The chunk loops with one warp per row tile (f16/bf16) keep their "

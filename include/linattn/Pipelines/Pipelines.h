@@ -251,6 +251,14 @@ struct LinAttnLowerToNVVMOptions
                      "compile for sm_90a (elsewhere "
                      "mma.sync)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> wgmmaChunks{
+      *this, "wgmma-chunks",
+      llvm::cl::desc("On sm_90 with wgmma, chunks of 64 where the shared "
+                     "memory the chunk loops take on every chip leaves them "
+                     "smaller (16-bit data, F = 128): up to 113 KiB of "
+                     "dynamic shared memory per block, two blocks per H100 "
+                     "SM, so that the scores take wgmma"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> scoresInRegisters{
       *this, "scores-in-registers",
       llvm::cl::desc("The chunk loops with one warp per row tile (f16/bf16) "

@@ -156,7 +156,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     maxChunk = std::min<int64_t>(maxChunk, *hint);
   std::optional<StagedShape> staged = stagedChunkedScanShape(
       options, features, maxChunk, vType.getShape().back(),
-      vType.getElementType(), /*mayCopyAsync=*/true, options.scoresInRegisters);
+      vType.getElementType(), /*mayCopyAsync=*/true, options.scoresInRegisters,
+      /*scanChunks=*/true);
   if (!staged)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   const ChunkedScanShape &shape = staged->shape;

@@ -86,12 +86,14 @@ struct StagedShape {
 /// prefetching the next chunk into L2 as it stages one unless
 /// `prefetch-chunks` says otherwise (`prefetchChunks` -1). 16-bit data
 /// copies asynchronously wherever it may. Synchronous staging prefetches
-/// `prefetch-chunks` chunks ahead, by default none.
+/// `prefetch-chunks` chunks ahead, by default none. `scanChunks`: the scan's
+/// chunk loops, which take wgmma at chunks of 64 (`wgmmaApplies`), so that
+/// `wgmma-chunks` may widen their chunks to 64.
 std::optional<StagedShape>
 stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
                        int64_t features, int64_t maxChunk, int64_t dv,
                        Type data, bool mayCopyAsync,
-                       bool registerScores = false);
+                       bool registerScores = false, bool scanChunks = false);
 
 /// What the chunked kernels of one scan are specialized for.
 struct ChunkedScanConfig {

@@ -37,6 +37,11 @@ static constexpr int64_t kWideTileSharedBytes = 96 * 1024;
 /// (164 KiB, 1 KiB of each block reserved).
 static constexpr int64_t kTwoBlockSharedBytes = 81 * 1024;
 
+/// Shared memory a block of the chunked kernels may take with
+/// `wgmmaChunks` (sm_90 only): two such blocks fit an H100's SM (228 KiB,
+/// 1 KiB of each block reserved).
+static constexpr int64_t kWgmmaChunkSharedBytes = 113 * 1024;
+
 /// Picks the chunk, value tile and warps of the chunked scan for F features:
 /// the largest chunk up to `maxChunk`, then the widest value tile up to
 /// `maxValueTile`, then the fewest warps per row tile (1 or 2; only
@@ -59,13 +64,14 @@ static constexpr int64_t kTwoBlockSharedBytes = 81 * 1024;
 /// columns and wider take dynamic shared memory the same way, up to
 /// `dynamicLimit` bytes (for tiles below 128 columns); none narrower than
 /// `minValueTile` is taken.
-static std::optional<ChunkedScanShape>
-searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
-                       int64_t dv, int64_t dataBytes, int64_t slots,
-                       int64_t columnBytes, int64_t dynamicTile,
-                       int64_t dynamicLimit, int64_t minValueTile,
-                       bool registerScores, int64_t rowTileWarps) {
+static std::optional<ChunkedScanShape> searchChunkedScanShape(
+    int64_t features, int64_t maxChunk, int64_t maxValueTile, int64_t dv,
+    int64_t dataBytes, int64_t slots, int64_t columnBytes, int64_t dynamicTile,
+    int64_t dynamicLimit, int64_t minValueTile, bool registerScores,
+    int64_t rowTileWarps, bool swizzledFeatures = false) {
   int64_t pad = rowPadding(dataBytes);
+  // φ(Q_c) and φ(K_c) rows: wgmma's swizzle takes no padding.
+  int64_t featurePad = swizzledFeatures ? 0 : pad;
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (chunk > maxChunk)
       continue;
@@ -83,7 +89,7 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         int64_t scores = registerScores && scoresFitRegisters(groups, dataBytes)
                              ? 0
                              : chunk * (chunk + pad);
-        int64_t elements = 2 * chunk * (features + pad) +
+        int64_t elements = 2 * chunk * (features + featurePad) +
                            chunk * (dvTile + pad) + scores +
                            features * (dvTile + pad);
         int64_t bytes = dataBytes * elements + 4 * features +
@@ -95,7 +101,7 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
           continue;
         if (dvTile >= dynamicTile) {
           int64_t staged =
-              2 * chunk * (features + pad) + chunk * (dvTile + pad);
+              2 * chunk * (features + featurePad) + chunk * (dvTile + pad);
           bytes += (slots - 1) * dataBytes * staged;
           limit = dvTile >= 128 ? kWideTileSharedBytes : dynamicLimit;
           int64_t outputs = dvTile / groups / 8 * 4;
@@ -113,8 +119,9 @@ searchChunkedScanShape(int64_t features, int64_t maxChunk, int64_t maxValueTile,
         int64_t valuePad = pad, statePad = pad;
         int64_t slotBytes = 0, padLimit = limit;
         if (dvTile < dynamicTile && slots > 1) {
-          slotBytes = (slots - 1) * dataBytes *
-                      (2 * chunk * (features + pad) + chunk * (dvTile + pad));
+          slotBytes =
+              (slots - 1) * dataBytes *
+              (2 * chunk * (features + featurePad) + chunk * (dvTile + pad));
           padLimit = kWideTileSharedBytes;
         }
         auto widen = [&](int64_t rows, int64_t &rowPad) {
@@ -273,7 +280,7 @@ std::optional<StagedShape>
 gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
                                    int64_t features, int64_t maxChunk,
                                    int64_t dv, Type data, bool mayCopyAsync,
-                                   bool registerScores) {
+                                   bool registerScores, bool scanChunks) {
   int64_t dataBytes = data.getIntOrFloatBitWidth() / 8;
   // f16 chunk loops keep two f32 scales per value column (`scaledState`).
   int64_t columnBytes = data.isF16() ? 8 : 0;
@@ -285,6 +292,19 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
   bool async = mayCopyAsync && options.asyncCopies && options.vectorLoads;
   bool fellBack = false;
   std::optional<ChunkedScanShape> shape = shapeFor(async ? 2 : 1);
+  // wgmma-chunks: chunks of 64 (whose scores take wgmma) in the shared
+  // memory of two blocks per H100 SM, with tiles no narrower.
+  if (shape && scanChunks && options.wgmma && options.wgmmaChunks &&
+      dataBytes == 2 && features % 64 == 0 && shape->chunk < 64 &&
+      maxChunk >= 64) {
+    std::optional<ChunkedScanShape> wide = searchChunkedScanShape(
+        features, /*maxChunk=*/64, options.valueTile, dv, dataBytes,
+        async ? 2 : 1, columnBytes, /*dynamicTile=*/8, kWgmmaChunkSharedBytes,
+        /*minValueTile=*/shape->dvTile, registerScores, options.rowTileWarps,
+        /*swizzledFeatures=*/true);
+    if (wide && wide->chunk == 64)
+      shape = wide;
+  }
   if (async && data.isF32()) {
     std::optional<ChunkedScanShape> single = shapeFor(1);
     if (single &&

@@ -1088,6 +1088,7 @@ struct ConvertLinAttnToGPUPass
     o.vectorLoads = vectorLoads;
     o.asyncCopies = asyncCopies;
     o.wgmma = wgmma;
+    o.wgmmaChunks = wgmmaChunks;
     o.scoresInRegisters = scoresInRegisters;
     o.prefetchChunks = prefetchChunks;
     o.narrowOffsetLimit = narrowOffsetLimit;
@@ -1121,6 +1122,7 @@ struct ConvertLinAttnToGPUPass
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
     opts.wgmma = wgmma;
+    opts.wgmmaChunks = wgmmaChunks;
     opts.scoresInRegisters = scoresInRegisters;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;

@@ -155,6 +155,14 @@ struct LinAttnToGPUKernelOptions {
   /// staged in wgmma's 128-byte swizzled layout. On by default: 1.07 to
   /// 1.14 times faster at F = 64 on an H100 (bench/results).
   bool wgmma = true;
+  /// With `wgmma` (sm_90): chunks of 64 where the shared memory budgets of
+  /// the chunk loops, which hold on every chip from sm_80 on, leave them
+  /// smaller (16-bit data at F = 128: chunks of 32 in 65 KiB, mma.sync), in
+  /// up to 113 KiB of dynamic shared memory, so that their scores take
+  /// wgmma. Two such blocks fit an H100 SM where the portable
+  /// shape fits three; the batch-parallel grid of B8·H16·D128 (256 blocks)
+  /// fills two a SM either way. Off until a GPU has measured it.
+  bool wgmmaChunks = false;
   /// The chunk loops with one warp per row tile (f16/bf16) keep their masked
   /// scores in registers as the A fragments of P·V instead of a shared
   /// tile: 9 KiB less shared memory at chunks of 64 and no stores and

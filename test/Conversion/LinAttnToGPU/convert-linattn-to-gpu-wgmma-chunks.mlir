@@ -1,0 +1,63 @@
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true chip=sm_80 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true wgmma=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
+
+// wgmma-chunks: at F = 128 the shared memory budgets that hold on every chip
+// leave 16-bit chunk loops with chunks of 32 (φ(Q_c), φ(K_c) in two slots
+// of 32 x 136, 65024 B) and mma.sync. On sm_90 with wgmma the option takes
+// chunks of 64 in 111616 B (two blocks per H100 SM): φ(Q_c) and φ(K_c) in
+// two slots of 64 x 128 in wgmma's 128-byte swizzle (1024-byte aligned, no
+// padding), V_c in two slots of 64 x 72, the scores 64 x 72, S 128 x 72; the
+// scores by wgmma (two k-blocks of 64 features, two blocks of 32 keys, four
+// k-steps each: 16), the other products by mma.sync. The grid and the block
+// (four warps) stay.
+// CHECK-LABEL: func.func @f128
+//       CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c2, %c1, %c128, %c1, %c1,
+// CHECK-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  CHECK-SAME: workgroup(%{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-COUNT-16: nvvm.wgmma.mma_async
+//   CHECK-NOT: nvvm.wgmma.mma_async
+//       CHECK: gpu.return
+// PORTABLE-LABEL: func.func @f128
+//       PORTABLE: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c2, %c1, %c128, %c1, %c1,
+// PORTABLE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  PORTABLE-SAME: workgroup(%{{.*}} : memref<8704xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8704xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1280xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//   PORTABLE-NOT: nvvm.wgmma.mma_async
+//       PORTABLE: gpu.return
+func.func @f128(%fq: tensor<2x1000x128xbf16>, %fk: tensor<2x1000x128xbf16>, %v: tensor<2x1000x128xbf16>) -> tensor<2x1000x128xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x128xbf16>, tensor<2x1000x128xbf16>, tensor<2x1000x128xbf16> -> tensor<2x1000x128xbf16>, tensor<2x128x128xf32>, tensor<2x128xf32>
+  return %o : tensor<2x1000x128xbf16>
+}
+
+// -----
+
+// F = 64 has chunks of 64 within the portable budgets already: the option
+// changes nothing (the default's wgmma kernel, 128-byte swizzled tiles of
+// 64 x 64 in two slots).
+// CHECK-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  CHECK-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64},
+//       CHECK: nvvm.wgmma.mma_async
+func.func @f64(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x1000x64xbf16>
+}
+
+// -----
+
+// f16 as well (its two f32 scales per value column beside the tiles).
+// CHECK-LABEL: func.func @f16
+// CHECK-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  CHECK-SAME: workgroup(%{{.*}} : memref<16384xf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<16384xf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64},
+// CHECK-COUNT-16: nvvm.wgmma.mma_async
+//   CHECK-NOT: nvvm.wgmma.mma_async
+//       CHECK: gpu.return
+// PORTABLE-LABEL: func.func @f16
+// PORTABLE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  PORTABLE-SAME: workgroup(%{{.*}} : memref<8704xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8704xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64},
+//   PORTABLE-NOT: nvvm.wgmma.mma_async
+//       PORTABLE: gpu.return
+func.func @f16(%fq: tensor<2x100x128xf16>, %fk: tensor<2x100x128xf16>, %v: tensor<2x100x128xf16>) -> tensor<2x100x128xf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x100x128xf16>, tensor<2x100x128xf16>, tensor<2x100x128xf16> -> tensor<2x100x128xf16>, tensor<2x128x128xf32>, tensor<2x128xf32>
+  return %o : tensor<2x100x128xf16>
+}
