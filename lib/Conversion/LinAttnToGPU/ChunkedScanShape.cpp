@@ -293,16 +293,30 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
   bool fellBack = false;
   std::optional<ChunkedScanShape> shape = shapeFor(async ? 2 : 1);
   // wgmma-chunks: chunks of 64 (whose scores take wgmma) in the shared
-  // memory of two blocks per H100 SM, with tiles no narrower.
+  // memory of two blocks per H100 SM, with tiles no narrower. bf16 at
+  // F = 128 takes two warps per row tile unless `row-tile-warps` says
+  // otherwise: two warpgroups, one per 64 features, so that the state
+  // update takes wgmma too (`wgmmaStateApplies`), the state spread over
+  // eight warps (119 registers instead of 223 with one warpgroup).
   if (shape && scanChunks && options.wgmma && options.wgmmaChunks &&
       dataBytes == 2 && features % 64 == 0 && shape->chunk < 64 &&
       maxChunk >= 64) {
-    std::optional<ChunkedScanShape> wide = searchChunkedScanShape(
-        features, /*maxChunk=*/64, options.valueTile, dv, dataBytes,
-        async ? 2 : 1, columnBytes, /*dynamicTile=*/8, kWgmmaChunkSharedBytes,
-        /*minValueTile=*/shape->dvTile, registerScores, options.rowTileWarps,
-        /*swizzledFeatures=*/true);
-    if (wide && wide->chunk == 64)
+    auto search = [&](int64_t groups) -> std::optional<ChunkedScanShape> {
+      std::optional<ChunkedScanShape> wide = searchChunkedScanShape(
+          features, /*maxChunk=*/64, options.valueTile, dv, dataBytes,
+          async ? 2 : 1, columnBytes, /*dynamicTile=*/8, kWgmmaChunkSharedBytes,
+          /*minValueTile=*/shape->dvTile, registerScores, groups,
+          /*swizzledFeatures=*/true);
+      if (wide && wide->chunk == 64)
+        return wide;
+      return std::nullopt;
+    };
+    std::optional<ChunkedScanShape> wide;
+    if (!options.rowTileWarps && data.isBF16() && features == 128)
+      wide = search(/*groups=*/2);
+    if (!wide)
+      wide = search(options.rowTileWarps);
+    if (wide)
       shape = wide;
   }
   if (async && data.isF32()) {

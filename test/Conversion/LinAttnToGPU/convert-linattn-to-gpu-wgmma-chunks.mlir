@@ -1,4 +1,5 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true row-tile-warps=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true chip=sm_80 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true wgmma=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
@@ -6,19 +7,31 @@
 // wgmma-chunks: at F = 128 the shared memory budgets that hold on every chip
 // leave 16-bit chunk loops with chunks of 32 (φ(Q_c), φ(K_c) in two slots
 // of 32 x 136, 65024 B) and mma.sync. On sm_90 with wgmma the option takes
-// chunks of 64 in 111616 B (two blocks per H100 SM): φ(Q_c) and φ(K_c) in
-// two slots of 64 x 128 in wgmma's 128-byte swizzle (1024-byte aligned, no
-// padding), V_c in two slots of 64 x 72, the scores 64 x 72, S 128 x 72; the
-// scores by wgmma (two k-blocks of 64 features, two blocks of 32 keys, four
-// k-steps each: 16), the other products by mma.sync. The grid and the block
-// (four warps) stay.
+// chunks of 64 in up to 113 KiB (two blocks per H100 SM), φ(Q_c) and φ(K_c)
+// in two slots of 64 x 128 in wgmma's 128-byte swizzle (1024-byte aligned,
+// no padding), and the scores by wgmma. bf16 takes two warps per row tile:
+// eight warps, two warpgroups, one per 64 features of the state update,
+// which takes wgmma too (V_c in the swizzle as well; 109568 B): per
+// warpgroup and chunk, its half of the keys' scores (m64n32k16, eight
+// k-steps) and its 64 x 64 of the state update (m64n64k16, four).
 // CHECK-LABEL: func.func @f128
-//       CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c2, %c1, %c128, %c1, %c1,
+//       CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c2, %c1, %c256, %c1, %c1,
 // CHECK-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
-//  CHECK-SAME: workgroup(%{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// CHECK-COUNT-16: nvvm.wgmma.mma_async
+//  CHECK-SAME: workgroup(%{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 //   CHECK-NOT: nvvm.wgmma.mma_async
 //       CHECK: gpu.return
+// With one warp per row tile (row-tile-warps=1): four warps, one
+// warpgroup, whose state update stays on mma.sync (V_c padded, 111616 B);
+// the scores' 64 keys by wgmma in two blocks of 32 (16).
+// ONE-LABEL: func.func @f128
+//       ONE: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c2, %c1, %c128, %c1, %c1,
+// ONE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  ONE-SAME: workgroup(%{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<16384xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// ONE-COUNT-16: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+//   ONE-NOT: nvvm.wgmma.mma_async
+//       ONE: gpu.return
 // PORTABLE-LABEL: func.func @f128
 //       PORTABLE: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c2, %c1, %c128, %c1, %c1,
 // PORTABLE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
