@@ -78,6 +78,12 @@ WIDE_FEATURE_IMPLS = ("linattn chunked bf16", "linattn chunked bf16, synchronous
                       "linattn chunked tf32", "linattn chunked tf32x3",
                       "linattn recurrent f32",
                       "linattn chunked bf16, normalized")
+# Variants whose kernels differ from the default's only at these feature
+# sizes (F = Dv): elsewhere they would time the default again.
+ONLY_FEATURES = {
+    "linattn chunked bf16, wgmma chunks": (128,),
+    "linattn chunked bf16, wgmma chunks, 1 warpgroup": (128,),
+}
 # (B, H, T, D): non-causal attention, the linear form.
 NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
              [(8, 16, 16384, 128)])
@@ -167,6 +173,10 @@ LINATTN_VARIANTS = [
      "tf32x3=true row-tile-warps=2", 1e-4),
     ("linattn chunked bf16, 2 warps a row tile", "bf16", "row-tile-warps=2",
      2.5e-2),
+    ("linattn chunked bf16, wgmma chunks", "bf16", "wgmma-chunks=true",
+     2.5e-2),
+    ("linattn chunked bf16, wgmma chunks, 1 warpgroup", "bf16",
+     "wgmma-chunks=true row-tile-warps=1", 2.5e-2),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
@@ -255,6 +265,15 @@ LINATTN_NOTES = {
         "row-tile-warps=2: at D = 64 eight warps a block instead of four "
         "(127 registers, 2 blocks per H100 SM instead of 3: 16 warps "
         "instead of 12); at D = 128 the default's kernel",
+    "linattn chunked bf16, wgmma chunks":
+        "wgmma-chunks=true: at D = 128 chunks of 64 instead of 32 on two "
+        "warpgroups, scores and state update by wgmma (V_c swizzled too), "
+        "109568 B of shared memory, 119 registers: two blocks of eight warps "
+        "per H100 SM (the default: three of four, mma.sync)",
+    "linattn chunked bf16, wgmma chunks, 1 warpgroup":
+        "wgmma-chunks=true row-tile-warps=1: the same chunks on four warps, "
+        "the scores by wgmma, the state update by mma.sync (111616 B, 223 "
+        "registers, two blocks per SM)",
     "linattn recurrent f32":
         "strict fp32 (scan-kernel=recurrent): 4 value columns per thread, 16 "
         "lanes sharing their features (8 columns a warp), blocks of 128 "
@@ -358,7 +377,9 @@ def linattn_commands(args, name, b, h, t, d):
                                 f"<lib{module}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so>", options)
             for module, variants in ((name, LINATTN_VARIANTS),
                                      (name + "_normalized", NORMALIZED_VARIANTS))
-            for impl, element, options, _ in variants if wants(args, impl)]
+            for impl, element, options, _ in prefill_variants(variants,
+                                                              (b, h, t, d))
+            if wants(args, impl)]
 
 
 # The backward pass (aot.grad_module: dQ, dK, dV of the causal function for
@@ -751,10 +772,13 @@ def fla_function(name):
 
 
 def prefill_variants(variants, shape):
-    """`variants` for a prefill shape: all of them where F = Dv, those of
-    WIDE_FEATURE_IMPLS where the features are wider."""
+    """`variants` for a prefill shape: all of them where F = Dv (those of
+    ONLY_FEATURES at their feature sizes), those of WIDE_FEATURE_IMPLS where
+    the features are wider."""
     b, h, t, d, dv = dims(shape)
-    return [x for x in variants if d == dv or x[0] in WIDE_FEATURE_IMPLS]
+    return [x for x in variants
+            if (d == dv and d in ONLY_FEATURES.get(x[0], (d,)))
+            or x[0] in WIDE_FEATURE_IMPLS]
 
 
 def run_prefill(bench, shape, tmp):
@@ -1177,14 +1201,15 @@ def main():
                   f": compulsory bytes bf16 "
                   f"{prefill_bytes(b, h, t, d, 2, dv) / 2**20:.0f} MiB, f32 "
                   f"{prefill_bytes(b, h, t, d, 4, dv) / 2**20:.0f} MiB")
-            if i == 0:  # the same for every shape
+            variants = [impl for impl, _, _, _ in prefill_variants(
+                LINATTN_VARIANTS + NORMALIZED_VARIANTS, shape)
+                if wants(args, impl)]
+            if i == 0:  # the same for the shapes of the same variants
                 for cmd in linattn_commands(args, case_name(shape), b, h, t, d):
                     print("  " + " ".join(cmd))
-            elif dv != d:
-                print("  linattn variants: " + (", ".join(
-                    impl for impl, _, _, _ in prefill_variants(
-                        LINATTN_VARIANTS + NORMALIZED_VARIANTS, shape)
-                    if wants(args, impl)) or "none"))
+                first = variants
+            elif variants != first:
+                print("  linattn variants: " + (", ".join(variants) or "none"))
         for shape in noncausal:
             b, h, t, d = shape
             print(f"noncausal B{b} H{h} T{t} D{d}: compulsory bytes bf16 "

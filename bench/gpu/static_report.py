@@ -194,9 +194,11 @@ def configurations():
         # The chunk loops on sm_90a's wgmma (wgmma=true: the scores and, in
         # bf16, the state update), normalized and as the benchmark calls it;
         # on sm_80 the option does not apply and the kernels are the rows
-        # above. At F = 128 wgmma needs chunks of 64, which value tiles of
-        # 128 columns give. Unpadded swizzled tiles: no MMA-section table.
-        wide = " value-tile=128" if f == 128 else ""
+        # above. At F = 128 wgmma needs chunks of 64, which the shared memory
+        # of every chip leaves to wgmma-chunks=true (up to 113 KiB, sm_90:
+        # two warpgroups, the state update by wgmma too). Unpadded swizzled
+        # tiles: no MMA-section table.
+        wide = " wgmma-chunks=true" if f == 128 else ""
         for normalized in (True, False):
             for parallel in (0, 1000000000):
                 configs.append(Config(

@@ -76,6 +76,10 @@ def configurations():
         Config("chunked-bf16-d128-value-tile-128", "causal", "bf16",
                "sequence-parallel-blocks=0 value-tile=128", d128,
                "F = 128, one block of 128 value columns"),
+        Config("chunked-bf16-d128-wgmma-chunks", "causal", "bf16",
+               "sequence-parallel-blocks=0 wgmma-chunks=true", d128,
+               "F = 128, chunks of 64 on two warpgroups, scores and state "
+               "update by wgmma (sm_90)"),
         Config("chunked-bf16-f256", "causal", "bf16",
                "sequence-parallel-blocks=0", (1, 4, 512, 256, 64),
                "F = 256 (FAVOR+'s usual size), Dv = 64: value tiles of 32 "

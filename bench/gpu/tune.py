@@ -36,6 +36,11 @@ options that shape the chunked kernels:
                              with its share of the keys and value columns;
                              left to the pipeline's default, the fewest
                              that fit, unless --row-tile-warps names values)
+  wgmma-chunks               on sm_90, chunks of 64 with wgmma where the
+                             portable shared memory leaves them smaller
+                             (16-bit data at F = 128; left to the
+                             pipeline's default, false, unless
+                             --wgmma-chunks names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -105,12 +110,15 @@ SCORES_IN_REGISTERS = (None,)
 # Warps per row tile: the pipeline's default (None: the option left out);
 # --row-tile-warps=0,2 times two warps a row tile against the fewest.
 ROW_TILE_WARPS = (None,)
+# Chunks of 64 for wgmma at F = 128: the pipeline's default (None: the
+# option left out); --wgmma-chunks=0,1 times them against chunks of 32.
+WGMMA_CHUNKS = (None,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
                     "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit "
-                    "scores_in_registers row_tile_warps",
-                    defaults=(64, 0, 0, None, None, None, None))
+                    "scores_in_registers row_tile_warps wgmma_chunks",
+                    defaults=(64, 0, 0, None, None, None, None, None))
 
 
 def options(config):
@@ -132,7 +140,9 @@ def options(config):
              " scores-in-registers=" +
              ("true" if config.scores_in_registers else "false")) +
             ("" if config.row_tile_warps is None else
-             f" row-tile-warps={config.row_tile_warps}"))
+             f" row-tile-warps={config.row_tile_warps}") +
+            ("" if config.wgmma_chunks is None else
+             " wgmma-chunks=" + ("true" if config.wgmma_chunks else "false")))
 
 
 def label(config):
@@ -148,7 +158,9 @@ def label(config):
             ("" if config.scores_in_registers is None else
              " PR" if config.scores_in_registers else " PS") +
             ("" if config.row_tile_warps is None else
-             f" R{config.row_tile_warps}"))
+             f" R{config.row_tile_warps}") +
+            ("" if config.wgmma_chunks is None else
+             " W64" if config.wgmma_chunks else " W"))
 
 
 def int_list(text):
@@ -508,6 +520,10 @@ def main():
                         default=ROW_TILE_WARPS,
                         help="row-tile-warps values to try, 0, 1 or 2 "
                              "(default: the pipeline's, the option left out)")
+    parser.add_argument("--wgmma-chunks", type=bool_list,
+                        default=WGMMA_CHUNKS,
+                        help="wgmma-chunks values to try (default: the "
+                             "pipeline's, the option left out)")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -526,7 +542,7 @@ def main():
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
         args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
         args.wgmma, args.narrow_offset_limits, args.scores_in_registers,
-        args.row_tile_warps)]
+        args.row_tile_warps, args.wgmma_chunks)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:
