@@ -33,6 +33,10 @@ struct ChunkedScanShape {
   // instead (`SharedMatrix::unitSwizzle`): f32 tiles of whole 128-byte
   // rows that would have the narrow padding.
   bool valueSwizzle = false, stateSwizzle = false;
+  // Blocks per SM the shape's shared memory is sized for where the
+  // segment-states kernel, which stages less, should ask ptxas to fit as
+  // many (`.minnctapersm`); 0: none asked. `wgmma-chunks` shapes: 2.
+  int64_t statesBlocksPerSM = 0;
 
   int64_t rowTiles() const { return chunk / 16; }
 };

@@ -316,8 +316,11 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
       wide = search(/*groups=*/2);
     if (!wide)
       wide = search(options.rowTileWarps);
-    if (wide)
+    if (wide) {
       shape = wide;
+      // Two blocks per SM, as kWgmmaChunkSharedBytes leaves the chunk loops.
+      shape->statesBlocksPerSM = 2;
+    }
   }
   if (async && data.isF32()) {
     std::optional<ChunkedScanShape> single = shapeFor(1);
