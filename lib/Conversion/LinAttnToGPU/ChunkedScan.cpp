@@ -222,9 +222,13 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // (B8·H16·T4K) and longer were faster (the default, 1024).
   Value chunks = divideCeil(n, index(chunk));
   Value perSegment, segments;
+  // wgmma-chunks' kernels fit two blocks per H100 SM, the default target
+  // (264): their segments stay within it, one wave, where rounding up would
+  // start a second for the blocks past it.
   std::tie(perSegment, segments) =
       h.segments(mul(batch, tiles), chunks, options.sequenceParallelBlocks,
-                 llvm::divideCeil(options.minSegmentTokens, chunk));
+                 llvm::divideCeil(options.minSegmentTokens, chunk),
+                 /*atMostTarget=*/c.shape.statesBlocksPerSM > 0);
 
   // Kernels with 64-bit offsets are named "..._wide_...".
   auto name = [&](StringRef kind, const ChunkedScanConfig &config) {

@@ -763,11 +763,13 @@ struct HostIndex {
   /// Segments of whole chunks for a kernel of `blocks` blocks per segment
   /// over `chunks` chunks, returned as (chunks per segment, segments): one
   /// segment when the blocks reach half of `target` (by default one per
-  /// SM), otherwise as many as reach `target` blocks, at most one per
-  /// `minPerSegment` chunks and CUDA's grid z limit; none of them empty.
-  /// `target` 0: one segment.
+  /// SM), otherwise as many as reach `target` blocks (`atMostTarget`: as
+  /// many as stay within it, for kernels of which `target` blocks is all an
+  /// SM holds at once), at most one per `minPerSegment` chunks and CUDA's
+  /// grid z limit; none of them empty. `target` 0: one segment.
   std::pair<Value, Value> segments(Value blocks, Value chunks, int64_t target,
-                                   int64_t minPerSegment = 1) {
+                                   int64_t minPerSegment = 1,
+                                   bool atMostTarget = false) {
     Value one = constant(1);
     if (target <= 0)
       return {atLeastOne(chunks), one};
@@ -775,8 +777,11 @@ struct HostIndex {
     Value fills = rewriter.createOrFold<arith::CmpIOp>(
         loc, arith::CmpIPredicate::uge, mul(blocks, constant(2)),
         constant(target));
-    Value wanted = rewriter.createOrFold<arith::SelectOp>(
-        loc, fills, one, divideCeil(constant(target), blocks));
+    Value perBlock = atMostTarget ? rewriter.createOrFold<arith::DivUIOp>(
+                                        loc, constant(target), blocks)
+                                  : divideCeil(constant(target), blocks);
+    Value wanted =
+        rewriter.createOrFold<arith::SelectOp>(loc, fills, one, perBlock);
     Value most = rewriter.createOrFold<arith::DivUIOp>(
         loc, chunks, constant(std::max<int64_t>(minPerSegment, 1)));
     Value split = atLeastOne(minU(minU(wanted, most), constant(kMaxGridYZ)));

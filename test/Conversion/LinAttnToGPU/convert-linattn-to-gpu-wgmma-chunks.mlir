@@ -1,5 +1,7 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true row-tile-warps=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG-PORTABLE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true chip=sm_80 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true wgmma=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
@@ -73,4 +75,22 @@ func.func @f64(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: ten
 func.func @f16(%fq: tensor<2x100x128xf16>, %fk: tensor<2x100x128xf16>, %v: tensor<2x100x128xf16>) -> tensor<2x100x128xf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x100x128xf16>, tensor<2x100x128xf16>, tensor<2x100x128xf16> -> tensor<2x100x128xf16>, tensor<2x128x128xf32>, tensor<2x128xf32>
   return %o : tensor<2x100x128xf16>
+}
+
+// -----
+
+// Segments: B2·H16 at Dv = 128 is 64 blocks, under half the default target
+// of 264 (two blocks per H100 SM), so the sequence splits. wgmma-chunks'
+// kernels fit two blocks per SM: 264 is all an H100 holds at once, and the
+// segments stay within it, 4 (256 blocks, one wave; the states of the
+// first 3), where the default's kernels (three blocks per SM) take 5.
+// SEG-LABEL: func.func @segments
+//       SEG: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c32, %c2, %c3, %c256, %c1, %c1,
+//       SEG: call @__linattn_launch_linattn_scan_segment_outputs_wide_forward_features_2(%c32, %c2, %c4, %c256, %c1, %c1,
+// SEG-PORTABLE-LABEL: func.func @segments
+//       SEG-PORTABLE: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c32, %c2, %c4, %c128, %c1, %c1,
+//       SEG-PORTABLE: call @__linattn_launch_linattn_scan_segment_outputs_wide_forward_features_2(%c32, %c2, %c5, %c128, %c1, %c1,
+func.func @segments(%fq: tensor<2x16x16384x128xbf16>, %fk: tensor<2x16x16384x128xbf16>, %v: tensor<2x16x16384x128xbf16>) -> tensor<2x16x16384x128xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x16x16384x128xbf16>, tensor<2x16x16384x128xbf16>, tensor<2x16x16384x128xbf16> -> tensor<2x16x16384x128xbf16>, tensor<2x16x128x128xf32>, tensor<2x16x128xf32>
+  return %o : tensor<2x16x16384x128xbf16>
 }
