@@ -63,7 +63,8 @@ static constexpr int64_t kWgmmaChunkSharedBytes = 113 * 1024;
 /// them twice and read φ(Q), φ(K) twice for Dv = 128. Tiles of `dynamicTile`
 /// columns and wider take dynamic shared memory the same way, up to
 /// `dynamicLimit` bytes (for tiles below 128 columns); none narrower than
-/// `minValueTile` is taken.
+/// `minValueTile` is taken. `swizzledFeatures` counts the rows of φ(Q_c) and
+/// φ(K_c) unpadded, as wgmma's 128-byte swizzle stages them.
 static std::optional<ChunkedScanShape> searchChunkedScanShape(
     int64_t features, int64_t maxChunk, int64_t maxValueTile, int64_t dv,
     int64_t dataBytes, int64_t slots, int64_t columnBytes, int64_t dynamicTile,
