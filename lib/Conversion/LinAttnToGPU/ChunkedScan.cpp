@@ -228,7 +228,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   std::tie(perSegment, segments) =
       h.segments(mul(batch, tiles), chunks, options.sequenceParallelBlocks,
                  llvm::divideCeil(options.minSegmentTokens, chunk),
-                 /*atMostTarget=*/c.shape.statesBlocksPerSM > 0);
+                 /*atMostTarget=*/c.shape.blocksPerSM > 0);
 
   // Kernels with 64-bit offsets are named "..._wide_...".
   auto name = [&](StringRef kind, const ChunkedScanConfig &config) {
@@ -266,10 +266,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       // As many blocks per SM as the chunk loops' shared memory allows:
       // wgmma-chunks' two warpgroups at F = 128 take 127 registers instead
       // of 166 (one block), without spilling.
-      if (c.shape.statesBlocksPerSM > 0)
-        statesKernel->setAttr(
-            NVVM::NVVMDialect::getMinctasmAttrName(),
-            rewriter.getI32IntegerAttr(c.shape.statesBlocksPerSM));
+      if (c.shape.blocksPerSM > 0)
+        statesKernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                              rewriter.getI32IntegerAttr(c.shape.blocksPerSM));
       scanKernel =
           buildSegmentScan(rewriter, loc, kernels(), name("segment_prefix", c),
                            c.segmentScan(), /*prefixes=*/true);

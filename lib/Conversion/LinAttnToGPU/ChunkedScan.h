@@ -33,10 +33,12 @@ struct ChunkedScanShape {
   // instead (`SharedMatrix::unitSwizzle`): f32 tiles of whole 128-byte
   // rows that would have the narrow padding.
   bool valueSwizzle = false, stateSwizzle = false;
-  // Blocks per SM the shape's shared memory is sized for where the
-  // segment-states kernel, which stages less, should ask ptxas to fit as
-  // many (`.minnctapersm`); 0: none asked. `wgmma-chunks` shapes: 2.
-  int64_t statesBlocksPerSM = 0;
+  // Blocks per SM the shape's shared memory is sized for on the one chip
+  // it targets (`wgmma-chunks` shapes: 2 on an H100); 0 for the portable
+  // shapes. The segment-states kernel, which stages less, asks ptxas to fit
+  // as many (`.minnctapersm`), and segments stay within
+  // `sequence-parallel-blocks`.
+  int64_t blocksPerSM = 0;
 
   int64_t rowTiles() const { return chunk / 16; }
 };

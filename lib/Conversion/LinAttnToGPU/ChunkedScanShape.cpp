@@ -320,7 +320,7 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
     if (wide) {
       shape = wide;
       // Two blocks per SM, as kWgmmaChunkSharedBytes leaves the chunk loops.
-      shape->statesBlocksPerSM = 2;
+      shape->blocksPerSM = 2;
     }
   }
   if (async && data.isF32()) {
