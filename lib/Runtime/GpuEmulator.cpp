@@ -166,7 +166,11 @@ inline uint16_t floatToBF16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 uint16_t doubleToBF16(double d) {
-  // Rounded once, from the double (through float it could round twice).
+  // Rounded once, from the double (through float it could round twice,
+  // unless the double is a float, as every f32 truncated to bf16 is).
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d)
+    return floatToBF16(f);
   llvm::APFloat value(d);
   bool lost;
   value.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
@@ -1239,19 +1243,22 @@ inline void checkGlobalAccess(Exec &e, const Inst &in, const RuntimeBuffer &b,
   if (writer && writer != me) {
     int64_t block = static_cast<int64_t>((writer - 1) / e.threads);
     uint32_t lane = static_cast<uint32_t>((writer - 1) % e.threads);
-    std::string what = std::string(isStore ? "stores to" : "reads") +
-                       " element " + std::to_string(offset) + " of " +
-                       bufferName(e, b) + ", which thread " +
-                       threadString(e, lane) + " of block " +
-                       blockString(e, block) + " stored in this launch";
+    // Built only on failure: ordered accesses by the block's threads are
+    // common and must not pay for the message.
+    auto what = [&] {
+      return std::string(isStore ? "stores to" : "reads") + " element " +
+             std::to_string(offset) + " of " + bufferName(e, b) +
+             ", which thread " + threadString(e, lane) + " of block " +
+             blockString(e, block) + " stored in this launch";
+    };
     if (block != e.blockLinear)
       fail(e, in, l,
-           "global memory race: this thread " + what +
+           "global memory race: this thread " + what() +
                " (blocks are not ordered: the result depends on their "
                "schedule)");
     if (s.epoch.load(std::memory_order_relaxed) == e.epoch)
       fail(e, in, l,
-           "global memory race: this thread " + what +
+           "global memory race: this thread " + what() +
                " with no gpu.barrier in between");
   }
   if (isStore)
@@ -1845,6 +1852,21 @@ static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
   return allOrNoneActive(e, in, wp * 32, 32, "warp", wp);
 }
 
+/// acc + a[0]·b[0] + ... + a[n-1]·b[n-1], one fused multiply-add per step
+/// in that order: the emulator's model of a tensor core's dot product (the
+/// products of 16-bit and tf32 operands are exact in f32). The MMA ops
+/// spend most of their time here, so on x86 it is compiled twice, with FMA
+/// instructions and without (libm's fmaf, the same results), and the CPU
+/// picks one when the library loads.
+#if defined(__x86_64__) && defined(__ELF__)
+[[gnu::target_clones("fma", "default")]]
+#endif
+float fmaChain(float acc, const float *a, const float *b, unsigned n) {
+  for (unsigned k = 0; k < n; ++k)
+    acc = std::fma(a[k], b[k], acc);
+  return acc;
+}
+
 /// nvvm.mma.sync m16n8k16 with 16-bit A and B (row and col layouts) and f32
 /// accumulators. ins: A0..A3, B0..B1, C0..C3; outs: the 4-word struct.
 /// imm: 1 for bf16; imm2: 1 when the A/B registers are i32 (packed).
@@ -1866,7 +1888,8 @@ void mmaOp(Exec &e, const Inst &in) {
     if (!warpActive(e, in, wp))
       continue;
     profileMma(e, in);
-    float A[16][16], B[16][8], C[16][8];
+    // A by rows, B by columns (Bt[n][k]), C by rows.
+    float A[16][16], Bt[8][16], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       // A: a0a1 (g, 2t..), a2a3 (g+8, 2t..), a4a5 (g, 2t+8..),
@@ -1879,8 +1902,8 @@ void mmaOp(Exec &e, const Inst &in) {
       // B: b0b1 (k = 2t.., n = g), b2b3 (k = 2t+8..).
       for (unsigned reg = 0; reg < 2; ++reg) {
         unsigned k = 2 * t + reg * 8;
-        B[k][g] = element(in.ins[4 + reg], l, 0);
-        B[k + 1][g] = element(in.ins[4 + reg], l, 1);
+        Bt[g][k] = element(in.ins[4 + reg], l, 0);
+        Bt[g][k + 1] = element(in.ins[4 + reg], l, 1);
       }
       // C: c0c1 (g, 2t..), c2c3 (g+8, 2t..).
       for (unsigned j = 0; j < 4; ++j)
@@ -1891,11 +1914,8 @@ void mmaOp(Exec &e, const Inst &in) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       for (unsigned j = 0; j < 4; ++j) {
         unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
-        // The products of 16-bit values are exact in f32.
-        float acc = C[row][col];
-        for (unsigned k = 0; k < 16; ++k)
-          acc = std::fma(A[row][k], B[k][col], acc);
-        e.reg(in.outs[0].offset + j)[l] = f32ToBits(acc);
+        e.reg(in.outs[0].offset + j)[l] =
+            f32ToBits(fmaChain(C[row][col], A[row], Bt[col], 16));
       }
     }
   }
@@ -1917,7 +1937,8 @@ void mmaTF32Op(Exec &e, const Inst &in) {
     if (!warpActive(e, in, wp))
       continue;
     profileMma(e, in);
-    float A[16][8], B[8][8], C[16][8];
+    // A by rows, B by columns (Bt[n][k]), C by rows.
+    float A[16][8], Bt[8][8], C[16][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       // A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4).
@@ -1926,7 +1947,7 @@ void mmaTF32Op(Exec &e, const Inst &in) {
             tf32Value(e.reg(in.ins[reg].offset)[l]);
       // B: b0 (k = t, n = g), b1 (k = t+4).
       for (unsigned reg = 0; reg < 2; ++reg)
-        B[t + reg * 4][g] = tf32Value(e.reg(in.ins[4 + reg].offset)[l]);
+        Bt[g][t + reg * 4] = tf32Value(e.reg(in.ins[4 + reg].offset)[l]);
       for (unsigned j = 0; j < 4; ++j)
         C[g + (j / 2) * 8][2 * t + j % 2] =
             bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
@@ -1935,11 +1956,8 @@ void mmaTF32Op(Exec &e, const Inst &in) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       for (unsigned j = 0; j < 4; ++j) {
         unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
-        // The products of 11-bit significands are exact in f32.
-        float acc = C[row][col];
-        for (unsigned k = 0; k < 8; ++k)
-          acc = std::fma(A[row][k], B[k][col], acc);
-        e.reg(in.outs[0].offset + j)[l] = f32ToBits(acc);
+        e.reg(in.outs[0].offset + j)[l] =
+            f32ToBits(fmaChain(C[row][col], A[row], Bt[col], 8));
       }
     }
   }
@@ -2160,8 +2178,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
   unsigned type = (in.imm >> 16) & 0xf;
   bool mnA = (in.imm >> 20) & 1, mnB = (in.imm >> 21) & 1;
   bool scaleD = (in.imm >> 22) & 1;
-  float signA = (in.imm >> 23) & 1 ? -1.0f : 1.0f;
-  float signB = (in.imm >> 24) & 1 ? -1.0f : 1.0f;
+  bool negateA = (in.imm >> 23) & 1, negateB = (in.imm >> 24) & 1;
   unsigned bytes = type == 2 ? 4 : 2;
   uint32_t kSteps = type == 2 ? 8 : 16;
   const Word *descA = e.reg(in.ins[1].offset);
@@ -2237,24 +2254,25 @@ void wgmmaOp(Exec &e, const Inst &in) {
                      "-byte aligned");
           int64_t element = static_cast<int64_t>(offset / bytes);
           Shadow &s = b->shadow[element];
-          std::string where = "element " + std::to_string(element) + " of " +
-                              bufferName(e, *b) + ", operand element (" +
-                              std::to_string(r) + ", " + std::to_string(k) +
-                              ")";
+          auto where = [&] {
+            return "element " + std::to_string(element) + " of " +
+                   bufferName(e, *b) + ", operand element (" +
+                   std::to_string(r) + ", " + std::to_string(k) + ")";
+          };
           checkNoAsyncWrite(e, in, *b, element, base, s);
           if (s.writeEpoch < e.blockEpoch)
             fail(e, in, base,
-                 "wgmma reads uninitialized workgroup memory: " + where +
+                 "wgmma reads uninitialized workgroup memory: " + where() +
                      " was not written by any thread of this block");
           if (s.writeEpoch == e.epoch)
             fail(e, in, base,
-                 "wgmma reads " + where + ", which thread " +
+                 "wgmma reads " + where() + ", which thread " +
                      std::to_string(s.writer) +
                      " wrote with no gpu.barrier in between (at " +
                      describe(s.writeInst->op) + ")");
           if (e.proxyFences[s.writer] == s.writerFences)
             fail(e, in, base,
-                 "wgmma reads " + where + ", which thread " +
+                 "wgmma reads " + where() + ", which thread " +
                      std::to_string(s.writer) +
                      " wrote without an async-proxy fence (nvvm.fence.proxy "
                      "async.shared) after it (at " +
@@ -2278,6 +2296,13 @@ void wgmmaOp(Exec &e, const Inst &in) {
     std::vector<float> A, B;
     readOperand(descA[base], mnA, 64, A);
     readOperand(descB[base], mnB, n, B);
+    // Negations are exact: applied to the operands once.
+    if (negateA)
+      for (float &x : A)
+        x = -x;
+    if (negateB)
+      for (float &x : B)
+        x = -x;
     // Thread 32w + 4g + q of the warpgroup holds, in register i, row
     // 16w + g + 8·(i / 2 % 2), column 8·(i / 4) + 2q + i % 2 of D.
     for (uint32_t t = 0; t < 128; ++t) {
@@ -2286,10 +2311,8 @@ void wgmmaOp(Exec &e, const Inst &in) {
         uint32_t row = 16 * w + lane / 4 + 8 * (i / 2 % 2);
         uint32_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
         float acc = scaleD ? bitsToF32(e.reg(in.ins[0].offset + i)[l]) : 0.0f;
-        for (uint32_t k = 0; k < kSteps; ++k)
-          acc = std::fma(signA * A[size_t(row) * kSteps + k],
-                         signB * B[size_t(col) * kSteps + k], acc);
-        e.reg(in.outs[0].offset + i)[l] = f32ToBits(acc);
+        e.reg(in.outs[0].offset + i)[l] = f32ToBits(fmaChain(
+            acc, &A[size_t(row) * kSteps], &B[size_t(col) * kSteps], kSteps));
       }
     }
     wg.pending.push_back(std::move(pending));
