@@ -53,6 +53,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -194,8 +195,9 @@ double readElement(Element element, const char *data) {
   }
   uint16_t bits;
   std::memcpy(&bits, data, 2);
-  llvm::APFloat value(semanticsOf(element), llvm::APInt(16, bits));
-  return value.convertToFloat();
+  if (element == Element::BF16)
+    return llvm::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+  return static_cast<double>(llvm::bit_cast<_Float16>(bits));
 }
 
 /// Stores `x` rounded to nearest even at `data`.
@@ -207,6 +209,23 @@ void writeElement(Element element, double x, char *data) {
   if (element == Element::F32) {
     float y = static_cast<float>(x);
     std::memcpy(data, &y, 4);
+    return;
+  }
+  // A value that is a float (every input of f32 data) rounds once from
+  // the float; others through APFloat, which rounds the double once.
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) == x) {
+    uint16_t word;
+    if (element == Element::F16) {
+      word = llvm::bit_cast<uint16_t>(static_cast<_Float16>(f));
+    } else {
+      uint32_t u = llvm::bit_cast<uint32_t>(f);
+      word =
+          (u & 0x7fffffffu) > 0x7f800000u
+              ? static_cast<uint16_t>((u >> 16) | 0x40) // quiet NaN
+              : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+    std::memcpy(data, &word, 2);
     return;
   }
   llvm::APFloat value(x);
