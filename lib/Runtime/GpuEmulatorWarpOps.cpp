@@ -1,0 +1,595 @@
+//===- GpuEmulatorWarpOps.cpp - the GPU emulator's warp-wide ops ----------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The handlers of the ops that involve more than one lane
+// (GpuEmulatorHandlers.h): gpu.barrier, gpu.shuffle, nvvm.mma.sync (16-bit
+// and tf32), nvgpu.ldmatrix, and sm_90's warpgroup MMA (nvvm.wgmma.*:
+// descriptors, the canonical layouts and swizzles, the fences, groups and
+// waits).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuEmulatorHandlers.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace linattn::gpu_emulator {
+/// The emulator's internals: hidden in liblinattn_gpu_emulator.so.
+namespace LLVM_LIBRARY_VISIBILITY detail {
+
+//===--- Synchronization and warps ---------------------------------------===//
+
+void barrierOp(Exec &e, const Inst &in) {
+  uint32_t active = 0;
+  int64_t missing = -1;
+  for (uint32_t l = 0; l < e.threads; ++l) {
+    if (e.mask[l])
+      ++active;
+    else if (missing < 0)
+      missing = l;
+  }
+  if (active != e.threads)
+    fail(e, in, missing,
+         "gpu.barrier reached by " + std::to_string(active) + " of the " +
+             std::to_string(e.threads) +
+             " threads of the block (a divergent barrier); this thread does "
+             "not reach it");
+  ++e.epoch;
+}
+
+/// gpu.shuffle: ins = value, offset, width; outs = value, valid; imm = mode.
+void shuffleOp(Exec &e, const Inst &in) {
+  const Word *value = e.reg(in.ins[0].offset);
+  const Word *offset = e.reg(in.ins[1].offset);
+  const Word *width = e.reg(in.ins[2].offset);
+  Word *r = e.reg(in.outs[0].offset);
+  Word *valid = e.reg(in.outs[1].offset);
+  auto mode = static_cast<gpu::ShuffleMode>(in.imm);
+  // Every source is read before any result is written: results have slots
+  // of their own.
+  forActive(e, [&](uint32_t l) {
+    uint32_t warp = l / 32 * 32, lane = l % 32;
+    int64_t w = static_cast<int32_t>(width[l]);
+    int64_t o = static_cast<int32_t>(offset[l]);
+    if (w <= 0 || w > 32)
+      fail(e, in, l,
+           "gpu.shuffle width " + std::to_string(w) + " is not in 1..32");
+    // NVVM lowers the width to a member mask of lanes 0..width-1 of the
+    // warp, all of which must execute the shuffle.
+    if (lane >= w)
+      fail(e, in, l,
+           "gpu.shuffle executed by lane " + std::to_string(lane) +
+               ", outside its width " + std::to_string(w));
+    for (int64_t m = 0; m < w; ++m)
+      if (warp + m >= e.threads || !e.mask[warp + m])
+        fail(e, in, l,
+             "gpu.shuffle with lane " + std::to_string(m) +
+                 " of the warp inactive (every lane of the width must "
+                 "execute it)");
+    int64_t source = lane;
+    bool ok = true;
+    switch (mode) {
+    case gpu::ShuffleMode::XOR:
+      source = lane ^ o;
+      ok = source < w;
+      break;
+    case gpu::ShuffleMode::DOWN:
+      source = lane + o;
+      ok = source < w;
+      break;
+    case gpu::ShuffleMode::UP:
+      source = lane - o;
+      ok = source >= 0;
+      break;
+    case gpu::ShuffleMode::IDX:
+      source = o;
+      ok = source >= 0 && source < w;
+      break;
+    }
+    if (!ok)
+      source = lane;
+    r[l] = value[warp + source];
+    valid[l] = ok;
+  });
+}
+
+/// Whether threads [base, base + count) of the block (a warp or a
+/// warpgroup, `unit` `index`) execute an op all of them must: none of them
+/// (false), all (true), or some, which is an error naming the first one
+/// inactive or, past the block's end, missing.
+static bool allOrNoneActive(Exec &e, const Inst &in, uint32_t base,
+                            uint32_t count, const char *unit, uint32_t index) {
+  bool any = false;
+  for (uint32_t i = 0; i < count && base + i < e.threads; ++i)
+    any |= e.mask[base + i] != 0;
+  if (!any)
+    return false;
+  for (uint32_t i = 0; i < count; ++i)
+    if (base + i >= e.threads || !e.mask[base + i])
+      fail(e, in, base + i < e.threads ? static_cast<int64_t>(base + i) : -1,
+           in.op->getName().getStringRef().str() + " executed without all " +
+               std::to_string(count) + " threads of " + unit + " " +
+               std::to_string(index) + " (thread " + std::to_string(base + i) +
+               (base + i < e.threads
+                    ? " inactive)"
+                    : " missing: the block has " + std::to_string(e.threads) +
+                          " threads)"));
+  return true;
+}
+
+/// Whether warp `wp` executes a warp-wide op (nvvm.mma.sync, nvgpu.ldmatrix).
+static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
+  return allOrNoneActive(e, in, wp * 32, 32, "warp", wp);
+}
+
+/// acc + a[0]·b[0] + ... + a[n-1]·b[n-1], one fused multiply-add per step
+/// in that order: the emulator's model of a tensor core's dot product (the
+/// products of 16-bit and tf32 operands are exact in f32). The MMA ops
+/// spend most of their time here, so on x86 it is compiled twice, with FMA
+/// instructions and without (libm's fmaf, the same results), and the CPU
+/// picks one when the library loads.
+#if defined(__x86_64__) && defined(__ELF__)
+[[gnu::target_clones("fma", "default")]]
+#endif
+static float
+fmaChain(float acc, const float *a, const float *b, unsigned n) {
+  for (unsigned k = 0; k < n; ++k)
+    acc = std::fma(a[k], b[k], acc);
+  return acc;
+}
+
+/// nvvm.mma.sync m16n8k16 with 16-bit A and B (row and col layouts) and f32
+/// accumulators. ins: A0..A3, B0..B1, C0..C3; outs: the 4-word struct.
+/// imm: 1 for bf16; imm2: 1 when the A/B registers are i32 (packed).
+void mmaOp(Exec &e, const Inst &in) {
+  bool bf16 = in.imm == 1;
+  bool packed = in.imm2 == 1;
+  auto element = [&](const Slot &slot, uint32_t l, unsigned half) -> float {
+    Word bits;
+    if (packed)
+      bits = (e.reg(slot.offset)[l] >> (16 * half)) & 0xffff;
+    else
+      bits = e.reg(slot.offset + half)[l];
+    return bf16 ? bf16ToFloat(static_cast<uint16_t>(bits))
+                : halfToFloat(static_cast<uint16_t>(bits));
+  };
+  uint32_t warps = (e.threads + 31) / 32;
+  for (uint32_t wp = 0; wp < warps; ++wp) {
+    uint32_t base = wp * 32;
+    if (!warpActive(e, in, wp))
+      continue;
+    profileMma(e, in);
+    // A by rows, B by columns (Bt[n][k]), C by rows.
+    float A[16][16], Bt[8][16], C[16][8];
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      // A: a0a1 (g, 2t..), a2a3 (g+8, 2t..), a4a5 (g, 2t+8..),
+      // a6a7 (g+8, 2t+8..).
+      for (unsigned reg = 0; reg < 4; ++reg) {
+        unsigned row = g + (reg % 2) * 8, col = 2 * t + (reg / 2) * 8;
+        A[row][col] = element(in.ins[reg], l, 0);
+        A[row][col + 1] = element(in.ins[reg], l, 1);
+      }
+      // B: b0b1 (k = 2t.., n = g), b2b3 (k = 2t+8..).
+      for (unsigned reg = 0; reg < 2; ++reg) {
+        unsigned k = 2 * t + reg * 8;
+        Bt[g][k] = element(in.ins[4 + reg], l, 0);
+        Bt[g][k + 1] = element(in.ins[4 + reg], l, 1);
+      }
+      // C: c0c1 (g, 2t..), c2c3 (g+8, 2t..).
+      for (unsigned j = 0; j < 4; ++j)
+        C[g + (j / 2) * 8][2 * t + j % 2] =
+            bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
+    }
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      for (unsigned j = 0; j < 4; ++j) {
+        unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
+        e.reg(in.outs[0].offset + j)[l] =
+            f32ToBits(fmaChain(C[row][col], A[row], Bt[col], 16));
+      }
+    }
+  }
+}
+
+/// tf32 bits of an f32 word: the low 13 mantissa bits dropped (what the
+/// tensor cores read of a tf32 operand).
+static float tf32Value(Word bits) {
+  return bitsToF32(static_cast<uint32_t>(bits) & 0xffffe000u);
+}
+
+/// nvvm.mma.sync m16n8k8 with tf32 A and B (i32 registers holding f32 bits,
+/// row and col layouts) and f32 accumulators. ins: A0..A3, B0..B1, C0..C3;
+/// outs: the 4-word struct.
+void mmaTF32Op(Exec &e, const Inst &in) {
+  uint32_t warps = (e.threads + 31) / 32;
+  for (uint32_t wp = 0; wp < warps; ++wp) {
+    uint32_t base = wp * 32;
+    if (!warpActive(e, in, wp))
+      continue;
+    profileMma(e, in);
+    // A by rows, B by columns (Bt[n][k]), C by rows.
+    float A[16][8], Bt[8][8], C[16][8];
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      // A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4).
+      for (unsigned reg = 0; reg < 4; ++reg)
+        A[g + (reg % 2) * 8][t + (reg / 2) * 4] =
+            tf32Value(e.reg(in.ins[reg].offset)[l]);
+      // B: b0 (k = t, n = g), b1 (k = t+4).
+      for (unsigned reg = 0; reg < 2; ++reg)
+        Bt[g][t + reg * 4] = tf32Value(e.reg(in.ins[4 + reg].offset)[l]);
+      for (unsigned j = 0; j < 4; ++j)
+        C[g + (j / 2) * 8][2 * t + j % 2] =
+            bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
+    }
+    for (uint32_t i = 0; i < 32; ++i) {
+      uint32_t l = base + i, g = i / 4, t = i % 4;
+      for (unsigned j = 0; j < 4; ++j) {
+        unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
+        e.reg(in.outs[0].offset + j)[l] =
+            f32ToBits(fmaChain(C[row][col], A[row], Bt[col], 8));
+      }
+    }
+  }
+}
+
+/// nvvm.convert.float.to.tf32 with rounding to nearest, ties away from zero
+/// (cvt.rna.tf32.f32): the f32 bits rounded at mantissa bit 13, as an i32.
+void convertToTF32Op(Exec &e, const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a);
+  forActive(e, [&](uint32_t l) {
+    uint32_t bits = static_cast<uint32_t>(a[l]);
+    bool finite = (bits & 0x7f800000u) != 0x7f800000u;
+    if (finite)
+      bits = (bits + 0x1000u) & 0xffffe000u;
+    r[l] = bits;
+  });
+}
+
+/// nvgpu.ldmatrix from a rank-1 workgroup buffer: a = the element index of
+/// this lane's row, imm = buffer, imm2 = matrices | transpose << 8; r = the
+/// result, (matrices x 32 bits) words: two 16-bit elements per matrix, or
+/// one 32-bit element. Lanes 8i..8i+7 address the rows of matrix i (only
+/// lanes 0..8·matrices-1 are read); lane 4g+t receives row g, b16 columns
+/// 2t and 2t+1 of each matrix, or with transpose its column g, rows 2t and
+/// 2t+1.
+void ldmatrixOp(Exec &e, const Inst &in) {
+  const RuntimeBuffer &b = e.buffers[in.imm];
+  unsigned matrices = in.imm2 & 0xff;
+  bool transpose = (in.imm2 >> 8) & 1;
+  unsigned eb = b.elementBytes;
+  unsigned perRow = 16 / eb;
+  const Word *index = e.reg(in.a);
+  uint32_t warps = (e.threads + 31) / 32;
+  for (uint32_t wp = 0; wp < warps; ++wp) {
+    uint32_t base = wp * 32;
+    if (!warpActive(e, in, wp))
+      continue;
+    uint16_t m[4][8][8];
+    for (unsigned i = 0; i < matrices; ++i)
+      for (unsigned r = 0; r < 8; ++r) {
+        uint32_t l = base + 8 * i + r;
+        int64_t at = static_cast<int64_t>(index[l]);
+        if (at < 0 || at + perRow > b.size)
+          fail(e, in, l,
+               "out-of-bounds ldmatrix row in " + bufferName(e, b) +
+                   ": elements " + std::to_string(at) + ".." +
+                   std::to_string(at + perRow - 1) + ", size " +
+                   std::to_string(b.size));
+        if ((at * eb) % 16)
+          fail(e, in, l,
+               "ldmatrix row at byte " + std::to_string(at * eb) + " of " +
+                   bufferName(e, b) + " is not 16-byte aligned");
+        for (unsigned c = 0; c < perRow; ++c)
+          checkSharedRead(e, in, b, at + c, l);
+        noteAccess(e, l, addressOf(b, at), 16);
+        std::memcpy(m[i][r], b.base + at * eb, 16);
+      }
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      uint32_t l = base + lane, g = lane / 4, t = lane % 4;
+      for (unsigned i = 0; i < matrices; ++i) {
+        uint16_t lo = transpose ? m[i][2 * t][g] : m[i][g][2 * t];
+        uint16_t hi = transpose ? m[i][2 * t + 1][g] : m[i][g][2 * t + 1];
+        if (eb == 2) {
+          e.reg(in.r + 2 * i)[l] = lo;
+          e.reg(in.r + 2 * i + 1)[l] = hi;
+        } else {
+          e.reg(in.r + i)[l] = static_cast<Word>(lo) | (Word(hi) << 16);
+        }
+      }
+    }
+  }
+  profileAccesses(e, in, Access::SharedLoad, static_cast<uint32_t>(in.imm));
+}
+
+//===--- Warpgroup MMA (sm_90) -------------------------------------------===//
+
+/// nvvm.fence.proxy of the async proxy: this thread's earlier workgroup
+/// writes become visible to wgmma.
+void proxyFenceOp(Exec &e, const Inst &) {
+  forActive(e, [&](uint32_t l) { ++e.proxyFences[l]; });
+}
+
+/// Whether warpgroup `g` (threads 128g..128g+127) executes a
+/// warpgroup-aligned op.
+static bool warpgroupActive(Exec &e, const Inst &in, uint32_t g) {
+  return allOrNoneActive(e, in, g * 128, 128, "warpgroup", g);
+}
+
+/// nvvm.wgmma.fence.aligned: the warpgroup's registers and shared memory are
+/// ready for its next wgmma.mma_async.
+void wgmmaFenceOp(Exec &e, const Inst &in) {
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g)
+    if (warpgroupActive(e, in, g))
+      e.warpgroups[g].fenced = true;
+}
+
+/// nvvm.wgmma.commit.group.sync.aligned: the warpgroup's uncommitted
+/// wgmma.mma_async become its next group.
+void wgmmaCommitOp(Exec &e, const Inst &in) {
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g) {
+    if (!warpgroupActive(e, in, g))
+      continue;
+    Warpgroup &wg = e.warpgroups[g];
+    for (PendingWgmma &p : wg.pending)
+      if (p.group == kUncommitted)
+        p.group = wg.committed;
+    ++wg.committed;
+  }
+}
+
+/// nvvm.wgmma.wait.group.sync.aligned (imm = the groups left in flight):
+/// completes the warpgroup's committed groups but the imm most recent, whose
+/// results may then be read and whose shared operands written.
+void wgmmaWaitOp(Exec &e, const Inst &in) {
+  uint64_t keep = static_cast<uint64_t>(in.imm);
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g) {
+    if (!warpgroupActive(e, in, g))
+      continue;
+    Warpgroup &wg = e.warpgroups[g];
+    auto done = [&](const PendingWgmma &p) {
+      return p.group != kUncommitted && p.group + keep < wg.committed;
+    };
+    for (const PendingWgmma &p : wg.pending)
+      if (done(p))
+        for (auto [buffer, element] : p.reads)
+          --e.buffers[buffer].shadow[element].wgmmaReads;
+    llvm::erase_if(wg.pending, done);
+    wg.fenced = false;
+  }
+}
+
+/// Fails if lane `l` reads slot `slot` while a wgmma.mma_async that writes
+/// it is in flight: its registers hold the result only after a
+/// wgmma.wait.group.
+static void checkWgmmaResult(Exec &e, const Inst &in, uint32_t slot,
+                             uint32_t l) {
+  for (const PendingWgmma &p : e.warpgroups[l / 128].pending)
+    if (llvm::is_contained(p.slots, slot))
+      fail(e, in, l,
+           "read of the result of " + describe(p.inst->op) +
+               " before a wgmma.wait.group completed it");
+}
+
+/// After a copy of slot `from` to slot `to` (a loop or branch passing a
+/// value on): `to` holds a pending result where `from` did.
+void notePendingCopy(Exec &e, uint32_t to, uint32_t from) {
+  if (!e.kernel->wgmma || to == from)
+    return;
+  for (Warpgroup &wg : e.warpgroups)
+    for (PendingWgmma &p : wg.pending) {
+      llvm::erase(p.slots, to);
+      if (llvm::is_contained(p.slots, from))
+        p.slots.push_back(to);
+    }
+}
+
+/// llvm.extractvalue in a kernel with wgmma: extractOp, after the check
+/// that the struct is no result in flight.
+void extractCheckedOp(Exec &e, const Inst &in) {
+  forActive(e, [&](uint32_t l) { checkWgmmaResult(e, in, in.a, l); });
+  extractOp(e, in);
+}
+
+/// A wgmma shared-memory matrix descriptor: start address, leading and
+/// stride dimension byte offsets, and the swizzle (the bytes of a swizzled
+/// row: 128, 64 or 32; 0 for none).
+struct WgmmaDescriptor {
+  uint64_t start = 0, leading = 0, stride = 0;
+  unsigned swizzle = 0;
+};
+
+/// Where element (r, k) of a wgmma operand (r: its row of A or column of B;
+/// k: the reduction index) lies in shared memory, in the canonical layouts
+/// of the PTX ISA. K-major (A `row`, B `col`): core matrices of 8 rows of
+/// 16 bytes of k; without swizzle the rows are 16 bytes apart, the core
+/// matrices `leading` apart in k and `stride` apart in r; swizzled, rows are
+/// the swizzle's width apart and groups of 8 rows `stride` apart. MN-major
+/// (16-bit types only): 16 bytes of r hold 8 elements; without swizzle the
+/// 8 k rows of a core matrix are 16 bytes apart, core matrices `stride`
+/// apart in r and `leading` apart in k; swizzled, a row holds the
+/// swizzle's width of r, 8 k rows are that width apart, the next width of
+/// r `leading` on and the next 8 k `stride` on. The swizzle XORs address
+/// bits 4.. with bits 7.. (the 16-byte chunk with the row within the
+/// pattern), on the absolute address.
+static uint64_t wgmmaAddress(const WgmmaDescriptor &d, bool kMajor,
+                             unsigned bytes, uint64_t r, uint64_t k) {
+  uint64_t at;
+  if (kMajor) {
+    uint64_t kb = k * bytes;
+    at = d.swizzle ? d.start + r / 8 * d.stride + r % 8 * d.swizzle + kb
+                   : d.start + r / 8 * d.stride + r % 8 * 16 +
+                         kb / 16 * d.leading + kb % 16;
+  } else if (!d.swizzle) {
+    at = d.start + r / 8 * d.stride + r % 8 * bytes + k % 8 * 16 +
+         k / 8 * d.leading;
+  } else {
+    uint64_t perRow = d.swizzle / bytes;
+    at = d.start + r / perRow * d.leading + r % perRow * bytes +
+         k % 8 * d.swizzle + k / 8 * d.stride;
+  }
+  if (d.swizzle)
+    at ^= ((at >> 7) & (d.swizzle / 16 - 1)) << 4;
+  return at;
+}
+
+/// nvvm.wgmma.mma_async, D = A·B (+ D): ins = D in, descriptor A,
+/// descriptor B; outs = D out (N/2 f32 words); imm = N | type << 16 |
+/// A MN-major << 20 | B MN-major << 21 | scale-d << 22 | negate A << 23 |
+/// negate B << 24 (type 0: f16, 1: bf16, 2: tf32). Each warpgroup whose
+/// threads all execute it computes its 64 x N product now, from the
+/// operands its (uniform) descriptors address, and marks the result and
+/// the shared elements read pending until a wait completes the group.
+void wgmmaOp(Exec &e, const Inst &in) {
+  uint32_t n = in.imm & 0xffff;
+  unsigned type = (in.imm >> 16) & 0xf;
+  bool mnA = (in.imm >> 20) & 1, mnB = (in.imm >> 21) & 1;
+  bool scaleD = (in.imm >> 22) & 1;
+  bool negateA = (in.imm >> 23) & 1, negateB = (in.imm >> 24) & 1;
+  unsigned bytes = type == 2 ? 4 : 2;
+  uint32_t kSteps = type == 2 ? 8 : 16;
+  const Word *descA = e.reg(in.ins[1].offset);
+  const Word *descB = e.reg(in.ins[2].offset);
+  for (uint32_t g = 0; g < e.warpgroups.size(); ++g) {
+    if (!warpgroupActive(e, in, g))
+      continue;
+    uint32_t base = g * 128;
+    Warpgroup &wg = e.warpgroups[g];
+    if (!wg.fenced)
+      fail(e, in, base,
+           "wgmma.mma_async without a wgmma.fence since the warpgroup's last "
+           "wgmma.wait.group");
+    for (uint32_t i = 1; i < 128; ++i)
+      if (descA[base + i] != descA[base] || descB[base + i] != descB[base])
+        fail(e, in, base + i,
+             "wgmma.mma_async descriptors differ across warpgroup " +
+                 std::to_string(g) + " (thread " + std::to_string(base) +
+                 " and this one)");
+    profileMma(e, in);
+    PendingWgmma pending;
+    pending.inst = &in;
+    pending.slots.push_back(in.outs[0].offset);
+    // Reads one operand (rows x kSteps) into `values`.
+    auto readOperand = [&](Word raw, bool mnMajor, uint32_t rows,
+                           std::vector<float> &values) {
+      WgmmaDescriptor d;
+      d.start = (raw & 0x3fff) << 4;
+      d.leading = ((raw >> 16) & 0x3fff) << 4;
+      d.stride = ((raw >> 32) & 0x3fff) << 4;
+      unsigned mode = raw >> 62;
+      d.swizzle = mode == 0 ? 0 : 256 >> mode;
+      if ((raw >> 49) & 7)
+        fail(e, in, base,
+             "wgmma descriptor with a matrix base offset (bits 49-51) other "
+             "than 0");
+      values.assign(size_t(rows) * kSteps, 0.0f);
+      // The buffer of the last element: an operand's elements are in one
+      // buffer but for misuse, so it is looked up again only on leaving it.
+      const RuntimeBuffer *b = nullptr;
+      uint32_t buffer = 0;
+      auto holds = [&](const RuntimeBuffer &c, uint64_t at) {
+        return c.shared && at >= static_cast<uint64_t>(c.sharedAddress) &&
+               at < static_cast<uint64_t>(c.sharedAddress +
+                                          c.size * c.elementBytes);
+      };
+      for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t k = 0; k < kSteps; ++k) {
+          uint64_t at = wgmmaAddress(d, !mnMajor, bytes, r, k);
+          if (!b || !holds(*b, at)) {
+            b = nullptr;
+            for (uint32_t j = 0; j < e.buffers.size() && !b; ++j)
+              if (holds(e.buffers[j], at)) {
+                b = &e.buffers[j];
+                buffer = j;
+              }
+          }
+          if (!b)
+            fail(e, in, base,
+                 "wgmma operand element (" + std::to_string(r) + ", " +
+                     std::to_string(k) + ") at shared address " +
+                     std::to_string(at) + " is in no workgroup buffer");
+          if (b->elementBytes != bytes)
+            fail(e, in, base,
+                 "wgmma operand of " + std::to_string(bytes) +
+                     "-byte elements in " + bufferName(e, *b) + " of " +
+                     std::to_string(b->elementBytes) + "-byte elements");
+          uint64_t offset = at - b->sharedAddress;
+          if (offset % bytes)
+            fail(e, in, base,
+                 "wgmma operand element at shared address " +
+                     std::to_string(at) + " is not " + std::to_string(bytes) +
+                     "-byte aligned");
+          int64_t element = static_cast<int64_t>(offset / bytes);
+          Shadow &s = b->shadow[element];
+          auto where = [&] {
+            return "element " + std::to_string(element) + " of " +
+                   bufferName(e, *b) + ", operand element (" +
+                   std::to_string(r) + ", " + std::to_string(k) + ")";
+          };
+          checkNoAsyncWrite(e, in, *b, element, base, s);
+          if (s.writeEpoch < e.blockEpoch)
+            fail(e, in, base,
+                 "wgmma reads uninitialized workgroup memory: " + where() +
+                     " was not written by any thread of this block");
+          if (s.writeEpoch == e.epoch)
+            fail(e, in, base,
+                 "wgmma reads " + where() + ", which thread " +
+                     std::to_string(s.writer) +
+                     " wrote with no gpu.barrier in between (at " +
+                     describe(s.writeInst->op) + ")");
+          if (e.proxyFences[s.writer] == s.writerFences)
+            fail(e, in, base,
+                 "wgmma reads " + where() + ", which thread " +
+                     std::to_string(s.writer) +
+                     " wrote without an async-proxy fence (nvvm.fence.proxy "
+                     "async.shared) after it (at " +
+                     describe(s.writeInst->op) + ")");
+          ++s.wgmmaReads;
+          pending.reads.push_back({buffer, element});
+          const char *p = b->base + element * bytes;
+          float v;
+          if (type == 2) {
+            uint32_t bits;
+            std::memcpy(&bits, p, 4);
+            v = tf32Value(bits);
+          } else {
+            uint16_t bits;
+            std::memcpy(&bits, p, 2);
+            v = type == 1 ? bf16ToFloat(bits) : halfToFloat(bits);
+          }
+          values[size_t(r) * kSteps + k] = v;
+        }
+    };
+    std::vector<float> A, B;
+    readOperand(descA[base], mnA, 64, A);
+    readOperand(descB[base], mnB, n, B);
+    // Negations are exact: applied to the operands once.
+    if (negateA)
+      for (float &x : A)
+        x = -x;
+    if (negateB)
+      for (float &x : B)
+        x = -x;
+    // Thread 32w + 4g + q of the warpgroup holds, in register i, row
+    // 16w + g + 8·(i / 2 % 2), column 8·(i / 4) + 2q + i % 2 of D.
+    for (uint32_t t = 0; t < 128; ++t) {
+      uint32_t l = base + t, lane = t % 32, w = t / 32;
+      for (uint32_t i = 0; i < n / 2; ++i) {
+        uint32_t row = 16 * w + lane / 4 + 8 * (i / 2 % 2);
+        uint32_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        float acc = scaleD ? bitsToF32(e.reg(in.ins[0].offset + i)[l]) : 0.0f;
+        e.reg(in.outs[0].offset + i)[l] = f32ToBits(fmaChain(
+            acc, &A[size_t(row) * kSteps], &B[size_t(col) * kSteps], kSteps));
+      }
+    }
+    wg.pending.push_back(std::move(pending));
+  }
+}
+
+} // namespace detail
+} // namespace linattn::gpu_emulator
