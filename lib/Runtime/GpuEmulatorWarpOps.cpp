@@ -125,20 +125,41 @@ static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
   return allOrNoneActive(e, in, wp * 32, 32, "warp", wp);
 }
 
+#if defined(__x86_64__) && defined(__ELF__)
+#define LINATTN_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define LINATTN_FMA_CLONES
+#endif
+
 /// acc + a[0]·b[0] + ... + a[n-1]·b[n-1], one fused multiply-add per step
 /// in that order: the emulator's model of a tensor core's dot product (the
 /// products of 16-bit and tf32 operands are exact in f32). The MMA ops
 /// spend most of their time here, so on x86 it is compiled twice, with FMA
 /// instructions and without (libm's fmaf, the same results), and the CPU
 /// picks one when the library loads.
-#if defined(__x86_64__) && defined(__ELF__)
-[[gnu::target_clones("fma", "default")]]
-#endif
-static float
-fmaChain(float acc, const float *a, const float *b, unsigned n) {
+LINATTN_FMA_CLONES static float fmaChain(float acc, const float *a,
+                                         const float *b, unsigned n) {
   for (unsigned k = 0; k < n; ++k)
     acc = std::fma(a[k], b[k], acc);
   return acc;
+}
+
+/// The results of warp `base`'s nvvm.mma.sync m16n8kK (ins[6..9]: C,
+/// outs[0]: D), D = A·B + C from A by rows and B by columns (Bt[n][k]).
+/// Lane 4g + t holds elements (g, 2t), (g, 2t + 1), (g + 8, 2t) and
+/// (g + 8, 2t + 1) of C and D.
+template <unsigned K>
+static void mmaResults(Exec &e, const Inst &in, uint32_t base,
+                       const float (&A)[16][K], const float (&Bt)[8][K]) {
+  for (uint32_t i = 0; i < 32; ++i) {
+    uint32_t l = base + i, g = i / 4, t = i % 4;
+    float d[4];
+    for (unsigned j = 0; j < 4; ++j)
+      d[j] = fmaChain(bitsToF32(e.reg(in.ins[6 + j].offset)[l]),
+                      A[g + (j / 2) * 8], Bt[2 * t + j % 2], K);
+    for (unsigned j = 0; j < 4; ++j)
+      e.reg(in.outs[0].offset + j)[l] = f32ToBits(d[j]);
+  }
 }
 
 /// nvvm.mma.sync m16n8k16 with 16-bit A and B (row and col layouts) and f32
@@ -162,8 +183,8 @@ void mmaOp(Exec &e, const Inst &in) {
     if (!warpActive(e, in, wp))
       continue;
     profileMma(e, in);
-    // A by rows, B by columns (Bt[n][k]), C by rows.
-    float A[16][16], Bt[8][16], C[16][8];
+    // A by rows, B by columns (Bt[n][k]).
+    float A[16][16], Bt[8][16];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       // A: a0a1 (g, 2t..), a2a3 (g+8, 2t..), a4a5 (g, 2t+8..),
@@ -179,19 +200,8 @@ void mmaOp(Exec &e, const Inst &in) {
         Bt[g][k] = element(in.ins[4 + reg], l, 0);
         Bt[g][k + 1] = element(in.ins[4 + reg], l, 1);
       }
-      // C: c0c1 (g, 2t..), c2c3 (g+8, 2t..).
-      for (unsigned j = 0; j < 4; ++j)
-        C[g + (j / 2) * 8][2 * t + j % 2] =
-            bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
     }
-    for (uint32_t i = 0; i < 32; ++i) {
-      uint32_t l = base + i, g = i / 4, t = i % 4;
-      for (unsigned j = 0; j < 4; ++j) {
-        unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
-        e.reg(in.outs[0].offset + j)[l] =
-            f32ToBits(fmaChain(C[row][col], A[row], Bt[col], 16));
-      }
-    }
+    mmaResults(e, in, base, A, Bt);
   }
 }
 
@@ -211,8 +221,8 @@ void mmaTF32Op(Exec &e, const Inst &in) {
     if (!warpActive(e, in, wp))
       continue;
     profileMma(e, in);
-    // A by rows, B by columns (Bt[n][k]), C by rows.
-    float A[16][8], Bt[8][8], C[16][8];
+    // A by rows, B by columns (Bt[n][k]).
+    float A[16][8], Bt[8][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       // A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4).
@@ -222,18 +232,8 @@ void mmaTF32Op(Exec &e, const Inst &in) {
       // B: b0 (k = t, n = g), b1 (k = t+4).
       for (unsigned reg = 0; reg < 2; ++reg)
         Bt[g][t + reg * 4] = tf32Value(e.reg(in.ins[4 + reg].offset)[l]);
-      for (unsigned j = 0; j < 4; ++j)
-        C[g + (j / 2) * 8][2 * t + j % 2] =
-            bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
     }
-    for (uint32_t i = 0; i < 32; ++i) {
-      uint32_t l = base + i, g = i / 4, t = i % 4;
-      for (unsigned j = 0; j < 4; ++j) {
-        unsigned row = g + (j / 2) * 8, col = 2 * t + j % 2;
-        e.reg(in.outs[0].offset + j)[l] =
-            f32ToBits(fmaChain(C[row][col], A[row], Bt[col], 8));
-      }
-    }
+    mmaResults(e, in, base, A, Bt);
   }
 }
 
