@@ -64,6 +64,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.tf32x3 = options.tf32x3;
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
+  kernels.copyStages = options.copyStages;
   kernels.wgmma = options.wgmma;
   kernels.wgmmaChunks = options.wgmmaChunks;
   kernels.scoresInRegisters = options.scoresInRegisters;

@@ -481,6 +481,12 @@ def ConvertLinAttnToGPUPass
            "data) copy the next chunk or block of tokens with cp.async while "
            "they compute the current one, in two slots per staged tile (sm_80 "
            "and later); false: staged synchronously">,
+    Option<"copyStages", "copy-stages", "int64_t", /*default=*/"2",
+           "With async copies, the chunked kernels' slots per staged tile "
+           "(2, 3 or 4): copies run that many chunks minus one ahead of the "
+           "chunk the products read. Taken where the block's shared memory "
+           "stays within 96 KiB (113 KiB for wgmma-chunks' shapes), else "
+           "as many as fit">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"true",
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
            "compute their scores, and with bf16 their state update, with "

@@ -242,6 +242,15 @@ struct LinAttnLowerToNVVMOptions
                      "block of tokens with cp.async while they compute the "
                      "current one (false: staged synchronously)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> copyStages{
+      *this, "copy-stages",
+      llvm::cl::desc("With async copies, the chunked kernels' slots per "
+                     "staged tile (2, 3 or 4): copies run that many chunks "
+                     "minus one ahead of the chunk the products read. Taken "
+                     "where the block's shared memory stays within 96 KiB "
+                     "(113 KiB for wgmma-chunks' shapes), else as many as "
+                     "fit"),
+      llvm::cl::init(2)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("The chunk loops (f16/bf16, F a multiple of 64, chunks "

@@ -75,21 +75,28 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
   return buffers;
 }
 
+/// How many of the first buffers of `chunkSharedBuffers` are swizzled for
+/// wgmma, and so 1024-byte aligned (the swizzle is of the absolute
+/// address): the feature tiles, and V_c with `wgmmaState`.
+unsigned swizzledBuffers(const ChunkedScanConfig &c, ChunkTiles tiles) {
+  if (!c.wgmma)
+    return 0;
+  unsigned featureTiles = tiles == ChunkTiles::All ? 2 : 1;
+  return tiles == ChunkTiles::Queries ? 1
+         : c.wgmmaState               ? featureTiles + 1
+                                      : featureTiles;
+}
+
 /// Creates a chunked kernel with the workgroup buffers of
-/// `chunkSharedBuffers`, each 16-byte aligned for ldmatrix; the feature
-/// tiles (and V_c with `wgmmaState`) 1024-byte aligned when swizzled for
-/// wgmma (the swizzle is of the absolute address).
+/// `chunkSharedBuffers`, each 16-byte aligned for ldmatrix, the swizzled
+/// ones (`swizzledBuffers`) 1024-byte aligned.
 gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
                                  gpu::GPUModuleOp kernels, StringRef name,
                                  TypeRange args, const ChunkedScanConfig &c,
                                  ChunkTiles tiles) {
   gpu::GPUFuncOp kernel =
       createKernel(b, loc, kernels, name, args, chunkSharedBuffers(c, tiles));
-  unsigned featureTiles = tiles == ChunkTiles::All ? 2 : 1;
-  unsigned swizzled = tiles == ChunkTiles::Queries ? 1
-                      : c.wgmmaState               ? featureTiles + 1
-                                                   : featureTiles;
-  for (unsigned i = 0; c.wgmma && i < swizzled; ++i)
+  for (unsigned i = 0, e = swizzledBuffers(c, tiles); i < e; ++i)
     kernel.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                        b.getI64IntegerAttr(1024));
   return kernel;
@@ -293,11 +300,13 @@ public:
   }
 
   /// The chunk loop over scan positions [begin, end): each chunk staged,
-  /// then `body(t0, count, carried)` on it. With async copies the next
-  /// chunk's copies are in flight while `body` computes: the first chunk is
-  /// issued before the loop, and each iteration issues the next one into
-  /// the other slot (after a barrier: every thread is done with that slot),
-  /// then waits for its own chunk's group.
+  /// then `body(t0, count, carried)` on it. With async copies in S slots
+  /// (`c.slots()`) the copies of the next S - 1 chunks are in flight while
+  /// `body` computes: the first S - 1 chunks are issued before the loop,
+  /// one commit group each (empty past `end`, so that every iteration
+  /// waits for the same count), and iteration i issues chunk i + S - 1 into
+  /// the slot chunk i - 1 used (after a barrier: every thread is done with
+  /// it), then waits for all but its S - 1 most recent groups: chunk i's.
   SmallVector<Value>
   walkChunks(Value begin, Value end, ValueRange init,
              function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
@@ -311,17 +320,28 @@ public:
                           aheadTokens = Value();
                           return body(t0, tokens, carried);
                         });
-    kb.ifThen(kb.ult(begin, end), [&] { issue(begin, kb.idx(0)); });
-    kb.commitAsyncCopies();
+    int64_t slots = c.slots();
+    for (int64_t s = 0; s + 1 < slots; ++s) {
+      Value t = s ? kb.add(begin, kb.idx(s * c.shape.chunk)) : begin;
+      kb.ifThen(kb.ult(t, end), [&] { issue(t, kb.idx(s)); });
+      kb.commitAsyncCopies();
+    }
     SmallVector<Value> results =
         kb.forLoop(begin, end, step, init, [&](Value t0, ValueRange carried) {
-          Value slot = kb.remU(kb.divU(kb.sub(t0, begin), step), kb.idx(2));
+          Value chunk = kb.divU(kb.sub(t0, begin), step);
+          Value slot = kb.remU(chunk, kb.idx(slots));
           kb.barrier();
-          Value next = kb.add(t0, step);
-          kb.ifThen(kb.ult(next, end),
-                    [&] { issue(next, kb.sub(kb.idx(1), slot)); });
+          Value next = slots == 2
+                           ? kb.add(t0, step)
+                           : kb.add(t0, kb.idx((slots - 1) * c.shape.chunk));
+          kb.ifThen(kb.ult(next, end), [&] {
+            // Two slots: the other one.
+            issue(next, slots == 2 ? kb.sub(kb.idx(1), slot)
+                                   : kb.remU(kb.add(chunk, kb.idx(slots - 1)),
+                                             kb.idx(slots)));
+          });
           kb.commitAsyncCopies();
-          complete(t0, slot, /*pending=*/1);
+          complete(t0, slot, /*pending=*/slots - 1);
           return body(t0, count(t0), carried);
         });
     featureSlot = valueSlot = zero;
@@ -1848,4 +1868,27 @@ gpu::GPUFuncOp gpukernels::buildReadout(RewriterBase &rewriter, Location loc,
                  return {};
                });
   return kernel;
+}
+
+int64_t gpukernels::chunkSharedBytes(const ChunkedScanConfig &c,
+                                     ChunkTiles tiles) {
+  unsigned swizzled = swizzledBuffers(c, tiles);
+  int64_t bytes = 0;
+  for (auto [i, type] : llvm::enumerate(chunkSharedBuffers(c, tiles))) {
+    auto buffer = cast<MemRefType>(type);
+    bytes = llvm::alignTo(bytes, i < swizzled ? 1024 : 16) +
+            buffer.getNumElements() *
+                buffer.getElementType().getIntOrFloatBitWidth() / 8;
+  }
+  return bytes;
+}
+
+void gpukernels::chooseCopyStages(ChunkedScanConfig &c, int64_t asked) {
+  // 96 KiB: within the 99 KiB a block may take on every chip from sm_80
+  // on; 113 KiB: two blocks per H100 SM, what wgmma-chunks' shapes take.
+  int64_t limit = (c.shape.blocksPerSM == 2 ? 113 : 96) * 1024;
+  for (c.copyStages = std::max<int64_t>(asked, 2); c.copyStages > 2;
+       --c.copyStages)
+    if (!c.asyncCopies || chunkSharedBytes(c, ChunkTiles::All) <= limit)
+      return;
 }

@@ -119,9 +119,9 @@ struct ChunkedScanConfig {
   /// Whether the final normalizer z is used: an unnormalized scan whose z
   /// has no uses accumulates none.
   bool finalNormalizer;
-  /// Whether the chunk loops stage the next chunk with cp.async while they
+  /// Whether the chunk loops stage the next chunks with cp.async while they
   /// compute the current one (`stagedChunkedScanShape`): φ(Q_c), φ(K_c) and
-  /// V_c then have two slots each.
+  /// V_c then have `copyStages` slots each.
   bool asyncCopies;
   /// Whether the chunk loops address global memory by 32-bit offsets from
   /// the lowest row of the block's scan positions (the launch keeps them
@@ -155,8 +155,12 @@ struct ChunkedScanConfig {
   int64_t stateColumns() const {
     return shape.dvTile * (features / 64) / (shape.warps / 4);
   }
-  /// Slots of the staged tiles: 2 with async copies.
-  int64_t slots() const { return asyncCopies ? 2 : 1; }
+  /// With `asyncCopies`, the slots of each staged tile: copies of the next
+  /// copyStages - 1 chunks are in flight while the products read one
+  /// (`chooseCopyStages`).
+  int64_t copyStages = 2;
+  /// Slots of the staged tiles: `copyStages` with async copies.
+  int64_t slots() const { return asyncCopies ? copyStages : 1; }
   /// Whether any kernel accumulates z: for the denominators or the result.
   bool keepsNormalizer() const { return normalized || finalNormalizer; }
   /// The scan over the segment states of these kernels.
@@ -207,6 +211,16 @@ enum class ChunkTiles {
   /// The query readout: φ(Q_c), S and z.
   Queries,
 };
+
+/// Workgroup memory of a chunked kernel with `tiles`, in bytes, as its
+/// buffers are laid out (each at its alignment).
+int64_t chunkSharedBytes(const ChunkedScanConfig &c, ChunkTiles tiles);
+
+/// Sets `c.copyStages` (with async copies) to the most slots up to `asked`
+/// (option `copy-stages`) with which the chunk loops' workgroup memory
+/// stays within 96 KiB, 113 KiB for shapes of two blocks per SM
+/// (`ChunkedScanShape::blocksPerSM`, wgmma-chunks), and at least 2.
+void chooseCopyStages(ChunkedScanConfig &c, int64_t asked);
 
 /// The chunk loop: one block per batch element, value tile and segment of
 /// the sequence walks the segment's chunks in order, the state in registers.

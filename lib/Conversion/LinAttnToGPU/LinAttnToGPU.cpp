@@ -1053,6 +1053,8 @@ std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
   if (o.narrowOffsetLimit < 0 || o.narrowOffsetLimit > kMaxNarrowOffsetLimit)
     return std::string(
         "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
+  if (o.copyStages < 2 || o.copyStages > 4)
+    return std::string("copy-stages must be 2, 3 or 4");
   if (o.prefetchChunks < -1 || o.prefetchChunks > 1024)
     return std::string(
         "prefetch-chunks must be between 0 and 1024, or -1 (automatic)");
@@ -1087,6 +1089,7 @@ struct ConvertLinAttnToGPUPass
     o.tf32x3 = tf32x3;
     o.vectorLoads = vectorLoads;
     o.asyncCopies = asyncCopies;
+    o.copyStages = copyStages;
     o.wgmma = wgmma;
     o.wgmmaChunks = wgmmaChunks;
     o.scoresInRegisters = scoresInRegisters;
@@ -1121,6 +1124,7 @@ struct ConvertLinAttnToGPUPass
     opts.tf32x3 = tf32x3;
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
+    opts.copyStages = copyStages;
     opts.wgmma = wgmma;
     opts.wgmmaChunks = wgmmaChunks;
     opts.scoresInRegisters = scoresInRegisters;

@@ -149,6 +149,20 @@ struct LinAttnToGPUKernelOptions {
   /// recurrent scan with f32 data stages its blocks of tokens the same way
   /// (4-byte copies), not yet measured on a GPU.
   bool asyncCopies = true;
+  /// With `asyncCopies`, the chunked kernels' slots per staged tile (2, 3
+  /// or 4): the copies of the next `copyStages` - 1 chunks are in flight
+  /// while the products read the current one. On an H100 the segment
+  /// states kernel moved 87% of DRAM's peak with three blocks per SM and
+  /// one chunk of 16 KiB ahead each (B8·H16·D64), 38% with two blocks of
+  /// 12 KiB (B2·H16·D128): the loads in flight per SM, not the work, set
+  /// its pace. Taken where the chunk loops' shared memory stays within
+  /// 96 KiB (113 KiB for `wgmmaChunks`' shapes), else the most that fit:
+  /// bf16 at F = 128 takes 3 (87 KiB instead of 65: two blocks per H100
+  /// SM instead of three, as many as the batch-parallel grid of
+  /// B8·H16·D128 fills), at F = 64 also 3 (92 to 95 KiB instead of 72: two
+  /// blocks per SM instead of three, which does cost the sequence-parallel
+  /// grids). Off (2) until a GPU has measured it.
+  int64_t copyStages = 2;
   /// The chunk loops compute their scores with sm_90's wgmma (their module
   /// then needs chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
   /// a multiple of 64, chunks of 64 tokens); φ(Q_c) and φ(K_c) are then
