@@ -173,6 +173,9 @@ LINATTN_VARIANTS = [
      "tf32x3=true row-tile-warps=2", 1e-4),
     ("linattn chunked bf16, 2 warps a row tile", "bf16", "row-tile-warps=2",
      2.5e-2),
+    ("linattn chunked bf16, 3 copy stages", "bf16", "copy-stages=3", 2.5e-2),
+    ("linattn chunked bf16, 4 states copy stages", "bf16",
+     "states-copy-stages=4", 2.5e-2),
     ("linattn chunked bf16, wgmma chunks", "bf16", "wgmma-chunks=true",
      2.5e-2),
     ("linattn chunked bf16, wgmma chunks, 1 warpgroup", "bf16",
@@ -265,6 +268,19 @@ LINATTN_NOTES = {
         "row-tile-warps=2: at D = 64 eight warps a block instead of four "
         "(127 registers, 2 blocks per H100 SM instead of 3: 16 warps "
         "instead of 12); at D = 128 the default's kernel",
+    "linattn chunked bf16, 3 copy stages":
+        "copy-stages=3: three slots per staged tile, the copies of the next "
+        "two chunks in flight instead of one (87040 B at D = 128: two "
+        "blocks per H100 SM instead of three, as many as B8·H16's 256 "
+        "blocks fill; 95232 B at D = 64: two instead of three); the segment "
+        "states as the default's",
+    "linattn chunked bf16, 4 states copy stages":
+        "states-copy-stages=4: the sequence-parallel scan's segment states "
+        "(φ(K_c) and V_c only) in four slots, the next three chunks in "
+        "flight instead of one (64 KiB at D = 64, 52 KiB at D = 128; three "
+        "blocks per H100 SM either way, as the registers allow); the chunk "
+        "loops as the default's. Batch-parallel shapes run the default's "
+        "kernels",
     "linattn chunked bf16, wgmma chunks":
         "wgmma-chunks=true: at D = 128 chunks of 64 instead of 32 on two "
         "warpgroups, scores and state update by wgmma (V_c swizzled too), "

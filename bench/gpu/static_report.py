@@ -115,7 +115,8 @@ class Config:
         self.dv = dv
         self.dtype = dtype
         self.normalized = normalized
-        self.slots = slots  # of the staged tiles: 2 with async-copies
+        # Slots of the staged tiles: 2 with async-copies, copy-stages more.
+        self.slots = slots
 
 
 def configurations():
@@ -209,6 +210,20 @@ def configurations():
                     f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
                     "wgmma=true" + wide, "wgmma", f, f, "bf16",
                     normalized=normalized))
+        # Three slots per staged tile (copy-stages=3: the copies of the next
+        # two chunks in flight), four for the segment states
+        # (states-copy-stages=4), as the benchmark calls them: on sm_90 the
+        # wgmma kernels at F = 64, mma.sync at F = 128 (chunks of 32).
+        for parallel in (0, 1000000000):
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized copy-stages=3" +
+                (" states-copy-stages=4 sequence-parallel" if parallel else ""),
+                scan_module("bf16", f, f, normalized=False),
+                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                "copy-stages=3 states-copy-stages=4" +
+                (" wgmma=true" if f == 64 else ""),
+                "wgmma" if f == 64 else "chunked", f, f, "bf16",
+                normalized=False, slots=3))
         # The masked scores in registers (scores-in-registers=true), which
         # applies where one warp per row tile takes all keys (F = 64; F =
         # 128 takes two): the benchmark's function on wgmma.

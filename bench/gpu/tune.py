@@ -41,6 +41,13 @@ options that shape the chunked kernels:
                              (16-bit data at F = 128; left to the
                              pipeline's default, false, unless
                              --wgmma-chunks names values)
+  copy-stages                slots per staged tile with async copies (2 to
+                             4: that many chunks minus one in flight; as
+                             many as fit 96 KiB; left to the pipeline's
+                             default, 2, unless --copy-stages names values)
+  states-copy-stages         the same for the segment states (left to the
+                             pipeline's default, 2, unless
+                             --states-copy-stages names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -113,12 +120,19 @@ ROW_TILE_WARPS = (None,)
 # Chunks of 64 for wgmma at F = 128: the pipeline's default (None: the
 # option left out); --wgmma-chunks=0,1 times them against chunks of 32.
 WGMMA_CHUNKS = (None,)
+# Slots per staged tile with async copies: the pipeline's default (None: the
+# option left out); --copy-stages=2,3 times three against two.
+COPY_STAGES = (None,)
+# The same for the segment states: --states-copy-stages=2,4.
+STATES_COPY_STAGES = (None,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
                     "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit "
-                    "scores_in_registers row_tile_warps wgmma_chunks",
-                    defaults=(64, 0, 0, None, None, None, None, None))
+                    "scores_in_registers row_tile_warps wgmma_chunks "
+                    "copy_stages states_copy_stages",
+                    defaults=(64, 0, 0, None, None, None, None, None, None,
+                              None))
 
 
 def options(config):
@@ -142,7 +156,11 @@ def options(config):
             ("" if config.row_tile_warps is None else
              f" row-tile-warps={config.row_tile_warps}") +
             ("" if config.wgmma_chunks is None else
-             " wgmma-chunks=" + ("true" if config.wgmma_chunks else "false")))
+             " wgmma-chunks=" + ("true" if config.wgmma_chunks else "false")) +
+            ("" if config.copy_stages is None else
+             f" copy-stages={config.copy_stages}") +
+            ("" if config.states_copy_stages is None else
+             f" states-copy-stages={config.states_copy_stages}"))
 
 
 def label(config):
@@ -160,7 +178,11 @@ def label(config):
             ("" if config.row_tile_warps is None else
              f" R{config.row_tile_warps}") +
             ("" if config.wgmma_chunks is None else
-             " W64" if config.wgmma_chunks else " W"))
+             " W64" if config.wgmma_chunks else " W") +
+            ("" if config.copy_stages is None else
+             f" S{config.copy_stages}") +
+            ("" if config.states_copy_stages is None else
+             f" K{config.states_copy_stages}"))
 
 
 def int_list(text):
@@ -524,6 +546,13 @@ def main():
                         default=WGMMA_CHUNKS,
                         help="wgmma-chunks values to try (default: the "
                              "pipeline's, the option left out)")
+    parser.add_argument("--copy-stages", type=int_list, default=COPY_STAGES,
+                        help="copy-stages values to try, 2 to 4 (default: "
+                             "the pipeline's, the option left out)")
+    parser.add_argument("--states-copy-stages", type=int_list,
+                        default=STATES_COPY_STAGES,
+                        help="states-copy-stages values to try, 2 to 4 "
+                             "(default: the pipeline's, the option left out)")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -542,7 +571,8 @@ def main():
         args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
         args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
         args.wgmma, args.narrow_offset_limits, args.scores_in_registers,
-        args.row_tile_warps, args.wgmma_chunks)]
+        args.row_tile_warps, args.wgmma_chunks, args.copy_stages,
+        args.states_copy_stages)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:

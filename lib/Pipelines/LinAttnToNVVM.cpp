@@ -65,6 +65,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.vectorLoads = options.vectorLoads;
   kernels.asyncCopies = options.asyncCopies;
   kernels.copyStages = options.copyStages;
+  kernels.statesCopyStages = options.statesCopyStages;
   kernels.wgmma = options.wgmma;
   kernels.wgmmaChunks = options.wgmmaChunks;
   kernels.scoresInRegisters = options.scoresInRegisters;

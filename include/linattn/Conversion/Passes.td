@@ -486,7 +486,14 @@ def ConvertLinAttnToGPUPass
            "(2, 3 or 4): copies run that many chunks minus one ahead of the "
            "chunk the products read. Taken where the block's shared memory "
            "stays within 96 KiB (113 KiB for wgmma-chunks' shapes), else "
-           "as many as fit">,
+           "as many as fit; the segment states and key-value summaries take "
+           "states-copy-stages">,
+    Option<"statesCopyStages", "states-copy-stages", "int64_t",
+           /*default=*/"2",
+           "copy-stages for the chunked kernels that stage keys and values "
+           "only (the sequence-parallel scan's segment states, the linear "
+           "form's key-value summaries), within 96 KiB of their own shared "
+           "memory">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"true",
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
            "compute their scores, and with bf16 their state update, with "

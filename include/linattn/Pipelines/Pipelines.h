@@ -249,7 +249,15 @@ struct LinAttnLowerToNVVMOptions
                      "minus one ahead of the chunk the products read. Taken "
                      "where the block's shared memory stays within 96 KiB "
                      "(113 KiB for wgmma-chunks' shapes), else as many as "
-                     "fit"),
+                     "fit; the segment states and key-value summaries take "
+                     "states-copy-stages"),
+      llvm::cl::init(2)};
+  PassOptions::Option<int64_t> statesCopyStages{
+      *this, "states-copy-stages",
+      llvm::cl::desc("copy-stages for the chunked kernels that stage keys "
+                     "and values only (the sequence-parallel scan's segment "
+                     "states, the linear form's key-value summaries), within "
+                     "96 KiB of their own shared memory"),
       llvm::cl::init(2)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",

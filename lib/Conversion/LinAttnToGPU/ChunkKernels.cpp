@@ -1883,12 +1883,13 @@ int64_t gpukernels::chunkSharedBytes(const ChunkedScanConfig &c,
   return bytes;
 }
 
-void gpukernels::chooseCopyStages(ChunkedScanConfig &c, int64_t asked) {
+void gpukernels::chooseCopyStages(ChunkedScanConfig &c, int64_t asked,
+                                  ChunkTiles tiles) {
   // 96 KiB: within the 99 KiB a block may take on every chip from sm_80
   // on; 113 KiB: two blocks per H100 SM, what wgmma-chunks' shapes take.
   int64_t limit = (c.shape.blocksPerSM == 2 ? 113 : 96) * 1024;
   for (c.copyStages = std::max<int64_t>(asked, 2); c.copyStages > 2;
        --c.copyStages)
-    if (!c.asyncCopies || chunkSharedBytes(c, ChunkTiles::All) <= limit)
+    if (!c.asyncCopies || chunkSharedBytes(c, tiles) <= limit)
       return;
 }

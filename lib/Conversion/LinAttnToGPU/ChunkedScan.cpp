@@ -262,8 +262,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   auto parallel = [&](const ChunkedScanConfig &config, Value perSegment,
                       Value segments) -> SmallVector<Value> {
     if (!statesKernel) {
+      ChunkedScanConfig states = wide;
+      chooseCopyStages(states, options.statesCopyStages, ChunkTiles::Keys);
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),
-                                        name("segment_states", c), wide);
+                                        name("segment_states", c), states);
       // As many blocks per SM as the chunk loops' shared memory allows:
       // wgmma-chunks' two warpgroups at F = 128 take 127 registers instead
       // of 166 (one block), without spilling.
@@ -380,7 +382,6 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
                       /*narrowOffsets=*/false};
   c.prefetchChunks = staged->prefetchChunks;
   c.splitTF32 = options.tf32x3 && data.isF32();
-  chooseCopyStages(c, options.copyStages);
   return c;
 }
 
@@ -414,6 +415,7 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   std::tie(perSegment, segments) =
       h.segments(h.mul(batch, tiles), chunks, options.sequenceParallelBlocks);
   std::string suffix = mapName(k).str();
+  chooseCopyStages(c, options.statesCopyStages, ChunkTiles::Keys);
   gpu::GPUFuncOp states =
       buildSegmentStates(rewriter, loc, kernels(),
                          kernelName("linattn_kv_summary_chunked_" + suffix), c);

@@ -217,10 +217,12 @@ enum class ChunkTiles {
 int64_t chunkSharedBytes(const ChunkedScanConfig &c, ChunkTiles tiles);
 
 /// Sets `c.copyStages` (with async copies) to the most slots up to `asked`
-/// (option `copy-stages`) with which the chunk loops' workgroup memory
-/// stays within 96 KiB, 113 KiB for shapes of two blocks per SM
-/// (`ChunkedScanShape::blocksPerSM`, wgmma-chunks), and at least 2.
-void chooseCopyStages(ChunkedScanConfig &c, int64_t asked);
+/// (options `copy-stages`, `states-copy-stages`) with which the workgroup
+/// memory of the kernels with `tiles` stays within 96 KiB, 113 KiB for
+/// shapes of two blocks per SM (`ChunkedScanShape::blocksPerSM`,
+/// wgmma-chunks), and at least 2.
+void chooseCopyStages(ChunkedScanConfig &c, int64_t asked,
+                      ChunkTiles tiles = ChunkTiles::All);
 
 /// The chunk loop: one block per batch element, value tile and segment of
 /// the sequence walks the segment's chunks in order, the state in registers.

@@ -1055,6 +1055,8 @@ std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
         "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
   if (o.copyStages < 2 || o.copyStages > 4)
     return std::string("copy-stages must be 2, 3 or 4");
+  if (o.statesCopyStages < 2 || o.statesCopyStages > 4)
+    return std::string("states-copy-stages must be 2, 3 or 4");
   if (o.prefetchChunks < -1 || o.prefetchChunks > 1024)
     return std::string(
         "prefetch-chunks must be between 0 and 1024, or -1 (automatic)");
@@ -1090,6 +1092,7 @@ struct ConvertLinAttnToGPUPass
     o.vectorLoads = vectorLoads;
     o.asyncCopies = asyncCopies;
     o.copyStages = copyStages;
+    o.statesCopyStages = statesCopyStages;
     o.wgmma = wgmma;
     o.wgmmaChunks = wgmmaChunks;
     o.scoresInRegisters = scoresInRegisters;
@@ -1125,6 +1128,7 @@ struct ConvertLinAttnToGPUPass
     opts.vectorLoads = vectorLoads;
     opts.asyncCopies = asyncCopies;
     opts.copyStages = copyStages;
+    opts.statesCopyStages = statesCopyStages;
     opts.wgmma = wgmma;
     opts.wgmmaChunks = wgmmaChunks;
     opts.scoresInRegisters = scoresInRegisters;

@@ -3,9 +3,11 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TWO
 // RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3 wgmma-chunks=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=CHUNKS
 // RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3 async-copies=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SYNC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3 states-copy-stages=4" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=3" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=STATES
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="copy-stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD --implicit-check-not=func.func
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="copy-stages=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD --implicit-check-not=func.func
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-STATES --implicit-check-not=func.func
 
 // copy-stages: the chunk loops' async copies in S slots per staged tile,
 // the copies of the next S - 1 chunks in flight while the products read
@@ -46,16 +48,28 @@
 //  SYNC-SAME: workgroup(%{{.*}} : memref<4352xbf16,
 //   SYNC-NOT: nvvm.cp.async
 //       SYNC: gpu.return
-// Sequence-parallel: the segment states and the segment outputs walk
-// their chunks the same way (the states kernel stages φ(K_c) and V_c
-// only, 13056 + 6912 elements).
+// Sequence-parallel: the segment outputs walk their chunks as the chunk
+// loops do; the segment states, which stage φ(K_c) and V_c only, take
+// states-copy-stages within their own 96 KiB: four slots, 53248 B.
 // SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
-//  SEG-SAME: workgroup(%{{.*}} : memref<13056xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<6912xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-//       SEG: nvvm.cp.async.wait.group 2
+//  SEG-SAME: workgroup(%{{.*}} : memref<17408xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//       SEG: nvvm.cp.async.wait.group 3
 // SEG-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
 //  SEG-SAME: workgroup(%{{.*}} : memref<13056xbf16,
 //       SEG: nvvm.cp.async.wait.group 2
+// states-copy-stages alone: the segment states in three slots, the chunk
+// loops in two.
+// STATES-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
+//  STATES-SAME: workgroup(%{{.*}} : memref<13056xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<6912xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//       STATES: nvvm.cp.async.wait.group 2
+// STATES-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
+//  STATES-SAME: workgroup(%{{.*}} : memref<8704xbf16,
+//       STATES: nvvm.cp.async.wait.group 1
+// STATES-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_3(
+//  STATES-SAME: workgroup(%{{.*}} : memref<8704xbf16,
+//       STATES: nvvm.cp.async.wait.group 1
 // BAD: error: convert-linattn-to-gpu: copy-stages must be 2, 3 or 4
+// BAD-STATES: error: convert-linattn-to-gpu: states-copy-stages must be 2, 3 or 4
 func.func @f128(%fq: tensor<2x?x128xbf16>, %fk: tensor<2x?x128xbf16>, %v: tensor<2x?x128xbf16>) -> tensor<2x?x128xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x?x128xbf16>, tensor<2x?x128xbf16>, tensor<2x?x128xbf16> -> tensor<2x?x128xbf16>, tensor<2x128x128xf32>, tensor<2x128xf32>
   return %o : tensor<2x?x128xbf16>

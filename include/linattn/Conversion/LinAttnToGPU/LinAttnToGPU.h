@@ -161,8 +161,19 @@ struct LinAttnToGPUKernelOptions {
   /// SM instead of three, as many as the batch-parallel grid of
   /// B8·H16·D128 fills), at F = 64 also 3 (92 to 95 KiB instead of 72: two
   /// blocks per SM instead of three, which does cost the sequence-parallel
-  /// grids). Off (2) until a GPU has measured it.
+  /// grids). Off (2) until a GPU has measured it. The kernels that stage
+  /// keys and values only take `statesCopyStages`.
   int64_t copyStages = 2;
+  /// `copyStages` for the chunked kernels that stage φ(K_c) and V_c only:
+  /// the sequence-parallel scan's segment states and the linear form's
+  /// key-value summaries, within 96 KiB of their own shared memory (a
+  /// third of the chunk loops'): at F = 64 three slots take 48 KiB, four
+  /// 64 KiB, and either leaves the three blocks per H100 SM that the
+  /// registers allow; at F = 128 three take 39 KiB. The B2·H16·D128
+  /// profile's states kernel (38% of DRAM's peak with one chunk of 12 KiB
+  /// in flight per block) is what they are for. Off (2) until a GPU has
+  /// measured it.
+  int64_t statesCopyStages = 2;
   /// The chunk loops compute their scores with sm_90's wgmma (their module
   /// then needs chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
   /// a multiple of 64, chunks of 64 tokens); φ(Q_c) and φ(K_c) are then

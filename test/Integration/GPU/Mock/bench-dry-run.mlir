@@ -22,6 +22,8 @@
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32=true row-tile-warps=2}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true tf32x3=true row-tile-warps=2}
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true row-tile-warps=2}
+// CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true copy-stages=3}
+// CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true states-copy-stages=4}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-thread-columns=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-feature-lanes=1}
