@@ -101,7 +101,7 @@ def attention_module(f, causal, dtype="f32"):
 
 class Config:
     def __init__(self, label, module, options, kind, f=None, dv=None,
-                 dtype="f32", normalized=True, slots=1):
+                 dtype="f32", normalized=True, slots=1, states_slots=None):
         self.label = label
         self.module = module
         # The chunked rows read the mma.sync chunk loops (HMMA per chunk,
@@ -115,8 +115,10 @@ class Config:
         self.dv = dv
         self.dtype = dtype
         self.normalized = normalized
-        # Slots of the staged tiles: 2 with async-copies, copy-stages more.
+        # Slots of the staged tiles: 2 with async-copies, copy-stages more;
+        # the segment states' (states-copy-stages), the same by default.
         self.slots = slots
+        self.states_slots = slots if states_slots is None else states_slots
 
 
 def configurations():
@@ -223,7 +225,7 @@ def configurations():
                 "copy-stages=3 states-copy-stages=4" +
                 (" wgmma=true" if f == 64 else ""),
                 "wgmma" if f == 64 else "chunked", f, f, "bf16",
-                normalized=False, slots=3))
+                normalized=False, slots=3, states_slots=4))
         # The masked scores in registers (scores-in-registers=true), which
         # applies where one warp per row tile takes all keys (F = 64; F =
         # 128 takes two): the benchmark's function on wgmma.
@@ -706,11 +708,14 @@ def chunked_shape(config, shared, threads, row, instructions):
     size = 4 if config.dtype == "f32" else 2  # tf32 tiles are f32
     k = 8 if config.dtype == "f32" else 16    # m16n8k8 or m16n8k16
     pad = 16 // size
-    chunk = shared[0] // (config.slots * size * (f + pad))
-    # The segment-state kernel stages only φ(K_c) and V_c. tf32 rows of V_c
-    # take 8 elements of padding where they fit, none (swizzled) where a
-    # row is whole 128-byte segments, 4 otherwise; DT is a power of two.
-    row = shared[2 if len(shared) > 2 else 1] // (config.slots * size * chunk)
+    # The segment-state kernel stages only φ(K_c) and V_c, in slots of its
+    # own. tf32 rows of V_c take 8 elements of padding where they fit, none
+    # (swizzled) where a row is whole 128-byte segments, 4 otherwise; DT is
+    # a power of two.
+    states = len(shared) == 2
+    slots = config.states_slots if states else config.slots
+    chunk = shared[0] // (slots * size * (f + pad))
+    row = shared[1 if states else 2] // (slots * size * chunk)
     dv_tile = next(row - p for p in (0, pad, 2 * pad)
                    if row - p > 0 and (row - p) & (row - p - 1) == 0)
     warps = threads // 32

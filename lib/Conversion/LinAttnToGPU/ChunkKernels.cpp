@@ -331,11 +331,11 @@ public:
           Value chunk = kb.divU(kb.sub(t0, begin), step);
           Value slot = kb.remU(chunk, kb.idx(slots));
           kb.barrier();
+          // Two slots (the default): the next chunk, into the other slot.
           Value next = slots == 2
                            ? kb.add(t0, step)
                            : kb.add(t0, kb.idx((slots - 1) * c.shape.chunk));
           kb.ifThen(kb.ult(next, end), [&] {
-            // Two slots: the other one.
             issue(next, slots == 2 ? kb.sub(kb.idx(1), slot)
                                    : kb.remU(kb.add(chunk, kb.idx(slots - 1)),
                                              kb.idx(slots)));
@@ -1888,8 +1888,7 @@ void gpukernels::chooseCopyStages(ChunkedScanConfig &c, int64_t asked,
   // 96 KiB: within the 99 KiB a block may take on every chip from sm_80
   // on; 113 KiB: two blocks per H100 SM, what wgmma-chunks' shapes take.
   int64_t limit = (c.shape.blocksPerSM == 2 ? 113 : 96) * 1024;
-  for (c.copyStages = std::max<int64_t>(asked, 2); c.copyStages > 2;
-       --c.copyStages)
-    if (!c.asyncCopies || chunkSharedBytes(c, tiles) <= limit)
-      return;
+  c.copyStages = c.asyncCopies ? std::max<int64_t>(asked, 2) : 2;
+  while (c.copyStages > 2 && chunkSharedBytes(c, tiles) > limit)
+    --c.copyStages;
 }
