@@ -272,7 +272,7 @@ LINATTN_NOTES = {
         "copy-stages=3: three slots per staged tile, the copies of the next "
         "two chunks in flight instead of one (87040 B at D = 128: two "
         "blocks per H100 SM instead of three, as many as B8·H16's 256 "
-        "blocks fill; 95232 B at D = 64: two instead of three); the segment "
+        "blocks fill; 92160 B at D = 64: two instead of three); the segment "
         "states as the default's",
     "linattn chunked bf16, 4 states copy stages":
         "states-copy-stages=4: the sequence-parallel scan's segment states "

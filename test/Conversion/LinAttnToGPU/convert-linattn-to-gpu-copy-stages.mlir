@@ -78,8 +78,8 @@ func.func @f128(%fq: tensor<2x?x128xbf16>, %fk: tensor<2x?x128xbf16>, %v: tensor
 // -----
 
 // F = 64 with wgmma (φ(Q_c), φ(K_c), V_c in the 128-byte swizzle, 64 x 64
-// per slot): three slots take 95232 B (normalized: 92416 B), within 96 KiB;
-// four would not fit. Two blocks per H100 SM instead of three.
+// per slot): three slots take 92416 B (92160 B unnormalized), within
+// 96 KiB; four would not fit. Two blocks per H100 SM instead of three.
 // THREE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
 //  THREE-SAME: workgroup(%{{.*}} : memref<12288xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<12288xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<12288xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64},
 //       THREE: nvvm.cp.async.wait.group 2

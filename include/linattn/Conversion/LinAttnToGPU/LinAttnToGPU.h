@@ -159,7 +159,7 @@ struct LinAttnToGPUKernelOptions {
   /// 96 KiB (113 KiB for `wgmmaChunks`' shapes), else the most that fit:
   /// bf16 at F = 128 takes 3 (87 KiB instead of 65: two blocks per H100
   /// SM instead of three, as many as the batch-parallel grid of
-  /// B8·H16·D128 fills), at F = 64 also 3 (92 to 95 KiB instead of 72: two
+  /// B8·H16·D128 fills), at F = 64 also 3 (90 KiB instead of 66: two
   /// blocks per SM instead of three, which does cost the sequence-parallel
   /// grids). Off (2) until a GPU has measured it. The kernels that stage
   /// keys and values only take `statesCopyStages`.
