@@ -162,6 +162,18 @@ static void mmaResults(Exec &e, const Inst &in, uint32_t base,
   }
 }
 
+/// Calls `fn(base)` for every warp (threads base..base + 31) that executes
+/// the warp-wide MMA `in`, counting it for the profile.
+template <typename F>
+static void forEachMmaWarp(Exec &e, const Inst &in, F &&fn) {
+  for (uint32_t wp = 0, warps = (e.threads + 31) / 32; wp < warps; ++wp) {
+    if (!warpActive(e, in, wp))
+      continue;
+    profileMma(e, in);
+    fn(wp * 32);
+  }
+}
+
 /// nvvm.mma.sync m16n8k16 with 16-bit A and B (row and col layouts) and f32
 /// accumulators. ins: A0..A3, B0..B1, C0..C3; outs: the 4-word struct.
 /// imm: 1 for bf16; imm2: 1 when the A/B registers are i32 (packed).
@@ -177,12 +189,7 @@ void mmaOp(Exec &e, const Inst &in) {
     return bf16 ? bf16ToFloat(static_cast<uint16_t>(bits))
                 : halfToFloat(static_cast<uint16_t>(bits));
   };
-  uint32_t warps = (e.threads + 31) / 32;
-  for (uint32_t wp = 0; wp < warps; ++wp) {
-    uint32_t base = wp * 32;
-    if (!warpActive(e, in, wp))
-      continue;
-    profileMma(e, in);
+  forEachMmaWarp(e, in, [&](uint32_t base) {
     // A by rows, B by columns (Bt[n][k]).
     float A[16][16], Bt[8][16];
     for (uint32_t i = 0; i < 32; ++i) {
@@ -202,7 +209,7 @@ void mmaOp(Exec &e, const Inst &in) {
       }
     }
     mmaResults(e, in, base, A, Bt);
-  }
+  });
 }
 
 /// tf32 bits of an f32 word: the low 13 mantissa bits dropped (what the
@@ -215,12 +222,7 @@ static float tf32Value(Word bits) {
 /// row and col layouts) and f32 accumulators. ins: A0..A3, B0..B1, C0..C3;
 /// outs: the 4-word struct.
 void mmaTF32Op(Exec &e, const Inst &in) {
-  uint32_t warps = (e.threads + 31) / 32;
-  for (uint32_t wp = 0; wp < warps; ++wp) {
-    uint32_t base = wp * 32;
-    if (!warpActive(e, in, wp))
-      continue;
-    profileMma(e, in);
+  forEachMmaWarp(e, in, [&](uint32_t base) {
     // A by rows, B by columns (Bt[n][k]).
     float A[16][8], Bt[8][8];
     for (uint32_t i = 0; i < 32; ++i) {
@@ -234,7 +236,7 @@ void mmaTF32Op(Exec &e, const Inst &in) {
         Bt[g][t + reg * 4] = tf32Value(e.reg(in.ins[4 + reg].offset)[l]);
     }
     mmaResults(e, in, base, A, Bt);
-  }
+  });
 }
 
 /// nvvm.convert.float.to.tf32 with rounding to nearest, ties away from zero
