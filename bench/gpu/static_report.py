@@ -101,7 +101,7 @@ def attention_module(f, causal, dtype="f32"):
 
 class Config:
     def __init__(self, label, module, options, kind, f=None, dv=None,
-                 dtype="f32", normalized=True, slots=1, states_slots=None):
+                 dtype="f32", normalized=True, slots=None, states_slots=None):
         self.label = label
         self.module = module
         # The chunked rows read the mma.sync chunk loops (HMMA per chunk,
@@ -115,8 +115,12 @@ class Config:
         self.dv = dv
         self.dtype = dtype
         self.normalized = normalized
-        # Slots of the staged tiles: 2 with async-copies, copy-stages more;
-        # the segment states' (states-copy-stages), the same by default.
+        # Slots of the staged tiles: 2 with async copies (the default of
+        # 16-bit chunked kernels; f32 data says), copy-stages more; the
+        # segment states' (states-copy-stages), the same by default.
+        if slots is None:
+            slots = 2 if (kind in ("chunked", "wgmma") and dtype != "f32" and
+                          "async-copies=false" not in options) else 1
         self.slots = slots
         self.states_slots = slots if states_slots is None else states_slots
 
@@ -684,6 +688,9 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
                 # The share of the GPU's resident block slots the launch fills
                 # (above 1: more than one wave).
                 row["fill"] = math.prod(grid) / (blocks * GPUS[chip]["sms"])
+            ahead = copies_ahead(config, shared.get(kernel, []))
+            if ahead is not None:
+                row["ahead"] = blocks * ahead
         if config.kind == "chunked":
             row.update(chunked_shape(config, shared.get(kernel, []), threads, row,
                                      instructions))
@@ -692,6 +699,20 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
                 instructions, backward_branches(sass).get(kernel, []))
         rows.append(row)
     return rows
+
+
+def copies_ahead(config, shared):
+    """Bytes a block of a chunked kernel staging by async copies has in
+    flight while it computes a chunk: the staged tiles' slots but the one
+    the products read (φ(Q_c), φ(K_c), V_c; the segment states: φ(K_c),
+    V_c), or None for other kernels."""
+    if config.kind not in ("chunked", "wgmma") or len(shared) < 2:
+        return None
+    states = len(shared) == 2
+    slots = config.states_slots if states else config.slots
+    if slots < 2:
+        return None
+    return sum(shared[:2 if states else 3]) * (slots - 1) // slots
 
 
 def chunked_shape(config, shared, threads, row, instructions):
@@ -741,7 +762,8 @@ def write_reports(rows, meta, out_dir):
     csv_path = os.path.join(out_dir, "gpu-static.csv")
     fields = ["config", "chip", "kernel", "threads", "grid", "registers",
               "smem", "dynamic_smem", "stack", "spill_st", "spill_ld", "barriers",
-              "blocks_per_sm", "limits", "occupancy", "limiter", "fill"] + \
+              "blocks_per_sm", "limits", "occupancy", "limiter", "fill",
+              "ahead"] + \
         ["sass_" + c for c in CLASSES] + ["sass_total"] + \
         ["chunk", "dv_tile", "warps", "tc_flops", "cuda_flops", "tc_share",
          "mma_instructions", "mma_lds", "mma_lds16", "mma_pack"]
@@ -809,14 +831,20 @@ def write_reports(rows, meta, out_dir):
                   f"d: all of it is dynamic). The grid is the launch's for any sequence "
                   f"length (? where it depends on it); `fill` is the grid's "
                   f"blocks over the resident blocks of all {g['sms']} SMs "
-                  f"(below 100%: SMs idle or under-occupied).\n")
+                  f"(below 100%: SMs idle or under-occupied); `ahead` is what "
+                  f"the resident blocks of a kernel that stages by async "
+                  f"copies have in flight per SM while they compute, the "
+                  f"staged tiles' slots but one (the loads' latency times "
+                  f"an SM's share of the HBM bandwidth is what it must "
+                  f"cover).\n")
         md.append("| configuration | kernel | threads | grid | regs | smem B "
                   "| spills st/ld | blocks/SM | r/s/t | occupancy | limited by "
-                  "| fill |")
-        md.append("|---|---|---:|---|---:|---:|---|---:|---|---:|---|---:|")
+                  "| fill | ahead KiB/SM |")
+        md.append("|---|---|---:|---|---:|---:|---|---:|---|---:|---|---:|---:|")
         for r in chip_rows:
             occ = f"{r['occupancy']:.1%}" if "occupancy" in r else "?"
             fill = f"{r['fill']:.0%}" if "fill" in r else "?"
+            ahead = f"{r['ahead'] / 1024:.0f}" if "ahead" in r else ""
             md.append(f"| {r['config']} | `{r['kernel']}` | "
                       f"{r['threads'] or '?'} | {r['grid']} | "
                       f"{r['registers']} | {r['smem']}"
@@ -824,7 +852,7 @@ def write_reports(rows, meta, out_dir):
                       f"{r['spill_st']}/{r['spill_ld']} | "
                       f"{r.get('blocks_per_sm', '?')} | "
                       f"{r.get('limits', '?')} | {occ} | "
-                      f"{r.get('limiter', '?')} | {fill} |")
+                      f"{r.get('limiter', '?')} | {fill} | {ahead} |")
         md.append("")
         md.append("SASS instruction mix (static counts). LDS.16 are 16-bit "
                   "shared loads (LDS.U16), LDS.32 32-bit ones, LDSM is "
