@@ -395,6 +395,27 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
   auto denominator = [&](OpBuilder &b, Location l, Value sum) -> Value {
     return arith::AddFOp::create(b, l, sum, epsConstant);
   };
+  // g and h in the data type, saturated at its largest finite value: with a
+  // denominator near eps they exceed f16's range (dO / 1e-6), and an
+  // infinity would turn the products with a zero state (no keys, or a
+  // feature map's zero derivative) into NaN where the gradient is 0.
+  auto toData = [&](OpBuilder &b, Location l, Value x) -> Value {
+    auto type = cast<FloatType>(data);
+    if (APFloat::getLargest(type.getFloatSemantics())
+            .compare(APFloat::getLargest(
+                cast<FloatType>(state).getFloatSemantics())) !=
+        APFloat::cmpLessThan)
+      return convertFloat(b, l, x, data);
+    double largest =
+        APFloat::getLargest(type.getFloatSemantics()).convertToDouble();
+    Value high =
+        arith::ConstantOp::create(b, l, state, b.getFloatAttr(state, largest));
+    Value low =
+        arith::ConstantOp::create(b, l, state, b.getFloatAttr(state, -largest));
+    Value clamped = arith::MinimumFOp::create(
+        b, l, arith::MaximumFOp::create(b, l, x, low), high);
+    return convertFloat(b, l, clamped, data);
+  };
 
   // dO·N per row, in the state type.
   Value dots =
@@ -424,9 +445,7 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
             b, l, convertFloat(b, l, args[0], state),
             denominator(b, l, convertFloat(b, l, args[1], state)));
         linalg::YieldOp::create(
-            b, l,
-            SmallVector<Value>(inits.size(),
-                               convertFloat(b, l, quotient, data)));
+            b, l, SmallVector<Value>(inits.size(), toData(b, l, quotient)));
       });
   Value g = withG ? scaled.getResult(1) : Value();
   Value gh = createInsertSlice(rewriter, loc, scaled.getResult(0), wide, origin,
@@ -440,7 +459,7 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
                 Value den = denominator(b, l, args[1]);
                 Value square = arith::MulFOp::create(b, l, den, den);
                 Value quotient = arith::DivFOp::create(b, l, args[0], square);
-                return arith::NegFOp::create(b, l, quotient);
+                return toData(b, l, arith::NegFOp::create(b, l, quotient));
               });
   return {g, putColumn(gh, h, valueSizes.back())};
 }

@@ -742,6 +742,10 @@ def attention_grad_cases():
         attention_grad_case("favor", (2,), 7, 7, 8, 5, True, EPS, fmax=16),
         attention_grad_case("favor", (2, 3), 7, 11, 8, 8, False, EPS, fmax=12),
         attention_grad_case("elu", (1,), 1, 1, 8, 4, True, EPS),
+        # No keys, normalized, f16: the denominators are eps, dO / eps is
+        # past f16's range, and the gradients are 0 (not NaN).
+        attention_grad_case("elu", (2,), 3, 0, 4, 8, False, EPS, dyn=(0,),
+                            dtype="f16"),
         attention_grad_case("elu", (2,), 7, 7, 8, 5, True, EPS, dtype="f64"),
         attention_grad_case("elu", (2,), 9, 5, 6, 3, False, EPS, dtype="f64", dyn=(1,)),
         generic(attention_grad_case("elu", (1, 2), 9, 9, 4, 3, True, EPS, dyn=(0, 2))),
