@@ -395,26 +395,27 @@ std::pair<Value, Value> GradientBuilder::scaledGradients(Value dout, Value sums,
   auto denominator = [&](OpBuilder &b, Location l, Value sum) -> Value {
     return arith::AddFOp::create(b, l, sum, epsConstant);
   };
-  // g and h in the data type, saturated at its largest finite value: with a
-  // denominator near eps they exceed f16's range (dO / 1e-6), and an
-  // infinity would turn the products with a zero state (no keys, or a
-  // feature map's zero derivative) into NaN where the gradient is 0.
+  // g and h in the data type, saturated at its largest finite value where
+  // that is below the state type's: with a denominator near eps they exceed
+  // f16's range (dO / 1e-6), and an infinity would turn the products with a
+  // zero state (no keys, or a feature map's zero derivative) into NaN where
+  // the gradient is 0.
+  APFloat largest =
+      APFloat::getLargest(cast<FloatType>(data).getFloatSemantics());
+  bool saturate =
+      largest.compare(APFloat::getLargest(
+          cast<FloatType>(state).getFloatSemantics())) == APFloat::cmpLessThan;
   auto toData = [&](OpBuilder &b, Location l, Value x) -> Value {
-    auto type = cast<FloatType>(data);
-    if (APFloat::getLargest(type.getFloatSemantics())
-            .compare(APFloat::getLargest(
-                cast<FloatType>(state).getFloatSemantics())) !=
-        APFloat::cmpLessThan)
-      return convertFloat(b, l, x, data);
-    double largest =
-        APFloat::getLargest(type.getFloatSemantics()).convertToDouble();
-    Value high =
-        arith::ConstantOp::create(b, l, state, b.getFloatAttr(state, largest));
-    Value low =
-        arith::ConstantOp::create(b, l, state, b.getFloatAttr(state, -largest));
-    Value clamped = arith::MinimumFOp::create(
-        b, l, arith::MaximumFOp::create(b, l, x, low), high);
-    return convertFloat(b, l, clamped, data);
+    if (saturate) {
+      double bound = largest.convertToDouble();
+      Value high =
+          arith::ConstantOp::create(b, l, state, b.getFloatAttr(state, bound));
+      Value low =
+          arith::ConstantOp::create(b, l, state, b.getFloatAttr(state, -bound));
+      x = arith::MinimumFOp::create(b, l, arith::MaximumFOp::create(b, l, x, low),
+                                    high);
+    }
+    return convertFloat(b, l, x, data);
   };
 
   // dO·N per row, in the state type.

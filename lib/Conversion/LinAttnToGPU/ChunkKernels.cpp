@@ -322,7 +322,7 @@ public:
                         });
     int64_t slots = c.slots();
     for (int64_t s = 0; s + 1 < slots; ++s) {
-      Value t = s ? kb.add(begin, kb.idx(s * c.shape.chunk)) : begin;
+      Value t = kb.add(begin, kb.idx(s * c.shape.chunk));
       kb.ifThen(kb.ult(t, end), [&] { issue(t, kb.idx(s)); });
       kb.commitAsyncCopies();
     }
@@ -331,11 +331,9 @@ public:
           Value chunk = kb.divU(kb.sub(t0, begin), step);
           Value slot = kb.remU(chunk, kb.idx(slots));
           kb.barrier();
-          // Two slots (the default): the next chunk, into the other slot.
-          Value next = slots == 2
-                           ? kb.add(t0, step)
-                           : kb.add(t0, kb.idx((slots - 1) * c.shape.chunk));
+          Value next = kb.add(t0, kb.idx((slots - 1) * c.shape.chunk));
           kb.ifThen(kb.ult(next, end), [&] {
+            // The slot chunk i - 1 used; with two (the default), the other.
             issue(next, slots == 2 ? kb.sub(kb.idx(1), slot)
                                    : kb.remU(kb.add(chunk, kb.idx(slots - 1)),
                                              kb.idx(slots)));
