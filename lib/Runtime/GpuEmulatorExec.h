@@ -14,6 +14,8 @@
 #ifndef LINATTN_LIB_RUNTIME_GPUEMULATOREXEC_H
 #define LINATTN_LIB_RUNTIME_GPUEMULATOREXEC_H
 
+#include "linattn/Runtime/Float16Bits.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Types.h"
@@ -54,38 +56,6 @@ inline float bitsToF32(Word w) {
 inline Word f32ToBits(float f) { return llvm::bit_cast<uint32_t>(f); }
 inline double bitsToF64(Word w) { return llvm::bit_cast<double>(w); }
 inline Word f64ToBits(double d) { return llvm::bit_cast<uint64_t>(d); }
-
-inline float halfToFloat(uint16_t h) {
-  return static_cast<float>(llvm::bit_cast<_Float16>(h));
-}
-inline uint16_t floatToHalf(float f) {
-  return llvm::bit_cast<uint16_t>(static_cast<_Float16>(f));
-}
-inline uint16_t doubleToHalf(double d) {
-  return llvm::bit_cast<uint16_t>(static_cast<_Float16>(d));
-}
-inline float bf16ToFloat(uint16_t b) {
-  return llvm::bit_cast<float>(static_cast<uint32_t>(b) << 16);
-}
-inline uint16_t floatToBF16(float f) {
-  uint32_t u = llvm::bit_cast<uint32_t>(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x40); // quiet NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-inline uint16_t doubleToBF16(double d) {
-  // Rounded once, from the double (through float it could round twice,
-  // unless the double is a float, as every f32 truncated to bf16 is).
-  float f = static_cast<float>(d);
-  if (static_cast<double>(f) == d)
-    return floatToBF16(f);
-  llvm::APFloat value(d);
-  bool lost;
-  value.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
-                &lost);
-  return static_cast<uint16_t>(value.bitcastToAPInt().getZExtValue());
-}
 
 /// The float types: their storage and the type they compute in.
 struct F32 {

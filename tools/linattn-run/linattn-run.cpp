@@ -36,6 +36,7 @@
 #include "linattn/Conversion/LinAttnToCPU/TargetCpu.h"
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/InitAll.h"
+#include "linattn/Runtime/Float16Bits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -167,20 +168,6 @@ StringRef nameOf(Element element) {
   return "";
 }
 
-const llvm::fltSemantics &semanticsOf(Element element) {
-  switch (element) {
-  case Element::F16:
-    return llvm::APFloat::IEEEhalf();
-  case Element::BF16:
-    return llvm::APFloat::BFloat();
-  case Element::F32:
-    return llvm::APFloat::IEEEsingle();
-  case Element::F64:
-    return llvm::APFloat::IEEEdouble();
-  }
-  return llvm::APFloat::IEEEdouble();
-}
-
 /// The value of the element at `data`.
 double readElement(Element element, const char *data) {
   if (element == Element::F64) {
@@ -195,9 +182,8 @@ double readElement(Element element, const char *data) {
   }
   uint16_t bits;
   std::memcpy(&bits, data, 2);
-  if (element == Element::BF16)
-    return llvm::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-  return static_cast<double>(llvm::bit_cast<_Float16>(bits));
+  return element == Element::BF16 ? ::linattn::bf16ToFloat(bits)
+                                  : ::linattn::halfToFloat(bits);
 }
 
 /// Stores `x` rounded to nearest even at `data`.
@@ -211,30 +197,9 @@ void writeElement(Element element, double x, char *data) {
     std::memcpy(data, &y, 4);
     return;
   }
-  // A value that is a float (every input of f32 data) rounds once from
-  // the float; others through APFloat, which rounds the double once.
-  float f = static_cast<float>(x);
-  if (static_cast<double>(f) == x) {
-    uint16_t word;
-    if (element == Element::F16) {
-      word = llvm::bit_cast<uint16_t>(static_cast<_Float16>(f));
-    } else {
-      uint32_t u = llvm::bit_cast<uint32_t>(f);
-      word =
-          (u & 0x7fffffffu) > 0x7f800000u
-              ? static_cast<uint16_t>((u >> 16) | 0x40) // quiet NaN
-              : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-    }
-    std::memcpy(data, &word, 2);
-    return;
-  }
-  llvm::APFloat value(x);
-  bool lost;
-  value.convert(semanticsOf(element), llvm::APFloat::rmNearestTiesToEven,
-                &lost);
-  llvm::APInt bits = value.bitcastToAPInt();
-  uint64_t word = bits.getZExtValue();
-  std::memcpy(data, &word, sizeOf(element)); // Little-endian host.
+  uint16_t word = element == Element::BF16 ? ::linattn::doubleToBF16(x)
+                                           : ::linattn::doubleToHalf(x);
+  std::memcpy(data, &word, 2);
 }
 
 /// A dense row-major array owned by this tool.
@@ -582,7 +547,7 @@ static int run(MLIRContext &context, const char *argv0) {
     return 1;
   if (failed(pm.run(*module)))
     return 1;
-  if ((*module)->hasAttr(linattn::kDeviceBuffersAttrName)) {
+  if ((*module)->hasAttr(mlir::linattn::kDeviceBuffersAttrName)) {
     llvm::errs() << "linattn-run: the functions were lowered with "
                     "device-buffers: they take device buffers, out-params "
                     "and a stream, not host arrays (call them from a program: "
@@ -590,7 +555,7 @@ static int run(MLIRContext &context, const char *argv0) {
     return 1;
   }
 
-  if (failed(linattn::verifyRunsOnHost(*module)))
+  if (failed(mlir::linattn::verifyRunsOnHost(*module)))
     return 1;
 
   SmallVector<StringRef> libs(libNames.begin(), libNames.end());
@@ -767,7 +732,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
 
   registerAllPasses();
-  linattn::registerAllPasses();
+  mlir::linattn::registerAllPasses();
   // LLVM's own options still work; --help lists the tool's.
   cl::HideUnrelatedOptions(linattn_run::toolOptions);
   cl::ParseCommandLineOptions(
@@ -785,7 +750,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
-  linattn::registerAllDialects(registry);
+  mlir::linattn::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   return run(context, argv[0]);

@@ -1871,14 +1871,14 @@ gpu::GPUFuncOp gpukernels::buildReadout(RewriterBase &rewriter, Location loc,
 int64_t gpukernels::chunkSharedBytes(const ChunkedScanConfig &c,
                                      ChunkTiles tiles) {
   unsigned swizzled = swizzledBuffers(c, tiles);
-  int64_t bytes = 0;
+  SmallVector<WorkgroupBufferLayout> layout;
   for (auto [i, type] : llvm::enumerate(chunkSharedBuffers(c, tiles))) {
     auto buffer = cast<MemRefType>(type);
-    bytes = llvm::alignTo(bytes, i < swizzled ? 1024 : 16) +
-            buffer.getNumElements() *
-                buffer.getElementType().getIntOrFloatBitWidth() / 8;
+    layout.push_back({buffer.getNumElements() *
+                          buffer.getElementType().getIntOrFloatBitWidth() / 8,
+                      i < swizzled ? 1024 : 16});
   }
-  return bytes;
+  return layOutWorkgroupBuffers(layout);
 }
 
 void gpukernels::chooseCopyStages(ChunkedScanConfig &c, int64_t asked,

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelBuilders.h"
 #include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/Conversion/Passes.h"
 
@@ -112,8 +113,8 @@ struct LinAttnGPUDynamicSharedMemoryPass
     auto space = gpu::AddressSpaceAttr::get(func.getContext(),
                                             gpu::AddressSpace::Workgroup);
     ArrayRef<BlockArgument> buffers = func.getWorkgroupAttributions();
-    SmallVector<int64_t> offsets;
-    int64_t end = 0, maxAlign = 16;
+    SmallVector<gpukernels::WorkgroupBufferLayout> layout;
+    int64_t maxAlign = 16;
     for (auto [i, buffer] : llvm::enumerate(buffers)) {
       auto type = dyn_cast<MemRefType>(buffer.getType());
       if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
@@ -132,10 +133,10 @@ struct LinAttnGPUDynamicSharedMemoryPass
                   i, LLVM::LLVMDialect::getAlignAttrName())))
         align = std::max<int64_t>(align, attr.getInt());
       maxAlign = std::max(maxAlign, align);
-      end = llvm::alignTo(end, align);
-      offsets.push_back(end);
-      end += type.getNumElements() * elementBytes;
+      layout.push_back({type.getNumElements() * elementBytes, align});
     }
+    SmallVector<int64_t> offsets;
+    int64_t end = gpukernels::layOutWorkgroupBuffers(layout, &offsets);
     if (end <= kStaticSharedBytes)
       return 0;
     if (end > limitBytes) {

@@ -506,6 +506,28 @@ inline MemRefType workgroupBufferType(Type elementType, int64_t size) {
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
 }
 
+/// A workgroup buffer's bytes and alignment.
+struct WorkgroupBufferLayout {
+  int64_t bytes, align;
+};
+
+/// Lays out workgroup buffers one after the other, each at the next multiple
+/// of its alignment, as `linattn-gpu-dynamic-shared-memory` places them in
+/// dynamic shared memory: returns the bytes they take and, with `offsets`,
+/// where each starts.
+inline int64_t
+layOutWorkgroupBuffers(ArrayRef<WorkgroupBufferLayout> buffers,
+                       SmallVectorImpl<int64_t> *offsets = nullptr) {
+  int64_t end = 0;
+  for (const WorkgroupBufferLayout &buffer : buffers) {
+    end = llvm::alignTo(end, buffer.align);
+    if (offsets)
+      offsets->push_back(end);
+    end += buffer.bytes;
+  }
+  return end;
+}
+
 /// Creates an empty kernel `name` in `kernels` with the given arguments and
 /// workgroup buffers; the builder is left at the start of its body.
 ///
