@@ -428,7 +428,7 @@ def ptx_kernels(ptx):
     return re.findall(r"^\.visible \.entry (\w+)\(", ptx, re.M)
 
 
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i64": 8}
 
 
 def workgroup_buffers(ir):

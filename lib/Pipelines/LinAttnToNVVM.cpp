@@ -66,6 +66,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.asyncCopies = options.asyncCopies;
   kernels.copyStages = options.copyStages;
   kernels.statesCopyStages = options.statesCopyStages;
+  kernels.bulkCopies = options.bulkCopies;
   kernels.wgmma = options.wgmma;
   kernels.wgmmaChunks = options.wgmmaChunks;
   kernels.scoresInRegisters = options.scoresInRegisters;
@@ -156,6 +157,11 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
     target.chip = "sm_90a";
   target.optLevel = options.optLevel;
   target.features = options.features;
+  // Bulk copies and mbarrier transaction counts need PTX 8.0, above the
+  // minimum of sm_90 (7.8), which modules given back the portable chip get.
+  if (options.bulkCopies && target.features.empty() &&
+      StringRef(target.chip).starts_with("sm_90"))
+    target.features = "+ptx80";
   target.cmdOptions = options.ptxasOptions;
   pm.addPass(createGpuNVVMAttachTarget(target));
   // nvgpu.ldmatrix of the chunked kernels first: it reads memrefs the GPU

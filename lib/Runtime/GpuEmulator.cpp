@@ -244,6 +244,7 @@ void setUpWorker(Exec &e, const Kernel &k, const int64_t block[3],
   e.asyncCopies.assign(k.asyncCopies ? e.threads : 0, {});
   e.asyncGroups.assign(k.asyncCopies ? e.threads : 0, 0);
   e.proxyFences.assign(e.threads, 0);
+  e.mbarriers.clear();
   e.warpgroups.assign(k.wgmma ? (e.threads + 127) / 128 : 0, {});
   for (size_t i = 0; i < k.buffers.size(); ++i) {
     const BufferInfo &info = k.buffers[i];
@@ -291,6 +292,12 @@ void runBlock(Exec &e, int64_t linear) {
                std::to_string(e.warpgroups[g].pending.size()) +
                " wgmma.mma_async of warpgroup " + std::to_string(g) +
                " that no wgmma.wait.group completed");
+  for (const auto &[address, barrier] : e.mbarriers)
+    if (!barrier.copies.empty())
+      fail(e, *barrier.copies.front().inst, barrier.copies.front().lane,
+           "the kernel returns with " + std::to_string(barrier.copies.size()) +
+               " bulk copies on the mbarrier at shared address " +
+               std::to_string(address) + " that no wait completed");
   // A copy still in flight at the end was issued for nothing (or waited for
   // with too high a count).
   for (uint32_t l = 0; l < e.asyncCopies.size(); ++l)

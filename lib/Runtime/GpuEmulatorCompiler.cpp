@@ -36,6 +36,9 @@ namespace {
 /// Words of a value of type `type` per lane, 0 when the emulator has no
 /// representation for it.
 static uint32_t wordsOf(Type type) {
+  // Pointers (of bulk copies and mbarriers): their address.
+  if (isa<LLVM::LLVMPointerType>(type))
+    return 1;
   if (type.isIntOrIndexOrFloat())
     return type.isIndex() || type.getIntOrFloatBitWidth() <= 64 ? 1 : 0;
   if (auto vector = dyn_cast<VectorType>(type)) {
@@ -273,6 +276,38 @@ private:
   /// nvgpu.device_async_copy between rank-1 buffers: global to a 16-byte
   /// aligned workgroup buffer of the same element type. Its token is not a
   /// value: groups and waits are per thread, in program order.
+  /// nvvm.mbarrier.init, .inval, .arrive.expect_tx and .try_wait.parity:
+  /// a = the address, b = the count, bytes or parity. Predicated forms,
+  /// results and scopes other than the CTA are not emulated.
+  void compileMBarrier(Operation &op, uint32_t program) {
+    Inst in;
+    in.op = &op;
+    Value second;
+    if (auto init = dyn_cast<NVVM::MBarrierInitOp>(op)) {
+      if (init.getPredicate())
+        failCompile(k.name, &op, "a predicated mbarrier.init is not emulated");
+      in.fn = mbarrierInitOp;
+      second = init.getCount();
+    } else if (isa<NVVM::MBarrierInvalOp>(op)) {
+      in.fn = mbarrierInvalOp;
+    } else if (auto arrive = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op)) {
+      if (arrive.getPredicate() || arrive.getRes() ||
+          arrive.getScope() != NVVM::MemScopeKind::CTA || arrive.getRelaxed())
+        failCompile(k.name, &op,
+                    "mbarrier.arrive.expect_tx other than without a result "
+                    "or predicate, at CTA scope, is not emulated");
+      in.fn = mbarrierArriveExpectTxOp;
+      second = arrive.getTxcount();
+    } else {
+      in.fn = mbarrierTryWaitParityOp;
+      second = cast<NVVM::MBarrierTryWaitParityOp>(op).getPhase();
+    }
+    in.a = use(op.getOperand(0), &op).offset;
+    if (second)
+      in.b = use(second, &op).offset;
+    emit(program, std::move(in));
+  }
+
   void compileAsyncCopy(nvgpu::DeviceAsyncCopyOp copy, uint32_t program) {
     Operation *op = copy.getOperation();
     uint32_t dst = bufferOf(copy.getDst(), op);
@@ -958,6 +993,30 @@ private:
       for (uint32_t w = 0; w < s.words; ++w)
         k.constants.push_back({s.offset + w, 0});
       return;
+    }
+    if (isa<LLVM::IntToPtrOp, LLVM::AddrSpaceCastOp>(op)) {
+      Inst in;
+      in.fn = pointerCastOp;
+      in.op = &op;
+      in.a = use(op.getOperand(0), &op).offset;
+      in.r = define(op.getResult(0), &op).offset;
+      return emit(program, std::move(in));
+    }
+    if (isa<NVVM::MBarrierInitOp, NVVM::MBarrierInvalOp,
+            NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierTryWaitParityOp>(op))
+      return compileMBarrier(op, program);
+    if (auto copy = dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op)) {
+      if (copy.getMulticastMask() || copy.getL2CacheHint())
+        failCompile(k.name, &op,
+                    "bulk copies with a multicast mask or a cache hint are "
+                    "not emulated");
+      Inst in;
+      in.fn = bulkCopyOp;
+      in.op = &op;
+      for (Value operand : {Value(copy.getDstMem()), Value(copy.getSrcMem()),
+                            Value(copy.getMbar()), Value(copy.getSize())})
+        in.ins.push_back(use(operand, &op));
+      return emit(program, std::move(in));
     }
     if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op))
       return compileWgmma(wgmma, program);

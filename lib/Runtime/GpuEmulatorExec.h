@@ -293,6 +293,38 @@ struct AsyncCopy {
 
 constexpr uint64_t kUncommitted = ~uint64_t(0);
 
+/// The writer of workgroup elements that a bulk copy wrote when its
+/// mbarrier phase completed: visible to every thread, as to the threads
+/// that wait on the phase (all of them, in the kernels emulated).
+constexpr int32_t kBulkWriter = -3;
+
+/// A bulk copy (nvvm.cp.async.bulk.shared.cluster.global) in flight: where
+/// it writes, what (read from global memory at issue) and who issued it.
+struct BulkCopy {
+  uint32_t buffer = 0;
+  int64_t element = 0;
+  uint32_t elements = 0;
+  std::vector<uint8_t> data;
+  const Inst *inst = nullptr;
+  uint32_t lane = 0;
+};
+
+/// An mbarrier object, by its shared-memory address: its current phase, the
+/// arrivals a phase expects and still waits for, its transaction count
+/// (bytes expected less bytes completed) and the bulk copies that complete
+/// bytes on it. A phase completes when no arrival is pending and the count
+/// is 0; the copies complete when a thread waits on the barrier.
+struct MBarrier {
+  bool valid = false;
+  uint32_t phase = 0;
+  int64_t expected = 0, pending = 0, tx = 0;
+  /// The epoch and thread of its mbarrier.init: no other thread may use it
+  /// before a gpu.barrier.
+  uint32_t initEpoch = 0;
+  uint32_t initLane = 0;
+  std::vector<BulkCopy> copies;
+};
+
 /// A wgmma.mma_async a warpgroup issued and no wgmma.wait.group completed:
 /// the slots that hold its result (the op's, and those of the loop and
 /// branch values it was copied to), which no op but another wgmma may read
@@ -376,6 +408,8 @@ struct Exec {
   /// wgmma state (kernels with wgmma only).
   std::vector<uint32_t> proxyFences;
   std::vector<Warpgroup> warpgroups;
+  /// The block's mbarriers, by shared address.
+  std::map<uint64_t, MBarrier> mbarriers;
   /// Profiling: the launch's profile (null when off), this worker's
   /// statistics and the lanes' accesses in the op being run.
   LaunchProfile *profile = nullptr;
@@ -526,7 +560,7 @@ inline void checkSharedRead(Exec &e, const Inst &in, const RuntimeBuffer &b,
          "read of uninitialized workgroup memory: element " +
              std::to_string(i) + " of " + bufferName(e, b) +
              " was not written by any thread of this block");
-  if (s.writeEpoch == e.epoch && s.writer != lane)
+  if (s.writeEpoch == e.epoch && s.writer != lane && s.writer != kBulkWriter)
     fail(e, in, l,
          "data race on " + bufferName(e, b) + " element " + std::to_string(i) +
              ": thread " + std::to_string(s.writer) +
@@ -553,7 +587,7 @@ inline void checkSharedWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
              ", which a wgmma.mma_async in flight reads (no wgmma.wait.group "
              "has completed it)");
   s.writerFences = e.proxyFences[l];
-  if (s.writeEpoch == e.epoch && s.writer != lane)
+  if (s.writeEpoch == e.epoch && s.writer != lane && s.writer != kBulkWriter)
     fail(e, in, l,
          "data race on " + bufferName(e, b) + " element " + std::to_string(i) +
              ": thread " + std::to_string(s.writer) +

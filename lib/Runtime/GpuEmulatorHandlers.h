@@ -726,6 +726,14 @@ void broadcastOp(Exec &e, const Inst &in);
 void bitcastOp(Exec &e, const Inst &in);
 void ifOp(Exec &e, const Inst &in);
 
+// GpuEmulatorBulkCopies.cpp
+void pointerCastOp(Exec &e, const Inst &in);
+void mbarrierInitOp(Exec &e, const Inst &in);
+void mbarrierInvalOp(Exec &e, const Inst &in);
+void mbarrierArriveExpectTxOp(Exec &e, const Inst &in);
+void mbarrierTryWaitParityOp(Exec &e, const Inst &in);
+void bulkCopyOp(Exec &e, const Inst &in);
+
 // GpuEmulatorWarpOps.cpp
 void barrierOp(Exec &e, const Inst &in);
 void shuffleOp(Exec &e, const Inst &in);

@@ -544,7 +544,8 @@ void wgmmaOp(Exec &e, const Inst &in) {
                      std::to_string(s.writer) +
                      " wrote with no gpu.barrier in between (at " +
                      describe(s.writeInst->op) + ")");
-          if (e.proxyFences[s.writer] == s.writerFences)
+          // A bulk copy writes through the async proxy itself.
+          if (s.writer >= 0 && e.proxyFences[s.writer] == s.writerFences)
             fail(e, in, base,
                  "wgmma reads " + where() + ", which thread " +
                      std::to_string(s.writer) +

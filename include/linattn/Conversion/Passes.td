@@ -494,6 +494,12 @@ def ConvertLinAttnToGPUPass
            "only (the sequence-parallel scan's segment states, the linear "
            "form's key-value summaries), within 96 KiB of their own shared "
            "memory">,
+    Option<"bulkCopies", "bulk-copies", "bool", /*default=*/"false",
+           "With async copies on sm_90 and later, the chunked kernels stage "
+           "whole chunks by bulk copies (the TMA unit, one per row of a tile "
+           "with padded rows) completing on an mbarrier per slot, instead of "
+           "16-byte cp.async; tiles in wgmma's swizzle and chunks cut short "
+           "by the sequence or Dv keep cp.async">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"true",
            "The chunk loops (f16/bf16, F a multiple of 64, chunks of 64) "
            "compute their scores, and with bf16 their state update, with "

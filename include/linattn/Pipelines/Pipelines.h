@@ -259,6 +259,15 @@ struct LinAttnLowerToNVVMOptions
                      "states, the linear form's key-value summaries), within "
                      "96 KiB of their own shared memory"),
       llvm::cl::init(2)};
+  PassOptions::Option<bool> bulkCopies{
+      *this, "bulk-copies",
+      llvm::cl::desc("With async copies on sm_90 and later, the chunked "
+                     "kernels stage whole chunks by bulk copies (the TMA "
+                     "unit, one per row of a tile with padded rows) "
+                     "completing on an mbarrier per slot, instead of 16-byte "
+                     "cp.async; tiles in wgmma's swizzle and chunks cut "
+                     "short by the sequence or Dv keep cp.async"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("The chunk loops (f16/bf16, F a multiple of 64, chunks "

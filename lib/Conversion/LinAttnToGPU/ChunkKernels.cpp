@@ -33,8 +33,8 @@ using namespace mlir::linattn::gpukernels;
 static constexpr int64_t kWgmmaKeys = 32;
 
 namespace {
-/// The workgroup buffers of a chunked kernel, in this order: φ(Q_c), φ(K_c),
-/// V_c (each in `slots()` slots), the masked scores (unless
+/// The tiles of a chunked kernel's workgroup memory, in this order: φ(Q_c),
+/// φ(K_c), V_c (each in `slots()` slots), the masked scores (unless
 /// `scoresInRegisters()`), S at the chunk start (in the data type), z at
 /// the chunk start (f32, where a kernel keeps z: `keepsNormalizer()`) and,
 /// for normalized scans with several warps per row tile, their partial row
@@ -42,8 +42,8 @@ namespace {
 /// and their inverses (f32, 2 x DT).
 /// `ChunkTiles::Keys`: only φ(K_c) and V_c; `ChunkTiles::Queries`: φ(Q_c),
 /// S, z (normalized) and the column scales (`scaledState()`).
-SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
-                                     ChunkTiles tiles) {
+SmallVector<Type> chunkTileBuffers(const ChunkedScanConfig &c,
+                                   ChunkTiles tiles) {
   int64_t staged = c.slots() * c.shape.chunk;
   int64_t chunk = c.shape.chunk;
   Type features = workgroupBufferType(c.dataType, staged * c.ldF());
@@ -72,6 +72,17 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
         workgroupBufferType(c.stateType, c.shape.groups * c.shape.chunk));
   if (c.scaledState())
     buffers.push_back(scales);
+  return buffers;
+}
+
+/// The workgroup buffers of a chunked kernel: `chunkTileBuffers`, then with
+/// bulk copies (`usesBulkCopies()`) one mbarrier per slot (i64).
+SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
+                                     ChunkTiles tiles) {
+  SmallVector<Type> buffers = chunkTileBuffers(c, tiles);
+  if (c.usesBulkCopies())
+    buffers.push_back(workgroupBufferType(
+        IntegerType::get(c.dataType.getContext(), 64), c.slots()));
   return buffers;
 }
 
@@ -128,6 +139,10 @@ public:
         mb(kb, c.dataType, c.splitTF32, laneOf(kb)), qBuf(qBuf), kBuf(kBuf),
         vBuf(vBuf), n(n), dv(dv), batch(batch), colBase(colBase), begin(begin),
         end(end) {
+    if (c.usesBulkCopies()) {
+      barriers = shared.back();
+      shared = shared.drop_back();
+    }
     switch (tiles) {
     case ChunkTiles::Keys:
       ks = shared[0];
@@ -223,15 +238,15 @@ public:
                       ? width
                       : 1,
                   zero);
-    fenceForWgmma();
+    fenceForAsyncProxy();
     kb.barrier();
   }
 
-  /// With wgmma, makes this thread's shared-memory writes visible to the
-  /// async proxy that wgmma reads through (the barrier after it publishes
-  /// them to the block).
-  void fenceForWgmma() {
-    if (c.wgmma)
+  /// With wgmma or bulk copies, makes this thread's shared-memory writes
+  /// visible to the async proxy that wgmma reads and bulk copies write
+  /// through (the barrier after it publishes them to the block).
+  void fenceForAsyncProxy() {
+    if (c.wgmma || c.usesBulkCopies())
       NVVM::FenceProxyOp::create(
           b, loc, NVVM::ProxyKind::async_shared,
           NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -242,16 +257,105 @@ public:
   /// slot `slot`, each thread issuing cp.async of 16-byte groups (zero-filled
   /// past the sequence and Dv) where the rows are 16-byte aligned and
   /// staging synchronously where not. The caller commits the group.
+  ///
+  /// With bulk copies (`c.usesBulkCopies()`) a whole chunk's tiles with
+  /// padded, 16-byte aligned rows (and V_c with all DT columns in Dv) go
+  /// by one bulk copy per row instead, completing on the slot's mbarrier,
+  /// on which thread 0 arrives expecting their bytes (none where every
+  /// tile took cp.async: the phase then completes at once).
   void issue(Value t0, Value slot) {
     Value count = this->count(t0);
     Value fBase, vBase;
     std::tie(fBase, vBase) = slotBases(slot);
-    kb.ifElse(
-        featuresAligned, [&] { copyFeatures(t0, count, fBase); },
-        [&] { stageFeatures(t0, count, 1, fBase); });
-    kb.ifElse(
-        valuesAligned, [&] { copyValues(t0, count, vBase); },
-        [&] { stageValues(t0, count, 1, vBase); });
+    Value bulkF, bulkV; // null: never
+    if (c.usesBulkCopies()) {
+      Value whole = kb.eq(count, kb.idx(c.shape.chunk));
+      auto both = [&](Value x, Value y) {
+        return arith::AndIOp::create(b, loc, x, y).getResult();
+      };
+      Value expected = arith::ConstantIntOp::create(b, loc, 0, 32);
+      auto expect = [&](Value bulk, int64_t tileBytes) {
+        expected = kb.select(bulk,
+                             arith::AddIOp::create(b, loc, expected,
+                                                   arith::ConstantIntOp::create(
+                                                       b, loc, tileBytes, 32)),
+                             expected);
+      };
+      if (c.bulkFeatures()) {
+        bulkF = both(featuresAligned, whole);
+        int64_t tiles = (qs ? 1 : 0) + (ks ? 1 : 0);
+        expect(bulkF, tiles * c.shape.chunk * c.features * c.dataBytes());
+      }
+      if (vs && c.bulkValues()) {
+        Value columns =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                  kb.add(colBase, kb.idx(c.shape.dvTile)), dv);
+        bulkV = both(both(valuesAligned, whole), columns);
+        expect(bulkV, c.shape.chunk * c.shape.dvTile * c.dataBytes());
+      }
+      kb.ifThen(kb.eq(tid, zero),
+                [&] { kb.arriveExpectingBytes(barrierAt(slot), expected); });
+    }
+    auto features = [&] {
+      kb.ifElse(
+          featuresAligned, [&] { copyFeatures(t0, count, fBase); },
+          [&] { stageFeatures(t0, count, 1, fBase); });
+    };
+    auto values = [&] {
+      kb.ifElse(
+          valuesAligned, [&] { copyValues(t0, count, vBase); },
+          [&] { stageValues(t0, count, 1, vBase); });
+    };
+    if (bulkF)
+      kb.ifElse(
+          bulkF, [&] { bulkCopyFeatures(t0, fBase, slot); }, features);
+    else
+      features();
+    if (!vs)
+      return;
+    if (bulkV)
+      kb.ifElse(
+          bulkV, [&] { bulkCopyValues(t0, vBase, slot); }, values);
+    else
+      values();
+  }
+
+  /// The shared address of the mbarrier of slot `slot`.
+  Value barrierAt(Value slot) {
+    return kb.add(kb.pointerOf(barriers), kb.mul(slot, kb.idx(8)));
+  }
+
+  /// Bulk copies of the C rows of φ(Q_c) (when staged) and φ(K_c) of the
+  /// whole chunk at `t0` into the slot at `base`, one row per thread.
+  void bulkCopyFeatures(Value t0, Value base, Value slot) {
+    int64_t rowBytes = c.features * c.dataBytes();
+    Value barrier = barrierAt(slot);
+    forEachGroup(c.shape.chunk, [&](Value t) {
+      Value at = toIndex(featureBase,
+                         elementAt(row(t0, t), offset(c.features), offset(0)));
+      Value src = kb.mul(at, kb.idx(c.dataBytes()));
+      Value dst = kb.mul(featureIndex(base, t, zero), kb.idx(c.dataBytes()));
+      for (auto [staged, global] : {std::pair(qs, qBuf), std::pair(ks, kBuf)})
+        if (staged)
+          kb.bulkCopy(kb.add(kb.pointerOf(staged), dst),
+                      kb.add(kb.pointerOf(global), src), barrier, rowBytes);
+    });
+  }
+
+  /// Bulk copies of the C rows of V_c (the block's DT columns, all in Dv)
+  /// of the whole chunk at `t0` into the slot at `base`, one row per
+  /// thread.
+  void bulkCopyValues(Value t0, Value base, Value slot) {
+    Value barrier = barrierAt(slot);
+    forEachGroup(c.shape.chunk, [&](Value t) {
+      Value at =
+          toIndex(valueBase, elementAt(row(t0, t), dvOffset, colBaseOffset));
+      Value src = kb.mul(at, kb.idx(c.dataBytes()));
+      Value dst = kb.mul(valueIndex(base, t, zero), kb.idx(c.dataBytes()));
+      kb.bulkCopy(kb.add(kb.pointerOf(vs), dst),
+                  kb.add(kb.pointerOf(vBuf), src), barrier,
+                  c.shape.dvTile * c.dataBytes());
+    });
   }
 
   /// Whether the groups copied from `source` are rewritten in place once
@@ -266,8 +370,13 @@ public:
   /// but the `pending` most recent groups of this thread's copies (the
   /// chunk's among them), rewrites the groups it copied where they need it
   /// (`rewritesOnCopy`), then a barrier publishes the tiles to the block.
-  void complete(Value t0, Value slot, int64_t pending) {
+  ///
+  /// With bulk copies every thread also waits for the phase of parity
+  /// `parity` (an i32) of the slot's mbarrier: the chunk's bulk copies.
+  void complete(Value t0, Value slot, int64_t pending, Value parity) {
     kb.waitAsyncCopies(pending);
+    if (c.usesBulkCopies())
+      kb.waitBarrier(barrierAt(slot), parity);
     useSlot(slot);
     bool mapQ = qs && rewritesOnCopy(c.q), mapK = rewritesOnCopy(c.k);
     if (vs && rewritesOnCopy(c.v)) {
@@ -295,7 +404,7 @@ public:
             count);
       });
     }
-    fenceForWgmma();
+    fenceForAsyncProxy();
     kb.barrier();
   }
 
@@ -321,6 +430,15 @@ public:
                           return body(t0, tokens, carried);
                         });
     int64_t slots = c.slots();
+    // With bulk copies: an mbarrier per slot, one arrival a phase (thread
+    // 0's); chunk i completes phase i div S of slot i mod S.
+    if (c.usesBulkCopies()) {
+      kb.ifThen(kb.eq(tid, zero), [&] {
+        for (int64_t s = 0; s < slots; ++s)
+          kb.initBarrier(barrierAt(kb.idx(s)), /*arrivals=*/1);
+      });
+      kb.barrier();
+    }
     for (int64_t s = 0; s + 1 < slots; ++s) {
       Value t = kb.add(begin, kb.idx(s * c.shape.chunk));
       kb.ifThen(kb.ult(t, end), [&] { issue(t, kb.idx(s)); });
@@ -339,10 +457,21 @@ public:
                                              kb.idx(slots)));
           });
           kb.commitAsyncCopies();
-          complete(t0, slot, /*pending=*/slots - 1);
+          Value parity = arith::IndexCastUIOp::create(
+              b, loc, b.getI32Type(),
+              kb.remU(kb.divU(chunk, kb.idx(slots)), kb.idx(2)));
+          complete(t0, slot, /*pending=*/slots - 1, parity);
           return body(t0, count(t0), carried);
         });
     featureSlot = valueSlot = zero;
+    // Every chunk issued was waited for: the mbarriers are idle.
+    if (c.usesBulkCopies()) {
+      kb.barrier();
+      kb.ifThen(kb.eq(tid, zero), [&] {
+        for (int64_t s = 0; s < slots; ++s)
+          kb.invalidateBarrier(barrierAt(kb.idx(s)));
+      });
+    }
     return results;
   }
 
@@ -1548,6 +1677,8 @@ private:
   MmaBuilder mb;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs, rs, cs;
+  /// With bulk copies: the mbarriers, one per slot (i64).
+  Value barriers;
   Value tid, warp, cF, ldF, ldC, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.

@@ -188,6 +188,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // Staging applies the values' feature map; their sizes are read from its
   // input as well, so that nothing else uses the map's result.
   c.v = valueSourceOf(op.getValues());
+  c.bulkCopies = options.bulkCopies;
   chooseCopyStages(c, options.copyStages);
   Value values = c.v.tensor;
   ChunkedScanConfig wide = c;
@@ -382,6 +383,7 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
                       /*narrowOffsets=*/false};
   c.prefetchChunks = staged->prefetchChunks;
   c.splitTF32 = options.tf32x3 && data.isF32();
+  c.bulkCopies = options.bulkCopies;
   return c;
 }
 

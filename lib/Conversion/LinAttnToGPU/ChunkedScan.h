@@ -161,6 +161,19 @@ struct ChunkedScanConfig {
   int64_t copyStages = 2;
   /// Slots of the staged tiles: `copyStages` with async copies.
   int64_t slots() const { return asyncCopies ? copyStages : 1; }
+  /// With `asyncCopies`, whether whole chunks are staged by sm_90's bulk
+  /// copies (option `bulk-copies`): one copy per row of the tiles whose
+  /// rows are padded (`bulkFeatures`, `bulkValues`; wgmma's swizzle is not
+  /// contiguous), completing on an mbarrier per slot. A chunk cut short by
+  /// the sequence or the value columns, and tiles in a swizzle, take
+  /// cp.async as before.
+  bool bulkCopies = false;
+  bool bulkFeatures() const { return bulkCopies && asyncCopies && !wgmma; }
+  bool bulkValues() const {
+    return bulkCopies && asyncCopies && !wgmmaState && !shape.valueSwizzle;
+  }
+  /// Whether the kernels take an mbarrier per slot for bulk copies.
+  bool usesBulkCopies() const { return bulkFeatures() || bulkValues(); }
   /// Whether any kernel accumulates z: for the denominators or the result.
   bool keepsNormalizer() const { return normalized || finalNormalizer; }
   /// The scan over the segment states of these kernels.

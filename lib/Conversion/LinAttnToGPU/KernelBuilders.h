@@ -304,6 +304,62 @@ public:
     NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
   }
 
+  /// The byte address `address` (an index) as an LLVM pointer in address
+  /// space `space`: 3 for shared memory (`pointerOf` a workgroup buffer),
+  /// 7 for the same as this block's shared memory in its cluster's, 1 for
+  /// global memory (generic addresses, as `pointerOf` gives them for kernel
+  /// arguments, cast to global).
+  Value llvmPointer(Value address, unsigned space) {
+    Value bits = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+    auto pointerType = [&](unsigned s) {
+      return LLVM::LLVMPointerType::get(b.getContext(), s);
+    };
+    Value pointer = LLVM::IntToPtrOp::create(b, loc,
+                                             pointerType(space == 7   ? 3
+                                                         : space == 3 ? 3
+                                                                      : 0),
+                                             bits);
+    if (space == 3)
+      return pointer;
+    return LLVM::AddrSpaceCastOp::create(b, loc, pointerType(space), pointer);
+  }
+  /// sm_90's bulk copy of `bytes` (a multiple of 16, both addresses 16-byte
+  /// aligned) from global address `src` to shared address `dst`, which
+  /// completes its bytes on the mbarrier at shared address `barrier`.
+  void bulkCopy(Value dst, Value src, Value barrier, int64_t bytes) {
+    // The shared::cluster form: PTX 8.0 (shared::cta needs 8.6).
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b, loc, llvmPointer(dst, 7), llvmPointer(src, 1),
+        llvmPointer(barrier, 3),
+        arith::ConstantIntOp::create(b, loc, bytes, 32),
+        /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+  }
+  /// Initializes the mbarrier at shared address `barrier` for `arrivals`
+  /// arrivals a phase.
+  void initBarrier(Value barrier, int64_t arrivals) {
+    NVVM::MBarrierInitOp::create(
+        b, loc, llvmPointer(barrier, 3),
+        arith::ConstantIntOp::create(b, loc, arrivals, 32),
+        /*predicate=*/Value());
+  }
+  void invalidateBarrier(Value barrier) {
+    NVVM::MBarrierInvalOp::create(b, loc, llvmPointer(barrier, 3));
+  }
+  /// This thread's arrival on the mbarrier at `barrier`, which first adds
+  /// `bytes` (an i32) to the bytes its phase waits for.
+  void arriveExpectingBytes(Value barrier, Value bytes) {
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, /*res=*/Type(), llvmPointer(barrier, 3), bytes,
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+  }
+  /// Waits until the phase of parity `parity` (an i32, 0 or 1) of the
+  /// mbarrier at `barrier` has completed.
+  void waitBarrier(Value barrier, Value parity) {
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, loc, llvmPointer(barrier, 3), parity,
+        arith::ConstantIntOp::create(b, loc, 0x989680, 32));
+  }
+
   /// The `count` elements of the workgroup buffer from `base`, a multiple of
   /// min(count, 4): loads of up to 4 elements, so that a lane's group of 4
   /// is one 16-byte load for f32.

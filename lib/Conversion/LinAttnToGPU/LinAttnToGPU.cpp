@@ -1093,6 +1093,7 @@ struct ConvertLinAttnToGPUPass
     o.asyncCopies = asyncCopies;
     o.copyStages = copyStages;
     o.statesCopyStages = statesCopyStages;
+    o.bulkCopies = bulkCopies;
     o.wgmma = wgmma;
     o.wgmmaChunks = wgmmaChunks;
     o.scoresInRegisters = scoresInRegisters;
@@ -1129,6 +1130,7 @@ struct ConvertLinAttnToGPUPass
     opts.asyncCopies = asyncCopies;
     opts.copyStages = copyStages;
     opts.statesCopyStages = statesCopyStages;
+    opts.bulkCopies = bulkCopies;
     opts.wgmma = wgmma;
     opts.wgmmaChunks = wgmmaChunks;
     opts.scoresInRegisters = scoresInRegisters;
@@ -1148,6 +1150,9 @@ struct ConvertLinAttnToGPUPass
     }
     if (sm != 90)
       opts.wgmma = false;
+    // Bulk copies (cp.async.bulk, mbarrier tx counts) are sm_90's.
+    if (sm < 90)
+      opts.bulkCopies = false;
     if (failed(convertLinAttnToGPUKernels(getOperation(), opts)))
       signalPassFailure();
   }

@@ -174,6 +174,16 @@ struct LinAttnToGPUKernelOptions {
   /// in flight per block) is what they are for. Off (2) until a GPU has
   /// measured it.
   int64_t statesCopyStages = 2;
+  /// With `asyncCopies` on sm_90 and later, the chunked kernels stage whole
+  /// chunks by bulk copies: `cp.async.bulk` (the TMA unit) of each row of
+  /// the tiles whose rows are padded (φ(Q_c), φ(K_c) unless wgmma swizzles
+  /// them, V_c unless wgmma or the unit swizzle does), one thread a row,
+  /// completing on an mbarrier per slot that thread 0 arms with the
+  /// chunk's bytes. A row per copy instead of 16 bytes per cp.async: the
+  /// F = 128 bf16 chunk loop issues 96 copies a chunk instead of 1536, and
+  /// holds no registers for them. Chunks cut short by the sequence or Dv,
+  /// and swizzled tiles, keep cp.async. Off until a GPU has measured it.
+  bool bulkCopies = false;
   /// The chunk loops compute their scores with sm_90's wgmma (their module
   /// then needs chip sm_90a) where it applies (`wgmmaApplies`: f16/bf16, F
   /// a multiple of 64, chunks of 64 tokens); φ(Q_c) and φ(K_c) are then
