@@ -176,6 +176,7 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, 3 copy stages", "bf16", "copy-stages=3", 2.5e-2),
     ("linattn chunked bf16, 4 states copy stages", "bf16",
      "states-copy-stages=4", 2.5e-2),
+    ("linattn chunked bf16, bulk copies", "bf16", "bulk-copies=true", 2.5e-2),
     ("linattn chunked bf16, wgmma chunks", "bf16", "wgmma-chunks=true",
      2.5e-2),
     ("linattn chunked bf16, wgmma chunks, 1 warpgroup", "bf16",
@@ -274,6 +275,12 @@ LINATTN_NOTES = {
         "blocks per H100 SM instead of three, as many as B8·H16's 256 "
         "blocks fill; 92160 B at D = 64: two instead of three); the segment "
         "states as the default's",
+    "linattn chunked bf16, bulk copies":
+        "bulk-copies=true: whole chunks staged by sm_90 bulk copies (the "
+        "TMA unit), one per row of the tiles with padded rows, completing "
+        "on an mbarrier per slot, instead of 16-byte cp.async (at D = 128 "
+        "every tile: 96 copies a chunk instead of 1280; at D = 64 in bf16 "
+        "wgmma's swizzle takes every tile, so the default's kernels)",
     "linattn chunked bf16, 4 states copy stages":
         "states-copy-stages=4: the sequence-parallel scan's segment states "
         "(φ(K_c) and V_c only) in four slots, the next three chunks in "

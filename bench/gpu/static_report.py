@@ -230,6 +230,18 @@ def configurations():
                 (" wgmma=true" if f == 64 else ""),
                 "wgmma" if f == 64 else "chunked", f, f, "bf16",
                 normalized=False, slots=3, states_slots=4))
+        # Bulk copies (bulk-copies=true): one per padded row of a whole
+        # chunk, on an mbarrier per slot, as the benchmark calls them; at
+        # F = 64 in bf16 every tile is in wgmma's swizzle (no bulk copies),
+        # so mma.sync's padded tiles instead (wgmma=false).
+        for parallel in (0, 1000000000):
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized bulk-copies" +
+                (" sequence-parallel" if parallel else ""),
+                scan_module("bf16", f, f, normalized=False),
+                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                "bulk-copies=true", "chunked", f, f, "bf16",
+                normalized=False))
         # The masked scores in registers (scores-in-registers=true), which
         # applies where one warp per row tile takes all keys (F = 64; F =
         # 128 takes two): the benchmark's function on wgmma.
@@ -434,14 +446,15 @@ ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i64": 8}
 def workgroup_buffers(ir):
     """{kernel: [bytes of each workgroup buffer, in order]} from the gpu.func
     ops of the IR after convert-linattn-to-gpu (before
-    linattn-gpu-dynamic-shared-memory turns large ones into views)."""
+    linattn-gpu-dynamic-shared-memory turns large ones into views), but the
+    mbarriers of bulk copies (i64), which are no tiles."""
     result = {}
     for m in re.finditer(r"gpu\.func @(\w+)\(.*?\) workgroup\((.*?)\) "
                          r"kernel", ir):
         result[m.group(1)] = [
             int(n) * ELEMENT_BYTES[t] for n, t in
             re.findall(r"memref<(\d+)x(\w+), #gpu\.address_space<"
-                       r"workgroup>>", m.group(2))]
+                       r"workgroup>>", m.group(2)) if t != "i64"]
     return result
 
 

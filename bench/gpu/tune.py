@@ -48,6 +48,10 @@ options that shape the chunked kernels:
   states-copy-stages         the same for the segment states (left to the
                              pipeline's default, 2, unless
                              --states-copy-stages names values)
+  bulk-copies                on sm_90, whole chunks by bulk copies on
+                             mbarriers instead of cp.async (left to the
+                             pipeline's default, false, unless
+                             --bulk-copies names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -125,14 +129,17 @@ WGMMA_CHUNKS = (None,)
 COPY_STAGES = (None,)
 # The same for the segment states: --states-copy-stages=2,4.
 STATES_COPY_STAGES = (None,)
+# Bulk copies (sm_90): the pipeline's default (None: the option left out);
+# --bulk-copies=0,1 times them against cp.async.
+BULK_COPIES = (None,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
                     "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit "
                     "scores_in_registers row_tile_warps wgmma_chunks "
-                    "copy_stages states_copy_stages",
+                    "copy_stages states_copy_stages bulk_copies",
                     defaults=(64, 0, 0, None, None, None, None, None, None,
-                              None))
+                              None, None))
 
 
 def options(config):
@@ -160,7 +167,9 @@ def options(config):
             ("" if config.copy_stages is None else
              f" copy-stages={config.copy_stages}") +
             ("" if config.states_copy_stages is None else
-             f" states-copy-stages={config.states_copy_stages}"))
+             f" states-copy-stages={config.states_copy_stages}") +
+            ("" if config.bulk_copies is None else
+             " bulk-copies=" + ("true" if config.bulk_copies else "false")))
 
 
 def label(config):
@@ -182,7 +191,9 @@ def label(config):
             ("" if config.copy_stages is None else
              f" S{config.copy_stages}") +
             ("" if config.states_copy_stages is None else
-             f" K{config.states_copy_stages}"))
+             f" K{config.states_copy_stages}") +
+            ("" if config.bulk_copies is None else
+             " bulk" if config.bulk_copies else " cp.async"))
 
 
 def int_list(text):
@@ -553,6 +564,9 @@ def main():
                         default=STATES_COPY_STAGES,
                         help="states-copy-stages values to try, 2 to 4 "
                              "(default: the pipeline's, the option left out)")
+    parser.add_argument("--bulk-copies", type=bool_list, default=BULK_COPIES,
+                        help="bulk-copies values to try (default: the "
+                             "pipeline's, the option left out)")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -572,7 +586,7 @@ def main():
         args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
         args.wgmma, args.narrow_offset_limits, args.scores_in_registers,
         args.row_tile_warps, args.wgmma_chunks, args.copy_stages,
-        args.states_copy_stages)]
+        args.states_copy_stages, args.bulk_copies)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:

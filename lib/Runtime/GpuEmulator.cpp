@@ -35,6 +35,9 @@
 // (nvgpu.device_async_wait or nvvm.cp.async.wait.group, counting the groups
 // that nvgpu.device_async_create_group or nvvm.cp.async.commit.group
 // closed) completes it; the copy then counts as that thread's store.
+// sm_90's bulk copies (nvvm.cp.async.bulk.shared.cluster.global) and the
+// mbarriers they complete on (GpuEmulatorBulkCopies.cpp) likewise read at
+// issue and land when a thread waits on the barrier's phase.
 //
 // sm_90's warpgroup MMA: nvvm.wgmma.mma_async (m64nNk16 of f16 and bf16,
 // m64nNk8 of tf32, f32 accumulators) reads A and B from shared memory

@@ -10,13 +10,15 @@
 // pointer casts that make their addresses.
 //
 // A bulk copy reads its source when it is issued and writes its destination
-// when a thread waits on its mbarrier; until then a thread that touches the
-// destination fails as it would on an async copy in flight. Its bytes count
-// against the barrier's transaction count then, and a phase completes when
-// no arrival is pending and the count is back at 0. So a wait for a phase
-// that nothing can complete any more (bytes expected that no copy brings,
-// an arrival missing) fails rather than hangs, and so does a phase that
-// completes with copies still on it (fewer bytes expected than copied).
+// when a thread waits for the barrier's phase it was issued in; until then
+// a thread that touches the destination fails as it would on an async copy
+// in flight. Its bytes count against the barrier's transaction count then,
+// and a phase completes when no arrival is pending and the count is back at
+// 0. So a wait for a phase that nothing can complete any more (bytes
+// expected that no copy brings, an arrival missing) fails rather than
+// hangs, and so does a phase that completes with copies still on it (fewer
+// bytes expected than copied). A wait for a phase that completed before a
+// copy was issued leaves the copy in flight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -186,15 +188,19 @@ void mbarrierArriveExpectTxOp(Exec &e, const Inst &in) {
   });
 }
 
-/// nvvm.mbarrier.try_wait.parity (a = address, b = parity): completes the
-/// barrier's bulk copies, then requires the phase of that parity to have
-/// completed (the current phase has the other parity).
+/// nvvm.mbarrier.try_wait.parity (a = address, b = parity): returns at
+/// once where the current phase has the other parity (the phase of this
+/// one completed); else waits for the current phase, whose bulk copies
+/// land, and which must then complete. (Copies on a barrier are always of
+/// its current phase: a phase does not complete with copies on it.)
 void mbarrierTryWaitParityOp(Exec &e, const Inst &in) {
   const Word *address = e.reg(in.a);
   const Word *parity = e.reg(in.b);
   forActive(e, [&](uint32_t l) {
     MBarrier &barrier =
         barrierAt(e, in, l, address[l], "mbarrier.try_wait.parity on");
+    if ((barrier.phase & 1) != (parity[l] & 1))
+      return;
     for (const BulkCopy &copy : barrier.copies) {
       completeBulkCopy(e, copy);
       barrier.tx -= static_cast<int64_t>(copy.data.size());

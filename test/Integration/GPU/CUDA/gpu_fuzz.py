@@ -7,7 +7,7 @@ initial states, large values for normalized 16-bit data (states past f16's
 range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
 min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
-row-tile-warps, copy-stages, states-copy-stages,
+row-tile-warps, copy-stages, states-copy-stages, bulk-copies,
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
 float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
@@ -78,7 +78,8 @@ def chunked_options(d, tf32, *groups):
         *SEGMENT_OPTIONS,
         ("async-copies=false",), ("vector-loads=false",),
         ("copy-stages=3", "copy-stages=4"),
-        ("states-copy-stages=3", "states-copy-stages=4"), *groups)
+        ("states-copy-stages=3", "states-copy-stages=4"),
+        ("bulk-copies=true",), *groups)
 
 
 def chunked_case(d, f32):
