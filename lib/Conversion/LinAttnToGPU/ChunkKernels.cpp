@@ -281,12 +281,12 @@ public:
                                                        b, loc, tileBytes, 32)),
                              expected);
       };
-      if (c.bulkFeatures()) {
+      if (c.bulkFeatures() && featuresAligned) {
         bulkF = both(featuresAligned, whole);
         int64_t tiles = (qs ? 1 : 0) + (ks ? 1 : 0);
         expect(bulkF, tiles * c.shape.chunk * c.features * c.dataBytes());
       }
-      if (vs && c.bulkValues()) {
+      if (vs && valuesAligned && c.bulkValues()) {
         Value columns =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                   kb.add(colBase, kb.idx(c.shape.dvTile)), dv);
@@ -372,7 +372,9 @@ public:
   /// (`rewritesOnCopy`), then a barrier publishes the tiles to the block.
   ///
   /// With bulk copies every thread also waits for the phase of parity
-  /// `parity` (an i32) of the slot's mbarrier: the chunk's bulk copies.
+  /// `parity` (an i32) of the slot's mbarrier: the chunk's bulk copies,
+  /// whose rows every thread then sees (so a thread may rewrite groups
+  /// another thread's copy brought).
   void complete(Value t0, Value slot, int64_t pending, Value parity) {
     kb.waitAsyncCopies(pending);
     if (c.usesBulkCopies())
