@@ -172,8 +172,11 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
-  if (archSpecific)
-    pm.addPass(createLinAttnGPUPortableTargetPass());
+  // sm_90a only where wgmma needs it (when the pipeline chose it); PTX 8.0
+  // where bulk copies do.
+  LinAttnGPUPortableTargetPassOptions portable;
+  portable.portableChips = archSpecific;
+  pm.addPass(createLinAttnGPUPortableTargetPass(portable));
 
   // Host -> LLVM, GPU ops -> mgpu* calls.
   addHostToLLVMStage(pm);

@@ -11,6 +11,10 @@
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not="{{[1-9][0-9]*}} bytes spill"
 // RUN: %cuobjdump --dump-sass %t.cubin | FileCheck %s --check-prefix=SASS
+// An explicit PTX version below 8.0 is an error, not NVPTX's abort.
+// RUN: not linattn-opt %s --linattn-lower-to-nvvm="format=isa bulk-copies=true features=+ptx78" 2>&1 | FileCheck %s --check-prefix=OLD-PTX
+// OLD-PTX: error: kernels with bulk copies ({{.*}}) need PTX 8.0 or later; the target #nvvm.target<O = 3, chip = "sm_90a", features = "+ptx78"> emits PTX 7.8
+// OLD-PTX-NOT: LLVM ERROR
 
 // CHECK: .version 8.0
 // CHECK: .target sm_90

@@ -717,6 +717,13 @@ def LinAttnGPUPortableTargetPass
     is on and the chip is sm_90, then runs it, so that modules without wgmma
     kernels (f32 data, decode steps) stay portable.
 
+    It also checks (with `portable-chips=false` only checks) that every
+    module whose kernels use bulk copies or
+    mbarrier transaction counts (`bulk-copies`) targets PTX 8.0 or later:
+    the `+ptxNN` of the target's features, or the chip's minimum (7.8 for
+    sm_90). The NVPTX backend cannot select them below that and aborts;
+    this pass reports the module instead.
+
     ```mlir
     gpu.module @k [#nvvm.target<O = 3, chip = "sm_90a">] {
       llvm.func @step(...) attributes {nvvm.kernel} { ... }   // no wgmma
@@ -725,6 +732,12 @@ def LinAttnGPUPortableTargetPass
     gpu.module @k [#nvvm.target<O = 3, chip = "sm_90">] { ... }
     ```
   }];
+  let options = [
+    Option<"portableChips", "portable-chips", "bool", /*default=*/"true",
+           "Give back the portable chip where no op needs the "
+           "architecture-specific one (false: only check the PTX version "
+           "of bulk copies)">,
+  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
     "::mlir::NVVM::NVVMDialect",

@@ -266,7 +266,9 @@ struct LinAttnLowerToNVVMOptions
                      "unit, one per row of a tile with padded rows) "
                      "completing on an mbarrier per slot, instead of 16-byte "
                      "cp.async; tiles in wgmma's swizzle and chunks cut "
-                     "short by the sequence or Dv keep cp.async"),
+                     "short by the sequence or Dv keep cp.async. Needs PTX "
+                     "8.0, which the pipeline asks for on sm_90 unless "
+                     "features names a PTX version"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",

@@ -8,7 +8,8 @@
 // alone, where PTX for sm_90 can be JIT-compiled by the driver for any later
 // GPU. The pipeline targets sm_90a when its kernels may use wgmma; this pass
 // gives back the portable chip to every module none of whose ops needs the
-// architecture-specific one.
+// architecture-specific one, and checks that modules with bulk copies
+// target the PTX version they need.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,21 +47,63 @@ static bool runsOn(Operation *op, StringRef chip) {
   return !op->getName().getStringRef().starts_with("nvgpu.warpgroup.");
 }
 
+/// Whether `op` needs PTX 8.0: the bulk copies and mbarrier transaction
+/// counts of the chunked kernels' `bulk-copies`.
+static bool needsPtx80(Operation *op) {
+  return isa<NVVM::CpAsyncBulkGlobalToSharedClusterOp,
+             NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierTryWaitParityOp>(op);
+}
+
+/// The PTX ISA version (times ten) a target emits: the `+ptxNN` of its
+/// features, else the minimum of its chip (7.8 for sm_90, 8.0 for sm_90a;
+/// what NVPTX takes for other chips is at least 8.0 from sm_90 on, and
+/// chips before sm_90 have no bulk copies either way).
+static unsigned ptxVersion(NVVM::NVVMTargetAttr target) {
+  StringRef features = target.getFeatures();
+  size_t at = features.find("+ptx");
+  unsigned version = 0;
+  if (at != StringRef::npos && !features.drop_front(at + 4)
+                                    .take_while(llvm::isDigit)
+                                    .getAsInteger(10, version))
+    return version;
+  return target.getChip() == "sm_90" ? 78 : 80;
+}
+
 namespace {
 struct LinAttnGPUPortableTargetPass
     : public linattn::impl::LinAttnGPUPortableTargetPassBase<
           LinAttnGPUPortableTargetPass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    getOperation().walk([&](gpu::GPUModuleOp module) {
+    WalkResult result = getOperation().walk([&](gpu::GPUModuleOp module) {
       std::optional<ArrayAttr> targets = module.getTargets();
       if (!targets)
-        return;
+        return WalkResult::advance();
+      Operation *bulk = nullptr;
+      module.walk([&](Operation *op) {
+        if (!needsPtx80(op))
+          return WalkResult::advance();
+        bulk = op;
+        return WalkResult::interrupt();
+      });
       SmallVector<Attribute> rewritten;
       bool changed = false;
       for (Attribute attr : *targets) {
         auto target = dyn_cast<NVVM::NVVMTargetAttr>(attr);
+        if (!target) {
+          rewritten.push_back(attr);
+          continue;
+        }
+        if (bulk && ptxVersion(target) < 80) {
+          bulk->emitError("kernels with bulk copies (")
+              << bulk->getName() << ") need PTX 8.0 or later; the target "
+              << target << " emits PTX " << ptxVersion(target) / 10 << "."
+              << ptxVersion(target) % 10;
+          return WalkResult::interrupt();
+        }
         std::optional<StringRef> chip =
-            target ? portableChip(target.getChip()) : std::nullopt;
+            portableChips ? portableChip(target.getChip()) : std::nullopt;
         bool portable = chip && !module
                                      .walk([&](Operation *op) {
                                        return runsOn(op, *chip)
@@ -72,15 +115,22 @@ struct LinAttnGPUPortableTargetPass
           rewritten.push_back(attr);
           continue;
         }
+        // The portable chip's minimum PTX is older (sm_90: 7.8): bulk
+        // copies keep the 8.0 the architecture-specific one had.
+        StringRef features = target.getFeatures();
+        if (bulk && features.empty())
+          features = "+ptx80";
         rewritten.push_back(NVVM::NVVMTargetAttr::get(
-            &getContext(), target.getO(), target.getTriple(), *chip,
-            target.getFeatures(), target.getFlags(), target.getLink(),
-            target.getVerifyTarget()));
+            &getContext(), target.getO(), target.getTriple(), *chip, features,
+            target.getFlags(), target.getLink(), target.getVerifyTarget()));
         changed = true;
       }
       if (changed)
         module.setTargetsAttr(ArrayAttr::get(&getContext(), rewritten));
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

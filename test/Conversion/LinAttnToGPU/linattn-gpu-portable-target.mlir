@@ -1,4 +1,6 @@
 // RUN: linattn-opt %s --linattn-gpu-portable-target -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --linattn-gpu-portable-target=portable-chips=false -split-input-file | FileCheck %s --check-prefix=KEPT
+// KEPT-COUNT-4: #nvvm.target<{{.*}}chip = "sm_90a"
 
 // No op needs sm_90a: the module gets sm_90, its other fields kept.
 // CHECK-LABEL: gpu.module @plain
@@ -56,4 +58,17 @@ gpu.module @odd [#nvvm.target<chip = "sm_a", verifyTarget = false>, #nvvm.target
 // CHECK-LABEL: gpu.module @none
 // CHECK-NOT: target
 gpu.module @none {
+}
+
+// -----
+
+// Bulk copies need PTX 8.0, which sm_90a has at least and sm_90 does not
+// (7.8): the portable chip keeps 8.0.
+// CHECK-LABEL: gpu.module @bulk
+// CHECK-SAME: [#nvvm.target<chip = "sm_90", features = "+ptx80">]
+gpu.module @bulk [#nvvm.target<chip = "sm_90a">] {
+  llvm.func @k(%bar: !llvm.ptr<3>, %bytes: i32) attributes {gpu.kernel, nvvm.kernel} {
+    nvvm.mbarrier.arrive.expect_tx %bar, %bytes : !llvm.ptr<3>, i32
+    llvm.return
+  }
 }
