@@ -24,6 +24,7 @@
 
 #include "GpuEmulatorHandlers.h"
 
+#include <cstdio>
 #include <cstring>
 
 namespace linattn::gpu_emulator {

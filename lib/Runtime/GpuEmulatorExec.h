@@ -537,7 +537,8 @@ inline int64_t linearIndex(Exec &e, const Inst &in, const RuntimeBuffer &b,
 }
 
 /// Fails on an access to an element an async copy still writes: only a
-/// wait of the issuing thread completes it (then a barrier publishes it).
+/// wait of the issuing thread completes a cp.async (then a barrier
+/// publishes it), a wait on its mbarrier a bulk copy.
 inline void checkNoAsyncWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
                               int64_t i, uint32_t l, const Shadow &s) {
   if (s.asyncWriter < 0)
@@ -545,7 +546,8 @@ inline void checkNoAsyncWrite(Exec &e, const Inst &in, const RuntimeBuffer &b,
   fail(e, in, l,
        "access to element " + std::to_string(i) + " of " + bufferName(e, b) +
            " while the async copy of thread " + std::to_string(s.asyncWriter) +
-           " to it is in flight (no wait of that thread has completed it)");
+           " to it is in flight (no wait has completed it: of that thread "
+           "for a cp.async, of any thread on its mbarrier for a bulk copy)");
 }
 
 /// Checks a workgroup read on lane `l` of element `i`: written in this

@@ -269,17 +269,16 @@ public:
     std::tie(fBase, vBase) = slotBases(slot);
     Value bulkF, bulkV; // null: never
     if (c.usesBulkCopies()) {
-      Value whole = kb.eq(count, kb.idx(c.shape.chunk));
       auto both = [&](Value x, Value y) {
         return arith::AndIOp::create(b, loc, x, y).getResult();
       };
+      Value whole = kb.eq(count, kb.idx(c.shape.chunk));
+      // The bytes of the tiles that go by bulk copies.
       Value expected = arith::ConstantIntOp::create(b, loc, 0, 32);
-      auto expect = [&](Value bulk, int64_t tileBytes) {
-        expected = kb.select(bulk,
-                             arith::AddIOp::create(b, loc, expected,
-                                                   arith::ConstantIntOp::create(
-                                                       b, loc, tileBytes, 32)),
-                             expected);
+      auto expect = [&](Value bulk, int64_t bytes) {
+        Value more = arith::AddIOp::create(
+            b, loc, expected, arith::ConstantIntOp::create(b, loc, bytes, 32));
+        expected = kb.select(bulk, more, expected);
       };
       if (c.bulkFeatures() && featuresAligned) {
         bulkF = both(featuresAligned, whole);
@@ -296,28 +295,30 @@ public:
       kb.ifThen(kb.eq(tid, zero),
                 [&] { kb.arriveExpectingBytes(barrierAt(slot), expected); });
     }
-    auto features = [&] {
-      kb.ifElse(
-          featuresAligned, [&] { copyFeatures(t0, count, fBase); },
-          [&] { stageFeatures(t0, count, 1, fBase); });
+    // Bulk copies where `bulk` holds (null: never), else `other`.
+    auto bulkOr = [&](Value bulk, function_ref<void()> copies,
+                      function_ref<void()> other) {
+      if (bulk)
+        kb.ifElse(bulk, copies, other);
+      else
+        other();
     };
-    auto values = [&] {
-      kb.ifElse(
-          valuesAligned, [&] { copyValues(t0, count, vBase); },
-          [&] { stageValues(t0, count, 1, vBase); });
-    };
-    if (bulkF)
-      kb.ifElse(
-          bulkF, [&] { bulkCopyFeatures(t0, fBase, slot); }, features);
-    else
-      features();
+    bulkOr(
+        bulkF, [&] { bulkCopyFeatures(t0, fBase, slot); },
+        [&] {
+          kb.ifElse(
+              featuresAligned, [&] { copyFeatures(t0, count, fBase); },
+              [&] { stageFeatures(t0, count, 1, fBase); });
+        });
     if (!vs)
       return;
-    if (bulkV)
-      kb.ifElse(
-          bulkV, [&] { bulkCopyValues(t0, vBase, slot); }, values);
-    else
-      values();
+    bulkOr(
+        bulkV, [&] { bulkCopyValues(t0, vBase, slot); },
+        [&] {
+          kb.ifElse(
+              valuesAligned, [&] { copyValues(t0, count, vBase); },
+              [&] { stageValues(t0, count, 1, vBase); });
+        });
   }
 
   /// The shared address of the mbarrier of slot `slot`.

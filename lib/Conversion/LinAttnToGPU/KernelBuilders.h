@@ -314,11 +314,9 @@ public:
     auto pointerType = [&](unsigned s) {
       return LLVM::LLVMPointerType::get(b.getContext(), s);
     };
-    Value pointer = LLVM::IntToPtrOp::create(b, loc,
-                                             pointerType(space == 7   ? 3
-                                                         : space == 3 ? 3
-                                                                      : 0),
-                                             bits);
+    bool shared = space == 3 || space == 7;
+    Value pointer =
+        LLVM::IntToPtrOp::create(b, loc, pointerType(shared ? 3 : 0), bits);
     if (space == 3)
       return pointer;
     return LLVM::AddrSpaceCastOp::create(b, loc, pointerType(space), pointer);
@@ -353,11 +351,13 @@ public:
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
   }
   /// Waits until the phase of parity `parity` (an i32, 0 or 1) of the
-  /// mbarrier at `barrier` has completed.
+  /// mbarrier at `barrier` has completed (a loop of try_wait, each
+  /// suspending the thread for at most 10 ms).
   void waitBarrier(Value barrier, Value parity) {
+    constexpr int64_t kSuspendNanoseconds = 10'000'000;
     NVVM::MBarrierTryWaitParityOp::create(
         b, loc, llvmPointer(barrier, 3), parity,
-        arith::ConstantIntOp::create(b, loc, 0x989680, 32));
+        arith::ConstantIntOp::create(b, loc, kSuspendNanoseconds, 32));
   }
 
   /// The `count` elements of the workgroup buffer from `base`, a multiple of

@@ -95,11 +95,11 @@ struct LinAttnGPUPortableTargetPass
           rewritten.push_back(attr);
           continue;
         }
-        if (bulk && ptxVersion(target) < 80) {
+        unsigned ptx = ptxVersion(target);
+        if (bulk && ptx < 80) {
           bulk->emitError("kernels with bulk copies (")
               << bulk->getName() << ") need PTX 8.0 or later; the target "
-              << target << " emits PTX " << ptxVersion(target) / 10 << "."
-              << ptxVersion(target) % 10;
+              << target << " emits PTX " << ptx / 10 << "." << ptx % 10;
           return WalkResult::interrupt();
         }
         std::optional<StringRef> chip =

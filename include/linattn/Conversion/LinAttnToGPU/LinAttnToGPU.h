@@ -180,7 +180,7 @@ struct LinAttnToGPUKernelOptions {
   /// them, V_c unless wgmma or the unit swizzle does), one thread a row,
   /// completing on an mbarrier per slot that thread 0 arms with the
   /// chunk's bytes. A row per copy instead of 16 bytes per cp.async: the
-  /// F = 128 bf16 chunk loop issues 96 copies a chunk instead of 1536, and
+  /// F = 128 bf16 chunk loop issues 96 copies a chunk instead of 1280, and
   /// holds no registers for them. Chunks cut short by the sequence or Dv,
   /// and swizzled tiles, keep cp.async. Off until a GPU has measured it.
   bool bulkCopies = false;

@@ -16,7 +16,7 @@
 // VALUES: async ok
 
 // RUN: not --crash linattn-run %s --entry=in_flight --target=cuda --emulate-gpu --input=%t/in.npy 2>&1 | FileCheck %s --check-prefix=IN-FLIGHT
-// IN-FLIGHT: linattn GPU emulator: error: access to element 0 of workgroup buffer #0 while the async copy of thread 0 to it is in flight (no wait of that thread has completed it)
+// IN-FLIGHT: linattn GPU emulator: error: access to element 0 of workgroup buffer #0 while the async copy of thread 0 to it is in flight (no wait has completed it: of that thread for a cp.async, of any thread on its mbarrier for a bulk copy)
 // IN-FLIGHT-NEXT: kernel: @in_flight
 // IN-FLIGHT-NEXT: op: %{{.*}} = memref.load
 // IN-FLIGHT: thread (0, 0, 0)
