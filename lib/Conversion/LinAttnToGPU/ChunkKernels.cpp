@@ -467,9 +467,9 @@ public:
           return body(t0, count(t0), carried);
         });
     featureSlot = valueSlot = zero;
-    // Every chunk issued was waited for: the mbarriers are idle.
+    // Every chunk issued was waited for, each thread's waits before the
+    // barrier that ends the last chunk's `complete`: the mbarriers are idle.
     if (c.usesBulkCopies()) {
-      kb.barrier();
       kb.ifThen(kb.eq(tid, zero), [&] {
         for (int64_t s = 0; s < slots; ++s)
           kb.invalidateBarrier(barrierAt(kb.idx(s)));
