@@ -58,6 +58,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.valueTile = options.valueTile;
   kernels.rowTileWarps = options.rowTileWarps;
   kernels.minBlocksPerSM = options.minBlocksPerSM;
+  kernels.statesMinBlocksPerSM = options.statesMinBlocksPerSM;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.minSegmentTokens = options.minSegmentTokens;
   kernels.tf32 = options.tf32;

@@ -6,8 +6,9 @@
 // batch-parallel ones and the sequence-parallel segments', without
 // spilling: the benchmark's unnormalized function takes 119 registers (two
 // blocks of eight warps per SM), the normalized chunk loops 172 and 181
-// (one). The segment-states kernel, which stages less, asks ptxas for two
-// blocks per SM as well (.minnctapersm 2: 128 registers instead of 167).
+// (one). The segment-states kernel asks ptxas for the registers of its
+// accumulators (32 a thread) and 96 more: two blocks per SM as well
+// (.minnctapersm 2: 128 registers instead of 167).
 
 // RUN: linattn-opt %s --linattn-lower-to-nvvm="format=isa wgmma-chunks=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s < %t.ptx

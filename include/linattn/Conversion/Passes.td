@@ -451,6 +451,14 @@ def ConvertLinAttnToGPUPass
            "Blocks per SM the chunked scan's chunk loops ask ptxas to make "
            "room for (.minnctapersm: fewer registers, spilling what does not "
            "fit; 0: ptxas's choice, at most 32)">,
+    Option<"statesMinBlocksPerSM", "states-min-blocks-per-sm", "int64_t",
+           /*default=*/"-1",
+           "min-blocks-per-sm for the chunked kernels that stage keys and "
+           "values only (the segment states, the key-value summaries); -1, "
+           "the default: the blocks that leave each thread its share of the "
+           "state and 96 registers (104 without wgmma's state update), for "
+           "16-bit data at F = 64 and 128, where ptxas alone takes "
+           "registers that cost blocks">,
     Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
            /*default=*/"264",
            "Blocks the chunked and recurrent scans aim to launch: when the "

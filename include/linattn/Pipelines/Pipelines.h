@@ -204,6 +204,14 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Blocks per SM the chunked scan's chunk loops ask ptxas "
                      "to make room for (.minnctapersm; 0: ptxas's choice)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> statesMinBlocksPerSM{
+      *this, "states-min-blocks-per-sm",
+      llvm::cl::desc("min-blocks-per-sm for the chunked kernels that stage "
+                     "keys and values only (segment states, key-value "
+                     "summaries); -1: where ptxas is known to give them "
+                     "registers that cost blocks (16-bit data at F = 64 "
+                     "and 128)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> sequenceParallelBlocks{
       *this, "sequence-parallel-blocks",
       llvm::cl::desc("Blocks the chunked and recurrent scans aim to "

@@ -147,6 +147,45 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
          c.stateColumns() <= 256;
 }
 
+/// Asks ptxas (`.minnctapersm`) to fit `asked` blocks of the keys-only
+/// kernel `kernel` (of config `c`: segment states, key-value summaries) to
+/// an SM (option `states-min-blocks-per-sm`; 0: ptxas's choice). With -1,
+/// the default, for 16-bit data at F = 64 and 128 the blocks that leave
+/// each thread its share of the state's f32 accumulators and 96 registers
+/// beside them (104 without wgmma's state update, whose B operands stay in
+/// shared memory), as many as its shared memory allows on an H100, where
+/// that bounds the registers at all (below 255). These kernels stage
+/// φ(K_c) and V_c and multiply them once a chunk, the least work per byte
+/// of the chunked kernels: blocks per SM are what keeps their copies in
+/// flight. ptxas (13) alone took registers there that cost blocks: 226 for
+/// the normalized kernels at F = 128 (2 blocks; bounded 160 on sm_90, 168
+/// on sm_80: 3), 158 for the unnormalized ones at F = 64 on wgmma (3;
+/// bounded 123: 4), 166 for wgmma-chunks' two warpgroups (1; bounded 127:
+/// 2), and given a bound it takes all of it. Elsewhere it needed fewer
+/// than the rule gives (F = 16, 80, 96, 160 and 192, tf32): the bound cost
+/// those one to three blocks, so it is not set there. None of them spills.
+static void boundStatesRegisters(gpu::GPUFuncOp kernel,
+                                 const ChunkedScanConfig &c, int64_t asked) {
+  constexpr int64_t kRegistersPerSM = 64 * 1024, kThreadsPerSM = 2048;
+  int64_t threads = c.threads(), blocks = asked;
+  if (asked < 0) {
+    if (c.dataBytes() != 2 || (c.features != 64 && c.features != 128))
+      return;
+    int64_t registers = llvm::alignTo(
+        c.features * c.shape.dvTile / threads + (c.wgmmaState ? 96 : 104), 8);
+    blocks =
+        std::min({kRegistersPerSM / (threads * registers),
+                  sharedMemoryBlocks(kH100SharedPerSM,
+                                     chunkSharedBytes(c, ChunkTiles::Keys)),
+                  kThreadsPerSM / threads});
+    if (blocks < 1 || kRegistersPerSM / (blocks * threads) >= 255)
+      return;
+  }
+  if (blocks > 0)
+    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    Builder(kernel).getI32IntegerAttr(blocks));
+}
+
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
   RankedTensorType vType = tensorTypeOf(op.getValues());
   auto sType = cast<RankedTensorType>(op.getFinalState().getType());
@@ -267,12 +306,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       chooseCopyStages(states, options.statesCopyStages, ChunkTiles::Keys);
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),
                                         name("segment_states", c), states);
-      // As many blocks per SM as the chunk loops' shared memory allows:
-      // wgmma-chunks' two warpgroups at F = 128 take 127 registers instead
-      // of 166 (one block), without spilling.
-      if (c.shape.blocksPerSM > 0)
-        statesKernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                              rewriter.getI32IntegerAttr(c.shape.blocksPerSM));
+      boundStatesRegisters(statesKernel, states, options.statesMinBlocksPerSM);
       scanKernel =
           buildSegmentScan(rewriter, loc, kernels(), name("segment_prefix", c),
                            c.segmentScan(), /*prefixes=*/true);
@@ -421,6 +455,7 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   gpu::GPUFuncOp states =
       buildSegmentStates(rewriter, loc, kernels(),
                          kernelName("linattn_kv_summary_chunked_" + suffix), c);
+  boundStatesRegisters(states, c, options.statesMinBlocksPerSM);
 
   // One segment writes S and z directly (their layout is that of one
   // segment's sums); several write [batch, segments, ...] sums that a

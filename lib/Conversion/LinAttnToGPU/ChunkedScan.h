@@ -35,13 +35,22 @@ struct ChunkedScanShape {
   bool valueSwizzle = false, stateSwizzle = false;
   // Blocks per SM the shape's shared memory is sized for on the one chip
   // it targets (`wgmma-chunks` shapes: 2 on an H100); 0 for the portable
-  // shapes. The segment-states kernel, which stages less, asks ptxas to fit
-  // as many (`.minnctapersm`), and segments stay within
-  // `sequence-parallel-blocks`.
+  // shapes. Segments then stay within `sequence-parallel-blocks`.
   int64_t blocksPerSM = 0;
 
   int64_t rowTiles() const { return chunk / 16; }
 };
+
+/// Shared memory of an SM of an H100 and of an A100, in bytes, of which
+/// every block takes 1 KiB beyond its own (`sharedMemoryBlocks`).
+inline constexpr int64_t kH100SharedPerSM = 228 * 1024;
+inline constexpr int64_t kA100SharedPerSM = 164 * 1024;
+
+/// Blocks of `bytes` of workgroup memory that `perSM` bytes of shared
+/// memory hold.
+inline int64_t sharedMemoryBlocks(int64_t perSM, int64_t bytes) {
+  return perSM / (bytes + 1024);
+}
 
 /// Elements of padding at the end of each row of a shared tile: 16 bytes,
 /// which puts the eight 16-byte rows one ldmatrix phase reads in distinct

@@ -17,11 +17,11 @@ using namespace mlir::linattn;
 using namespace mlir::linattn::gpukernels;
 
 /// Whether blocks of `wider` bytes of shared memory fit as many to an SM as
-/// blocks of `bytes` on an H100 and an A100 (228 and 164 KiB per SM, 1 KiB
-/// of each block's reserved): padding must not cost occupancy.
+/// blocks of `bytes` on an H100 and an A100: padding must not cost
+/// occupancy.
 static bool sameBlocksPerSM(int64_t bytes, int64_t wider) {
-  for (int64_t perSM : {228 * 1024, 164 * 1024})
-    if (perSM / (bytes + 1024) != perSM / (wider + 1024))
+  for (int64_t perSM : {kH100SharedPerSM, kA100SharedPerSM})
+    if (sharedMemoryBlocks(perSM, bytes) != sharedMemoryBlocks(perSM, wider))
       return false;
   return true;
 }

@@ -1036,6 +1036,9 @@ std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
     return std::string("row-tile-warps must be 0, 1 or 2");
   if (o.minBlocksPerSM < 0 || o.minBlocksPerSM > 32)
     return std::string("min-blocks-per-sm must be between 0 and 32");
+  if (o.statesMinBlocksPerSM < -1 || o.statesMinBlocksPerSM > 32)
+    return std::string(
+        "states-min-blocks-per-sm must be between 0 and 32, or -1 (automatic)");
   if (o.scanTile <= 0 || o.scanTile > 1024 || o.blockSize <= 0 ||
       o.blockSize > 1024)
     return std::string("scan-tile and block-size must be between 1 and 1024");
@@ -1085,6 +1088,7 @@ struct ConvertLinAttnToGPUPass
     o.valueTile = valueTile;
     o.rowTileWarps = rowTileWarps;
     o.minBlocksPerSM = minBlocksPerSM;
+    o.statesMinBlocksPerSM = statesMinBlocksPerSM;
     o.sequenceParallelBlocks = sequenceParallelBlocks;
     o.minSegmentTokens = minSegmentTokens;
     o.tf32 = tf32;
@@ -1121,6 +1125,7 @@ struct ConvertLinAttnToGPUPass
     opts.valueTile = valueTile;
     opts.rowTileWarps = rowTileWarps;
     opts.minBlocksPerSM = minBlocksPerSM;
+    opts.statesMinBlocksPerSM = statesMinBlocksPerSM;
     opts.sequenceParallelBlocks = sequenceParallelBlocks;
     opts.minSegmentTokens = minSegmentTokens;
     // tf32x3 takes the tf32 kernels, each product split in three.

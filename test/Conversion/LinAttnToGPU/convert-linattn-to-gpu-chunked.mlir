@@ -8,6 +8,9 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=33" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MINBLOCKS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=STATES0
+// RUN: linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=5 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=STATES5
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=-2" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-STATES-MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="value-tile=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
@@ -133,11 +136,11 @@
 //  VT32-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 
 // min-blocks-per-sm=4: the chunk loops (batch-parallel and segment outputs)
-// ask ptxas for registers that fit 4 blocks per SM; the segment states and
-// the scan over them keep ptxas's choice.
+// ask ptxas for registers that fit 4 blocks per SM; the segment states keep
+// the bound of their accumulators (3, as above), the scan over them none.
 // MINBLOCKS-LABEL: func.func @chunked_bf16
 //       MINBLOCKS: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
-//  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+//  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 3 : i32} {
 //       MINBLOCKS: gpu.func @linattn_scan_segment_prefix_forward_elu_normalized_1(
 //  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
 //       MINBLOCKS: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(
@@ -146,7 +149,19 @@
 //  MINBLOCKS-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32} {
 
 // BAD-KERNEL: scan-kernel must be 'chunked' or 'recurrent'
+// states-min-blocks-per-sm: 0 leaves the segment states' registers to
+// ptxas; a number asks for that many blocks, whatever the shape.
+// STATES0-LABEL: func.func @chunked_bf16
+//       STATES0: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
+//  STATES0-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+// STATES5-LABEL: func.func @chunked_bf16
+//       STATES5: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
+//  STATES5-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 5 : i32} {
+//       STATES5: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(
+//  STATES5-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+
 // BAD-MINBLOCKS: min-blocks-per-sm must be between 0 and 32
+// BAD-STATES-MINBLOCKS: states-min-blocks-per-sm must be between 0 and 32, or -1 (automatic)
 // BAD-TILE: value-tile must be 8, 16, 32, 64 or 128
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
 // BAD-BLOCKS: sequence-parallel-blocks must not be negative
@@ -268,7 +283,9 @@
 // SEQ-LABEL: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
 // SEQ-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // SEQ-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// SEQ-SAME: attributes {known_block_size = array<i32: 128, 1, 1>}
+// Registers for three blocks per SM: 64 × 64 accumulators over 128 threads
+// and 104 registers beside them (mma.sync) fit 65536 / 3 / 128.
+// SEQ-SAME: attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 3 : i32}
 // SEQ: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // SEQ: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // SEQ: nvvm.mma.sync

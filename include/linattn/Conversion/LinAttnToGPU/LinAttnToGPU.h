@@ -115,6 +115,14 @@ struct LinAttnToGPUKernelOptions {
   /// for (`.minnctapersm`: registers capped at 65536 / (blocks × threads),
   /// spilling what does not fit); 0 leaves the registers to ptxas.
   int64_t minBlocksPerSM = 0;
+  /// `minBlocksPerSM` for the chunked kernels that stage φ(K_c) and V_c
+  /// only (the segment states, the key-value summaries), which have the
+  /// least work per byte. -1, the default, asks for the blocks that leave
+  /// each thread its share of the state's accumulators and 96 registers
+  /// beside them (104 without wgmma's state update) where ptxas (13) was
+  /// seen to take more than that costs: 16-bit data at F = 64 and 128
+  /// (`boundStatesRegisters`).
+  int64_t statesMinBlocksPerSM = -1;
   /// Blocks the chunked and recurrent scans aim to launch. When the
   /// batch-parallel kernel would launch fewer than half as many (by default
   /// one per H100 SM), the sequence splits into enough segments of whole
