@@ -176,8 +176,9 @@ struct LinAttnToGPUKernelOptions {
   /// the sequence-parallel scan's segment states and the linear form's
   /// key-value summaries, within 96 KiB of their own shared memory (a
   /// third of the chunk loops'): at F = 64 three slots take 48 KiB, four
-  /// 64 KiB, and either leaves the three blocks per H100 SM that the
-  /// registers allow; at F = 128 three take 39 KiB. The B2·H16·D128
+  /// 64 KiB (three blocks per H100 SM; two slots leave the four that
+  /// `statesMinBlocksPerSM` gives 16-bit data on wgmma); at F = 128 three
+  /// take 39 KiB. The B2·H16·D128
   /// profile's states kernel (38% of DRAM's peak with one chunk of 12 KiB
   /// in flight per block) is what they are for. Off (2) until a GPU has
   /// measured it.

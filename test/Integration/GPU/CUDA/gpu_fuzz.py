@@ -7,7 +7,8 @@ initial states, large values for normalized 16-bit data (states past f16's
 range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
 min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
-row-tile-warps, copy-stages, states-copy-stages, bulk-copies,
+row-tile-warps, copy-stages, states-copy-stages, states-min-blocks-per-sm,
+bulk-copies,
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
 float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
@@ -79,6 +80,7 @@ def chunked_options(d, tf32, *groups):
         ("async-copies=false",), ("vector-loads=false",),
         ("copy-stages=3", "copy-stages=4"),
         ("states-copy-stages=3", "states-copy-stages=4"),
+        ("states-min-blocks-per-sm=0", "states-min-blocks-per-sm=4"),
         ("bulk-copies=true",), *groups)
 
 

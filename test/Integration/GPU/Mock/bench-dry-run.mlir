@@ -7,6 +7,7 @@
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --shapes=8x16x100x64 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --impls='recurrent f32($|, synchronous)|fast_transformers' | FileCheck %s --check-prefix=IMPLS
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --impls='(' 2>&1 | FileCheck %s --check-prefix=BAD-IMPLS
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --only=prefill --budget-s=420 | FileCheck %s --check-prefix=BUDGET
 // CHECK: plan (dry run: nothing is measured)
 // CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 256 MiB, f32 512 MiB
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o {{.*}} --shared=
@@ -126,3 +127,12 @@
 // TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=3 prefetch-chunks=0}
 // TUNE-GRID: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=8 value-tile=64 min-blocks-per-sm=3 prefetch-chunks=0}
 // TUNE-BAD: not a shape BxHxTxD: 8x16x64
+
+// With a budget the shapes the targets name come first, T = 64K last.
+// BUDGET: prefill B2 H16 T16384 D128:
+// BUDGET: prefill B8 H16 T16384 D64:
+// BUDGET: prefill B8 H16 T16384 D128:
+// BUDGET: prefill B8 H16 T4096 D64:
+// BUDGET: prefill B8 H16 T65536 D64:
+// BUDGET: prefill B8 H16 T65536 D128:
+// BUDGET-NOT: {{^}}prefill B
