@@ -17,13 +17,16 @@ scores and apply_scores) this script
    instruction mix;
 4. computes the theoretical occupancy (H100 for sm_90, A100 for sm_80) and,
    for the chunked kernels, the tensor-core flops and the shared-memory loads
-   per HMMA.
+   per HMMA;
+5. with --fit, for each kernel whose registers limit its blocks per SM,
+   compiles it again under `.minnctapersm` for one block more at a time
+   and reports the most that fit without spilling.
 
 It writes bench/results/gpu-static.{md,csv}.
 
   bench/gpu/static_report.py [--build-dir build] [--chips sm_90,sm_80]
                              [--out-dir bench/results] [--keep DIR]
-                             [--only REGEX]
+                             [--only REGEX] [--fit]
 
 cuobjdump is taken from the toolkit's bin/, else from NVIDIA's
 nvidia-cuda-cuobjdump wheel in this Python (scripts/install-deps.sh installs
@@ -645,7 +648,40 @@ def occupancy(chip, registers, smem, threads):
 # The report
 #===------------------------------------------------------------------------===#
 
-def analyze(config, chip, opt, ptxas, cuobjdump, keep):
+def fitting_blocks(ptxas, target, ptx, kernel, chip, threads, smem, blocks,
+                   limits):
+    """For `kernel` of `ptx`, whose registers hold it to `blocks` per SM
+    below what its shared memory and threads allow: the most blocks per SM
+    ptxas fits it into when asked (`.minnctapersm`, in place of the kernel's
+    own) without spilling, and its registers then, counting up from
+    blocks + 1 until ptxas spills or falls short; None where no more fit.
+    ptxas takes all the registers a bound gives, so this is the headroom a
+    bound can buy, not what ptxas alone would choose."""
+    most = min(limits["shared memory"], limits["threads"],
+               GPUS[chip]["blocks"])
+    entry = re.search(r"(\.entry " + re.escape(kernel) +
+                      r"\(.*?\.maxntid [^\n]*\n)(\.minnctapersm \d+\n)?",
+                      ptx, re.S)
+    if not entry:
+        return None
+    best = None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "fit.ptx")
+        for want in range(blocks + 1, most + 1):
+            with open(path, "w") as out:
+                out.write(ptx[:entry.start()] + entry.group(1) +
+                          f".minnctapersm {want}\n" + ptx[entry.end():])
+            _, log = run([ptxas, f"-arch={target}", "-O3", "-v", path, "-o",
+                          os.path.join(tmp, "fit.cubin")])
+            res = ptxas_resources(log)[kernel]
+            got = occupancy(chip, res["registers"], smem, threads)[0]
+            if res["spill_st"] or got < want:
+                break
+            best = (want, res["registers"])
+    return best
+
+
+def analyze(config, chip, opt, ptxas, cuobjdump, keep, fit=False):
     options = f"format=isa chip={chip} {config.options}".strip()
     host, converted = run([opt, "-", f"--linattn-lower-to-nvvm={options}",
                            "--mlir-print-ir-after=convert-linattn-to-gpu"],
@@ -704,6 +740,12 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep):
             ahead = copies_ahead(config, shared.get(kernel, []))
             if ahead is not None:
                 row["ahead"] = blocks * ahead
+            if fit and "registers" in limiter:
+                found = fitting_blocks(
+                    ptxas, target.group(1) if target else chip, ptx, kernel,
+                    chip, threads, res["smem"], blocks, limits)
+                if found:
+                    row["fits_blocks"], row["fits_registers"] = found
         if config.kind == "chunked":
             row.update(chunked_shape(config, shared.get(kernel, []), threads, row,
                                      instructions))
@@ -776,7 +818,7 @@ def write_reports(rows, meta, out_dir):
     fields = ["config", "chip", "kernel", "threads", "grid", "registers",
               "smem", "dynamic_smem", "stack", "spill_st", "spill_ld", "barriers",
               "blocks_per_sm", "limits", "occupancy", "limiter", "fill",
-              "ahead"] + \
+              "ahead", "fits_blocks", "fits_registers"] + \
         ["sass_" + c for c in CLASSES] + ["sass_total"] + \
         ["chunk", "dv_tile", "warps", "tc_flops", "cuda_flops", "tc_share",
          "mma_instructions", "mma_lds", "mma_lds16", "mma_pack"]
@@ -849,15 +891,24 @@ def write_reports(rows, meta, out_dir):
                   f"copies have in flight per SM while they compute, the "
                   f"staged tiles' slots but one (the loads' latency times "
                   f"an SM's share of the HBM bandwidth is what it must "
-                  f"cover).\n")
+                  f"cover). With `--fit`, `fits` is, for kernels whose "
+                  f"registers limit them, the most blocks per SM ptxas fits "
+                  f"them into without spilling when asked "
+                  f"(`.minnctapersm`), and its registers then (- where "
+                  f"none more fit).\n")
         md.append("| configuration | kernel | threads | grid | regs | smem B "
                   "| spills st/ld | blocks/SM | r/s/t | occupancy | limited by "
-                  "| fill | ahead KiB/SM |")
-        md.append("|---|---|---:|---|---:|---:|---|---:|---|---:|---|---:|---:|")
+                  "| fill | ahead KiB/SM | fits |")
+        md.append("|---|---|---:|---|---:|---:|---|---:|---|---:|---|---:|---:|"
+                  "---|")
         for r in chip_rows:
             occ = f"{r['occupancy']:.1%}" if "occupancy" in r else "?"
             fill = f"{r['fill']:.0%}" if "fill" in r else "?"
             ahead = f"{r['ahead'] / 1024:.0f}" if "ahead" in r else ""
+            fits = (f"{r['fits_blocks']} ({r['fits_registers']})"
+                    if "fits_blocks" in r else
+                    "-" if meta.get("fit") and "registers" in r.get(
+                        "limiter", "") else "")
             md.append(f"| {r['config']} | `{r['kernel']}` | "
                       f"{r['threads'] or '?'} | {r['grid']} | "
                       f"{r['registers']} | {r['smem']}"
@@ -865,7 +916,7 @@ def write_reports(rows, meta, out_dir):
                       f"{r['spill_st']}/{r['spill_ld']} | "
                       f"{r.get('blocks_per_sm', '?')} | "
                       f"{r.get('limits', '?')} | {occ} | "
-                      f"{r.get('limiter', '?')} | {fill} | {ahead} |")
+                      f"{r.get('limiter', '?')} | {fill} | {ahead} | {fits} |")
         md.append("")
         md.append("SASS instruction mix (static counts). LDS.16 are 16-bit "
                   "shared loads (LDS.U16), LDS.32 32-bit ones, LDSM is "
@@ -950,6 +1001,10 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench",
                                                       "results"))
     ap.add_argument("--keep", help="also write the PTX, cubins and SASS here")
+    ap.add_argument("--fit", action="store_true",
+                    help="for kernels whose registers limit their blocks per "
+                         "SM, find the most blocks ptxas fits them into "
+                         "without spilling (more ptxas runs)")
     ap.add_argument("--only", help="only the configurations whose label "
                     "matches this regular expression (a partial report)")
     args = ap.parse_args()
@@ -987,6 +1042,8 @@ def main():
         "chips": ",".join(chips),
         "GPU": "none (static analysis only)",
     }
+    if args.fit:
+        meta["fit"] = "blocks per SM under .minnctapersm searched (--fit)"
 
     rows = []
     for config in configurations():
@@ -996,7 +1053,8 @@ def main():
             if config.kind == "wgmma" and chip != "sm_90":
                 continue  # the same kernels as without wgmma
             print(f"static_report: {config.label} ({chip})", flush=True)
-            rows += analyze(config, chip, opt, ptxas, cuobjdump, args.keep)
+            rows += analyze(config, chip, opt, ptxas, cuobjdump, args.keep,
+                            fit=args.fit)
     md, csv_path = write_reports(rows, meta, args.out_dir)
     print(f"static_report: wrote {md} and {csv_path}")
 
