@@ -161,9 +161,11 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
 /// the normalized kernels at F = 128 (2 blocks; bounded 160 on sm_90, 168
 /// on sm_80: 3), 158 for the unnormalized ones at F = 64 on wgmma (3;
 /// bounded 123: 4), 166 for wgmma-chunks' two warpgroups (1; bounded 127:
-/// 2), and given a bound it takes all of it. Elsewhere it needed fewer
-/// than the rule gives (F = 16, 80, 96, 160 and 192, tf32): the bound cost
-/// those one to three blocks, so it is not set there. None of them spills.
+/// 2), and given a bound it takes all of it. Elsewhere the rule was mixed:
+/// where ptxas needed fewer registers than it gives (on sm_90 F = 16, 80,
+/// 96, 160 and 192, and tf32 from F = 80) it cost one to three blocks,
+/// though it gained some on sm_80 (F = 16 and 32) and in tf32 at F = 64,
+/// so it is not set there. None of them spills.
 static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                                  const ChunkedScanConfig &c, int64_t asked) {
   constexpr int64_t kRegistersPerSM = 64 * 1024, kThreadsPerSM = 2048;
