@@ -28,6 +28,9 @@ if config.linattn_has_cuda:
     # ptxas of the toolkit, for its resource usage report (-v).
     config.substitutions.append(
         ("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))
+    # The toolkit itself, for the passes' cuda-path.
+    config.substitutions.append(
+        ("%cuda_path", os.path.dirname(config.cuda_bin_dir)))
     # cuobjdump (the toolkit's or NVIDIA's wheel's), for the SASS tests.
     if config.cuobjdump:
         config.available_features.add("cuobjdump")

@@ -202,6 +202,8 @@ LINATTN_VARIANTS = [
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
+    ("linattn recurrent f32, fitted registers", "f32",
+     "scan-kernel=recurrent fit-registers=true", 1e-4),
     ("linattn recurrent f32, sequence-parallel-blocks=528", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=528", 1e-4),
     ("linattn recurrent f32, min-segment-tokens=256", "f32",
@@ -305,6 +307,12 @@ LINATTN_NOTES = {
         "3 blocks per SM instead of 123 and 4; D = 128 unnormalized: 159 "
         "instead of 168, 3 either way). Batch-parallel shapes run the "
         "default's kernels",
+    "linattn recurrent f32, fitted registers":
+        "fit-registers=true: ptxas asked, kernel by kernel, for the most "
+        "blocks per SM it fits without spilling where registers hold a kernel "
+        "below its shared memory and threads (linattn-gpu-fit-registers): at "
+        "D = 128 92 registers, 5 blocks per SM -> 80 and 6; at D = 64 the "
+        "default's code",
     "linattn chunked bf16, 4 states copy stages":
         "states-copy-stages=4: the sequence-parallel scan's segment states "
         "(φ(K_c) and V_c only) in four slots, the next three chunks in "
@@ -381,6 +389,8 @@ NORMALIZED_VARIANTS = [
     ("linattn chunked bf16, normalized", "bf16", "", 2.5e-2),
     ("linattn chunked bf16, mma.sync, normalized", "bf16", "wgmma=false",
      2.5e-2),
+    ("linattn chunked bf16, normalized, fitted registers", "bf16",
+     "fit-registers=true", 2.5e-2),
 ]
 NORMALIZED_NOTES = {
     "linattn chunked bf16, normalized":
@@ -388,6 +398,10 @@ NORMALIZED_NOTES = {
         "chunk loop",
     "linattn chunked bf16, mma.sync, normalized":
         "the same with wgmma=false",
+    "linattn chunked bf16, normalized, fitted registers":
+        "the same with fit-registers=true: at D = 128 the segments' outputs "
+        "(sequence-parallel shapes) 197 registers, 2 blocks per SM -> 168 and "
+        "3; the chunk loop is held by its shared memory",
 }
 
 

@@ -18,9 +18,10 @@ scores and apply_scores) this script
 4. computes the theoretical occupancy (H100 for sm_90, A100 for sm_80) and,
    for the chunked kernels, the tensor-core flops and the shared-memory loads
    per HMMA;
-5. with --fit, for each kernel whose registers limit its blocks per SM,
-   compiles it again under `.minnctapersm` for one block more at a time
-   and reports the most that fit without spilling.
+5. with --fit, lowers the module again with `fit-registers=true`
+   (linattn-gpu-fit-registers: each kernel whose registers limit its
+   blocks per SM compiled again under `.minnctapersm` for one block more at
+   a time) and reports the blocks and registers of the kernels it bounds.
 
 It writes bench/results/gpu-static.{md,csv}.
 
@@ -648,40 +649,36 @@ def occupancy(chip, registers, smem, threads):
 # The report
 #===------------------------------------------------------------------------===#
 
-def fitting_blocks(ptxas, target, ptx, kernel, chip, threads, smem, blocks,
-                   limits):
-    """For `kernel` of `ptx`, whose registers hold it to `blocks` per SM
-    below what its shared memory and threads allow: the most blocks per SM
-    ptxas fits it into when asked (`.minnctapersm`, in place of the kernel's
-    own) without spilling, and its registers then, counting up from
-    blocks + 1 until ptxas spills or falls short; None where no more fit.
-    ptxas takes all the registers a bound gives, so this is the headroom a
-    bound can buy, not what ptxas alone would choose."""
-    most = min(limits["shared memory"], limits["threads"],
-               GPUS[chip]["blocks"])
-    entry = re.search(r"(\.entry " + re.escape(kernel) +
-                      r"\(.*?\.maxntid [^\n]*\n)(\.minnctapersm \d+\n)?",
-                      ptx, re.S)
-    if not entry:
-        return None
-    best = None
+def min_blocks(ptx):
+    """{kernel: N} for the entries of `ptx` with `.minnctapersm N`."""
+    return {k: int(n) for k, n in re.findall(
+        r"\.entry (\w+)\([^{]*?\.minnctapersm (\d+)", ptx)}
+
+
+def fitted_bounds(opt, options, module, ptxas, cuda, target):
+    """{kernel: (blocks, registers)} for the kernels to which
+    linattn-gpu-fit-registers (the pipeline's fit-registers=true) gives a
+    bound of their own: ptxas asked under `.minnctapersm` one block more at
+    a time, for kernels whose registers hold them below their shared memory
+    and threads, the most blocks it fits without spilling, and the
+    registers it then takes. ptxas takes all the registers a bound gives,
+    so this is the headroom a bound can buy, not what ptxas alone would
+    choose."""
+    host, _ = run([opt, "-", f"--linattn-lower-to-nvvm={options} "
+                   f"fit-registers=true cuda-path={cuda}"], stdin=module)
+    ptx = embedded_object(host, "assembly").decode()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fit.ptx")
-        for want in range(blocks + 1, most + 1):
-            with open(path, "w") as out:
-                out.write(ptx[:entry.start()] + entry.group(1) +
-                          f".minnctapersm {want}\n" + ptx[entry.end():])
-            _, log = run([ptxas, f"-arch={target}", "-O3", "-v", path, "-o",
-                          os.path.join(tmp, "fit.cubin")])
-            res = ptxas_resources(log)[kernel]
-            got = occupancy(chip, res["registers"], smem, threads)[0]
-            if res["spill_st"] or got < want:
-                break
-            best = (want, res["registers"])
-    return best
+        with open(path, "w") as out:
+            out.write(ptx)
+        _, log = run([ptxas, f"-arch={target}", "-O3", "-v", path, "-o",
+                      os.path.join(tmp, "fit.cubin")])
+    resources = ptxas_resources(log)
+    return {k: (n, resources[k]["registers"])
+            for k, n in min_blocks(ptx).items()}
 
 
-def analyze(config, chip, opt, ptxas, cuobjdump, keep, fit=False):
+def analyze(config, chip, opt, cuda, ptxas, cuobjdump, keep, fit=False):
     options = f"format=isa chip={chip} {config.options}".strip()
     host, converted = run([opt, "-", f"--linattn-lower-to-nvvm={options}",
                            "--mlir-print-ir-after=convert-linattn-to-gpu"],
@@ -705,6 +702,9 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep, fit=False):
                 out.write(sass)
     resources = ptxas_resources(log)
     functions = sass_functions(sass)
+    bounds = min_blocks(ptx)
+    fitted = fitted_bounds(opt, options, config.module, ptxas, cuda,
+                           target.group(1) if target else chip) if fit else {}
     rows = []
     for kernel in ptx_kernels(ptx):
         # With sequence-parallel-blocks=0 the segment kernels run only for
@@ -740,12 +740,8 @@ def analyze(config, chip, opt, ptxas, cuobjdump, keep, fit=False):
             ahead = copies_ahead(config, shared.get(kernel, []))
             if ahead is not None:
                 row["ahead"] = blocks * ahead
-            if fit and "registers" in limiter:
-                found = fitting_blocks(
-                    ptxas, target.group(1) if target else chip, ptx, kernel,
-                    chip, threads, res["smem"], blocks, limits)
-                if found:
-                    row["fits_blocks"], row["fits_registers"] = found
+            if kernel in fitted and fitted[kernel][0] != bounds.get(kernel):
+                row["fits_blocks"], row["fits_registers"] = fitted[kernel]
         if config.kind == "chunked":
             row.update(chunked_shape(config, shared.get(kernel, []), threads, row,
                                      instructions))
@@ -894,8 +890,9 @@ def write_reports(rows, meta, out_dir):
                   f"cover). With `--fit`, `fits` is, for kernels whose "
                   f"registers limit them, the most blocks per SM ptxas fits "
                   f"them into without spilling when asked "
-                  f"(`.minnctapersm`), and its registers then (- where "
-                  f"none more fit).\n")
+                  f"(`.minnctapersm`), and its registers then, as "
+                  f"`fit-registers=true` (linattn-gpu-fit-registers) sets "
+                  f"them (- where none more fit).\n")
         md.append("| configuration | kernel | threads | grid | regs | smem B "
                   "| spills st/ld | blocks/SM | r/s/t | occupancy | limited by "
                   "| fill | ahead KiB/SM | fits |")
@@ -1003,8 +1000,9 @@ def main():
     ap.add_argument("--keep", help="also write the PTX, cubins and SASS here")
     ap.add_argument("--fit", action="store_true",
                     help="for kernels whose registers limit their blocks per "
-                         "SM, find the most blocks ptxas fits them into "
-                         "without spilling (more ptxas runs)")
+                         "SM, the most blocks ptxas fits them into without "
+                         "spilling, as fit-registers=true finds them (each "
+                         "module lowered and compiled again)")
     ap.add_argument("--only", help="only the configurations whose label "
                     "matches this regular expression (a partial report)")
     args = ap.parse_args()
@@ -1043,7 +1041,8 @@ def main():
         "GPU": "none (static analysis only)",
     }
     if args.fit:
-        meta["fit"] = "blocks per SM under .minnctapersm searched (--fit)"
+        meta["fit"] = ("blocks per SM under .minnctapersm searched (--fit: "
+                       "fit-registers=true)")
 
     rows = []
     for config in configurations():
@@ -1053,7 +1052,7 @@ def main():
             if config.kind == "wgmma" and chip != "sm_90":
                 continue  # the same kernels as without wgmma
             print(f"static_report: {config.label} ({chip})", flush=True)
-            rows += analyze(config, chip, opt, ptxas, cuobjdump, args.keep,
+            rows += analyze(config, chip, opt, cuda, ptxas, cuobjdump, args.keep,
                             fit=args.fit)
     md, csv_path = write_reports(rows, meta, args.out_dir)
     print(f"static_report: wrote {md} and {csv_path}")

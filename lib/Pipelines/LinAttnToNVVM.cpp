@@ -184,6 +184,16 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 
+  // Register bounds where ptxas says they buy blocks: the kernels as
+  // gpu-module-to-binary compiles them (their NVVM ops in inline PTX), the
+  // launches still gpu.launch_func with each kernel's block size and
+  // dynamic shared memory.
+  if (options.fitRegisters) {
+    LinAttnGPUFitRegistersPassOptions fit;
+    fit.cudaPath = options.cudaPath;
+    pm.addPass(createLinAttnGPUFitRegistersPass(fit));
+  }
+
   // Kernels -> embedded binary.
   GpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = options.cudaPath;

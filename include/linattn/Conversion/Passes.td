@@ -752,6 +752,65 @@ def LinAttnGPUPortableTargetPass
   ];
 }
 
+def LinAttnGPUFitRegistersPass
+    : Pass<"linattn-gpu-fit-registers", "::mlir::ModuleOp"> {
+  let summary = "Bound kernels' registers where ptxas fits more blocks per "
+                "SM without spilling";
+  let description = [{
+    ptxas gives a kernel the registers it likes unless the PTX bounds them,
+    and given a bound (`.minnctapersm`) it takes all of it. Where its own
+    choice holds a kernel to fewer blocks per SM than the kernel's shared
+    memory and threads allow, a bound buys blocks or costs spills, which
+    only ptxas can tell. This pass asks it.
+
+    Each `gpu.module` with one `#nvvm.target` whose chip it knows the SM of
+    (sm_80, sm_86, sm_89, sm_90, sm_100, sm_120, with or without the `a`
+    suffix) is serialized to PTX as gpu-module-to-binary would and compiled
+    with `ptxas -v` (the target's chip, optimization level and
+    `ptxas-cmd-options`). For every kernel (`nvvm.kernel`) whose launches
+    (`gpu.launch_func` in the enclosing module) all have the same constant
+    block size and constant dynamic shared memory, the blocks per SM that
+    its registers, its shared memory (static and dynamic, 1 KiB per block
+    reserved) and its threads allow are counted as the CUDA occupancy
+    calculator counts them. Kernels that registers hold below the others
+    are compiled again under `.minnctapersm` one block more at a time
+    (in place of their own, if any), all of them in one ptxas run per
+    round, until ptxas spills or uses more stack than unbounded, or falls
+    short of the blocks asked. The most blocks reached become the kernel's
+    `nvvm.minctasm`; kernels with none keep their attributes.
+
+    Runs after the kernels are lowered to NVVM, while the host still
+    launches them with `gpu.launch_func` (`linattn-lower-to-nvvm` runs it
+    before lowering the host with `fit-registers=true`). Needs ptxas: in
+    `cuda-path`'s `bin`, else on PATH; a module without launches needs
+    nothing. More blocks per SM hide more latency, but the bounded code
+    may run more instructions: whether it is faster is for a GPU to say.
+
+    ```mlir
+    gpu.module @k [#nvvm.target<O = 3, chip = "sm_90a">] {
+      // ptxas: 197 registers, 2 blocks of 128 threads per SM (its shared
+      // memory allows 3)
+      llvm.func @outputs(...) attributes {nvvm.kernel, nvvm.maxntid = ...}
+    }
+    // becomes, where ptxas fits 3 without spilling (168 registers)
+      llvm.func @outputs(...) attributes {nvvm.kernel, nvvm.minctasm = 3 : i32, ...}
+    ```
+  }];
+  let options = [
+    Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
+           "CUDA toolkit whose bin/ptxas (and nvvm/libdevice) are used; "
+           "empty: ptxas from PATH">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Report every kernel's registers and blocks per SM, before and "
+           "after, as remarks">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+  ];
+}
+
 def LinAttnGPUEmbedKernelIRPass
     : Pass<"linattn-gpu-embed-kernel-ir", "::mlir::ModuleOp"> {
   let summary = "Embed the GPU kernels as MLIR text for the GPU emulator";

@@ -212,6 +212,14 @@ struct LinAttnLowerToNVVMOptions
                      "registers that cost blocks (16-bit data at F = 64 "
                      "and 128)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<bool> fitRegisters{
+      *this, "fit-registers",
+      llvm::cl::desc("Ask ptxas, kernel by kernel, for the most blocks per "
+                     "SM it fits without spilling where registers hold a "
+                     "kernel below its shared memory and threads, and bound "
+                     "its registers to that (linattn-gpu-fit-registers; "
+                     "needs ptxas, also with format=isa)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> sequenceParallelBlocks{
       *this, "sequence-parallel-blocks",
       llvm::cl::desc("Blocks the chunked and recurrent scans aim to "

@@ -168,19 +168,16 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
 /// so it is not set there. None of them spills.
 static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                                  const ChunkedScanConfig &c, int64_t asked) {
-  constexpr int64_t kRegistersPerSM = 64 * 1024, kThreadsPerSM = 2048;
   int64_t threads = c.threads(), blocks = asked;
   if (asked < 0) {
     if (c.dataBytes() != 2 || (c.features != 64 && c.features != 128))
       return;
     int64_t registers = llvm::alignTo(
         c.features * c.shape.dvTile / threads + (c.wgmmaState ? 96 : 104), 8);
-    blocks =
-        std::min({kRegistersPerSM / (threads * registers),
-                  sharedMemoryBlocks(kH100SharedPerSM,
-                                     chunkSharedBytes(c, ChunkTiles::Keys)),
-                  kThreadsPerSM / threads});
-    if (blocks < 1 || kRegistersPerSM / (blocks * threads) >= 255)
+    blocks = blockLimits(kH100SM, registers,
+                         chunkSharedBytes(c, ChunkTiles::Keys), threads)
+                 .blocks();
+    if (blocks < 1 || kH100SM.registers / (blocks * threads) >= 255)
       return;
   }
   if (blocks > 0)

@@ -16,6 +16,7 @@
 #define LINATTN_LIB_CONVERSION_LINATTNTOGPU_CHUNKEDSCAN_H
 
 #include "KernelBuilders.h"
+#include "Occupancy.h"
 
 namespace mlir::linattn::gpukernels {
 
@@ -40,17 +41,6 @@ struct ChunkedScanShape {
 
   int64_t rowTiles() const { return chunk / 16; }
 };
-
-/// Shared memory of an SM of an H100 and of an A100, in bytes, of which
-/// every block takes 1 KiB beyond its own (`sharedMemoryBlocks`).
-inline constexpr int64_t kH100SharedPerSM = 228 * 1024;
-inline constexpr int64_t kA100SharedPerSM = 164 * 1024;
-
-/// Blocks of `bytes` of workgroup memory that `perSM` bytes of shared
-/// memory hold.
-inline int64_t sharedMemoryBlocks(int64_t perSM, int64_t bytes) {
-  return perSM / (bytes + 1024);
-}
 
 /// Elements of padding at the end of each row of a shared tile: 16 bytes,
 /// which puts the eight 16-byte rows one ldmatrix phase reads in distinct

@@ -20,7 +20,7 @@ using namespace mlir::linattn::gpukernels;
 /// blocks of `bytes` on an H100 and an A100: padding must not cost
 /// occupancy.
 static bool sameBlocksPerSM(int64_t bytes, int64_t wider) {
-  for (int64_t perSM : {kH100SharedPerSM, kA100SharedPerSM})
+  for (int64_t perSM : {kH100SM.sharedMemory, kA100SM.sharedMemory})
     if (sharedMemoryBlocks(perSM, bytes) != sharedMemoryBlocks(perSM, wider))
       return false;
   return true;
