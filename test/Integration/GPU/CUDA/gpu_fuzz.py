@@ -8,7 +8,8 @@ range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
 min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
 row-tile-warps, copy-stages, states-copy-stages, states-min-blocks-per-sm,
-bulk-copies,
+bulk-copies, fit-registers (which only a GPU run compiles: emulated, the
+kernels are interpreted and never reach ptxas),
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
 float64 reference within the tolerances of gpu_cases.py. Ill-conditioned
@@ -81,7 +82,7 @@ def chunked_options(d, tf32, *groups):
         ("copy-stages=3", "copy-stages=4"),
         ("states-copy-stages=3", "states-copy-stages=4"),
         ("states-min-blocks-per-sm=0", "states-min-blocks-per-sm=4"),
-        ("bulk-copies=true",), *groups)
+        ("bulk-copies=true",), ("fit-registers=true",), *groups)
 
 
 def chunked_case(d, f32):
@@ -120,7 +121,7 @@ def recurrent_case(d):
         ("scan-tile=64", "scan-tile=128", "scan-tile=256", "scan-tile=512"),
         ("scan-thread-columns=1", "scan-thread-columns=2",
          "scan-thread-columns=4", "scan-thread-columns=8"),
-        ("async-copies=false",), *SEGMENT_OPTIONS)
+        ("async-copies=false",), ("fit-registers=true",), *SEGMENT_OPTIONS)
     return case, n >= 300
 
 
@@ -134,7 +135,7 @@ def scan_case(d):
     case.gpu_options = d.options(("scan-feature-lanes=1", "scan-feature-lanes=2"),
                                  ("scan-tile=64",),
                                  ("scan-thread-columns=2", "scan-thread-columns=4"),
-                                 ("async-copies=false",), *SEGMENT_OPTIONS)
+                                 ("async-copies=false",), ("fit-registers=true",), *SEGMENT_OPTIONS)
     return case, n >= 300
 
 
