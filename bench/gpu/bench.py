@@ -83,6 +83,9 @@ WIDE_FEATURE_IMPLS = ("linattn chunked bf16", "linattn chunked bf16, synchronous
 ONLY_FEATURES = {
     "linattn chunked bf16, wgmma chunks": (128,),
     "linattn chunked bf16, wgmma chunks, 1 warpgroup": (128,),
+    "linattn chunked bf16, sequence-parallel-blocks=384": (128,),
+    "linattn recurrent f32, fitted registers": (128,),
+    "linattn chunked bf16, normalized, fitted registers": (128,),
 }
 # The prefill shapes the issue's targets name, first when a run has a budget
 # (--budget-s): FLA's B2·T16K·D128 (1.3x FLA, the shape furthest from the
@@ -195,6 +198,8 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, bulk copies", "bf16", "bulk-copies=true", 2.5e-2),
     ("linattn chunked bf16, states unbounded", "bf16",
      "states-min-blocks-per-sm=0", 2.5e-2),
+    ("linattn chunked bf16, sequence-parallel-blocks=384", "bf16",
+     "sequence-parallel-blocks=384", 2.5e-2),
     ("linattn chunked bf16, wgmma chunks", "bf16", "wgmma-chunks=true",
      2.5e-2),
     ("linattn chunked bf16, wgmma chunks, 1 warpgroup", "bf16",
@@ -307,12 +312,17 @@ LINATTN_NOTES = {
         "3 blocks per SM instead of 123 and 4; D = 128 unnormalized: 159 "
         "instead of 168, 3 either way). Batch-parallel shapes run the "
         "default's kernels",
+    "linattn chunked bf16, sequence-parallel-blocks=384":
+        "sequence-parallel-blocks=384: at B2·H16·D128 6 segments instead of "
+        "5, the segments' outputs 384 blocks, 3 per SM on 120 of 132 SMs "
+        "(5: 320 blocks, 3 on 56 SMs and 2 on 76), the segment states 320 "
+        "instead of 256; at the other shapes of D = 128 the default's kernels",
     "linattn recurrent f32, fitted registers":
         "fit-registers=true: ptxas asked, kernel by kernel, for the most "
         "blocks per SM it fits without spilling where registers hold a kernel "
         "below its shared memory and threads (linattn-gpu-fit-registers): at "
-        "D = 128 92 registers, 5 blocks per SM -> 80 and 6; at D = 64 the "
-        "default's code",
+        "D = 128 92 registers, 5 blocks per SM -> 80 and 6 (timed at D = 128 "
+        "only: at D = 64 the default's code)",
     "linattn chunked bf16, 4 states copy stages":
         "states-copy-stages=4: the sequence-parallel scan's segment states "
         "(φ(K_c) and V_c only) in four slots, the next three chunks in "
@@ -401,7 +411,8 @@ NORMALIZED_NOTES = {
     "linattn chunked bf16, normalized, fitted registers":
         "the same with fit-registers=true: at D = 128 the segments' outputs "
         "(sequence-parallel shapes) 197 registers, 2 blocks per SM -> 168 and "
-        "3; the chunk loop is held by its shared memory",
+        "3; the chunk loop is held by its shared memory (timed at D = 128 "
+        "only: at D = 64 the default's code)",
 }
 
 

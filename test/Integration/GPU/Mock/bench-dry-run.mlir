@@ -8,6 +8,12 @@
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --impls='recurrent f32($|, synchronous)|fast_transformers' | FileCheck %s --check-prefix=IMPLS
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --impls='(' 2>&1 | FileCheck %s --check-prefix=BAD-IMPLS
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --only=prefill --budget-s=420 | FileCheck %s --check-prefix=BUDGET
+// Rows whose kernels differ from the default's at D = 128 only run there.
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=8x16x4096x64,2x16x16384x128 --impls='fitted|sequence-parallel-blocks=384' | FileCheck %s --check-prefix=ONLY128
+// ONLY128: prefill B8 H16 T4096 D64:
+// ONLY128-NOT: linattn-compile
+// ONLY128: prefill B2 H16 T16384 D128:
+// ONLY128-NEXT: linattn variants: linattn chunked bf16, sequence-parallel-blocks=384, linattn recurrent f32, fitted registers, linattn chunked bf16, normalized, fitted registers
 // CHECK: plan (dry run: nothing is measured)
 // CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 256 MiB, f32 512 MiB
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o {{.*}} --shared=
@@ -26,14 +32,12 @@
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true copy-stages=3}
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true states-copy-stages=4}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent}
-// CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent fit-registers=true}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-thread-columns=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-feature-lanes=1}
 // CHECK: linattn-compile <8x16x4096x64_f32.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true scan-kernel=recurrent scan-tile=32}
 // The normalized scan, a module of its own.
 // CHECK: linattn-compile <8x16x4096x64_normalized_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o <lib8x16x4096x64_normalized_linattn_chunked_bf16_normalized.so>.o
 // CHECK: linattn-compile <8x16x4096x64_normalized_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true wgmma=false}
-// CHECK: linattn-compile <8x16x4096x64_normalized_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true fit-registers=true}
 // CHECK: prefill B8 H16 T65536 D128: compulsory bytes bf16 8192 MiB
 // CHECK: prefill B2 H16 T16384 D128:
 // 256 features (FAVOR+'s usual number) at Dv = 64: q, k, v read and o
