@@ -280,8 +280,11 @@ LogicalResult LinAttnGPUFitRegistersPass::fitModule(
         !shape->second.threads || !shape->second.dynamicShared) {
       if (remarks)
         emitRemark(func.getLoc(), "linattn-gpu-fit-registers: ")
-            << func.getSymName()
-            << ": no launch with constant threads and dynamic shared memory";
+            << func.getSymName() << ": "
+            << (found == unbounded->end()
+                    ? "not in ptxas's report"
+                    : "no launch with constant threads and dynamic shared "
+                      "memory");
       continue;
     }
     Candidate c;
