@@ -145,7 +145,7 @@ static bool setMinBlocksPerSM(std::string &ptx, StringRef kernel,
   return true;
 }
 
-/// The constant `value` is, if it is one.
+/// `value` if it is an integer constant.
 static std::optional<int64_t> constantOf(Value value) {
   APInt constant;
   if (value && matchPattern(value, m_ConstantInt(&constant)))
