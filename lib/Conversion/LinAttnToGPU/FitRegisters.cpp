@@ -233,9 +233,9 @@ LogicalResult LinAttnGPUFitRegistersPass::fitModule(
     gpu::GPUModuleOp module,
     const llvm::DenseMap<Attribute, LaunchShape> &shapes, StringRef ptxas) {
   std::optional<ArrayAttr> targets = module.getTargets();
-  if (!targets || targets->size() != 1)
-    return success();
-  auto target = dyn_cast<NVVM::NVVMTargetAttr>((*targets)[0]);
+  auto target = targets && targets->size() == 1
+                    ? dyn_cast<NVVM::NVVMTargetAttr>((*targets)[0])
+                    : NVVM::NVVMTargetAttr();
   if (!target)
     return success();
   std::optional<SMLimits> sm = smLimits(target.getChip());
@@ -375,7 +375,14 @@ void LinAttnGPUFitRegistersPass::runOnOperation() {
         x && y && z ? std::optional<int64_t>(*x * *y * *z) : std::nullopt,
         dynamic ? constantOf(dynamic) : std::optional<int64_t>(0));
   });
-  if (shapes.empty())
+  // ptxas is needed only where there is something to compile for it.
+  auto nvvmTarget = [](gpu::GPUModuleOp module) {
+    std::optional<ArrayAttr> targets = module.getTargets();
+    return targets && targets->size() == 1 &&
+           isa<NVVM::NVVMTargetAttr>((*targets)[0]);
+  };
+  if (shapes.empty() ||
+      llvm::none_of(top.getOps<gpu::GPUModuleOp>(), nvvmTarget))
     return;
 
   std::string ptxas = findPtxas(cudaPath);
