@@ -782,9 +782,10 @@ def LinAttnGPUFitRegistersPass
     Runs after the kernels are lowered to NVVM, while the host still
     launches them with `gpu.launch_func` (`linattn-lower-to-nvvm` runs it
     before lowering the host with `fit-registers=true`). Needs ptxas: in
-    `cuda-path`'s `bin`, else on PATH; a module without launches needs
-    nothing. More blocks per SM hide more latency, but the bounded code
-    may run more instructions: whether it is faster is for a GPU to say.
+    `cuda-path`'s `bin`, else on PATH; a module without launches of NVVM
+    kernels needs nothing. More blocks per SM hide more latency, but the
+    bounded code may run more instructions: whether it is faster is for a
+    GPU to say.
 
     ```mlir
     gpu.module @k [#nvvm.target<O = 3, chip = "sm_90a">] {
