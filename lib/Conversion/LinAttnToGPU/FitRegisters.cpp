@@ -83,6 +83,9 @@ struct Candidate {
   int64_t most = 0;   // what shared memory, threads and the SM allow
   int64_t fitted = 0; // the most blocks ptxas met, 0 if none more
   int64_t fittedRegisters = 0;
+
+  /// The blocks the next round asks for.
+  int64_t asked() const { return std::max(blocks, fitted) + 1; }
 };
 } // namespace
 
@@ -116,33 +119,40 @@ static llvm::StringMap<Resources> parsePtxasReport(StringRef log) {
   return result;
 }
 
-/// Sets `.minnctapersm` of the entry `kernel` of `ptx` to `blocks`, in place
-/// of its own. False where the entry is missing, or has no `.maxntid` or
-/// `.reqntid` (ptxas needs the block size to size registers for blocks) or
-/// has a `.maxnreg` (a bound of its own).
-static bool setMinBlocksPerSM(std::string &ptx, StringRef kernel,
-                              int64_t blocks) {
+/// The performance directives of the entry `kernel` of `ptx` (between its
+/// parameter list and its body) as the offsets [first, last); nullopt where
+/// the entry is missing, or has no `.maxntid` or `.reqntid` (ptxas needs the
+/// block size to size registers for blocks) or has a `.maxnreg` (a bound of
+/// its own).
+static std::optional<std::pair<size_t, size_t>>
+boundableDirectives(StringRef ptx, StringRef kernel) {
   size_t at = ptx.find((".entry " + kernel + "(").str());
-  if (at == std::string::npos)
-    return false;
+  if (at == StringRef::npos)
+    return std::nullopt;
   size_t body = ptx.find('{', at);
   size_t params = ptx.rfind(')', body);
-  if (body == std::string::npos || params == std::string::npos || params < at)
-    return false;
-  StringRef directives(ptx.data() + params + 1, body - params - 1);
+  if (body == StringRef::npos || params == StringRef::npos || params < at)
+    return std::nullopt;
+  StringRef directives = ptx.slice(params + 1, body);
   if ((!directives.contains(".maxntid") && !directives.contains(".reqntid")) ||
       directives.contains(".maxnreg"))
-    return false;
-  size_t own = directives.find(".minnctapersm");
+    return std::nullopt;
+  return std::make_pair(params + 1, body);
+}
+
+/// Sets `.minnctapersm` of the entry `kernel` of `ptx`, which
+/// `boundableDirectives` accepts, to `blocks`, in place of its own.
+static void setMinBlocksPerSM(std::string &ptx, StringRef kernel,
+                              int64_t blocks) {
+  auto [first, last] = *boundableDirectives(ptx, kernel);
+  size_t own = StringRef(ptx).slice(first, last).find(".minnctapersm");
   if (own != StringRef::npos) {
-    size_t end = directives.find('\n', own);
-    size_t from = params + 1 + own;
-    ptx.erase(from,
-              (end == StringRef::npos ? directives.size() : end + 1) - own);
-    body = ptx.find('{', at);
+    size_t end = ptx.find('\n', first + own);
+    end = end < last ? end + 1 : last;
+    ptx.erase(first + own, end - first - own);
+    last -= end - first - own;
   }
-  ptx.insert(body, ".minnctapersm " + std::to_string(blocks) + "\n");
-  return true;
+  ptx.insert(last, ".minnctapersm " + std::to_string(blocks) + "\n");
 }
 
 /// `value` if it is an integer constant.
@@ -296,9 +306,8 @@ LogicalResult LinAttnGPUFitRegistersPass::fitModule(
         blockLimits(*sm, c.unbounded.registers, c.shared, c.threads);
     c.blocks = limits.blocks();
     c.most = std::min({limits.sharedMemory, limits.threads, limits.sm});
-    std::string probe = ptx;
     if (!limits.registerBound() ||
-        !setMinBlocksPerSM(probe, func.getSymName(), c.blocks + 1)) {
+        !boundableDirectives(ptx, func.getSymName())) {
       if (remarks)
         emitRemark(func.getLoc(), "linattn-gpu-fit-registers: ")
             << func.getSymName() << ": " << c.unbounded.registers
@@ -317,15 +326,14 @@ LogicalResult LinAttnGPUFitRegistersPass::fitModule(
   while (!searching.empty()) {
     std::string bounded = ptx;
     for (Candidate *c : searching)
-      setMinBlocksPerSM(bounded, c->func.getSymName(),
-                        std::max(c->blocks, c->fitted) + 1);
+      setMinBlocksPerSM(bounded, c->func.getSymName(), c->asked());
     FailureOr<llvm::StringMap<Resources>> report =
         compile(module, ptxas, bounded, target);
     if (failed(report))
       return failure();
     SmallVector<Candidate *> next;
     for (Candidate *c : searching) {
-      int64_t asked = std::max(c->blocks, c->fitted) + 1;
+      int64_t asked = c->asked();
       auto found = report->find(c->func.getSymName());
       if (found == report->end())
         continue;
