@@ -693,6 +693,17 @@ LINATTN_EXPORT int linattnCudaGetComputeCapability(int *major, int *minor) {
   return ok ? 0 : 1;
 }
 
+LINATTN_EXPORT int linattnCudaGetMultiprocessorCount(int *count) {
+  CUdevice device = 0;
+  if (!count || !currentDevice(device))
+    return 1;
+  return check(driver.cuDeviceGetAttribute(
+                   count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+               "cuDeviceGetAttribute")
+             ? 0
+             : 1;
+}
+
 namespace {
 /// The calling thread's timing events, created in `context`.
 struct Timer {

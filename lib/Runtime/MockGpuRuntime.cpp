@@ -14,12 +14,15 @@
 //   mgpu: stream-create s1
 //   mgpu: alloc d1 4096 bytes s1
 //   mgpu: memcpy h2d d1 4096 bytes s1
-//   mgpu: launch linattn_scan_forward_elu_0 grid 8x2x1 block 32x1x1 smem 0
-//   params 37 s1 mgpu: memcpy d2h d3 4096 bytes s1 mgpu: free d1 s1
+//   mgpu: launch linattn_scan_forward_elu_0 grid 8x2x1 block 32x1x1 ...
+//   mgpu: memcpy d2h d3 4096 bytes s1
+//   mgpu: free d1 s1
 //
 // Device buffers are named d1, d2, ... and streams s1, s2, ... in the order
 // they are created. When the library is unloaded it reports buffers that were
-// never freed ("mgpu: leak d3 4096 bytes").
+// never freed ("mgpu: leak d3 4096 bytes"). The device it describes is an
+// H100 SXM's compute capability (9.0) and 132 SMs, or $LINATTN_MOCK_GPU_SMS
+// SMs.
 //
 // Built with LINATTN_GPU_EMULATOR this is liblinattn_gpu_emulator.so: the
 // same memory and log (written only when $LINATTN_MOCK_GPU_LOG is set), but
@@ -431,6 +434,22 @@ LINATTN_EXPORT int linattnCudaGetComputeCapability(int *major, int *minor) {
     return 1;
   *major = 9;
   *minor = 0;
+  return 0;
+}
+
+// An H100 SXM's, which linattn-lower-to-nvvm's sequence-parallel-blocks
+// assumes by default, or $LINATTN_MOCK_GPU_SMS.
+LINATTN_EXPORT int linattnCudaGetMultiprocessorCount(int *count) {
+  if (!count)
+    return 1;
+  *count = 132;
+  if (const char *text = std::getenv("LINATTN_MOCK_GPU_SMS")) {
+    char *end = nullptr;
+    long value = std::strtol(text, &end, 10);
+    if (end == text || *end || value <= 0 || value > 1 << 16)
+      return 1;
+    *count = static_cast<int>(value);
+  }
   return 0;
 }
 

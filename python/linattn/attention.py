@@ -6,8 +6,8 @@ hand -- a destination-passing function whose inputs and outputs are memrefs
 over the caller's numpy buffers -- compiles it once through the backend
 (``linattn-lower-to-cpu`` on the CPU, ``linattn-lower-to-nvvm`` for the GPU)
 and keeps it in a compile cache keyed by shapes, dtype, options and (on a
-GPU) the device's chip. Later calls with the same key reuse the compiled
-code; `cache_info` and `clear_cache` inspect and empty the cache.
+GPU) the device's chip and SM count. Later calls with the same key reuse the
+compiled code; `cache_info` and `clear_cache` inspect and empty the cache.
 
 The generated function for `linear_attention` (elu, causal, normalized)::
 
@@ -964,8 +964,8 @@ def linear_attention_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     primary context, which CUDA's runtime API and the frameworks share). `out`
     must not overlap the inputs (ValueError). The kernels (compiled with
     ``linattn-lower-to-nvvm{device-buffers=true}``, once per head sizes,
-    element type, options and the device's chip: batch, heads and lengths
-    are read at run time)
+    element type, options and the device's chip and SM count: batch, heads
+    and lengths are read at run time)
     are enqueued on `stream` (a ``CUstream``; 0 is the legacy
     default stream), and nothing is copied or synchronized: `out` is ready
     when the stream gets there. 16-bit data takes the tensor-core kernels

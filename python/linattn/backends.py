@@ -124,6 +124,8 @@ class _GPURuntime:
         lib.linattnCudaGetDeviceName.argtypes = [ctypes.c_char_p, ctypes.c_int]
         lib.linattnCudaGetComputeCapability.argtypes = [
             ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+        lib.linattnCudaGetMultiprocessorCount.argtypes = [
+            ctypes.POINTER(ctypes.c_int)]
         self.lib = lib
 
     def take_error(self) -> Optional[str]:
@@ -151,6 +153,13 @@ class _GPURuntime:
             raise GPURuntimeError(self.take_error()
                                   or "cannot read the compute capability")
         return major.value, minor.value
+
+    def multiprocessor_count(self) -> int:
+        count = ctypes.c_int()
+        if self.lib.linattnCudaGetMultiprocessorCount(ctypes.byref(count)) != 0:
+            raise GPURuntimeError(self.take_error()
+                                  or "cannot read the multiprocessor count")
+        return count.value
 
     def entry_points(self) -> Dict[str, int]:
         """The addresses of the library's `MGPU_FUNCTIONS`."""
@@ -225,11 +234,19 @@ class _GPUBackend(Backend):
         return []
 
 
+# The blocks per SM the scans' grids aim at (linattn-lower-to-nvvm's
+# sequence-parallel-blocks, 264 for an H100's 132 SMs): below half as many
+# batch-parallel blocks, the sequence splits into segments.
+SEQUENCE_PARALLEL_BLOCKS_PER_SM = 2
+
+
 class CUDABackend(_GPUBackend):
     """NVIDIA GPUs, through linattn's CUDA runtime (the driver API; ptxas
     from the CUDA toolkit at compile time). Calls run on the device whose
     context is current on the calling thread (a framework's), else on the
-    first GPU; code is compiled for each device's chip."""
+    first GPU; code is compiled for each device's chip and number of SMs
+    (the scans' ``sequence-parallel-blocks``: two blocks per SM, the
+    pipeline's default on an H100's 132)."""
 
     name = "cuda"
     pipeline = "linattn-lower-to-nvvm"
@@ -265,19 +282,24 @@ class CUDABackend(_GPUBackend):
         return None
 
     def pipeline_options(self, runtime: _GPURuntime) -> List[str]:
-        return [f"chip={self._chip(runtime)}"]
+        # compile_options come after these: a sequence-parallel-blocks of
+        # the caller's replaces the device's.
+        chip, sms = self._device(runtime)
+        return [f"chip={chip}",
+                f"sequence-parallel-blocks={SEQUENCE_PARALLEL_BLOCKS_PER_SM * sms}"]
 
     def cache_key(self) -> Tuple[Hashable, ...]:
         # The device of the calling thread's context (torch's for its
-        # tensors' device): GPUs of different chips need their own code.
+        # tensors' device): GPUs of different chips or SM counts need their
+        # own code.
         self.check_available()
-        return (self._chip(self.runtime()),)
+        return self._device(self.runtime())
 
     @staticmethod
-    def _chip(runtime: _GPURuntime) -> str:
-        """The chip of the device calls on this thread run on."""
+    def _device(runtime: _GPURuntime) -> Tuple[str, int]:
+        """The chip and SMs of the device calls on this thread run on."""
         major, minor = runtime.compute_capability()
-        return f"sm_{major}{minor}"
+        return f"sm_{major}{minor}", runtime.multiprocessor_count()
 
 
 class GPUEmulatorBackend(_GPUBackend):

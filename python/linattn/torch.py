@@ -11,9 +11,9 @@ CUDA tensors (float16, bfloat16, float32 or float64, contiguous, on one GPU)
 run on that GPU with no copy: the kernels read the tensors' memory, write a
 new tensor allocated by torch, and are enqueued on torch's current stream of
 that device, like a torch operation (`linattn.linear_attention_device`).
-They are compiled once per head sizes, dtype, options and chip (any batch,
-heads and lengths): GPUs of different compute capabilities each get code
-for their own.
+They are compiled once per head sizes, dtype, options, chip and SM count
+(any batch, heads and lengths): GPUs of different compute capabilities or
+sizes each get code for their own.
 
 `RecurrentState(..., device="cuda")` keeps its state on the GPU and decodes
 there, on torch's current stream (capturable in a CUDA graph).

@@ -5,6 +5,7 @@ every machine) and on a GPU (``cuda``, skipped without one)."""
 import ctypes
 import os
 import random
+import re
 
 import numpy as np
 import pytest
@@ -191,7 +192,8 @@ def test_cuda_compile_path_on_the_mock(rng, mock_log):
     before = len(mock_log.read_text().splitlines())
     backend = _MockCUDA()
     register_backend(backend)
-    assert backend.pipeline_options(backend.runtime()) == ["chip=sm_90"]
+    assert backend.pipeline_options(backend.runtime()) == [
+        "chip=sm_90", "sequence-parallel-blocks=264"]
     q, k, v = (rand(rng, 1, 2, 20, 8) for _ in range(3))
     out = linattn.linear_attention(q, k, v, backend="cuda-mock")
     assert out.shape == (1, 2, 20, 8) and out.dtype == np.float32
@@ -230,6 +232,48 @@ def test_cuda_device_buffers_on_the_mock(mock_log, head_dim, kernel, options):
     assert [c.split()[1] for c in calls] == ["launch"], calls
     assert calls[0].startswith(f"mgpu: launch {kernel}_normalized_")
     assert calls[0].endswith(f" {stream}")
+
+
+@pytest.mark.parametrize("sms,options,kernels", [
+    # An H100's 132 SMs: one block of B1·H1 is below half of the 264 blocks
+    # aimed at, so the 4096 tokens split into segments of 1024.
+    ("132", None, ["segment_states", "segment_prefix", "segment_outputs"]),
+    # One SM: the one block is half of the two aimed at, batch-parallel.
+    ("1", None, ["chunked"]),
+    # The caller's sequence-parallel-blocks replaces the device's.
+    ("132", {"sequence-parallel-blocks": 0}, ["chunked"]),
+    ("1", {"sequence-parallel-blocks": 264},
+     ["segment_states", "segment_prefix", "segment_outputs"]),
+])
+def test_cuda_sequence_parallel_blocks_follow_the_device(
+        monkeypatch, mock_log, sms, options, kernels):
+    # The cuda backend compiles for the device's SMs (two blocks per SM) and
+    # keeps the code of each SM count apart in the compile cache.
+    monkeypatch.setenv("LINATTN_MOCK_GPU_SMS", sms)
+    backend = _MockCUDA()
+    register_backend(backend)
+    blocks = 2 * int(sms)
+    assert backend.cache_key() == ("sm_90", int(sms))
+    assert backend.pipeline_options(backend.runtime())[1] == \
+        f"sequence-parallel-blocks={blocks}"
+    memory = DeviceMemory("cuda-mock")
+    q, k, v, o = (memory.empty((1, 1, 4096, 16), "bf16") for _ in range(4))
+    for _ in range(2):  # the first call compiles, and the module loads
+        before = len(mock_log.read_text().splitlines())
+        linattn.linear_attention_device(q, k, v, o, stream=memory.stream,
+                                        backend="cuda-mock",
+                                        compile_options=options)
+    calls = mock_log.read_text().splitlines()[before:]
+    memory.close()
+    launched = [c.split()[2] for c in calls if c.split()[1] == "launch"]
+    assert [re.sub(r"^linattn_scan_|_(wide_)?forward_elu_normalized_\d+$", "",
+                   name) for name in launched] == kernels, calls
+
+
+def test_multiprocessor_count_errors(monkeypatch):
+    monkeypatch.setenv("LINATTN_MOCK_GPU_SMS", "none")
+    with pytest.raises(GPURuntimeError, match="multiprocessor count"):
+        _MockCUDA().runtime().multiprocessor_count()
 
 
 def _driver_present():

@@ -53,6 +53,10 @@ int linattnCudaGetDeviceName(char *name, int size);
 /// sm_90); returns 0 on success.
 int linattnCudaGetComputeCapability(int *major, int *minor);
 
+/// Writes the number of streaming multiprocessors of the device calls act on
+/// (132 on an H100 SXM); returns 0 on success.
+int linattnCudaGetMultiprocessorCount(int *count);
+
 /// Records a timing event on the default stream; returns 0 on success.
 int linattnCudaTimerStart(void);
 
