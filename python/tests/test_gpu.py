@@ -203,6 +203,21 @@ def test_cuda_compile_path_on_the_mock(rng, mock_log):
     assert "mgpu: launch linattn_scan" in calls
 
 
+def _second_call_on_the_mock(mock_log, memory, shape, options):
+    """The mock's log of the second linear_attention_device call on bf16
+    buffers of `shape` in `memory` (the first compiles, and the module
+    loads); `memory` is closed."""
+    q, k, v, o = (memory.empty(shape, "bf16") for _ in range(4))
+    for _ in range(2):
+        before = len(mock_log.read_text().splitlines())
+        linattn.linear_attention_device(q, k, v, o, stream=memory.stream,
+                                        backend="cuda-mock",
+                                        compile_options=options)
+    calls = mock_log.read_text().splitlines()[before:]
+    memory.close()
+    return calls
+
+
 @pytest.mark.parametrize("head_dim,kernel,options", [
     (8, "linattn_scan_forward_elu", None),            # F = 8: the scalar scan
     # the tensor-core chunk loop (64-bit offsets by default)
@@ -220,15 +235,8 @@ def test_cuda_device_buffers_on_the_mock(mock_log, head_dim, kernel, options):
     stream = mock_log.read_text().splitlines()[-1]
     assert stream.startswith("mgpu: stream-create s")
     stream = stream.split()[-1]
-    q, k, v, o = (memory.empty((1, 2, 20, head_dim), "bf16")
-                  for _ in range(4))
-    for _ in range(2):  # the first call compiles, and the module loads
-        before = len(mock_log.read_text().splitlines())
-        linattn.linear_attention_device(q, k, v, o, stream=memory.stream,
-                                        backend="cuda-mock",
-                                        compile_options=options)
-    calls = mock_log.read_text().splitlines()[before:]
-    memory.close()
+    calls = _second_call_on_the_mock(mock_log, memory, (1, 2, 20, head_dim),
+                                     options)
     assert [c.split()[1] for c in calls] == ["launch"], calls
     assert calls[0].startswith(f"mgpu: launch {kernel}_normalized_")
     assert calls[0].endswith(f" {stream}")
@@ -256,15 +264,8 @@ def test_cuda_sequence_parallel_blocks_follow_the_device(
     assert backend.cache_key() == ("sm_90", int(sms))
     assert backend.pipeline_options(backend.runtime())[1] == \
         f"sequence-parallel-blocks={blocks}"
-    memory = DeviceMemory("cuda-mock")
-    q, k, v, o = (memory.empty((1, 1, 4096, 16), "bf16") for _ in range(4))
-    for _ in range(2):  # the first call compiles, and the module loads
-        before = len(mock_log.read_text().splitlines())
-        linattn.linear_attention_device(q, k, v, o, stream=memory.stream,
-                                        backend="cuda-mock",
-                                        compile_options=options)
-    calls = mock_log.read_text().splitlines()[before:]
-    memory.close()
+    calls = _second_call_on_the_mock(mock_log, DeviceMemory("cuda-mock"),
+                                     (1, 1, 4096, 16), options)
     launched = [c.split()[2] for c in calls if c.split()[1] == "launch"]
     assert [re.sub(r"^linattn_scan_|_(wide_)?forward_elu_normalized_\d+$", "",
                    name) for name in launched] == kernels, calls
