@@ -269,8 +269,9 @@ LINATTN_NOTES = {
         "f32 inputs, tf32 tensor cores (option tf32=true); at D = 64 the "
         "next chunk copied by cp.async during the current one and rounded "
         "in place, at D = 128 (where two slots would shrink the chunks) "
-        "staged synchronously, the next chunk prefetched into L2, V_c and "
-        "S in unpadded rows with their 16-byte units XOR-swizzled",
+        "copied a chunk at a time into one slot, the next chunk prefetched "
+        "into L2, V_c and S in unpadded rows with their 16-byte units "
+        "XOR-swizzled",
     "linattn chunked tf32x3":
         "f32 inputs at about f32's accuracy on tf32 tensor cores (option "
         "tf32x3=true): each product three, of the operands' high and low "

@@ -120,8 +120,9 @@ class Config:
         self.dtype = dtype
         self.normalized = normalized
         # Slots of the staged tiles: 2 with async copies (the default of
-        # 16-bit chunked kernels; f32 data says), copy-stages more; the
-        # segment states' (states-copy-stages), the same by default.
+        # 16-bit chunked kernels; f32 data says), copy-stages more, 1 when
+        # staged synchronously or copied a chunk at a time; the segment
+        # states' (states-copy-stages), the same by default.
         if slots is None:
             slots = 2 if (kind in ("chunked", "wgmma") and dtype != "f32" and
                           "async-copies=false" not in options) else 1
@@ -258,8 +259,9 @@ def configurations():
                 "wgmma=true scores-in-registers=true", "wgmma", f, f, "bf16",
                 normalized=False))
         # f32 copies asynchronously at F = 64 (two slots of the staged
-        # tiles); at F = 128 the second slots would shrink the chunks, and it
-        # stages synchronously.
+        # tiles); at F = 128 the second slots would shrink the chunks, and
+        # the chunk loops copy a chunk at a time into one, the segment
+        # states (φ(K_c) and V_c only) into two.
         slots = 2 if f == 64 else 1
         for parallel in (0, 1000000000):
             configs.append(Config(
@@ -267,7 +269,7 @@ def configurations():
                 (" sequence-parallel" if parallel else ""),
                 scan_module("f32", f, f),
                 f"tf32=true sequence-parallel-blocks={parallel}", "chunked", f,
-                f, slots=slots))
+                f, slots=slots, states_slots=2))
         # tf32x3: the same tiles, each product three of the operands' tf32
         # parts; normalized and as the benchmark calls it.
         for normalized in (True, False):
@@ -296,10 +298,11 @@ def configurations():
             scan_module("bf16", f, dv, normalized=False),
             "scan-kernel=chunked sequence-parallel-blocks=0", "chunked", f, dv,
             "bf16", normalized=False, slots=2))
-    # tf32 at F = 160: value tiles of 32 columns too.
+    # tf32 at F = 160: value tiles of 32 columns too, copied a chunk at a
+    # time into one slot.
     configs.append(Config(
         "chunked tf32 F160 Dv64", scan_module("f32", 160, 64),
-        "tf32=true sequence-parallel-blocks=0", "chunked", 160, 64))
+        "tf32=true sequence-parallel-blocks=0", "chunked", 160, 64, slots=1))
     for f in (64, 128):
         for normalized in (True, False):
             suffix = "" if normalized else " unnormalized"

@@ -41,10 +41,12 @@ options that shape the chunked kernels:
                              (16-bit data at F = 128; left to the
                              pipeline's default, false, unless
                              --wgmma-chunks names values)
-  copy-stages                slots per staged tile with async copies (2 to
-                             4: that many chunks minus one in flight; as
-                             many as fit 96 KiB; left to the pipeline's
-                             default, 2, unless --copy-stages names values)
+  copy-stages                slots per staged tile with async copies (1 to
+                             4: that many chunks minus one in flight, 1 a
+                             chunk at a time with the next prefetched into
+                             L2; as many as fit 96 KiB; left to the
+                             pipeline's default, 2, unless --copy-stages
+                             names values)
   states-copy-stages         the same for the segment states (left to the
                              pipeline's default, 2, unless
                              --states-copy-stages names values)
@@ -558,11 +560,11 @@ def main():
                         help="wgmma-chunks values to try (default: the "
                              "pipeline's, the option left out)")
     parser.add_argument("--copy-stages", type=int_list, default=COPY_STAGES,
-                        help="copy-stages values to try, 2 to 4 (default: "
+                        help="copy-stages values to try, 1 to 4 (default: "
                              "the pipeline's, the option left out)")
     parser.add_argument("--states-copy-stages", type=int_list,
                         default=STATES_COPY_STAGES,
-                        help="states-copy-stages values to try, 2 to 4 "
+                        help="states-copy-stages values to try, 1 to 4 "
                              "(default: the pipeline's, the option left out)")
     parser.add_argument("--bulk-copies", type=bool_list, default=BULK_COPIES,
                         help="bulk-copies values to try (default: the "

@@ -484,18 +484,22 @@ def ConvertLinAttnToGPUPass
            "the buffers are 16-byte aligned (tested at run time); false: "
            "element by element">,
     Option<"asyncCopies", "async-copies", "bool", /*default=*/"true",
-           "The chunked kernels (with vector loads; f32 data where the second "
-           "slots leave the chunk shape as it is) and the recurrent scan (f32 "
-           "data) copy the next chunk or block of tokens with cp.async while "
-           "they compute the current one, in two slots per staged tile (sm_80 "
-           "and later); false: staged synchronously">,
+           "The chunked kernels (with vector loads) and the recurrent scan "
+           "(f32 data) copy the next chunk or block of tokens with cp.async "
+           "while they compute the current one, in two slots per staged tile "
+           "(sm_80 and later; f32 chunked kernels copy a chunk at a time into "
+           "one where two would shrink the chunks); false: staged "
+           "synchronously">,
     Option<"copyStages", "copy-stages", "int64_t", /*default=*/"2",
            "With async copies, the chunked kernels' slots per staged tile "
-           "(2, 3 or 4): copies run that many chunks minus one ahead of the "
-           "chunk the products read. Taken where the block's shared memory "
-           "stays within 96 KiB (113 KiB for wgmma-chunks' shapes), else "
-           "as many as fit; the segment states and key-value summaries take "
-           "states-copy-stages">,
+           "(1 to 4): copies run that many chunks minus one ahead of the "
+           "chunk the products read; with 1, a chunk's copies are all issued "
+           "before its products, with the next chunk prefetched into L2 "
+           "(the chunk shape chosen for one slot; what f32 data takes where "
+           "two would shrink its chunks). Taken where the block's shared "
+           "memory stays within 96 KiB (113 KiB for wgmma-chunks' shapes), "
+           "else as many as fit; the segment states and key-value summaries "
+           "take states-copy-stages">,
     Option<"statesCopyStages", "states-copy-stages", "int64_t",
            /*default=*/"2",
            "copy-stages for the chunked kernels that stage keys and values "
@@ -525,11 +529,12 @@ def ConvertLinAttnToGPUPass
            "masked scores in registers as the A fragments of P·V instead of "
            "a shared tile (less shared memory, more registers)">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"-1",
-           "The chunk loops that stage synchronously prefetch the rows of "
-           "the chunk this many chunks ahead into L2 (prefetch.L2 per "
-           "128-byte line) as they stage one; 0: no prefetch, at most 1024; "
-           "-1 (the default): 1 where async-copies asks for copies that do "
-           "not fit (f32 at F = 128), 0 elsewhere">,
+           "The chunk loops that stage synchronously or copy into one slot "
+           "prefetch the rows of the chunk this many chunks ahead into L2 "
+           "(prefetch.L2 per 128-byte line) as they stage one; 0: no "
+           "prefetch, at most 1024; -1 (the default): 1 with async copies "
+           "in one slot (copy-stages=1, and f32 at F = 128, where two do "
+           "not fit), 0 elsewhere">,
     Option<"narrowOffsetLimit", "narrow-offset-limit", "int64_t",
            /*default=*/"0",
            "The chunk loops address global memory by 32-bit offsets from "

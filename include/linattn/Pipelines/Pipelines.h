@@ -261,11 +261,13 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<int64_t> copyStages{
       *this, "copy-stages",
       llvm::cl::desc("With async copies, the chunked kernels' slots per "
-                     "staged tile (2, 3 or 4): copies run that many chunks "
-                     "minus one ahead of the chunk the products read. Taken "
-                     "where the block's shared memory stays within 96 KiB "
-                     "(113 KiB for wgmma-chunks' shapes), else as many as "
-                     "fit; the segment states and key-value summaries take "
+                     "staged tile (1 to 4): copies run that many chunks "
+                     "minus one ahead of the chunk the products read (1: a "
+                     "chunk's copies all issued before its products, the "
+                     "next chunk prefetched into L2). Taken where the "
+                     "block's shared memory stays within 96 KiB (113 KiB for "
+                     "wgmma-chunks' shapes), else as many as fit; the "
+                     "segment states and key-value summaries take "
                      "states-copy-stages"),
       llvm::cl::init(2)};
   PassOptions::Option<int64_t> statesCopyStages{
@@ -312,10 +314,11 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchChunks{
       *this, "prefetch-chunks",
-      llvm::cl::desc("The chunk loops that stage synchronously prefetch the "
-                     "rows of the chunk this many chunks ahead into L2 (0: "
-                     "none; -1: 1 where async-copies asks for copies that "
-                     "do not fit, f32 at F = 128, 0 elsewhere)"),
+      llvm::cl::desc("The chunk loops that stage synchronously or copy into "
+                     "one slot prefetch the rows of the chunk this many "
+                     "chunks ahead into L2 (0: none; -1: 1 with async "
+                     "copies in one slot, as f32 at F = 128 takes them, 0 "
+                     "elsewhere)"),
       llvm::cl::init(-1)};
   PassOptions::Option<int64_t> narrowOffsetLimit{
       *this, "narrow-offset-limit",

@@ -419,6 +419,11 @@ public:
   /// waits for the same count), and iteration i issues chunk i + S - 1 into
   /// the slot chunk i - 1 used (after a barrier: every thread is done with
   /// it), then waits for all but its S - 1 most recent groups: chunk i's.
+  /// With one slot, iteration i issues chunk i itself and waits for all of
+  /// it; its copies prefetch the rows `c.prefetchChunks` chunks ahead into
+  /// L2, as synchronous staging does (the keys-only kernels of a one-slot
+  /// scan may take more slots, `chooseCopyStages`, and then prefetch
+  /// nothing).
   SmallVector<Value>
   walkChunks(Value begin, Value end, ValueRange init,
              function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
@@ -454,10 +459,14 @@ public:
           kb.barrier();
           Value next = kb.add(t0, kb.idx((slots - 1) * c.shape.chunk));
           kb.ifThen(kb.ult(next, end), [&] {
+            // With more slots the next chunks' copies are in flight already.
+            if (slots == 1)
+              aheadTokens = tokensAhead(next, end);
             // The slot chunk i - 1 used; with two (the default), the other.
             issue(next, slots == 2 ? kb.sub(kb.idx(1), slot)
                                    : kb.remU(kb.add(chunk, kb.idx(slots - 1)),
                                              kb.idx(slots)));
+            aheadTokens = Value();
           });
           kb.commitAsyncCopies();
           Value parity = arith::IndexCastUIOp::create(
@@ -1304,14 +1313,20 @@ private:
     forEachFeatureGroup(
         width,
         [&](Value t, Value f, Value valid) {
-          Value at = toIndex(featureBase,
-                             elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
-                                       offset(c.features), toOffset(f)));
+          Value offsetAt = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
+                                     offset(c.features), toOffset(f));
+          Value at = toIndex(featureBase, offsetAt);
           Value slot = featureIndex(base, t, f);
           Value elements = kb.select(valid, all, none);
-          if (qs)
-            copyGroup(qBuf, at, qs, slot, elements);
-          copyGroup(kBuf, at, ks, slot, elements);
+          Value rowStart = kb.eq(f, zero);
+          for (auto [staged, global] :
+               {std::pair(qs, qBuf), std::pair(ks, kBuf)}) {
+            if (!staged)
+              continue;
+            copyGroup(global, at, staged, slot, elements);
+            prefetchGroup(global, featureBase, offsetAt, t, rowStart, Value(),
+                          kb.idx(c.features));
+          }
         },
         count);
   }
@@ -1325,11 +1340,12 @@ private:
     forEachValueGroup([&](Value t, Value d, Value col) {
       Value exists = arith::AndIOp::create(b, loc, within(t, count),
                                            kb.ult(col, dvOffset));
-      Value at = kb.select(
-          exists, toIndex(valueBase, elementAt(row(t0, t), dvOffset, col)),
-          none);
+      Value offsetAt = elementAt(row(t0, t), dvOffset, col);
+      Value at = kb.select(exists, toIndex(valueBase, offsetAt), none);
       copyGroup(vBuf, at, vs, valueIndex(base, t, d),
                 kb.select(exists, all, none));
+      prefetchGroup(vBuf, valueBase, offsetAt, t, kb.eq(d, zero),
+                    kb.ult(col, dvOffset), dv);
     });
   }
 
@@ -2020,7 +2036,11 @@ void gpukernels::chooseCopyStages(ChunkedScanConfig &c, int64_t asked,
   // 96 KiB: within the 99 KiB a block may take on every chip from sm_80
   // on; 113 KiB: two blocks per H100 SM, what wgmma-chunks' shapes take.
   int64_t limit = (c.shape.blocksPerSM == 2 ? 113 : 96) * 1024;
-  c.copyStages = c.asyncCopies ? std::max<int64_t>(asked, 2) : 2;
-  while (c.copyStages > 2 && chunkSharedBytes(c, tiles) > limit)
+  c.copyStages = c.shapeSlots;
+  if (!c.asyncCopies || (c.shapeSlots == 1 && tiles != ChunkTiles::Keys))
+    return;
+  int64_t least = std::min(asked, c.shapeSlots);
+  c.copyStages = asked;
+  while (c.copyStages > least && chunkSharedBytes(c, tiles) > limit)
     --c.copyStages;
 }

@@ -221,6 +221,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   c.wgmma = wgmmaApplies(options, c);
   c.wgmmaState = wgmmaStateApplies(c);
   c.prefetchChunks = staged->prefetchChunks;
+  c.shapeSlots = c.copyStages = staged->slots;
   c.registerScores = options.scoresInRegisters;
   c.splitTF32 = options.tf32x3 && c.dataType.isF32();
   // Staging applies the values' feature map; their sizes are read from its
@@ -415,6 +416,7 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
                       staged->asyncCopies,
                       /*narrowOffsets=*/false};
   c.prefetchChunks = staged->prefetchChunks;
+  c.shapeSlots = c.copyStages = staged->slots;
   c.splitTF32 = options.tf32x3 && data.isF32();
   c.bulkCopies = options.bulkCopies;
   return c;

@@ -73,26 +73,29 @@ inline bool scoresFitRegisters(int64_t groups, int64_t dataBytes) {
 /// A chunked kernel's shape and how it stages its tiles.
 struct StagedShape {
   ChunkedScanShape shape;
-  /// `ChunkedScanConfig::asyncCopies` and `prefetchChunks`.
+  /// `ChunkedScanConfig::asyncCopies`, `prefetchChunks` and `shapeSlots`.
   bool asyncCopies;
   int64_t prefetchChunks;
+  int64_t slots;
 };
 
 /// The shape of the chunked kernels on `data` (`chunkedScanShape`, whose
-/// other arguments these are) and whether they stage by async copies (two
-/// slots of each staged tile; 16-byte groups, so only with vector loads),
-/// where `mayCopyAsync`.
-/// f32 data (tf32) takes twice the shared memory per slot: it copies
-/// asynchronously only where the second slots leave the chunk, the value
-/// tile and the warps as they are with one (F = 64: chunks of 32, tiles of
-/// 64 in 76544 B instead of 48896), and stages synchronously where they
-/// would shrink them (F = 128: one-warp blocks of 16 columns and chunks of
-/// 16, eight a head, instead of chunks of 32 and tiles of 64, two a head),
-/// prefetching the next chunk into L2 as it stages one unless
-/// `prefetch-chunks` says otherwise (`prefetchChunks` -1). 16-bit data
-/// copies asynchronously wherever it may. Synchronous staging prefetches
-/// `prefetch-chunks` chunks ahead, by default none. `scanChunks`: the scan's
-/// chunk loops, which take wgmma at chunks of 64 (`wgmmaApplies`), so that
+/// other arguments these are) and whether they stage by async copies
+/// (16-byte groups, so only with vector loads), where `mayCopyAsync`: in two
+/// slots of each staged tile, or one with `copy-stages=1`, the shape
+/// searched for that many.
+/// f32 data (tf32) takes twice the shared memory per slot: it copies into
+/// two slots only where they leave the chunk, the value tile and the warps
+/// as they are with one (F = 64: chunks of 32, tiles of 64 in 76544 B
+/// instead of 48896), and into one where two would shrink them (F = 128:
+/// one-warp blocks of 16 columns and chunks of 16, eight a head, instead of
+/// chunks of 32 and tiles of 64, two a head). With one slot a chunk's
+/// copies are all in flight at once but none overlaps the products, so the
+/// chunk loops then prefetch the next chunk into L2 as they issue one
+/// unless `prefetch-chunks` says otherwise (`prefetchChunks` -1).
+/// Synchronous staging prefetches `prefetch-chunks` chunks ahead, by
+/// default none; two or more slots never. `scanChunks`: the scan's chunk
+/// loops, which take wgmma at chunks of 64 (`wgmmaApplies`), so that
 /// `wgmma-chunks` may widen their chunks to 64.
 std::optional<StagedShape>
 stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
@@ -137,9 +140,10 @@ struct ChunkedScanConfig {
   /// of its share of the value tile (`stateColumns`), warp w rows
   /// 16(w mod 4)..16(w mod 4) + 15 of the block.
   bool wgmmaState = false;
-  /// How many chunks ahead of the one they stage the synchronous chunk
-  /// loops prefetch into L2 (`ChunkEmitter::prefetchGroup`); 0 with async
-  /// copies, which have the next chunk in flight already.
+  /// How many chunks ahead of the one they stage the chunk loops prefetch
+  /// into L2 (`ChunkEmitter::prefetchGroup`) when they stage synchronously
+  /// or copy into one slot; 0 with async copies in two or more, which have
+  /// the next chunk in flight already.
   int64_t prefetchChunks = 0;
   /// Where the values come from (`valueSourceOf`); no map where the
   /// kernels take V as it is.
@@ -154,8 +158,13 @@ struct ChunkedScanConfig {
   int64_t stateColumns() const {
     return shape.dvTile * (features / 64) / (shape.warps / 4);
   }
+  /// With `asyncCopies`, the slots per staged tile the chunk shape was
+  /// chosen for (`StagedShape::slots`): 2, or 1 where the kernels copy a
+  /// chunk at a time (`stagedChunkedScanShape`).
+  int64_t shapeSlots = 2;
   /// With `asyncCopies`, the slots of each staged tile: copies of the next
-  /// copyStages - 1 chunks are in flight while the products read one
+  /// copyStages - 1 chunks are in flight while the products read one, or,
+  /// with one slot, all of a chunk's copies before its products
   /// (`chooseCopyStages`).
   int64_t copyStages = 2;
   /// Slots of the staged tiles: `copyStages` with async copies.
@@ -232,7 +241,10 @@ int64_t chunkSharedBytes(const ChunkedScanConfig &c, ChunkTiles tiles);
 /// (options `copy-stages`, `states-copy-stages`) with which the workgroup
 /// memory of the kernels with `tiles` stays within 96 KiB, 113 KiB for
 /// shapes of two blocks per SM (`ChunkedScanShape::blocksPerSM`,
-/// wgmma-chunks), and at least 2.
+/// wgmma-chunks), and at least the shape's slots (`shapeSlots`) or `asked`
+/// if fewer. A shape chosen for one slot keeps one in the kernels that
+/// stage queries (the chunk loops, the readout): more would exceed the
+/// shared memory it was chosen for.
 void chooseCopyStages(ChunkedScanConfig &c, int64_t asked,
                       ChunkTiles tiles = ChunkTiles::All);
 

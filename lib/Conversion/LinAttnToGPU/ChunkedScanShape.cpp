@@ -291,8 +291,8 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
                             options.rowTileWarps);
   };
   bool async = mayCopyAsync && options.asyncCopies && options.vectorLoads;
-  bool fellBack = false;
-  std::optional<ChunkedScanShape> shape = shapeFor(async ? 2 : 1);
+  int64_t slots = async ? std::min<int64_t>(options.copyStages, 2) : 1;
+  std::optional<ChunkedScanShape> shape = shapeFor(slots);
   // wgmma-chunks: chunks of 64 (whose scores take wgmma) in the shared
   // memory of two blocks per H100 SM, with tiles no narrower. bf16 at
   // F = 128 takes two warps per row tile unless `row-tile-warps` says
@@ -304,8 +304,8 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
       maxChunk >= 64) {
     auto search = [&](int64_t groups) -> std::optional<ChunkedScanShape> {
       std::optional<ChunkedScanShape> wide = searchChunkedScanShape(
-          features, /*maxChunk=*/64, options.valueTile, dv, dataBytes,
-          async ? 2 : 1, columnBytes, /*dynamicTile=*/8, kWgmmaChunkSharedBytes,
+          features, /*maxChunk=*/64, options.valueTile, dv, dataBytes, slots,
+          columnBytes, /*dynamicTile=*/8, kWgmmaChunkSharedBytes,
           /*minValueTile=*/shape->dvTile, registerScores, groups,
           /*swizzledFeatures=*/true);
       if (wide && wide->chunk == 64)
@@ -323,21 +323,20 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
       shape->blocksPerSM = 2;
     }
   }
-  if (async && data.isF32()) {
+  if (slots == 2 && data.isF32()) {
     std::optional<ChunkedScanShape> single = shapeFor(1);
     if (single &&
         (!shape || shape->chunk != single->chunk ||
          shape->dvTile != single->dvTile || shape->warps != single->warps)) {
       shape = single;
-      async = false;
-      fellBack = true;
+      slots = 1;
     }
   }
   if (!shape)
     return std::nullopt;
   int64_t prefetch = 0;
-  if (!async)
-    prefetch = options.prefetchChunks >= 0 ? options.prefetchChunks
-                                           : int64_t(fellBack);
-  return StagedShape{*shape, async, prefetch};
+  if (!async || slots == 1)
+    prefetch =
+        options.prefetchChunks >= 0 ? options.prefetchChunks : int64_t(async);
+  return StagedShape{*shape, async, prefetch, slots};
 }

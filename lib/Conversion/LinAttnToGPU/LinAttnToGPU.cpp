@@ -1056,10 +1056,10 @@ std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
   if (o.narrowOffsetLimit < 0 || o.narrowOffsetLimit > kMaxNarrowOffsetLimit)
     return std::string(
         "narrow-offset-limit must be between 0 and 2^31 (2147483648)");
-  if (o.copyStages < 2 || o.copyStages > 4)
-    return std::string("copy-stages must be 2, 3 or 4");
-  if (o.statesCopyStages < 2 || o.statesCopyStages > 4)
-    return std::string("states-copy-stages must be 2, 3 or 4");
+  if (o.copyStages < 1 || o.copyStages > 4)
+    return std::string("copy-stages must be 1, 2, 3 or 4");
+  if (o.statesCopyStages < 1 || o.statesCopyStages > 4)
+    return std::string("states-copy-stages must be 1, 2, 3 or 4");
   if (o.prefetchChunks < -1 || o.prefetchChunks > 1024)
     return std::string(
         "prefetch-chunks must be between 0 and 1024, or -1 (automatic)");

@@ -6,7 +6,11 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3 states-copy-stages=4" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
 // RUN: linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=3" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=STATES
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="copy-stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD --implicit-check-not=func.func
-// RUN: not linattn-opt %s --convert-linattn-to-gpu="copy-stages=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD --implicit-check-not=func.func
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="copy-stages=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD --implicit-check-not=func.func
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-STATES --implicit-check-not=func.func
+// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 prefetch-chunks=0 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-NOPF
+// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-SEG
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-STATES --implicit-check-not=func.func
 
 // copy-stages: the chunk loops' async copies in S slots per staged tile,
@@ -68,8 +72,48 @@
 // STATES-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_3(
 //  STATES-SAME: workgroup(%{{.*}} : memref<8704xbf16,
 //       STATES: nvvm.cp.async.wait.group 1
-// BAD: error: convert-linattn-to-gpu: copy-stages must be 2, 3 or 4
-// BAD-STATES: error: convert-linattn-to-gpu: states-copy-stages must be 2, 3 or 4
+// One slot: each iteration issues the copies of its own chunk (after the
+// barrier that ends the last one's reads), waits for all of them, and
+// prefetches the next chunk's rows into L2 as it issues them (C = 32: 32
+// rows of 128 elements on), so that those copies wait on L2 while this
+// chunk computes; no copies before the loop.
+// ONE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  ONE-SAME: workgroup(%{{.*}} : memref<4352xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4352xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2304xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1280xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//   ONE-NOT: nvvm.cp.async
+//       ONE: scf.for %[[T0:.*]] = %{{.*}} to %[[END:.*]] step %c32
+//  ONE-NEXT:   gpu.barrier
+//       ONE:   %[[AHEAD:.*]] = arith.addi %[[T0]], %c32 : index
+//       ONE:   arith.cmpi ult, %[[AHEAD]], %[[END]] : index
+//       ONE:   nvgpu.device_async_copy
+//       ONE:   arith.addi %{{.*}}, %c4096 : index
+//       ONE:   llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       ONE:   nvgpu.device_async_copy
+//       ONE:   llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       ONE:   nvgpu.device_async_copy
+//       ONE:   llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       ONE:   nvvm.cp.async.commit.group
+//  ONE-NEXT:   nvvm.cp.async.wait.group 0
+//   ONE-NOT:   nvvm.cp.async
+//   ONE-NOT:   llvm.inline_asm
+//       ONE: gpu.return
+// ONE-NOPF-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//   ONE-NOPF-NOT: llvm.inline_asm
+//       ONE-NOPF: nvvm.cp.async.wait.group 0
+//   ONE-NOPF-NOT: llvm.inline_asm
+//       ONE-NOPF: gpu.return
+// The segment states take states-copy-stages (two slots by default, the
+// next chunk in flight, no prefetch), the segment outputs one.
+// ONE-SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
+//  ONE-SEG-SAME: workgroup(%{{.*}} : memref<8704xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//    ONE-SEG-NOT: llvm.inline_asm
+//        ONE-SEG: nvvm.cp.async.wait.group 1
+//    ONE-SEG-NOT: llvm.inline_asm
+// ONE-SEG-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
+//  ONE-SEG-SAME: workgroup(%{{.*}} : memref<4352xbf16,
+//        ONE-SEG: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//        ONE-SEG: nvvm.cp.async.wait.group 0
+// BAD: error: convert-linattn-to-gpu: copy-stages must be 1, 2, 3 or 4
+// BAD-STATES: error: convert-linattn-to-gpu: states-copy-stages must be 1, 2, 3 or 4
 func.func @f128(%fq: tensor<2x?x128xbf16>, %fk: tensor<2x?x128xbf16>, %v: tensor<2x?x128xbf16>) -> tensor<2x?x128xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x?x128xbf16>, tensor<2x?x128xbf16>, tensor<2x?x128xbf16> -> tensor<2x?x128xbf16>, tensor<2x128x128xf32>, tensor<2x128xf32>
   return %o : tensor<2x?x128xbf16>
@@ -83,6 +127,10 @@ func.func @f128(%fq: tensor<2x?x128xbf16>, %fk: tensor<2x?x128xbf16>, %v: tensor
 // THREE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
 //  THREE-SAME: workgroup(%{{.*}} : memref<12288xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<12288xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<12288xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64},
 //       THREE: nvvm.cp.async.wait.group 2
+// One slot of each swizzled tile.
+// ONE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
+//  ONE-SAME: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64},
+//       ONE: nvvm.cp.async.wait.group 0
 // FOUR-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
 //  FOUR-SAME: workgroup(%{{.*}} : memref<12288xbf16,
 //       FOUR: nvvm.cp.async.wait.group 2

@@ -15,8 +15,9 @@
 // each computing the scores and staging φ(Q), φ(K) of every chunk. Value
 // tiles of 64 columns take dynamic shared memory instead: chunks of 32,
 // four warps (two per row tile), two blocks a head (grid (8, 2)), φ(Q_c)
-// and φ(K_c) in rows of 128 + 4 floats. They are staged synchronously:
-// the second slots of async copies would not fit that shape. V_c (32 x 64)
+// and φ(K_c) in rows of 128 + 4 floats. They are copied a chunk at a time
+// into one slot (the second slots of async copies would not fit that
+// shape), and rounded to tf32 in place after the copies. V_c (32 x 64)
 // and S (128 x 64) have no room for the 8 floats of padding that keep
 // their tf32 gathers conflict-free without costing an A100 a block per SM:
 // their rows stay unpadded, 16-byte units XOR-swizzled by row.
@@ -28,7 +29,8 @@
 // tf32 keeps libdevice's expf in its feature maps (16-bit data takes the
 // special-function unit's 2^x).
 // CHECK-NOT: llvm.call_intrinsic
-// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK: math.exp
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>

@@ -3,10 +3,12 @@
 // 16-byte staging group of φ(Q), φ(K) and V that starts its row or a
 // 128-byte line issues the inline PTX "prefetch.L2 [$0];" at its own
 // address plus d·C rows (minus in a reverse scan), if its token is in that
-// chunk (none past the block's positions). Never with async copies, which
-// have the next chunk in flight already. By default (-1) one chunk ahead
-// where async copies are asked for but do not fit (f32 at F = 128), none
-// elsewhere.
+// chunk (none past the block's positions). Async copies into one slot
+// prefetch the same way as they are issued (convert-linattn-to-gpu-copy-
+// stages.mlir); never async copies into two or more, which have the next
+// chunk in flight already. By default (-1) one chunk ahead with one slot
+// (copy-stages=1, and f32 at F = 128, whose second slots would shrink the
+// chunks), none elsewhere.
 
 // RUN: linattn-opt %s --convert-linattn-to-gpu="prefetch-chunks=2 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=NONE
@@ -87,20 +89,25 @@ func.func @readout(%q: tensor<2x?x64xbf16>, %s: tensor<2x64x64xf32>) -> tensor<2
 
 // -----
 
-// tf32 at F = 128: two slots would shrink the chunks, so the chunk loop
-// stages synchronously and, by default, prefetches the next chunk (C = 32:
-// 32 rows of 128 elements ahead) as it stages one, the segment kernels'
-// loops as well. With prefetch-chunks=0 or async-copies=false, none.
+// tf32 at F = 128: two slots would shrink the chunks, so the chunk loops
+// copy a chunk at a time into one and, by default, prefetch the next chunk
+// (C = 32: 32 rows of 128 elements ahead) as they issue one's copies. The
+// segment states stage φ(K_c) and V_c only, which fit two slots: the next
+// chunk in flight, no prefetch. With prefetch-chunks=0 or
+// async-copies=false, none.
 // AUTO-LABEL: func.func @tf32_f128
 //       AUTO: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
-//   AUTO-NOT: nvgpu.device_async_copy
-//       AUTO: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//   AUTO-NOT: llvm.inline_asm
+//       AUTO: nvvm.cp.async.wait.group 1
+//   AUTO-NOT: llvm.inline_asm
 //       AUTO: gpu.func @linattn_scan_segment_outputs_forward_elu_normalized_2(
-//   AUTO-NOT: nvgpu.device_async_copy
+//       AUTO: nvgpu.device_async_copy
 //       AUTO: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       AUTO: nvvm.cp.async.wait.group 0
 //       AUTO: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
-//   AUTO-NOT: nvgpu.device_async_copy
+//       AUTO: nvgpu.device_async_copy
 //       AUTO: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       AUTO: nvvm.cp.async.wait.group 0
 //       AUTO: gpu.return
 // NONE-LABEL: func.func @tf32_f128
 //   NONE-NOT: llvm.inline_asm

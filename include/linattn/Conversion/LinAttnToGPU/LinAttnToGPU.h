@@ -157,8 +157,8 @@ struct LinAttnToGPUKernelOptions {
   /// recurrent scan with f32 data stages its blocks of tokens the same way
   /// (4-byte copies), not yet measured on a GPU.
   bool asyncCopies = true;
-  /// With `asyncCopies`, the chunked kernels' slots per staged tile (2, 3
-  /// or 4): the copies of the next `copyStages` - 1 chunks are in flight
+  /// With `asyncCopies`, the chunked kernels' slots per staged tile (1 to
+  /// 4): the copies of the next `copyStages` - 1 chunks are in flight
   /// while the products read the current one. On an H100 the segment
   /// states kernel moved 87% of DRAM's peak with three blocks per SM and
   /// one chunk of 16 KiB ahead each (B8·H16·D64), 38% with two blocks of
@@ -169,8 +169,12 @@ struct LinAttnToGPUKernelOptions {
   /// SM instead of three, as many as the batch-parallel grid of
   /// B8·H16·D128 fills), at F = 64 also 3 (90 KiB instead of 66: two
   /// blocks per SM instead of three, which does cost the sequence-parallel
-  /// grids). Off (2) until a GPU has measured it. The kernels that stage
-  /// keys and values only take `statesCopyStages`.
+  /// grids). Off (2) until a GPU has measured it. With 1, each chunk's
+  /// copies are all issued, then waited for, before its products (the
+  /// chunk shape chosen for one slot), with the next chunk prefetched into
+  /// L2 (`prefetchChunks`): what f32 data takes wherever its second slots
+  /// would shrink the chunks. The kernels that stage keys and values only
+  /// take `statesCopyStages`.
   int64_t copyStages = 2;
   /// `copyStages` for the chunked kernels that stage φ(K_c) and V_c only:
   /// the sequence-parallel scan's segment states and the linear form's
@@ -215,13 +219,14 @@ struct LinAttnToGPUKernelOptions {
   /// 119 → 134), which cost some normalized and f16 kernels a block per SM
   /// (docs/Rationale.md). Off until a GPU has measured it.
   bool scoresInRegisters = false;
-  /// The chunk loops that stage synchronously (without async copies) ask
-  /// L2 for the rows of the chunk this many chunks ahead as they stage one
-  /// (`prefetch.L2`, one per 128-byte line, no registers held), so that
-  /// that chunk's loads wait on L2 rather than HBM; 0 prefetches nothing.
-  /// -1 (the default): one chunk ahead where the chunk loops stage
-  /// synchronously although `asyncCopies` asks for copies (f32 data whose
-  /// second slots would shrink the chunk shape, F = 128), none elsewhere.
+  /// The chunk loops that stage synchronously, or copy into one slot (so
+  /// that no copy overlaps the products), ask L2 for the rows of the chunk
+  /// this many chunks ahead as they stage one (`prefetch.L2`, one per
+  /// 128-byte line, no registers held), so that that chunk's loads wait on
+  /// L2 rather than HBM; 0 prefetches nothing. -1 (the default): one chunk
+  /// ahead with async copies in one slot (`copyStages` 1, and f32 data
+  /// whose second slots would shrink the chunk shape, F = 128), none
+  /// elsewhere.
   /// An H100 ran bf16 chunk loops staged synchronously 1.04 to 1.3 times
   /// faster with it; it costs ptxas 0 to 5 registers, which at F = 128
   /// takes the unnormalized bf16 sequence-parallel outputs kernel from 4 to

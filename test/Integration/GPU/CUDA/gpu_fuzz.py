@@ -79,8 +79,9 @@ def chunked_options(d, tf32, *groups):
         ("row-tile-warps=1", "row-tile-warps=2"),
         *SEGMENT_OPTIONS,
         ("async-copies=false",), ("vector-loads=false",),
-        ("copy-stages=3", "copy-stages=4"),
-        ("states-copy-stages=3", "states-copy-stages=4"),
+        ("copy-stages=1", "copy-stages=3", "copy-stages=4"),
+        ("states-copy-stages=1", "states-copy-stages=3",
+         "states-copy-stages=4"),
         ("states-min-blocks-per-sm=0", "states-min-blocks-per-sm=4"),
         ("bulk-copies=true",), ("fit-registers=true",), *groups)
 
