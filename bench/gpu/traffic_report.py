@@ -125,7 +125,7 @@ def configurations():
         Config("chunked-tf32-d128", "causal", "f32",
                "sequence-parallel-blocks=0 tf32=true", d128,
                "f32 inputs, F = 128: value tiles of 64 in dynamic shared "
-               "memory"),
+               "memory, copied a chunk at a time into one slot"),
         Config("chunked-tf32x3", "causal", "f32",
                "sequence-parallel-blocks=0 tf32x3=true", long,
                "f32 inputs, each tf32 product three (about f32's accuracy)"),
