@@ -51,6 +51,8 @@
 //   LINATTN_FAKE_CUDA_CC        their compute capabilities (default 9.0):
 //                               one, or one per device (9.0,8.0: device 1
 //                               is an sm_80), the last for the rest
+//   LINATTN_FAKE_CUDA_SMS       their multiprocessors (default 132, an
+//                               H100 SXM's)
 //   LINATTN_FAKE_CUDA_FAIL      NAME=ERROR[:N]: every call (or the first N
 //                               calls) of driver function NAME
 //                               (cuLaunchKernel, ...) fails with ERROR
@@ -169,6 +171,8 @@ struct State {
   /// Launches must have exactly the threads their kernel is compiled for.
   bool exactBlocks = false;
   int devices = 1;
+  /// Every device's multiprocessors.
+  int multiprocessors = 132;
   /// The compute capabilities of devices 0, 1, ... as 10 * major + minor;
   /// the last also for the devices after it.
   std::vector<int> chips = {90};
@@ -281,6 +285,7 @@ State::State() {
     if (FILE *file = std::fopen(path, "a"))
       log = file;
   devices = envInt("LINATTN_FAKE_CUDA_DEVICES", 1);
+  multiprocessors = envInt("LINATTN_FAKE_CUDA_SMS", 132);
   exactBlocks = envInt("LINATTN_FAKE_CUDA_EXACT_BLOCKS", 0) != 0;
   if (const char *cc = std::getenv("LINATTN_FAKE_CUDA_CC")) {
     chips.clear();
@@ -680,6 +685,8 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int *value,
     *value = s.chipOf(device) / 10;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = s.chipOf(device) % 10;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+    *value = s.multiprocessors;
   else
     return fail(s, kName, CUDA_ERROR_INVALID_VALUE);
   return CUDA_SUCCESS;
