@@ -332,14 +332,18 @@ public:
     int64_t rowBytes = c.features * c.dataBytes();
     Value barrier = barrierAt(slot);
     forEachGroup(c.shape.chunk, [&](Value t) {
-      Value at = toIndex(featureBase,
-                         elementAt(row(t0, t), offset(c.features), offset(0)));
-      Value src = kb.mul(at, kb.idx(c.dataBytes()));
+      auto at = [&](int64_t column) {
+        return elementAt(row(t0, t), offset(c.features), offset(column));
+      };
+      Value src = kb.mul(toIndex(featureBase, at(0)), kb.idx(c.dataBytes()));
       Value dst = kb.mul(featureIndex(base, t, zero), kb.idx(c.dataBytes()));
-      for (auto [staged, global] : {std::pair(qs, qBuf), std::pair(ks, kBuf)})
-        if (staged)
-          kb.bulkCopy(kb.add(kb.pointerOf(staged), dst),
-                      kb.add(kb.pointerOf(global), src), barrier, rowBytes);
+      for (auto [staged, global] : {std::pair(qs, qBuf), std::pair(ks, kBuf)}) {
+        if (!staged)
+          continue;
+        kb.bulkCopy(kb.add(kb.pointerOf(staged), dst),
+                    kb.add(kb.pointerOf(global), src), barrier, rowBytes);
+        prefetchRow(global, featureBase, t, c.features, kb.idx(c.features), at);
+      }
     });
   }
 
@@ -349,14 +353,34 @@ public:
   void bulkCopyValues(Value t0, Value base, Value slot) {
     Value barrier = barrierAt(slot);
     forEachGroup(c.shape.chunk, [&](Value t) {
-      Value at =
-          toIndex(valueBase, elementAt(row(t0, t), dvOffset, colBaseOffset));
-      Value src = kb.mul(at, kb.idx(c.dataBytes()));
+      auto at = [&](int64_t column) {
+        return elementAt(row(t0, t), dvOffset,
+                         kb.add(colBaseOffset, offset(column)));
+      };
+      Value src = kb.mul(toIndex(valueBase, at(0)), kb.idx(c.dataBytes()));
       Value dst = kb.mul(valueIndex(base, t, zero), kb.idx(c.dataBytes()));
       kb.bulkCopy(kb.add(kb.pointerOf(vs), dst),
                   kb.add(kb.pointerOf(vBuf), src), barrier,
                   c.shape.dvTile * c.dataBytes());
+      prefetchRow(vBuf, valueBase, t, c.shape.dvTile, dv, at);
     });
+  }
+
+  /// The prefetch of a bulk-copied row (`aheadTokens` set): the lines of
+  /// its `elements` elements at `at(column)` (offsets from `base`) for the
+  /// row of token t the same rows ahead as `prefetchGroup`'s, one a 128
+  /// bytes from its start and one at its end (the row is 16-byte aligned,
+  /// not necessarily a line).
+  void prefetchRow(Value buffer, Value base, Value t, int64_t elements,
+                   Value rowElements, function_ref<Value(int64_t)> at) {
+    if (!aheadTokens)
+      return;
+    Value always = arith::ConstantIntOp::create(b, loc, 1, 1);
+    int64_t perLine = kLineBytes / c.dataBytes();
+    for (int64_t column = 0; column < elements; column += perLine)
+      prefetchGroup(buffer, base, at(column), t, always, Value(), rowElements);
+    prefetchGroup(buffer, base, at(elements - 1), t, always, Value(),
+                  rowElements);
   }
 
   /// Whether the groups copied from `source` are rewritten in place once

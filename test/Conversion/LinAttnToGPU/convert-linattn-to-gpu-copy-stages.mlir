@@ -11,6 +11,7 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 prefetch-chunks=0 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-NOPF
 // RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 bulk-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-BULK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-STATES --implicit-check-not=func.func
 
 // copy-stages: the chunk loops' async copies in S slots per staged tile,
@@ -101,6 +102,22 @@
 //       ONE-NOPF: nvvm.cp.async.wait.group 0
 //   ONE-NOPF-NOT: llvm.inline_asm
 //       ONE-NOPF: gpu.return
+// With bulk copies, the thread that copies a row prefetches its lines in the
+// next chunk: a 256-byte row of φ(Q_c) or φ(K_c) at its start, 128 bytes on
+// and its last element (the row is 16-byte aligned, not a line), a 128-byte
+// row of V_c at its start and end.
+// ONE-BULK-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//       ONE-BULK: scf.for
+//       ONE-BULK:   nvvm.cp.async.bulk.shared.cluster.global {{.*}}, %c256_i32
+// ONE-BULK-COUNT-3:   llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       ONE-BULK:   nvvm.cp.async.bulk.shared.cluster.global {{.*}}, %c256_i32
+// ONE-BULK-COUNT-3:   llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       ONE-BULK:   nvvm.cp.async.bulk.shared.cluster.global {{.*}}, %c128_i32
+// ONE-BULK-COUNT-2:   llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       ONE-BULK:   nvvm.cp.async.wait.group 0
+//       ONE-BULK:   nvvm.mbarrier.try_wait.parity
+//   ONE-BULK-NOT:   llvm.inline_asm
+//       ONE-BULK: gpu.return
 // The segment states take states-copy-stages (two slots by default, the
 // next chunk in flight, no prefetch), the segment outputs one.
 // ONE-SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
