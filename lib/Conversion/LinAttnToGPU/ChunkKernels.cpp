@@ -367,10 +367,10 @@ public:
   }
 
   /// The prefetch of a bulk-copied row (`aheadTokens` set): the lines of
-  /// its `elements` elements at `at(column)` (offsets from `base`) for the
-  /// row of token t the same rows ahead as `prefetchGroup`'s, one a 128
-  /// bytes from its start and one at its end (the row is 16-byte aligned,
-  /// not necessarily a line).
+  /// the row of token t, `elements` elements at `at(column)` (offsets from
+  /// `base`), in the chunk `prefetchGroup` prefetches: one every 128 bytes
+  /// from its start and one at its end (the row is 16-byte aligned, not
+  /// necessarily a line).
   void prefetchRow(Value buffer, Value base, Value t, int64_t elements,
                    Value rowElements, function_ref<Value(int64_t)> at) {
     if (!aheadTokens)
