@@ -445,9 +445,8 @@ public:
   /// it), then waits for all but its S - 1 most recent groups: chunk i's.
   /// With one slot, iteration i issues chunk i itself and waits for all of
   /// it; its copies prefetch the rows `c.prefetchChunks` chunks ahead into
-  /// L2, as synchronous staging does (the keys-only kernels of a one-slot
-  /// scan may take more slots, `chooseCopyStages`, and then prefetch
-  /// nothing).
+  /// L2, as synchronous staging does (with more slots `prefetchChunks` is
+  /// 0: the next chunks' copies are in flight already).
   SmallVector<Value>
   walkChunks(Value begin, Value end, ValueRange init,
              function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
@@ -483,9 +482,7 @@ public:
           kb.barrier();
           Value next = kb.add(t0, kb.idx((slots - 1) * c.shape.chunk));
           kb.ifThen(kb.ult(next, end), [&] {
-            // With more slots the next chunks' copies are in flight already.
-            if (slots == 1)
-              aheadTokens = tokensAhead(next, end);
+            aheadTokens = tokensAhead(next, end);
             // The slot chunk i - 1 used; with two (the default), the other.
             issue(next, slots == 2 ? kb.sub(kb.idx(1), slot)
                                    : kb.remU(kb.add(chunk, kb.idx(slots - 1)),
@@ -2067,4 +2064,8 @@ void gpukernels::chooseCopyStages(ChunkedScanConfig &c, int64_t asked,
   c.copyStages = asked;
   while (c.copyStages > least && chunkSharedBytes(c, tiles) > limit)
     --c.copyStages;
+  // The keys-only kernels of a one-slot scan that take more slots have the
+  // next chunks in flight, and prefetch none.
+  if (c.copyStages > 1)
+    c.prefetchChunks = 0;
 }

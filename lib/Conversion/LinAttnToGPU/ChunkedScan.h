@@ -244,7 +244,8 @@ int64_t chunkSharedBytes(const ChunkedScanConfig &c, ChunkTiles tiles);
 /// wgmma-chunks), and at least the shape's slots (`shapeSlots`) or `asked`
 /// if fewer. A shape chosen for one slot keeps one in the kernels that
 /// stage queries (the chunk loops, the readout): more would exceed the
-/// shared memory it was chosen for.
+/// shared memory it was chosen for. With more than one slot the kernels
+/// prefetch nothing (`prefetchChunks` 0).
 void chooseCopyStages(ChunkedScanConfig &c, int64_t asked,
                       ChunkTiles tiles = ChunkTiles::All);
 

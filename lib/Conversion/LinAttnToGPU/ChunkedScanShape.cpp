@@ -334,8 +334,9 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
   }
   if (!shape)
     return std::nullopt;
+  // Synchronous staging has one slot too.
   int64_t prefetch = 0;
-  if (!async || slots == 1)
+  if (slots == 1)
     prefetch =
         options.prefetchChunks >= 0 ? options.prefetchChunks : int64_t(async);
   return StagedShape{*shape, async, prefetch, slots};

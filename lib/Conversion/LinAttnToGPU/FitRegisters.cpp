@@ -155,6 +155,15 @@ static void setMinBlocksPerSM(std::string &ptx, StringRef kernel,
   ptx.insert(last, ".minnctapersm " + std::to_string(blocks) + "\n");
 }
 
+/// The NVVM target of `module` where it has exactly one target, and that
+/// one NVVM; null otherwise (the pass leaves such modules alone).
+static NVVM::NVVMTargetAttr nvvmTargetOf(gpu::GPUModuleOp module) {
+  std::optional<ArrayAttr> targets = module.getTargets();
+  if (!targets || targets->size() != 1)
+    return {};
+  return dyn_cast<NVVM::NVVMTargetAttr>((*targets)[0]);
+}
+
 /// `value` if it is an integer constant.
 static std::optional<int64_t> constantOf(Value value) {
   APInt constant;
@@ -242,10 +251,7 @@ LinAttnGPUFitRegistersPass::compile(gpu::GPUModuleOp module, StringRef ptxas,
 LogicalResult LinAttnGPUFitRegistersPass::fitModule(
     gpu::GPUModuleOp module,
     const llvm::DenseMap<Attribute, LaunchShape> &shapes, StringRef ptxas) {
-  std::optional<ArrayAttr> targets = module.getTargets();
-  auto target = targets && targets->size() == 1
-                    ? dyn_cast<NVVM::NVVMTargetAttr>((*targets)[0])
-                    : NVVM::NVVMTargetAttr();
+  NVVM::NVVMTargetAttr target = nvvmTargetOf(module);
   if (!target)
     return success();
   std::optional<SMLimits> sm = smLimits(target.getChip());
@@ -384,13 +390,9 @@ void LinAttnGPUFitRegistersPass::runOnOperation() {
         dynamic ? constantOf(dynamic) : std::optional<int64_t>(0));
   });
   // ptxas is needed only where there is something to compile for it.
-  auto nvvmTarget = [](gpu::GPUModuleOp module) {
-    std::optional<ArrayAttr> targets = module.getTargets();
-    return targets && targets->size() == 1 &&
-           isa<NVVM::NVVMTargetAttr>((*targets)[0]);
-  };
   if (shapes.empty() ||
-      llvm::none_of(top.getOps<gpu::GPUModuleOp>(), nvvmTarget))
+      llvm::none_of(top.getOps<gpu::GPUModuleOp>(),
+                    [](gpu::GPUModuleOp m) { return bool(nvvmTargetOf(m)); }))
     return;
 
   std::string ptxas = findPtxas(cudaPath);
