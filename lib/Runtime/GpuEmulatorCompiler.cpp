@@ -244,7 +244,8 @@ private:
 
   /// The operand of `add` that is a mulf it fuses with, if any.
   static Value fusedOperand(arith::AddFOp add) {
-    if (!arith::bitEnumContainsAll(add.getFastmath(),
+    if (isa<VectorType>(add.getType()) ||
+        !arith::bitEnumContainsAll(add.getFastmath(),
                                    arith::FastMathFlags::contract))
       return Value();
     for (Value operand : {add.getLhs(), add.getRhs()}) {
@@ -624,6 +625,30 @@ private:
         op.getDialect()->getNamespace() == "arith") {
       if (Handler fn = floatBinaryHandler(op, floatKind(resultType, &op)))
         return emit(program, scalarInst(op, fn));
+    }
+    // On vectors of floats, element by element (a word each), each element
+    // rounded as the scalar op rounds it: what NVPTX's packed bf16x2 and
+    // f16x2 instructions compute two at a time.
+    if (auto vector = dyn_cast_or_null<VectorType>(resultType);
+        vector && wordsOf(vector) && isa<FloatType>(vector.getElementType()) &&
+        op.getNumOperands() == 2 && op.getDialect() &&
+        op.getDialect()->getNamespace() == "arith") {
+      if (Handler fn =
+              floatBinaryHandler(op, floatKind(vector.getElementType(), &op))) {
+        uint32_t a = use(op.getOperand(0), &op).offset;
+        uint32_t b = use(op.getOperand(1), &op).offset;
+        uint32_t r = define(op.getResult(0), &op).offset;
+        for (uint32_t w = 0; w < wordsOf(vector); ++w) {
+          Inst in;
+          in.fn = fn;
+          in.op = &op;
+          in.a = a + w;
+          in.b = b + w;
+          in.r = r + w;
+          emit(program, std::move(in));
+        }
+        return;
+      }
     }
     if (scalarResult && isa<FloatType>(resultType) &&
         op.getNumOperands() == 1) {

@@ -94,6 +94,17 @@
 // EXP: MUFU.EX2
 // EXP-NOT: {{FFMA\.(RM|SAT)|FSETP}}
 
+// The rest of the feature maps runs on pairs of 16-bit elements: relu is
+// max(x, 0) (HMNMX2 with NaN propagation, f16 here), elu + 1 max(x, 0) +
+// exp(min(x, 0)) in bf16x2 (HMNMX2.BF16_V2 for both, HADD2.BF16_V2 for the
+// sum).
+// RUN: %cuobjdump --dump-sass %t.async.cubin | %linattn_python %S/Inputs/sass_loop.py | FileCheck %s --check-prefix=PACKED
+// PACKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
+// PACKED: HMNMX2.NAN
+// PACKED-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
+// PACKED-DAG: HMNMX2.BF16_V2.NAN
+// PACKED-DAG: HADD2.BF16_V2
+
 // 32-bit offsets: the chunk loop widens each staging load's and output
 // store's offset once (IMAD.WIDE.U32 of the offset and the element size,
 // added to the block's base) and compares tokens and columns in 32 bits.

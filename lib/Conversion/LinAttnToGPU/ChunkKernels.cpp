@@ -1383,6 +1383,74 @@ private:
                                             : KernelBuilder::Exp::Approximate);
   }
 
+  /// The features of a group of 16-bit elements computed on the group, two
+  /// elements an instruction (bf16x2, f16x2), or null where the elementwise
+  /// path must do it (f32 data, no map to apply, features of another type).
+  /// elu + 1 is max(x, 0) + exp(min(x, 0)): for x > 0, x + 1; otherwise
+  /// exp(x) + 0. Only exp leaves the data type: min(x, 0) is extended to f32,
+  /// exp'd by `exp2Approx` and rounded back, then the packed add rounds
+  /// x + 1 (exp(0) is 1 exactly) or adds the zero, so every feature is
+  /// rounded once, as the elementwise path rounds it; NaN stays NaN
+  /// (minimum and maximum propagate it). relu is max(x, 0) alone.
+  Value packedFeatures(Value group, const FeatureSource &source) {
+    auto type = cast<VectorType>(group.getType());
+    if (c.dataType.getIntOrFloatBitWidth() != 16 || !source.map ||
+        source.featureType != c.dataType)
+      return Value();
+    Value zeros = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(c.dataType)));
+    Value positive = arith::MaximumFOp::create(b, loc, group, zeros);
+    switch (*source.map) {
+    case FeatureMapKind::Relu:
+      return positive;
+    case FeatureMapKind::Elu: {
+      Value negative = arith::MinimumFOp::create(b, loc, group, zeros);
+      auto wide = VectorType::get(type.getShape(), b.getF32Type());
+      SmallVector<Value> exps;
+      for (Value x : widen(negative))
+        exps.push_back(kb.exp(x, KernelBuilder::Exp::Approximate));
+      Value exp = arith::TruncFOp::create(
+          b, loc, type, vector::FromElementsOp::create(b, loc, wide, exps));
+      return arith::AddFOp::create(b, loc, exp, positive);
+    }
+    default:
+      return Value();
+    }
+  }
+
+  /// The elements of a vector of an even number of 16-bit floats, in f32.
+  /// bf16 is the high half of an f32, so a pair held in 32 bits widens by a
+  /// shift and a mask, one instruction each (extf takes two: ptxas extracts
+  /// the half, then shifts it).
+  SmallVector<Value> widen(Value group) {
+    auto type = cast<VectorType>(group.getType());
+    SmallVector<Value> elements;
+    if (!type.getElementType().isBF16()) {
+      auto wide = VectorType::get(type.getShape(), b.getF32Type());
+      Value x = arith::ExtFOp::create(b, loc, wide, group);
+      for (int64_t e = 0; e < type.getNumElements(); ++e)
+        elements.push_back(
+            vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{e}));
+      return elements;
+    }
+    Type i32 = b.getI32Type();
+    Value pairs = vector::BitCastOp::create(
+        b, loc, VectorType::get({type.getNumElements() / 2}, i32), group);
+    Value sixteen = arith::ConstantIntOp::create(b, loc, i32, 16);
+    Value high = arith::ConstantIntOp::create(b, loc, i32, 0xffff0000);
+    for (int64_t p = 0; p < type.getNumElements() / 2; ++p) {
+      Value pair =
+          vector::ExtractOp::create(b, loc, pairs, ArrayRef<int64_t>{p});
+      // Little-endian: element 2p is the pair's low half.
+      for (Value bits :
+           {arith::ShLIOp::create(b, loc, pair, sixteen).getResult(),
+            arith::AndIOp::create(b, loc, pair, high).getResult()})
+        elements.push_back(
+            arith::BitcastOp::create(b, loc, b.getF32Type(), bits));
+    }
+    return elements;
+  }
+
   /// Replaces the group of staged elements at `at` of `buffer` by their
   /// features, zeros where not `valid`, rounded as staging rounds them
   /// (`storeShared`).
@@ -1392,6 +1460,15 @@ private:
     Value group =
         vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+    if (Value features = packedFeatures(group, source)) {
+      Value zeros = arith::ConstantOp::create(
+          b, loc, type,
+          DenseElementsAttr::get(type, b.getZeroAttr(c.dataType)));
+      vector::StoreOp::create(b, loc, kb.select(valid, features, zeros), buffer,
+                              ValueRange{at}, /*nontemporal=*/false,
+                              llvm::MaybeAlign(16));
+      return;
+    }
     SmallVector<Value> features;
     for (int64_t e = 0; e < vectorWidth(); ++e) {
       Value x = toState(

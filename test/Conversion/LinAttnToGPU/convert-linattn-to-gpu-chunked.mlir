@@ -37,7 +37,10 @@
 // sequence, bypassing L1) after a barrier, commits, waits for all groups but
 // the newest, applies elu to the groups it copied and publishes the tiles
 // with a barrier. Values whose rows are not 16-byte aligned are staged
-// synchronously.
+// synchronously. elu + 1 is max(x, 0) + exp(min(x, 0)) on the group of eight
+// bf16 (packed bf16x2 instructions in PTX); only the exp leaves bf16: each
+// pair widens by a shift and a mask, and the eight results are rounded back
+// as one vector.
 // ASYNC: gpu.func @linattn_scan_chunked_forward_elu_normalized_3(
 // ASYNC-SAME: workgroup(%[[QS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[QS]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<?xbf16> to memref<9216xbf16, #gpu.address_space<workgroup>>
@@ -51,9 +54,22 @@
 // ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}], %[[QS]][%{{.*}}], 8, %{{.*}} {bypassL1}
 // ASYNC: nvvm.cp.async.commit.group
 // ASYNC-NEXT: nvvm.cp.async.wait.group 1
-// ASYNC: vector.load %[[QS]][%{{.*}}] {alignment = 16 : i64} : memref<9216xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// ASYNC: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// ASYNC: vector.store %{{.*}}, %[[QS]][%{{.*}}] {alignment = 16 : i64}
+// ASYNC: %[[GROUP:.*]] = vector.load %[[QS]][%[[AT:.*]]] {alignment = 16 : i64} : memref<9216xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// ASYNC-NEXT: %[[POSITIVE:.*]] = arith.maximumf %[[GROUP]], %[[ZEROS:.*]] : vector<8xbf16>
+// ASYNC-NEXT: %[[NEGATIVE:.*]] = arith.minimumf %[[GROUP]], %[[ZEROS]] : vector<8xbf16>
+// ASYNC-NEXT: %[[PAIRS:.*]] = vector.bitcast %[[NEGATIVE]] : vector<8xbf16> to vector<4xi32>
+// ASYNC-NEXT: %[[PAIR:.*]] = vector.extract %[[PAIRS]][0] : i32 from vector<4xi32>
+// ASYNC-NEXT: %[[LOW:.*]] = arith.shli %[[PAIR]], %c16_i32 : i32
+// ASYNC-NEXT: %[[HIGH:.*]] = arith.andi %[[PAIR]], %c-65536_i32 : i32
+// ASYNC-NEXT: arith.bitcast %[[LOW]] : i32 to f32
+// ASYNC-NEXT: arith.bitcast %[[HIGH]] : i32 to f32
+// ASYNC-NOT: math.exp
+// ASYNC-COUNT-8: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// ASYNC-NEXT: %[[EXPS:.*]] = vector.from_elements {{.*}} : vector<8xf32>
+// ASYNC-NEXT: %[[EXP:.*]] = arith.truncf %[[EXPS]] : vector<8xf32> to vector<8xbf16>
+// ASYNC-NEXT: %[[FEATURES:.*]] = arith.addf %[[EXP]], %[[POSITIVE]] : vector<8xbf16>
+// ASYNC-NEXT: %[[MASKED:.*]] = arith.select %{{.*}}, %[[FEATURES]], %[[ZEROS]] : vector<8xbf16>
+// ASYNC-NEXT: vector.store %[[MASKED]], %[[QS]][%[[AT]]] {alignment = 16 : i64}
 // ASYNC: vector.load %[[KS]]
 // ASYNC: vector.store %{{.*}}, %[[KS]]
 // ASYNC: gpu.barrier
