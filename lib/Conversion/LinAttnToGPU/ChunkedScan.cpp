@@ -150,27 +150,32 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
 /// Asks ptxas (`.minnctapersm`) to fit `asked` blocks of the keys-only
 /// kernel `kernel` (of config `c`: segment states, key-value summaries) to
 /// an SM (option `states-min-blocks-per-sm`; 0: ptxas's choice). With -1,
-/// the default, for 16-bit data at F = 64 and 128 the blocks that leave
-/// each thread its share of the state's f32 accumulators and 96 registers
-/// beside them (104 without wgmma's state update, whose B operands stay in
-/// shared memory), as many as its shared memory allows on an H100, where
-/// that bounds the registers at all (below 255). These kernels stage
-/// φ(K_c) and V_c and multiply them once a chunk, the least work per byte
-/// of the chunked kernels: blocks per SM are what keeps their copies in
-/// flight. ptxas (13) alone took registers there that cost blocks: 226 for
-/// the normalized kernels at F = 128 (2 blocks; bounded 160 on sm_90, 168
-/// on sm_80: 3), 158 for the unnormalized ones at F = 64 on wgmma (3;
-/// bounded 123: 4), 166 for wgmma-chunks' two warpgroups (1; bounded 127:
-/// 2), and given a bound it takes all of it. Elsewhere the rule was mixed:
-/// where ptxas needed fewer registers than it gives (on sm_90 F = 16, 80,
-/// 96, 160 and 192, and tf32 from F = 80) it cost one to three blocks,
-/// though it gained some on sm_80 (F = 16 and 32) and in tf32 at F = 64,
-/// so it is not set there. None of them spills.
+/// the default, for 16-bit data at F = 64 and 128 and f32 data (tf32,
+/// tf32x3) at F = 128 the blocks that leave each thread its share of the
+/// state's f32 accumulators and 96 registers beside them (104 without
+/// wgmma's state update, whose B operands stay in shared memory), as many
+/// as its shared memory allows on an H100, where that bounds the registers
+/// at all (below 255). These kernels stage φ(K_c) and V_c and multiply them
+/// once a chunk, the least work per byte of the chunked kernels: blocks per
+/// SM are what keeps their copies in flight. ptxas (13) alone took
+/// registers there that cost blocks: 226 for the normalized kernels at
+/// F = 128 (2 blocks; bounded 160 on sm_90, 168 on sm_80: 3), 158 for the
+/// unnormalized ones at F = 64 on wgmma (3; bounded 123: 4), 166 for
+/// wgmma-chunks' two warpgroups (1; bounded 127: 2), 238 to 250 for f32
+/// data at F = 128 in two slots of async copies (2; bounded 168: 3, on
+/// sm_90 and sm_80), and given a bound it takes all of it. Elsewhere the
+/// rule was mixed: where ptxas needed fewer registers than it gives (on
+/// sm_90 F = 16, 80, 96, 160 and 192, and tf32 at F = 80 to 112 and above
+/// 128) it cost one to three blocks, though it gained some on sm_80
+/// (F = 16 and 32) and in tf32 at F = 64, so it is not set there. None of
+/// them spills.
 static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                                  const ChunkedScanConfig &c, int64_t asked) {
   int64_t threads = c.threads(), blocks = asked;
   if (asked < 0) {
-    if (c.dataBytes() != 2 || (c.features != 64 && c.features != 128))
+    bool applies = c.dataBytes() == 2 ? c.features == 64 || c.features == 128
+                                      : c.dataType.isF32() && c.features == 128;
+    if (!applies)
       return;
     int64_t registers = llvm::alignTo(
         c.features * c.shape.dvTile / threads + (c.wgmmaState ? 96 : 104), 8);

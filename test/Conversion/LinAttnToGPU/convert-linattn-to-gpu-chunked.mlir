@@ -23,6 +23,7 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0 async-copies=false wgmma=false" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=2147483649" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=TF32-STATES
 
 // A bf16 scan with an f32 state takes the chunked tensor-core kernel: four
 // warps per (batch element, tile of 64 value columns), chunks of 64 tokens;
@@ -572,4 +573,33 @@ func.func @dynamic_dv(%fq: tensor<2x?x64xbf16>, %fk: tensor<2x?x64xbf16>, %v: te
 func.func @static_unlaunchable(%fq: tensor<1x8x64xbf16>, %fk: tensor<1x8x64xbf16>, %v: tensor<1x8x16777216xbf16>) -> tensor<1x8x16777216xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<1x8x64xbf16>, tensor<1x8x64xbf16>, tensor<1x8x16777216xbf16> -> tensor<1x8x16777216xbf16>, tensor<1x64x16777216xf32>, tensor<1x64xf32>
   return %o : tensor<1x8x16777216xbf16>
+}
+
+// -----
+
+// f32 data (tf32) at F = 128 stages the segment states' φ(K_c) and V_c in
+// two slots of async copies, 50176 bytes, for which ptxas alone takes 238 to
+// 250 registers (2 blocks per SM): the states are bounded to 3 blocks as
+// 16-bit data's are (128 × 64 accumulators over 128 threads and 104
+// registers beside them). At F = 64 (two warps) tf32 keeps ptxas's choice.
+// TF32-STATES-LABEL: func.func @tf32_states_f128
+//       TF32-STATES: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
+//  TF32-STATES-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 3 : i32} {
+// TF32-STATES-LABEL: func.func @tf32_states_f64
+//       TF32-STATES: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
+//  TF32-STATES-SAME: kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+func.func @tf32_states_f128(%q: tensor<2x4x?x128xf32>, %k: tensor<2x4x?x128xf32>, %v: tensor<2x4x?x64xf32>) -> tensor<2x4x?x64xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x128xf32> -> tensor<2x4x?x128xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x128xf32> -> tensor<2x4x?x128xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x128xf32>, tensor<2x4x?x128xf32>, tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>, tensor<2x4x128x64xf32>, tensor<2x4x128xf32>
+  return %o : tensor<2x4x?x64xf32>
+}
+
+// -----
+
+func.func @tf32_states_f64(%q: tensor<2x4x?x64xf32>, %k: tensor<2x4x?x64xf32>, %v: tensor<2x4x?x64xf32>) -> tensor<2x4x?x64xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64xf32>
+  return %o : tensor<2x4x?x64xf32>
 }

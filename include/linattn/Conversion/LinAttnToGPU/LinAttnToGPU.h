@@ -120,8 +120,8 @@ struct LinAttnToGPUKernelOptions {
   /// least work per byte. -1, the default, asks for the blocks that leave
   /// each thread its share of the state's accumulators and 96 registers
   /// beside them (104 without wgmma's state update) where ptxas (13) was
-  /// seen to take more than that costs: 16-bit data at F = 64 and 128
-  /// (`boundStatesRegisters`).
+  /// seen to take more than that costs: 16-bit data at F = 64 and 128,
+  /// f32 data at F = 128 (`boundStatesRegisters`).
   int64_t statesMinBlocksPerSM = -1;
   /// Blocks the chunked and recurrent scans aim to launch. When the
   /// batch-parallel kernel would launch fewer than half as many (by default
