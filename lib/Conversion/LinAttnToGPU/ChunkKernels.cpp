@@ -1372,15 +1372,15 @@ private:
 
   /// The feature of `x`, in f32 and not yet rounded: every caller stores it
   /// into a tile of the data type, which the features have, and that store
-  /// rounds it (once, as rounding it here first would too). The rounding
-  /// also makes exp's approximation invisible but in the last place; tf32
-  /// keeps math.exp, with which ptxas does not spill its segment-states
-  /// kernel at F = 64 (with the approximation it takes 128 registers
-  /// instead of 130 and spills 48 bytes in the chunk loop).
+  /// rounds it (once, as rounding it here first would too): to 16 bits, or
+  /// with tf32 to tf32. The rounding to 11 significant bits also makes
+  /// exp's approximation invisible but in the last place, next to a tie.
+  /// tf32x3 keeps f32 features (their low parts are products too), and
+  /// with them math.exp.
   Value featureOf(Value x, const FeatureSource &source) {
     return kb.mapFeature(x, source,
-                         c.dataType.isF32() ? KernelBuilder::Exp::Accurate
-                                            : KernelBuilder::Exp::Approximate);
+                         c.splitTF32 ? KernelBuilder::Exp::Accurate
+                                     : KernelBuilder::Exp::Approximate);
   }
 
   /// The features of a group of 16-bit elements computed on the group, two

@@ -26,13 +26,14 @@
 // CHECK: gpu.func @linattn_scan_chunked_wide_forward_elu_0(
 // CHECK-SAME: workgroup(%{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2048xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1152xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// tf32 keeps libdevice's expf in its feature maps (16-bit data takes the
-// special-function unit's 2^x).
-// CHECK-NOT: llvm.call_intrinsic
+// tf32's features are rounded to tf32 (11 significant bits) as 16-bit
+// data's are to theirs: their exp is the special-function unit's 2^x too,
+// not libdevice's expf.
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvvm.cp.async.wait.group 0
-// CHECK: math.exp
-// CHECK-NOT: llvm.call_intrinsic
+// CHECK-NOT: math.exp
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT: math.exp
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>
 // The state goes to its swizzled tile two columns at a time.
 // CHECK: vector.store {{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>, vector<2xf32>

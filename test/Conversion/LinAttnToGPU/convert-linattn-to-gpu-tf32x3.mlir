@@ -2,6 +2,8 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32x3=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=X3-COUNT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=X1-COUNT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32x3=true chip=sm_75" -split-input-file | FileCheck %s --check-prefix=SM75
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32x3=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=EXP-X3
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=EXP-X1
 
 // tf32x3=true: f32 data takes the chunked kernels on tf32 tensor cores (it
 // implies tf32), the tiles stay f32 (no cvt.rna as they are staged), and
@@ -89,4 +91,25 @@ func.func @linear_f32(%fq: tensor<7x16xf32>, %fk: tensor<9x16xf32>, %v: tensor<9
   %s, %z = linattn.kv_summary %fk, %v : tensor<9x16xf32>, tensor<9x8xf32> -> tensor<16x8xf32>, tensor<16xf32>
   %o = linattn.query_readout %fq, %s : tensor<7x16xf32>, tensor<16x8xf32> -> tensor<7x8xf32>
   return %o : tensor<7x8xf32>
+}
+
+// -----
+
+// elu's exp: tf32x3 keeps the features f32 (their low parts are products
+// too), and with them libdevice's expf (math.exp); tf32 rounds them to 11
+// significant bits, which leave the special-function unit's 2^x visible
+// in the last place alone, next to a tie.
+// EXP-X3-LABEL: func.func @elu_f32
+// EXP-X3-NOT: llvm.nvvm.ex2.approx
+// EXP-X3: math.exp
+// EXP-X3-NOT: llvm.nvvm.ex2.approx
+// EXP-X1-LABEL: func.func @elu_f32
+// EXP-X1-NOT: math.exp
+// EXP-X1: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// EXP-X1-NOT: math.exp
+func.func @elu_f32(%q: tensor<2x7x16xf32>, %k: tensor<2x7x16xf32>, %v: tensor<2x7x8xf32>) -> tensor<2x7x8xf32> {
+  %fq = linattn.feature_map elu %q : tensor<2x7x16xf32> -> tensor<2x7x16xf32>
+  %fk = linattn.feature_map elu %k : tensor<2x7x16xf32> -> tensor<2x7x16xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x8xf32> -> tensor<2x7x8xf32>, tensor<2x16x8xf32>, tensor<2x16xf32>
+  return %o : tensor<2x7x8xf32>
 }
