@@ -1397,8 +1397,7 @@ private:
     if (c.dataType.getIntOrFloatBitWidth() != 16 || !source.map ||
         source.featureType != c.dataType)
       return Value();
-    Value zeros = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(c.dataType)));
+    Value zeros = zerosLike(group);
     Value positive = arith::MaximumFOp::create(b, loc, group, zeros);
     switch (*source.map) {
     case FeatureMapKind::Relu:
@@ -1416,6 +1415,14 @@ private:
     default:
       return Value();
     }
+  }
+
+  /// A constant of zeros of the vector type of `vector`.
+  Value zerosLike(Value vector) {
+    auto type = cast<VectorType>(vector.getType());
+    return arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
   }
 
   /// The elements of a vector of an even number of 16-bit floats, in f32.
@@ -1461,12 +1468,9 @@ private:
         vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
                                /*nontemporal=*/false, llvm::MaybeAlign(16));
     if (Value features = packedFeatures(group, source)) {
-      Value zeros = arith::ConstantOp::create(
-          b, loc, type,
-          DenseElementsAttr::get(type, b.getZeroAttr(c.dataType)));
-      vector::StoreOp::create(b, loc, kb.select(valid, features, zeros), buffer,
-                              ValueRange{at}, /*nontemporal=*/false,
-                              llvm::MaybeAlign(16));
+      vector::StoreOp::create(
+          b, loc, kb.select(valid, features, zerosLike(group)), buffer,
+          ValueRange{at}, /*nontemporal=*/false, llvm::MaybeAlign(16));
       return;
     }
     SmallVector<Value> features;
