@@ -85,7 +85,6 @@ ONLY_FEATURES = {
     "linattn chunked bf16, wgmma chunks, 1 warpgroup": (128,),
     "linattn chunked bf16, sequence-parallel-blocks=384": (128,),
     "linattn recurrent f32, fitted registers": (128,),
-    "linattn chunked bf16, normalized, fitted registers": (128,),
 }
 # The prefill shapes the issue's targets name, first when a run has a budget
 # (--budget-s): FLA's B2·T16K·D128 (1.3x FLA, the shape furthest from the
@@ -400,8 +399,6 @@ NORMALIZED_VARIANTS = [
     ("linattn chunked bf16, normalized", "bf16", "", 2.5e-2),
     ("linattn chunked bf16, mma.sync, normalized", "bf16", "wgmma=false",
      2.5e-2),
-    ("linattn chunked bf16, normalized, fitted registers", "bf16",
-     "fit-registers=true", 2.5e-2),
 ]
 NORMALIZED_NOTES = {
     "linattn chunked bf16, normalized":
@@ -409,11 +406,6 @@ NORMALIZED_NOTES = {
         "chunk loop",
     "linattn chunked bf16, mma.sync, normalized":
         "the same with wgmma=false",
-    "linattn chunked bf16, normalized, fitted registers":
-        "the same with fit-registers=true: at D = 128 the segments' outputs "
-        "(sequence-parallel shapes) 197 registers, 2 blocks per SM -> 168 and "
-        "3; the chunk loop is held by its shared memory (timed at D = 128 "
-        "only: at D = 64 the default's code)",
 }
 
 

@@ -725,6 +725,21 @@ public:
     // This warp's group of the value tiles.
     int64_t tiles = c.shape.dvTile / 8 / c.shape.groups;
     Value tile0 = kb.mul(warpGroup(), kb.idx(8 * tiles));
+    // The lane's two rows (g and g + 8 of the row tile) and its first
+    // column: whether each row is in the sequence, where its first pair
+    // goes in O and that pair's column, once. Every pair of the lane is then
+    // a constant number of columns (8 a tile) from its row's first, so that
+    // its store needs no address arithmetic of its own (computed for each
+    // pair, under the branches that guard the stores, the row's offset took
+    // a 64-bit multiply per pair).
+    std::array<Value, 2> rowIn, lanePair;
+    Value laneColumn;
+    for (int64_t h = 0; h < 2; ++h) {
+      auto [t, d] = mb.position(r0, tile0, 2 * h);
+      rowIn[h] = within(t, tokens);
+      laneColumn = kb.add(colBaseOffset, toOffset(d));
+      lanePair[h] = elementAt(row(t0, t), dvOffset, laneColumn);
+    }
     for (int64_t j = 0; j < tiles; j += 2) {
       int64_t count = std::min<int64_t>(2, tiles - j);
       Value n0 = kb.add(tile0, kb.idx(8 * j));
@@ -756,8 +771,9 @@ public:
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
       for (int64_t i = 0; i < 4 * count; i += 2) {
-        // Values i and i + 1: columns col and col + 1 of one row.
-        auto [t, d] = mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
+        // Values i and i + 1: columns col and col + 1 of row h, `columns`
+        // from the lane's first.
+        int64_t h = i % 4 / 2, columns = 8 * (j + i / 4);
         SmallVector<Value, 2> values = {acc[i], acc[i + 1]};
         if (inverse)
           for (Value &value : values)
@@ -766,8 +782,8 @@ public:
         if (cs)
           for (int64_t e = 0; e < 2; ++e)
             values[e] = kb.fmul(values[e], unscale[2 * (i / 4) + e]);
-        Value col = kb.add(colBaseOffset, toOffset(d));
-        Value at = elementAt(row(t0, t), dvOffset, col);
+        Value col = kb.add(laneColumn, offset(columns));
+        Value at = kb.add(lanePair[h], offset(columns));
         auto storeEach = [&] {
           for (int64_t e = 0; e < 2; ++e) {
             Value column = kb.add(col, offset(e));
@@ -777,7 +793,7 @@ public:
             });
           }
         };
-        kb.ifThen(within(t, tokens), [&] {
+        kb.ifThen(rowIn[h], [&] {
           if (!pairs) {
             storeEach();
             return;

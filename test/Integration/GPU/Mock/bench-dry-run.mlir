@@ -13,7 +13,7 @@
 // ONLY128: prefill B8 H16 T4096 D64:
 // ONLY128-NOT: linattn-compile
 // ONLY128: prefill B2 H16 T16384 D128:
-// ONLY128-NEXT: linattn variants: linattn chunked bf16, sequence-parallel-blocks=384, linattn recurrent f32, fitted registers, linattn chunked bf16, normalized, fitted registers
+// ONLY128-NEXT: linattn variants: linattn chunked bf16, sequence-parallel-blocks=384, linattn recurrent f32, fitted registers
 // CHECK: plan (dry run: nothing is measured)
 // CHECK: prefill B8 H16 T4096 D64: compulsory bytes bf16 256 MiB, f32 512 MiB
 // CHECK: linattn-compile <8x16x4096x64_bf16.mlir> --target=cuda --pipeline=linattn-lower-to-nvvm{device-buffers=true} -o {{.*}} --shared=
