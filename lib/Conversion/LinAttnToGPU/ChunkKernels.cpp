@@ -1401,7 +1401,8 @@ private:
 
   /// The features of a group of 16-bit elements computed on the group, two
   /// elements an instruction (bf16x2, f16x2), or null where the elementwise
-  /// path must do it (f32 data, no map to apply, features of another type).
+  /// path must do it (f32 data, no map to apply, features of another type,
+  /// single elements).
   /// elu + 1 is max(x, 0) + exp(min(x, 0)): for x > 0, x + 1; otherwise
   /// exp(x) + 0. Only exp leaves the data type: min(x, 0) is extended to f32,
   /// exp'd by `exp2Approx` and rounded back, then the packed add rounds
@@ -1411,7 +1412,7 @@ private:
   Value packedFeatures(Value group, const FeatureSource &source) {
     auto type = cast<VectorType>(group.getType());
     if (c.dataType.getIntOrFloatBitWidth() != 16 || !source.map ||
-        source.featureType != c.dataType)
+        source.featureType != c.dataType || type.getNumElements() % 2 != 0)
       return Value();
     Value zeros = zerosLike(group);
     Value positive = arith::MaximumFOp::create(b, loc, group, zeros);
