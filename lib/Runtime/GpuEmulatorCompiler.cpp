@@ -230,6 +230,32 @@ private:
     k.programs[program].insts.push_back(std::move(in));
   }
 
+  /// An elementwise op on vectors (one word per element): `fn` once per
+  /// word, on the words of its one or two operands at the same position.
+  void emitPerWord(Operation &op, Handler fn, uint32_t program, int64_t imm = 0,
+                   int64_t imm2 = 0) {
+    uint32_t words = wordsOf(op.getResult(0).getType());
+    if (!words)
+      failCompile(k.name, &op, "a vector the emulator does not support");
+    uint32_t a = use(op.getOperand(0), &op).offset;
+    std::optional<uint32_t> b;
+    if (op.getNumOperands() > 1)
+      b = use(op.getOperand(1), &op).offset;
+    uint32_t r = define(op.getResult(0), &op).offset;
+    for (uint32_t w = 0; w < words; ++w) {
+      Inst in;
+      in.fn = fn;
+      in.op = &op;
+      in.a = a + w;
+      if (b)
+        in.b = *b + w;
+      in.r = r + w;
+      in.imm = imm;
+      in.imm2 = imm2;
+      emit(program, std::move(in));
+    }
+  }
+
   /// Whether `value` is a contractible mulf whose only use is a contractible
   /// addf that will fuse it.
   static bool isFusedMul(Value value) {
@@ -634,21 +660,8 @@ private:
         op.getNumOperands() == 2 && op.getDialect() &&
         op.getDialect()->getNamespace() == "arith") {
       if (Handler fn =
-              floatBinaryHandler(op, floatKind(vector.getElementType(), &op))) {
-        uint32_t a = use(op.getOperand(0), &op).offset;
-        uint32_t b = use(op.getOperand(1), &op).offset;
-        uint32_t r = define(op.getResult(0), &op).offset;
-        for (uint32_t w = 0; w < wordsOf(vector); ++w) {
-          Inst in;
-          in.fn = fn;
-          in.op = &op;
-          in.a = a + w;
-          in.b = b + w;
-          in.r = r + w;
-          emit(program, std::move(in));
-        }
-        return;
-      }
+              floatBinaryHandler(op, floatKind(vector.getElementType(), &op)))
+        return emitPerWord(op, fn, program);
     }
     if (scalarResult && isa<FloatType>(resultType) &&
         op.getNumOperands() == 1) {
@@ -718,22 +731,8 @@ private:
         in.imm2 = static_cast<int64_t>(to);
         return emit(program, std::move(in));
       }
-      uint32_t words = wordsOf(resultType);
-      if (!words)
-        failCompile(k.name, &op, "a vector the emulator does not support");
-      uint32_t a = use(op.getOperand(0), &op).offset;
-      uint32_t r = define(op.getResult(0), &op).offset;
-      for (uint32_t w = 0; w < words; ++w) {
-        Inst in;
-        in.fn = fn;
-        in.op = &op;
-        in.a = a + w;
-        in.r = r + w;
-        in.imm = static_cast<int64_t>(from);
-        in.imm2 = static_cast<int64_t>(to);
-        emit(program, std::move(in));
-      }
-      return;
+      return emitPerWord(op, fn, program, static_cast<int64_t>(from),
+                         static_cast<int64_t>(to));
     }
     if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp, arith::IndexCastOp,
             arith::IndexCastUIOp>(op)) {

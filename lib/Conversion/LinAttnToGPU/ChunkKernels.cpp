@@ -732,12 +732,12 @@ public:
     // its store needs no address arithmetic of its own (computed for each
     // pair, under the branches that guard the stores, the row's offset took
     // a 64-bit multiply per pair).
+    Value laneColumn =
+        kb.add(colBaseOffset, toOffset(mb.position(r0, tile0, 0).second));
     std::array<Value, 2> rowIn, lanePair;
-    Value laneColumn;
     for (int64_t h = 0; h < 2; ++h) {
-      auto [t, d] = mb.position(r0, tile0, 2 * h);
+      Value t = mb.position(r0, tile0, 2 * h).first;
       rowIn[h] = within(t, tokens);
-      laneColumn = kb.add(colBaseOffset, toOffset(d));
       lanePair[h] = elementAt(row(t0, t), dvOffset, laneColumn);
     }
     for (int64_t j = 0; j < tiles; j += 2) {
@@ -1412,26 +1412,22 @@ private:
   Value packedFeatures(Value group, const FeatureSource &source) {
     auto type = cast<VectorType>(group.getType());
     if (c.dataType.getIntOrFloatBitWidth() != 16 || !source.map ||
+        (*source.map != FeatureMapKind::Relu &&
+         *source.map != FeatureMapKind::Elu) ||
         source.featureType != c.dataType || type.getNumElements() % 2 != 0)
       return Value();
     Value zeros = zerosLike(group);
     Value positive = arith::MaximumFOp::create(b, loc, group, zeros);
-    switch (*source.map) {
-    case FeatureMapKind::Relu:
+    if (*source.map == FeatureMapKind::Relu)
       return positive;
-    case FeatureMapKind::Elu: {
-      Value negative = arith::MinimumFOp::create(b, loc, group, zeros);
-      auto wide = VectorType::get(type.getShape(), b.getF32Type());
-      SmallVector<Value> exps;
-      for (Value x : widen(negative))
-        exps.push_back(kb.exp(x, KernelBuilder::Exp::Approximate));
-      Value exp = arith::TruncFOp::create(
-          b, loc, type, vector::FromElementsOp::create(b, loc, wide, exps));
-      return arith::AddFOp::create(b, loc, exp, positive);
-    }
-    default:
-      return Value();
-    }
+    Value negative = arith::MinimumFOp::create(b, loc, group, zeros);
+    auto wide = VectorType::get(type.getShape(), b.getF32Type());
+    SmallVector<Value> exps;
+    for (Value x : widen(negative))
+      exps.push_back(kb.exp(x, KernelBuilder::Exp::Approximate));
+    Value exp = arith::TruncFOp::create(
+        b, loc, type, vector::FromElementsOp::create(b, loc, wide, exps));
+    return arith::AddFOp::create(b, loc, exp, positive);
   }
 
   /// A constant of zeros of the vector type of `vector`.
