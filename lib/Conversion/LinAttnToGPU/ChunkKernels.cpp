@@ -22,6 +22,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -1402,25 +1403,31 @@ private:
   /// The features of a group of 16-bit elements computed on the group, two
   /// elements an instruction (bf16x2, f16x2), or null where the elementwise
   /// path must do it (f32 data, no map to apply, features of another type,
-  /// single elements).
+  /// single elements). A group that is not `valid` was zero-filled by its
+  /// copy and its features are zeros.
   /// elu + 1 is max(x, 0) + exp(min(x, 0)): for x > 0, x + 1; otherwise
   /// exp(x) + 0. Only exp leaves the data type: min(x, 0) is extended to f32,
   /// exp'd by `exp2Approx` and rounded back, then the packed add rounds
   /// x + 1 (exp(0) is 1 exactly) or adds the zero, so every feature is
   /// rounded once, as the elementwise path rounds it; NaN stays NaN
-  /// (minimum and maximum propagate it). relu is max(x, 0) alone.
-  Value packedFeatures(Value group, const FeatureSource &source) {
+  /// (minimum and maximum propagate it). relu is max(x, 0) alone. Zeros
+  /// need no select: relu keeps them; elu takes min(x, −∞) for them, whose
+  /// exp is +0, so one select a group picks the bound of the minimum where
+  /// one a pair picked the features.
+  Value packedFeatures(Value group, const FeatureSource &source, Value valid) {
     auto type = cast<VectorType>(group.getType());
     if (c.dataType.getIntOrFloatBitWidth() != 16 || !source.map ||
         (*source.map != FeatureMapKind::Relu &&
          *source.map != FeatureMapKind::Elu) ||
         source.featureType != c.dataType || type.getNumElements() % 2 != 0)
       return Value();
-    Value zeros = zerosLike(group);
+    Value zeros = splatLike(group, 0.0);
     Value positive = arith::MaximumFOp::create(b, loc, group, zeros);
     if (*source.map == FeatureMapKind::Relu)
       return positive;
-    Value negative = arith::MinimumFOp::create(b, loc, group, zeros);
+    Value below = splatLike(group, -std::numeric_limits<double>::infinity());
+    Value negative = arith::MinimumFOp::create(b, loc, group,
+                                               kb.select(valid, zeros, below));
     auto wide = VectorType::get(type.getShape(), b.getF32Type());
     SmallVector<Value> exps;
     for (Value x : widen(negative))
@@ -1430,12 +1437,13 @@ private:
     return arith::AddFOp::create(b, loc, exp, positive);
   }
 
-  /// A constant of zeros of the vector type of `vector`.
-  Value zerosLike(Value vector) {
+  /// A constant of the vector type of `vector` whose elements are `value`.
+  Value splatLike(Value vector, double value) {
     auto type = cast<VectorType>(vector.getType());
     return arith::ConstantOp::create(
         b, loc, type,
-        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+        DenseElementsAttr::get(type,
+                               b.getFloatAttr(type.getElementType(), value)));
   }
 
   /// The elements of a vector of an even number of 16-bit floats, in f32.
@@ -1472,18 +1480,17 @@ private:
   }
 
   /// Replaces the group of staged elements at `at` of `buffer` by their
-  /// features, zeros where not `valid`, rounded as staging rounds them
-  /// (`storeShared`).
+  /// features, zeros where not `valid` (a group its copy zero-filled),
+  /// rounded as staging rounds them (`storeShared`).
   void mapInPlace(Value buffer, Value at, Value valid,
                   const FeatureSource &source) {
     auto type = VectorType::get({vectorWidth()}, c.dataType);
     Value group =
         vector::LoadOp::create(b, loc, type, buffer, ValueRange{at},
                                /*nontemporal=*/false, llvm::MaybeAlign(16));
-    if (Value features = packedFeatures(group, source)) {
-      vector::StoreOp::create(
-          b, loc, kb.select(valid, features, zerosLike(group)), buffer,
-          ValueRange{at}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    if (Value features = packedFeatures(group, source, valid)) {
+      vector::StoreOp::create(b, loc, features, buffer, ValueRange{at},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
       return;
     }
     SmallVector<Value> features;
