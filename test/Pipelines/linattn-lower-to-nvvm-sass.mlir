@@ -14,6 +14,7 @@
 // RUN: %cuobjdump --dump-resource-usage %t.chunked.cubin | FileCheck %s --check-prefix=CHUNKED-RES
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=LDSM
 // RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=LDG
+// RUN: %cuobjdump --dump-sass %t.chunked.cubin | FileCheck %s --check-prefix=STORES
 
 // CHUNKED: code for sm_90
 // CHUNKED-LABEL: Function : linattn_scan_chunked_forward_relu_normalized_7
@@ -47,6 +48,14 @@
 // LDG-COUNT-3: LDG.E.128
 // LDG-NOT: LDG.E.128
 // LDG: EXIT
+
+// The outputs of a tile pair: where the lane's rows and pairs are whole, four
+// unpredicated 4-byte stores, then the guarded stores of the other path.
+// STORES-LABEL: Function : linattn_scan_chunked_forward_elu_normalized_3
+// STORES-COUNT-4: {{\*/ +STG\.E desc\[UR[0-9]+\]\[R[0-9]+\.64(\+0x[0-9a-f]+)?\], R[0-9]+ ;}}
+// STORES-NOT: STG
+// STORES: {{@!?P[0-6] STG\.E desc}}
+// STORES: EXIT
 
 // No local memory (no spills, no stack). SHARED is ptxas' static size plus
 // the 1 KiB sm_90 reserves per block (linattn-lower-to-nvvm-chunked.mlir

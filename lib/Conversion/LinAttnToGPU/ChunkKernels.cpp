@@ -741,6 +741,16 @@ public:
       rowIn[h] = within(t, tokens);
       lanePair[h] = elementAt(row(t0, t), dvOffset, laneColumn);
     }
+    // Whether every store of the lane is a pair within the sequence and Dv
+    // (every chunk but the last, where Dv is whole tiles): the stores of a
+    // tile pair then go unguarded, under one branch.
+    Value whole;
+    if (pairs) {
+      Value lastColumn = kb.add(laneColumn, offset(8 * (tiles - 1)));
+      whole = arith::AndIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, rowIn[0], rowIn[1]),
+          arith::AndIOp::create(b, loc, pairs, kb.ult(lastColumn, dvOffset)));
+    }
     for (int64_t j = 0; j < tiles; j += 2) {
       int64_t count = std::min<int64_t>(2, tiles - j);
       Value n0 = kb.add(tile0, kb.idx(8 * j));
@@ -771,25 +781,38 @@ public:
       for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
-      for (int64_t i = 0; i < 4 * count; i += 2) {
-        // Values i and i + 1: columns col and col + 1 of row h, `columns`
-        // from the lane's first.
-        int64_t h = i % 4 / 2, columns = 8 * (j + i / 4);
-        SmallVector<Value, 2> values = {acc[i], acc[i + 1]};
+      // Values i and i + 1: columns col and col + 1 of row h = i % 4 / 2,
+      // 8 (j + i / 4) columns from the lane's first.
+      SmallVector<Value> values = acc;
+      for (int64_t i = 0; i < 4 * count; ++i) {
         if (inverse)
-          for (Value &value : values)
-            value =
-                kb.fmul(value, i % 4 < 2 ? inverse->first : inverse->second);
+          values[i] =
+              kb.fmul(values[i], i % 4 < 2 ? inverse->first : inverse->second);
         if (cs)
-          for (int64_t e = 0; e < 2; ++e)
-            values[e] = kb.fmul(values[e], unscale[2 * (i / 4) + e]);
-        Value col = kb.add(laneColumn, offset(columns));
-        Value at = kb.add(lanePair[h], offset(columns));
+          values[i] = kb.fmul(values[i], unscale[2 * (i / 4) + i % 2]);
+      }
+      auto pairAt = [&](int64_t i) {
+        return kb.add(lanePair[i % 4 / 2], offset(8 * (j + i / 4)));
+      };
+      auto storePair = [&](int64_t i) {
+        SmallVector<Value, 2> elements;
+        for (Value value : {values[i], values[i + 1]})
+          elements.push_back(convertFloat(b, loc, value, oType));
+        Value pair = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, oType), elements);
+        vector::StoreOp::create(
+            b, loc, pair, oBuf, ValueRange{toIndex(valueBase, pairAt(i))},
+            /*nontemporal=*/false, llvm::MaybeAlign(pairBytes));
+      };
+      auto storeGuarded = [&](int64_t i) {
+        int64_t h = i % 4 / 2;
+        Value col = kb.add(laneColumn, offset(8 * (j + i / 4)));
+        Value at = pairAt(i);
         auto storeEach = [&] {
           for (int64_t e = 0; e < 2; ++e) {
             Value column = kb.add(col, offset(e));
             kb.ifThen(kb.ult(column, dvOffset), [&] {
-              kb.store(values[e], oBuf,
+              kb.store(values[i + e], oBuf,
                        toIndex(valueBase, kb.add(at, offset(e))));
             });
           }
@@ -802,19 +825,19 @@ public:
           // col is even: with Dv even, col < Dv covers col + 1.
           kb.ifElse(
               arith::AndIOp::create(b, loc, pairs, kb.ult(col, dvOffset)),
-              [&] {
-                SmallVector<Value, 2> elements;
-                for (Value value : values)
-                  elements.push_back(convertFloat(b, loc, value, oType));
-                Value pair = vector::FromElementsOp::create(
-                    b, loc, VectorType::get({2}, oType), elements);
-                vector::StoreOp::create(
-                    b, loc, pair, oBuf, ValueRange{toIndex(valueBase, at)},
-                    /*nontemporal=*/false, llvm::MaybeAlign(pairBytes));
-              },
-              storeEach);
+              [&] { storePair(i); }, storeEach);
         });
+      };
+      auto storeAll = [&](function_ref<void(int64_t)> store) {
+        for (int64_t i = 0; i < 4 * count; i += 2)
+          store(i);
+      };
+      if (!whole) {
+        storeAll(storeGuarded);
+        continue;
       }
+      kb.ifElse(
+          whole, [&] { storeAll(storePair); }, [&] { storeAll(storeGuarded); });
     }
   }
 

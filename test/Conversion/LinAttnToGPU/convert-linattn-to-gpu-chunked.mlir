@@ -128,6 +128,15 @@
 // CHECK:   arith.mulf %{{.*}}, %[[INV]] : f32
 // A lane's two values of a row are one 4-byte store where the output is
 // 4-byte aligned and Dv even (tested once per block); one by one otherwise.
+// Where both of the lane's rows are in the sequence and all of its pairs in
+// Dv (tested once per chunk), a tile pair's four stores go unguarded.
+// CHECK:   scf.if %[[WHOLE:.*]] {
+// CHECK-COUNT-4: vector.store %{{.*}} {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.if %{{.*}} {
+// CHECK-NEXT: arith.cmpi ult
+// CHECK-NEXT: arith.andi
+// CHECK-NEXT: scf.if
 // CHECK:   vector.store %{{.*}} {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
 // CHECK:   } else {
 // CHECK:   memref.store %{{.*}} : memref<?xbf16>
