@@ -1770,15 +1770,26 @@ private:
            uint64_t(1) << 62;
   }
   /// A wgmma descriptor: (address + offset) >> 4 in bits 0-13 and `high`.
+  /// The shared address and `offset` are multiples of 16 and their sum is
+  /// below 2^18, so the field is address >> 4 plus offset >> 4 without a
+  /// carry out of it: the low word is one add of a constant to address >> 4,
+  /// which the steps of a product share, and the high word a constant (six
+  /// 64-bit operations a descriptor before, with the offset added to the
+  /// address).
   Value descriptor(Value address, int64_t offset, uint64_t high) {
-    Type i64 = b.getI64Type();
-    Value at = arith::IndexCastUIOp::create(b, loc, i64,
-                                            kb.add(address, kb.idx(offset)));
-    Value four = arith::ConstantIntOp::create(b, loc, i64, 4);
-    Value bits =
-        arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(high));
-    return arith::OrIOp::create(b, loc,
-                                arith::ShRUIOp::create(b, loc, at, four), bits);
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    auto constant = [&](Type type, uint64_t value) {
+      return arith::ConstantIntOp::create(b, loc, type,
+                                          static_cast<int64_t>(value));
+    };
+    Value field = arith::ShRUIOp::create(
+        b, loc, arith::IndexCastUIOp::create(b, loc, i32, address),
+        constant(i32, 4));
+    Value low = arith::AddIOp::create(
+        b, loc, field, constant(i32, (offset >> 4) + (high & 0xffffffff)));
+    Value highWord = constant(i64, high & ~uint64_t(0xffffffff));
+    return arith::OrIOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, i64, low), highWord);
   }
   /// The struct of the n / 2 f32 accumulators of an m64nNk16 wgmma.
   Type wgmmaAccumulatorType(int64_t n) {

@@ -36,7 +36,16 @@
 //  CHECK-NEXT: gpu.barrier
 //       CHECK: memref.extract_aligned_pointer_as_index
 //       CHECK: nvvm.wgmma.fence.aligned
-//       CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// A descriptor's low word is the shared address >> 4 plus a constant (the
+// step's offset >> 4 and the leading byte offset, 16 >> 4 in bit 16), shared
+// by the steps of a product; its high word the stride (1024 >> 4) and the
+// 128-byte swizzle, a constant.
+//       CHECK: %[[FIELD:.*]] = arith.shrui %{{.*}}, %c4_i32 : i32
+//  CHECK-NEXT: %[[LOW:.*]] = arith.addi %[[FIELD]], %c65536_i32 : i32
+//  CHECK-NEXT: %[[WORD:.*]] = arith.extui %[[LOW]] : i32 to i64
+//  CHECK-NEXT: %[[DESC:.*]] = arith.ori %[[WORD]], %c4611686293305294848_i64 : i64
+//       CHECK: nvvm.wgmma.mma_async %[[DESC]], %{{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+//       CHECK: arith.addi %[[FIELD]], %c65538_i32 : i32
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>]
 //  CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 //  CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
