@@ -605,6 +605,9 @@ public:
     // tiles load them (mma.sync): LLVM keeps a fragment from its load to its
     // last use, which a later pass over them would extend.
     bool fusedNormalizer = c.normalized && !c.wgmma;
+    // The lane's column less its row in a tile, for the causal mask.
+    Value laneShift =
+        arith::SubIOp::create(b, loc, to32(mb.pair), to32(mb.group));
     // With wgmma, the keys in blocks of kWgmmaKeys, each block's scores
     // masked and stored before the next is computed (all of a block's
     // accumulators are live at once).
@@ -627,11 +630,26 @@ public:
             std::tie(sumLo, sumHi) = addQueryNormalizerStep(
                 [&] { return aRegs; }, f0, c.shape.groups, sumLo, sumHi);
         }
+      // Key col is seen by row when col <= row. With wgmma that is pair -
+      // group + c <= r0 - n0, c the element's column offset less its row
+      // offset, in 32 bits (positions in a chunk), where the positions' own
+      // 64-bit compare took two instructions. (With mma.sync ptxas gave some
+      // kernels up to 57 more registers for it, losing blocks per SM.)
+      Value shift = arith::SubIOp::create(b, loc, to32(r0), to32(n0));
       for (int64_t i = 0; i < 8; ++i) {
         auto [row, col] =
             mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
+        int64_t offset = i % 2 + 8 * (i / 4) - (i % 4 >= 2 ? 8 : 0);
         Value causal =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
+            c.wgmma ? arith::CmpIOp::create(
+                          b, loc, arith::CmpIPredicate::sle,
+                          arith::AddIOp::create(
+                              b, loc, laneShift,
+                              arith::ConstantIntOp::create(
+                                  b, loc, b.getI32Type(), offset)),
+                          shift)
+                    : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                            col, row);
         acc[i] = kb.select(causal, acc[i], kb.fconst(0.0));
         if (!c.scoresInRegisters())
           storeShared(acc[i], ps, kb.add(kb.mul(row, ldC), col));
@@ -1165,6 +1183,10 @@ private:
   };
   using StagedGroup = SmallVector<StagedElements, 2>;
 
+  /// A position within a chunk (below 2^31) as an i32.
+  Value to32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+  }
   /// A global offset (from `featureBase` or `valueBase`): i32 with narrow
   /// offsets, index otherwise.
   Value toOffset(Value index) {

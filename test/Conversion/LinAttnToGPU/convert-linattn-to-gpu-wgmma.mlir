@@ -49,6 +49,11 @@
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>]
 //  CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 //  CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// The causal mask compares 32-bit positions: the lane's column less its row
+// plus the element's offset, against the tile's row less its key.
+//       CHECK: %[[SHIFT:.*]] = arith.subi %{{.*}}, %{{.*}} : i32
+//       CHECK: arith.cmpi sle, %{{.*}}, %[[SHIFT]] : i32
+//  CHECK-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 //       CHECK: nvvm.wgmma.fence.aligned
 //       CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 //       CHECK: nvvm.wgmma.fence.aligned
