@@ -596,6 +596,24 @@ def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
     return case
 
 
+# The unit roundoff of each data type.
+UNIT_ROUNDOFF = {"bf16": 2.0**-8, "f16": 2.0**-11, "f32": 2.0**-24,
+                 "f64": 2.0**-53}
+
+
+def well_posed_eps(a, a_terms, eps, dtype):
+    """`eps`, or where a row's denominator Σa + eps is within 8u Σ|a| of 0
+    (u the data type's unit roundoff: the rounded scores can then sum to
+    any sign, 0 included, and the output to anything) the least eps that
+    puts every row's denominator that far above 0: a normalized form is
+    only as defined as its denominators are."""
+    sums = np.sum(a, axis=-1)
+    margin = 8 * UNIT_ROUNDOFF[dtype] * np.sum(a_terms, axis=-1)
+    if np.all(np.abs(sums + eps) >= margin):
+        return eps
+    return float(np.max(margin - sums))
+
+
 def quadratic_kernel_case(kind, batch, n, m, d, dv, scale, eps, dtype="f32"):
     """feature_map on raw q and k, then non-causal scores (with `scale`) and
     apply_scores: the quadratic form that the CPU kernel pass reassociates
@@ -606,19 +624,21 @@ def quadratic_kernel_case(kind, batch, n, m, d, dv, scale, eps, dtype="f32"):
     qt, kt, vt = (ttype(x.shape, (), dtype) for x in (q, k, v))
     at = ttype(batch + (n, m), (), dtype)
     ot = ttype(batch + (n, dv), (), dtype)
-    norm = f" normalize(eps = {eps:e})" if eps else ""
+    fq, fk = kernel_features(kind, q, k, dtype)
+    a = ref.scores(fq, fk, scale=scale)
+    a_terms = abs(scale) * (np.abs(fq) @ np.swapaxes(np.abs(fk), -1, -2))
+    if eps:
+        eps = well_posed_eps(a, a_terms, eps, dtype)
+    norm = f" normalize(eps = {eps:.17e})" if eps else ""
     body = feature_map_lines(kind, qt, kt) + [
             f"%a = linattn.scores %fq, %fk scale({scale:e}) : {qt}, {kt} -> {at}",
             f"%o = linattn.apply_scores %a, %v{norm} : {at}, {vt} -> {ot}"]
-    fq, fk = kernel_features(kind, q, k, dtype)
-    a = ref.scores(fq, fk, scale=scale)
     case = Case(name, [("q", qt), ("k", kt), ("v", vt)], body, [("%o", ot)],
                 [q, k, v], [ref.apply_scores(a, f64(v), eps)],
                 kernel_tolerance(dtype, dtype))
     # Identity features' scores can cancel, and a negative scale can bring a
     # row sum close to -eps: errors are relative to the magnitude of what the
     # scores sum and to what the division magnifies, not to the output alone.
-    a_terms = abs(scale) * (np.abs(fq) @ np.swapaxes(np.abs(fk), -1, -2))
     case.scales = [ref.apply_scores_magnitude(a, f64(v), eps, a_terms)]
     return case
 
