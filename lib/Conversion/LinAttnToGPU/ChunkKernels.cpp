@@ -651,8 +651,16 @@ public:
                     : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                             col, row);
         acc[i] = kb.select(causal, acc[i], kb.fconst(0.0));
-        if (!c.scoresInRegisters())
+        // A lane's two scores of a row (columns 2t, 2t + 1, rows of an even
+        // pitch) as one store, rounded as a pair: stored one by one, their
+        // selects went after the rounding, each score rounded alone and the
+        // pair packed.
+        bool pairs = c.ldC() % 2 == 0;
+        if (!c.scoresInRegisters() && !pairs)
           storeShared(acc[i], ps, kb.add(kb.mul(row, ldC), col));
+        else if (!c.scoresInRegisters() && i % 2 == 1)
+          storeShared({acc[i - 1], acc[i]}, ps,
+                      kb.add(kb.mul(row, ldC), kb.sub(col, kb.idx(1))));
         if (i % 4 < 2)
           sumLo = kb.fadd(sumLo, acc[i]);
         else

@@ -33,10 +33,13 @@ func.func @rows(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: te
 
 // F = 160 takes chunks of 32 and two warps per row tile, each with half the
 // keys of the scores: P·V needs all of them, so the scores stay in shared
-// memory (their 32 x 40 tile after V_c), with or without the option.
+// memory (their 32 x 40 tile after V_c), with or without the option: each
+// lane's pair of a row rounded together and stored as one.
 // CHECK-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
-//  CHECK-SAME: workgroup(%{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1280xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-//   CHECK-NOT: vector<2xf32> to vector<2xbf16>
+//  CHECK-SAME: workgroup(%{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PS:.*]] : memref<1280xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//       CHECK: %[[SCORES:.*]] = arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+//  CHECK-NEXT: vector.store %[[SCORES]], %[[PS]][%{{.*}}] {alignment = 4 : i64} : memref<1280xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+//   CHECK-NOT: vector.bitcast %[[SCORES]]
 //       CHECK: gpu.return
 func.func @groups(%fq: tensor<2x100x160xbf16>, %fk: tensor<2x100x160xbf16>, %v: tensor<2x100x40xbf16>) -> tensor<2x100x40xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x100x160xbf16>, tensor<2x100x160xbf16>, tensor<2x100x40xbf16> -> tensor<2x100x40xbf16>, tensor<2x160x40xf32>, tensor<2x160xf32>
