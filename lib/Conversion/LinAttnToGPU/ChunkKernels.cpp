@@ -605,9 +605,25 @@ public:
     // tiles load them (mma.sync): LLVM keeps a fragment from its load to its
     // last use, which a later pass over them would extend.
     bool fusedNormalizer = c.normalized && !c.wgmma;
-    // The lane's column less its row in a tile, for the causal mask.
-    Value laneShift =
-        arith::SubIOp::create(b, loc, to32(mb.pair), to32(mb.group));
+    // Key col is seen by row when col <= row. With wgmma that is pair -
+    // group + c <= r0 - n0, c the element's column offset less its row
+    // offset, in 32 bits (positions in a chunk), where the positions' own
+    // 64-bit compare took two instructions. (With mma.sync ptxas gave some
+    // kernels up to 57 more registers for it, losing blocks per SM.)
+    Value laneShift;
+    if (c.wgmma)
+      laneShift = arith::SubIOp::create(b, loc, to32(mb.pair), to32(mb.group));
+    auto seen = [&](Value row, Value col, Value shift, int64_t i) -> Value {
+      if (!c.wgmma)
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col,
+                                     row);
+      int64_t offset = i % 2 + 8 * (i / 4) - (i % 4 >= 2 ? 8 : 0);
+      Value lane = arith::AddIOp::create(
+          b, loc, laneShift,
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset));
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lane,
+                                   shift);
+    };
     // With wgmma, the keys in blocks of kWgmmaKeys, each block's scores
     // masked and stored before the next is computed (all of a block's
     // accumulators are live at once).
@@ -630,35 +646,18 @@ public:
             std::tie(sumLo, sumHi) = addQueryNormalizerStep(
                 [&] { return aRegs; }, f0, c.shape.groups, sumLo, sumHi);
         }
-      // Key col is seen by row when col <= row. With wgmma that is pair -
-      // group + c <= r0 - n0, c the element's column offset less its row
-      // offset, in 32 bits (positions in a chunk), where the positions' own
-      // 64-bit compare took two instructions. (With mma.sync ptxas gave some
-      // kernels up to 57 more registers for it, losing blocks per SM.)
-      Value shift = arith::SubIOp::create(b, loc, to32(r0), to32(n0));
+      Value shift;
+      if (c.wgmma)
+        shift = arith::SubIOp::create(b, loc, to32(r0), to32(n0));
       for (int64_t i = 0; i < 8; ++i) {
         auto [row, col] =
             mb.position(r0, kb.add(n0, kb.idx(8 * (i / 4))), i % 4);
-        int64_t offset = i % 2 + 8 * (i / 4) - (i % 4 >= 2 ? 8 : 0);
-        Value causal =
-            c.wgmma ? arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::sle,
-                          arith::AddIOp::create(
-                              b, loc, laneShift,
-                              arith::ConstantIntOp::create(
-                                  b, loc, b.getI32Type(), offset)),
-                          shift)
-                    : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                            col, row);
-        acc[i] = kb.select(causal, acc[i], kb.fconst(0.0));
-        // A lane's two scores of a row (columns 2t, 2t + 1, rows of an even
-        // pitch) as one store, rounded as a pair: stored one by one, their
-        // selects went after the rounding, each score rounded alone and the
-        // pair packed.
-        bool pairs = c.ldC() % 2 == 0;
-        if (!c.scoresInRegisters() && !pairs)
-          storeShared(acc[i], ps, kb.add(kb.mul(row, ldC), col));
-        else if (!c.scoresInRegisters() && i % 2 == 1)
+        acc[i] = kb.select(seen(row, col, shift, i), acc[i], kb.fconst(0.0));
+        // A lane's two scores of a row (columns 2t, 2t + 1; the pitch, a
+        // chunk and its padding, is even) as one store, rounded as a pair:
+        // stored one by one, their selects went after the rounding, each
+        // score rounded alone and the pair packed.
+        if (!c.scoresInRegisters() && i % 2 == 1)
           storeShared({acc[i - 1], acc[i]}, ps,
                       kb.add(kb.mul(row, ldC), kb.sub(col, kb.idx(1))));
         if (i % 4 < 2)
