@@ -194,6 +194,8 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, 3 copy stages", "bf16", "copy-stages=3", 2.5e-2),
     ("linattn chunked bf16, 4 states copy stages", "bf16",
      "states-copy-stages=4", 2.5e-2),
+    ("linattn chunked bf16, states unsplit", "bf16",
+     "states-feature-split=false", 2.5e-2),
     ("linattn chunked bf16, bulk copies", "bf16", "bulk-copies=true", 2.5e-2),
     ("linattn chunked bf16, states unbounded", "bf16",
      "states-min-blocks-per-sm=0", 2.5e-2),
@@ -330,6 +332,12 @@ LINATTN_NOTES = {
         "blocks per H100 SM either way, as the registers allow); the chunk "
         "loops as the default's. Batch-parallel shapes run the default's "
         "kernels",
+    "linattn chunked bf16, states unsplit":
+        "states-feature-split=false: at D = 128 the segment states' two "
+        "blocks of a head and segment each of all 128 features and 64 "
+        "value columns, both mapping and reading all of φ(K_c), as before "
+        "the default shared the features out (64 each, all 128 columns); "
+        "D = 64 and batch-parallel shapes run the default's kernels",
     "linattn chunked bf16, wgmma chunks":
         "wgmma-chunks=true: at D = 128 chunks of 64 instead of 32 on two "
         "warpgroups, scores and state update by wgmma (V_c swizzled too), "

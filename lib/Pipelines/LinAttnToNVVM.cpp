@@ -67,6 +67,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.asyncCopies = options.asyncCopies;
   kernels.copyStages = options.copyStages;
   kernels.statesCopyStages = options.statesCopyStages;
+  kernels.statesFeatureSplit = options.statesFeatureSplit;
   kernels.bulkCopies = options.bulkCopies;
   kernels.wgmma = options.wgmma;
   kernels.wgmmaChunks = options.wgmmaChunks;

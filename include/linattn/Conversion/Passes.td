@@ -506,6 +506,13 @@ def ConvertLinAttnToGPUPass
            "only (the sequence-parallel scan's segment states, the linear "
            "form's key-value summaries), within 96 KiB of their own shared "
            "memory">,
+    Option<"statesFeatureSplit", "states-feature-split", "bool",
+           /*default=*/"true",
+           "Where the value columns take several tiles (16-bit data without "
+           "wgmma, static Dv), the chunked kernels that stage keys and "
+           "values only share out the features between their blocks, each "
+           "with all the value columns, so that each φ(K_c) is mapped and "
+           "read once">,
     Option<"bulkCopies", "bulk-copies", "bool", /*default=*/"false",
            "With async copies on sm_90 and later, the chunked kernels stage "
            "whole chunks by bulk copies (the TMA unit, one per row of a tile "

@@ -277,6 +277,15 @@ struct LinAttnLowerToNVVMOptions
                      "states, the linear form's key-value summaries), within "
                      "96 KiB of their own shared memory"),
       llvm::cl::init(2)};
+  PassOptions::Option<bool> statesFeatureSplit{
+      *this, "states-feature-split",
+      llvm::cl::desc("Where the value columns take several tiles (16-bit "
+                     "data without wgmma, static Dv), the chunked kernels "
+                     "that stage keys and values only share out the "
+                     "features between their blocks, each with all the "
+                     "value columns, so that each φ(K_c) is mapped and "
+                     "read once"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> bulkCopies{
       *this, "bulk-copies",
       llvm::cl::desc("With async copies on sm_90 and later, the chunked "

@@ -130,11 +130,14 @@ public:
   /// hide more latency and take more registers).
   /// The block walks scan positions [begin, end) of batch element `batch`.
   /// `shared` holds the buffers of `chunkSharedBuffers(c, tiles)`; the
-  /// global buffers of tiles the kernel does not stage are null.
+  /// global buffers of tiles the kernel does not stage are null. With
+  /// `c.featureSplit` > 1 the block stages features [featureColumn,
+  /// featureColumn + F) of rows of c.rowFeatures().
   ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
                ChunkTiles tiles, ValueRange shared, Value qBuf, Value kBuf,
                Value vBuf, Value n, Value dv, Value batch, Value colBase,
-               Value begin, Value end, int64_t stageBatch)
+               Value begin, Value end, int64_t stageBatch,
+               Value featureColumn = Value())
       : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
         kb(rewriter, loc, c.stateType),
         mb(kb, c.dataType, c.splitTF32, laneOf(kb)), qBuf(qBuf), kBuf(kBuf),
@@ -206,7 +209,9 @@ public:
     Value first = kb.mul(batch, n);
     Value lowest =
         c.reverse ? kb.sub(kb.add(first, n), end) : kb.add(first, begin);
-    featureBase = kb.mul(lowest, kb.idx(c.features));
+    featureBase = kb.mul(lowest, kb.idx(c.rowFeatures()));
+    if (featureColumn)
+      featureBase = kb.add(featureBase, featureColumn);
     valueBase = kb.mul(lowest, dv);
   }
 
@@ -334,7 +339,7 @@ public:
     Value barrier = barrierAt(slot);
     forEachGroup(c.shape.chunk, [&](Value t) {
       auto at = [&](int64_t column) {
-        return elementAt(row(t0, t), offset(c.features), offset(column));
+        return elementAt(row(t0, t), offset(c.rowFeatures()), offset(column));
       };
       Value src = kb.mul(toIndex(featureBase, at(0)), kb.idx(c.dataBytes()));
       Value dst = kb.mul(featureIndex(base, t, zero), kb.idx(c.dataBytes()));
@@ -343,7 +348,8 @@ public:
           continue;
         kb.bulkCopy(kb.add(kb.pointerOf(staged), dst),
                     kb.add(kb.pointerOf(global), src), barrier, rowBytes);
-        prefetchRow(global, featureBase, t, c.features, kb.idx(c.features), at);
+        prefetchRow(global, featureBase, t, c.features, kb.idx(c.rowFeatures()),
+                    at);
       }
     });
   }
@@ -1265,7 +1271,7 @@ private:
              auto [t, f] = stagedGroup(i, c.features, width, featurePitch());
              Value valid = within(t, count);
              Value at = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
-                                  offset(c.features), toOffset(f));
+                                  offset(c.rowFeatures()), toOffset(f));
              auto features = [&](Value buffer, const FeatureSource &source) {
                SmallVector<Value, 8> xs = loadElements(
                    buffer, featureBase, at, width,
@@ -1284,10 +1290,10 @@ private:
                Value rowStart = kb.eq(f, zero);
                if (qs)
                  prefetchGroup(qBuf, featureBase, at, t, rowStart, Value(),
-                               kb.idx(c.features));
+                               kb.idx(c.rowFeatures()));
                if (ks)
                  prefetchGroup(kBuf, featureBase, at, t, rowStart, Value(),
-                               kb.idx(c.features));
+                               kb.idx(c.rowFeatures()));
              }
              return loaded;
            });
@@ -1404,7 +1410,7 @@ private:
         width,
         [&](Value t, Value f, Value valid) {
           Value offsetAt = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
-                                     offset(c.features), toOffset(f));
+                                     offset(c.rowFeatures()), toOffset(f));
           Value at = toIndex(featureBase, offsetAt);
           Value slot = featureIndex(base, t, f);
           Value elements = kb.select(valid, all, none);
@@ -1415,7 +1421,7 @@ private:
               continue;
             copyGroup(global, at, staged, slot, elements);
             prefetchGroup(global, featureBase, offsetAt, t, rowStart, Value(),
-                          kb.idx(c.features));
+                          kb.idx(c.rowFeatures()));
           }
         },
         count);
@@ -2075,16 +2081,22 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
         n = args[4], dv = args[5], perSegment = args[6], segments = args[7];
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
-  Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
+  // Grid y: the value tiles, each split over c.featureSplit blocks.
+  Value y = kb.blockId(gpu::Dimension::y);
+  Value split = kb.idx(c.featureSplit);
+  Value valueTile = kb.divU(y, split);
+  Value feature0 = kb.mul(kb.remU(y, split), kb.idx(c.features));
+  Value colBase = kb.mul(valueTile, kb.idx(c.shape.dvTile));
   Value segment = kb.blockId(gpu::Dimension::z);
-  // The first value tile's blocks also sum the keys.
-  Value keyBlock = kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0));
+  // The first value tile's blocks also sum the keys (of their features).
+  Value keyBlock = kb.eq(valueTile, kb.idx(0));
   auto [begin, end] = segmentRange(kb, c, n, segment, perSegment);
   SmallVector<Value> shared(kernel.getWorkgroupAttributions());
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::Keys, shared, Value(), kBuf,
-                 vBuf, n, dv, batch, colBase, begin, end, /*stageBatch=*/8);
+                 vBuf, n, dv, batch, colBase, begin, end, /*stageBatch=*/8,
+                 c.featureSplit > 1 ? feature0 : Value());
   Value tid = e.threadIndex();
-  Value cF = kb.idx(c.features);
+  Value cF = kb.idx(c.features), rowF = kb.idx(c.rowFeatures());
   // Features tid + j·T of the key sums, j < keyParts (none when neither the
   // denominators nor the final normalizer use them).
   int64_t keyParts =
@@ -2130,16 +2142,17 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
         return next;
       });
 
-  Value slot = kb.add(kb.mul(batch, segments), segment);
+  // The block's rows of the segment's F x Dv state and F normalizer.
+  Value slot =
+      kb.add(kb.mul(kb.add(kb.mul(batch, segments), segment), rowF), feature0);
   e.forEachStateElement([&](Value f, Value d, unsigned s) {
     Value col = kb.add(colBase, d);
-    Value at = kb.add(kb.mul(kb.add(kb.mul(slot, cF), f), dv), col);
+    Value at = kb.add(kb.mul(kb.add(slot, f), dv), col);
     kb.ifThen(kb.ult(col, dv), [&] { kb.store(sums[s], hBuf, at); });
   });
   for (int64_t j = 0; j < keyParts; ++j)
     kb.ifThen(keyFeatureValid(j), [&] {
-      kb.store(sums[fragments + j], zBuf,
-               kb.add(kb.mul(slot, cF), keyFeature(j)));
+      kb.store(sums[fragments + j], zBuf, kb.add(slot, keyFeature(j)));
     });
   return kernel;
 }

@@ -122,6 +122,31 @@ gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
   return kernel;
 }
 
+/// Shares out K's features between blocks of the segment states kernel
+/// `states` (a config of the scan's, `featureSplit` 1) where the value
+/// columns take several of its tiles: split s blocks of F / s features and
+/// s value tiles each, instead of one value tile of all F features, hold
+/// the same state fragments per thread and stage as many elements, but map
+/// a 1/s share of each φ(K_c) and read it once rather than s times, where
+/// V_c is read s times instead (the map is elementwise). Static Dv of 2 to
+/// 4 value tiles in 16-bit data without wgmma (whose staging takes F a
+/// multiple of 64), into tiles of at most 128 columns and F / s a multiple
+/// of 16.
+static void splitStatesFeatures(ChunkedScanConfig &states, int64_t dv) {
+  int64_t dvTile = states.shape.dvTile;
+  if (states.wgmma || states.dataBytes() != 2 || ShapedType::isDynamic(dv) ||
+      dv <= dvTile)
+    return;
+  int64_t split = llvm::divideCeil(dv, dvTile);
+  if (split > 4 || dvTile * split > 128 ||
+      states.features % (16 * split) != 0 ||
+      (dvTile * split / 8) % states.shape.warps != 0)
+    return;
+  states.featureSplit = split;
+  states.features /= split;
+  states.shape.dvTile *= split;
+}
+
 /// Whether the chunk loops of `c` take wgmma (`options.wgmma`): 16-bit data,
 /// F a multiple of 64 (rows of whole 128-byte swizzle blocks) and chunks of
 /// 64 tokens (wgmma's M; the four row tiles of a key group are one
@@ -304,10 +329,15 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // staging loop more registers: 127 instead of 96 at F = 64, and spills
   // in tf32), the scan has no chunk loop.
   gpu::GPUFuncOp statesKernel, scanKernel;
+  ChunkedScanConfig states = wide;
+  if (options.statesFeatureSplit)
+    splitStatesFeatures(states, vType.getShape().back());
+  Value statesTiles =
+      h.mul(h.atLeastOne(divideCeil(dv, index(states.shape.dvTile))),
+            index(states.featureSplit));
   auto parallel = [&](const ChunkedScanConfig &config, Value perSegment,
                       Value segments) -> SmallVector<Value> {
     if (!statesKernel) {
-      ChunkedScanConfig states = wide;
       chooseCopyStages(states, options.statesCopyStages, ChunkTiles::Keys);
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),
                                         name("segment_states", c), states);
@@ -318,9 +348,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     }
     gpu::GPUFuncOp outputsKernel =
         chunkLoop("segment_outputs", config, /*segmented=*/true);
-    return launchSegments(op, {statesKernel, scanKernel, outputsKernel},
-                          c.q.tensor, c.k.tensor, values, batch, tiles,
-                          perSegment, segments, c.threads());
+    return launchSegments(
+        op, {statesKernel, scanKernel, outputsKernel, statesTiles}, c.q.tensor,
+        c.k.tensor, values, batch, tiles, perSegment, segments, c.threads());
   };
 
   // The variant for `segments` segments of `perSegment` chunks:
@@ -456,12 +486,18 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   Value perSegment, segments;
   std::tie(perSegment, segments) =
       h.segments(h.mul(batch, tiles), chunks, options.sequenceParallelBlocks);
+  ChunkedScanConfig split = c;
+  if (options.statesFeatureSplit)
+    splitStatesFeatures(split, vType.getShape().back());
+  Value blocks =
+      h.mul(h.atLeastOne(h.divideCeil(dv, h.constant(split.shape.dvTile))),
+            h.constant(split.featureSplit));
   std::string suffix = mapName(k).str();
-  chooseCopyStages(c, options.statesCopyStages, ChunkTiles::Keys);
-  gpu::GPUFuncOp states =
-      buildSegmentStates(rewriter, loc, kernels(),
-                         kernelName("linattn_kv_summary_chunked_" + suffix), c);
-  boundStatesRegisters(states, c, options.statesMinBlocksPerSM);
+  chooseCopyStages(split, options.statesCopyStages, ChunkTiles::Keys);
+  gpu::GPUFuncOp states = buildSegmentStates(
+      rewriter, loc, kernels(),
+      kernelName("linattn_kv_summary_chunked_" + suffix), split);
+  boundStatesRegisters(states, split, options.statesMinBlocksPerSM);
 
   // One segment writes S and z directly (their layout is that of one
   // segment's sums); several write [batch, segments, ...] sums that a
@@ -489,7 +525,7 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   }
   sums.scalars({m, dv, perSegment, segments});
   SmallVector<Value> results =
-      sums.launch(states, {batch, tiles, segments}, c.threads());
+      sums.launch(states, {batch, blocks, segments}, split.threads());
   if (!single) {
     gpu::GPUFuncOp total =
         buildSegmentScan(rewriter, loc, kernels(),

@@ -970,6 +970,10 @@ private:
   /// The kernels of a sequence-parallel scan.
   struct SegmentKernels {
     gpu::GPUFuncOp states, prefix, outputs;
+    /// The states kernel's blocks per batch element and segment where they
+    /// are not the outputs kernel's `tiles` (`buildSegmentStates` with
+    /// `featureSplit`).
+    Value statesTiles = {};
   };
   /// Launches a sequence-parallel scan computing the results of `op` at the
   /// current insertion point (see the definition); returns what

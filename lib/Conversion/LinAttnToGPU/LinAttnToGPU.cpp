@@ -171,7 +171,9 @@ SmallVector<Value> Converter::launchSegments(ScanOp op,
           ? segments
           : rewriter.createOrFold<arith::SubIOp>(loc, segments, h.constant(1));
   SmallVector<Value> sums = contributions.launch(
-      kernels.states, {batch, tiles, contributing}, threads);
+      kernels.states,
+      {batch, kernels.statesTiles ? kernels.statesTiles : tiles, contributing},
+      threads);
 
   // The scan over the segments.
   LaunchBuilder prefix(rewriter, loc, module);
@@ -1097,6 +1099,7 @@ struct ConvertLinAttnToGPUPass
     o.asyncCopies = asyncCopies;
     o.copyStages = copyStages;
     o.statesCopyStages = statesCopyStages;
+    o.statesFeatureSplit = statesFeatureSplit;
     o.bulkCopies = bulkCopies;
     o.wgmma = wgmma;
     o.wgmmaChunks = wgmmaChunks;
@@ -1135,6 +1138,7 @@ struct ConvertLinAttnToGPUPass
     opts.asyncCopies = asyncCopies;
     opts.copyStages = copyStages;
     opts.statesCopyStages = statesCopyStages;
+    opts.statesFeatureSplit = statesFeatureSplit;
     opts.bulkCopies = bulkCopies;
     opts.wgmma = wgmma;
     opts.wgmmaChunks = wgmmaChunks;

@@ -55,9 +55,10 @@
 //       SYNC: gpu.return
 // Sequence-parallel: the segment outputs walk their chunks as the chunk
 // loops do; the segment states, which stage φ(K_c) and V_c only, take
-// states-copy-stages within their own 96 KiB: four slots, 53248 B.
+// states-copy-stages within their own 96 KiB: four slots, 53248 B (φ(K_c)
+// of their 64 features, V_c of all 128 columns: states-feature-split).
 // SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
-//  SEG-SAME: workgroup(%{{.*}} : memref<17408xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//  SEG-SAME: workgroup(%{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<17408xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 //       SEG: nvvm.cp.async.wait.group 3
 // SEG-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
 //  SEG-SAME: workgroup(%{{.*}} : memref<13056xbf16,
@@ -65,7 +66,7 @@
 // states-copy-stages alone: the segment states in three slots, the chunk
 // loops in two.
 // STATES-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
-//  STATES-SAME: workgroup(%{{.*}} : memref<13056xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<6912xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//  STATES-SAME: workgroup(%{{.*}} : memref<6912xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<13056xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 //       STATES: nvvm.cp.async.wait.group 2
 // STATES-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
 //  STATES-SAME: workgroup(%{{.*}} : memref<8704xbf16,
@@ -119,9 +120,10 @@
 //   ONE-BULK-NOT:   llvm.inline_asm
 //       ONE-BULK: gpu.return
 // The segment states take states-copy-stages (two slots by default, the
-// next chunk in flight, no prefetch), the segment outputs one.
+// next chunk in flight, no prefetch; 64 features and 128 value columns a
+// block), the segment outputs one.
 // ONE-SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
-//  ONE-SEG-SAME: workgroup(%{{.*}} : memref<8704xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//  ONE-SEG-SAME: workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8704xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 //    ONE-SEG-NOT: llvm.inline_asm
 //        ONE-SEG: nvvm.cp.async.wait.group 1
 //    ONE-SEG-NOT: llvm.inline_asm

@@ -187,6 +187,12 @@ struct LinAttnToGPUKernelOptions {
   /// in flight per block) is what they are for. Off (2) until a GPU has
   /// measured it.
   int64_t statesCopyStages = 2;
+  /// The kernels that stage φ(K_c) and V_c only share out the features
+  /// between their blocks where the value columns take several tiles: at
+  /// Dv = 128 in tiles of 64 (F = 128), two blocks of 64 features and all
+  /// 128 columns each instead of two of 128 features and 64 columns, which
+  /// both mapped and read all of φ(K_c). See `splitStatesFeatures`.
+  bool statesFeatureSplit = true;
   /// With `asyncCopies` on sm_90 and later, the chunked kernels stage whole
   /// chunks by bulk copies: `cp.async.bulk` (the TMA unit) of each row of
   /// the tiles whose rows are padded (φ(Q_c), φ(K_c) unless wgmma swizzles

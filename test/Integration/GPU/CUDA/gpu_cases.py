@@ -547,6 +547,14 @@ def chunked_cases():
         few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, dtype="bf16"), 8),
         few_blocks(cc.kernel_case("elu", (1, 2), 4097, 64, 64, EPS, reverse=True,
                                   init=True, dyn=(2,), dtype="f16"), 8),
+        # 16 segments whose states kernels share out the features (F = 128:
+        # two blocks of 64 features and all of Dv = 100, past the 64 columns
+        # of the other kernels' tiles), reverse with an initial state, and
+        # unnormalized.
+        few_blocks(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS, reverse=True,
+                                  init=True, dtype="f16"), 64),
+        few_blocks(cc.kernel_case("elu", (2,), 1000, 128, 100, None, dtype="bf16"),
+                   64),
     ]
     # Synchronous staging (async-copies=false; the other cases copy by
     # cp.async, the default): one chunk, a partial last one, even and odd
