@@ -508,8 +508,8 @@ def ConvertLinAttnToGPUPass
            "memory">,
     Option<"statesFeatureSplit", "states-feature-split", "bool",
            /*default=*/"true",
-           "Where the value columns take several tiles (16-bit data without "
-           "wgmma, static Dv), the chunked kernels that stage keys and "
+           "Where the value columns take several tiles (without wgmma, "
+           "static Dv), the chunked kernels that stage keys and "
            "values only share out the features between their blocks, each "
            "with all the value columns, so that each φ(K_c) is mapped and "
            "read once">,

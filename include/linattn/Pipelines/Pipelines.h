@@ -279,8 +279,8 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(2)};
   PassOptions::Option<bool> statesFeatureSplit{
       *this, "states-feature-split",
-      llvm::cl::desc("Where the value columns take several tiles (16-bit "
-                     "data without wgmma, static Dv), the chunked kernels "
+      llvm::cl::desc("Where the value columns take several tiles (without "
+                     "wgmma, static Dv), the chunked kernels "
                      "that stage keys and values only share out the "
                      "features between their blocks, each with all the "
                      "value columns, so that each φ(K_c) is mapped and "

@@ -129,12 +129,16 @@ gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
 /// the same state fragments per thread and stage as many elements, but map
 /// a 1/s share of each φ(K_c) and read it once rather than s times, where
 /// V_c is read s times instead (the map is elementwise). Static Dv of 2 to
-/// 4 value tiles in 16-bit data without wgmma (whose staging takes F a
-/// multiple of 64), into tiles of at most 128 columns and F / s a multiple
-/// of 16.
+/// 4 value tiles without wgmma (whose staging takes F a multiple of 64),
+/// into tiles of at most 128 columns and F / s a multiple of 16: the tiles'
+/// rows keep their padding or unit swizzle, which are the same for 128
+/// columns as for 64 (16-bit data: 16 bytes, rows 8 words apart modulo
+/// 32 in f32, `valueRowPadding`). Not tf32x3: its normalized kernels at
+/// F = Dv = 128, split, spilled 52 bytes within the registers of three
+/// blocks per SM (`boundStatesRegisters`).
 static void splitStatesFeatures(ChunkedScanConfig &states, int64_t dv) {
   int64_t dvTile = states.shape.dvTile;
-  if (states.wgmma || states.dataBytes() != 2 || ShapedType::isDynamic(dv) ||
+  if (states.wgmma || states.splitTF32 || ShapedType::isDynamic(dv) ||
       dv <= dvTile)
     return;
   int64_t split = llvm::divideCeil(dv, dvTile);
@@ -198,8 +202,11 @@ static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                                  const ChunkedScanConfig &c, int64_t asked) {
   int64_t threads = c.threads(), blocks = asked;
   if (asked < 0) {
-    bool applies = c.dataBytes() == 2 ? c.features == 64 || c.features == 128
-                                      : c.dataType.isF32() && c.features == 128;
+    // Split kernels (`splitStatesFeatures`) by the features of K's rows:
+    // their fragments per thread are those of the unsplit ones.
+    int64_t features = c.rowFeatures();
+    bool applies = c.dataBytes() == 2 ? features == 64 || features == 128
+                                      : c.dataType.isF32() && features == 128;
     if (!applies)
       return;
     int64_t registers = llvm::alignTo(

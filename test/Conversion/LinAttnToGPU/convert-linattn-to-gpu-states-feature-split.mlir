@@ -1,6 +1,7 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="states-feature-split=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=UNSPLIT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32x3=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TF32X3
 
 // The segment states of F = 128 and Dv = 128, whose chunk loops take value
 // tiles of 64 columns (chunks of 32, four warps): two blocks of a head and
@@ -56,8 +57,10 @@ func.func @split(%q: tensor<2x?x128xbf16>, %k: tensor<2x?x128xbf16>, %v: tensor<
 // -----
 
 // Not split: a dynamic Dv (the tiles it takes are not known), Dv within one
-// value tile, f32 data (tf32's tiles), and F = 64 on wgmma (whose swizzled
-// staging takes F a multiple of 64).
+// value tile, and F = 64 on wgmma (whose swizzled staging takes F a
+// multiple of 64). f32 data on tf32 splits: φ(K_c) 32 x (64 + 4) and V_c
+// 32 x 128 words (unit-swizzled, as the 64 columns were) in two slots; on
+// tf32x3 it does not (split, its normalized kernels spilled).
 
 // CHECK-LABEL: func.func @dynamic_dv(
 //       CHECK: gpu.func @linattn_scan_segment_states_forward_elu_0(
@@ -89,8 +92,13 @@ func.func @one_tile(%q: tensor<2x?x128xbf16>, %k: tensor<2x?x128xbf16>, %v: tens
 
 // TF32-LABEL: func.func @f32_data(
 //       TF32: gpu.func @linattn_scan_segment_states_forward_elu_0(
-//   TF32-NOT:   arith.remui %block_id_y
-//       TF32:   gpu.return
+//  TF32-SAME:     workgroup(%{{.*}} : memref<4352xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+//       TF32:   arith.remui %block_id_y, %c2 : index
+// TF32X3-LABEL: func.func @f32_data(
+//       TF32X3: gpu.func @linattn_scan_segment_states_forward_elu_0(
+//  TF32X3-SAME:     workgroup(%{{.*}} : memref<8448xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+//   TF32X3-NOT:   arith.remui %block_id_y
+//       TF32X3:   gpu.return
 func.func @f32_data(%q: tensor<2x?x128xf32>, %k: tensor<2x?x128xf32>, %v: tensor<2x?x128xf32>) -> tensor<2x?x128xf32> {
   %fq = linattn.feature_map elu %q : tensor<2x?x128xf32> -> tensor<2x?x128xf32>
   %fk = linattn.feature_map elu %k : tensor<2x?x128xf32> -> tensor<2x?x128xf32>

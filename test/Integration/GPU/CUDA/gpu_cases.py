@@ -757,6 +757,10 @@ def chunked_cases():
                                                 init=True)), 2),
         few_blocks(row_tile_warps(with_tf32(cc.kernel_case(
             "relu", (2,), 1000, 64, 40, EPS, reverse=True)), 2), 8),
+        # 16 segments whose states kernels share out the features (two
+        # blocks of 64 and all of Dv = 100).
+        few_blocks(with_tf32(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS,
+                                            reverse=True)), 64),
         # tf32 needs sm_80: strict f32 on older chips.
         older_chip(with_tf32(cc.kernel_case("elu", (2,), 129, 64, 64, EPS))),
     ]
@@ -771,6 +775,8 @@ def chunked_cases():
         with_tf32x3(cc.kernel_case("elu", (2,), 100, 32, 40, EPS, reverse=True)),
         few_blocks(with_tf32x3(cc.kernel_case("relu", (2,), 1000, 128, 100, EPS,
                                               init=True)), 8),
+        few_blocks(with_tf32x3(cc.kernel_case("elu", (2,), 1000, 128, 100, None)),
+                   64),
         batch_parallel(with_tf32x3(cc.kernel_case("elu", (1, 2), 4097, 64, 64,
                                                   None, dyn=(2,)))),
         batch_parallel(with_tf32x3(cc.kernel_case("elu", (2,), 129, 160, 72, EPS,
