@@ -787,8 +787,15 @@ def chunked_shape(config, shared, threads, row, instructions):
     # own. tf32 rows of V_c take 8 elements of padding where they fit, none
     # (swizzled) where a row is whole 128-byte segments, 4 otherwise; DT is
     # a power of two.
+    # With states-feature-split its blocks take F / s features (s = 1 to 4)
+    # and s value tiles: the s for which φ(K_c) is a chunk of 16, 32 or 64
+    # rows.
     states = len(shared) == 2
     slots = config.states_slots if states else config.slots
+    if states:
+        f = next(f // s for s in (1, 2, 3, 4) if f % (16 * s) == 0 and
+                 shared[0] % (slots * size * (f // s + pad)) == 0 and
+                 shared[0] // (slots * size * (f // s + pad)) in (16, 32, 64))
     chunk = shared[0] // (slots * size * (f + pad))
     row = shared[1 if states else 2] // (slots * size * chunk)
     dv_tile = next(row - p for p in (0, pad, 2 * pad)
@@ -803,7 +810,8 @@ def chunked_shape(config, shared, threads, row, instructions):
     section = mma_section(instructions)
     smix = mix(section)
     lds = smix["LDS.16"] + smix["LDS.32"] + smix["LDS.64/128"] + smix["LDSM"]
-    return dict(chunk=chunk, dv_tile=dv_tile, warps=warps, tc_flops=tc_flops,
+    return dict(chunk=chunk, dv_tile=dv_tile, features=f, warps=warps,
+                tc_flops=tc_flops,
                 cuda_flops=cuda_flops,
                 tc_share=tc_flops / (tc_flops + cuda_flops),
                 mma_instructions=smix["total"],
@@ -819,7 +827,7 @@ def write_reports(rows, meta, out_dir):
               "blocks_per_sm", "limits", "occupancy", "limiter", "fill",
               "ahead", "fits_blocks", "fits_registers"] + \
         ["sass_" + c for c in CLASSES] + ["sass_total"] + \
-        ["chunk", "dv_tile", "warps", "tc_flops", "cuda_flops", "tc_share",
+        ["chunk", "features", "dv_tile", "warps", "tc_flops", "cuda_flops", "tc_share",
          "mma_instructions", "mma_lds", "mma_lds16", "mma_pack"]
     with open(csv_path, "w", newline="") as out:
         w = csv.DictWriter(out, fieldnames=fields)
@@ -936,25 +944,29 @@ def write_reports(rows, meta, out_dir):
         md.append("")
         chunked = [r for r in chip_rows if "chunk" in r]
         if chunked:
-            md.append("Chunked kernels. C and DT (chunk, value tile) as the "
+            md.append("Chunked kernels. C, F and DT (chunk, features and "
+                      "value tile of a block) as the "
                       "conversion picked them (it lowers the chunk when F·C "
                       "does not fit its register and shared-memory budget, so "
-                      "chunk-size=64 at F = 128 gives C = 32); HMMA flops per chunk and block "
+                      "chunk-size=64 at F = 128 gives C = 32; the segment "
+                      "states share out the features where Dv takes several "
+                      "value tiles, states-feature-split); HMMA flops per chunk and block "
                       "= HMMAs per warp × warps × 4096 (m16n8k16); CUDA-core "
                       "flops per chunk = 2·C·F (normalizer) + C·F (z) + C² "
                       "(row sums) + C·DT (scaling), none unnormalized; the "
                       "MMA section is the "
                       "SASS from the first HMMA to the last.\n")
-            md.append("| configuration | C | DT | warps | HMMA/warp | HMMA "
+            md.append("| configuration | C | F | DT | warps | HMMA/warp | HMMA "
                       "flops/chunk | CUDA-core flops/chunk | tensor-core "
                       "share | MMA-section instr. | per HMMA | shared loads "
                       "per HMMA | of them 16-bit | pack per HMMA |")
             md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-                      "---:|---:|---:|")
+                      "---:|---:|---:|---:|")
             for r in chunked:
                 h = r["mix"]["HMMA"]
                 md.append(
-                    f"| {r['config']} | {r['chunk']} | {r['dv_tile']} | "
+                    f"| {r['config']} | {r['chunk']} | {r['features']} | "
+                    f"{r['dv_tile']} | "
                     f"{r['warps']} | {h} | {r['tc_flops']} | "
                     f"{r['cuda_flops']} | {r['tc_share']:.1%} | "
                     f"{r['mma_instructions']} | "
