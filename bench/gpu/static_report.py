@@ -787,13 +787,13 @@ def chunked_shape(config, shared, threads, row, instructions):
     # own. tf32 rows of V_c take 8 elements of padding where they fit, none
     # (swizzled) where a row is whole 128-byte segments, 4 otherwise; DT is
     # a power of two.
-    # With states-feature-split its blocks take F / s features (s = 1 to 4)
+    # With states-feature-split its blocks take F / s features (s = 1, 2, 4)
     # and s value tiles: the s for which φ(K_c) is a chunk of 16, 32 or 64
     # rows.
     states = len(shared) == 2
     slots = config.states_slots if states else config.slots
     if states:
-        f = next(f // s for s in (1, 2, 3, 4) if f % (16 * s) == 0 and
+        f = next(f // s for s in (1, 2, 4) if f % (16 * s) == 0 and
                  shared[0] % (slots * size * (f // s + pad)) == 0 and
                  shared[0] // (slots * size * (f // s + pad)) in (16, 32, 64))
     chunk = shared[0] // (slots * size * (f + pad))

@@ -128,12 +128,12 @@ gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
 /// s value tiles each, instead of one value tile of all F features, hold
 /// the same state fragments per thread and stage as many elements, but map
 /// a 1/s share of each φ(K_c) and read it once rather than s times, where
-/// V_c is read s times instead (the map is elementwise). Static Dv of 2 to
-/// 4 value tiles without wgmma (whose staging takes F a multiple of 64),
-/// into tiles of at most 128 columns and F / s a multiple of 16: the tiles'
-/// rows keep their padding or unit swizzle, which are the same for 128
-/// columns as for 64 (16-bit data: 16 bytes, rows 8 words apart modulo
-/// 32 in f32, `valueRowPadding`). Not tf32x3: its normalized kernels at
+/// V_c is read s times instead (the map is elementwise). Static Dv of 2 or
+/// 4 value tiles (tiles stay powers of two) without wgmma (whose staging takes
+/// F a multiple of 64), into tiles of at most 128 columns and F / s a multiple
+/// of 16: the tiles' rows keep their padding or unit swizzle, which are the
+/// same for 128 columns as for 64 (16-bit data: 16 bytes, rows 8 words apart
+/// modulo 32 in f32, `valueRowPadding`). Not tf32x3: its normalized kernels at
 /// F = Dv = 128, split, spilled 52 bytes within the registers of three
 /// blocks per SM (`boundStatesRegisters`).
 static void splitStatesFeatures(ChunkedScanConfig &states, int64_t dv) {
@@ -142,7 +142,7 @@ static void splitStatesFeatures(ChunkedScanConfig &states, int64_t dv) {
       dv <= dvTile)
     return;
   int64_t split = llvm::divideCeil(dv, dvTile);
-  if (split > 4 || dvTile * split > 128 ||
+  if (!llvm::isPowerOf2_64(split) || split > 4 || dvTile * split > 128 ||
       states.features % (16 * split) != 0 ||
       (dvTile * split / 8) % states.shape.warps != 0)
     return;

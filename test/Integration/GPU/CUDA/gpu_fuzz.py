@@ -8,6 +8,7 @@ range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
 min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
 row-tile-warps, copy-stages, states-copy-stages, states-min-blocks-per-sm,
+states-feature-split,
 bulk-copies, fit-registers (which only a GPU run compiles: emulated, the
 kernels are interpreted and never reach ptxas),
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
@@ -83,6 +84,7 @@ def chunked_options(d, tf32, *groups):
         ("states-copy-stages=1", "states-copy-stages=3",
          "states-copy-stages=4"),
         ("states-min-blocks-per-sm=0", "states-min-blocks-per-sm=4"),
+        ("states-feature-split=false",),
         ("bulk-copies=true",), ("fit-registers=true",), *groups)
 
 
