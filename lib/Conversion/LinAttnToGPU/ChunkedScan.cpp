@@ -339,11 +339,11 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   ChunkedScanConfig states = wide;
   if (options.statesFeatureSplit)
     splitStatesFeatures(states, vType.getShape().back());
-  Value statesTiles =
-      h.mul(h.atLeastOne(divideCeil(dv, index(states.shape.dvTile))),
-            index(states.featureSplit));
   auto parallel = [&](const ChunkedScanConfig &config, Value perSegment,
                       Value segments) -> SmallVector<Value> {
+    Value statesTiles =
+        h.mul(h.atLeastOne(divideCeil(dv, index(states.shape.dvTile))),
+              index(states.featureSplit));
     if (!statesKernel) {
       chooseCopyStages(states, options.statesCopyStages, ChunkTiles::Keys);
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),

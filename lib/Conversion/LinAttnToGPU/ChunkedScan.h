@@ -153,10 +153,10 @@ struct ChunkedScanConfig {
   /// or the tiles are rounded to tf32 as they are staged.
   bool splitTF32 = false;
 
-  /// Blocks that share out K's features in the segment states kernel
-  /// (`statesFeatureSplit`): with more than one, `features` is each block's
-  /// share of the rowFeatures() features of K's rows, and a block's state
-  /// tile those rows of S.
+  /// Blocks that share out K's features in the keys-only kernels (option
+  /// `states-feature-split`, `splitStatesFeatures`): with more than one,
+  /// `features` is each block's share of the rowFeatures() features of K's
+  /// rows, and a block's state tile those rows of S.
   int64_t featureSplit = 1;
   int64_t rowFeatures() const { return features * featureSplit; }
 
