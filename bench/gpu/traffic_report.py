@@ -73,6 +73,16 @@ def configurations():
                "sequence-parallel: segment states, scan, chunk loop"),
         Config("chunked-bf16-d128", "causal", "bf16",
                "sequence-parallel-blocks=0", d128, "F = 128"),
+        Config("chunked-bf16-d128-segments", "causal", "bf16",
+               "sequence-parallel-blocks=16 min-segment-tokens=0", d128,
+               "F = 128 sequence-parallel: the segment states' two blocks of "
+               "a head each take 64 features and all 128 value columns "
+               "(states-feature-split)"),
+        Config("chunked-bf16-d128-segments-unsplit", "causal", "bf16",
+               "sequence-parallel-blocks=16 min-segment-tokens=0 "
+               "states-feature-split=false", d128,
+               "the same with the segment states' blocks each of all 128 "
+               "features and 64 value columns"),
         Config("chunked-bf16-d128-value-tile-128", "causal", "bf16",
                "sequence-parallel-blocks=0 value-tile=128", d128,
                "F = 128, one block of 128 value columns"),
