@@ -202,11 +202,13 @@ static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                                  const ChunkedScanConfig &c, int64_t asked) {
   int64_t threads = c.threads(), blocks = asked;
   if (asked < 0) {
-    // Split kernels (`splitStatesFeatures`) by the features of K's rows:
-    // their fragments per thread are those of the unsplit ones.
-    int64_t features = c.rowFeatures();
-    bool applies = c.dataBytes() == 2 ? features == 64 || features == 128
-                                      : c.dataType.isF32() && features == 128;
+    // Split kernels (`splitStatesFeatures`) by their own features in
+    // 16-bit data (F = 256 in two blocks of 128: 168 registers, 3 blocks,
+    // where ptxas alone took 226 normalized), in f32 by K's (F = 128 in
+    // two blocks of 64).
+    bool applies = c.dataBytes() == 2
+                       ? c.features == 64 || c.features == 128
+                       : c.dataType.isF32() && c.rowFeatures() == 128;
     if (!applies)
       return;
     int64_t registers = llvm::alignTo(

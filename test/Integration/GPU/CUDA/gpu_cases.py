@@ -555,6 +555,9 @@ def chunked_cases():
                                   init=True, dtype="f16"), 64),
         few_blocks(cc.kernel_case("elu", (2,), 1000, 128, 100, None, dtype="bf16"),
                    64),
+        # F = 256, Dv = 64 (value tiles of 32): two blocks of 128 features.
+        few_blocks(cc.kernel_case("elu", (2,), 1000, 256, 64, EPS, dtype="bf16"),
+                   64),
     ]
     # Synchronous staging (async-copies=false; the other cases copy by
     # cp.async, the default): one chunk, a partial last one, even and odd
