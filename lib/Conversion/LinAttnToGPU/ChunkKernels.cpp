@@ -2143,16 +2143,16 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
       });
 
   // The block's rows of the segment's F x Dv state and F normalizer.
-  Value slot =
+  Value row0 =
       kb.add(kb.mul(kb.add(kb.mul(batch, segments), segment), rowF), feature0);
   e.forEachStateElement([&](Value f, Value d, unsigned s) {
     Value col = kb.add(colBase, d);
-    Value at = kb.add(kb.mul(kb.add(slot, f), dv), col);
+    Value at = kb.add(kb.mul(kb.add(row0, f), dv), col);
     kb.ifThen(kb.ult(col, dv), [&] { kb.store(sums[s], hBuf, at); });
   });
   for (int64_t j = 0; j < keyParts; ++j)
     kb.ifThen(keyFeatureValid(j), [&] {
-      kb.store(sums[fragments + j], zBuf, kb.add(slot, keyFeature(j)));
+      kb.store(sums[fragments + j], zBuf, kb.add(row0, keyFeature(j)));
     });
   return kernel;
 }

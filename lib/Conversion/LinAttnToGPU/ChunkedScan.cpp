@@ -122,33 +122,45 @@ gpukernels::buildSegmentScan(RewriterBase &rewriter, Location loc,
   return kernel;
 }
 
-/// Shares out K's features between blocks of the segment states kernel
-/// `states` (a config of the scan's, `featureSplit` 1) where the value
-/// columns take several of its tiles: split s blocks of F / s features and
-/// s value tiles each, instead of one value tile of all F features, hold
-/// the same state fragments per thread and stage as many elements, but map
-/// a 1/s share of each φ(K_c) and read it once rather than s times, where
-/// V_c is read s times instead (the map is elementwise). Static Dv of 2 or
-/// 4 value tiles (tiles stay powers of two) without wgmma (whose staging takes
-/// F a multiple of 64), into tiles of at most 128 columns and F / s a multiple
-/// of 16: the tiles' rows keep their padding or unit swizzle, which are the
-/// same for 128 columns as for 64 (16-bit data: 16 bytes, rows 8 words apart
-/// modulo 32 in f32, `valueRowPadding`). Not tf32x3: its normalized kernels at
+/// The config of the keys-only kernel (segment states, key-value summary)
+/// of the kernels of `c`, for `dv` value columns. With
+/// `states-feature-split`, where Dv takes s = 2 or 4 of c's value tiles, its
+/// blocks share out K's features: s blocks of F / s features and s value
+/// tiles each, instead of s of all F features and one tile. They hold the
+/// same state fragments per thread and stage as many elements, but each
+/// maps and reads only its share of φ(K_c) (the maps are elementwise); V_c
+/// is read s times instead. Only for a static Dv, without wgmma (whose
+/// staging takes F a multiple of 64), into tiles of at most 128 columns
+/// (their rows keep the padding or unit swizzle of 64, `valueRowPadding`)
+/// and F / s a multiple of 16; not for tf32x3, whose normalized kernels at
 /// F = Dv = 128, split, spilled 52 bytes within the registers of three
 /// blocks per SM (`boundStatesRegisters`).
-static void splitStatesFeatures(ChunkedScanConfig &states, int64_t dv) {
-  int64_t dvTile = states.shape.dvTile;
-  if (states.wgmma || states.splitTF32 || ShapedType::isDynamic(dv) ||
-      dv <= dvTile)
-    return;
+static ChunkedScanConfig
+keysOnlyConfig(const LinAttnToGPUKernelOptions &options,
+               const ChunkedScanConfig &c, int64_t dv) {
+  ChunkedScanConfig keys = c;
+  int64_t dvTile = c.shape.dvTile;
+  if (!options.statesFeatureSplit || c.wgmma || c.splitTF32 ||
+      ShapedType::isDynamic(dv) || dv <= dvTile)
+    return keys;
   int64_t split = llvm::divideCeil(dv, dvTile);
   if (!llvm::isPowerOf2_64(split) || split > 4 || dvTile * split > 128 ||
-      states.features % (16 * split) != 0 ||
-      (dvTile * split / 8) % states.shape.warps != 0)
-    return;
-  states.featureSplit = split;
-  states.features /= split;
-  states.shape.dvTile *= split;
+      c.features % (16 * split) != 0 ||
+      (dvTile * split / 8) % c.shape.warps != 0)
+    return keys;
+  keys.featureSplit = split;
+  keys.features /= split;
+  keys.shape.dvTile *= split;
+  return keys;
+}
+
+/// The blocks of the keys-only kernel of config `keys` per batch element
+/// and segment (grid y): its value tiles of `dv` columns, each in
+/// `featureSplit` blocks.
+static Value keysOnlyBlocks(HostIndex &h, const ChunkedScanConfig &keys,
+                            Value dv) {
+  return h.mul(h.atLeastOne(h.divideCeil(dv, h.constant(keys.shape.dvTile))),
+               h.constant(keys.featureSplit));
 }
 
 /// Whether the chunk loops of `c` take wgmma (`options.wgmma`): 16-bit data,
@@ -202,7 +214,7 @@ static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                                  const ChunkedScanConfig &c, int64_t asked) {
   int64_t threads = c.threads(), blocks = asked;
   if (asked < 0) {
-    // Split kernels (`splitStatesFeatures`) by their own features in
+    // Split kernels (`keysOnlyConfig`) by their own features in
     // 16-bit data (F = 256 in two blocks of 128: 168 registers, 3 blocks,
     // where ptxas alone took 226 normalized), in f32 by K's (F = 128 in
     // two blocks of 64).
@@ -338,14 +350,11 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // staging loop more registers: 127 instead of 96 at F = 64, and spills
   // in tf32), the scan has no chunk loop.
   gpu::GPUFuncOp statesKernel, scanKernel;
-  ChunkedScanConfig states = wide;
-  if (options.statesFeatureSplit)
-    splitStatesFeatures(states, vType.getShape().back());
+  ChunkedScanConfig states =
+      keysOnlyConfig(options, wide, vType.getShape().back());
   auto parallel = [&](const ChunkedScanConfig &config, Value perSegment,
                       Value segments) -> SmallVector<Value> {
-    Value statesTiles =
-        h.mul(h.atLeastOne(divideCeil(dv, index(states.shape.dvTile))),
-              index(states.featureSplit));
+    Value statesTiles = keysOnlyBlocks(h, states, dv);
     if (!statesKernel) {
       chooseCopyStages(states, options.statesCopyStages, ChunkTiles::Keys);
       statesKernel = buildSegmentStates(rewriter, loc, kernels(),
@@ -495,12 +504,7 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   Value perSegment, segments;
   std::tie(perSegment, segments) =
       h.segments(h.mul(batch, tiles), chunks, options.sequenceParallelBlocks);
-  ChunkedScanConfig split = c;
-  if (options.statesFeatureSplit)
-    splitStatesFeatures(split, vType.getShape().back());
-  Value blocks =
-      h.mul(h.atLeastOne(h.divideCeil(dv, h.constant(split.shape.dvTile))),
-            h.constant(split.featureSplit));
+  ChunkedScanConfig split = keysOnlyConfig(options, c, vType.getShape().back());
   std::string suffix = mapName(k).str();
   chooseCopyStages(split, options.statesCopyStages, ChunkTiles::Keys);
   gpu::GPUFuncOp states = buildSegmentStates(
@@ -533,8 +537,8 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
     sums.output(flat, {slots});
   }
   sums.scalars({m, dv, perSegment, segments});
-  SmallVector<Value> results =
-      sums.launch(states, {batch, blocks, segments}, split.threads());
+  SmallVector<Value> results = sums.launch(
+      states, {batch, keysOnlyBlocks(h, split, dv), segments}, split.threads());
   if (!single) {
     gpu::GPUFuncOp total =
         buildSegmentScan(rewriter, loc, kernels(),

@@ -154,7 +154,7 @@ struct ChunkedScanConfig {
   bool splitTF32 = false;
 
   /// Blocks that share out K's features in the keys-only kernels (option
-  /// `states-feature-split`, `splitStatesFeatures`): with more than one,
+  /// `states-feature-split`, `keysOnlyConfig`): with more than one,
   /// `features` is each block's share of the rowFeatures() features of K's
   /// rows, and a block's state tile those rows of S.
   int64_t featureSplit = 1;

@@ -191,7 +191,7 @@ struct LinAttnToGPUKernelOptions {
   /// between their blocks where the value columns take several tiles: at
   /// Dv = 128 in tiles of 64 (F = 128), two blocks of 64 features and all
   /// 128 columns each instead of two of 128 features and 64 columns, which
-  /// both mapped and read all of φ(K_c). See `splitStatesFeatures`.
+  /// both mapped and read all of φ(K_c). See `keysOnlyConfig`.
   bool statesFeatureSplit = true;
   /// With `asyncCopies` on sm_90 and later, the chunked kernels stage whole
   /// chunks by bulk copies: `cp.async.bulk` (the TMA unit) of each row of
