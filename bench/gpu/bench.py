@@ -86,6 +86,15 @@ ONLY_FEATURES = {
     "linattn chunked bf16, sequence-parallel-blocks=384": (128,),
     "linattn recurrent f32, fitted registers": (128,),
 }
+# Variants whose kernels differ from the default's only on the shapes this
+# predicate of (B, H, T, F, Dv) accepts.
+ONLY_SHAPES = {
+    # The default narrows the value tiles of a batch-parallel grid where
+    # tiles of 32 columns stay within one block per H100 SM and the sequence
+    # is too short for segments of 1024 tokens.
+    "linattn chunked bf16, small grids unnarrowed":
+        lambda b, h, t, d, dv: b * h * -(-dv // 32) <= 132 and t < 2048,
+}
 # The prefill shapes the issue's targets name, first when a run has a budget
 # (--budget-s): FLA's B2·T16K·D128 (1.3x FLA, the shape furthest from the
 # HBM floor), then T = 16K (the HBM floor, 5x SDPA), then the rest in
@@ -196,6 +205,8 @@ LINATTN_VARIANTS = [
      "states-copy-stages=4", 2.5e-2),
     ("linattn chunked bf16, states unsplit", "bf16",
      "states-feature-split=false", 2.5e-2),
+    ("linattn chunked bf16, small grids unnarrowed", "bf16",
+     "small-grid-value-tile=0", 2.5e-2),
     ("linattn chunked bf16, bulk copies", "bf16", "bulk-copies=true", 2.5e-2),
     ("linattn chunked bf16, states unbounded", "bf16",
      "states-min-blocks-per-sm=0", 2.5e-2),
@@ -338,6 +349,12 @@ LINATTN_NOTES = {
         "value columns, both mapping and reading all of φ(K_c), as before "
         "the default shared the features out (64 each, all 128 columns); "
         "D = 64 and batch-parallel shapes run the default's kernels",
+    "linattn chunked bf16, small grids unnarrowed":
+        "small-grid-value-tile=0: a sequence too short for segments keeps "
+        "value tiles of 64 columns however few blocks that makes (B8·H8·T1K·"
+        "D64: 64 blocks on 132 SMs), where the default takes tiles of 32 "
+        "while their grid stays within one block per SM (128 blocks there); "
+        "the other shapes run the default's kernels",
     "linattn chunked bf16, wgmma chunks":
         "wgmma-chunks=true: at D = 128 chunks of 64 instead of 32 on two "
         "warpgroups, scores and state update by wgmma (V_c swizzled too), "
@@ -847,11 +864,13 @@ def fla_function(name):
 def prefill_variants(variants, shape):
     """`variants` for a prefill shape: all of them where F = Dv (those of
     ONLY_FEATURES at their feature sizes), those of WIDE_FEATURE_IMPLS where
-    the features are wider."""
+    the features are wider; those of ONLY_SHAPES where it accepts the
+    shape."""
     b, h, t, d, dv = dims(shape)
     return [x for x in variants
-            if (d == dv and d in ONLY_FEATURES.get(x[0], (d,)))
-            or x[0] in WIDE_FEATURE_IMPLS]
+            if ((d == dv and d in ONLY_FEATURES.get(x[0], (d,)))
+                or x[0] in WIDE_FEATURE_IMPLS)
+            and ONLY_SHAPES.get(x[0], lambda *_: True)(b, h, t, d, dv)]
 
 
 def run_prefill(bench, shape, tmp):

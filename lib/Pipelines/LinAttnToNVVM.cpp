@@ -56,6 +56,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.linearKernel = options.linearKernel;
   kernels.chunkSize = options.chunkSize;
   kernels.valueTile = options.valueTile;
+  kernels.smallGridValueTile = options.smallGridValueTile;
   kernels.rowTileWarps = options.rowTileWarps;
   kernels.minBlocksPerSM = options.minBlocksPerSM;
   kernels.statesMinBlocksPerSM = options.statesMinBlocksPerSM;

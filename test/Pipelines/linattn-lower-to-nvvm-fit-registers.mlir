@@ -5,8 +5,10 @@
 // that bound (.minnctapersm).
 //
 // What the pass finds, from the kernels as the pipeline makes them (sm_90;
-// sequence-parallel-blocks forces the segments' kernels at B = 8):
-// RUN: linattn-opt %s --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000000" --mlir-print-ir-before=gpu-module-to-binary -o /dev/null 2> %t.nvvm.mlir
+// sequence-parallel-blocks forces the segments' kernels at B = 8, and
+// small-grid-value-tile=0 keeps the batch-parallel chunk loop's tiles of 64
+// columns, which such a target would narrow):
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000000 small-grid-value-tile=0" --mlir-print-ir-before=gpu-module-to-binary -o /dev/null 2> %t.nvvm.mlir
 // RUN: linattn-opt %t.nvvm.mlir --linattn-gpu-fit-registers="cuda-path=%cuda_path remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 //
 // The normalized F = 128 bf16 scan: the chunk loops (batch-parallel and the
@@ -23,7 +25,7 @@
 
 // The pipeline with the pass: the bounds are in the PTX, and ptxas meets
 // them without spilling.
-// RUN: linattn-opt %s --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000000 fit-registers=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000000 small-grid-value-tile=0 fit-registers=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90a -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %cuobjdump --dump-resource-usage %t.cubin | FileCheck %s --check-prefix=RES

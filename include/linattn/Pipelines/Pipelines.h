@@ -194,6 +194,14 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Widest value tile of the chunked scan kernel (8, 16, "
                      "32, 64 or 128 columns per block)"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> smallGridValueTile{
+      *this, "small-grid-value-tile",
+      llvm::cl::desc("Value tile of the chunked scan's batch-parallel kernel "
+                     "where its grid in tiles this wide stays within half "
+                     "of sequence-parallel-blocks and the sequence is too "
+                     "short for segments (0, 8, 16, 32 or 64; 0: value-tile "
+                     "everywhere)"),
+      llvm::cl::init(32)};
   PassOptions::Option<int64_t> rowTileWarps{
       *this, "row-tile-warps",
       llvm::cl::desc("Warps per 16-row tile of the chunked kernels' chunks "

@@ -253,33 +253,55 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   if (auto reason =
           valueTilesUnsupported(vType.getShape().back(), shape.dvTile))
     return reason;
-  ChunkedScanConfig c{shape,
-                      features,
-                      vType.getElementType(),
-                      sType.getElementType(),
-                      tensorTypeOf(op.getResult()).getElementType(),
-                      featureSourceOf(op.getQueryFeatures()),
-                      featureSourceOf(op.getKeyFeatures()),
-                      op.isReverse(),
-                      op.isNormalized(),
-                      op.hasInitialState(),
-                      op.isNormalized() ? op.getEps()->convertToDouble() : 0.0,
-                      options.vectorLoads,
-                      scanWritesState(op),
-                      !op.getFinalNormalizer().use_empty(),
-                      staged->asyncCopies,
-                      /*narrowOffsets=*/true};
-  c.wgmma = wgmmaApplies(options, c);
-  c.wgmmaState = wgmmaStateApplies(c);
-  c.prefetchChunks = staged->prefetchChunks;
-  c.shapeSlots = c.copyStages = staged->slots;
-  c.registerScores = options.scoresInRegisters;
-  c.splitTF32 = options.tf32x3 && c.dataType.isF32();
-  // Staging applies the values' feature map; their sizes are read from its
-  // input as well, so that nothing else uses the map's result.
-  c.v = valueSourceOf(op.getValues());
-  c.bulkCopies = options.bulkCopies;
-  chooseCopyStages(c, options.copyStages);
+  // The configuration of a chunk loop of `staged`'s shape.
+  auto configOf = [&](const StagedShape &staged) {
+    ChunkedScanConfig c{staged.shape,
+                        features,
+                        vType.getElementType(),
+                        sType.getElementType(),
+                        tensorTypeOf(op.getResult()).getElementType(),
+                        featureSourceOf(op.getQueryFeatures()),
+                        featureSourceOf(op.getKeyFeatures()),
+                        op.isReverse(),
+                        op.isNormalized(),
+                        op.hasInitialState(),
+                        op.isNormalized() ? op.getEps()->convertToDouble()
+                                          : 0.0,
+                        options.vectorLoads,
+                        scanWritesState(op),
+                        !op.getFinalNormalizer().use_empty(),
+                        staged.asyncCopies,
+                        /*narrowOffsets=*/true};
+    c.wgmma = wgmmaApplies(options, c);
+    c.wgmmaState = wgmmaStateApplies(c);
+    c.prefetchChunks = staged.prefetchChunks;
+    c.shapeSlots = c.copyStages = staged.slots;
+    c.registerScores = options.scoresInRegisters;
+    c.splitTF32 = options.tf32x3 && c.dataType.isF32();
+    // Staging applies the values' feature map; their sizes are read from
+    // its input as well, so that nothing else uses the map's result.
+    c.v = valueSourceOf(op.getValues());
+    c.bulkCopies = options.bulkCopies;
+    chooseCopyStages(c, options.copyStages);
+    return c;
+  };
+  ChunkedScanConfig c = configOf(*staged);
+  // The chunk loop that small grids take (`small-grid-value-tile`): the
+  // shape searched again for the narrower tile, kept where it is narrower
+  // and its chunks no longer (the 32-bit offsets' bound counts `shape`'s).
+  std::optional<ChunkedScanConfig> smallGrid;
+  if (options.smallGridValueTile > 0 && options.sequenceParallelBlocks > 0) {
+    LinAttnToGPUKernelOptions narrower = options;
+    narrower.valueTile = options.smallGridValueTile;
+    std::optional<StagedShape> small = stagedChunkedScanShape(
+        narrower, features, maxChunk, vType.getShape().back(),
+        vType.getElementType(), /*mayCopyAsync=*/true,
+        options.scoresInRegisters, /*scanChunks=*/true);
+    if (small && small->shape.dvTile < shape.dvTile &&
+        small->shape.chunk <= shape.chunk &&
+        !valueTilesUnsupported(vType.getShape().back(), small->shape.dvTile))
+      smallGrid = configOf(*small);
+  }
   Value values = c.v.tensor;
   ChunkedScanConfig wide = c;
   wide.narrowOffsets = false;
@@ -339,10 +361,28 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
                       rewriter.getI32IntegerAttr(options.minBlocksPerSM));
     return kernel;
   };
-  auto fused = [&](const ChunkedScanConfig &config) {
+  auto launchFused = [&](const ChunkedScanConfig &config) {
     gpu::GPUFuncOp kernel = chunkLoop("chunked", config, /*segmented=*/false);
     return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
-                      dvTile, c.threads());
+                      config.shape.dvTile, config.threads());
+  };
+  // One segment: the batch-parallel chunk loop, on the small-grid tiles
+  // where their grid stays within one block per SM (half of
+  // `sequenceParallelBlocks`), as the wider tiles would leave SMs idle
+  // there: on an H100 B8·H8·T1K·D64 (too short for segments) took 0.0797 ms
+  // in 64 blocks of 64 columns, 0.0556 in 128 blocks of 32.
+  auto fused = [&](const ChunkedScanConfig &config) -> SmallVector<Value> {
+    if (!smallGrid)
+      return launchFused(config);
+    ChunkedScanConfig small = *smallGrid;
+    small.narrowOffsets = config.narrowOffsets;
+    Value smallTiles = atLeastOne(divideCeil(dv, index(small.shape.dvTile)));
+    Value fits = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ule, mul(batch, smallTiles),
+        index(options.sequenceParallelBlocks / 2));
+    return h.choose(
+        fits, [&]() -> SmallVector<Value> { return launchFused(small); },
+        [&]() -> SmallVector<Value> { return launchFused(config); });
   };
 
   // The segment states and the scan over them serve both variants: the

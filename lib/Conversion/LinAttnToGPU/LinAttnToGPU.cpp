@@ -1034,6 +1034,8 @@ std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
     return std::string("chunk-size must be 16, 32 or 64");
   if (!llvm::is_contained({8, 16, 32, 64, 128}, o.valueTile))
     return std::string("value-tile must be 8, 16, 32, 64 or 128");
+  if (!llvm::is_contained({0, 8, 16, 32, 64}, o.smallGridValueTile))
+    return std::string("small-grid-value-tile must be 0, 8, 16, 32 or 64");
   if (o.rowTileWarps < 0 || o.rowTileWarps > 2)
     return std::string("row-tile-warps must be 0, 1 or 2");
   if (o.minBlocksPerSM < 0 || o.minBlocksPerSM > 32)
@@ -1088,6 +1090,7 @@ struct ConvertLinAttnToGPUPass
     o.linearKernel = linearKernel;
     o.chunkSize = chunkSize;
     o.valueTile = valueTile;
+    o.smallGridValueTile = smallGridValueTile;
     o.rowTileWarps = rowTileWarps;
     o.minBlocksPerSM = minBlocksPerSM;
     o.statesMinBlocksPerSM = statesMinBlocksPerSM;
@@ -1126,6 +1129,7 @@ struct ConvertLinAttnToGPUPass
     opts.hostFallback = hostFallback;
     opts.chunkSize = chunkSize;
     opts.valueTile = valueTile;
+    opts.smallGridValueTile = smallGridValueTile;
     opts.rowTileWarps = rowTileWarps;
     opts.minBlocksPerSM = minBlocksPerSM;
     opts.statesMinBlocksPerSM = statesMinBlocksPerSM;

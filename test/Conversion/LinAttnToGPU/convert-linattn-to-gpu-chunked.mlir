@@ -306,8 +306,10 @@
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%c8, %c1, %[[CONTRIBUTING]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1, {{.*}}, %c64, %[[BSEGS]])
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_outputs_forward_elu_normalized_2(%c8, %c1, %[[BSEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
+// One segment: 8 blocks of 32 value columns (small-grid-value-tile) where 8
+// of 64 would leave SMs idle.
 //       SEQ: } else {
-//       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c1, %c1, %c128, %c1, %c1,
+//       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c2, %c1, %c128, %c1, %c1,
 // The contributions: the keys and values of a segment's chunks, the sums in
 // registers across chunks.
 // SEQ-LABEL: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
@@ -501,7 +503,9 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // batch elements fill the GPU and one chunk of 64 tokens has nothing to
 // split, so both take the batch-parallel kernel; so do 132, half the target
 // (a block per SM), while 131 of 2048 tokens split into 2 segments
-// (ceil(264 / 131) = 3, at most 32 / 16).
+// (ceil(264 / 131) = 3, at most 32 / 16). The batch-parallel kernels of 2
+// batch elements take value tiles of 32 (4 blocks, within 132); 132 and 300
+// keep 64.
 
 // With sequence-parallel-blocks=0, always the batch-parallel kernel.
 // CHECK-LABEL: func.func @static_small_batch
@@ -509,7 +513,7 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 
 // SEQ-LABEL: func.func @static_small_batch
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c1, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c2, %c1,
 // min-segment-tokens=0: segments of one chunk (264 / 2 > 16 chunks).
 // MIN0-LABEL: func.func @static_small_batch
 // MIN0-NOT: scf.if
@@ -526,7 +530,7 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_4(%c300, %c1, %c1,
 // SEQ-LABEL: func.func @static_one_chunk
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_5(%c2, %c1, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_5(%c2, %c2, %c1,
 // SEQ-LABEL: func.func @static_half_target
 // SEQ-NOT: scf.if
 // SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_6(%c132, %c1, %c1,

@@ -514,6 +514,13 @@ def chunked_cases():
             cc.kernel_case("relu", (2,), 129, 160, 40, EPS, dtype=dtype),
             batch_parallel(cc.kernel_case("elu", (2,), 97, 128, 130, None,
                                           dtype=dtype)),
+            # A dynamic batch (and Dv): value tiles of 32 or 64 chosen at
+            # run time (small-grid-value-tile): 32 for 3 · 4 blocks, 64 for
+            # 67 (67 · 2 blocks of 32 would pass 132).
+            cc.kernel_case("elu", (3,), 700, 128, 100, EPS, init=True,
+                           dyn=(0, 1), dyn_dv=True, dtype=dtype),
+            cc.kernel_case("relu", (67,), 90, 64, 64, EPS, dyn=(0, 1),
+                           dtype=dtype),
             # No features: the recurrent kernel writes the zeros.
             cc.kernel_case("relu", (2,), 9, 0, 5, EPS, dtype=dtype),
             # A 16-bit state: the recurrent kernel, its lanes adding their

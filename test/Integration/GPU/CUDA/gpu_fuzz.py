@@ -8,7 +8,7 @@ range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
 min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
 row-tile-warps, copy-stages, states-copy-stages, states-min-blocks-per-sm,
-states-feature-split,
+states-feature-split, small-grid-value-tile,
 bulk-copies, fit-registers (which only a GPU run compiles: emulated, the
 kernels are interpreted and never reach ptxas),
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
@@ -77,6 +77,8 @@ def chunked_options(d, tf32, *groups):
     return ([tf32] if tf32 else []) + d.options(
         ("chunk-size=16", "chunk-size=32"),
         ("value-tile=8", "value-tile=16", "value-tile=32", "value-tile=128"),
+        ("small-grid-value-tile=0", "small-grid-value-tile=8",
+         "small-grid-value-tile=16", "small-grid-value-tile=64"),
         ("row-tile-warps=1", "row-tile-warps=2"),
         *SEGMENT_OPTIONS,
         ("async-copies=false",), ("vector-loads=false",),
