@@ -54,6 +54,11 @@ options that shape the chunked kernels:
                              mbarriers instead of cp.async (left to the
                              pipeline's default, false, unless
                              --bulk-copies names values)
+  small-grid-value-tile      the value tile of a one-segment scan whose grid
+                             of such tiles stays within one block per SM
+                             (0: value-tile's; left to the pipeline's
+                             default, 32, unless --small-grid-value-tiles
+                             names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
 Combinations that compile to the same object file (chunk-size 64 at
@@ -134,14 +139,18 @@ STATES_COPY_STAGES = (None,)
 # Bulk copies (sm_90): the pipeline's default (None: the option left out);
 # --bulk-copies=0,1 times them against cp.async.
 BULK_COPIES = (None,)
+# Small grids' value tiles: the pipeline's default (None: the option left
+# out); --small-grid-value-tiles=0,32 times tiles of value-tile against 32.
+SMALL_GRID_VALUE_TILES = (None,)
 
 Config = namedtuple("Config",
                     "chunk_size async_copies sequence_parallel_blocks value_tile "
                     "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit "
                     "scores_in_registers row_tile_warps wgmma_chunks "
-                    "copy_stages states_copy_stages bulk_copies",
+                    "copy_stages states_copy_stages bulk_copies "
+                    "small_grid_value_tile",
                     defaults=(64, 0, 0, None, None, None, None, None, None,
-                              None, None))
+                              None, None, None))
 
 
 def options(config):
@@ -171,7 +180,9 @@ def options(config):
             ("" if config.states_copy_stages is None else
              f" states-copy-stages={config.states_copy_stages}") +
             ("" if config.bulk_copies is None else
-             " bulk-copies=" + ("true" if config.bulk_copies else "false")))
+             " bulk-copies=" + ("true" if config.bulk_copies else "false")) +
+            ("" if config.small_grid_value_tile is None else
+             f" small-grid-value-tile={config.small_grid_value_tile}"))
 
 
 def label(config):
@@ -195,7 +206,9 @@ def label(config):
             ("" if config.states_copy_stages is None else
              f" K{config.states_copy_stages}") +
             ("" if config.bulk_copies is None else
-             " bulk" if config.bulk_copies else " cp.async"))
+             " bulk" if config.bulk_copies else " cp.async") +
+            ("" if config.small_grid_value_tile is None else
+             f" G{config.small_grid_value_tile}"))
 
 
 def int_list(text):
@@ -569,6 +582,11 @@ def main():
     parser.add_argument("--bulk-copies", type=bool_list, default=BULK_COPIES,
                         help="bulk-copies values to try (default: the "
                              "pipeline's, the option left out)")
+    parser.add_argument("--small-grid-value-tiles", type=int_list,
+                        default=SMALL_GRID_VALUE_TILES,
+                        help="small-grid-value-tile values to try, 0, 8, 16, "
+                             "32 or 64 (default: the pipeline's, the option "
+                             "left out)")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -588,7 +606,8 @@ def main():
         args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
         args.wgmma, args.narrow_offset_limits, args.scores_in_registers,
         args.row_tile_warps, args.wgmma_chunks, args.copy_stages,
-        args.states_copy_stages, args.bulk_copies)]
+        args.states_copy_stages, args.bulk_copies,
+        args.small_grid_value_tiles)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
     if not configs:
