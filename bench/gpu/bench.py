@@ -89,11 +89,11 @@ ONLY_FEATURES = {
 # Variants whose kernels differ from the default's only on the shapes this
 # predicate of (B, H, T, F, Dv) accepts.
 ONLY_SHAPES = {
-    # The default narrows the value tiles of a batch-parallel grid where
-    # tiles of 32 columns stay within one block per H100 SM and the sequence
-    # is too short for segments of 1024 tokens.
+    # The default narrows the chunk loop's value tiles where a grid of
+    # 32-column tiles (times the segments) stays within one block per H100
+    # SM: never past B·H·⌈Dv / 32⌉ = 132.
     "linattn chunked bf16, small grids unnarrowed":
-        lambda b, h, t, d, dv: b * h * -(-dv // 32) <= 132 and t < 2048,
+        lambda b, h, t, d, dv: b * h * -(-dv // 32) <= 132,
 }
 # The prefill shapes the targets name, first when a run has a budget
 # (--budget-s): FLA's B2·T16K·D128 (1.3x FLA, the shape furthest from the
@@ -350,11 +350,11 @@ LINATTN_NOTES = {
         "the default shared the features out (64 each, all 128 columns); "
         "D = 64 and batch-parallel shapes run the default's kernels",
     "linattn chunked bf16, small grids unnarrowed":
-        "small-grid-value-tile=0: a sequence too short for segments keeps "
-        "value tiles of 64 columns however few blocks that makes (B8·H8·T1K·"
-        "D64: 64 blocks on 132 SMs), where the default takes tiles of 32 "
-        "while their grid stays within one block per SM (128 blocks there); "
-        "the other shapes run the default's kernels",
+        "small-grid-value-tile=0: the chunk loop keeps value tiles of 64 "
+        "columns however few blocks that makes (B8·H8·T1K·D64, too short "
+        "for segments: 64 blocks on 132 SMs), where the default takes tiles "
+        "of 32 while their grid stays within one block per SM (128 blocks "
+        "there); the other shapes run the default's kernels",
     "linattn chunked bf16, wgmma chunks":
         "wgmma-chunks=true: at D = 128 chunks of 64 instead of 32 on two "
         "warpgroups, scores and state update by wgmma (V_c swizzled too), "

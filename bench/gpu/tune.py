@@ -54,8 +54,8 @@ options that shape the chunked kernels:
                              mbarriers instead of cp.async (left to the
                              pipeline's default, false, unless
                              --bulk-copies names values)
-  small-grid-value-tile      the value tile of a one-segment scan whose grid
-                             of such tiles stays within one block per SM
+  small-grid-value-tile      the value tile of a chunk loop whose grid of
+                             such tiles stays within one block per SM
                              (0: value-tile's; left to the pipeline's
                              default, 32, unless --small-grid-value-tiles
                              names values)

@@ -4,6 +4,9 @@
 // (plain and .trans), and ptxas (-v) fits the kernels in registers without
 // spilling and in static shared memory.
 
+// small-grid-value-tile=0: the chunk loops of these small grids keep their
+// value tiles (the narrower ones: Conversion/LinAttnToGPU/
+// convert-linattn-to-gpu-small-grid.mlir).
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: FileCheck %s --check-prefix=LDMATRIX < %t.ptx
@@ -17,13 +20,13 @@
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.async.ptx -o %t.async.cubin 2>&1 | FileCheck %s --check-prefix=ASYNC-PTXAS
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa chip=sm_80 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=SM80
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --elf | FileCheck %s --check-prefix=CUBIN
-// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa sequence-parallel-blocks=1000000 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.seq.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="small-grid-value-tile=0 format=isa sequence-parallel-blocks=1000000 async-copies=false wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.seq.ptx
 // RUN: FileCheck %s --check-prefix=SEQ < %t.seq.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.seq.ptx -o %t.seq.cubin 2>&1 | FileCheck %s --check-prefix=SEQ-PTXAS
-// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="format=isa tf32=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="small-grid-value-tile=0 format=isa tf32=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32.ptx
 // RUN: FileCheck %s --check-prefix=TF32 < %t.tf32.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.tf32.ptx -o %t.tf32.cubin 2>&1 | FileCheck %s --check-prefix=TF32-PTXAS
-// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="format=isa tf32x3=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32x3.ptx
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="small-grid-value-tile=0 format=isa tf32x3=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.tf32x3.ptx
 // RUN: FileCheck %s --check-prefix=TF32X3 < %t.tf32x3.ptx
 // RUN: %ptxas -arch=sm_90 -O3 %t.tf32x3.ptx -o %t.tf32x3.cubin
 // RUN: linattn-opt %S/Inputs/chunked-scan.mlir --linattn-lower-to-nvvm="format=isa scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --ptx | FileCheck %s --check-prefix=RECURRENT

@@ -7,8 +7,11 @@
 // staging (STAGE) and in the final host code (HOST); ops that would need the
 // host are errors (Inputs/device-buffers-invalid.mlir).
 
-// RUN: linattn-opt %s --linattn-lower-to-nvvm="device-buffers=true format=isa wgmma=false narrow-offset-limit=2147483648" --mlir-print-ir-after=linattn-gpu-stage-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE
-// RUN: linattn-opt %s --linattn-lower-to-nvvm="device-buffers=true format=isa wgmma=false narrow-offset-limit=2147483648" | FileCheck %s --check-prefix=HOST
+// small-grid-value-tile=0: the chunk loops of these small grids keep their
+// value tiles (the narrower ones: Conversion/LinAttnToGPU/
+// convert-linattn-to-gpu-small-grid.mlir).
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="small-grid-value-tile=0 device-buffers=true format=isa wgmma=false narrow-offset-limit=2147483648" --mlir-print-ir-after=linattn-gpu-stage-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="small-grid-value-tile=0 device-buffers=true format=isa wgmma=false narrow-offset-limit=2147483648" | FileCheck %s --check-prefix=HOST
 // RUN: not linattn-opt %S/Inputs/device-buffers-invalid.mlir --linattn-lower-to-nvvm="device-buffers=true format=isa" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=INVALID
 
 // A decode step over a batch of 8 states (F = 16, Dv = 24): o, S' and z'

@@ -145,7 +145,10 @@
 // (tf32=true; F = 64, C = 32): HMMA.1688 in the segment-state (64) and
 // output (192: scores, outputs and the state update) kernels, none in the
 // scan over segments.
-// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="tf32=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32.cubin
+// small-grid-value-tile=0: the chunk loops of these small grids keep their
+// value tiles (the narrower ones: Conversion/LinAttnToGPU/
+// convert-linattn-to-gpu-small-grid.mlir).
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="small-grid-value-tile=0 tf32=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32.cubin
 // RUN: %cuobjdump --dump-sass %t.tf32.cubin | FileCheck %s --check-prefix=TF32
 // TF32-LABEL: Function : linattn_scan_segment_outputs_forward_elu_normalized_2
 // TF32-COUNT-192: HMMA.1688.F32.TF32
@@ -157,7 +160,7 @@
 // TF32-NOT: HMMA
 
 // tf32x3=true: three times the HMMA.1688 (576 and 192).
-// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="tf32x3=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32x3.cubin
+// RUN: linattn-opt %S/Inputs/chunked-scan-f32.mlir --linattn-lower-to-nvvm="small-grid-value-tile=0 tf32x3=true wgmma=false narrow-offset-limit=2147483648" | %linattn_python %S/Inputs/gpu_binary.py --cubin > %t.tf32x3.cubin
 // RUN: %cuobjdump --dump-sass %t.tf32x3.cubin | FileCheck %s --check-prefix=TF32X3
 // TF32X3-LABEL: Function : linattn_scan_segment_outputs_forward_elu_normalized_2
 // TF32X3-COUNT-576: HMMA.1688.F32.TF32

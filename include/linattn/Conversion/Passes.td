@@ -443,12 +443,14 @@ def ConvertLinAttnToGPUPass
            "KiB (16-bit data at F = 208 to 256, tf32 at F = 144 to 208)">,
     Option<"smallGridValueTile", "small-grid-value-tile", "int64_t",
            /*default=*/"32",
-           "Value tile of the chunked scan's batch-parallel kernel (0, 8, "
-           "16, 32 or 64 columns per block) where the sequence is too short "
-           "for segments and a grid of such tiles stays within half of "
-           "sequence-parallel-blocks (one block per H100 SM by default), "
-           "where value-tile's would leave SMs idle; chosen at run time for "
-           "dynamic sizes. 0: value-tile's everywhere">,
+           "Value tile of the chunked scan's chunk loop (the batch-parallel "
+           "kernel, or the segments' outputs where its chunks are theirs; 0, "
+           "8, 16, 32 or 64 columns per block) where a grid of such tiles "
+           "stays within half of sequence-parallel-blocks (one block per "
+           "H100 SM by default), as for a short sequence or segments "
+           "capped by min-segment-tokens, where value-tile's would leave "
+           "SMs idle; chosen at run time for dynamic sizes. 0: value-tile's "
+           "everywhere">,
     Option<"rowTileWarps", "row-tile-warps", "int64_t", /*default=*/"0",
            "Warps per 16-row tile of the chunked kernels' chunks, each with "
            "its share of the keys and the value columns (1 or 2; 0, the "

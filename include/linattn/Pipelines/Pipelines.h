@@ -196,11 +196,11 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(64)};
   PassOptions::Option<int64_t> smallGridValueTile{
       *this, "small-grid-value-tile",
-      llvm::cl::desc("Value tile of the chunked scan's batch-parallel kernel "
-                     "where its grid in tiles this wide stays within half "
-                     "of sequence-parallel-blocks and the sequence is too "
-                     "short for segments (0, 8, 16, 32 or 64; 0: value-tile "
-                     "everywhere)"),
+      llvm::cl::desc("Value tile of the chunked scan's chunk loop (the "
+                     "batch-parallel kernel or the segments' outputs) where "
+                     "its grid in tiles this wide stays within half of "
+                     "sequence-parallel-blocks (0, 8, 16, 32 or 64; 0: "
+                     "value-tile everywhere)"),
       llvm::cl::init(32)};
   PassOptions::Option<int64_t> rowTileWarps{
       *this, "row-tile-warps",

@@ -366,23 +366,39 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
                       config.shape.dvTile, config.threads());
   };
-  // One segment: the batch-parallel chunk loop, on the small-grid tiles
-  // where their grid stays within one block per SM (half of
-  // `sequenceParallelBlocks`), as the wider tiles would leave SMs idle
-  // there: on an H100 B8·H8·T1K·D64 (too short for segments) took 0.0797 ms
-  // in 64 blocks of 64 columns, 0.0556 in 128 blocks of 32.
-  auto fused = [&](const ChunkedScanConfig &config) -> SmallVector<Value> {
-    if (!smallGrid)
-      return launchFused(config);
+  // `launch` of the chunk loop of `config`, or of the small-grid tiles where
+  // their grid, `perTile` blocks a batch element and tile, stays within one
+  // block per SM (half of `sequenceParallelBlocks`), as the wider tiles
+  // would leave SMs idle there: on an H100 B8·H8·T1K·D64 (too short for
+  // segments) took 0.0797 ms in 64 blocks of 64 columns, 0.0556 in 128 of
+  // 32. Segments take them only with the same chunks, the segments' unit.
+  auto narrowed =
+      [&](const ChunkedScanConfig &config, Value perTile, bool segmented,
+          function_ref<SmallVector<Value>(const ChunkedScanConfig &)> launch)
+      -> SmallVector<Value> {
+    if (!smallGrid || (segmented && smallGrid->shape.chunk != chunk))
+      return launch(config);
     ChunkedScanConfig small = *smallGrid;
     small.narrowOffsets = config.narrowOffsets;
     Value smallTiles = atLeastOne(divideCeil(dv, index(small.shape.dvTile)));
-    Value fits = rewriter.createOrFold<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::ule, mul(batch, smallTiles),
-        index(options.sequenceParallelBlocks / 2));
+    auto within = [&](Value blocks) {
+      return rewriter.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::ule, blocks,
+          index(options.sequenceParallelBlocks / 2));
+    };
+    // Segments are at least two: a batch that rules them out statically
+    // compiles one chunk loop.
+    std::optional<int64_t> possible = getConstantIntValue(
+        within(mul(mul(batch, smallTiles), index(segmented ? 2 : 1))));
+    if (possible && !*possible)
+      return launch(config);
+    Value fits = within(mul(mul(batch, smallTiles), perTile));
     return h.choose(
-        fits, [&]() -> SmallVector<Value> { return launchFused(small); },
-        [&]() -> SmallVector<Value> { return launchFused(config); });
+        fits, [&]() -> SmallVector<Value> { return launch(small); },
+        [&]() -> SmallVector<Value> { return launch(config); });
+  };
+  auto fused = [&](const ChunkedScanConfig &config) {
+    return narrowed(config, one, /*segmented=*/false, launchFused);
   };
 
   // The segment states and the scan over them serve both variants: the
@@ -404,11 +420,18 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
           buildSegmentScan(rewriter, loc, kernels(), name("segment_prefix", c),
                            c.segmentScan(), /*prefixes=*/true);
     }
-    gpu::GPUFuncOp outputsKernel =
-        chunkLoop("segment_outputs", config, /*segmented=*/true);
-    return launchSegments(
-        op, {statesKernel, scanKernel, outputsKernel, statesTiles}, c.q.tensor,
-        c.k.tensor, values, batch, tiles, perSegment, segments, c.threads());
+    SmallVector<Value> prefixes = launchSegmentPrefixes(
+        op, {statesKernel, scanKernel, {}, statesTiles}, c.k.tensor, values,
+        batch, tiles, perSegment, segments, c.threads());
+    auto launch = [&](const ChunkedScanConfig &outputs) -> SmallVector<Value> {
+      return {launchSegmentOutputs(
+          op, chunkLoop("segment_outputs", outputs, /*segmented=*/true),
+          c.q.tensor, c.k.tensor, values, prefixes, batch,
+          atLeastOne(divideCeil(dv, index(outputs.shape.dvTile))), perSegment,
+          segments, outputs.threads())};
+    };
+    Value o = narrowed(config, segments, /*segmented=*/true, launch).front();
+    return withSegmentState(op, o, prefixes);
   };
 
   // The variant for `segments` segments of `perSegment` chunks:

@@ -982,6 +982,20 @@ private:
                                     Value queries, Value keys, Value values,
                                     Value batch, Value tiles, Value perSegment,
                                     Value segments, int64_t threads);
+  /// Its segment states and the scan over them (`kernels.states` and
+  /// `kernels.prefix`): the starting states and normalizers, then S and z
+  /// when `scanWritesState(op)`.
+  SmallVector<Value>
+  launchSegmentPrefixes(ScanOp op, const SegmentKernels &kernels, Value keys,
+                        Value values, Value batch, Value tiles,
+                        Value perSegment, Value segments, int64_t threads);
+  /// Its segments' outputs by `outputs` from `prefixes`: O.
+  Value launchSegmentOutputs(ScanOp op, gpu::GPUFuncOp outputs, Value queries,
+                             Value keys, Value values, ValueRange prefixes,
+                             Value batch, Value tiles, Value perSegment,
+                             Value segments, int64_t threads);
+  /// What `launchSegments` returns, from O and the prefixes.
+  SmallVector<Value> withSegmentState(ScanOp op, Value o, ValueRange prefixes);
   /// Replaces `op` by `results`, as `launchScan` returns them: O, then S and
   /// z only when they have uses.
   void replaceScan(ScanOp op, ValueRange results);

@@ -123,34 +123,30 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
       threads);
 }
 
-/// Launches the three kernels of a sequence-parallel scan for `op`, each
-/// over the grid (`batch`, `tiles` value tiles, `segments`) but the scan
-/// over the segments (batch, element tiles):
-/// 1. `kernels.states`: each segment's contribution to S and z, from K (or
-///    its feature map's input, `keys`) and V (or its elementwise feature
-///    map's input, `values`) into flat buffers of the
-///    state's type, [batch, segments, F, Dv] and [batch, segments, F]; all
-///    but the last segment's when the scan does not write S and z, whose
-///    contribution only they would include (grid z one less: `segments` is
-///    at least 2 here);
-/// 2. `kernels.prefix` (`buildSegmentScan`): the state at each segment's
-///    start, from the initial state when there is one, and the final S and
-///    z when `scanWritesState(op)`;
-/// 3. `kernels.outputs`: each segment's outputs from `queries`, `keys`, V
-///    and its starting state.
-/// Returns O, then S and z when `scanWritesState(op)`.
-SmallVector<Value> Converter::launchSegments(ScanOp op,
-                                             const SegmentKernels &kernels,
-                                             Value queries, Value keys,
-                                             Value values, Value batch,
-                                             Value tiles, Value perSegment,
-                                             Value segments, int64_t threads) {
+/// Launches the first two kernels of a sequence-parallel scan for `op`:
+/// 1. `kernels.states`, over the grid (`batch`, `kernels.statesTiles` or
+///    `tiles`, `segments`): each segment's contribution to S and z, from K
+///    (or its feature map's input, `keys`) and V (or its elementwise
+///    feature map's input, `values`) into flat buffers of the state's type,
+///    [batch, segments, F, Dv] and [batch, segments, F]; all but the last
+///    segment's when the scan does not write S and z, whose contribution
+///    only they would include (grid z one less: `segments` is at least 2
+///    here);
+/// 2. `kernels.prefix` (`buildSegmentScan`), over (batch, element tiles):
+///    the state at each segment's start, from the initial state when there
+///    is one, and the final S and z when `scanWritesState(op)`.
+/// Returns the starting states and normalizers, then S and z when
+/// `scanWritesState(op)`.
+SmallVector<Value>
+Converter::launchSegmentPrefixes(ScanOp op, const SegmentKernels &kernels,
+                                 Value keys, Value values, Value batch,
+                                 Value tiles, Value perSegment, Value segments,
+                                 int64_t threads) {
   Location loc = op.getLoc();
   int64_t features = tensorTypeOf(op.getQueryFeatures()).getShape().back();
   Type stateType = tensorTypeOf(op.getFinalState()).getElementType();
   HostIndex h{rewriter, loc};
   int64_t batchDims = tensorTypeOf(values).getRank() - 2;
-  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
   Value n = h.size(values, -2);
   Value dv = h.size(values, -1);
@@ -196,26 +192,64 @@ SmallVector<Value> Converter::launchSegments(ScanOp op,
   prefix.scalars({dv, segments});
   Value elementTiles = h.atLeastOne(h.divideCeil(
       h.mul(h.constant(features), dv), h.constant(kSegmentScanThreads)));
-  SmallVector<Value> p = prefix.launch(
+  return prefix.launch(
       kernels.prefix,
       {batch, gridSizeYZ(rewriter, loc, elementTiles), h.constant(1)},
       kSegmentScanThreads);
+}
 
-  // The segments' outputs.
-  LaunchBuilder outputs(rewriter, loc, module);
-  outputs.input(queries);
-  outputs.input(keys);
-  outputs.input(values);
-  outputs.input(p[0]);
-  outputs.input(p[1]);
-  outputs.output(tensorTypeOf(op.getResult()),
-                 leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
-  outputs.scalars({n, dv, perSegment, segments});
-  SmallVector<Value> o =
-      outputs.launch(kernels.outputs, {batch, tiles, segments}, threads);
-  if (!writesState)
-    return o;
-  return {o[0], p[2], p[3]};
+/// Launches the last kernel of a sequence-parallel scan for `op`, `outputs`
+/// over the grid (`batch`, `tiles` value tiles, `segments`): each
+/// segment's outputs from `queries`, `keys`, V and its starting state and
+/// normalizer (the first two of `prefixes`, as `launchSegmentPrefixes`
+/// returns them). Returns O.
+Value Converter::launchSegmentOutputs(ScanOp op, gpu::GPUFuncOp outputs,
+                                      Value queries, Value keys, Value values,
+                                      ValueRange prefixes, Value batch,
+                                      Value tiles, Value perSegment,
+                                      Value segments, int64_t threads) {
+  Location loc = op.getLoc();
+  HostIndex h{rewriter, loc};
+  int64_t batchDims = tensorTypeOf(values).getRank() - 2;
+  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
+  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
+  LaunchBuilder launch(rewriter, loc, module);
+  launch.input(queries);
+  launch.input(keys);
+  launch.input(values);
+  launch.input(prefixes[0]);
+  launch.input(prefixes[1]);
+  launch.output(tensorTypeOf(op.getResult()),
+                leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
+  launch.scalars(
+      {h.size(values, -2), h.size(values, -1), perSegment, segments});
+  return launch.launch(outputs, {batch, tiles, segments}, threads).front();
+}
+
+/// Launches the three kernels of a sequence-parallel scan for `op`
+/// (`launchSegmentPrefixes`, then `kernels.outputs` as
+/// `launchSegmentOutputs` does). Returns O, then S and z when
+/// `scanWritesState(op)`.
+SmallVector<Value> Converter::launchSegments(ScanOp op,
+                                             const SegmentKernels &kernels,
+                                             Value queries, Value keys,
+                                             Value values, Value batch,
+                                             Value tiles, Value perSegment,
+                                             Value segments, int64_t threads) {
+  SmallVector<Value> p = launchSegmentPrefixes(
+      op, kernels, keys, values, batch, tiles, perSegment, segments, threads);
+  Value o = launchSegmentOutputs(op, kernels.outputs, queries, keys, values, p,
+                                 batch, tiles, perSegment, segments, threads);
+  return withSegmentState(op, o, p);
+}
+
+/// O followed by the final S and z of `prefixes` (as
+/// `launchSegmentPrefixes` returns them) when `scanWritesState(op)`.
+SmallVector<Value> Converter::withSegmentState(ScanOp op, Value o,
+                                               ValueRange prefixes) {
+  if (!scanWritesState(op))
+    return {o};
+  return {o, prefixes[2], prefixes[3]};
 }
 
 void Converter::replaceScan(ScanOp op, ValueRange results) {

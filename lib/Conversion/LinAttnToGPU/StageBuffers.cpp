@@ -314,11 +314,14 @@ Value DeviceBufferStager::launchOnStream(Block &block, Value token) {
     }
     // A buffer the branches of an scf.if allocate for kernels after it (a
     // scan's output, the sequence-parallel variant chosen at run time, read
-    // by the next kernel): device memory, freed at the end of this block.
+    // by the next kernel): device memory, freed at the end of this block,
+    // unless this block yields it to an scf.if around it (a choice nested in
+    // a branch of another), whose result it then is.
     if (auto branch = dyn_cast<scf::IfOp>(op)) {
       for (OpResult result : branch->getResults()) {
         SmallVector<memref::AllocOp> allocs;
         if (!isa<MemRefType>(result.getType()) ||
+            llvm::is_contained(result.getUsers(), block.getTerminator()) ||
             failed(collectAllocs(result, allocs)) ||
             !usedOnlyByLaunches(result, nullptr, /*throughIfs=*/true) ||
             llvm::any_of(allocs, [&](memref::AllocOp alloc) {

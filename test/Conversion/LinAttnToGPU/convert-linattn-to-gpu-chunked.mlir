@@ -1,21 +1,21 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648 small-grid-value-tile=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEQ
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scan-kernel=recurrent wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=RECURRENT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="chunk-size=32 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=C32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
 // RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true sequence-parallel-blocks=0 wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=ASYNC-TF32
 // RUN: linattn-opt %s --convert-linattn-to-gpu="value-tile=32 sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=VT32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=4 async-copies=false wgmma=false narrow-offset-limit=2147483648 small-grid-value-tile=0" -split-input-file | FileCheck %s --check-prefix=MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="min-blocks-per-sm=33" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MINBLOCKS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=STATES0
-// RUN: linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=5 async-copies=false wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=STATES5
+// RUN: linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=0 async-copies=false wgmma=false narrow-offset-limit=2147483648 small-grid-value-tile=0" -split-input-file | FileCheck %s --check-prefix=STATES0
+// RUN: linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=5 async-copies=false wgmma=false narrow-offset-limit=2147483648 small-grid-value-tile=0" -split-input-file | FileCheck %s --check-prefix=STATES5
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="states-min-blocks-per-sm=-2" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-STATES-MINBLOCKS
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="value-tile=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648 min-segment-tokens=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=MIN0
+// RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648 small-grid-value-tile=0 min-segment-tokens=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=MIN0
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="min-segment-tokens=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MIN-SEGMENT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=32768 async-copies=false wgmma=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LIMIT
@@ -23,7 +23,10 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 narrow-offset-limit=0 async-copies=false wgmma=false" -split-input-file | FileCheck %s --check-prefix=WIDE --implicit-check-not=linattn_scan_chunked_forward --implicit-check-not=linattn_scan_segment
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=2147483649" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="narrow-offset-limit=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-LIMIT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true wgmma=false narrow-offset-limit=2147483648" -split-input-file | FileCheck %s --check-prefix=TF32-STATES
+// RUN: linattn-opt %s --convert-linattn-to-gpu="tf32=true wgmma=false narrow-offset-limit=2147483648 small-grid-value-tile=0" -split-input-file | FileCheck %s --check-prefix=TF32-STATES
+// The runs with segments keep the value tiles of 64 on their small grids
+// (small-grid-value-tile=0: convert-linattn-to-gpu-small-grid.mlir has the
+// narrower ones).
 
 // A bf16 scan with an f32 state takes the chunked tensor-core kernel: four
 // warps per (batch element, tile of 64 value columns), chunks of 64 tokens;
@@ -306,10 +309,8 @@
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_states_forward_elu_normalized_0(%c8, %c1, %[[CONTRIBUTING]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_prefix_forward_elu_normalized_1(%c8, %c16, %c1, %c256, %c1, %c1, {{.*}}, %c64, %[[BSEGS]])
 //       SEQ:   call @__linattn_launch_linattn_scan_segment_outputs_forward_elu_normalized_2(%c8, %c1, %[[BSEGS]], %c128, %c1, %c1, {{.*}}, %[[N]], %c64, %[[BPER]], %[[BSEGS]])
-// One segment: 8 blocks of 32 value columns (small-grid-value-tile) where 8
-// of 64 would leave SMs idle.
 //       SEQ: } else {
-//       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c2, %c1, %c128, %c1, %c1,
+//       SEQ:   call @__linattn_launch_linattn_scan_chunked_forward_elu_normalized_3(%c8, %c1, %c1, %c128, %c1, %c1,
 // The contributions: the keys and values of a segment's chunks, the sums in
 // registers across chunks.
 // SEQ-LABEL: gpu.func @linattn_scan_segment_states_forward_elu_normalized_0(
@@ -503,9 +504,7 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // batch elements fill the GPU and one chunk of 64 tokens has nothing to
 // split, so both take the batch-parallel kernel; so do 132, half the target
 // (a block per SM), while 131 of 2048 tokens split into 2 segments
-// (ceil(264 / 131) = 3, at most 32 / 16). The batch-parallel kernels of 2
-// batch elements take value tiles of 32 (4 blocks, within 132); 132 and 300
-// keep 64.
+// (ceil(264 / 131) = 3, at most 32 / 16).
 
 // With sequence-parallel-blocks=0, always the batch-parallel kernel.
 // CHECK-LABEL: func.func @static_small_batch
@@ -513,7 +512,7 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 
 // SEQ-LABEL: func.func @static_small_batch
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c2, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_0(%c2, %c1, %c1,
 // min-segment-tokens=0: segments of one chunk (264 / 2 > 16 chunks).
 // MIN0-LABEL: func.func @static_small_batch
 // MIN0-NOT: scf.if
@@ -530,7 +529,7 @@ func.func @negative_features_24(%fq: tensor<7x24xbf16>, %fk: tensor<7x24xbf16>, 
 // SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_4(%c300, %c1, %c1,
 // SEQ-LABEL: func.func @static_one_chunk
 // SEQ-NOT: scf.if
-// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_5(%c2, %c2, %c1,
+// SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_5(%c2, %c1, %c1,
 // SEQ-LABEL: func.func @static_half_target
 // SEQ-NOT: scf.if
 // SEQ: call @__linattn_launch_linattn_scan_chunked_forward_features_6(%c132, %c1, %c1,

@@ -122,6 +122,62 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A choice nested in a branch of another (the segments' outputs of a small
+// grid in narrower tiles or not): the inner scf.if's buffer is yielded by
+// the outer branch, not freed there; the outer result is freed after the
+// kernel that reads it, once.
+
+module attributes {gpu.container_module} {
+  gpu.module @linattn_kernels {
+    gpu.func @k(%in: memref<?xf32>, %out: memref<?xf32>, %n: index) kernel {
+      gpu.return
+    }
+  }
+  func.func private @__linattn_launch_k(index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) attributes {linattn.gpu_kernel = @linattn_kernels::@k, linattn.gpu_outputs = array<i64: 1>}
+
+  // CHECK-LABEL: func.func @nested_branch_buffer
+  //       CHECK: %[[TMP:.*]] = scf.if
+  //       CHECK:   %[[INNER:.*]] = scf.if
+  //       CHECK:     %[[A:.*]], %{{.*}} = gpu.alloc async
+  //       CHECK:     scf.yield %[[A]]
+  //       CHECK:   } else {
+  //       CHECK:     %[[B:.*]], %{{.*}} = gpu.alloc async
+  //       CHECK:     scf.yield %[[B]]
+  //       CHECK:   }
+  //   CHECK-NOT:   gpu.dealloc
+  //       CHECK:   scf.yield %[[INNER]]
+  //       CHECK: } else {
+  //       CHECK:   %[[C:.*]], %{{.*}} = gpu.alloc async
+  //       CHECK:   scf.yield %[[C]]
+  //       CHECK: %[[T:.*]] = gpu.launch_func async {{.*}} args(%[[TMP]] : memref<?xf32>
+  //       CHECK: gpu.dealloc async [%[[T]]] %[[TMP]] : memref<?xf32>
+  //  CHECK-NEXT: return
+  func.func @nested_branch_buffer(%in: memref<?xf32>, %n: index, %c: i1, %d: i1) -> memref<?xf32> {
+    %c1 = arith.constant 1 : index
+    %tmp = scf.if %c -> memref<?xf32> {
+      %inner = scf.if %d -> memref<?xf32> {
+        %a = memref.alloc(%n) : memref<?xf32>
+        func.call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %in, %a, %n) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+        scf.yield %a : memref<?xf32>
+      } else {
+        %b = memref.alloc(%n) : memref<?xf32>
+        func.call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %in, %b, %n) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+        scf.yield %b : memref<?xf32>
+      }
+      scf.yield %inner : memref<?xf32>
+    } else {
+      %e = memref.alloc(%n) : memref<?xf32>
+      func.call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %in, %e, %n) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+      scf.yield %e : memref<?xf32>
+    }
+    %out = memref.alloc(%n) : memref<?xf32>
+    call @__linattn_launch_k(%c1, %c1, %c1, %c1, %c1, %c1, %tmp, %out, %n) : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+    return %out : memref<?xf32>
+  }
+}
+
+// -----
+
 // A result that no kernel writes (an argument returned as it is) is copied
 // into its out-param on the stream, device to device.
 

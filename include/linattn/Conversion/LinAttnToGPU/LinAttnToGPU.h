@@ -104,11 +104,13 @@ struct LinAttnToGPUKernelOptions {
   /// for more blocks of the batch-parallel kernel, which reads k and v once
   /// where the sequence-parallel one reads them twice.
   int64_t valueTile = 64;
-  /// The value tile of the batch-parallel chunk loop where a grid of such
-  /// tiles stays within half of `sequenceParallelBlocks` (one block per
-  /// H100 SM by default) and the sequence is too short for segments: the
-  /// tiles of `valueTile` would leave SMs idle there. 0 (or a tile no
-  /// narrower than the shape's) keeps `valueTile`'s everywhere.
+  /// The value tile of the chunked scan's chunk loop (the batch-parallel
+  /// kernel, or the segments' outputs with the same chunks) where its grid
+  /// of such tiles stays within half of `sequenceParallelBlocks` (one block
+  /// per H100 SM by default), as with a short sequence or segments capped
+  /// by `minSegmentTokens`: the tiles of `valueTile` would leave SMs idle
+  /// there. 0 (or a tile no narrower than the shape's) keeps `valueTile`'s
+  /// everywhere.
   int64_t smallGridValueTile = 32;
   /// Warps per 16-row tile of the chunked kernels' chunks (1 or 2), each
   /// with its share of the chunk's keys and of the value tile's columns; 0
