@@ -380,19 +380,18 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
       return launch(config);
     ChunkedScanConfig small = *smallGrid;
     small.narrowOffsets = config.narrowOffsets;
+    int64_t most = options.sequenceParallelBlocks / 2;
     Value smallTiles = atLeastOne(divideCeil(dv, index(small.shape.dvTile)));
-    auto within = [&](Value blocks) {
-      return rewriter.createOrFold<arith::CmpIOp>(
-          loc, arith::CmpIPredicate::ule, blocks,
-          index(options.sequenceParallelBlocks / 2));
-    };
-    // Segments are at least two: a batch that rules them out statically
-    // compiles one chunk loop.
-    std::optional<int64_t> possible = getConstantIntValue(
-        within(mul(mul(batch, smallTiles), index(segmented ? 2 : 1))));
-    if (possible && !*possible)
+    // Segments are at least two: sizes that rule the tiles out statically
+    // compile one chunk loop.
+    std::optional<int64_t> staticBatch = getConstantIntValue(batch);
+    std::optional<int64_t> staticTiles = getConstantIntValue(smallTiles);
+    if (staticBatch && staticTiles &&
+        *staticBatch * *staticTiles * (segmented ? 2 : 1) > most)
       return launch(config);
-    Value fits = within(mul(mul(batch, smallTiles), perTile));
+    Value fits = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ule, mul(mul(batch, smallTiles), perTile),
+        index(most));
     return h.choose(
         fits, [&]() -> SmallVector<Value> { return launch(small); },
         [&]() -> SmallVector<Value> { return launch(config); });
