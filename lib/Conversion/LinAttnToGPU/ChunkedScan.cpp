@@ -243,15 +243,21 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   int64_t maxChunk = options.chunkSize;
   if (auto hint = op.getChunkSize())
     maxChunk = std::min<int64_t>(maxChunk, *hint);
-  std::optional<StagedShape> staged = stagedChunkedScanShape(
-      options, features, maxChunk, vType.getShape().back(),
-      vType.getElementType(), /*mayCopyAsync=*/true, options.scoresInRegisters,
-      /*scanChunks=*/true);
+  int64_t dvSize = vType.getShape().back();
+  // The staged shape for value tiles of at most `valueTile` columns.
+  auto stagedFor = [&](int64_t valueTile) {
+    LinAttnToGPUKernelOptions tiled = options;
+    tiled.valueTile = valueTile;
+    return stagedChunkedScanShape(tiled, features, maxChunk, dvSize,
+                                  vType.getElementType(), /*mayCopyAsync=*/true,
+                                  options.scoresInRegisters,
+                                  /*scanChunks=*/true);
+  };
+  std::optional<StagedShape> staged = stagedFor(options.valueTile);
   if (!staged)
     return std::string("no chunk shape fits F = ") + std::to_string(features);
   const ChunkedScanShape &shape = staged->shape;
-  if (auto reason =
-          valueTilesUnsupported(vType.getShape().back(), shape.dvTile))
+  if (auto reason = valueTilesUnsupported(dvSize, shape.dvTile))
     return reason;
   // The configuration of a chunk loop of `staged`'s shape.
   auto configOf = [&](const StagedShape &staged) {
@@ -291,15 +297,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // and its chunks no longer (the 32-bit offsets' bound counts `shape`'s).
   std::optional<ChunkedScanConfig> smallGrid;
   if (options.smallGridValueTile > 0 && options.sequenceParallelBlocks > 0) {
-    LinAttnToGPUKernelOptions narrower = options;
-    narrower.valueTile = options.smallGridValueTile;
-    std::optional<StagedShape> small = stagedChunkedScanShape(
-        narrower, features, maxChunk, vType.getShape().back(),
-        vType.getElementType(), /*mayCopyAsync=*/true,
-        options.scoresInRegisters, /*scanChunks=*/true);
+    std::optional<StagedShape> small = stagedFor(options.smallGridValueTile);
     if (small && small->shape.dvTile < shape.dvTile &&
         small->shape.chunk <= shape.chunk &&
-        !valueTilesUnsupported(vType.getShape().back(), small->shape.dvTile))
+        !valueTilesUnsupported(dvSize, small->shape.dvTile))
       smallGrid = configOf(*small);
   }
   Value values = c.v.tensor;
@@ -405,8 +406,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // staging loop more registers: 127 instead of 96 at F = 64, and spills
   // in tf32), the scan has no chunk loop.
   gpu::GPUFuncOp statesKernel, scanKernel;
-  ChunkedScanConfig states =
-      keysOnlyConfig(options, wide, vType.getShape().back());
+  ChunkedScanConfig states = keysOnlyConfig(options, wide, dvSize);
   auto parallel = [&](const ChunkedScanConfig &config, Value perSegment,
                       Value segments) -> SmallVector<Value> {
     Value statesTiles = keysOnlyBlocks(h, states, dv);
