@@ -233,7 +233,8 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::desc("Blocks the chunked and recurrent scans aim to "
                      "launch: when the batch-parallel kernel would launch "
                      "fewer than half as many, the sequence splits into "
-                     "segments run in parallel (0: never)"),
+                     "segments run in parallel (the recurrent scan counts "
+                     "blocks of 128 threads; 0: never)"),
       llvm::cl::init(264)};
   PassOptions::Option<int64_t> minSegmentTokens{
       *this, "min-segment-tokens",

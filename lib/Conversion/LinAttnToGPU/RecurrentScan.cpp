@@ -78,6 +78,18 @@ static int64_t scanTokensPerBlock(int64_t features, int64_t columns,
   return std::clamp<int64_t>(fit, slots > 1 ? 0 : 1, tokens);
 }
 
+/// Threads of the blocks `sequence-parallel-blocks` counts.
+static constexpr int64_t kSegmentTargetThreads = 128;
+
+/// `sequence-parallel-blocks` (`target`, 0 for never) in blocks of `tile`
+/// threads: the same threads whatever the scan's block size.
+static int64_t segmentTarget(int64_t target, int64_t tile) {
+  if (target <= 0)
+    return 0;
+  return std::max<int64_t>(
+      1, llvm::divideCeil(target * kSegmentTargetThreads, tile));
+}
+
 namespace {
 /// The kernels of the recurrent scan.
 enum class RecurrentPass {
@@ -764,6 +776,9 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   // zero, half the FMAs of the scan) is computed before the scan over
   // segments gives each segment its starting state. All of it in the
   // state's type: the segments only change the order of the additions.
+  // The target counts blocks of the default 128 threads, the chunked
+  // kernels' four warps: a `scan-tile` of 512 threads (one block per SM)
+  // is four such blocks, one of 32 a quarter.
   HostIndex h{rewriter, loc};
   int64_t batchDims = vType.getRank() - 2;
   Value n = h.size(values, -2);
@@ -773,7 +788,8 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   Value blocks = h.divideCeil(n, h.constant(c.tokens));
   Value perSegment, segments;
   std::tie(perSegment, segments) =
-      h.segments(h.mul(batch, tiles), blocks, options.sequenceParallelBlocks,
+      h.segments(h.mul(batch, tiles), blocks,
+                 segmentTarget(options.sequenceParallelBlocks, tile),
                  llvm::divideCeil(options.minSegmentTokens, c.tokens));
   auto parallel = [&]() -> SmallVector<Value> {
     SegmentKernels segmentKernels;

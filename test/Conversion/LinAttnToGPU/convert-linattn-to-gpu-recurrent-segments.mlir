@@ -1,6 +1,8 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=NEVER
 // RUN: linattn-opt %s --convert-linattn-to-gpu="min-segment-tokens=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=MIN0
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=512" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TILE512
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scan-tile=32" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TILE32
 
 // The recurrent scan (f32 data) sequence-parallel: where batch × value tiles
 // stay below half of sequence-parallel-blocks (264 by default), the sequence
@@ -94,6 +96,19 @@ func.func @boundary(%q: tensor<66x4096x64xf32>, %k: tensor<66x4096x64xf32>, %v: 
   return %o : tensor<66x4096x64xf32>
 }
 
+// Blocks of 32 threads (8 value columns) count a quarter each: 66 × 8 =
+// 528 of them are 132 blocks of 128 threads, batch-parallel; 65 × 8 = 520
+// split, into ⌈1056 / 520⌉ = 3 segments of 45 staged blocks.
+// TILE32-LABEL: func.func @boundary(
+//       TILE32: call @__linattn_launch_linattn_scan_forward_features_normalized_0(%c66, %c8, %c1, %c32,
+//   TILE32-NOT: segment
+// TILE32-LABEL: func.func @below(
+//   TILE32-DAG: %[[C3:.*]] = arith.constant 3 : index
+//   TILE32-DAG: %[[C8:.*]] = arith.constant 8 : index
+//   TILE32-DAG: %[[C65:.*]] = arith.constant 65 : index
+//       TILE32: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_0(%[[C65]], %[[C8]], %{{.*}}, %c32,
+//  TILE32-SAME: %[[C3]]) :
+
 // -----
 
 // CHECK-LABEL: func.func @below(
@@ -142,6 +157,32 @@ func.func @below(%q: tensor<65x4096x64xf32>, %k: tensor<65x4096x64xf32>, %v: ten
 func.func @state(%q: tensor<2x8192x32xf32>, %k: tensor<2x8192x32xf32>, %v: tensor<2x8192x16xf32>, %s0: tensor<2x32x16xf32>, %z0: tensor<2x32xf32>) -> (tensor<2x8192x16xf32>, tensor<2x32x16xf32>, tensor<2x32xf32>) {
   %o, %s, %z = linattn.scan reverse %q, %k, %v init(%s0, %z0) : tensor<2x8192x32xf32>, tensor<2x8192x32xf32>, tensor<2x8192x16xf32>, tensor<2x32x16xf32>, tensor<2x32xf32> -> tensor<2x8192x16xf32>, tensor<2x32x16xf32>, tensor<2x32xf32>
   return %o, %s, %z : tensor<2x8192x16xf32>, tensor<2x32x16xf32>, tensor<2x32xf32>
+}
+
+// -----
+
+// Blocks of 512 threads (128 value columns, a whole head here) count four
+// blocks of 128 each, the warps one of them puts on an SM: 33 × 4 reach
+// half of the target, batch-parallel; 32 × 4 do not, and split into
+// ⌈66 / 32⌉ = 3 segments, 96 blocks of 512 threads. With blocks of 128
+// threads both split (2 value tiles: 66 and 64 blocks).
+// TILE512-LABEL: func.func @whole_head(
+//       TILE512: call @__linattn_launch_linattn_scan_forward_features_normalized_{{[0-9]+}}(%c33, %c1, %c1, %c512,
+//   TILE512-NOT: segment
+// TILE512-LABEL: func.func @whole_head_split(
+//       TILE512: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_{{[0-9]+}}(%c32, %c1, %c2, %c512,
+//       TILE512: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_normalized_{{[0-9]+}}(%c32, %c1, %c3, %c512,
+// CHECK-LABEL: func.func @whole_head(
+//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_{{[0-9]+}}(%c33, %c2, %c2, %c128,
+// CHECK-LABEL: func.func @whole_head_split(
+//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_{{[0-9]+}}(%c32, %c2, %c2, %c128,
+func.func @whole_head(%q: tensor<33x4096x64xf32>, %k: tensor<33x4096x64xf32>, %v: tensor<33x4096x64xf32>) -> tensor<33x4096x64xf32> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<33x4096x64xf32>, tensor<33x4096x64xf32>, tensor<33x4096x64xf32> -> tensor<33x4096x64xf32>, tensor<33x64x64xf32>, tensor<33x64xf32>
+  return %o : tensor<33x4096x64xf32>
+}
+func.func @whole_head_split(%q: tensor<32x4096x64xf32>, %k: tensor<32x4096x64xf32>, %v: tensor<32x4096x64xf32>) -> tensor<32x4096x64xf32> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<32x4096x64xf32>, tensor<32x4096x64xf32>, tensor<32x4096x64xf32> -> tensor<32x4096x64xf32>, tensor<32x64x64xf32>, tensor<32x64xf32>
+  return %o : tensor<32x4096x64xf32>
 }
 
 // -----

@@ -136,7 +136,9 @@ struct LinAttnToGPUKernelOptions {
   /// one per H100 SM), the sequence splits into enough segments of whole
   /// chunks (the recurrent scan: staged blocks of tokens) to reach this, run
   /// sequence-parallel (segment states, a scan over them, then the
-  /// segments' outputs: three kernels); 0 never splits.
+  /// segments' outputs: three kernels); 0 never splits. The recurrent scan
+  /// counts blocks of 128 threads, so that a `scanTile` of 512 threads is
+  /// four blocks and one of 32 a quarter.
   int64_t sequenceParallelBlocks = 264;
   /// No segment is shorter than this many tokens (rounded up to whole
   /// chunks or staged blocks; 0: one): each costs its states' round trip
