@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tunes the chunked scan's options on one GPU.
+"""Tunes the chunked and recurrent scans' options on one GPU.
 
 Times the benchmark's function (bench.py: O of the causal scan of elu+1
 features, bf16, compiled ahead of time by aot.py; with --form=noncausal
@@ -61,6 +61,27 @@ options that shape the chunked kernels:
                              names values)
 
 on shapes where the choice differs: many and few blocks, F = 64 and 128.
+With --form=recurrent it times the strict-fp32 recurrent scan
+(scan-kernel=recurrent, f32 inputs, errors within 1e-4) over its own
+options instead:
+
+  scan-tile                  threads per block (128, 256 or 512)
+  scan-feature-lanes         lanes per value column (1, 2 or 4), each with
+                             its share of the features
+  scan-thread-columns        adjacent value columns per thread (2 or 4):
+                             a block covers scan-tile / scan-feature-lanes
+                             columns, so at D = 128 the default's four
+                             blocks a head, each staging and mapping φ(Q)
+                             and φ(K), become one at 512 threads or one
+                             lane per column
+  sequence-parallel-blocks   as above (0 or 264), in blocks of 128 threads
+  min-segment-tokens         the shortest segment (left to the pipeline's
+                             default, 1024, unless --min-segment-tokens
+                             names values)
+  async-copies               the next block of tokens copied by cp.async
+                             (left to the pipeline's default, true, unless
+                             --async-copies names values)
+
 Combinations that compile to the same object file (chunk-size 64 at
 F = 128 is chunk-size 32, a split rule a grid already passes changes
 nothing) are timed once, and the pipeline's defaults (no options) are
@@ -74,13 +95,15 @@ floor, the ratio to the shape's best and the error; per combination the
 geometric mean over the shapes of its ms over each shape's best, and the
 combination that minimizes it: the tuned default. Results go to
 bench/results/<device>-<date>-tune.{json,md} (-tune-noncausal with
---form=noncausal).
+--form=noncausal, -tune-recurrent with --form=recurrent). An argument of
+another form's options is an error.
 
   bench/gpu/tune.py                    on the GPU (torch, the CUDA runtime)
   bench/gpu/tune.py --dry-run          the plan; no GPU, no torch
   bench/gpu/tune.py --emulate --runtime=build/lib/liblinattn_gpu_emulator.so
                                        the same machinery on the GPU emulator
-                                       (f16, small shapes; times are the
+                                       (f16, f32 for the recurrent form,
+                                       small shapes; times are the
                                        emulator's and mean nothing)
 """
 
@@ -107,50 +130,133 @@ from bench import NONCAUSAL, prefill_bytes, case_name, results_stem  # noqa: E40
 # and 64; F = 128: 256 and 192 blocks (batch-parallel by default), 32.
 SHAPES = [(8, 16, 16384, 64), (8, 16, 4096, 64), (8, 8, 1024, 64),
           (8, 16, 16384, 128), (2, 16, 16384, 128), (1, 96, 8192, 128)]
-CHUNK_SIZES = (16, 32, 64)
-ASYNC_COPIES = (False, True)
-SEQUENCE_PARALLEL_BLOCKS = (0, 132, 264, 528)
-VALUE_TILES = (32, 64, 128)
-MIN_BLOCKS_PER_SM = (0, 4)
-# Staging's L2 prefetch is timed by bench.py's "L2 prefetch" row; the
-# default grid leaves it out (--prefetch-chunks=0,1 adds it).
-PREFETCH_CHUNKS = (0,)
-# wgmma (sm_90): the pipeline's default (None: the option left out);
-# --wgmma=0,1 times mma.sync against it.
-WGMMA = (None,)
-# The chunk loops' offsets: the pipeline's default, 64-bit (None: the option
-# left out); --narrow-offset-limits=0,2147483648 times 32-bit ones against
-# them.
-NARROW_OFFSET_LIMITS = (None,)
-# The scores in registers: the pipeline's default (None: the option left
-# out); --scores-in-registers=0,1 times them against the shared tile.
-SCORES_IN_REGISTERS = (None,)
-# Warps per row tile: the pipeline's default (None: the option left out);
-# --row-tile-warps=0,2 times two warps a row tile against the fewest.
-ROW_TILE_WARPS = (None,)
-# Chunks of 64 for wgmma at F = 128: the pipeline's default (None: the
-# option left out); --wgmma-chunks=0,1 times them against chunks of 32.
-WGMMA_CHUNKS = (None,)
-# Slots per staged tile with async copies: the pipeline's default (None: the
-# option left out); --copy-stages=2,3 times three against two.
-COPY_STAGES = (None,)
-# The same for the segment states: --states-copy-stages=2,4.
-STATES_COPY_STAGES = (None,)
-# Bulk copies (sm_90): the pipeline's default (None: the option left out);
-# --bulk-copies=0,1 times them against cp.async.
-BULK_COPIES = (None,)
-# Small grids' value tiles: the pipeline's default (None: the option left
-# out); --small-grid-value-tiles=0,32 times tiles of value-tile against 32.
-SMALL_GRID_VALUE_TILES = (None,)
 
-Config = namedtuple("Config",
-                    "chunk_size async_copies sequence_parallel_blocks value_tile "
-                    "min_blocks_per_sm prefetch_chunks wgmma narrow_offset_limit "
-                    "scores_in_registers row_tile_warps wgmma_chunks "
-                    "copy_stages states_copy_stages bulk_copies "
-                    "small_grid_value_tile",
-                    defaults=(64, 0, 0, None, None, None, None, None, None,
-                              None, None, None))
+
+class Axis(namedtuple("Axis", "option arg values short help")):
+    """One option of a form's grid: its linattn-lower-to-nvvm name, the
+    argument that lists the values to try (its dest), the default values
+    (None: the option left out, the pipeline's default), the label of a
+    value (a format with {}, or a (false, true) pair for booleans) and the
+    argument's help."""
+
+    def boolean(self):
+        return isinstance(self.short, tuple)
+
+    def text(self, value):
+        """The option's value as the pipeline reads it."""
+        if self.boolean():
+            return "true" if value else "false"
+        return str(value)
+
+    def label(self, value):
+        if self.boolean():
+            return self.short[1] if value else self.short[0]
+        return self.short.format(value)
+
+
+def _left_out(what):
+    return (f"{what} (default: the pipeline's, the option left out)")
+
+
+# The chunked kernels' options (--form=causal and noncausal). Staging's L2
+# prefetch is timed by bench.py's "L2 prefetch" row; the default grid leaves
+# it out (--prefetch-chunks=0,1 adds it). The options after it are left to
+# the pipeline unless their argument names values: --wgmma=0,1 times
+# mma.sync against wgmma, --narrow-offset-limits=0,2147483648 32-bit
+# offsets against 64-bit ones, --copy-stages=2,3 three slots against two,
+# --small-grid-value-tiles=0,32 small grids' tiles of value-tile against 32.
+CHUNKED_AXES = (
+    Axis("chunk-size", "chunk_sizes", (16, 32, 64), "C{}",
+         "chunk-size values to try"),
+    Axis("async-copies", "async_copies", (False, True), ("sync", "async"),
+         "async-copies values to try"),
+    Axis("sequence-parallel-blocks", "sequence_parallel_blocks",
+         (0, 132, 264, 528), "spb{}",
+         "sequence-parallel-blocks values to try"),
+    Axis("value-tile", "value_tiles", (32, 64, 128), "DT{}",
+         "value-tile values to try"),
+    Axis("min-blocks-per-sm", "min_blocks_per_sm", (0, 4), "M{}",
+         "min-blocks-per-sm values to try"),
+    Axis("prefetch-chunks", "prefetch_chunks", (0,), "P{}",
+         "prefetch-chunks values to try"),
+    Axis("wgmma", "wgmma", (None,), ("mma.sync", "wgmma"),
+         _left_out("wgmma values to try")),
+    Axis("narrow-offset-limit", "narrow_offset_limits", (None,), "N{}",
+         _left_out("narrow-offset-limit values to try")),
+    Axis("scores-in-registers", "scores_in_registers", (None,), ("PS", "PR"),
+         _left_out("scores-in-registers values to try")),
+    Axis("row-tile-warps", "row_tile_warps", (None,), "R{}",
+         _left_out("row-tile-warps values to try, 0, 1 or 2")),
+    Axis("wgmma-chunks", "wgmma_chunks", (None,), ("W", "W64"),
+         _left_out("wgmma-chunks values to try")),
+    Axis("copy-stages", "copy_stages", (None,), "S{}",
+         _left_out("copy-stages values to try, 1 to 4")),
+    Axis("states-copy-stages", "states_copy_stages", (None,), "K{}",
+         _left_out("states-copy-stages values to try, 1 to 4")),
+    Axis("bulk-copies", "bulk_copies", (None,), ("cp.async", "bulk"),
+         _left_out("bulk-copies values to try")),
+    Axis("small-grid-value-tile", "small_grid_value_tiles", (None,), "G{}",
+         _left_out("small-grid-value-tile values to try, 0, 8, 16, 32 "
+                   "or 64")),
+)
+
+# The strict-fp32 recurrent scan's options (--form=recurrent): how many
+# value columns a block covers (scan-tile threads, each scan-feature-lanes
+# × scan-thread-columns lanes sharing a group of scan-thread-columns
+# columns), and its segments. At D = 128 the default's blocks of 128
+# threads cover 32 columns, so four blocks of a head each stage and map
+# φ(Q), φ(K); blocks of 512 threads, or 32 columns a warp, make it one.
+RECURRENT_AXES = (
+    Axis("scan-tile", "scan_tiles", (128, 256, 512), "T{}",
+         "scan-tile values to try"),
+    Axis("scan-feature-lanes", "scan_feature_lanes", (1, 2, 4), "L{}",
+         "scan-feature-lanes values to try"),
+    Axis("scan-thread-columns", "scan_thread_columns", (2, 4), "TC{}",
+         "scan-thread-columns values to try"),
+    Axis("sequence-parallel-blocks", "sequence_parallel_blocks", (0, 264),
+         "spb{}", "sequence-parallel-blocks values to try"),
+    Axis("min-segment-tokens", "min_segment_tokens", (None,), "MS{}",
+         _left_out("min-segment-tokens values to try")),
+    Axis("async-copies", "async_copies", (None,), ("sync", "async"),
+         _left_out("async-copies values to try")),
+)
+
+# What a form tunes: its axes, the options every combination takes, the
+# element type of the inputs (on a GPU, emulated), the largest relative
+# error against the reference that passes, and its report's title.
+Form = namedtuple("Form", "axes fixed element emulated tolerance title "
+                          "function suffix")
+FORMS = {
+    "causal": Form(CHUNKED_AXES, "", "bf16", "f16", (2.5e-2, 1e-2),
+                   "chunked-scan", "O of the causal scan", ""),
+    "noncausal": Form(CHUNKED_AXES, "", "bf16", "f16", (2.5e-2, 1e-2),
+                      "linear-form",
+                      "O = φ(Q)(φ(K)ᵀV) on the linear form's kernels",
+                      "-noncausal"),
+    "recurrent": Form(RECURRENT_AXES, "scan-kernel=recurrent", "f32", "f32",
+                      (1e-4, 1e-4), "recurrent-scan",
+                      "O of the causal scan, strict fp32", "-recurrent"),
+}
+
+
+class Config(tuple):
+    """A combination: one value per axis of its form, in the axes' order."""
+
+    def __new__(cls, form, values):
+        self = super().__new__(cls, values)
+        self.form = form
+        return self
+
+    @classmethod
+    def load(cls, form, d):
+        """The combination of a report's dict (asdict)."""
+        return cls(form, [d.get(a.option) for a in form.axes])
+
+    def asdict(self):
+        return {a.option: v for a, v in zip(self.form.axes, self)}
+
+    def get(self, option):
+        return self.asdict().get(option)
 
 
 def options(config):
@@ -158,57 +264,16 @@ def options(config):
     pipeline's defaults)."""
     if config is None:
         return ""
-    return (f"chunk-size={config.chunk_size} "
-            f"async-copies={'true' if config.async_copies else 'false'} "
-            f"sequence-parallel-blocks={config.sequence_parallel_blocks} "
-            f"value-tile={config.value_tile} "
-            f"min-blocks-per-sm={config.min_blocks_per_sm} "
-            f"prefetch-chunks={config.prefetch_chunks}" +
-            ("" if config.wgmma is None else
-             f" wgmma={'true' if config.wgmma else 'false'}") +
-            (f" narrow-offset-limit={config.narrow_offset_limit}"
-             if config.narrow_offset_limit is not None else "") +
-            ("" if config.scores_in_registers is None else
-             " scores-in-registers=" +
-             ("true" if config.scores_in_registers else "false")) +
-            ("" if config.row_tile_warps is None else
-             f" row-tile-warps={config.row_tile_warps}") +
-            ("" if config.wgmma_chunks is None else
-             " wgmma-chunks=" + ("true" if config.wgmma_chunks else "false")) +
-            ("" if config.copy_stages is None else
-             f" copy-stages={config.copy_stages}") +
-            ("" if config.states_copy_stages is None else
-             f" states-copy-stages={config.states_copy_stages}") +
-            ("" if config.bulk_copies is None else
-             " bulk-copies=" + ("true" if config.bulk_copies else "false")) +
-            ("" if config.small_grid_value_tile is None else
-             f" small-grid-value-tile={config.small_grid_value_tile}"))
+    return " ".join(filter(None, [config.form.fixed] + [
+        f"{a.option}={a.text(v)}" for a, v in zip(config.form.axes, config)
+        if v is not None]))
 
 
 def label(config):
     if config is None:
         return "defaults"
-    return (f"C{config.chunk_size} {'async' if config.async_copies else 'sync'} "
-            f"spb{config.sequence_parallel_blocks} DT{config.value_tile} "
-            f"M{config.min_blocks_per_sm} P{config.prefetch_chunks}" +
-            ("" if config.wgmma is None else
-             " wgmma" if config.wgmma else " mma.sync") +
-            (f" N{config.narrow_offset_limit}"
-             if config.narrow_offset_limit is not None else "") +
-            ("" if config.scores_in_registers is None else
-             " PR" if config.scores_in_registers else " PS") +
-            ("" if config.row_tile_warps is None else
-             f" R{config.row_tile_warps}") +
-            ("" if config.wgmma_chunks is None else
-             " W64" if config.wgmma_chunks else " W") +
-            ("" if config.copy_stages is None else
-             f" S{config.copy_stages}") +
-            ("" if config.states_copy_stages is None else
-             f" K{config.states_copy_stages}") +
-            ("" if config.bulk_copies is None else
-             " bulk" if config.bulk_copies else " cp.async") +
-            ("" if config.small_grid_value_tile is None else
-             f" G{config.small_grid_value_tile}"))
+    return " ".join(a.label(v) for a, v in zip(config.form.axes, config)
+                    if v is not None)
 
 
 def int_list(text):
@@ -241,14 +306,17 @@ Kernel = namedtuple("Kernel", "library digest")
 
 
 def causal(args):
-    """Whether the tuned function is the causal scan (--form=causal)."""
-    return args.form == "causal"
+    """Whether the tuned function is a causal scan (--form=causal or
+    recurrent)."""
+    return args.form != "noncausal"
 
 
 def compile_all(args, workdir, shapes, configs, element):
     """{(shape, config): Kernel or the error's text} for every shape and
-    combination, and for None (the defaults); compiled in parallel."""
+    combination, and for None (the form's fixed options, otherwise the
+    defaults); compiled in parallel."""
     jobs = {}
+    fixed = FORMS[args.form].fixed
     for shape in shapes:
         module = os.path.join(workdir, f"{case_name(shape)}.mlir")
         with open(module, "w") as f:
@@ -258,7 +326,8 @@ def compile_all(args, workdir, shapes, configs, element):
             extra = "emulate=true" if args.emulate else ""
             jobs[(shape, config)] = (
                 module, os.path.join(workdir, f"lib{case_name(shape)}_{i}.so"),
-                " ".join(filter(None, [options(config), extra])))
+                " ".join(filter(None, [fixed if config is None else options(config),
+                                       extra])))
 
     def build(job):
         module, library, opts = job
@@ -281,11 +350,12 @@ def compile_all(args, workdir, shapes, configs, element):
 class Gpu:
     """The GPU, through torch and bench.py's Bench (copy bandwidth, timing,
     the float32 reference, the call on a torch stream)."""
-    element, tolerance = "bf16", 2.5e-2
 
     def __init__(self, args):
         from bench import Bench
         self.bench = Bench(args)
+        form = FORMS[args.form]
+        self.element, self.tolerance = form.element, form.tolerance[0]
         self.causal = causal(args)
         self.name = self.bench.device_name
         self.copy_bw = self.bench.copy_bw
@@ -294,7 +364,10 @@ class Gpu:
 
     def case(self, shape):
         q, k, v = self.bench.prefill_inputs(shape)
-        return [(q, k, v), self.bench.reference(q, k, v, causal=self.causal)]
+        ref = self.bench.reference(q, k, v, causal=self.causal)
+        if self.element == "f32":
+            q, k, v = (x.float() for x in (q, k, v))
+        return [(q, k, v), ref]
 
     def measure(self, library, case):
         inputs, ref = case
@@ -306,14 +379,17 @@ class Gpu:
 
 
 class Emulator:
-    """The GPU emulator's runtime, numpy f16 inputs, a float64 reference;
-    the time is the wall clock of a call and means nothing."""
-    element, tolerance = "f16", 1e-2
+    """The GPU emulator's runtime, numpy f16 inputs (f32 for the recurrent
+    form), a float64 reference; the time is the wall clock of a call and
+    means nothing."""
     name, copy_bw = "GPU emulator", None
 
     def __init__(self, args):
         import numpy as np
         self.np = np
+        form = FORMS[args.form]
+        self.element, self.tolerance = form.emulated, form.tolerance[1]
+        self.dtype = np.float32 if self.element == "f32" else np.float16
         self.runtime = aot.EmulatorRuntime(args.runtime)
         self.repeat = args.repeat
         self.seed = args.seed
@@ -323,14 +399,14 @@ class Emulator:
     def case(self, shape):
         np = self.np
         rng = np.random.default_rng(self.seed)
-        arrays = [np.ascontiguousarray(rng.uniform(-1, 1, shape).astype(np.float16))
+        arrays = [np.ascontiguousarray(rng.uniform(-1, 1, shape).astype(self.dtype))
                   for _ in range(3)]
         buffers = [self.runtime.to_device(x) for x in arrays]
         return buffers, aot.reference(*arrays, causal=self.causal)
 
     def measure(self, library, case):
         buffers, ref = case
-        out = self.np.empty(buffers[0].shape, self.np.float16)
+        out = self.np.empty(buffers[0].shape, self.dtype)
         result = self.runtime.to_device(out)
         call = aot.Function(library).bind(buffers, [result], self.runtime.stream)
         times = []
@@ -360,13 +436,13 @@ def measure_shape(device, args, shape, configs, kernels):
     for config in configs:
         kernel = kernels[(shape, config)]
         if isinstance(kernel, str):
-            rows.append(dict(shape=case_name(shape), configs=[config._asdict()],
+            rows.append(dict(shape=case_name(shape), configs=[config.asdict()],
                              skipped=f"compile failed: {kernel[-300:]}"))
             continue
         if kernel.digest in by_digest:
-            by_digest[kernel.digest]["configs"].append(config._asdict())
+            by_digest[kernel.digest]["configs"].append(config.asdict())
             continue
-        row = dict(shape=case_name(shape), configs=[config._asdict()],
+        row = dict(shape=case_name(shape), configs=[config.asdict()],
                    digest=kernel.digest, library=kernel.library,
                    default=not isinstance(default, str) and default.digest == kernel.digest)
         by_digest[kernel.digest] = row
@@ -378,7 +454,9 @@ def measure_shape(device, args, shape, configs, kernels):
         rows.append(dict(shape=case_name(shape), configs=[], default=True,
                          digest=default.digest, library=default.library))
 
-    floor = (prefill_bytes(*shape, 2) / device.copy_bw) if device.copy_bw else None
+    element = 4 if device.element == "f32" else 2
+    floor = (prefill_bytes(*shape, element) / device.copy_bw
+             if device.copy_bw else None)
     case = device.case(shape)
     try:
         for _ in range(args.rounds):
@@ -406,7 +484,7 @@ def measure_shape(device, args, shape, configs, kernels):
     return rows
 
 
-def ranking(rows, configs):
+def ranking(form, rows, configs):
     """[(geometric mean over the shapes of ms / the shape's best, worst such
     ratio, config)] of the combinations measured correct on every shape,
     best first."""
@@ -414,7 +492,7 @@ def ranking(rows, configs):
     ratio = {}
     for r in rows:
         for c in r["configs"]:
-            ratio[(r["shape"], Config(**c))] = r.get("vs_best")
+            ratio[(r["shape"], Config.load(form, c))] = r.get("vs_best")
     ranked = []
     for config in configs:
         ratios = [ratio.get((s, config)) for s in shapes]
@@ -428,8 +506,8 @@ def ranking(rows, configs):
 # Report
 #===------------------------------------------------------------------------===#
 
-def configs_text(row):
-    names = [label(Config(**c)) for c in row["configs"]]
+def configs_text(form, row):
+    names = [label(Config.load(form, c)) for c in row["configs"]]
     return ", ".join(names) if names else "(no combination of the grid)"
 
 
@@ -439,16 +517,17 @@ def percent(fraction):
 
 def markdown(meta):
     rows, device = meta["results"], meta["device"]
-    configs = [Config(**c) for c in meta["grid"]]
-    noncausal = meta.get("form") == "noncausal"
-    title = "linear-form" if noncausal else "chunked-scan"
-    function = ("O = φ(Q)(φ(K)ᵀV) on the linear form's kernels" if noncausal
-                else "O of the causal scan")
-    lines = [f"# linattn {title} tuning on {device}", "",
-             f"The benchmark's function ({function}, elu+1 features, "
-             f"{meta['element']}) for every combination of chunk-size (C), "
-             f"async-copies (sync/async), sequence-parallel-blocks (spb), "
-             f"value-tile (DT) and min-blocks-per-sm (M); "
+    form = FORMS[meta.get("form", "causal")]
+    configs = [Config.load(form, c) for c in meta["grid"]]
+    # The axes the grid varies, by their labels.
+    varied = [f"{a.option} ({'/'.join(a.short) if a.boolean() else a.short.format('')})"
+              for i, a in enumerate(form.axes)
+              if len({c[i] for c in configs}) > 1]
+    lines = [f"# linattn {form.title} tuning on {device}", "",
+             f"The benchmark's function ({form.function}, elu+1 features, "
+             f"{meta['element']}) for every combination of "
+             f"{', '.join(varied) or 'the options'}"
+             f"{' (with ' + form.fixed + ')' if form.fixed else ''}; "
              f"combinations that compile to the same object file share a row. "
              f"Each time is the lowest over {meta['rounds']} rounds of the median "
              f"of {meta['repeat']} calls."]
@@ -471,7 +550,7 @@ def markdown(meta):
         cells = [shape,
                  (f"{d['ms']:.4f}{'' if d['correct'] else ' FAIL'}" if "ms" in d
                   else d.get("skipped", "not measured")[:60]),
-                 configs_text(best) if best else "none correct",
+                 configs_text(form, best) if best else "none correct",
                  f"{best['ms']:.4f}" if best else "",
                  f"{d['ms'] / best['ms']:.2f}x" if best and d.get("correct") else "",
                  percent(best.get("floor_fraction")) if best else ""]
@@ -480,10 +559,10 @@ def markdown(meta):
     # The combinations that compile to the defaults' code on every shape.
     as_defaults = None
     for d in defaults.values():
-        mine = {Config(**c) for c in d["configs"]}
+        mine = {Config.load(form, c) for c in d["configs"]}
         as_defaults = mine if as_defaults is None else as_defaults & mine
     as_defaults = as_defaults or set()
-    ranked = ranking(rows, configs)
+    ranked = ranking(form, rows, configs)
     lines += ["", "## Combinations over all shapes", "",
               "Geometric mean over the shapes of the combination's time over the "
               "shape's best, and the worst such ratio; only combinations measured "
@@ -510,12 +589,12 @@ def markdown(meta):
         for r in mine:
             default = "yes" if r.get("default") else ""
             if "ms" not in r:
-                lines.append(f"| {configs_text(r)} | skipped: {r.get('skipped', '')[:80]} "
+                lines.append(f"| {configs_text(form, r)} | skipped: {r.get('skipped', '')[:80]} "
                              f"| | | | {default} |")
                 continue
             vs = r.get("vs_best")
             lines.append(
-                f"| {configs_text(r)} | {r['ms']:.4f} | {percent(r.get('floor_fraction'))} | "
+                f"| {configs_text(form, r)} | {r['ms']:.4f} | {percent(r.get('floor_fraction'))} | "
                 f"{'' if vs is None else f'{vs:.2f}x'} | {r['error']:.1e}"
                 f"{'' if r['correct'] else ' FAIL'} | {default} |")
     return "\n".join(lines) + "\n"
@@ -541,52 +620,22 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     parser.add_argument("--name", default="", help="results file name "
                         "(default: <device>-<date>-tune)")
-    parser.add_argument("--form", choices=("causal", "noncausal"),
-                        default="causal",
-                        help="the causal scan, or the non-causal linear form")
+    parser.add_argument("--form", choices=sorted(FORMS), default="causal",
+                        help="the causal scan's chunked kernels, the "
+                             "non-causal linear form, or the strict-fp32 "
+                             "recurrent scan")
     parser.add_argument("--shapes", type=shape_list, default=None,
                         help="comma-separated BxHxTxD (default: the form's)")
-    parser.add_argument("--chunk-sizes", type=int_list, default=CHUNK_SIZES)
-    parser.add_argument("--async-copies", type=bool_list, default=ASYNC_COPIES)
-    parser.add_argument("--sequence-parallel-blocks", type=int_list,
-                        default=SEQUENCE_PARALLEL_BLOCKS)
-    parser.add_argument("--value-tiles", type=int_list, default=VALUE_TILES)
-    parser.add_argument("--min-blocks-per-sm", type=int_list,
-                        default=MIN_BLOCKS_PER_SM)
-    parser.add_argument("--prefetch-chunks", type=int_list,
-                        default=PREFETCH_CHUNKS)
-    parser.add_argument("--wgmma", type=bool_list, default=WGMMA)
-    parser.add_argument("--narrow-offset-limits", type=int_list,
-                        default=NARROW_OFFSET_LIMITS,
-                        help="narrow-offset-limit values to try (default: the "
-                             "pipeline's, the option left out)")
-    parser.add_argument("--scores-in-registers", type=bool_list,
-                        default=SCORES_IN_REGISTERS,
-                        help="scores-in-registers values to try (default: the "
-                             "pipeline's, the option left out)")
-    parser.add_argument("--row-tile-warps", type=int_list,
-                        default=ROW_TILE_WARPS,
-                        help="row-tile-warps values to try, 0, 1 or 2 "
-                             "(default: the pipeline's, the option left out)")
-    parser.add_argument("--wgmma-chunks", type=bool_list,
-                        default=WGMMA_CHUNKS,
-                        help="wgmma-chunks values to try (default: the "
-                             "pipeline's, the option left out)")
-    parser.add_argument("--copy-stages", type=int_list, default=COPY_STAGES,
-                        help="copy-stages values to try, 1 to 4 (default: "
-                             "the pipeline's, the option left out)")
-    parser.add_argument("--states-copy-stages", type=int_list,
-                        default=STATES_COPY_STAGES,
-                        help="states-copy-stages values to try, 1 to 4 "
-                             "(default: the pipeline's, the option left out)")
-    parser.add_argument("--bulk-copies", type=bool_list, default=BULK_COPIES,
-                        help="bulk-copies values to try (default: the "
-                             "pipeline's, the option left out)")
-    parser.add_argument("--small-grid-value-tiles", type=int_list,
-                        default=SMALL_GRID_VALUE_TILES,
-                        help="small-grid-value-tile values to try, 0, 8, 16, "
-                             "32 or 64 (default: the pipeline's, the option "
-                             "left out)")
+    # Each form's axes, an argument each (their defaults are the form's).
+    seen = set()
+    for axis in CHUNKED_AXES + RECURRENT_AXES:
+        if axis.arg in seen:
+            continue
+        seen.add(axis.arg)
+        parser.add_argument("--" + axis.arg.replace("_", "-"),
+                            dest=axis.arg, default=None,
+                            type=bool_list if axis.boolean() else int_list,
+                            help=axis.help)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times every kernel once per round, in turn")
@@ -597,19 +646,22 @@ def main():
                         help="keep the modules and libraries here (default: a "
                              "temporary directory, removed)")
     args = parser.parse_args()
+    form = FORMS[args.form]
     if args.shapes is None:
         args.shapes = SHAPES if causal(args) else NONCAUSAL
     if args.repeat < 1 or args.rounds < 1:
         parser.error("--repeat and --rounds must be positive")
-    configs = [Config(*c) for c in itertools.product(
-        args.chunk_sizes, args.async_copies, args.sequence_parallel_blocks,
-        args.value_tiles, args.min_blocks_per_sm, args.prefetch_chunks,
-        args.wgmma, args.narrow_offset_limits, args.scores_in_registers,
-        args.row_tile_warps, args.wgmma_chunks, args.copy_stages,
-        args.states_copy_stages, args.bulk_copies,
-        args.small_grid_value_tiles)]
+    mine = {a.arg for a in form.axes}
+    foreign = sorted("--" + a.arg.replace("_", "-")
+                     for a in CHUNKED_AXES + RECURRENT_AXES
+                     if a.arg not in mine and getattr(args, a.arg) is not None)
+    if foreign:
+        parser.error(f"the {args.form} form has no {', '.join(foreign)}")
+    grid = [getattr(args, a.arg) or a.values for a in form.axes]
+    configs = [Config(form, c) for c in itertools.product(*grid)]
     # Async copies leave nothing to prefetch (the option is ignored).
-    configs = [c for c in configs if not (c.async_copies and c.prefetch_chunks)]
+    configs = [c for c in configs
+               if not (c.get("async-copies") and c.get("prefetch-chunks"))]
     if not configs:
         parser.error("the grid is empty")
 
@@ -620,11 +672,13 @@ def main():
               f"(the defaults included)")
         for shape in args.shapes:
             b, h, t, d = shape
+            element = 4 if form.element == "f32" else 2
             print(f"shape {case_name(shape)}: compulsory bytes "
-                  f"{prefill_bytes(b, h, t, d, 2) / 2**20:.0f} MiB")
+                  f"{prefill_bytes(b, h, t, d, element) / 2**20:.0f} MiB")
         for config in [None] + configs:
             print("  " + " ".join(aot.compile_command(
-                args.tools, "<shape>.mlir", "<lib>.so", options(config))))
+                args.tools, "<shape>.mlir", "<lib>.so",
+                form.fixed if config is None else options(config))))
         return 0
 
     device = (Emulator if args.emulate else Gpu)(args)
@@ -636,11 +690,11 @@ def main():
         print(f"compiled {len(kernels)} libraries in {time.time() - start:.0f} s", flush=True)
         meta = dict(device=device.name, element=device.element, form=args.form,
                     copy_bandwidth_bytes_per_ms=device.copy_bw, repeat=args.repeat,
-                    rounds=args.rounds, grid=[c._asdict() for c in configs],
+                    rounds=args.rounds, grid=[c.asdict() for c in configs],
                     results=[], **device.extra)
         os.makedirs(args.out, exist_ok=True)
         base = os.path.join(args.out, args.name or "{}-tune{}".format(
-            results_stem(device.name), "" if causal(args) else "-noncausal"))
+            results_stem(device.name), form.suffix))
         start = time.time()
         for shape in args.shapes:
             if args.budget_s and time.time() - start > args.budget_s:

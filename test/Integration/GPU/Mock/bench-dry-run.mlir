@@ -122,6 +122,21 @@
 // TUNE-OFFSETS: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 narrow-offset-limit=0}
 // TUNE-OFFSETS-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=0 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 narrow-offset-limit=32768}
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=8x16x64 2>&1 | FileCheck %s --check-prefix=TUNE-BAD
+// The strict-fp32 recurrent scan's grid (--form=recurrent): its own options
+// after scan-kernel=recurrent, f32 bytes; another form's options are an
+// error, both ways.
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --form=recurrent --tools=%linattn_obj_root/bin | FileCheck %s --check-prefix=TUNE-RECURRENT
+// RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --form=recurrent --chunk-sizes=32 2>&1 | FileCheck %s --check-prefix=TUNE-FOREIGN
+// RUN: not %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --scan-tiles=512 2>&1 | FileCheck %s --check-prefix=TUNE-FOREIGN-CHUNKED
+// TUNE-RECURRENT: tuning plan (dry run: nothing is measured), recurrent form
+// TUNE-RECURRENT: 36 combinations, 6 shapes, 222 compilations (the defaults included)
+// TUNE-RECURRENT: shape 8x16x16384x64: compulsory bytes 2048 MiB
+// TUNE-RECURRENT: {device-buffers=true scan-kernel=recurrent} -o
+// TUNE-RECURRENT: {device-buffers=true scan-kernel=recurrent scan-tile=128 scan-feature-lanes=1 scan-thread-columns=2 sequence-parallel-blocks=0} -o
+// TUNE-RECURRENT: {device-buffers=true scan-kernel=recurrent scan-tile=512 scan-feature-lanes=4 scan-thread-columns=4 sequence-parallel-blocks=264} -o
+// TUNE-RECURRENT-NOT: chunk-size
+// TUNE-FOREIGN: the recurrent form has no --chunk-sizes
+// TUNE-FOREIGN-CHUNKED: the causal form has no --scan-tiles
 // TUNE: tuning plan (dry run: nothing is measured)
 // TUNE: 144 combinations, 6 shapes, 870 compilations (the defaults included)
 // TUNE: shape 8x16x16384x64: compulsory bytes 1024 MiB
