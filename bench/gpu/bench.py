@@ -406,8 +406,8 @@ LINATTN_NOTES = {
         "blocks",
     "linattn recurrent f32, scan-tile=512":
         "the same with blocks of 512 threads (128 value columns): one block "
-        "a head at D = 128 (four blocks of 128 threads to the segment rule: "
-        "batch-parallel at B8·H16)",
+        "a head at D = 128 (each all an SM holds: segments aim at one block "
+        "per SM; batch-parallel at B8·H16)",
     "linattn recurrent f32, 4 columns/warp":
         "scan-feature-lanes=8: 32 lanes share a group of 4 columns (4 "
         "features each at F = 128), twice the warps of the default",

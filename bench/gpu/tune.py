@@ -75,6 +75,7 @@ options instead:
                              and φ(K), become one at 512 threads or one
                              lane per column
   sequence-parallel-blocks   as above (0 or 264), in blocks of 128 threads
+                             (blocks of 512 aim at one per SM)
   min-segment-tokens         the shortest segment (left to the pipeline's
                              default, 1024, unless --min-segment-tokens
                              names values)

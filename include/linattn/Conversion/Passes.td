@@ -476,8 +476,8 @@ def ConvertLinAttnToGPUPass
            "default one per H100 SM), the sequence splits into segments of "
            "whole chunks or staged blocks of tokens (segment states, a scan "
            "over them, the segments' outputs) to reach this; the recurrent "
-           "scan counts blocks of 128 threads whatever its scan-tile; 0: "
-           "never">,
+           "scan counts blocks of 128 threads whatever its scan-tile (blocks "
+           "of 512 aim at half, one per SM); 0: never">,
     Option<"minSegmentTokens", "min-segment-tokens", "int64_t",
            /*default=*/"1024",
            "Shortest segment the sequence-parallel scans split a sequence "

@@ -81,13 +81,25 @@ static int64_t scanTokensPerBlock(int64_t features, int64_t columns,
 /// Threads of the blocks `sequence-parallel-blocks` counts.
 static constexpr int64_t kSegmentTargetThreads = 128;
 
-/// `sequence-parallel-blocks` (`target`, 0 for never) in blocks of `tile`
-/// threads: the same threads whatever the scan's block size.
-static int64_t segmentTarget(int64_t target, int64_t tile) {
+/// Threads from which a block is taken to be all an SM holds: 512 threads
+/// of up to 128 registers each take all of its 64K.
+static constexpr int64_t kWholeSMThreads = 512;
+
+/// The recurrent scan's segment target for blocks of `tile` threads, and
+/// whether it is a bound (`HostIndex::segments`' `atMostTarget`):
+/// `sequence-parallel-blocks` (`target`, 0 for never) counted in blocks of
+/// 128 threads, so that blocks of 256 threads count two and of 64 half;
+/// blocks that fill an SM aim at one per SM (half the target, by default
+/// the H100's 132 SMs) and no more, where one more would start a second
+/// wave.
+static std::pair<int64_t, bool> segmentTarget(int64_t target, int64_t tile) {
   if (target <= 0)
-    return 0;
-  return std::max<int64_t>(
-      1, llvm::divideCeil(target * kSegmentTargetThreads, tile));
+    return {0, false};
+  if (tile >= kWholeSMThreads)
+    return {std::max<int64_t>(1, target / 2), true};
+  return {std::max<int64_t>(
+              1, llvm::divideCeil(target * kSegmentTargetThreads, tile)),
+          false};
 }
 
 namespace {
@@ -777,8 +789,9 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   // segments gives each segment its starting state. All of it in the
   // state's type: the segments only change the order of the additions.
   // The target counts blocks of the default 128 threads, the chunked
-  // kernels' four warps: a `scan-tile` of 512 threads (one block per SM)
-  // is four such blocks, one of 32 a quarter.
+  // kernels' four warps (`segmentTarget`): a `scan-tile` of 256 threads is
+  // two such blocks, one of 32 a quarter; blocks of 512 threads, each all
+  // an SM holds, aim at one per SM.
   HostIndex h{rewriter, loc};
   int64_t batchDims = vType.getRank() - 2;
   Value n = h.size(values, -2);
@@ -787,10 +800,11 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   Value tiles = h.atLeastOne(h.divideCeil(dv, h.constant(columns)));
   Value blocks = h.divideCeil(n, h.constant(c.tokens));
   Value perSegment, segments;
+  auto [target, bounded] = segmentTarget(options.sequenceParallelBlocks, tile);
   std::tie(perSegment, segments) =
-      h.segments(h.mul(batch, tiles), blocks,
-                 segmentTarget(options.sequenceParallelBlocks, tile),
-                 llvm::divideCeil(options.minSegmentTokens, c.tokens));
+      h.segments(h.mul(batch, tiles), blocks, target,
+                 llvm::divideCeil(options.minSegmentTokens, c.tokens),
+                 /*atMostTarget=*/bounded);
   auto parallel = [&]() -> SmallVector<Value> {
     SegmentKernels segmentKernels;
     segmentKernels.states =

@@ -161,28 +161,30 @@ func.func @state(%q: tensor<2x8192x32xf32>, %k: tensor<2x8192x32xf32>, %v: tenso
 
 // -----
 
-// Blocks of 512 threads (128 value columns, a whole head here) count four
-// blocks of 128 each, the warps one of them puts on an SM: 33 × 4 reach
-// half of the target, batch-parallel; 32 × 4 do not, and split into
-// ⌈66 / 32⌉ = 3 segments, 96 blocks of 512 threads. With blocks of 128
-// threads both split (2 value tiles: 66 and 64 blocks).
+// Blocks of 512 threads (128 value columns, a whole head here) are each
+// all an SM holds: they aim at one per SM, 132, and no more. 66 of them
+// reach half of that, batch-parallel; 65 split into ⌊132 / 65⌋ = 2
+// segments, 130 blocks, where rounding up (3, 195 blocks) would start a
+// second wave. With blocks of 128 threads (2 value tiles) the same
+// batches are @boundary and @below: 132 blocks batch-parallel, 130 in 3
+// segments (⌈264 / 130⌉).
 // TILE512-LABEL: func.func @whole_head(
-//       TILE512: call @__linattn_launch_linattn_scan_forward_features_normalized_{{[0-9]+}}(%c33, %c1, %c1, %c512,
+//       TILE512: call @__linattn_launch_linattn_scan_forward_features_normalized_{{[0-9]+}}(%c66, %c1, %c1, %c512,
 //   TILE512-NOT: segment
 // TILE512-LABEL: func.func @whole_head_split(
-//       TILE512: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_{{[0-9]+}}(%c32, %c1, %c2, %c512,
-//       TILE512: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_normalized_{{[0-9]+}}(%c32, %c1, %c3, %c512,
+//       TILE512: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_{{[0-9]+}}(%c65, %c1, %c1, %c512,
+//       TILE512: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_normalized_{{[0-9]+}}(%c65, %c1, %c2, %c512,
 // CHECK-LABEL: func.func @whole_head(
-//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_{{[0-9]+}}(%c33, %c2, %c2, %c128,
+//       CHECK: call @__linattn_launch_linattn_scan_forward_features_normalized_{{[0-9]+}}(%c66, %c2, %c1, %c128,
 // CHECK-LABEL: func.func @whole_head_split(
-//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_features_normalized_{{[0-9]+}}(%c32, %c2, %c2, %c128,
-func.func @whole_head(%q: tensor<33x4096x64xf32>, %k: tensor<33x4096x64xf32>, %v: tensor<33x4096x64xf32>) -> tensor<33x4096x64xf32> {
-  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<33x4096x64xf32>, tensor<33x4096x64xf32>, tensor<33x4096x64xf32> -> tensor<33x4096x64xf32>, tensor<33x64x64xf32>, tensor<33x64xf32>
-  return %o : tensor<33x4096x64xf32>
+//       CHECK: call @__linattn_launch_linattn_scan_segment_outputs_forward_features_normalized_{{[0-9]+}}(%c65, %c2, %c3, %c128,
+func.func @whole_head(%q: tensor<66x4096x64xf32>, %k: tensor<66x4096x64xf32>, %v: tensor<66x4096x64xf32>) -> tensor<66x4096x64xf32> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<66x4096x64xf32>, tensor<66x4096x64xf32>, tensor<66x4096x64xf32> -> tensor<66x4096x64xf32>, tensor<66x64x64xf32>, tensor<66x64xf32>
+  return %o : tensor<66x4096x64xf32>
 }
-func.func @whole_head_split(%q: tensor<32x4096x64xf32>, %k: tensor<32x4096x64xf32>, %v: tensor<32x4096x64xf32>) -> tensor<32x4096x64xf32> {
-  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<32x4096x64xf32>, tensor<32x4096x64xf32>, tensor<32x4096x64xf32> -> tensor<32x4096x64xf32>, tensor<32x64x64xf32>, tensor<32x64xf32>
-  return %o : tensor<32x4096x64xf32>
+func.func @whole_head_split(%q: tensor<65x4096x64xf32>, %k: tensor<65x4096x64xf32>, %v: tensor<65x4096x64xf32>) -> tensor<65x4096x64xf32> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-6) : tensor<65x4096x64xf32>, tensor<65x4096x64xf32>, tensor<65x4096x64xf32> -> tensor<65x4096x64xf32>, tensor<65x64x64xf32>, tensor<65x64xf32>
+  return %o : tensor<65x4096x64xf32>
 }
 
 // -----

@@ -137,8 +137,9 @@ struct LinAttnToGPUKernelOptions {
   /// chunks (the recurrent scan: staged blocks of tokens) to reach this, run
   /// sequence-parallel (segment states, a scan over them, then the
   /// segments' outputs: three kernels); 0 never splits. The recurrent scan
-  /// counts blocks of 128 threads, so that a `scanTile` of 512 threads is
-  /// four blocks and one of 32 a quarter.
+  /// counts blocks of 128 threads, so that a `scanTile` of 256 threads is
+  /// two blocks and one of 32 a quarter; blocks of 512 threads, each all an
+  /// SM holds, aim at half of this, one per SM, and no more.
   int64_t sequenceParallelBlocks = 264;
   /// No segment is shorter than this many tokens (rounded up to whole
   /// chunks or staged blocks; 0: one): each costs its states' round trip
