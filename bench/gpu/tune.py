@@ -372,7 +372,7 @@ class Gpu:
 
     def measure(self, library, case):
         inputs, ref = case
-        return self.bench.time_linattn(library, inputs, ref)
+        return self.bench.time_linattn(library, inputs, (ref,))
 
     def release(self, case):
         case.clear()
