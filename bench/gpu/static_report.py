@@ -78,6 +78,20 @@ def scan_module(dtype, f, dv, normalized=True):
 """
 
 
+# A segment target no grid reaches: every sequence long enough splits.
+SPLIT = 1000000000
+
+
+def grid_options(target):
+    """The options of a module run batch-parallel (0) or split into segments
+    (SPLIT). Splitting keeps small-grid-value-tile's wider tiles: with the
+    target that high every grid would count as small, where at the modules'
+    B8·H16 the default target leaves them their tiles."""
+    if not target:
+        return "sequence-parallel-blocks=0"
+    return f"sequence-parallel-blocks={target} small-grid-value-tile=0"
+
+
 def step_module(batch, heads, f, dv):
     """One decode step of causal elu+1 attention for every (batch, head)."""
     x = _t((batch, heads, f), "f32")
@@ -143,15 +157,15 @@ def configurations():
             configs.append(Config(
                 f"chunked {dtype} F{f} sequence-parallel",
                 scan_module(dtype, f, f),
-                "scan-kernel=chunked sequence-parallel-blocks=1000000000",
+                "scan-kernel=chunked " + grid_options(SPLIT),
                 "chunked", f, f, dtype))
         # The benchmark's function: unnormalized, O only (no z anywhere).
-        for parallel in (0, 1000000000):
+        for parallel in (0, SPLIT):
             configs.append(Config(
                 f"chunked bf16 F{f} unnormalized" +
                 (" sequence-parallel" if parallel else ""),
                 scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked sequence-parallel-blocks={parallel}",
+                f"scan-kernel=chunked {grid_options(parallel)}",
                 "chunked", f, f, "bf16", normalized=False))
         # Value tiles of 32 columns: twice the batch-parallel blocks, each
         # computing its chunks' scores (B8·H16·D64: 256 blocks, which take
@@ -186,12 +200,12 @@ def configurations():
             normalized=False))
         # Staging's L2 prefetch of the next chunk (prefetch-chunks=1), as the
         # benchmark calls it, batch- and sequence-parallel.
-        for parallel in (0, 1000000000):
+        for parallel in (0, SPLIT):
             configs.append(Config(
                 f"chunked bf16 F{f} unnormalized prefetch-chunks=1" +
                 (" sequence-parallel" if parallel else ""),
                 scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                f"scan-kernel=chunked {grid_options(parallel)} "
                 "prefetch-chunks=1", "chunked", f, f, "bf16", normalized=False))
         # cp.async double buffering: doubled staged tiles in dynamic shared
         # memory, normalized and as the benchmark calls it.
@@ -212,25 +226,25 @@ def configurations():
         # tiles: no MMA-section table.
         wide = " wgmma-chunks=true" if f == 128 else ""
         for normalized in (True, False):
-            for parallel in (0, 1000000000):
+            for parallel in (0, SPLIT):
                 configs.append(Config(
                     f"chunked bf16 F{f} " +
                     ("" if normalized else "unnormalized ") + "wgmma" + wide +
                     (" sequence-parallel" if parallel else ""),
                     scan_module("bf16", f, f, normalized=normalized),
-                    f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                    f"scan-kernel=chunked {grid_options(parallel)} "
                     "wgmma=true" + wide, "wgmma", f, f, "bf16",
                     normalized=normalized))
         # Three slots per staged tile (copy-stages=3: the copies of the next
         # two chunks in flight), four for the segment states
         # (states-copy-stages=4), as the benchmark calls them: on sm_90 the
         # wgmma kernels at F = 64, mma.sync at F = 128 (chunks of 32).
-        for parallel in (0, 1000000000):
+        for parallel in (0, SPLIT):
             configs.append(Config(
                 f"chunked bf16 F{f} unnormalized copy-stages=3" +
                 (" states-copy-stages=4 sequence-parallel" if parallel else ""),
                 scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                f"scan-kernel=chunked {grid_options(parallel)} "
                 "copy-stages=3 states-copy-stages=4" +
                 (" wgmma=true" if f == 64 else ""),
                 "wgmma" if f == 64 else "chunked", f, f, "bf16",
@@ -239,23 +253,23 @@ def configurations():
         # chunk, on an mbarrier per slot, as the benchmark calls them; at
         # F = 64 in bf16 every tile is in wgmma's swizzle (no bulk copies),
         # so mma.sync's padded tiles instead (wgmma=false).
-        for parallel in (0, 1000000000):
+        for parallel in (0, SPLIT):
             configs.append(Config(
                 f"chunked bf16 F{f} unnormalized bulk-copies" +
                 (" sequence-parallel" if parallel else ""),
                 scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                f"scan-kernel=chunked {grid_options(parallel)} "
                 "bulk-copies=true", "chunked", f, f, "bf16",
                 normalized=False))
         # The masked scores in registers (scores-in-registers=true), which
         # applies where one warp per row tile takes all keys (F = 64; F =
         # 128 takes two): the benchmark's function on wgmma.
-        for parallel in (0, 1000000000) if f == 64 else ():
+        for parallel in (0, SPLIT) if f == 64 else ():
             configs.append(Config(
                 f"chunked bf16 F{f} unnormalized wgmma scores-in-registers" +
                 (" sequence-parallel" if parallel else ""),
                 scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked sequence-parallel-blocks={parallel} "
+                f"scan-kernel=chunked {grid_options(parallel)} "
                 "wgmma=true scores-in-registers=true", "wgmma", f, f, "bf16",
                 normalized=False))
         # f32 copies asynchronously at F = 64 (two slots of the staged
@@ -263,12 +277,12 @@ def configurations():
         # the chunk loops copy a chunk at a time into one, the segment
         # states (φ(K_c) and V_c only) into two.
         slots = 2 if f == 64 else 1
-        for parallel in (0, 1000000000):
+        for parallel in (0, SPLIT):
             configs.append(Config(
                 f"chunked tf32 F{f}" +
                 (" sequence-parallel" if parallel else ""),
                 scan_module("f32", f, f),
-                f"tf32=true sequence-parallel-blocks={parallel}", "chunked", f,
+                f"tf32=true {grid_options(parallel)}", "chunked", f,
                 f, slots=slots, states_slots=2))
         # tf32x3: the same tiles, each product three of the operands' tf32
         # parts; normalized and as the benchmark calls it.
@@ -318,6 +332,18 @@ def configurations():
                               scan_module("f32", f, f),
                               "scan-kernel=recurrent async-copies=false "
                               "scan-thread-columns=1", "recurrent", f, f))
+        # One block a head (tune.py --form=recurrent): 4·F threads cover
+        # Dv = F columns, staging and mapping φ(Q), φ(K) once a head.
+        configs.append(Config(
+            f"recurrent f32 F{f} unnormalized scan-tile={4 * f}",
+            scan_module("f32", f, f, False),
+            f"scan-kernel=recurrent scan-tile={4 * f}", "recurrent", f, f,
+            normalized=False))
+    configs.append(Config(
+        "recurrent f32 F128 unnormalized 32 columns/warp",
+        scan_module("f32", 128, 128, False),
+        "scan-kernel=recurrent scan-feature-lanes=1", "recurrent", 128, 128,
+        normalized=False))
     configs.append(Config("recurrent bf16 F64 (scan-kernel=recurrent)",
                           scan_module("bf16", 64, 64), "scan-kernel=recurrent",
                           "recurrent", 64, 64, "bf16"))
@@ -870,7 +896,10 @@ def write_reports(rows, meta, out_dir):
               "`narrow-offset-limit=2147483648`, whose segment kernels run "
               "only for sequences too long for 32-bit offsets in one block "
               "and are left out); `sequence-parallel-blocks=0` leaves out "
-              "the sequence-parallel kernels. "
+              "the sequence-parallel kernels, and the `sequence-parallel` "
+              "rows set a target no grid reaches with "
+              "`small-grid-value-tile=0`, so that they are the kernels "
+              "B8·H16 runs. "
               "`bench/gpu/README.md` reads the chunked kernel's SASS: what "
               "limits it and what would remove the limits.\n")
 
