@@ -658,7 +658,8 @@ def main():
                      if a.arg not in mine and getattr(args, a.arg) is not None)
     if foreign:
         parser.error(f"the {args.form} form has no {', '.join(foreign)}")
-    grid = [getattr(args, a.arg) or a.values for a in form.axes]
+    grid = [a.values if getattr(args, a.arg) is None else getattr(args, a.arg)
+            for a in form.axes]
     configs = [Config(form, c) for c in itertools.product(*grid)]
     # Async copies leave nothing to prefetch (the option is ignored).
     configs = [c for c in configs
