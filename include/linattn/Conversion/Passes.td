@@ -369,8 +369,8 @@ def ConvertLinAttnToGPUPass
 
     Ops without a kernel (unfused poly2 and favor feature maps, dynamic
     feature sizes, a scan state column larger than the register budget) stay
-    for the host lowering with `host-fallback` (default) and are errors
-    without it.
+    for the host lowering with `host-fallback` (default), with a remark that
+    gives the reason, and are errors without it.
 
     The tensor-core kernels need `chip` sm_80 or later (mma.sync on
     f16/bf16/tf32, ldmatrix, cp.async): for earlier chips scans take the

@@ -1002,10 +1002,18 @@ LogicalResult Converter::run() {
         TypeSwitch<Operation *, std::optional<std::string>>(op)
             .Case<ScanOp, StepOp, KvSummaryOp, QueryReadoutOp, ScoresOp,
                   ApplyScoresOp>([&](auto typed) { return convert(typed); });
-    if (reason && !options.hostFallback) {
-      op->emitError() << "has no GPU kernel: " << *reason;
-      failed = true;
+    if (!reason)
+      continue;
+    // Left to the host lowering, where the op runs on the CPU: a remark, so
+    // that a kernel option that rules the kernel out is not a silent
+    // slowdown.
+    if (options.hostFallback) {
+      op->emitRemark() << "has no GPU kernel: " << *reason
+                       << "; left to the host lowering (host-fallback)";
+      continue;
     }
+    op->emitError() << "has no GPU kernel: " << *reason;
+    failed = true;
   }
   // Feature maps a kernel applies itself are dead now; the others (favor
   // and poly2, which are not elementwise, and elementwise ones whose
