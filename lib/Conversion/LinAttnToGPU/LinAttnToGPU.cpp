@@ -1095,8 +1095,10 @@ std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
   if (o.scanThreadColumns < 1 || o.scanThreadColumns > 8 ||
       !llvm::isPowerOf2_64(o.scanThreadColumns))
     return std::string("scan-thread-columns must be 1, 2, 4 or 8");
-  if (o.sequenceParallelBlocks < 0)
-    return std::string("sequence-parallel-blocks must not be negative");
+  if (o.sequenceParallelBlocks < 0 ||
+      o.sequenceParallelBlocks > kMaxSequenceParallelBlocks)
+    return std::string(
+        "sequence-parallel-blocks must be between 0 and 2^31 (2147483648)");
   if (o.minSegmentTokens < 0)
     return std::string("min-segment-tokens must not be negative");
   if (o.narrowOffsetLimit < 0 || o.narrowOffsetLimit > kMaxNarrowOffsetLimit)

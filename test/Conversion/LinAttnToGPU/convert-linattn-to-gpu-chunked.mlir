@@ -15,6 +15,7 @@
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="scan-kernel=tiled" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-KERNEL
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="chunk-size=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CHUNK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
+// RUN: not linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=2147483649" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-BLOCKS
 // RUN: linattn-opt %s --convert-linattn-to-gpu="async-copies=false wgmma=false narrow-offset-limit=2147483648 small-grid-value-tile=0 min-segment-tokens=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=MIN0
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="min-segment-tokens=-1" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-MIN-SEGMENT
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false narrow-offset-limit=2147483648" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFFSETS
@@ -197,7 +198,7 @@
 // BAD-STATES-MINBLOCKS: states-min-blocks-per-sm must be between 0 and 32, or -1 (automatic)
 // BAD-TILE: value-tile must be 8, 16, 32, 64 or 128
 // BAD-CHUNK: chunk-size must be 16, 32 or 64
-// BAD-BLOCKS: sequence-parallel-blocks must not be negative
+// BAD-BLOCKS: sequence-parallel-blocks must be between 0 and 2^31 (2147483648)
 // BAD-MIN-SEGMENT: min-segment-tokens must not be negative
 // BAD-LIMIT: narrow-offset-limit must be between 0 and 2^31 (2147483648)
 

@@ -52,6 +52,11 @@ inline constexpr llvm::StringLiteral kEx2ApproxFtzIntrinsic =
 /// below it, so unsigned 32-bit arithmetic cannot wrap.
 inline constexpr int64_t kMaxNarrowOffsetLimit = int64_t(1) << 31;
 
+/// The largest `sequenceParallelBlocks`: far past any GPU's blocks, and
+/// small enough that the segment rules' products of it (the readout's
+/// multiple, the recurrent scan's blocks of 128 threads) stay in 64 bits.
+inline constexpr int64_t kMaxSequenceParallelBlocks = int64_t(1) << 31;
+
 /// The SM version of the GPU `chip` names (sm_XY with any suffix: sm_90a is
 /// 90); nullopt when the name is not sm_ and a number.
 inline std::optional<unsigned> smVersion(llvm::StringRef chip) {
