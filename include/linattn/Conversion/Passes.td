@@ -367,10 +367,11 @@ def ConvertLinAttnToGPUPass
     bufferization `linattn-gpu-stage-buffers` turns the call into device
     buffers, copies and `gpu.launch_func`.
 
-    Ops without a kernel (unfused poly2 and favor feature maps, dynamic
-    feature sizes, a scan state column larger than the register budget) stay
-    for the host lowering with `host-fallback` (default), with a remark that
-    gives the reason, and are errors without it.
+    Ops without a kernel (dynamic feature sizes, a scan state column larger
+    than the register budget, value tiles past CUDA's grid) stay for the
+    host lowering with `host-fallback` (default), with a remark that gives
+    the reason, and are errors without it. Feature maps always get kernels
+    (their own where no other kernel applies them).
 
     The tensor-core kernels need `chip` sm_80 or later (mma.sync on
     f16/bf16/tf32, ldmatrix, cp.async): for earlier chips scans take the
