@@ -22,6 +22,10 @@ config.substitutions.append(("%linattn_src_root", config.linattn_src_root))
 config.substitutions.append(("%linattn_obj_root", config.linattn_obj_root))
 # The numerical tests need numpy: they fail, naming the fix, when it is missing.
 config.substitutions.append(("%linattn_python", config.host_python or "python3"))
+# LLVM's tools and the lit package running this suite, for the test that lays
+# out a bundle.
+config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
+config.substitutions.append(("%lit_package", os.path.dirname(lit.__file__)))
 
 if config.linattn_has_cuda:
     config.available_features.add("cuda-toolkit")

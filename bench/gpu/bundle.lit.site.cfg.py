@@ -26,6 +26,10 @@ config.cuobjdump = shutil.which("cuobjdump") or ""
 config.host_python = sys.executable
 config.cxx_compiler = os.environ.get("CXX") or shutil.which("c++") or "c++"
 config.cxx_linker = ""
+# No MLIR headers and no native Python call module: the suites that need them
+# do not run on a bundle.
+config.mlir_include_dirs = ""
+config.linattn_has_python_call = False
 # The bundle has linattn-run and linattn-compile only (lit.cfg.py).
 config.linattn_bundle = True
 

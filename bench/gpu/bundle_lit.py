@@ -5,7 +5,7 @@ Runs linattn's test suites from this source tree on a machine without LLVM 22:
 the bundle's lit, its tools, and bundle.lit.site.cfg.py in place of the site
 configuration a build writes. bench/gpu/device.sh calls it as
 
-    LINATTN_BUNDLE=<unpacked bundle> bench/gpu/bundle_lit.py -sv test/Integration/GPU/CUDA
+    LINATTN_BUNDLE=<unpacked bundle> bench/gpu/bundle_lit.py -v test/Integration/GPU/CUDA
 
 Only the suites that need no linattn-opt (the GPU ones) can pass this way.
 """

@@ -59,7 +59,7 @@ PY
 }
 
 lit_suite() {
-  "$python" bench/gpu/bundle_lit.py -sv "$@" test/Integration/GPU/CUDA 2>&1 |
+  "$python" bench/gpu/bundle_lit.py -v "$@" test/Integration/GPU/CUDA 2>&1 |
     tee "$out/device-lit.log"
 }
 
