@@ -221,9 +221,10 @@ def configurations():
         # bf16, the state update), normalized and as the benchmark calls it;
         # on sm_80 the option does not apply and the kernels are the rows
         # above. At F = 128 wgmma needs chunks of 64, which the shared memory
-        # of every chip leaves to wgmma-chunks=true (up to 113 KiB, sm_90:
-        # two warpgroups, the state update by wgmma too). Unpadded swizzled
-        # tiles: no MMA-section table.
+        # of every chip leaves to wgmma-chunks (up to 113 KiB, sm_90: two
+        # warpgroups, the state update by wgmma too; the default takes them
+        # for the unnormalized loops, the rows force them for both).
+        # Unpadded swizzled tiles: no MMA-section table.
         wide = " wgmma-chunks=true" if f == 128 else ""
         for normalized in (True, False):
             for parallel in (0, SPLIT):

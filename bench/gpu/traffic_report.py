@@ -72,24 +72,31 @@ def configurations():
                "sequence-parallel-blocks=16 min-segment-tokens=0", long,
                "sequence-parallel: segment states, scan, chunk loop"),
         Config("chunked-bf16-d128", "causal", "bf16",
-               "sequence-parallel-blocks=0", d128, "F = 128"),
+               "sequence-parallel-blocks=0", d128,
+               "F = 128: chunks of 64 on two warpgroups, scores and state "
+               "update by wgmma (wgmma-chunks' default on sm_90)"),
         Config("chunked-bf16-d128-segments", "causal", "bf16",
                "sequence-parallel-blocks=16 min-segment-tokens=0", d128,
-               "F = 128 sequence-parallel: the segment states' two blocks of "
-               "a head each take 64 features and all 128 value columns "
-               "(states-feature-split)"),
+               "F = 128 sequence-parallel with the default's chunks of 64: "
+               "the segment states by wgmma on two warpgroups, two blocks of "
+               "a head by value tiles"),
+        Config("chunked-bf16-d128-segments-split", "causal", "bf16",
+               "sequence-parallel-blocks=16 min-segment-tokens=0 "
+               "wgmma-chunks=false", d128,
+               "the portable loops (chunks of 32): the segment states' two "
+               "blocks of a head each take 64 features and all 128 value "
+               "columns (states-feature-split)"),
         Config("chunked-bf16-d128-segments-unsplit", "causal", "bf16",
                "sequence-parallel-blocks=16 min-segment-tokens=0 "
-               "states-feature-split=false", d128,
+               "wgmma-chunks=false states-feature-split=false", d128,
                "the same with the segment states' blocks each of all 128 "
                "features and 64 value columns"),
         Config("chunked-bf16-d128-value-tile-128", "causal", "bf16",
                "sequence-parallel-blocks=0 value-tile=128", d128,
                "F = 128, one block of 128 value columns"),
-        Config("chunked-bf16-d128-wgmma-chunks", "causal", "bf16",
-               "sequence-parallel-blocks=0 wgmma-chunks=true", d128,
-               "F = 128, chunks of 64 on two warpgroups, scores and state "
-               "update by wgmma (sm_90)"),
+        Config("chunked-bf16-d128-chunks-32", "causal", "bf16",
+               "sequence-parallel-blocks=0 wgmma-chunks=false", d128,
+               "F = 128, the portable loops: chunks of 32 by mma.sync"),
         Config("chunked-bf16-f256", "causal", "bf16",
                "sequence-parallel-blocks=0", (1, 4, 512, 256, 64),
                "F = 256 (FAVOR+'s usual size), Dv = 64: value tiles of 32 "

@@ -39,8 +39,9 @@ options that shape the chunked kernels:
   wgmma-chunks               on sm_90, chunks of 64 with wgmma where the
                              portable shared memory leaves them smaller
                              (16-bit data at F = 128; left to the
-                             pipeline's default, false, unless
-                             --wgmma-chunks names values)
+                             pipeline's default, auto: the unnormalized
+                             bf16 loops, unless --wgmma-chunks names
+                             values, 0 false and 1 true)
   copy-stages                slots per staged tile with async copies (1 to
                              4: that many chunks minus one in flight, 1 a
                              chunk at a time with the next prefetched into

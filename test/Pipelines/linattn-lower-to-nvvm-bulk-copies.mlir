@@ -1,13 +1,14 @@
 // REQUIRES: cuda-toolkit, cuobjdump
-// bulk-copies=true down to PTX and ptxas: bf16 at F = 128 (chunks of 32,
-// mma.sync, so the portable sm_90 with PTX 8.0, which bulk copies and
-// mbarrier transaction counts need, where sm_90's minimum is 7.8). Every
+// bulk-copies=true down to PTX and ptxas: bf16 at F = 128 (with
+// wgmma-chunks=false chunks of 32, mma.sync, so the portable sm_90 with
+// PTX 8.0, which bulk copies and mbarrier transaction counts need, where
+// sm_90's minimum is 7.8). Every
 // kernel that walks chunks stages whole ones by a bulk copy per row into
 // the shared::cluster window, completing on the slot's mbarrier, and waits
 // on it by phase parity. ptxas fits every kernel without spilling; SASS
 // has the bulk copies (UBLKCP) and the mbarrier operations (SYNCS).
 
-// RUN: linattn-opt %s --linattn-lower-to-nvvm="format=isa bulk-copies=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="wgmma-chunks=false format=isa bulk-copies=true" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not="{{[1-9][0-9]*}} bytes spill"
 // RUN: %cuobjdump --dump-sass %t.cubin | FileCheck %s --check-prefix=SASS

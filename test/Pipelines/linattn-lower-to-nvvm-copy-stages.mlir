@@ -1,5 +1,6 @@
 // REQUIRES: cuda-toolkit
-// copy-stages=3 states-copy-stages=3 down to PTX and ptxas (sm_90a): the
+// copy-stages=3 states-copy-stages=3 down to PTX and ptxas (sm_90a, with
+// wgmma-chunks=false: at F = 128 chunks of 32): the
 // chunk loops and segment states keep the copies of the next two chunks in
 // flight, three slots of φ(Q_c), φ(K_c) and V_c. Before the loop two
 // commit groups (the first two chunks), in it one commit and a wait for
@@ -10,7 +11,7 @@
 // segment states at F = 64 (φ(K_c) and V_c in wgmma's swizzle, three slots
 // of 64 x 64: 48 KiB of static shared memory) 162 (158).
 
-// RUN: linattn-opt %s --linattn-lower-to-nvvm="format=isa copy-stages=3 states-copy-stages=3" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
+// RUN: linattn-opt %s --linattn-lower-to-nvvm="wgmma-chunks=false format=isa copy-stages=3 states-copy-stages=3" | %linattn_python %S/Inputs/gpu_binary.py --ptx > %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90a -O3 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not="{{[1-9][0-9]*}} bytes spill"
 

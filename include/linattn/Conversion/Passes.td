@@ -538,11 +538,14 @@ def ConvertLinAttnToGPUPass
            "sm_90's wgmma from swizzled tiles where the chip is sm_90 "
            "(modules with such kernels compiled as sm_90a); elsewhere "
            "mma.sync">,
-    Option<"wgmmaChunks", "wgmma-chunks", "bool", /*default=*/"false",
+    Option<"wgmmaChunks", "wgmma-chunks", "std::string", /*default=*/"\"auto\"",
            "On sm_90 with wgmma, chunks of 64 where the shared memory the "
            "chunk loops take on every chip leaves them smaller (16-bit data, "
            "F = 128): up to 113 KiB of dynamic shared memory per block, two "
-           "blocks per H100 SM, so that the scores take wgmma">,
+           "blocks per H100 SM, so that the scores take wgmma. 'true': "
+           "wherever they fit; 'auto' (the default): the unnormalized bf16 "
+           "scan's chunk loops on two warpgroups (the measured case); "
+           "'false': never">,
     Option<"scoresInRegisters", "scores-in-registers", "bool",
            /*default=*/"false",
            "The chunk loops with one warp per row tile (f16/bf16) keep their "

@@ -315,14 +315,17 @@ struct LinAttnLowerToNVVMOptions
                      "compile for sm_90a (elsewhere "
                      "mma.sync)"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> wgmmaChunks{
+  PassOptions::Option<std::string> wgmmaChunks{
       *this, "wgmma-chunks",
       llvm::cl::desc("On sm_90 with wgmma, chunks of 64 where the shared "
                      "memory the chunk loops take on every chip leaves them "
                      "smaller (16-bit data, F = 128): up to 113 KiB of "
                      "dynamic shared memory per block, two blocks per H100 "
-                     "SM, so that the scores take wgmma"),
-      llvm::cl::init(false)};
+                     "SM, so that the scores take wgmma. 'true': wherever "
+                     "they fit; 'auto' (the default): the unnormalized bf16 "
+                     "scan's chunk loops on two warpgroups (the measured "
+                     "case); 'false': never"),
+      llvm::cl::init("auto")};
   PassOptions::Option<bool> scoresInRegisters{
       *this, "scores-in-registers",
       llvm::cl::desc("The chunk loops with one warp per row tile (f16/bf16) "

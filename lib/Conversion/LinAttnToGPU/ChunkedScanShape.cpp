@@ -298,10 +298,11 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
   // F = 128 takes two warps per row tile unless `row-tile-warps` says
   // otherwise: two warpgroups, one per 64 features, so that the state
   // update takes wgmma too (`wgmmaStateApplies`), the state spread over
-  // eight warps (119 registers instead of 223 with one warpgroup).
-  if (shape && scanChunks && options.wgmma && options.wgmmaChunks &&
-      dataBytes == 2 && features % 64 == 0 && shape->chunk < 64 &&
-      maxChunk >= 64) {
+  // eight warps (119 registers instead of 223 with one warpgroup). `Auto`
+  // takes that shape alone; one warpgroup needs `On`.
+  if (shape && scanChunks && options.wgmma &&
+      options.wgmmaChunks != WgmmaChunks::Off && dataBytes == 2 &&
+      features % 64 == 0 && shape->chunk < 64 && maxChunk >= 64) {
     auto search = [&](int64_t groups) -> std::optional<ChunkedScanShape> {
       std::optional<ChunkedScanShape> wide = searchChunkedScanShape(
           features, /*maxChunk=*/64, options.valueTile, dv, dataBytes, slots,
@@ -315,7 +316,7 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
     std::optional<ChunkedScanShape> wide;
     if (!options.rowTileWarps && data.isBF16() && features == 128)
       wide = search(/*groups=*/2);
-    if (!wide)
+    if (!wide && options.wgmmaChunks == WgmmaChunks::On)
       wide = search(options.rowTileWarps);
     if (wide) {
       shape = wide;

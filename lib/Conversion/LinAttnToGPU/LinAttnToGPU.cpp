@@ -29,6 +29,7 @@
 #include "linattn/IR/LinAttnDialect.h"
 #include "linattn/Transforms/Utils.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -1064,6 +1065,15 @@ LogicalResult mlir::linattn::convertLinAttnToGPUKernels(
 // Passes
 //===----------------------------------------------------------------------===//
 
+std::optional<WgmmaChunks>
+mlir::linattn::parseWgmmaChunks(llvm::StringRef value) {
+  return llvm::StringSwitch<std::optional<WgmmaChunks>>(value)
+      .Case("false", WgmmaChunks::Off)
+      .Case("auto", WgmmaChunks::Auto)
+      .Case("true", WgmmaChunks::On)
+      .Default(std::nullopt);
+}
+
 std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
     const ConvertLinAttnToGPUPassOptions &o) {
   if (!smVersion(o.chip))
@@ -1072,6 +1082,8 @@ std::optional<std::string> mlir::linattn::checkConvertLinAttnToGPUPassOptions(
     return std::string("scan-kernel must be 'chunked' or 'recurrent'");
   if (o.linearKernel != "chunked" && o.linearKernel != "scalar")
     return std::string("linear-kernel must be 'chunked' or 'scalar'");
+  if (!parseWgmmaChunks(o.wgmmaChunks))
+    return std::string("wgmma-chunks must be 'true', 'auto' or 'false'");
   if (!llvm::is_contained({16, 32, 64}, o.chunkSize))
     return std::string("chunk-size must be 16, 32 or 64");
   if (!llvm::is_contained({8, 16, 32, 64, 128}, o.valueTile))
@@ -1189,7 +1201,7 @@ struct ConvertLinAttnToGPUPass
     opts.statesFeatureSplit = statesFeatureSplit;
     opts.bulkCopies = bulkCopies;
     opts.wgmma = wgmma;
-    opts.wgmmaChunks = wgmmaChunks;
+    opts.wgmmaChunks = *parseWgmmaChunks(wgmmaChunks);
     opts.scoresInRegisters = scoresInRegisters;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;

@@ -1,9 +1,13 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu="bulk-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="bulk-copies=true copy-stages=3 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=THREE
-// RUN: linattn-opt %s --convert-linattn-to-gpu="bulk-copies=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
-// RUN: linattn-opt %s --convert-linattn-to-gpu="bulk-copies=true chip=sm_80" -split-input-file | FileCheck %s --check-prefix=NONE --implicit-check-not=mbarrier --implicit-check-not=cp.async.bulk
-// RUN: linattn-opt %s --convert-linattn-to-gpu="bulk-copies=true async-copies=false" -split-input-file | FileCheck %s --check-prefix=NONE --implicit-check-not=mbarrier --implicit-check-not=cp.async.bulk
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE --implicit-check-not=mbarrier --implicit-check-not=cp.async.bulk
+// wgmma-chunks=false: the unnormalized bf16 chunk loops at F = 128 are the
+// portable ones (chunks of 32, mma.sync), as sm_80 and the normalized scan
+// take them; sm_90's default chunks of 64 there:
+// convert-linattn-to-gpu-wgmma-chunks.mlir.
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false bulk-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false bulk-copies=true copy-stages=3 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=THREE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false bulk-copies=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false bulk-copies=true chip=sm_80" -split-input-file | FileCheck %s --check-prefix=NONE --implicit-check-not=mbarrier --implicit-check-not=cp.async.bulk
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false bulk-copies=true async-copies=false" -split-input-file | FileCheck %s --check-prefix=NONE --implicit-check-not=mbarrier --implicit-check-not=cp.async.bulk
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false sequence-parallel-blocks=0" -split-input-file | FileCheck %s --check-prefix=NONE --implicit-check-not=mbarrier --implicit-check-not=cp.async.bulk
 
 // bulk-copies: whole chunks of the tiles with padded rows go by one bulk
 // copy per row (cp.async.bulk, sm_90), which completes on the slot's

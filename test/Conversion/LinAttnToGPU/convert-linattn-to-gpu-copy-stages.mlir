@@ -1,20 +1,24 @@
 // small-grid-value-tile=0: the chunk loops of these small grids keep their
 // value tiles (the narrower ones: Conversion/LinAttnToGPU/
 // convert-linattn-to-gpu-small-grid.mlir).
-// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=THREE
-// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=4 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FOUR
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TWO
+// wgmma-chunks=false: the unnormalized bf16 chunk loops at F = 128 are the
+// portable ones (chunks of 32, mma.sync), as sm_80 and the normalized scan
+// take them; sm_90's default chunks of 64 there:
+// convert-linattn-to-gpu-wgmma-chunks.mlir.
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false copy-stages=3 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=THREE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false copy-stages=4 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FOUR
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TWO
 // RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3 wgmma-chunks=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=CHUNKS
-// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=3 async-copies=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SYNC
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0 copy-stages=3 states-copy-stages=4" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0 states-copy-stages=3" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=STATES
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false copy-stages=3 async-copies=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0 copy-stages=3 states-copy-stages=4" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0 states-copy-stages=3" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=STATES
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="copy-stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD --implicit-check-not=func.func
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="copy-stages=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD --implicit-check-not=func.func
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-STATES --implicit-check-not=func.func
-// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
-// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 prefetch-chunks=0 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-NOPF
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0 copy-stages=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-SEG
-// RUN: linattn-opt %s --convert-linattn-to-gpu="copy-stages=1 bulk-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-BULK
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false copy-stages=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false copy-stages=1 prefetch-chunks=0 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-NOPF
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0 copy-stages=1" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false copy-stages=1 bulk-copies=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE-BULK
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="states-copy-stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-STATES --implicit-check-not=func.func
 
 // copy-stages: the chunk loops' async copies in S slots per staged tile,

@@ -1,6 +1,10 @@
-// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFF
-// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SPB0
+// wgmma-chunks=false: the unnormalized bf16 chunk loops at F = 128 are the
+// portable ones (chunks of 32, mma.sync), as sm_80 and the normalized scan
+// take them; sm_90's default chunks of 64 there:
+// convert-linattn-to-gpu-wgmma-chunks.mlir.
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SPB0
 // RUN: not linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=48" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // small-grid-value-tile: where a grid of 32-column value tiles stays within

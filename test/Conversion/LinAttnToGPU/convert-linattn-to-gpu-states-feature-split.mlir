@@ -1,10 +1,14 @@
 // small-grid-value-tile=0: the chunk loops of these small grids keep their
 // value tiles (the narrower ones: Conversion/LinAttnToGPU/
 // convert-linattn-to-gpu-small-grid.mlir).
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0" --canonicalize --cse -split-input-file | FileCheck %s
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0 states-feature-split=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=UNSPLIT
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0 tf32=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TF32
-// RUN: linattn-opt %s --convert-linattn-to-gpu="small-grid-value-tile=0 tf32x3=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TF32X3
+// wgmma-chunks=false: the unnormalized bf16 chunk loops at F = 128 are the
+// portable ones (chunks of 32, mma.sync), as sm_80 and the normalized scan
+// take them; sm_90's default chunks of 64 there:
+// convert-linattn-to-gpu-wgmma-chunks.mlir.
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0 states-feature-split=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=UNSPLIT
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0 tf32=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=false small-grid-value-tile=0 tf32x3=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=TF32X3
 
 // The segment states of F = 128 and Dv = 128, whose chunk loops take value
 // tiles of 64 columns (chunks of 32, four warps): two blocks of a head and

@@ -67,6 +67,12 @@ inline std::optional<unsigned> smVersion(llvm::StringRef chip) {
   return version;
 }
 
+/// `wgmma-chunks`: never, where measured faster, or wherever they fit.
+enum class WgmmaChunks { Off, Auto, On };
+
+/// `value` of the option `wgmma-chunks` ("false", "auto" or "true").
+std::optional<WgmmaChunks> parseWgmmaChunks(llvm::StringRef value);
+
 /// How `convertLinAttnToGPUKernels` shapes its kernels.
 struct LinAttnToGPUKernelOptions {
   /// Threads per block of the scan kernel (128: measured the fastest of 32
@@ -231,8 +237,13 @@ struct LinAttnToGPUKernelOptions {
   /// up to 113 KiB of dynamic shared memory, so that their scores take
   /// wgmma. Two such blocks fit an H100 SM where the portable
   /// shape fits three; the batch-parallel grid of B8·H16·D128 (256 blocks)
-  /// fills two a SM either way. Off until a GPU has measured it.
-  bool wgmmaChunks = false;
+  /// fills two a SM either way. `Auto` takes them for the unnormalized bf16
+  /// scan on two warpgroups only: 1.14 times faster at B2·H16·T16K·D128 on
+  /// an H200 (bench/results/NVIDIA-H200-2026-11-30.md); the normalized
+  /// loops (172 and 181 registers: one block of eight warps per SM) and
+  /// one warpgroup (f16, `row-tile-warps=1`: up to 255 registers) are
+  /// unmeasured and take them only with `On`.
+  WgmmaChunks wgmmaChunks = WgmmaChunks::Auto;
   /// The chunk loops with one warp per row tile (f16/bf16) keep their masked
   /// scores in registers as the A fragments of P·V instead of a shared
   /// tile: 9 KiB less shared memory at chunks of 64 and no stores and
