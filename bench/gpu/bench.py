@@ -112,6 +112,19 @@ def budget_order(shapes):
     return sorted(shapes, key=key)
 
 
+# --lease: the prefill rows a short lease times (bench/gpu/README.md, "When
+# GPU time is short"): the defaults of each kernel, the rows whose options
+# are still undecided (the portable chunk loops at D = 128 against the
+# default's chunks of 64, wgmma chunks for the normalized loops, 384
+# sequence-parallel blocks, the strict-fp32 scan in blocks of 512 threads)
+# and every peer.
+LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32)"
+               "(, scan-tile=512)?$"
+               "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
+               "|sequence-parallel-blocks=384|normalized)$"
+               "|^fla\\.|^fast_transformers|SDPA")
+LEASE_BUDGET_S = 300
+
 # (B, H, T, D): non-causal attention, the linear form.
 NONCAUSAL = ([(8, 16, t, 64) for t in (4096, 16384, 65536)] +
              [(8, 16, 16384, 128)])
@@ -1245,6 +1258,11 @@ def main():
                              "(re.search), e.g. 'recurrent f32|fast_transformers'; "
                              "decode cases run whole")
     parser.add_argument("--only", choices=("prefill", "noncausal", "backward", "decode"))
+    parser.add_argument("--lease", action="store_true",
+                        help="a short lease's run: the prefill shapes only, the "
+                             "targets' first, the rows of LEASE_IMPLS unless "
+                             "--impls names others, --budget-s "
+                             f"{LEASE_BUDGET_S} unless given")
     parser.add_argument("--decode-tokens", type=int, default=2000,
                         help="tokens per decode timing (graph replays, calls)")
     parser.add_argument("--shapes", default="",
@@ -1269,6 +1287,12 @@ def main():
 
     if args.merge:
         return merge(args)
+    if args.lease:
+        if args.only not in (None, "prefill"):
+            parser.error("--lease times prefill shapes only")
+        args.only = "prefill"
+        args.impls = args.impls or LEASE_IMPLS
+        args.budget_s = args.budget_s or LEASE_BUDGET_S
     try:
         re.compile(args.impls)
     except re.error as e:
@@ -1331,11 +1355,12 @@ def main():
         for shape in decode:
             b, h, d = shape
             print(f"decode B{b} H{h} D{d}: compulsory bytes {decode_bytes(b, h, d) / 2**20:.1f} MiB")
-        commands, exe = decode_bench_commands(args.tools, "<tmp>")
-        for cmd in commands:
-            print("  " + " ".join(cmd))
-        batches = ",".join(str(b) for b, _, _ in decode)
-        print(f"  {exe} --batch={batches} --tokens={args.decode_tokens}")
+        if decode:
+            commands, exe = decode_bench_commands(args.tools, "<tmp>")
+            for cmd in commands:
+                print("  " + " ".join(cmd))
+            batches = ",".join(str(b) for b, _, _ in decode)
+            print(f"  {exe} --batch={batches} --tokens={args.decode_tokens}")
         fake = [dict(kind="prefill", shape=case_name(prefill[0]) if prefill else "-",
                      impl="linattn chunked bf16", precision="bf16", ms=1.0, floor_ms=0.5,
                      floor_fraction=0.5, error=1e-3, correct=True, note="dry run"),

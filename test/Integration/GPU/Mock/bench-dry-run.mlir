@@ -8,6 +8,24 @@
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --impls='recurrent f32($|, synchronous)|fast_transformers' | FileCheck %s --check-prefix=IMPLS
 // RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --impls='(' 2>&1 | FileCheck %s --check-prefix=BAD-IMPLS
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --only=prefill --budget-s=420 | FileCheck %s --check-prefix=BUDGET
+// A short lease's run (--lease): prefill only, the targets' shapes first,
+// the defaults, the undecided options' rows (LEASE_IMPLS) and the peers.
+// RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --lease | FileCheck %s --check-prefix=LEASE --implicit-check-not=decode-bench --implicit-check-not="full-"
+// RUN: not %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --lease --only=decode 2>&1 | FileCheck %s --check-prefix=LEASE-ONLY
+// LEASE: prefill B2 H16 T16384 D128:
+// LEASE-NEXT: linattn-compile <2x16x16384x128_bf16.mlir> {{.*}}{device-buffers=true} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true tf32=true} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true tf32x3=true} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_bf16.mlir> {{.*}}{device-buffers=true sequence-parallel-blocks=384} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_bf16.mlir> {{.*}}{device-buffers=true wgmma-chunks=false} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true scan-kernel=recurrent} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true scan-kernel=recurrent scan-tile=512} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_normalized_bf16.mlir> {{.*}}{device-buffers=true} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_normalized_bf16.mlir> {{.*}}{device-buffers=true wgmma-chunks=true} -o
+// LEASE-NEXT: prefill B8 H16 T16384 D64:
+// LEASE-NEXT: linattn variants: linattn chunked bf16, linattn chunked tf32, linattn chunked tf32x3, linattn recurrent f32, linattn recurrent f32, scan-tile=512, linattn chunked bf16, normalized
+// LEASE-NEXT: prefill B8 H16 T16384 D128:
+// LEASE-ONLY: --lease times prefill shapes only
 // Rows whose kernels differ from the default's at D = 128 only run there.
 // RUN: %linattn_python %linattn_src_root/bench/gpu/bench.py --dry-run --tools=%linattn_obj_root/bin --shapes=8x16x4096x64,2x16x16384x128 --impls='fitted|sequence-parallel-blocks=384' | FileCheck %s --check-prefix=ONLY128
 // ONLY128: prefill B8 H16 T4096 D64:
