@@ -299,7 +299,8 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
   // otherwise: two warpgroups, one per 64 features, so that the state
   // update takes wgmma too (`wgmmaStateApplies`), the state spread over
   // eight warps (119 registers instead of 223 with one warpgroup). `Auto`
-  // takes that shape alone; one warpgroup needs `On`.
+  // takes that shape alone (row-tile-warps 0 or 2); one warpgroup needs
+  // `On`.
   if (shape && scanChunks && options.wgmma &&
       options.wgmmaChunks != WgmmaChunks::Off && dataBytes == 2 &&
       features % 64 == 0 && shape->chunk < 64 && maxChunk >= 64) {
@@ -314,7 +315,7 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
       return std::nullopt;
     };
     std::optional<ChunkedScanShape> wide;
-    if (!options.rowTileWarps && data.isBF16() && features == 128)
+    if (options.rowTileWarps != 1 && data.isBF16() && features == 128)
       wide = search(/*groups=*/2);
     if (!wide && options.wgmmaChunks == WgmmaChunks::On)
       wide = search(options.rowTileWarps);

@@ -1,5 +1,6 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefixes=CHECK,BF16
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefixes=AUTO,BF16
+// RUN: linattn-opt %s --convert-linattn-to-gpu="row-tile-warps=2 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=BF16
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true row-tile-warps=1 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-chunks=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
 // RUN: linattn-opt %s --convert-linattn-to-gpu="" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
@@ -13,8 +14,9 @@
 
 // The default, wgmma-chunks=auto, takes chunks of 64 where a GPU measured
 // them faster: the unnormalized bf16 scan on two warpgroups (1.14 times at
-// B2·H16·T16K·D128 on an H200). f16, one warpgroup (row-tile-warps=1) and
-// the normalized loops keep the portable chunks unless the option is true.
+// B2·H16·T16K·D128 on an H200), also where row-tile-warps=2 asks for them.
+// f16, one warpgroup (row-tile-warps=1) and the normalized loops keep the
+// portable chunks unless the option is true.
 
 // wgmma-chunks: at F = 128 the shared memory budgets that hold on every chip
 // leave 16-bit chunk loops with chunks of 32 (φ(Q_c), φ(K_c) in two slots
