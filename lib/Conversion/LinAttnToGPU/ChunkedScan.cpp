@@ -248,15 +248,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   auto stagedFor = [&](int64_t valueTile) {
     LinAttnToGPUKernelOptions tiled = options;
     tiled.valueTile = valueTile;
-    // wgmma-chunks' default leaves the normalized loops their portable
-    // chunks: wide, they take one block of eight warps per SM (172 and 181
-    // registers), a case no GPU has timed.
-    if (op.isNormalized() && tiled.wgmmaChunks == WgmmaChunks::Auto)
-      tiled.wgmmaChunks = WgmmaChunks::Off;
     return stagedChunkedScanShape(tiled, features, maxChunk, dvSize,
                                   vType.getElementType(), /*mayCopyAsync=*/true,
                                   options.scoresInRegisters,
-                                  /*scanChunks=*/true);
+                                  /*scanChunks=*/true, op.isNormalized());
   };
   std::optional<StagedShape> staged = stagedFor(options.valueTile);
   if (!staged)

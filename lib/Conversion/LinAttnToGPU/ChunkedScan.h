@@ -96,12 +96,14 @@ struct StagedShape {
 /// Synchronous staging prefetches `prefetch-chunks` chunks ahead, by
 /// default none; two or more slots never. `scanChunks`: the scan's chunk
 /// loops, which take wgmma at chunks of 64 (`wgmmaApplies`), so that
-/// `wgmma-chunks` may widen their chunks to 64.
+/// `wgmma-chunks` may widen their chunks to 64; `normalized`: theirs are
+/// the normalized loops, which `wgmma-chunks=auto` leaves unwidened.
 std::optional<StagedShape>
 stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
                        int64_t features, int64_t maxChunk, int64_t dv,
                        Type data, bool mayCopyAsync,
-                       bool registerScores = false, bool scanChunks = false);
+                       bool registerScores = false, bool scanChunks = false,
+                       bool normalized = false);
 
 /// What the chunked kernels of one scan are specialized for.
 struct ChunkedScanConfig {

@@ -277,11 +277,10 @@ mlir::linattn::gpukernels::chunkedLinearUnsupported(QueryReadoutOp op,
       tensorTypeOf(op.getState()).getElementType());
 }
 
-std::optional<StagedShape>
-gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
-                                   int64_t features, int64_t maxChunk,
-                                   int64_t dv, Type data, bool mayCopyAsync,
-                                   bool registerScores, bool scanChunks) {
+std::optional<StagedShape> gpukernels::stagedChunkedScanShape(
+    const LinAttnToGPUKernelOptions &options, int64_t features,
+    int64_t maxChunk, int64_t dv, Type data, bool mayCopyAsync,
+    bool registerScores, bool scanChunks, bool normalized) {
   int64_t dataBytes = data.getIntOrFloatBitWidth() / 8;
   // f16 chunk loops keep two f32 scales per value column (`scaledState`).
   int64_t columnBytes = data.isF16() ? 8 : 0;
@@ -299,10 +298,15 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
   // otherwise: two warpgroups, one per 64 features, so that the state
   // update takes wgmma too (`wgmmaStateApplies`), the state spread over
   // eight warps (119 registers instead of 223 with one warpgroup). `Auto`
-  // takes that shape alone (row-tile-warps 0 or 2); one warpgroup needs
-  // `On`.
-  if (shape && scanChunks && options.wgmma &&
-      options.wgmmaChunks != WgmmaChunks::Off && dataBytes == 2 &&
+  // takes that shape for the unnormalized loops alone, the case a GPU
+  // measured faster; the normalized ones (172 and 181 registers: one block
+  // of eight warps per SM) and one warpgroup need `On`.
+  bool twoGroups =
+      options.rowTileWarps != 1 && data.isBF16() && features == 128;
+  bool widen =
+      options.wgmmaChunks == WgmmaChunks::On ||
+      (options.wgmmaChunks == WgmmaChunks::Auto && twoGroups && !normalized);
+  if (shape && scanChunks && options.wgmma && widen && dataBytes == 2 &&
       features % 64 == 0 && shape->chunk < 64 && maxChunk >= 64) {
     auto search = [&](int64_t groups) -> std::optional<ChunkedScanShape> {
       std::optional<ChunkedScanShape> wide = searchChunkedScanShape(
@@ -315,7 +319,7 @@ gpukernels::stagedChunkedScanShape(const LinAttnToGPUKernelOptions &options,
       return std::nullopt;
     };
     std::optional<ChunkedScanShape> wide;
-    if (options.rowTileWarps != 1 && data.isBF16() && features == 128)
+    if (twoGroups)
       wide = search(/*groups=*/2);
     if (!wide && options.wgmmaChunks == WgmmaChunks::On)
       wide = search(options.rowTileWarps);
