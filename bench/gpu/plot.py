@@ -45,7 +45,11 @@ STYLES = {
     "linattn recurrent f32, scan-tile=32": ("#54278f", "D", "--"),
     "fla.chunk_linear_attn": ("#d94801", "^", "-"),
     "fla.fused_chunk_linear_attn": ("#fd8d3c", "^", "--"),
+    "fla.chunk_linear_attn, features precomputed": ("#d94801", "^", ":"),
+    "fla.fused_chunk_linear_attn, features precomputed": ("#fd8d3c", "^", ":"),
     "fast_transformers.causal_dot_product (f32)": ("#238b45", "v", "-"),
+    "fast_transformers.causal_dot_product (f32), features precomputed":
+        ("#238b45", "v", ":"),
     "torch SDPA causal (softmax)": ("#cb181d", "x", "-"),
     "linattn step (graph replay)": ("#08306b", "o", "-"),
     "linattn step (plain launches)": ("#4292c6", "o", "--"),
