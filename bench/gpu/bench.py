@@ -88,6 +88,8 @@ ONLY_FEATURES = {
     "linattn chunked bf16, wgmma chunks, 1 warpgroup": (128,),
     "linattn chunked bf16, wgmma chunks, normalized": (128,),
     "linattn chunked bf16, sequence-parallel-blocks=384": (128,),
+    "linattn chunked bf16, wgmma outputs": (64,),
+    "linattn chunked bf16, wgmma outputs, normalized": (64,),
     "linattn recurrent f32, fitted registers": (128,),
 }
 # Variants whose kernels differ from the default's only on the shapes this
@@ -119,12 +121,13 @@ def budget_order(shapes):
 # GPU time is short"): the defaults of each kernel, the rows whose options
 # are still undecided (the portable chunk loops at D = 128 against the
 # default's chunks of 64, wgmma chunks for the normalized loops, 384
-# sequence-parallel blocks, the strict-fp32 scan in blocks of 512 threads)
-# and every peer.
+# sequence-parallel blocks, the outputs by wgmma at D = 64, the strict-fp32
+# scan in blocks of 512 threads) and every peer.
 LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32)"
                "(, scan-tile=512)?$"
                "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
-               "|sequence-parallel-blocks=384|normalized)$"
+               "|sequence-parallel-blocks=384|normalized|wgmma outputs"
+               "|wgmma outputs, normalized)$"
                "|^fla\\.|^fast_transformers|SDPA")
 LEASE_BUDGET_S = 300
 
@@ -243,6 +246,8 @@ LINATTN_VARIANTS = [
      2.5e-2),
     ("linattn chunked bf16, wgmma chunks, 1 warpgroup", "bf16",
      "wgmma-chunks=true row-tile-warps=1", 2.5e-2),
+    ("linattn chunked bf16, wgmma outputs", "bf16", "wgmma-outputs=true",
+     2.5e-2),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
@@ -354,6 +359,12 @@ LINATTN_NOTES = {
         "3 blocks per SM instead of 123 and 4; D = 128 unnormalized: 159 "
         "instead of 168, 3 either way). Batch-parallel shapes run the "
         "default's kernels",
+    "linattn chunked bf16, wgmma outputs":
+        "wgmma-outputs=true: at D = 64 the chunk loops' outputs P·V + φ(Q)S "
+        "by wgmma too (eight m64n64k16 a chunk from the scores and the state "
+        "in swizzled shared tiles, where each warp issued 64 mma.sync and 64 "
+        "ldmatrix; 132 registers instead of 112, three blocks per SM either "
+        "way)",
     "linattn chunked bf16, sequence-parallel-blocks=384":
         "sequence-parallel-blocks=384: at B2·H16·D128 6 segments instead of "
         "5, the segments' outputs 384 blocks, 3 per SM on 120 of 132 SMs "
@@ -456,6 +467,8 @@ NORMALIZED_VARIANTS = [
      2.5e-2),
     ("linattn chunked bf16, wgmma chunks, normalized", "bf16",
      "wgmma-chunks=true", 2.5e-2),
+    ("linattn chunked bf16, wgmma outputs, normalized", "bf16",
+     "wgmma-outputs=true", 2.5e-2),
 ]
 NORMALIZED_NOTES = {
     "linattn chunked bf16, normalized":
@@ -467,6 +480,9 @@ NORMALIZED_NOTES = {
         "the same with wgmma-chunks=true: at D = 128 chunks of 64 on two "
         "warpgroups (172 registers: one block of eight warps per SM), which "
         "the default leaves the normalized loops until a GPU times them",
+    "linattn chunked bf16, wgmma outputs, normalized":
+        "the same with wgmma-outputs=true: at D = 64 the outputs by wgmma, "
+        "divided by the denominators as before",
 }
 
 

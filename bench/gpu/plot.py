@@ -29,6 +29,7 @@ STYLES = {
     "linattn chunked bf16, value-tile=128": ("#9ecae1", "o", "--"),
     "linattn chunked bf16, mma.sync": ("#c6dbef", "o", "-"),
     "linattn chunked bf16, synchronous + L2 prefetch": ("#2171b5", "o", "-."),
+    "linattn chunked bf16, wgmma outputs": ("#08519c", "o", "--"),
     "linattn chunked bf16, normalized": ("#08306b", "P", ":"),
     "linattn chunked bf16, mma.sync, normalized": ("#c6dbef", "P", ":"),
     "linattn chunked tf32": ("#08519c", "s", "-"),

@@ -273,6 +273,19 @@ def configurations():
                 f"scan-kernel=chunked {grid_options(parallel)} "
                 "wgmma=true scores-in-registers=true", "wgmma", f, f, "bf16",
                 normalized=False))
+        # The outputs by wgmma too (wgmma-outputs=true), which applies on
+        # one warpgroup (F = 64): the benchmark's function and normalized.
+        for normalized in (False, True) if f == 64 else ():
+            for parallel in (0, SPLIT):
+                configs.append(Config(
+                    f"chunked bf16 F{f}" +
+                    ("" if normalized else " unnormalized") +
+                    " wgmma-outputs" +
+                    (" sequence-parallel" if parallel else ""),
+                    scan_module("bf16", f, f, normalized=normalized),
+                    f"scan-kernel=chunked {grid_options(parallel)} "
+                    "wgmma=true wgmma-outputs=true", "wgmma", f, f, "bf16",
+                    normalized=normalized))
         # f32 copies asynchronously at F = 64 (two slots of the staged
         # tiles); at F = 128 the second slots would shrink the chunks, and
         # the chunk loops copy a chunk at a time into one, the segment

@@ -73,6 +73,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.wgmma = options.wgmma;
   kernels.wgmmaChunks = options.wgmmaChunks;
   kernels.scoresInRegisters = options.scoresInRegisters;
+  kernels.wgmmaOutputs = options.wgmmaOutputs;
   kernels.prefetchChunks = options.prefetchChunks;
   kernels.narrowOffsetLimit = options.narrowOffsetLimit;
   return kernels;

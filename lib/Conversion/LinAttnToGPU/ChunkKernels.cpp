@@ -89,14 +89,18 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
 
 /// How many of the first buffers of `chunkSharedBuffers` are swizzled for
 /// wgmma, and so 1024-byte aligned (the swizzle is of the absolute
-/// address): the feature tiles, and V_c with `wgmmaState`.
+/// address): the feature tiles, V_c with `wgmmaState`, and the scores and
+/// the state after it with `wgmmaOutputs` (the chunk loops').
 unsigned swizzledBuffers(const ChunkedScanConfig &c, ChunkTiles tiles) {
   if (!c.wgmma)
     return 0;
   unsigned featureTiles = tiles == ChunkTiles::All ? 2 : 1;
-  return tiles == ChunkTiles::Queries ? 1
-         : c.wgmmaState               ? featureTiles + 1
-                                      : featureTiles;
+  if (tiles == ChunkTiles::Queries)
+    return 1;
+  if (!c.wgmmaState)
+    return featureTiles;
+  return tiles == ChunkTiles::All && c.wgmmaOutputs ? featureTiles + 3
+                                                    : featureTiles + 1;
 }
 
 /// Creates a chunked kernel with the workgroup buffers of
@@ -664,8 +668,9 @@ public:
         // stored one by one, their selects went after the rounding, each
         // score rounded alone and the pair packed.
         if (!c.scoresInRegisters() && i % 2 == 1)
-          storeShared({acc[i - 1], acc[i]}, ps,
-                      kb.add(kb.mul(row, ldC), kb.sub(col, kb.idx(1))));
+          storeShared(
+              {acc[i - 1], acc[i]}, ps,
+              sharedIndex(kb, scoreTile(), row, kb.sub(col, kb.idx(1))));
         if (i % 4 < 2)
           sumLo = kb.fadd(sumLo, acc[i]);
         else
@@ -757,6 +762,11 @@ public:
     // This warp's group of the value tiles.
     int64_t tiles = c.shape.dvTile / 8 / c.shape.groups;
     Value tile0 = kb.mul(warpGroup(), kb.idx(8 * tiles));
+    // With wgmmaOutputs the warpgroup's products of the whole value tile,
+    // register 4j + e element e of tile j, as the tiles below take them.
+    SmallVector<Value> wide;
+    if (c.wgmmaOutputs && ps)
+      wide = wgmmaOutputs();
     // The lane's two rows (g and g + 8 of the row tile) and its first
     // column: whether each row is in the sequence, where its first pair
     // goes in O and that pair's column, once. Every pair of the lane is then
@@ -786,7 +796,10 @@ public:
       int64_t count = std::min<int64_t>(2, tiles - j);
       Value n0 = kb.add(tile0, kb.idx(8 * j));
       SmallVector<Value> acc(4 * count, kb.fconst(0.0));
-      for (int64_t t = 0; hasScores && t < c.shape.chunk; t += mb.kStep())
+      if (!wide.empty())
+        acc.assign(wide.begin() + 4 * j, wide.begin() + 4 * (j + count));
+      for (int64_t t = 0; wide.empty() && hasScores && t < c.shape.chunk;
+           t += mb.kStep())
         acc = ps ? products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count,
                             acc)
                  : products(scoreFragments.slice(4 * (t / mb.kStep()), 4),
@@ -809,7 +822,7 @@ public:
             acc[i] = kb.fmul(acc[i], scale[2 * (i / 4) + i % 2]);
         }
       }
-      for (int64_t f0 = 0; f0 < c.features; f0 += mb.kStep())
+      for (int64_t f0 = 0; wide.empty() && f0 < c.features; f0 += mb.kStep())
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
       // Values i and i + 1: columns col and col + 1 of row h = i % 4 / 2,
@@ -915,8 +928,10 @@ public:
       // elements) in one 8-byte store, which a half-warp's rows 8 words
       // apart or unit-swizzled spread over the banks (LLVM paired the
       // padded tiles' scalar stores the same way; in the IR the emulator
-      // counts them as they are).
-      bool pairs = c.dataType.isF32();
+      // counts them as they are). The swizzled tile of `wgmmaOutputs` too,
+      // in 4-byte stores: there LLVM cannot see the pairs, and a warp's
+      // rows g, in 16-byte chunks j XOR g, take all 32 banks.
+      bool pairs = c.dataType.isF32() || (c.wgmmaOutputs && ps);
       forEachStateElement([&](Value f, Value d, unsigned s) {
         if (!pairs)
           storeShared(fragments[s], ss, stateIndex(f, d));
@@ -1775,6 +1790,47 @@ private:
     return waitForWgmma(acc, keys);
   }
 
+  /// O_c = P V_c + φ(Q_c) S by wgmma (`wgmmaOutputs`): the warpgroup's
+  /// m64nDTk16 steps over the chunk's keys, the masked scores (K-major) by
+  /// V_c (MN-major, as the state update takes it), then over the features,
+  /// φ(Q_c) (K-major, as the scores take it) by the state tile (MN-major,
+  /// F rows of 128-byte blocks), all in the 128-byte swizzle, one
+  /// accumulator. Returns this thread's DT / 2 accumulators: register
+  /// 4j + e is element e of value tile j in mma.sync's accumulator layout
+  /// (rows g and g + 8 of the warp's row tile, columns 2t and 2t + 1).
+  SmallVector<Value> wgmmaOutputs() {
+    int64_t columns = c.shape.dvTile;
+    constexpr int64_t perRow = kSwizzleBytes / 2;
+    auto kMajorOffset = [&](int64_t k) {
+      return k / perRow * c.shape.chunk * kSwizzleBytes +
+             k % perRow * c.dataBytes();
+    };
+    uint64_t kMajor = swizzledDescriptorBits(16, 8 * kSwizzleBytes);
+    // MN-major: 8 rows 128 bytes apart, the next 8 (stride byte offset)
+    // 1024 bytes on, the next 64 columns (leading byte offset) a block on.
+    auto mnMajor = [&](int64_t rows) {
+      return swizzledDescriptorBits(rows * kSwizzleBytes, 8 * kSwizzleBytes);
+    };
+    Value scoresAt = tileAddress(ps, zero);
+    Value valuesAt = tileAddress(vs, valueSlot);
+    Value queriesAt = tileAddress(qs, featureSlot);
+    Value stateAt = tileAddress(ss, zero);
+    Value acc = LLVM::UndefOp::create(b, loc, wgmmaAccumulatorType(columns));
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t t = 0; t < c.shape.chunk; t += 16)
+      acc =
+          wgmma(acc, descriptor(scoresAt, kMajorOffset(t), kMajor),
+                descriptor(valuesAt, t * kSwizzleBytes, mnMajor(c.shape.chunk)),
+                columns, /*accumulate=*/t != 0, NVVM::MMALayout::row,
+                NVVM::MMALayout::row);
+    for (int64_t f0 = 0; f0 < c.features; f0 += 16)
+      acc = wgmma(acc, descriptor(queriesAt, kMajorOffset(f0), kMajor),
+                  descriptor(stateAt, f0 * kSwizzleBytes, mnMajor(c.features)),
+                  columns, /*accumulate=*/true, NVVM::MMALayout::row,
+                  NVVM::MMALayout::row);
+    return waitForWgmma(acc, columns);
+  }
+
   /// This warp's warpgroup i's part of the state with `wgmmaState`: feature
   /// block i mod (F / 64), and the first value column of its share
   /// i div (F / 64) of the value tile.
@@ -1871,8 +1927,19 @@ private:
     slot.base = slotBase;
     return sharedIndex(kb, slot, row, col);
   }
-  SharedMatrix scoreTile() { return {ps, c.ldC(), /*rowMajor=*/true, zero}; }
+  /// The masked scores: padded rows, or K-major in the 128-byte swizzle
+  /// for `wgmmaOutputs`.
+  SharedMatrix scoreTile() {
+    return {ps, c.ldC(), /*rowMajor=*/true, zero,
+            c.wgmmaOutputs ? c.shape.chunk : 0};
+  }
+  /// The state rounded to the data type: padded (or unit-swizzled) rows, or
+  /// in the chunk loops with `wgmmaOutputs` (which have a scores tile)
+  /// feature rows of 128-byte swizzled blocks of 64 columns, as V_c's token
+  /// rows: MN-major for the product φ(Q_c) S.
   SharedMatrix stateTile() {
+    if (c.wgmmaOutputs && ps)
+      return {ss, c.ldS(), /*rowMajor=*/true, zero, c.features};
     return {ss,   c.ldS(),           /*rowMajor=*/true,
             zero, /*swizzleRows=*/0, c.shape.stateSwizzle};
   }
@@ -2020,6 +2087,9 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
       [&](Value t0, Value count, ValueRange carried) -> SmallVector<Value> {
         auto scores = e.scores();
         e.storeStateToShared(carried);
+        // wgmma reads the scores and the state the threads just stored.
+        if (c.wgmmaOutputs)
+          e.fenceForAsyncProxy();
         kb.barrier();
         e.outputs(t0, count, e.denominators(scores.denominators),
                   scores.fragments, a.o, pairs);

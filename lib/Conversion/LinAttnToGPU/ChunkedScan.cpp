@@ -188,6 +188,17 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
          c.stateColumns() <= 256;
 }
 
+/// Whether the chunk loops of `c`, whose scores and state update take
+/// wgmma, may take it for their outputs too (option `wgmma-outputs`): one
+/// warpgroup, so that its m64 products cover the chunk's rows and its N
+/// the whole value tile (at most 256 columns; `wgmmaStateApplies` then
+/// means F = 64 and whole 128-byte blocks of columns), and the scores in a
+/// shared tile, which the products read.
+static bool wgmmaOutputsApply(const ChunkedScanConfig &c) {
+  return c.wgmmaState && c.shape.warps == 4 && c.shape.groups == 1 &&
+         c.shape.chunk == 64 && c.shape.dvTile <= 256 && !c.scoresInRegisters();
+}
+
 /// Asks ptxas (`.minnctapersm`) to fit `asked` blocks of the keys-only
 /// kernel `kernel` (of config `c`: segment states, key-value summaries) to
 /// an SM (option `states-min-blocks-per-sm`; 0: ptxas's choice). With -1,
@@ -283,6 +294,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     c.prefetchChunks = staged.prefetchChunks;
     c.shapeSlots = c.copyStages = staged.slots;
     c.registerScores = options.scoresInRegisters;
+    c.wgmmaOutputs = options.wgmmaOutputs && wgmmaOutputsApply(c);
     c.splitTF32 = options.tf32x3 && c.dataType.isF32();
     // Staging applies the values' feature map; their sizes are read from
     // its input as well, so that nothing else uses the map's result.

@@ -1163,6 +1163,7 @@ struct ConvertLinAttnToGPUPass
     o.wgmma = wgmma;
     o.wgmmaChunks = wgmmaChunks;
     o.scoresInRegisters = scoresInRegisters;
+    o.wgmmaOutputs = wgmmaOutputs;
     o.prefetchChunks = prefetchChunks;
     o.narrowOffsetLimit = narrowOffsetLimit;
     return o;
@@ -1203,6 +1204,7 @@ struct ConvertLinAttnToGPUPass
     opts.wgmma = wgmma;
     opts.wgmmaChunks = *parseWgmmaChunks(wgmmaChunks);
     opts.scoresInRegisters = scoresInRegisters;
+    opts.wgmmaOutputs = wgmmaOutputs;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;
     opts.chunkedScan = scanKernel == "chunked";

@@ -14,6 +14,7 @@ OPTION_SETS = (
     "tf32=true async-copies=true",
     "tf32x3=true value-tile=32",
     "wgmma=true scores-in-registers=true",
+    "wgmma=true wgmma-outputs=true",
     "value-tile=128 prefetch-chunks=1 row-tile-warps=2",
     "scan-kernel=recurrent linear-kernel=scalar",
 )

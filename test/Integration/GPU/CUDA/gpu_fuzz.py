@@ -6,8 +6,8 @@ dimensions, feature maps, directions,
 initial states, large values for normalized 16-bit data (states past f16's
 range) and options of linattn-lower-to-nvvm (chunk-size, value-tile,
 sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
-min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, tf32, tf32x3,
-row-tile-warps, copy-stages, states-copy-stages, states-min-blocks-per-sm,
+min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, wgmma-outputs,
+tf32, tf32x3, row-tile-warps, copy-stages, states-copy-stages, states-min-blocks-per-sm,
 states-feature-split, small-grid-value-tile,
 bulk-copies, fit-registers (which only a GPU run compiles: emulated, the
 kernels are interpreted and never reach ptxas),
@@ -106,7 +106,8 @@ def chunked_case(d, f32):
     case.gpu_options = chunked_options(
         d, tf32, ("narrow-offset-limit=2147483648", "narrow-offset-limit=32768"),
         ("min-blocks-per-sm=4",), ("wgmma=false",),
-        ("prefetch-chunks=1", "prefetch-chunks=2"), ("scores-in-registers=true",))
+        ("prefetch-chunks=1", "prefetch-chunks=2"), ("scores-in-registers=true",),
+        ("wgmma-outputs=true",))
     case.tol = tensor_core_f32_tolerance(tf32) if tf32 else g.CHUNKED_TOL[dtype]
     return case, True
 

@@ -1,0 +1,109 @@
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-outputs=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ON
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-outputs=true scores-in-registers=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=REGS
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-outputs=true wgmma=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-outputs=true chip=sm_80 sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=PORTABLE
+// RUN: linattn-opt %s --convert-linattn-to-gpu="wgmma-outputs=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
+
+// wgmma-outputs: the chunk loops on one warpgroup whose scores and state
+// update take wgmma (bf16, F = 64, chunks of 64, value tiles of whole
+// 64-column blocks) compute O_c = P V_c + φ(Q_c) S by wgmma as well. The
+// masked scores go to their shared tile K-major and the state, rounded to
+// bf16, to its tile MN-major (feature rows of 128-byte blocks), both in the
+// 128-byte swizzle and so 1024-byte aligned like the staged tiles; an
+// async-proxy fence before the barrier after those stores; then per chunk
+// eight m64n64k16 into one accumulator, four over the keys (the scores by
+// V_c, both row layouts: A K-major, B MN-major) and four over the features
+// (φ(Q_c) by the state), where each warp issued 64 mma.sync.
+//      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//       ON-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel
+//   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+//            ON: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+//       ON-NEXT: gpu.barrier
+//            ON: nvvm.wgmma.fence.aligned
+//            ON: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+//   ON-COUNT-7: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+//       ON-NEXT: nvvm.wgmma.commit.group.sync.aligned
+//       ON-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+//   ON-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+//        ON-NOT: nvvm.mma.sync
+//            ON: gpu.return
+// Without the option: P V_c and φ(Q_c) S by mma.sync from padded tiles.
+//     OFF-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//      OFF-SAME: %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//  OFF-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+//           OFF: nvvm.mma.sync
+//   OFF-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
+//       OFF-NOT: nvvm.wgmma.mma_async
+//           OFF: gpu.return
+// The scores in registers have no shared tile for wgmma to read: the
+// option does not apply.
+//   REGS-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  REGS-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+//          REGS: nvvm.mma.sync
+//  REGS-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
+//      REGS-NOT: nvvm.wgmma.mma_async
+//          REGS: gpu.return
+// Without wgmma (the option, or the chip), nothing changes.
+// PORTABLE-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//   PORTABLE-NOT: nvvm.wgmma.mma_async
+//       PORTABLE: gpu.return
+func.func @f64(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x1000x64xbf16>
+}
+
+// -----
+
+// Normalized: the denominators divide the wgmma's accumulators row by row
+// as they divided mma.sync's (the same layout).
+//      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
+//   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+//            ON: nvvm.fence.proxy
+//   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+//        ON-NOT: nvvm.mma.sync
+//            ON: gpu.return
+func.func @normalized(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x1000x64xbf16>
+}
+
+// -----
+
+// f16 scales the state's columns (its update on mma.sync), and F = 128
+// takes two warpgroups: neither takes the option.
+//      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//        ON-NOT: A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+//            ON: gpu.return
+func.func @f16(%fq: tensor<2x1000x64xf16>, %fk: tensor<2x1000x64xf16>, %v: tensor<2x1000x64xf16>) -> tensor<2x1000x64xf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xf16>, tensor<2x1000x64xf16>, tensor<2x1000x64xf16> -> tensor<2x1000x64xf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x1000x64xf16>
+}
+
+// -----
+
+//      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//        ON-NOT: A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+//            ON: gpu.return
+func.func @f128(%fq: tensor<2x1000x128xbf16>, %fk: tensor<2x1000x128xbf16>, %v: tensor<2x1000x128xbf16>) -> tensor<2x1000x128xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x128xbf16>, tensor<2x1000x128xbf16>, tensor<2x1000x128xbf16> -> tensor<2x1000x128xbf16>, tensor<2x128x128xf32>, tensor<2x128xf32>
+  return %o : tensor<2x1000x128xbf16>
+}
+
+// -----
+
+// Sequence-parallel: the segment outputs' chunk loop takes the option; the
+// segment states have no outputs.
+//   SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
+// SEG-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
+//     SEG-NOT: nvvm.wgmma.mma_async
+//   SEG-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
+// SEG-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+// SEG-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// SEG-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
+//     SEG-NOT: nvvm.mma.sync
+//         SEG: gpu.return
+func.func @seg(%fq: tensor<80x4096x64xbf16>, %fk: tensor<80x4096x64xbf16>, %v: tensor<80x4096x64xbf16>) -> tensor<80x4096x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<80x4096x64xbf16>, tensor<80x4096x64xbf16>, tensor<80x4096x64xbf16> -> tensor<80x4096x64xbf16>, tensor<80x64x64xf32>, tensor<80x64xf32>
+  return %o : tensor<80x4096x64xbf16>
+}
