@@ -88,7 +88,7 @@ ONLY_FEATURES = {
     "linattn chunked bf16, wgmma chunks, 1 warpgroup": (128,),
     "linattn chunked bf16, wgmma chunks, normalized": (128,),
     "linattn chunked bf16, sequence-parallel-blocks=384": (128,),
-    "linattn chunked bf16, wgmma outputs": (64,),
+    "linattn chunked bf16, wgmma outputs": (64, 128),
     "linattn chunked bf16, wgmma outputs, normalized": (64,),
     "linattn recurrent f32, fitted registers": (128,),
 }
@@ -360,11 +360,12 @@ LINATTN_NOTES = {
         "instead of 168, 3 either way). Batch-parallel shapes run the "
         "default's kernels",
     "linattn chunked bf16, wgmma outputs":
-        "wgmma-outputs=true: at D = 64 the chunk loops' outputs P·V + φ(Q)S "
-        "by wgmma too (eight m64n64k16 a chunk from the scores and the state "
-        "in swizzled shared tiles, where each warp issued 64 mma.sync and 64 "
-        "ldmatrix; 132 registers instead of 112, three blocks per SM either "
-        "way)",
+        "wgmma-outputs=true: the chunk loops' outputs P·V + φ(Q)S by wgmma "
+        "too, from the scores and the state in swizzled shared tiles: at "
+        "D = 64 eight m64n64k16 a chunk where each warp issued 64 mma.sync "
+        "and 64 ldmatrix (132 registers instead of 112, three blocks per SM "
+        "either way); at D = 128 (chunks of 64, two warpgroups) twelve "
+        "m64n32k16 a warpgroup, bounded to two blocks per SM",
     "linattn chunked bf16, sequence-parallel-blocks=384":
         "sequence-parallel-blocks=384: at B2·H16·D128 6 segments instead of "
         "5, the segments' outputs 384 blocks, 3 per SM on 120 of 132 SMs "
@@ -482,7 +483,8 @@ NORMALIZED_NOTES = {
         "the default leaves the normalized loops until a GPU times them",
     "linattn chunked bf16, wgmma outputs, normalized":
         "the same with wgmma-outputs=true: at D = 64 the outputs by wgmma, "
-        "divided by the denominators as before",
+        "divided by the denominators as before (at D = 128 the normalized "
+        "loops keep chunks of 32 unless wgmma-chunks=true)",
 }
 
 

@@ -46,12 +46,12 @@ import bench  # noqa: E402
 # The T = 16K shape at D = 64 and FLA's comparison shape (D = 128).
 SHAPES = [(8, 16, 16384, 64), (2, 16, 16384, 128)]
 # bench.py's variants whose counters decide the defaults: how staging waits
-# on memory (cp.async, the default; synchronous; synchronous with the L2
-# prefetch), the scores on wgmma, and the strict-fp32 kernel. About 30 s a
-# job on an H100: ten fit in 5 minutes.
+# on memory (cp.async, the default; synchronous), the scores on wgmma (the
+# default) or mma.sync, the outputs on wgmma too (wgmma-outputs), and the
+# strict-fp32 kernel. About 30 s a job on an H100: ten fit in 5 minutes.
 VARIANTS = ["linattn chunked bf16", "linattn chunked bf16, synchronous staging",
-            "linattn chunked bf16, synchronous + L2 prefetch",
-            "linattn chunked bf16, mma.sync", "linattn recurrent f32"]
+            "linattn chunked bf16, mma.sync",
+            "linattn chunked bf16, wgmma outputs", "linattn recurrent f32"]
 SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy",
             "MemoryWorkloadAnalysis", "WarpStateStats"]
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum"]

@@ -273,9 +273,10 @@ def configurations():
                 f"scan-kernel=chunked {grid_options(parallel)} "
                 "wgmma=true scores-in-registers=true", "wgmma", f, f, "bf16",
                 normalized=False))
-        # The outputs by wgmma too (wgmma-outputs=true), which applies on
-        # one warpgroup (F = 64): the benchmark's function and normalized.
-        for normalized in (False, True) if f == 64 else ():
+        # The outputs by wgmma too (wgmma-outputs=true): at F = 64 on one
+        # warpgroup, at F = 128 on two with chunks of 64 (wgmma-chunks); the
+        # benchmark's function and normalized.
+        for normalized in (False, True):
             for parallel in (0, SPLIT):
                 configs.append(Config(
                     f"chunked bf16 F{f}" +
@@ -284,7 +285,9 @@ def configurations():
                     (" sequence-parallel" if parallel else ""),
                     scan_module("bf16", f, f, normalized=normalized),
                     f"scan-kernel=chunked {grid_options(parallel)} "
-                    "wgmma=true wgmma-outputs=true", "wgmma", f, f, "bf16",
+                    "wgmma=true wgmma-outputs=true" +
+                    (" wgmma-chunks=true" if f == 128 else ""), "wgmma", f, f,
+                    "bf16",
                     normalized=normalized))
         # f32 copies asynchronously at F = 64 (two slots of the staged
         # tiles); at F = 128 the second slots would shrink the chunks, and

@@ -552,10 +552,11 @@ def ConvertLinAttnToGPUPass
            "masked scores in registers as the A fragments of P·V instead of "
            "a shared tile (less shared memory, more registers)">,
     Option<"wgmmaOutputs", "wgmma-outputs", "bool", /*default=*/"false",
-           "The chunk loops on one warpgroup whose scores and state update "
-           "take wgmma (bf16, F = 64) compute their outputs P V_c + "
-           "φ(Q_c) S by wgmma too, from the scores and the state in shared "
-           "memory in the 128-byte swizzle, instead of mma.sync">,
+           "The chunk loops whose scores and state update take wgmma (bf16 "
+           "with chunks of 64: F = 64, and F = 128 with wgmma-chunks) compute "
+           "their outputs P V_c + φ(Q_c) S by wgmma too, from the scores and "
+           "the state in shared memory in the 128-byte swizzle, instead of "
+           "mma.sync">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"-1",
            "The chunk loops that stage synchronously or copy into one slot "
            "prefetch the rows of the chunk this many chunks ahead into L2 "

@@ -335,11 +335,11 @@ struct LinAttnLowerToNVVMOptions
       llvm::cl::init(false)};
   PassOptions::Option<bool> wgmmaOutputs{
       *this, "wgmma-outputs",
-      llvm::cl::desc("The chunk loops on one warpgroup whose scores and state "
-                     "update take wgmma (bf16, F = 64) compute their outputs "
-                     "P V_c + φ(Q_c) S by wgmma too, from the scores and the "
-                     "state in shared memory in the 128-byte swizzle, "
-                     "instead of mma.sync"),
+      llvm::cl::desc("The chunk loops whose scores and state update take "
+                     "wgmma (bf16 with chunks of 64: F = 64, and F = 128 with "
+                     "wgmma-chunks) compute their outputs P V_c + φ(Q_c) S "
+                     "by wgmma too, from the scores and the state in shared "
+                     "memory in the 128-byte swizzle, instead of mma.sync"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchChunks{
       *this, "prefetch-chunks",

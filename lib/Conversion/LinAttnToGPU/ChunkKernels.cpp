@@ -32,6 +32,9 @@ using namespace mlir::linattn::gpukernels;
 /// Keys of one wgmma of the scores (its N): each thread holds N / 2
 /// accumulators until they are stored.
 static constexpr int64_t kWgmmaKeys = 32;
+/// The value columns of a block of the chunk loops' outputs by wgmma on
+/// two or more warpgroups (`wgmmaOutputs`).
+static constexpr int64_t kWgmmaOutputColumns = 32;
 
 namespace {
 /// The tiles of a chunked kernel's workgroup memory, in this order: φ(Q_c),
@@ -747,9 +750,14 @@ public:
   /// denominators, to `oBuf` (S in shared memory, the scores too or, with
   /// `scoresInRegisters()`, in `scoreFragments`); pairs of values in one
   /// store where `pairs` (`pairedStores`) holds.
+  /// With `wgmmaOutputs`, `alongside` (if any) is called once the first
+  /// block's wgmmas are committed, to issue and commit another group (the
+  /// state update), which runs while the block's results are stored: only
+  /// the outputs' group is waited for.
   void outputs(Value t0, Value tokens,
                std::optional<std::pair<Value, Value>> den,
-               ArrayRef<Value> scoreFragments, Value oBuf, Value pairs) {
+               ArrayRef<Value> scoreFragments, Value oBuf, Value pairs,
+               function_ref<void()> alongside = {}) {
     Value r0 = warpRow();
     bool hasScores = ps || !scoreFragments.empty();
     // One division per row, multiplications per element.
@@ -762,11 +770,16 @@ public:
     // This warp's group of the value tiles.
     int64_t tiles = c.shape.dvTile / 8 / c.shape.groups;
     Value tile0 = kb.mul(warpGroup(), kb.idx(8 * tiles));
-    // With wgmmaOutputs the warpgroup's products of the whole value tile,
-    // register 4j + e element e of tile j, as the tiles below take them.
+    // With wgmmaOutputs the warpgroup's products, in blocks of `block`
+    // columns of its group's tiles (register 4j + e element e of tile j of
+    // the block), as the tile pairs below take them: one block on one
+    // warpgroup; with two, whose state takes twice the registers, blocks of
+    // kWgmmaOutputColumns, which keep the kernels' blocks per SM.
+    bool byWgmma = c.wgmmaOutputs && ps;
+    int64_t block = c.shape.groups == 1
+                        ? 8 * tiles
+                        : std::min<int64_t>(8 * tiles, kWgmmaOutputColumns);
     SmallVector<Value> wide;
-    if (c.wgmmaOutputs && ps)
-      wide = wgmmaOutputs();
     // The lane's two rows (g and g + 8 of the row tile) and its first
     // column: whether each row is in the sequence, where its first pair
     // goes in O and that pair's column, once. Every pair of the lane is then
@@ -796,9 +809,13 @@ public:
       int64_t count = std::min<int64_t>(2, tiles - j);
       Value n0 = kb.add(tile0, kb.idx(8 * j));
       SmallVector<Value> acc(4 * count, kb.fconst(0.0));
-      if (!wide.empty())
-        acc.assign(wide.begin() + 4 * j, wide.begin() + 4 * (j + count));
-      for (int64_t t = 0; wide.empty() && hasScores && t < c.shape.chunk;
+      if (byWgmma) {
+        if (8 * j % block == 0)
+          wide = wgmmaOutputs(8 * j, block, j == 0 ? alongside : nullptr);
+        int64_t at = 4 * (j % (block / 8));
+        acc.assign(wide.begin() + at, wide.begin() + at + 4 * count);
+      }
+      for (int64_t t = 0; !byWgmma && hasScores && t < c.shape.chunk;
            t += mb.kStep())
         acc = ps ? products(scoreTile(), valueTile(), r0, kb.idx(t), n0, count,
                             acc)
@@ -822,7 +839,7 @@ public:
             acc[i] = kb.fmul(acc[i], scale[2 * (i / 4) + i % 2]);
         }
       }
-      for (int64_t f0 = 0; wide.empty() && f0 < c.features; f0 += mb.kStep())
+      for (int64_t f0 = 0; !byWgmma && f0 < c.features; f0 += mb.kStep())
         acc =
             products(queryTile(), stateTile(), r0, kb.idx(f0), n0, count, acc);
       // Values i and i + 1: columns col and col + 1 of row h = i % 4 / 2,
@@ -1661,6 +1678,21 @@ private:
     return c.shape.groups == 1 ? zero
                                : kb.divU(warp, kb.idx(c.shape.rowTiles()));
   }
+  /// `warpGroup()` as lane 0 of the warp has it (a shuffle), which ptxas
+  /// knows to be the same in every lane: the wgmma descriptors made from it
+  /// then go to uniform registers rather than two of each thread's.
+  Value uniformWarpGroup() {
+    if (c.shape.groups == 1)
+      return zero;
+    Type i32 = b.getI32Type();
+    Value group = arith::IndexCastUIOp::create(b, loc, i32, warpGroup());
+    Value lane0 = arith::ConstantIntOp::create(b, loc, i32, 0);
+    Value width = arith::ConstantIntOp::create(b, loc, i32, 32);
+    Value shuffled = gpu::ShuffleOp::create(b, loc, group, lane0, width,
+                                            gpu::ShuffleMode::IDX)
+                         .getShuffleResult();
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), shuffled);
+  }
   int64_t nTilesPerWarp() { return c.shape.dvTile / 8 / c.shape.warps; }
   bool pairedTiles() { return nTilesPerWarp() % 2 == 0; }
   /// The j-th state tile of this warp in feature tile `fi`: value tiles
@@ -1790,16 +1822,21 @@ private:
     return waitForWgmma(acc, keys);
   }
 
-  /// O_c = P V_c + φ(Q_c) S by wgmma (`wgmmaOutputs`): the warpgroup's
-  /// m64nDTk16 steps over the chunk's keys, the masked scores (K-major) by
-  /// V_c (MN-major, as the state update takes it), then over the features,
+  /// O_c = P V_c + φ(Q_c) S by wgmma (`wgmmaOutputs`) for the warpgroup's
+  /// group of the value tile, N = DT / G columns from column0: m64nNk16
+  /// steps over the chunk's keys, the masked scores (K-major) by V_c
+  /// (MN-major, as the state update takes it), then over the features,
   /// φ(Q_c) (K-major, as the scores take it) by the state tile (MN-major,
   /// F rows of 128-byte blocks), all in the 128-byte swizzle, one
-  /// accumulator. Returns this thread's DT / 2 accumulators: register
-  /// 4j + e is element e of value tile j in mma.sync's accumulator layout
-  /// (rows g and g + 8 of the warp's row tile, columns 2t and 2t + 1).
-  SmallVector<Value> wgmmaOutputs() {
-    int64_t columns = c.shape.dvTile;
+  /// accumulator. The MN-major operands start column0 into their blocks:
+  /// the swizzle is of the absolute address, so a start within a 128-byte
+  /// row reads the columns from there on. Returns this thread's N / 2
+  /// accumulators: register 4j + e is element e of the group's value tile
+  /// j in mma.sync's accumulator layout (rows g and g + 8 of the warp's row
+  /// tile, columns 2t and 2t + 1).
+  SmallVector<Value> wgmmaOutputs(int64_t first, int64_t columns,
+                                  function_ref<void()> alongside) {
+    int64_t share = c.shape.dvTile / c.shape.groups;
     constexpr int64_t perRow = kSwizzleBytes / 2;
     auto kMajorOffset = [&](int64_t k) {
       return k / perRow * c.shape.chunk * kSwizzleBytes +
@@ -1811,10 +1848,20 @@ private:
     auto mnMajor = [&](int64_t rows) {
       return swizzledDescriptorBits(rows * kSwizzleBytes, 8 * kSwizzleBytes);
     };
+    // Column column0 of a tile of `rows` rows: its block, then its bytes.
+    Value column0 =
+        kb.add(kb.mul(uniformWarpGroup(), kb.idx(share)), kb.idx(first));
+    auto columnStart = [&](Value buffer, Value slot, int64_t rows) {
+      Value block = kb.divU(column0, kb.idx(perRow));
+      Value within = kb.remU(column0, kb.idx(perRow));
+      return kb.add(tileAddress(buffer, slot),
+                    kb.add(kb.mul(block, kb.idx(rows * kSwizzleBytes)),
+                           kb.mul(within, kb.idx(c.dataBytes()))));
+    };
     Value scoresAt = tileAddress(ps, zero);
-    Value valuesAt = tileAddress(vs, valueSlot);
+    Value valuesAt = columnStart(vs, valueSlot, c.shape.chunk);
     Value queriesAt = tileAddress(qs, featureSlot);
-    Value stateAt = tileAddress(ss, zero);
+    Value stateAt = columnStart(ss, zero, c.features);
     Value acc = LLVM::UndefOp::create(b, loc, wgmmaAccumulatorType(columns));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t t = 0; t < c.shape.chunk; t += 16)
@@ -1828,7 +1875,11 @@ private:
                   descriptor(stateAt, f0 * kSwizzleBytes, mnMajor(c.features)),
                   columns, /*accumulate=*/true, NVVM::MMALayout::row,
                   NVVM::MMALayout::row);
-    return waitForWgmma(acc, columns);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    if (alongside)
+      alongside();
+    return waitForWgmma(acc, columns, /*commit=*/false,
+                        /*pending=*/alongside ? 1 : 0);
   }
 
   /// This warp's warpgroup i's part of the state with `wgmmaState`: feature
@@ -1901,11 +1952,13 @@ private:
         /*satfinite=*/nullptr);
   }
   /// Commits the wgmmas issued since the last commit (`commit`), waits for
-  /// every group and returns the n / 2 accumulators of `acc`.
-  SmallVector<Value> waitForWgmma(Value acc, int64_t n, bool commit = true) {
+  /// every group but the last `pending` (those committed after acc's) and
+  /// returns the n / 2 accumulators of `acc`.
+  SmallVector<Value> waitForWgmma(Value acc, int64_t n, bool commit = true,
+                                  int64_t pending = 0) {
     if (commit)
       NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
     SmallVector<Value> values;
     for (int64_t i = 0; i < n / 2; ++i)
       values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
@@ -2091,6 +2144,20 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
         if (c.wgmmaOutputs)
           e.fenceForAsyncProxy();
         kb.barrier();
+        // With the outputs by wgmma, the state update's wgmmas go right
+        // after theirs and run while O is stored, in every chunk: the last
+        // one's update, unused unless the kernel writes the state, costs
+        // less than waiting for it apart.
+        if (c.wgmmaOutputs) {
+          Value pending;
+          e.outputs(t0, count, e.denominators(scores.denominators),
+                    scores.fragments, a.o, pairs,
+                    [&] { pending = e.startStateUpdate(carried); });
+          SmallVector<Value> next = e.finishStateUpdate(pending);
+          if (needZ)
+            e.addKeySums(count);
+          return next;
+        }
         e.outputs(t0, count, e.denominators(scores.denominators),
                   scores.fragments, a.o, pairs);
         if (lastUpdateRead)

@@ -189,14 +189,18 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
 }
 
 /// Whether the chunk loops of `c`, whose scores and state update take
-/// wgmma, may take it for their outputs too (option `wgmma-outputs`): one
-/// warpgroup, so that its m64 products cover the chunk's rows and its N
-/// the whole value tile (at most 256 columns; `wgmmaStateApplies` then
-/// means F = 64 and whole 128-byte blocks of columns), and the scores in a
-/// shared tile, which the products read.
+/// wgmma, may take it for their outputs too (option `wgmma-outputs`): each
+/// warpgroup's m64 products cover the chunk's rows (chunks of 64, a
+/// warpgroup per group of warps of the row tiles) and its N the group's
+/// share of the value tile, whole 8-column tiles (16 bytes) up to 256, and
+/// the scores are in a shared tile, which the products read. That is F = 64
+/// on one warpgroup and, with wgmma-chunks, F = 128 on two (32 columns each
+/// of a tile of 64).
 static bool wgmmaOutputsApply(const ChunkedScanConfig &c) {
-  return c.wgmmaState && c.shape.warps == 4 && c.shape.groups == 1 &&
-         c.shape.chunk == 64 && c.shape.dvTile <= 256 && !c.scoresInRegisters();
+  int64_t columns = c.shape.dvTile / c.shape.groups;
+  return c.wgmmaState && c.shape.chunk == 64 &&
+         c.shape.warps == 4 * c.shape.groups && columns % 8 == 0 &&
+         columns <= 256 && !c.scoresInRegisters();
 }
 
 /// Asks ptxas (`.minnctapersm`) to fit `asked` blocks of the keys-only
@@ -365,13 +369,22 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   };
   // The chunk loops ask ptxas for registers that let `minBlocksPerSM`
   // blocks share an SM (.minnctapersm with the block size of .maxntid).
+  // Unasked, the unnormalized ones with outputs by wgmma in a shape chosen
+  // for a number of blocks per SM (wgmma-chunks' two warpgroups) ask for
+  // that number: ptxas alone gave them 152 registers, one block of eight
+  // warps per SM, where 128 fit without spilling. The normalized ones take
+  // one block either way (186 registers without the option) and spill
+  // within 128.
   auto chunkLoop = [&](StringRef kind, const ChunkedScanConfig &config,
                        bool segmented) {
     gpu::GPUFuncOp kernel = buildChunkLoop(
         rewriter, loc, kernels(), name(kind, config), config, segmented);
-    if (options.minBlocksPerSM > 0)
+    int64_t blocks = options.minBlocksPerSM;
+    if (blocks == 0 && config.wgmmaOutputs && !config.normalized)
+      blocks = config.shape.blocksPerSM;
+    if (blocks > 0)
       kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                      rewriter.getI32IntegerAttr(options.minBlocksPerSM));
+                      rewriter.getI32IntegerAttr(blocks));
     return kernel;
   };
   auto launchFused = [&](const ChunkedScanConfig &config) {

@@ -143,10 +143,11 @@ struct ChunkedScanConfig {
   /// 16(w mod 4)..16(w mod 4) + 15 of the block.
   bool wgmmaState = false;
   /// Whether the chunk loops compute their outputs P V_c + φ(Q_c) S by wgmma
-  /// too (option `wgmma-outputs`, see `wgmmaOutputsApply`): one warpgroup
-  /// multiplies the masked scores and φ(Q_c), K-major, by V_c and the state
-  /// rounded to the data type, MN-major, all four in the 128-byte swizzle
-  /// (the scores and state tiles then 1024-byte aligned).
+  /// too (option `wgmma-outputs`, see `wgmmaOutputsApply`): each warpgroup
+  /// multiplies the masked scores and φ(Q_c), K-major, by its columns of
+  /// V_c and of the state rounded to the data type, MN-major, all four in
+  /// the 128-byte swizzle (the scores and state tiles then 1024-byte
+  /// aligned).
   bool wgmmaOutputs = false;
   /// How many chunks ahead of the one they stage the chunk loops prefetch
   /// into L2 (`ChunkEmitter::prefetchGroup`) when they stage synchronously

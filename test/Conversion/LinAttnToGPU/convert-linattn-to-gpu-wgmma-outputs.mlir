@@ -24,9 +24,17 @@
 //            ON: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 //   ON-COUNT-7: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 //       ON-NEXT: nvvm.wgmma.commit.group.sync.aligned
-//       ON-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// The state update's group right after, unconditionally (the last chunk's
+// update is unused), and only the outputs' waited for before O's stores.
+//        ON-NOT: nvvm.wgmma.wait
+//            ON: nvvm.wgmma.fence.aligned
 //   ON-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+//       ON-NEXT: nvvm.wgmma.commit.group.sync.aligned
+//       ON-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+//            ON: vector.store
+//            ON: nvvm.wgmma.wait.group.sync.aligned 0
 //        ON-NOT: nvvm.mma.sync
+//        ON-NOT: nvvm.wgmma.mma_async
 //            ON: gpu.return
 // Without the option: P V_c and φ(Q_c) S by mma.sync from padded tiles.
 //     OFF-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
@@ -70,8 +78,8 @@ func.func @normalized(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, 
 
 // -----
 
-// f16 scales the state's columns (its update on mma.sync), and F = 128
-// takes two warpgroups: neither takes the option.
+// f16 scales the state's columns (its update on mma.sync): the option does
+// not apply.
 //      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
 //        ON-NOT: A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
 //            ON: gpu.return
@@ -82,9 +90,25 @@ func.func @f16(%fq: tensor<2x1000x64xf16>, %fk: tensor<2x1000x64xf16>, %v: tenso
 
 // -----
 
+// F = 128 with the default's chunks of 64 (wgmma-chunks) runs on two
+// warpgroups, each with half the keys' scores and half the value tile's
+// columns: its outputs are m64n32k16 from column 32·i of V_c and of the
+// state (a start within their 128-byte rows; the warpgroup's index from
+// lane 0, a shuffle, so that ptxas keeps the descriptors in uniform
+// registers), four steps over the keys and eight over the features; the
+// kernel asks for the two blocks per SM its shape was chosen for (ptxas
+// alone took 152 registers, one block).
 //      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
-//        ON-NOT: A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+//       ON-SAME: %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 2 : i32}
+//   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+//            ON: nvvm.fence.proxy
+//            ON: gpu.shuffle  idx
+//  ON-COUNT-12: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+//   ON-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+//        ON-NOT: nvvm.mma.sync
 //            ON: gpu.return
+// Without the option, no bound: ptxas's 119 registers give two blocks.
+//           OFF: %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
 func.func @f128(%fq: tensor<2x1000x128xbf16>, %fk: tensor<2x1000x128xbf16>, %v: tensor<2x1000x128xbf16>) -> tensor<2x1000x128xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x128xbf16>, tensor<2x1000x128xbf16>, tensor<2x1000x128xbf16> -> tensor<2x1000x128xbf16>, tensor<2x128x128xf32>, tensor<2x128xf32>
   return %o : tensor<2x1000x128xbf16>

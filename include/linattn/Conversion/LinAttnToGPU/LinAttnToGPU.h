@@ -252,12 +252,13 @@ struct LinAttnToGPUKernelOptions {
   /// 119 → 134), which cost some normalized and f16 kernels a block per SM
   /// (docs/Rationale.md). Off until a GPU has measured it.
   bool scoresInRegisters = false;
-  /// The chunk loops on one warpgroup whose scores and state update take
-  /// wgmma (bf16, F = 64, chunks of 64) compute O_c = P V_c + φ(Q_c) S by
-  /// wgmma too, from the masked scores and the state rounded to bf16 in
-  /// shared memory in the 128-byte swizzle: eight m64nDTk16 products a
-  /// chunk for the warpgroup where each warp issued 64 mma.sync and 64
-  /// ldmatrix. Off until a GPU has measured it.
+  /// The chunk loops whose scores and state update take wgmma (bf16 with
+  /// chunks of 64: F = 64 on one warpgroup, F = 128 on two with
+  /// wgmma-chunks) compute O_c = P V_c + φ(Q_c) S by wgmma too, from the
+  /// masked scores and the state rounded to bf16 in shared memory in the
+  /// 128-byte swizzle: at F = 64 eight m64n64k16 a chunk for the warpgroup
+  /// where each warp issued 64 mma.sync and 64 ldmatrix. Off until a GPU has
+  /// measured it.
   bool wgmmaOutputs = false;
   /// The chunk loops that stage synchronously, or copy into one slot (so
   /// that no copy overlaps the products), ask L2 for the rows of the chunk

@@ -18,6 +18,7 @@
 // LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true tf32x3=true} -o
 // LEASE-NEXT: linattn-compile <2x16x16384x128_bf16.mlir> {{.*}}{device-buffers=true sequence-parallel-blocks=384} -o
 // LEASE-NEXT: linattn-compile <2x16x16384x128_bf16.mlir> {{.*}}{device-buffers=true wgmma-chunks=false} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_bf16.mlir> {{.*}}{device-buffers=true wgmma-outputs=true} -o
 // LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true scan-kernel=recurrent} -o
 // LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true scan-kernel=recurrent scan-tile=512} -o
 // LEASE-NEXT: linattn-compile <2x16x16384x128_normalized_bf16.mlir> {{.*}}{device-buffers=true} -o
