@@ -363,9 +363,10 @@ LINATTN_NOTES = {
         "wgmma-outputs=true: the chunk loops' outputs P·V + φ(Q)S by wgmma "
         "too, from the scores and the state in swizzled shared tiles: at "
         "D = 64 eight m64n64k16 a chunk where each warp issued 64 mma.sync "
-        "and 64 ldmatrix (132 registers instead of 112, three blocks per SM "
-        "either way); at D = 128 (chunks of 64, two warpgroups) twelve "
-        "m64n32k16 a warpgroup, bounded to two blocks per SM",
+        "and 64 ldmatrix, the scores in one block of 64 keys (120 registers "
+        "instead of 112, three blocks per SM either way); at D = 128 (chunks "
+        "of 64, two warpgroups) twelve m64n32k16 a warpgroup, bounded to two "
+        "blocks per SM; the state update overlapping O's stores",
     "linattn chunked bf16, sequence-parallel-blocks=384":
         "sequence-parallel-blocks=384: at B2·H16·D128 6 segments instead of "
         "5, the segments' outputs 384 blocks, 3 per SM on 120 of 132 SMs "

@@ -17,7 +17,10 @@
 // (φ(Q_c) by the state), where each warp issued 64 mma.sync.
 //      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
 //       ON-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel
-//   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// The scores of all 64 keys in one block (m64n64k16, one wait a chunk
+// fewer than two blocks of 32).
+//   ON-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+//        ON-NOT: nvvm.wgmma.mma_async
 //            ON: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 //       ON-NEXT: gpu.barrier
 //            ON: nvvm.wgmma.fence.aligned
@@ -66,7 +69,7 @@ func.func @f64(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: ten
 // Normalized: the denominators divide the wgmma's accumulators row by row
 // as they divided mma.sync's (the same layout).
 //      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
-//   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+//   ON-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 //            ON: nvvm.fence.proxy
 //   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 //        ON-NOT: nvvm.mma.sync
@@ -122,7 +125,7 @@ func.func @f128(%fq: tensor<2x1000x128xbf16>, %fk: tensor<2x1000x128xbf16>, %v: 
 // SEG-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
 //     SEG-NOT: nvvm.wgmma.mma_async
 //   SEG-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
-// SEG-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+// SEG-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // SEG-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // SEG-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
 //     SEG-NOT: nvvm.mma.sync
