@@ -32,9 +32,12 @@ using namespace mlir::linattn::gpukernels;
 /// Keys of one wgmma of the scores (its N): each thread holds N / 2
 /// accumulators until they are stored.
 static constexpr int64_t kWgmmaKeys = 32;
-/// The value columns of a block of the chunk loops' outputs by wgmma on
-/// two or more warpgroups (`wgmmaOutputs`).
-static constexpr int64_t kWgmmaOutputColumns = 32;
+/// The most value columns of a block of the chunk loops' outputs by wgmma
+/// (`wgmmaOutputs`, its N): on one warpgroup the whole tile of the
+/// benchmark's F = 64, on two (whose state takes twice the registers a
+/// thread) half that, which keeps wgmma-chunks' two blocks per SM.
+static constexpr int64_t kWgmmaOutputColumns = 64;
+static constexpr int64_t kWgmmaOutputColumnsTwoGroups = 32;
 
 namespace {
 /// The tiles of a chunked kernel's workgroup memory, in this order: φ(Q_c),
@@ -775,13 +778,11 @@ public:
     Value tile0 = kb.mul(warpGroup(), kb.idx(8 * tiles));
     // With wgmmaOutputs the warpgroup's products, in blocks of `block`
     // columns of its group's tiles (register 4j + e element e of tile j of
-    // the block), as the tile pairs below take them: one block on one
-    // warpgroup; with two, whose state takes twice the registers, blocks of
-    // kWgmmaOutputColumns, which keep the kernels' blocks per SM.
+    // the block), as the tile pairs below take them.
     bool byWgmma = c.wgmmaOutputs && ps;
-    int64_t block = c.shape.groups == 1
-                        ? 8 * tiles
-                        : std::min<int64_t>(8 * tiles, kWgmmaOutputColumns);
+    int64_t block = std::min<int64_t>(
+        8 * tiles, c.shape.groups == 1 ? kWgmmaOutputColumns
+                                       : kWgmmaOutputColumnsTwoGroups);
     SmallVector<Value> wide;
     // The lane's two rows (g and g + 8 of the row tile) and its first
     // column: whether each row is in the sequence, where its first pair
