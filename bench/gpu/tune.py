@@ -28,6 +28,10 @@ options that shape the chunked kernels:
                              all keys (left to the pipeline's default,
                              false, unless --scores-in-registers names
                              values)
+  wgmma-outputs              the outputs P·V + φ(Q)S by wgmma too where the
+                             scores and state update are (left to the
+                             pipeline's default, false, unless
+                             --wgmma-outputs names values)
   narrow-offset-limit        the chunk loops' 32-bit offsets below this
                              (0: 64-bit offsets always; left to the
                              pipeline's default, 0, unless
@@ -187,6 +191,8 @@ CHUNKED_AXES = (
          _left_out("narrow-offset-limit values to try")),
     Axis("scores-in-registers", "scores_in_registers", (None,), ("PS", "PR"),
          _left_out("scores-in-registers values to try")),
+    Axis("wgmma-outputs", "wgmma_outputs", (None,), ("OM", "OW"),
+         _left_out("wgmma-outputs values to try")),
     Axis("row-tile-warps", "row_tile_warps", (None,), "R{}",
          _left_out("row-tile-warps values to try, 0, 1 or 2")),
     Axis("wgmma-chunks", "wgmma_chunks", (None,), ("W", "W64"),
