@@ -121,8 +121,8 @@ def budget_order(shapes):
 # GPU time is short"): the defaults of each kernel, the rows whose options
 # are still undecided (the portable chunk loops at D = 128 against the
 # default's chunks of 64, wgmma chunks for the normalized loops, 384
-# sequence-parallel blocks, the outputs by wgmma at D = 64, the strict-fp32
-# scan in blocks of 512 threads) and every peer.
+# sequence-parallel blocks, the outputs by wgmma, the strict-fp32 scan in
+# blocks of 512 threads) and every peer.
 LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32)"
                "(, scan-tile=512)?$"
                "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
@@ -900,6 +900,15 @@ def run_noncausal(bench, shape, tmp):
     time_sdpa(bench, base, report, (q, k, v), False, floor_bf16)
 
 
+def peer_calls(impl, fq, q, k, run):
+    """The two timed calls of a peer `impl` that takes features, `run(φq,
+    φk)`: with the feature map `fq` applied in the call, and (impl +
+    PRECOMPUTED) on features computed once, here."""
+    mapped = (fq(q), fq(k))
+    return {impl: lambda: run(fq(q), fq(k)),
+            impl + PRECOMPUTED: lambda: run(*mapped)}
+
+
 def fla_function(name):
     """flash-linear-attention's `name` (fla.ops.linear_attn) and the keywords
     that make it the benchmark's function on [B, H, T, D] inputs where it
@@ -969,9 +978,8 @@ def run_prefill(bench, shape, tmp):
             fn, kw, head_first = fla_function(fn_name)
             qq, kk, vv = (x if head_first else x.transpose(1, 2).contiguous()
                           for x in (q, k, v))
-            mapped = (fq(qq), fq(kk))
-            calls = {f"fla.{fn_name}": lambda: fn(fq(qq), fq(kk), vv, **kw),
-                     f"fla.{fn_name}{PRECOMPUTED}": lambda: fn(*mapped, vv, **kw)}
+            calls = peer_calls(f"fla.{fn_name}", fq, qq, kk,
+                               lambda a, b: fn(a, b, vv, **kw))
             for impl, call in calls.items():
                 if not wants(args, impl):
                     continue
@@ -982,7 +990,7 @@ def run_prefill(bench, shape, tmp):
                 ms = bench.time(call)
                 report(impl, ms, bench.error(out, ref), floor_bf16, 2.5e-2,
                        PEER_NOTES[PRECOMPUTED in impl])
-            del mapped
+            del calls
     except Exception as e:  # noqa: BLE001
         bench.record(**base, impl="fla", skipped=f"{type(e).__name__}: {e}")
 
@@ -993,16 +1001,14 @@ def run_prefill(bench, shape, tmp):
         try:
             causal_dot_product = fast_transformers_causal_product(bench)
             qf, kf, vf = (x.float() for x in (q, k, v))
-            mapped = (fq(qf), fq(kf))
-            calls = {FAST_TRANSFORMERS: lambda: causal_dot_product(fq(qf), fq(kf), vf),
-                     FAST_TRANSFORMERS + PRECOMPUTED:
-                         lambda: causal_dot_product(*mapped, vf)}
+            calls = peer_calls(FAST_TRANSFORMERS, fq, qf, kf,
+                               lambda a, b: causal_dot_product(a, b, vf))
             for impl in ft_impls:
                 out = calls[impl]()
                 ms = bench.time(calls[impl])
                 report(impl, ms, bench.error(out, ref), floor_f32, 1e-3,
                        PEER_NOTES[PRECOMPUTED in impl])
-            del mapped, qf, kf, vf
+            del calls, qf, kf, vf
         except Exception as e:  # noqa: BLE001
             bench.record(**base, impl="fast_transformers",
                          skipped=f"{type(e).__name__}: {e}")

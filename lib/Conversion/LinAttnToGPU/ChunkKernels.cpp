@@ -779,7 +779,7 @@ public:
     // With wgmmaOutputs the warpgroup's products, in blocks of `block`
     // columns of its group's tiles (register 4j + e element e of tile j of
     // the block), as the tile pairs below take them.
-    bool byWgmma = c.wgmmaOutputs && ps;
+    bool byWgmma = outputsByWgmma();
     int64_t block = std::min<int64_t>(
         8 * tiles, c.shape.groups == 1 ? kWgmmaOutputColumns
                                        : kWgmmaOutputColumnsTwoGroups);
@@ -952,7 +952,7 @@ public:
       // counts them as they are). The swizzled tile of `wgmmaOutputs` too,
       // in 4-byte stores: there LLVM cannot see the pairs, and a warp's
       // rows g, in 16-byte chunks j XOR g, take all 32 banks.
-      bool pairs = c.dataType.isF32() || (c.wgmmaOutputs && ps);
+      bool pairs = c.dataType.isF32() || outputsByWgmma();
       forEachStateElement([&](Value f, Value d, unsigned s) {
         if (!pairs)
           storeShared(fragments[s], ss, stateIndex(f, d));
@@ -1059,10 +1059,7 @@ public:
     Value values =
         kb.add(tileAddress(vs, valueSlot),
                kb.mul(kb.divU(column0, kb.idx(64)), kb.idx(blockBytes)));
-    // MN-major: 8 tokens 128 bytes apart, the next 8 tokens (stride byte
-    // offset) 1024 bytes on, the next 64 columns (leading byte offset) a
-    // block of the tile on.
-    uint64_t layout = swizzledDescriptorBits(blockBytes, 8 * kSwizzleBytes);
+    uint64_t layout = mnMajorBits(c.shape.chunk);
     Value acc = LLVM::UndefOp::create(b, loc, wgmmaAccumulatorType(columns));
     for (auto [i, value] : llvm::enumerate(fragments))
       acc = LLVM::InsertValueOp::create(b, loc, acc, value, i);
@@ -1807,17 +1804,12 @@ private:
     Value queries = tileAddress(qs, featureSlot);
     Value keyRows = kb.add(tileAddress(ks, featureSlot),
                            kb.mul(key0, kb.idx(kSwizzleBytes)));
-    // K-major: the leading byte offset is unused (16); the stride byte
-    // offset is 8 rows of 128 bytes.
-    uint64_t layout = swizzledDescriptorBits(16, 8 * kSwizzleBytes);
+    uint64_t layout = kMajorBits();
     auto accType = wgmmaAccumulatorType(keys);
     Value acc = LLVM::UndefOp::create(b, loc, accType);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    constexpr int64_t perRow = kSwizzleBytes / 2;
     for (int64_t f0 = 0; f0 < c.features; f0 += 16) {
-      // Feature f0 of row 0: its 64-column block, then its byte in the row.
-      int64_t offset = f0 / perRow * c.shape.chunk * kSwizzleBytes +
-                       f0 % perRow * c.dataBytes();
+      int64_t offset = kMajorOffset(f0);
       acc = wgmma(acc, descriptor(queries, offset, layout),
                   descriptor(keyRows, offset, layout), keys,
                   /*accumulate=*/f0 != 0, NVVM::MMALayout::row,
@@ -1842,16 +1834,7 @@ private:
                                   function_ref<void()> alongside) {
     int64_t share = c.shape.dvTile / c.shape.groups;
     constexpr int64_t perRow = kSwizzleBytes / 2;
-    auto kMajorOffset = [&](int64_t k) {
-      return k / perRow * c.shape.chunk * kSwizzleBytes +
-             k % perRow * c.dataBytes();
-    };
-    uint64_t kMajor = swizzledDescriptorBits(16, 8 * kSwizzleBytes);
-    // MN-major: 8 rows 128 bytes apart, the next 8 (stride byte offset)
-    // 1024 bytes on, the next 64 columns (leading byte offset) a block on.
-    auto mnMajor = [&](int64_t rows) {
-      return swizzledDescriptorBits(rows * kSwizzleBytes, 8 * kSwizzleBytes);
-    };
+    uint64_t kMajor = kMajorBits();
     // Column column0 of a tile of `rows` rows: its block, then its bytes.
     Value column0 =
         kb.add(kb.mul(uniformWarpGroup(), kb.idx(share)), kb.idx(first));
@@ -1871,12 +1854,12 @@ private:
     for (int64_t t = 0; t < c.shape.chunk; t += 16)
       acc =
           wgmma(acc, descriptor(scoresAt, kMajorOffset(t), kMajor),
-                descriptor(valuesAt, t * kSwizzleBytes, mnMajor(c.shape.chunk)),
+                descriptor(valuesAt, t * kSwizzleBytes, mnMajorBits(c.shape.chunk)),
                 columns, /*accumulate=*/t != 0, NVVM::MMALayout::row,
                 NVVM::MMALayout::row);
     for (int64_t f0 = 0; f0 < c.features; f0 += 16)
       acc = wgmma(acc, descriptor(queriesAt, kMajorOffset(f0), kMajor),
-                  descriptor(stateAt, f0 * kSwizzleBytes, mnMajor(c.features)),
+                  descriptor(stateAt, f0 * kSwizzleBytes, mnMajorBits(c.features)),
                   columns, /*accumulate=*/true, NVVM::MMALayout::row,
                   NVVM::MMALayout::row);
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
@@ -1914,6 +1897,23 @@ private:
   static uint64_t swizzledDescriptorBits(int64_t leading, int64_t stride) {
     return uint64_t(leading >> 4) << 16 | uint64_t(stride >> 4) << 32 |
            uint64_t(1) << 62;
+  }
+  /// K-major tiles (φ(Q_c), φ(K_c), the scores): the leading byte offset is
+  /// unused (16); the stride byte offset is 8 rows of 128 bytes.
+  static uint64_t kMajorBits() {
+    return swizzledDescriptorBits(16, 8 * kSwizzleBytes);
+  }
+  /// MN-major tiles of `rows` rows (V_c, the state): 8 rows 128 bytes apart,
+  /// the next 8 (stride byte offset) 1024 bytes on, the next 64 columns
+  /// (leading byte offset) a block of the tile on.
+  static uint64_t mnMajorBits(int64_t rows) {
+    return swizzledDescriptorBits(rows * kSwizzleBytes, 8 * kSwizzleBytes);
+  }
+  /// The byte of element k of row 0 of a K-major tile of chunk rows: its
+  /// 64-column block, then its bytes in the row.
+  int64_t kMajorOffset(int64_t k) {
+    constexpr int64_t perRow = kSwizzleBytes / 2;
+    return k / perRow * c.shape.chunk * kSwizzleBytes + k % perRow * c.dataBytes();
   }
   /// A wgmma descriptor: (address + offset) >> 4 in bits 0-13 and `high`.
   /// The shared address and `offset` are multiples of 16 and their sum is
@@ -1984,6 +1984,9 @@ private:
     slot.base = slotBase;
     return sharedIndex(kb, slot, row, col);
   }
+  /// Whether `outputs` takes wgmma: `wgmmaOutputs`, in the kernels with a
+  /// scores tile (the chunk loops; not the readout).
+  bool outputsByWgmma() const { return c.wgmmaOutputs && ps; }
   /// The masked scores: padded rows, or K-major in the 128-byte swizzle
   /// for `wgmmaOutputs`.
   SharedMatrix scoreTile() {
@@ -1995,7 +1998,7 @@ private:
   /// feature rows of 128-byte swizzled blocks of 64 columns, as V_c's token
   /// rows: MN-major for the product φ(Q_c) S.
   SharedMatrix stateTile() {
-    if (c.wgmmaOutputs && ps)
+    if (outputsByWgmma())
       return {ss, c.ldS(), /*rowMajor=*/true, zero, c.features};
     return {ss,   c.ldS(),           /*rowMajor=*/true,
             zero, /*swizzleRows=*/0, c.shape.stateSwizzle};
@@ -2148,17 +2151,16 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
         if (c.wgmmaOutputs)
           e.fenceForAsyncProxy();
         kb.barrier();
-        // With the outputs by wgmma, the state update's wgmmas go right
-        // after theirs and run while O is stored, in every chunk: the last
-        // one's update, unused unless the kernel writes the state, costs
-        // less than waiting for it apart.
+        // With the outputs by wgmma (the chunk loops have a scores tile, so
+        // `outputs` takes its first block by wgmma and calls `alongside`),
+        // the state update's wgmmas go right after theirs and run while O
+        // is stored, in every chunk: the last one's update, unused unless
+        // the kernel writes the state, costs less than waiting for it apart.
         if (c.wgmmaOutputs) {
           Value pending;
           e.outputs(t0, count, e.denominators(scores.denominators),
                     scores.fragments, a.o, pairs,
                     [&] { pending = e.startStateUpdate(carried); });
-          if (!pending) // outputs took no wgmma block: the update alone
-            pending = e.startStateUpdate(carried);
           SmallVector<Value> next = e.finishStateUpdate(pending);
           if (needZ)
             e.addKeySums(count);
