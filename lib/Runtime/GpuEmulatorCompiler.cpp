@@ -453,6 +453,42 @@ private:
   }
 
   /// An op on scalars: `in` with a, b, c, r filled.
+  /// The conversions `printfOp` formats: integers (d i o u x X c) of
+  /// scalar integer or index arguments, floats (f F e E g G a A) of f32 and
+  /// f64 ones, one argument each; `%%`.
+  void checkPrintf(gpu::PrintfOp print) {
+    StringRef format = print.getFormat();
+    size_t args = 0;
+    for (size_t i = 0; i < format.size(); ++i) {
+      if (format[i] != '%')
+        continue;
+      if (i + 1 < format.size() && format[i + 1] == '%') {
+        ++i;
+        continue;
+      }
+      size_t end = format.find_first_not_of("-+ #0123456789.hljztL", i + 1);
+      if (end == StringRef::npos ||
+          !StringRef("diouxXcfFeEgGaA").contains(format[end]))
+        failCompile(k.name, print,
+                    "printf conversions other than integers "
+                    "and floats are not emulated");
+      if (args >= print.getArgs().size())
+        failCompile(k.name, print,
+                    "printf has fewer arguments than "
+                    "conversions");
+      Type type = print.getArgs()[args++].getType();
+      bool isFloat = StringRef("fFeEgGaA").contains(format[end]);
+      if (isFloat ? !(type.isF32() || type.isF64())
+                  : !(type.isIndex() || type.isSignlessInteger()))
+        failCompile(k.name, print,
+                    "a printf argument's type does not match "
+                    "its conversion");
+      i = end;
+    }
+    if (args != print.getArgs().size())
+      failCompile(k.name, print, "printf has more arguments than conversions");
+  }
+
   Inst scalarInst(Operation &op, Handler fn) {
     Inst in;
     in.fn = fn;
@@ -802,6 +838,19 @@ private:
     }
     if (isa<gpu::LaneIdOp>(op))
       return emit(program, scalarInst(op, laneIdOp));
+    if (isa<NVVM::Clock64Op>(op))
+      return emit(program, scalarInst(op, clockOp));
+    if (isa<NVVM::GlobalTimerOp>(op))
+      return emit(program, scalarInst(op, globalTimerOp));
+    if (auto print = dyn_cast<gpu::PrintfOp>(op)) {
+      checkPrintf(print);
+      Inst in;
+      in.fn = printfOp;
+      in.op = &op;
+      for (Value arg : print.getArgs())
+        in.ins.push_back(use(arg, &op));
+      return emit(program, std::move(in));
+    }
     if (isa<gpu::BarrierOp>(op)) {
       Inst in;
       in.fn = barrierOp;

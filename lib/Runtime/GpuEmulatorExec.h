@@ -400,6 +400,8 @@ struct Exec {
   std::vector<std::vector<char>> sharedData;
   std::vector<std::vector<Shadow>> shadows;
   uint32_t epoch = 0, blockEpoch = 0;
+  /// Ops the block executed: the emulated cycle counter (nvvm's clock64).
+  uint64_t executed = 0;
   std::vector<Word> scratch;
   /// Per thread: its async copies in flight and the groups it committed.
   std::vector<std::vector<AsyncCopy>> asyncCopies;
@@ -454,10 +456,12 @@ std::string describe(Operation *op);
 //===----------------------------------------------------------------------===//
 
 /// Runs `program`'s instructions in order, each on the lanes of the current
-/// mask.
+/// mask, counting them (`Exec::executed`).
 inline void run(Exec &e, const Program &program) {
-  for (const Inst &in : program.insts)
+  for (const Inst &in : program.insts) {
+    ++e.executed;
     in.fn(e, in);
+  }
 }
 
 /// r = f(a) on the active lanes.

@@ -15,7 +15,9 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 
 namespace linattn::gpu_emulator {
 /// The emulator's internals: hidden in liblinattn_gpu_emulator.so.
@@ -75,6 +77,87 @@ void uniformIdOp(Exec &e, const Inst &in) {
 void laneIdOp(Exec &e, const Inst &in) {
   Word *r = e.reg(in.r);
   forActive(e, [&](uint32_t l) { r[l] = l % 32; });
+}
+
+/// nvvm.read.ptx.sreg.clock64: the ops the block has executed, the same for
+/// all its lanes (they run in step). Deterministic, and what a phase costs
+/// in emulated ops, not in cycles of any GPU.
+void clockOp(Exec &e, const Inst &in) {
+  Word v = e.executed;
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) { r[l] = v; });
+}
+
+/// nvvm.read.ptx.sreg.globaltimer: the host's steady clock in ns.
+void globalTimerOp(Exec &e, const Inst &in) {
+  Word v =
+      static_cast<Word>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count());
+  Word *r = e.reg(in.r);
+  forActive(e, [&](uint32_t l) { r[l] = v; });
+}
+
+/// One conversion of a printf format, `spec` from its '%' to its conversion
+/// character, of the argument `w` of type `type`.
+static std::string formatArgument(std::string spec, Type type, Word w) {
+  char conversion = spec.back();
+  // The flags, width and precision; the length is the argument's.
+  spec.pop_back();
+  while (!spec.empty() && std::strchr("hljztL", spec.back()))
+    spec.pop_back();
+  char text[128];
+  if (std::strchr("fFeEgGaA", conversion)) {
+    double d = type.isF64() ? bitsToF64(w) : bitsToF32(w);
+    std::snprintf(text, sizeof(text), (spec + conversion).c_str(), d);
+  } else {
+    unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+    uint64_t bits = width >= 64 ? w : w & ((uint64_t(1) << width) - 1);
+    if (conversion == 'd' || conversion == 'i') {
+      int64_t v = width >= 64 ? static_cast<int64_t>(bits)
+                              : static_cast<int64_t>(bits << (64 - width)) >>
+                                    (64 - width);
+      std::snprintf(text, sizeof(text), (spec + "ll" + conversion).c_str(),
+                    static_cast<long long>(v));
+    } else {
+      std::snprintf(text, sizeof(text), (spec + "ll" + conversion).c_str(),
+                    static_cast<unsigned long long>(bits));
+    }
+  }
+  return text;
+}
+
+/// gpu.printf: the format of each active lane in lane order, written to
+/// stdout at once (the GPU's printf buffer reaches stdout at the host's next
+/// synchronization; the emulator's order of blocks is not the GPU's
+/// either). The compiler checked the conversions (`printfConversions`).
+void printfOp(Exec &e, const Inst &in) {
+  auto op = cast<gpu::PrintfOp>(in.op);
+  StringRef format = op.getFormat();
+  std::string out;
+  forActive(e, [&](uint32_t l) {
+    size_t arg = 0;
+    for (size_t i = 0; i < format.size(); ++i) {
+      if (format[i] != '%') {
+        out += format[i];
+        continue;
+      }
+      if (format[i + 1] == '%') {
+        out += '%';
+        ++i;
+        continue;
+      }
+      size_t end = format.find_first_of("diouxXcfFeEgGaA", i + 1);
+      Value value = op.getArgs()[arg];
+      out += formatArgument(format.slice(i, end + 1).str(), value.getType(),
+                            e.reg(in.ins[arg].offset)[l]);
+      ++arg;
+      i = end;
+    }
+  });
+  std::lock_guard<std::mutex> lock(errorMutex());
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
 }
 
 //===--- Memory ----------------------------------------------------------===//

@@ -557,6 +557,14 @@ def ConvertLinAttnToGPUPass
            "their outputs P V_c + φ(Q_c) S by wgmma too, from the scores and "
            "the state in shared memory in the 128-byte swizzle, instead of "
            "mma.sync">,
+    Option<"phaseClocks", "phase-clocks", "bool", /*default=*/"false",
+           "Instrumentation: the chunked scan's chunk loops and segment "
+           "states read the SM's cycle counter at the boundaries of their "
+           "phases (prologue, issue, wait, map, stage, scores, outputs, "
+           "update, epilogue), thread 0 of each block adds each phase's "
+           "cycles to its total in shared memory and prints the block's "
+           "totals with printf at its end (bench/gpu/phase_clocks.py reads "
+           "them); for profiling, not for production">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"-1",
            "The chunk loops that stage synchronously or copy into one slot "
            "prefetch the rows of the chunk this many chunks ahead into L2 "

@@ -341,6 +341,14 @@ struct LinAttnLowerToNVVMOptions
                      "by wgmma too, from the scores and the state in shared "
                      "memory in the 128-byte swizzle, instead of mma.sync"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> phaseClocks{
+      *this, "phase-clocks",
+      llvm::cl::desc("Instrumentation: the chunked scan's chunk loops and "
+                     "segment states print each block's cycles per phase "
+                     "(prologue, issue, wait, map, stage, scores, outputs, "
+                     "update, epilogue) with printf at its end "
+                     "(bench/gpu/phase_clocks.py reads them); for profiling"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchChunks{
       *this, "prefetch-chunks",
       llvm::cl::desc("The chunk loops that stage synchronously or copy into "

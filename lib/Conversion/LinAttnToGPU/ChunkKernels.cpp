@@ -16,6 +16,7 @@
 
 #include "ChunkedScan.h"
 #include "MmaBuilder.h"
+#include "PhaseClocks.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -83,13 +84,16 @@ SmallVector<Type> chunkTileBuffers(const ChunkedScanConfig &c,
 }
 
 /// The workgroup buffers of a chunked kernel: `chunkTileBuffers`, then with
-/// bulk copies (`usesBulkCopies()`) one mbarrier per slot (i64).
+/// bulk copies (`usesBulkCopies()`) one mbarrier per slot (i64), then with
+/// `phaseClocks` the clocks' slots (i64).
 SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
                                      ChunkTiles tiles) {
   SmallVector<Type> buffers = chunkTileBuffers(c, tiles);
+  Type i64 = IntegerType::get(c.dataType.getContext(), 64);
   if (c.usesBulkCopies())
-    buffers.push_back(workgroupBufferType(
-        IntegerType::get(c.dataType.getContext(), 64), c.slots()));
+    buffers.push_back(workgroupBufferType(i64, c.slots()));
+  if (c.phaseClocks)
+    buffers.push_back(workgroupBufferType(i64, kPhaseClockSlots));
   return buffers;
 }
 
@@ -150,9 +154,12 @@ public:
                Value featureColumn = Value())
       : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
         kb(rewriter, loc, c.stateType),
-        mb(kb, c.dataType, c.splitTF32, laneOf(kb)), qBuf(qBuf), kBuf(kBuf),
-        vBuf(vBuf), n(n), dv(dv), batch(batch), colBase(colBase), begin(begin),
-        end(end) {
+        mb(kb, c.dataType, c.splitTF32, laneOf(kb)),
+        phases(rewriter, loc, c.phaseClocks ? shared.back() : Value()),
+        qBuf(qBuf), kBuf(kBuf), vBuf(vBuf), n(n), dv(dv), batch(batch),
+        colBase(colBase), begin(begin), end(end) {
+    if (c.phaseClocks)
+      shared = shared.drop_back();
     if (c.usesBulkCopies()) {
       barriers = shared.back();
       shared = shared.drop_back();
@@ -227,6 +234,13 @@ public:
 
   KernelBuilder &builder() { return kb; }
   Value threadIndex() const { return tid; }
+  /// The kernel's phase clocks (inert without `phaseClocks`).
+  PhaseClocks &clocks() { return phases; }
+  /// The chunks the block walks: those of [begin, end).
+  Value chunkCount() {
+    Value step = kb.idx(c.shape.chunk);
+    return kb.divU(kb.add(kb.sub(end, begin), kb.sub(step, kb.idx(1))), step);
+  }
 
   /// Tokens of the chunk starting at scan position `t0` (t0 < N).
   Value count(Value t0) {
@@ -421,6 +435,7 @@ public:
     kb.waitAsyncCopies(pending);
     if (c.usesBulkCopies())
       kb.waitBarrier(barrierAt(slot), parity);
+    phases.mark(Phase::Wait);
     useSlot(slot);
     bool mapQ = qs && rewritesOnCopy(c.q), mapK = rewritesOnCopy(c.k);
     if (vs && rewritesOnCopy(c.v)) {
@@ -450,6 +465,7 @@ public:
     }
     fenceForAsyncProxy();
     kb.barrier();
+    phases.mark(Phase::Map);
   }
 
   /// The chunk loop over scan positions [begin, end): each chunk staged,
@@ -468,15 +484,18 @@ public:
   walkChunks(Value begin, Value end, ValueRange init,
              function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
     Value step = kb.idx(c.shape.chunk);
-    if (!c.asyncCopies)
+    if (!c.asyncCopies) {
+      phases.mark(Phase::Prologue);
       return kb.forLoop(begin, end, step, init,
                         [&](Value t0, ValueRange carried) {
                           Value tokens = count(t0);
                           aheadTokens = tokensAhead(t0, end);
                           stage(t0, tokens);
                           aheadTokens = Value();
+                          phases.mark(Phase::Stage);
                           return body(t0, tokens, carried);
                         });
+    }
     int64_t slots = c.slots();
     // With bulk copies: an mbarrier per slot, one arrival a phase (thread
     // 0's); chunk i completes phase i div S of slot i mod S.
@@ -492,6 +511,7 @@ public:
       kb.ifThen(kb.ult(t, end), [&] { issue(t, kb.idx(s)); });
       kb.commitAsyncCopies();
     }
+    phases.mark(Phase::Prologue);
     SmallVector<Value> results =
         kb.forLoop(begin, end, step, init, [&](Value t0, ValueRange carried) {
           Value chunk = kb.divU(kb.sub(t0, begin), step);
@@ -507,6 +527,7 @@ public:
             aheadTokens = Value();
           });
           kb.commitAsyncCopies();
+          phases.mark(Phase::Issue);
           Value parity = arith::IndexCastUIOp::create(
               b, loc, b.getI32Type(),
               kb.remU(kb.divU(chunk, kb.idx(slots)), kb.idx(2)));
@@ -2012,6 +2033,7 @@ private:
   Location loc;
   KernelBuilder kb;
   MmaBuilder mb;
+  PhaseClocks phases;
   Value qBuf, kBuf, vBuf, n, dv, batch, colBase;
   Value qs, ks, vs, ps, ss, zs, rs, cs;
   /// With bulk copies: the mbarriers, one per slot (i64).
@@ -2101,6 +2123,8 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
   // keep ptxas below 180 registers (eight take all 255).
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::All, shared, a.q, a.k, a.v, a.n,
                  a.dv, batch, colBase, begin, end, /*stageBatch=*/2);
+  PhaseClocks &clocks = e.clocks();
+  clocks.start();
   Value tid = e.threadIndex();
   auto stateIndex = [&](Value base, Value f, Value col) {
     return kb.add(kb.mul(kb.add(base, f), a.dv), col);
@@ -2151,6 +2175,7 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
         if (c.wgmmaOutputs)
           e.fenceForAsyncProxy();
         kb.barrier();
+        clocks.mark(Phase::Scores);
         // With the outputs by wgmma (the chunk loops have a scores tile, so
         // `outputs` takes its first block by wgmma and calls `alongside`),
         // the state update's wgmmas go right after theirs and run while O
@@ -2161,15 +2186,21 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
           e.outputs(t0, count, e.denominators(scores.denominators),
                     scores.fragments, a.o, pairs,
                     [&] { pending = e.startStateUpdate(carried); });
+          clocks.mark(Phase::Outputs);
           SmallVector<Value> next = e.finishStateUpdate(pending);
           if (needZ)
             e.addKeySums(count);
+          clocks.mark(Phase::Update);
           return next;
         }
         e.outputs(t0, count, e.denominators(scores.denominators),
                   scores.fragments, a.o, pairs);
-        if (lastUpdateRead)
-          return update(count, carried);
+        clocks.mark(Phase::Outputs);
+        if (lastUpdateRead) {
+          SmallVector<Value> next = update(count, carried);
+          clocks.mark(Phase::Update);
+          return next;
+        }
         auto branch = scf::IfOp::create(
             rewriter, loc, kb.ult(kb.add(t0, count), end),
             [&](OpBuilder &, Location) {
@@ -2178,10 +2209,13 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
             [&](OpBuilder &, Location) {
               scf::YieldOp::create(rewriter, loc, carried);
             });
+        clocks.mark(Phase::Update);
         return SmallVector<Value>(branch.getResults());
       });
-  if (segmented || !c.writesState)
+  if (segmented || !c.writesState) {
+    clocks.report(name, e.chunkCount());
     return kernel;
+  }
 
   // The final state and normalizer.
   e.forEachStateElement([&](Value f, Value d, unsigned s) {
@@ -2190,16 +2224,17 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
     kb.ifThen(kb.ult(col, a.dv),
               [&] { kb.store(value, a.s, stateIndex(initBase, f, col)); });
   });
-  if (!needZ)
-    return kernel;
-  kb.barrier();
-  kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
-    kb.forLoop(tid, cF, cT, [&](Value f) {
-      Value z =
-          memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
-      kb.store(z, a.z, kb.add(initBase, f));
+  if (needZ) {
+    kb.barrier();
+    kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), kb.idx(0)), [&] {
+      kb.forLoop(tid, cF, cT, [&](Value f) {
+        Value z =
+            memref::LoadOp::create(rewriter, loc, e.zShared(), ValueRange{f});
+        kb.store(z, a.z, kb.add(initBase, f));
+      });
     });
-  });
+  }
+  clocks.report(name, e.chunkCount());
   return kernel;
 }
 
@@ -2240,6 +2275,7 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::Keys, shared, Value(), kBuf,
                  vBuf, n, dv, batch, colBase, begin, end, /*stageBatch=*/8,
                  c.featureSplit > 1 ? feature0 : Value());
+  e.clocks().start();
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), rowF = kb.idx(c.rowFeatures());
   // Features tid + j·T of the key sums, j < keyParts (none when neither the
@@ -2284,6 +2320,7 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
         if (c.wgmmaState)
           next = e.finishStateUpdate(pending);
         llvm::append_range(next, keySums);
+        e.clocks().mark(Phase::Update);
         return next;
       });
 
@@ -2299,6 +2336,7 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
     kb.ifThen(keyFeatureValid(j), [&] {
       kb.store(sums[fragments + j], zBuf, kb.add(row0, keyFeature(j)));
     });
+  e.clocks().report(name, e.chunkCount());
   return kernel;
 }
 

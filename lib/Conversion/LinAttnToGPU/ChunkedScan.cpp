@@ -299,6 +299,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     c.shapeSlots = c.copyStages = staged.slots;
     c.registerScores = options.scoresInRegisters;
     c.wgmmaOutputs = options.wgmmaOutputs && wgmmaOutputsApply(c);
+    c.phaseClocks = options.phaseClocks;
     c.splitTF32 = options.tf32x3 && c.dataType.isF32();
     // Staging applies the values' feature map; their sizes are read from
     // its input as well, so that nothing else uses the map's result.

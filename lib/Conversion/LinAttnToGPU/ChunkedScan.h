@@ -149,6 +149,10 @@ struct ChunkedScanConfig {
   /// the 128-byte swizzle (the scores and state tiles then 1024-byte
   /// aligned).
   bool wgmmaOutputs = false;
+  /// Whether the chunk loops and segment states time their phases
+  /// (option `phase-clocks`, `PhaseClocks`): a workgroup buffer of
+  /// `kPhaseClockSlots` i64 after the others.
+  bool phaseClocks = false;
   /// How many chunks ahead of the one they stage the chunk loops prefetch
   /// into L2 (`ChunkEmitter::prefetchGroup`) when they stage synchronously
   /// or copy into one slot; 0 with async copies in two or more, which have

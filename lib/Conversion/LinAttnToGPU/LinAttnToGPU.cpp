@@ -1164,6 +1164,7 @@ struct ConvertLinAttnToGPUPass
     o.wgmmaChunks = wgmmaChunks;
     o.scoresInRegisters = scoresInRegisters;
     o.wgmmaOutputs = wgmmaOutputs;
+    o.phaseClocks = phaseClocks;
     o.prefetchChunks = prefetchChunks;
     o.narrowOffsetLimit = narrowOffsetLimit;
     return o;
@@ -1205,6 +1206,7 @@ struct ConvertLinAttnToGPUPass
     opts.wgmmaChunks = *parseWgmmaChunks(wgmmaChunks);
     opts.scoresInRegisters = scoresInRegisters;
     opts.wgmmaOutputs = wgmmaOutputs;
+    opts.phaseClocks = phaseClocks;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;
     opts.chunkedScan = scanKernel == "chunked";

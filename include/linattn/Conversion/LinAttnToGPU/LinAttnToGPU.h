@@ -260,6 +260,12 @@ struct LinAttnToGPUKernelOptions {
   /// where each warp issued 64 mma.sync and 64 ldmatrix. Off until a GPU has
   /// measured it.
   bool wgmmaOutputs = false;
+  /// Instrumentation: the chunked scan's chunk loops and segment states
+  /// time their phases with the SM's cycle counter (thread 0 of each block,
+  /// totals in shared memory) and print each block's totals at its end
+  /// (`PhaseClocks`). For profiling: it adds a few instructions and a
+  /// branch per phase.
+  bool phaseClocks = false;
   /// The chunk loops that stage synchronously, or copy into one slot (so
   /// that no copy overlaps the products), ask L2 for the rows of the chunk
   /// this many chunks ahead as they stage one (`prefetch.L2`, one per

@@ -1,0 +1,105 @@
+// RUN: linattn-opt %s --convert-linattn-to-gpu="phase-clocks=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=ASYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="phase-clocks=true async-copies=false sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SYNC
+// RUN: linattn-opt %s --convert-linattn-to-gpu="phase-clocks=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SEG
+// RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFF
+
+// phase-clocks: a workgroup buffer of 12 i64 after the others (the nine
+// phases' totals, the counter at the previous mark, the counter and the
+// global timer at the start), thread 0's marks at the phases' ends in the
+// order the chunk loop runs them, and one printf a block at its end.
+//      ASYNC-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//       ASYNC-SAME: %[[CLOCKS:arg[0-9]+]] : memref<12xi64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//            ASYNC: %[[START:.*]] = nvvm.read.ptx.sreg.clock64 : i64
+//       ASYNC-NEXT: %[[TIMER:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
+//            ASYNC: %[[FIRST:.*]] = arith.cmpi eq, %thread_id_x, %c0 : index
+//       ASYNC-NEXT: scf.if %[[FIRST]] {
+// ASYNC-COUNT-9: memref.store %c0_i64, %[[CLOCKS]][%c{{[0-8]}}]
+//       ASYNC-NEXT: memref.store %[[START]], %[[CLOCKS]][%c9]
+//       ASYNC-NEXT: memref.store %[[START]], %[[CLOCKS]][%c10]
+//       ASYNC-NEXT: memref.store %[[TIMER]], %[[CLOCKS]][%c11]
+// The prologue ends where the loop starts (the first chunk's copies issued).
+//            ASYNC: nvvm.cp.async.commit.group
+//            ASYNC: %[[NOW:.*]] = nvvm.read.ptx.sreg.clock64
+//       ASYNC-NEXT: scf.if %[[FIRST]] {
+//       ASYNC-NEXT: %[[LAST:.*]] = memref.load %[[CLOCKS]][%c9]
+//       ASYNC-NEXT: %[[SINCE:.*]] = arith.subi %[[NOW]], %[[LAST]] : i64
+//       ASYNC-NEXT: %[[TOTAL:.*]] = memref.load %[[CLOCKS]][%c0]
+//       ASYNC-NEXT: %[[SUM:.*]] = arith.addi %[[TOTAL]], %[[SINCE]] : i64
+//       ASYNC-NEXT: memref.store %[[SUM]], %[[CLOCKS]][%c0]
+//       ASYNC-NEXT: memref.store %[[NOW]], %[[CLOCKS]][%c9]
+//            ASYNC: scf.for
+// Issue: the barrier that frees a slot and the next chunk's copies.
+//            ASYNC: gpu.barrier
+//            ASYNC: nvvm.cp.async.commit.group
+//       ASYNC-NEXT: nvvm.read.ptx.sreg.clock64
+//            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c1]
+// Wait: for the current chunk's copies.
+//            ASYNC: nvvm.cp.async.wait.group 1
+//       ASYNC-NEXT: nvvm.read.ptx.sreg.clock64
+//            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c2]
+// Map: elu + 1 in place, to the barrier that publishes the tiles.
+//            ASYNC: gpu.barrier
+//       ASYNC-NEXT: nvvm.read.ptx.sreg.clock64
+//            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c3]
+// Scores (wgmma) and the state stored, to the barrier after them.
+//            ASYNC: nvvm.wgmma.mma_async
+//            ASYNC: gpu.barrier
+//       ASYNC-NEXT: nvvm.read.ptx.sreg.clock64
+//            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c5]
+// Outputs (mma.sync) and O's stores.
+//            ASYNC: nvvm.mma.sync
+//            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c6]
+// The state update.
+//            ASYNC: nvvm.wgmma.mma_async
+//            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c7]
+//            ASYNC: scf.yield
+// The epilogue, then the report: block, chunks, cycles and ns from the
+// start, the nine totals.
+//            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c8]
+//            ASYNC: nvvm.read.ptx.sreg.clock64
+//       ASYNC-NEXT: nvvm.read.ptx.sreg.globaltimer
+//       ASYNC-NEXT: scf.if %[[FIRST]] {
+//            ASYNC: gpu.printf "linattn-phase-clocks linattn_scan_chunked_wide_forward_features_0 block=%lld,%lld,%lld chunks=%lld cycles=%lld ns=%lld prologue=%lld issue=%lld wait=%lld map=%lld stage=%lld scores=%lld outputs=%lld update=%lld epilogue=%lld\0A"
+//       ASYNC-SAME: : i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64
+//            ASYNC: gpu.return
+// Synchronous staging: one phase for all of it (slot 4), none of the three
+// of async copies.
+//   SYNC-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//         SYNC: scf.for
+//     SYNC-NOT: %{{.*}}[%c{{[123]}}] : memref<12xi64
+//         SYNC: gpu.barrier
+//     SYNC-NOT: %{{.*}}[%c{{[123]}}] : memref<12xi64
+//         SYNC: memref.store %{{.*}}, %{{.*}}[%c4] : memref<12xi64
+//         SYNC: memref.store %{{.*}}, %{{.*}}[%c5] : memref<12xi64
+//         SYNC: gpu.printf "linattn-phase-clocks linattn_scan_chunked_wide_forward_features_0
+// Without the option: no buffer, clock or printf.
+//    OFF-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//      OFF-NOT: xi64, #gpu.address_space<workgroup>>
+//      OFF-NOT: nvvm.read.ptx.sreg.clock64
+//      OFF-NOT: gpu.printf
+//          OFF: gpu.return
+func.func @f64(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x1000x64xbf16>
+}
+
+// -----
+
+// Sequence-parallel: the segment states (no scores or outputs: their update
+// ends each chunk) and the segments' outputs report; the scan over the
+// segments' states has no chunk loop and no clocks.
+//   SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
+//    SEG-SAME: memref<12xi64, #gpu.address_space<workgroup>>
+//         SEG: scf.for
+//     SEG-NOT: %{{.*}}[%c5] : memref<12xi64
+//         SEG: memref.store %{{.*}}, %{{.*}}[%c7] : memref<12xi64
+//         SEG: gpu.printf "linattn-phase-clocks linattn_scan_segment_states_forward_features_0 block=
+//   SEG-LABEL: gpu.func @linattn_scan_segment_prefix_forward_features_1(
+//     SEG-NOT: gpu.printf
+//   SEG-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
+//    SEG-SAME: memref<12xi64, #gpu.address_space<workgroup>>
+//         SEG: gpu.printf "linattn-phase-clocks linattn_scan_segment_outputs_wide_forward_features_2 block=
+func.func @seg(%fq: tensor<80x4096x64xbf16>, %fk: tensor<80x4096x64xbf16>, %v: tensor<80x4096x64xbf16>) -> tensor<80x4096x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<80x4096x64xbf16>, tensor<80x4096x64xbf16>, tensor<80x4096x64xbf16> -> tensor<80x4096x64xbf16>, tensor<80x64x64xf32>, tensor<80x64xf32>
+  return %o : tensor<80x4096x64xbf16>
+}
