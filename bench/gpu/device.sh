@@ -14,6 +14,8 @@
 #   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
 #   bench/gpu/device.sh profile [ARGS]        bench/gpu/ncu_profile.py (Nsight Compute) with
 #                                             the bundle's tools
+#   bench/gpu/device.sh phases [ARGS]         bench/gpu/phase_clocks.py (the chunk loops'
+#                                             cycles per phase) with the bundle's tools
 #
 # Every step first unpacks the bundle into build/device (once per tarball) and
 # installs the peers it carries there (pip, offline, --target). Logs and
@@ -131,8 +133,11 @@ PY
   profile)
     "$python" bench/gpu/ncu_profile.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
     ;;
+  phases)
+    "$python" bench/gpu/phase_clocks.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
+    ;;
   *)
-    echo "device.sh: unknown step $step (info, test, pytest, bench, tune or profile)" >&2
+    echo "device.sh: unknown step $step (info, test, pytest, bench, tune, profile or phases)" >&2
     exit 2
     ;;
 esac

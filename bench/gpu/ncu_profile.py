@@ -224,17 +224,21 @@ def find_ncu(given):
     return "ncu"
 
 
-def plan(args):
-    """The jobs: one per shape and variant, with what the report needs."""
+def plan(args, default_variants=VARIANTS, default_shapes=SHAPES, extra=None):
+    """The jobs: one per shape and variant (args.variants and args.shapes,
+    else the defaults), with what the report needs. A variant is one of
+    bench.py's or of `extra` ({name: (element, options)})."""
     variants = {impl: (element, options) for impl, element, options, _ in
                 bench.LINATTN_VARIANTS}
-    names = [v.strip() for v in args.variants.split(";")] if args.variants else VARIANTS
+    variants.update(extra or {})
+    names = ([v.strip() for v in args.variants.split(";")] if args.variants
+             else default_variants)
     unknown = [v for v in names if v not in variants]
     if unknown:
-        sys.exit(f"ncu_profile.py: unknown variants {unknown}; bench.py has "
-                 f"{list(variants)}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: unknown variants {unknown}; "
+                 f"there are {list(variants)}")
     shapes = ([tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
-              if args.shapes else SHAPES)
+              if args.shapes else default_shapes)
     jobs = []
     for shape in shapes:
         for impl in names:

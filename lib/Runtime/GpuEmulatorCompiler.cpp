@@ -453,9 +453,11 @@ private:
   }
 
   /// An op on scalars: `in` with a, b, c, r filled.
-  /// The conversions `printfOp` formats: integers (d i o u x X c) of
-  /// scalar integer or index arguments, floats (f F e E g G a A) of f32 and
-  /// f64 ones, one argument each; `%%`.
+  /// The conversions `printfOp` formats as the GPU's vprintf reads them:
+  /// integers (d i o u x X c) of i32 arguments without a length, of i64 and
+  /// index ones with l or ll (vprintf reads the bytes the length names, and
+  /// the lowering packs integers as they are); floats (f F e E g G a A) of
+  /// f32 (the lowering widens them to f64) and f64 ones; `%%`.
   void checkPrintf(gpu::PrintfOp print) {
     StringRef format = print.getFormat();
     size_t args = 0;
@@ -478,11 +480,16 @@ private:
                     "conversions");
       Type type = print.getArgs()[args++].getType();
       bool isFloat = StringRef("fFeEgGaA").contains(format[end]);
-      if (isFloat ? !(type.isF32() || type.isF64())
-                  : !(type.isIndex() || type.isSignlessInteger()))
+      bool wide = format.slice(i, end).contains('l');
+      bool matches = isFloat
+                         ? type.isF32() || type.isF64()
+                         : (wide ? type.isIndex() || type.isSignlessInteger(64)
+                                 : type.isSignlessInteger(32));
+      if (!matches)
         failCompile(k.name, print,
                     "a printf argument's type does not match "
-                    "its conversion");
+                    "its conversion (i32 without a length, "
+                    "i64 and index with l or ll, f32 or f64)");
       i = end;
     }
     if (args != print.getArgs().size())

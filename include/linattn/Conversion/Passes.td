@@ -562,9 +562,11 @@ def ConvertLinAttnToGPUPass
            "states read the SM's cycle counter at the boundaries of their "
            "phases (prologue, issue, wait, map, stage, scores, outputs, "
            "update, epilogue), thread 0 of each block adds each phase's "
-           "cycles to its total in shared memory and prints the block's "
-           "totals with printf at its end (bench/gpu/phase_clocks.py reads "
-           "them); for profiling, not for production">,
+           "cycles to its total in shared memory and writes the block's "
+           "totals to a buffer of the launch at its end, and a printer "
+           "kernel launched after it prints a line per block with printf "
+           "(bench/gpu/phase_clocks.py reads them); for profiling, not for "
+           "production">,
     Option<"prefetchChunks", "prefetch-chunks", "int64_t", /*default=*/"-1",
            "The chunk loops that stage synchronously or copy into one slot "
            "prefetch the rows of the chunk this many chunks ahead into L2 "

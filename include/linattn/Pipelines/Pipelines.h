@@ -344,9 +344,10 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<bool> phaseClocks{
       *this, "phase-clocks",
       llvm::cl::desc("Instrumentation: the chunked scan's chunk loops and "
-                     "segment states print each block's cycles per phase "
+                     "segment states count each block's cycles per phase "
                      "(prologue, issue, wait, map, stage, scores, outputs, "
-                     "update, epilogue) with printf at its end "
+                     "update, epilogue), which a printer kernel launched "
+                     "after each prints, a line per block "
                      "(bench/gpu/phase_clocks.py reads them); for profiling"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchChunks{

@@ -130,6 +130,12 @@ gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
 
 Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
 
+/// With `phaseClocks`, the records buffer: the kernel's last argument
+/// (before its workgroup attributions among the body's arguments).
+Value recordsOf(gpu::GPUFuncOp kernel) {
+  return kernel.getArgument(kernel.getFunctionType().getNumInputs() - 1);
+}
+
 /// Emits the parts of a chunked kernel for one block: a chunk of C tokens of
 /// batch element `batch` and the value columns [colBase, colBase + DT).
 /// Warp w takes row tile w mod (C/16) (16 tokens) of the chunk and, of that
@@ -2085,8 +2091,12 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
   argTypes.append({index, index}); // N, Dv
   if (segmented)
     argTypes.append({index, index}); // chunks per segment, segments
+  if (c.phaseClocks)
+    argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
                                             argTypes, c, ChunkTiles::All);
+  if (c.phaseClocks)
+    buildPhaseClocksPrinter(rewriter, loc, kernel);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   ScanKernelArgs a;
@@ -2213,7 +2223,7 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
         return SmallVector<Value>(branch.getResults());
       });
   if (segmented || !c.writesState) {
-    clocks.report(name, e.chunkCount());
+    clocks.report(e.chunkCount(), recordsOf(kernel));
     return kernel;
   }
 
@@ -2234,7 +2244,7 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
       });
     });
   }
-  clocks.report(name, e.chunkCount());
+  clocks.report(e.chunkCount(), recordsOf(kernel));
   return kernel;
 }
 
@@ -2252,8 +2262,12 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
                                 index,
                                 index,
                                 index};
+  if (c.phaseClocks)
+    argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
                                             argTypes, c, ChunkTiles::Keys);
+  if (c.phaseClocks)
+    buildPhaseClocksPrinter(rewriter, loc, kernel);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   ArrayRef<BlockArgument> args = kernel.getArguments();
@@ -2336,7 +2350,7 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
     kb.ifThen(keyFeatureValid(j), [&] {
       kb.store(sums[fragments + j], zBuf, kb.add(row0, keyFeature(j)));
     });
-  e.clocks().report(name, e.chunkCount());
+  e.clocks().report(e.chunkCount(), recordsOf(kernel));
   return kernel;
 }
 

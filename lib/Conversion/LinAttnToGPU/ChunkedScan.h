@@ -151,7 +151,8 @@ struct ChunkedScanConfig {
   bool wgmmaOutputs = false;
   /// Whether the chunk loops and segment states time their phases
   /// (option `phase-clocks`, `PhaseClocks`): a workgroup buffer of
-  /// `kPhaseClockSlots` i64 after the others.
+  /// `kPhaseClockSlots` i64 after the others, the blocks' records in a last
+  /// argument, and a printer kernel for them.
   bool phaseClocks = false;
   /// How many chunks ahead of the one they stage the chunk loops prefetch
   /// into L2 (`ChunkEmitter::prefetchGroup`) when they stage synchronously

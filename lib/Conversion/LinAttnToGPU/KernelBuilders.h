@@ -619,6 +619,14 @@ inline void setInsertionPointToKernelBody(OpBuilder &b, gpu::GPUFuncOp func) {
 // Host side: buffers, launch stubs
 //===----------------------------------------------------------------------===//
 
+/// A kernel timed by `phase-clocks` (PhaseClocks.h) names its printer by
+/// this attribute: each launch of it gets, as its last argument, a buffer
+/// of `kPhaseClockRecord` i64 per block, which the printer, launched on it
+/// right after, prints a line of per block.
+inline constexpr llvm::StringLiteral kPhaseClocksAttrName =
+    "linattn.phase_clocks";
+inline constexpr int64_t kPhaseClockRecord = 18;
+
 /// Emits, in the host function, the buffers of one kernel launch and the
 /// call of its launch stub.
 class LaunchBuilder {
@@ -667,6 +675,19 @@ public:
   /// for blocks of that size, and thread ids have a known range).
   SmallVector<Value> launch(gpu::GPUFuncOp kernel, ArrayRef<Value> grid,
                             int64_t threads) {
+    // A timed kernel: its blocks' records last, then its printer on them.
+    auto printer =
+        kernel->getAttrOfType<FlatSymbolRefAttr>(kPhaseClocksAttrName);
+    Value blocks;
+    if (printer) {
+      blocks = arith::MulIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
+      Value elements = arith::MulIOp::create(
+          b, loc, blocks,
+          arith::ConstantIndexOp::create(b, loc, kPhaseClockRecord));
+      output(RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type()),
+             {elements});
+    }
     kernel.setKnownBlockSizeAttr(
         b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
     SmallVector<Value> operands(grid.begin(), grid.end());
@@ -697,10 +718,29 @@ public:
     for (auto [buffer, type] : outputs)
       results.push_back(bufferization::ToTensorOp::create(
           b, loc, type, buffer, /*restrict=*/true, /*writable=*/true));
+    if (printer) {
+      Value records = results.pop_back_val();
+      auto print = kernel->getParentOfType<gpu::GPUModuleOp>()
+                       .lookupSymbol<gpu::GPUFuncOp>(printer.getValue());
+      LaunchBuilder lines(b, loc, module);
+      lines.input(records);
+      lines.scalar(blocks);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      lines.launch(print, {ceilDivIndex(blocks, 128), one, one}, 128);
+    }
     return results;
   }
 
 private:
+  Value ceilDivIndex(Value x, int64_t by) {
+    Value d = arith::ConstantIndexOp::create(b, loc, by);
+    return arith::DivUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, x,
+                              arith::ConstantIndexOp::create(b, loc, by - 1)),
+        d);
+  }
+
   /// `buffer`, of identity layout, as the flat dynamically sized buffer
   /// kernels take: a reinterpret cast to its element count. (A collapse_shape
   /// infers its type: the canonicalizer folds casts into it and may infer a

@@ -7,9 +7,10 @@
 // Instrumentation of the chunked kernels (option `phase-clocks`): where a
 // block's time goes, phase by phase, read off the SM's cycle counter by the
 // kernel itself. Thread 0 of each block adds the cycles since the previous
-// mark to the total of the phase that ends there; at the end it prints one
-// line with the totals, which bench/gpu/phase_clocks.py turns into cycles
-// per chunk.
+// mark to the total of the phase that ends there; at the end it writes the
+// totals to a buffer of the launch's, and a printer kernel launched after
+// it prints one line per block, which bench/gpu/phase_clocks.py turns into
+// cycles per chunk.
 //
 // The phases are thread 0's view. Every phase that ends at a barrier also
 // holds the wait for the slowest warp there, so the totals sum to the
@@ -61,6 +62,8 @@ constexpr unsigned kPhases = static_cast<unsigned>(Phase::Epilogue) + 1;
 /// cycle counter at the previous mark, then the counter and the global
 /// timer (ns) at the start.
 constexpr int64_t kPhaseClockSlots = kPhases + 3;
+// A block's record: its id and the grid's, chunks, cycles, ns, the phases.
+static_assert(kPhaseClockRecord == 9 + kPhases);
 
 /// The report's field names, in `Phase` order.
 inline StringRef phaseName(Phase phase) {
@@ -111,33 +114,48 @@ public:
     });
   }
 
-  /// Marks the epilogue, then thread 0 prints the block's line:
-  ///   linattn-phase-clocks <kernel> block=x,y,z chunks=N cycles=C ns=T
-  ///   prologue=... issue=... (every phase, `phaseName` order)
-  /// `chunks` (an index): the chunks the block walked.
-  void report(StringRef kernel, Value chunks) {
+  /// Marks the epilogue, then thread 0 writes the block's record to
+  /// `records` (the kernel's last argument, `kPhaseClockRecord` i64 a
+  /// block, at the block's linear index): block x, y, z, grid x, y, z, the
+  /// chunks it walked (`chunks`, an index), its cycles and ns from the
+  /// start, then the phases' totals in `Phase` order. No printf here: a
+  /// call in a kernel makes ptxas serialize its wgmmas; the printer
+  /// (`buildPhaseClocksPrinter`), launched after the kernel, prints them.
+  void report(Value chunks, Value records) {
     if (!buffer)
       return;
     mark(Phase::Epilogue);
     Value now = clock(), timer = NVVM::GlobalTimerOp::create(*b, loc, i64());
     onThreadZero([&] {
-      std::string format = ("linattn-phase-clocks " + kernel +
-                            " block=%lld,%lld,%lld chunks=%lld cycles=%lld "
-                            "ns=%lld")
-                               .str();
-      SmallVector<Value> args;
-      for (gpu::Dimension d :
-           {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z})
-        args.push_back(asI64(gpu::BlockIdOp::create(*b, loc, d)));
-      args.push_back(asI64(chunks));
-      args.push_back(arith::SubIOp::create(*b, loc, now, get(kStart)));
-      args.push_back(arith::SubIOp::create(*b, loc, timer, get(kStartTimer)));
-      for (unsigned p = 0; p < kPhases; ++p) {
-        format += (" " + phaseName(static_cast<Phase>(p)) + "=%lld").str();
-        args.push_back(get(p));
+      auto dims = {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
+      SmallVector<Value> ids, sizes, fields;
+      for (gpu::Dimension d : dims) {
+        ids.push_back(gpu::BlockIdOp::create(*b, loc, d));
+        sizes.push_back(gpu::GridDimOp::create(*b, loc, d));
       }
-      format += "\n";
-      gpu::PrintfOp::create(*b, loc, b->getStringAttr(format), args);
+      for (Value v : llvm::concat<Value>(ids, sizes))
+        fields.push_back(asI64(v));
+      fields.push_back(asI64(chunks));
+      fields.push_back(arith::SubIOp::create(*b, loc, now, get(kStart)));
+      fields.push_back(arith::SubIOp::create(*b, loc, timer, get(kStartTimer)));
+      for (unsigned p = 0; p < kPhases; ++p)
+        fields.push_back(get(p));
+      // (z · Y + y) · X + x
+      Value linear = arith::AddIOp::create(
+          *b, loc,
+          arith::MulIOp::create(
+              *b, loc,
+              arith::AddIOp::create(
+                  *b, loc, arith::MulIOp::create(*b, loc, ids[2], sizes[1]),
+                  ids[1]),
+              sizes[0]),
+          ids[0]);
+      Value base =
+          arith::MulIOp::create(*b, loc, linear, slot(kPhaseClockRecord));
+      for (auto [i, field] : llvm::enumerate(fields))
+        memref::StoreOp::create(
+            *b, loc, field, records,
+            ValueRange{arith::AddIOp::create(*b, loc, base, slot(i))});
     });
   }
 
@@ -172,6 +190,16 @@ private:
   Location loc;
   Value buffer;
 };
+
+/// The printer of kernel `kernel`'s records (`PhaseClocks::report`):
+/// `<kernel>_phase_clocks(records, blocks)`, blocks of 128 threads, thread
+/// i printing record i (i < blocks) as one line
+///   linattn-phase-clocks <kernel> block=x,y,z grid=X,Y,Z chunks=N
+///   cycles=C ns=T prologue=... issue=... (every phase, `phaseName` order)
+/// Sets `kPhaseClocksAttrName` on `kernel`, so that its launches get the
+/// records and launch the printer on them (`LaunchBuilder::launch`).
+gpu::GPUFuncOp buildPhaseClocksPrinter(OpBuilder &b, Location loc,
+                                       gpu::GPUFuncOp kernel);
 
 } // namespace mlir::linattn::gpukernels
 

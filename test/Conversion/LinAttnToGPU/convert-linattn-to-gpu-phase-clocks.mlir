@@ -6,8 +6,19 @@
 // phase-clocks: a workgroup buffer of 12 i64 after the others (the nine
 // phases' totals, the counter at the previous mark, the counter and the
 // global timer at the start), thread 0's marks at the phases' ends in the
-// order the chunk loop runs them, and one printf a block at its end.
+// order the chunk loop runs them, and at the end its block's record of 18
+// i64 in a buffer, the kernel's last argument, which the host allocates
+// (18 a block: 2 x 1 x 1 blocks here) and hands to the kernel's printer
+// launched after it (one thread a record, blocks of 128). The timed kernel
+// calls no printf: a call makes ptxas serialize its wgmmas.
+//            ASYNC: %[[RECORDS:.*]] = memref.alloc() : memref<36xi64>
+//       ASYNC-NEXT: %[[FLAT:.*]] = memref.cast %[[RECORDS]] : memref<36xi64> to memref<?xi64>
+//       ASYNC-NEXT: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(%c2, %c1, %c1, %c128, %c1, %c1, {{.*}}, %[[FLAT]])
+//            ASYNC: %[[T:.*]] = bufferization.to_tensor %[[FLAT]]
+//       ASYNC-NEXT: %[[R:.*]] = linattn.read_buffer %[[T]]
+//       ASYNC-NEXT: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0_phase_clocks(%c1, %c1, %c1, %c128, %c1, %c1, %[[R]], %c2)
 //      ASYNC-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//       ASYNC-SAME: %[[OUT:arg[0-9]+]]: memref<?xi64>) workgroup(
 //       ASYNC-SAME: %[[CLOCKS:arg[0-9]+]] : memref<12xi64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 //            ASYNC: %[[START:.*]] = nvvm.read.ptx.sreg.clock64 : i64
 //       ASYNC-NEXT: %[[TIMER:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
@@ -53,15 +64,20 @@
 //            ASYNC: nvvm.wgmma.mma_async
 //            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c7]
 //            ASYNC: scf.yield
-// The epilogue, then the report: block, chunks, cycles and ns from the
-// start, the nine totals.
+// The epilogue, then the record: block, grid, chunks, cycles and ns from
+// the start, the nine totals.
 //            ASYNC: memref.store %{{.*}}, %[[CLOCKS]][%c8]
 //            ASYNC: nvvm.read.ptx.sreg.clock64
 //       ASYNC-NEXT: nvvm.read.ptx.sreg.globaltimer
 //       ASYNC-NEXT: scf.if %[[FIRST]] {
-//            ASYNC: gpu.printf "linattn-phase-clocks linattn_scan_chunked_wide_forward_features_0 block=%lld,%lld,%lld chunks=%lld cycles=%lld ns=%lld prologue=%lld issue=%lld wait=%lld map=%lld stage=%lld scores=%lld outputs=%lld update=%lld epilogue=%lld\0A"
-//       ASYNC-SAME: : i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64
+// ASYNC-COUNT-18: memref.store %{{.*}}, %[[OUT]][%{{.*}}] : memref<?xi64>
+//        ASYNC-NOT: gpu.printf
 //            ASYNC: gpu.return
+//            ASYNC: gpu.func @linattn_scan_chunked_wide_forward_features_0_phase_clocks(%arg0: memref<?xi64>, %arg1: index) kernel
+//            ASYNC: scf.if
+//  ASYNC-COUNT-18: memref.load %arg0
+//            ASYNC: gpu.printf "linattn-phase-clocks linattn_scan_chunked_wide_forward_features_0 block=%lld,%lld,%lld grid=%lld,%lld,%lld chunks=%lld cycles=%lld ns=%lld prologue=%lld issue=%lld wait=%lld map=%lld stage=%lld scores=%lld outputs=%lld update=%lld epilogue=%lld\0A"
+//       ASYNC-SAME: : i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64
 // Synchronous staging: one phase for all of it (slot 4), none of the three
 // of async copies.
 //   SYNC-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
@@ -71,10 +87,13 @@
 //     SYNC-NOT: %{{.*}}[%c{{[123]}}] : memref<12xi64
 //         SYNC: memref.store %{{.*}}, %{{.*}}[%c4] : memref<12xi64
 //         SYNC: memref.store %{{.*}}, %{{.*}}[%c5] : memref<12xi64
+//         SYNC: gpu.func @linattn_scan_chunked_wide_forward_features_0_phase_clocks(
 //         SYNC: gpu.printf "linattn-phase-clocks linattn_scan_chunked_wide_forward_features_0
-// Without the option: no buffer, clock or printf.
+// Without the option: no buffers, clock, printer or printf.
+//          OFF: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(
+//      OFF-NOT: phase_clocks
 //    OFF-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
-//      OFF-NOT: xi64, #gpu.address_space<workgroup>>
+//      OFF-NOT: xi64
 //      OFF-NOT: nvvm.read.ptx.sreg.clock64
 //      OFF-NOT: gpu.printf
 //          OFF: gpu.return
@@ -86,18 +105,30 @@ func.func @f64(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: ten
 // -----
 
 // Sequence-parallel: the segment states (no scores or outputs: their update
-// ends each chunk) and the segments' outputs report; the scan over the
-// segments' states has no chunk loop and no clocks.
+// ends each chunk) and the segments' outputs are timed, each launch followed
+// by its printer's; the scan over the segments' states has no chunk loop and
+// no clocks.
+//         SEG: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(
+//    SEG-NEXT: bufferization.to_tensor
+//         SEG: call @__linattn_launch_linattn_scan_segment_states_forward_features_0_phase_clocks(
+//         SEG: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_1(
+//     SEG-NOT: phase_clocks(
+//         SEG: call @__linattn_launch_linattn_scan_segment_outputs_wide_forward_features_2(
+//         SEG: call @__linattn_launch_linattn_scan_segment_outputs_wide_forward_features_2_phase_clocks(
 //   SEG-LABEL: gpu.func @linattn_scan_segment_states_forward_features_0(
 //    SEG-SAME: memref<12xi64, #gpu.address_space<workgroup>>
 //         SEG: scf.for
 //     SEG-NOT: %{{.*}}[%c5] : memref<12xi64
 //         SEG: memref.store %{{.*}}, %{{.*}}[%c7] : memref<12xi64
+//     SEG-NOT: gpu.printf
+//         SEG: gpu.return
 //         SEG: gpu.printf "linattn-phase-clocks linattn_scan_segment_states_forward_features_0 block=
 //   SEG-LABEL: gpu.func @linattn_scan_segment_prefix_forward_features_1(
 //     SEG-NOT: gpu.printf
 //   SEG-LABEL: gpu.func @linattn_scan_segment_outputs_wide_forward_features_2(
 //    SEG-SAME: memref<12xi64, #gpu.address_space<workgroup>>
+//     SEG-NOT: gpu.printf
+//         SEG: gpu.return
 //         SEG: gpu.printf "linattn-phase-clocks linattn_scan_segment_outputs_wide_forward_features_2 block=
 func.func @seg(%fq: tensor<80x4096x64xbf16>, %fk: tensor<80x4096x64xbf16>, %v: tensor<80x4096x64xbf16>) -> tensor<80x4096x64xbf16> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<80x4096x64xbf16>, tensor<80x4096x64xbf16>, tensor<80x4096x64xbf16> -> tensor<80x4096x64xbf16>, tensor<80x64x64xf32>, tensor<80x64xf32>

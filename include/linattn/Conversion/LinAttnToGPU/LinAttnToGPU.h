@@ -262,7 +262,8 @@ struct LinAttnToGPUKernelOptions {
   bool wgmmaOutputs = false;
   /// Instrumentation: the chunked scan's chunk loops and segment states
   /// time their phases with the SM's cycle counter (thread 0 of each block,
-  /// totals in shared memory) and print each block's totals at its end
+  /// totals in shared memory) and write each block's totals to a buffer of
+  /// the launch, which a printer kernel launched after it prints
   /// (`PhaseClocks`). For profiling: it adds a few instructions and a
   /// branch per phase.
   bool phaseClocks = false;

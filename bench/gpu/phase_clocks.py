@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Where the chunk loops' time goes, phase by phase, from their own clocks.
+
+bench.py says how long a call takes; ncu_profile.py what the kernels move;
+this says which part of a chunk costs the time. Each variant is compiled
+twice ahead of time (aot.py): as bench.py compiles it, and with
+`phase-clocks=true`, whose chunk loops and segment states read the SM's
+cycle counter at the end of each phase (prologue, issue, wait, map, stage,
+scores, outputs, update, epilogue: lib/Conversion/LinAttnToGPU/PhaseClocks.h
+says what each holds) and write their totals to a buffer, which a printer
+kernel launched after each prints a line per block of. A child
+process calls each on bench.py's inputs: the plain function once to warm
+up and five times timed, the instrumented one once to warm up and once
+measured. Per kernel the report gives the cycles per chunk of each phase
+(summed over the blocks, over their chunks), their share, the clock rate
+the blocks saw (cycles over the global timer's ns) and so ns per chunk; per
+call the plain and the instrumented times (what the clocks cost).
+
+The phases are thread 0's view: a phase that ends at a barrier also holds
+the wait for the slowest warp.
+
+Results: <out>/<name>-phases.{md,json}, and the blocks' lines in
+<name>-phases.txt, which `--parse` turns into the tables again anywhere.
+
+  bench/gpu/phase_clocks.py --tools=build/bin                    # default plan
+  bench/gpu/phase_clocks.py --tools=build/bin --shapes=8x16x16384x64 \\
+      --variants="linattn chunked bf16;linattn chunked bf16, wgmma outputs"
+  bench/gpu/phase_clocks.py --dry-run                             # the commands
+  bench/gpu/phase_clocks.py --parse=R-phases.txt --name=R         # tables again
+  bench/gpu/phase_clocks.py --emulate=build/lib/liblinattn_gpu_emulator.so \\
+      --shapes=2x3x300x64                                         # no GPU
+
+On the emulator (--emulate) the kernels run on the CPU and a "cycle" is an
+op the block executed: the same report, of emulated ops instead of cycles.
+"""
+
+import argparse
+import collections
+import ctypes
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import aot  # noqa: E402
+import bench  # noqa: E402
+import ncu_profile  # noqa: E402
+
+# The issue's T = 16K shapes at D = 64 and 128, and FLA's comparison shape.
+SHAPES = [(8, 16, 16384, 64), (8, 16, 16384, 128), (2, 16, 16384, 128)]
+# The default, the batch-parallel chunk loop (what the segments' outputs
+# run, one block a head and value tile), the outputs by wgmma, synchronous
+# staging and, at D = 128, the chunks of 32 the default replaced.
+VARIANTS = ["linattn chunked bf16",
+            "linattn chunked bf16, batch-parallel",
+            "linattn chunked bf16, wgmma outputs",
+            "linattn chunked bf16, synchronous staging",
+            "linattn chunked bf16, chunks of 32"]
+# Not bench.py's: the chunk loop alone where the default takes segments.
+EXTRA_VARIANTS = {"linattn chunked bf16, batch-parallel":
+                  ("bf16", "sequence-parallel-blocks=0")}
+PHASES = ["prologue", "issue", "wait", "map", "stage", "scores", "outputs",
+          "update", "epilogue"]
+LINE = re.compile(r"linattn-phase-clocks (\S+) block=(\d+),(\d+),(\d+) (.*)")
+JOB_MARK = "### job "
+META_MARK = "### meta "
+MEASURED_MARK = "### measured"
+TIMES_MARK = "### times "
+
+
+def parse_lines(text):
+    """[{kernel, block, chunks, cycles, ns, <phase>...}] of the lines the
+    kernels printed after MEASURED_MARK (the warm-up call's are before it),
+    and the times line's {plain_ms, clocked_ms}."""
+    _, _, measured = text.partition(MEASURED_MARK)
+    blocks, times = [], {}
+    for line in measured.splitlines():
+        if line.startswith(TIMES_MARK):
+            times = json.loads(line[len(TIMES_MARK):])
+            continue
+        m = LINE.match(line.strip())
+        if not m:
+            continue
+        fields = dict(kv.split("=", 1) for kv in m.group(5).split())
+        row = {"kernel": m.group(1),
+               "block": [int(m.group(i)) for i in (2, 3, 4)],
+               "grid": [int(n) for n in fields.pop("grid").split(",")]}
+        row.update({k: int(v) for k, v in fields.items()})
+        blocks.append(row)
+    return blocks, times
+
+
+def summarize_kernels(blocks):
+    """Per kernel, in the order they first printed: blocks (and those of
+    its grid that printed nothing: the printf buffer dropped them), chunks,
+    the cycles per chunk of each phase and in all, the clock rate (cycles
+    per ns), ns per chunk, and the slowest block's cycles over the mean."""
+    by_kernel = collections.OrderedDict()
+    for row in blocks:
+        by_kernel.setdefault(row["kernel"], []).append(row)
+    kernels = []
+    for name, rows in by_kernel.items():
+        chunks = sum(r["chunks"] for r in rows)
+        cycles = sum(r["cycles"] for r in rows)
+        ns = sum(r["ns"] for r in rows)
+        per_chunk = {p: sum(r.get(p, 0) for r in rows) / chunks if chunks else None
+                     for p in PHASES}
+        grid = rows[0]["grid"]
+        kernels.append({
+            "kernel": name, "blocks": len(rows),
+            "missing_blocks": grid[0] * grid[1] * grid[2] - len(rows),
+            "chunks": chunks,
+            "cycles_per_chunk": cycles / chunks if chunks else None,
+            "phase_cycles_per_chunk": per_chunk,
+            "cycles_per_ns": cycles / ns if ns else None,
+            "ns_per_chunk": ns / chunks if chunks else None,
+            "slowest_over_mean": (max(r["cycles"] for r in rows) * len(rows) / cycles
+                                  if cycles else None)})
+    return kernels
+
+
+def parse_report(text):
+    """(meta, [(job, blocks, times)]) of a phases.txt."""
+    meta = {}
+    if text.startswith(META_MARK):
+        meta = json.loads(text[len(META_MARK):].partition("\n")[0])
+    jobs = []
+    for chunk in text.split(JOB_MARK)[1:]:
+        header, _, body = chunk.partition("\n")
+        blocks, times = parse_lines(body)
+        jobs.append((json.loads(header), blocks, times))
+    return meta, jobs
+
+
+def summarize(jobs):
+    return [dict(job, kernels=summarize_kernels(blocks), **times)
+            for job, blocks, times in jobs]
+
+
+def fmt(x, digits=0):
+    return "-" if x is None else f"{x:,.{digits}f}"
+
+
+def markdown(rows, meta):
+    unit = meta.get("unit", "cycles")
+    out = [f"# linattn chunk loops by phase: {meta.get('device', '?')}", "",
+           f"{meta.get('date', '?')}; `bench/gpu/phase_clocks.py`: each kernel's "
+           f"{unit} per chunk by phase, thread 0 of every block reading the "
+           "SM's cycle counter at the phases' ends (`phase-clocks=true`), "
+           "summed over the blocks and divided by their chunks. A phase "
+           "that ends at a barrier holds the wait for the slowest warp. "
+           "prologue and epilogue are per block, spread over its chunks.",
+           "", "## Per call", "",
+           "| shape | variant | plain ms | with clocks ms |",
+           "| --- | --- | --- | --- |"]
+    for r in rows:
+        if r.get("error"):
+            continue
+        out.append(f"| {r['shape']} | {r['variant']} | {fmt(r.get('plain_ms'), 4)} | "
+                   f"{fmt(r.get('clocked_ms'), 4)} |")
+    out += ["", f"## {unit.capitalize()} per chunk", "",
+            "| shape | variant | kernel | blocks | chunks | "
+            + " | ".join(PHASES) + f" | all | {unit}/ns | ns/chunk | slowest/mean |",
+            "| --- " * (9 + len(PHASES)) + "|"]
+    # On the emulator the ns are the host's: no clock rate.
+    timed = unit == "cycles"
+    for r in rows:
+        for k in r.get("kernels", []):
+            phases = k["phase_cycles_per_chunk"]
+            total = k["cycles_per_chunk"] or 0
+            cells = [f"{fmt(phases[p])} ({100 * phases[p] / total:.0f}%)"
+                     if phases[p] and total else fmt(phases[p]) for p in PHASES]
+            blocks = (f"{k['blocks']} ({k['missing_blocks']} lost)"
+                      if k.get("missing_blocks") else str(k["blocks"]))
+            out.append(f"| {r['shape']} | {r['variant']} | "
+                       f"{ncu_profile.short_kernel(k['kernel'])} | {blocks} | "
+                       f"{k['chunks']} | " + " | ".join(cells) +
+                       f" | {fmt(k['cycles_per_chunk'])} | "
+                       f"{fmt(k['cycles_per_ns'] if timed else None, 2)} | "
+                       f"{fmt(k['ns_per_chunk'] if timed else None)} | "
+                       f"{fmt(k['slowest_over_mean'], 2)} |")
+    failed = [r for r in rows if r.get("error")]
+    if failed:
+        out += ["", "## Not measured", ""]
+        out += [f"- {r['shape']} {r['variant']}: {r['error']}" for r in failed]
+    return "\n".join(out) + "\n"
+
+
+def write_reports(rows, meta, out_dir, name):
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, f"{name}-phases")
+    with open(base + ".json", "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    with open(base + ".md", "w") as f:
+        f.write(markdown(rows, meta))
+    return base
+
+
+#===------------------------------------------------------------------------===#
+# The runs
+#===------------------------------------------------------------------------===#
+
+
+def with_clocks(options):
+    return " ".join(filter(None, [options, "phase-clocks=true"]))
+
+
+def child_command(args, job, plain, clocked):
+    cmd = [sys.executable, os.path.abspath(__file__), "--child",
+           f"--library={plain}", f"--clocked={clocked}",
+           f"--shape={job['shape']}", f"--element={job['element']}",
+           f"--tools={os.path.abspath(args.tools)}"]
+    if args.emulate:
+        cmd.append(f"--emulate={os.path.abspath(args.emulate)}")
+    return cmd
+
+
+def flush_c_stdout():
+    """The kernels' printf reaches the C library's stdout at a
+    synchronization; flushed before Python writes a mark after it."""
+    ctypes.CDLL(None).fflush(None)
+
+
+def child(args):
+    """Times the plain function, then calls the instrumented one between
+    MEASURED_MARK and the times line."""
+    shape = tuple(int(x) for x in args.shape.split("x"))
+    if args.emulate:
+        import numpy as np
+        device = aot.EmulatorRuntime(args.emulate)
+        rng = np.random.default_rng(0)
+        def array(x):
+            x = x.astype(np.float32)
+            # bf16: the high halves of the f32 bits (numpy has no bf16).
+            return (x if args.element == "f32"
+                    else (x.view(np.uint32) >> 16).astype(np.uint16))
+        inputs = [device.to_device(np.ascontiguousarray(
+            array(rng.uniform(-1, 1, shape)))) for _ in range(3)]
+        out = device.to_device(array(np.zeros(shape)))
+        stream, sync = device.stream, device.synchronize
+
+        def timed(call):
+            start = time.perf_counter()
+            call()
+            sync()
+            return (time.perf_counter() - start) * 1e3
+    else:
+        import torch
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        tensors = [torch.rand(shape, generator=gen, device="cuda").mul_(2).sub_(1)
+                   .to(torch.bfloat16) for _ in range(3)]
+        if args.element == "f32":
+            tensors = [x.float() for x in tensors]
+        # The printf buffer of the context (torch's, the primary one, which
+        # linattn's runtime shares): 64 MiB instead of 1 MiB, about 250
+        # thousand blocks' lines (CU_LIMIT_PRINTF_FIFO_SIZE, set before the
+        # first kernel with printf). Lines past it are lost (the report
+        # counts them).
+        ctypes.CDLL("libcuda.so.1").cuCtxSetLimit(ctypes.c_int(1),
+                                                   ctypes.c_size_t(64 << 20))
+        torch_stream = torch.cuda.Stream()
+        stream, sync = torch_stream.cuda_stream, torch.cuda.synchronize
+        out_tensor = torch.empty_like(tensors[0])
+        inputs = [bench.torch_buffer(x) for x in tensors]
+        out = bench.torch_buffer(out_tensor)
+
+        def timed(call):
+            start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+            with torch.cuda.stream(torch_stream):
+                start.record()
+                call()
+                end.record()
+            sync()
+            return start.elapsed_time(end)
+    plain = aot.Function(args.library).bind(inputs, [out], stream)
+    clocked = aot.Function(args.clocked).bind(inputs, [out], stream)
+    timed(plain)
+    plain_ms = sorted(timed(plain) for _ in range(5))[2]
+    timed(clocked)
+    flush_c_stdout()
+    print(MEASURED_MARK, flush=True)
+    clocked_ms = timed(clocked)
+    flush_c_stdout()
+    print(TIMES_MARK + json.dumps({"plain_ms": plain_ms, "clocked_ms": clocked_ms}),
+          flush=True)
+
+
+def run(args, jobs):
+    workdir = tempfile.mkdtemp(prefix="linattn-phases-")
+    start = time.monotonic()
+    text = []
+    for job in jobs:
+        output = ""
+        if args.budget_s and time.monotonic() - start > args.budget_s:
+            job["error"] = "over the time budget"
+        else:
+            shape = tuple(int(x) for x in job["shape"].split("x"))
+            module = os.path.join(workdir, f"{job['shape']}_{job['element']}.mlir")
+            with open(module, "w") as f:
+                f.write(aot.scan_module(*shape, job["element"]))
+            plain = os.path.join(workdir, job["library"])
+            clocked = plain.replace(".so", "_clocks.so")
+            emulate = "emulate=true" if args.emulate else ""
+            try:
+                for library, options in ((plain, job["options"]),
+                                         (clocked, with_clocks(job["options"]))):
+                    aot.compile_library(args.tools, module, library,
+                                        " ".join(filter(None, [options, emulate])),
+                                        args.emulate or None)
+                proc = subprocess.run(child_command(args, job, plain, clocked),
+                                      capture_output=True, text=True,
+                                      timeout=args.timeout_s)
+                output = proc.stdout
+                if proc.returncode != 0:
+                    job["error"] = (f"exited with {proc.returncode}: "
+                                    f"{(proc.stderr or proc.stdout).strip()[-500:]}")
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                job["error"] = f"{type(e).__name__}: {e}"
+        text.append(JOB_MARK + json.dumps(job) + "\n" + output)
+        print(f"{job['shape']} {job['variant']}: {job.get('error', 'measured')}",
+              flush=True)
+    return "".join(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tools", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    parser.add_argument("--name", default="",
+                        help="results file name (default: <device>-<date>)")
+    parser.add_argument("--shapes", default="",
+                        help="comma-separated BxHxTxD (default: "
+                             + ",".join(bench.case_name(s) for s in SHAPES) + ")")
+    parser.add_argument("--variants", default="",
+                        help="semicolon-separated bench.py variant names "
+                             "(default: " + "; ".join(VARIANTS) + ")")
+    parser.add_argument("--emulate", default="", metavar="LIB",
+                        help="run on the GPU emulator (liblinattn_gpu_emulator.so)")
+    parser.add_argument("--timeout-s", type=float, default=120,
+                        help="limit of one job's child process")
+    parser.add_argument("--budget-s", type=float, default=0,
+                        help="start no job after this many seconds; 0: no limit")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the jobs' commands; needs no GPU, no torch")
+    parser.add_argument("--parse", metavar="TXT",
+                        help="the tables of a saved <name>-phases.txt; runs nothing")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--library", help=argparse.SUPPRESS)
+    parser.add_argument("--clocked", help=argparse.SUPPRESS)
+    parser.add_argument("--shape", help=argparse.SUPPRESS)
+    parser.add_argument("--element", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:
+        return child(args)
+    if args.parse:
+        with open(args.parse) as f:
+            meta, jobs = parse_report(f.read())
+        base = write_reports(summarize(jobs), meta, args.out, args.name or "parsed")
+        print(f"wrote {base}.md")
+        return 0
+    jobs = ncu_profile.plan(args, VARIANTS, SHAPES, EXTRA_VARIANTS)
+    if args.dry_run:
+        for job in jobs:
+            print(f"{job['shape']} {job['variant']}:")
+            for library, options in ((job["library"], job["options"]),
+                                     (job["library"].replace(".so", "_clocks.so"),
+                                      with_clocks(job["options"]))):
+                print("  " + " ".join(aot.compile_command(
+                    args.tools, f"<{job['shape']}_{job['element']}.mlir>",
+                    f"<{library}>", options)))
+        return 0
+    device = "GPU emulator" if args.emulate else ncu_profile.device_name()
+    name = args.name or bench.results_stem(device)
+    meta = {"device": device, "date": datetime.date.today().isoformat(),
+            "unit": "emulated ops" if args.emulate else "cycles"}
+    text = META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, f"{name}-phases.txt"), "w") as f:
+        f.write(text)
+    base = write_reports(summarize(parse_report(text)[1]), meta, args.out, name)
+    print(f"wrote {base}.md, .json and -phases.txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
