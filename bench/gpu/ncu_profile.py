@@ -191,20 +191,27 @@ def markdown(rows, meta):
                 f"{fmt(k.get('duration_us'))} | {fmt(k.get('dram_pct'))} | "
                 f"{fmt(k.get('sm_pct'))} | {fmt(k.get('l2_hit_pct'))} | "
                 f"{fmt(k.get('warp_cycles_per_issue'))} |")
-    failed = [r for r in rows if r.get("error")]
-    if failed:
-        out += ["", "## Not profiled", ""]
-        out += [f"- {r['shape']} {r['variant']}: {r['error']}" for r in failed]
+    out += failures(rows, "Not profiled")
     return "\n".join(out) + "\n"
 
 
-def write_reports(rows, meta, out_dir, name):
+def failures(rows, title):
+    """The Markdown lines of the jobs that failed (none if none did)."""
+    failed = [r for r in rows if r.get("error")]
+    if not failed:
+        return []
+    return ["", f"## {title}", ""] + [
+        f"- {r['shape']} {r['variant']}: {r['error']}" for r in failed]
+
+
+def write_reports(rows, meta, out_dir, name, kind="profile", render=markdown):
+    """<out_dir>/<name>-<kind>.json of the rows and .md of `render`."""
     os.makedirs(out_dir, exist_ok=True)
-    base = os.path.join(out_dir, f"{name}-profile")
+    base = os.path.join(out_dir, f"{name}-{kind}")
     with open(base + ".json", "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     with open(base + ".md", "w") as f:
-        f.write(markdown(rows, meta))
+        f.write(render(rows, meta))
     return base
 
 
@@ -316,10 +323,12 @@ def device_name():
         return "?"
 
 
-def run(args, jobs):
-    """Compiles and profiles every job within the budget; returns the text
-    of profile.txt."""
-    workdir = tempfile.mkdtemp(prefix="linattn-profile-")
+def run_jobs(args, jobs, measure, what="ncu", done="profiled"):
+    """Runs every job within args.budget_s: writes its scan module, then
+    `measure(job, module, workdir)` compiles it and returns the command whose
+    stdout is the job's output (`what` names it in errors). Returns the jobs'
+    text: each job's JOB_MARK line and that output."""
+    workdir = tempfile.mkdtemp(prefix="linattn-jobs-")
     start = time.monotonic()
     text = []
     for job in jobs:
@@ -331,50 +340,76 @@ def run(args, jobs):
             module = os.path.join(workdir, f"{job['shape']}_{job['element']}.mlir")
             with open(module, "w") as f:
                 f.write(aot.scan_module(*shape, job["element"]))
-            library = os.path.join(workdir, job["library"])
             try:
-                aot.compile_library(args.tools, module, library, job["options"])
-                proc = subprocess.run(ncu_command(args, job, library),
+                proc = subprocess.run(measure(job, module, workdir),
                                       capture_output=True, text=True,
                                       timeout=args.timeout_s)
                 output = proc.stdout
                 if proc.returncode != 0:
-                    job["error"] = (f"ncu exited with {proc.returncode}: "
+                    job["error"] = (f"{what} exited with {proc.returncode}: "
                                     f"{(proc.stderr or proc.stdout).strip()[-500:]}")
             except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
                 job["error"] = f"{type(e).__name__}: {e}"
         text.append(JOB_MARK + json.dumps(job) + "\n" + output)
-        print(f"{job['shape']} {job['variant']}: {job.get('error', 'profiled')}",
+        print(f"{job['shape']} {job['variant']}: {job.get('error', done)}",
               flush=True)
     shutil.rmtree(workdir, ignore_errors=True)
     return "".join(text)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def run(args, jobs):
+    """Compiles and profiles every job within the budget; returns the text
+    of profile.txt."""
+    def measure(job, module, workdir):
+        library = os.path.join(workdir, job["library"])
+        aot.compile_library(args.tools, module, library, job["options"])
+        return ncu_command(args, job, library)
+    return run_jobs(args, jobs, measure)
+
+
+def save_run(out_dir, name, kind, text, rows, meta, render=markdown):
+    """<out_dir>/<name>-<kind>.txt of the run's text, and its reports."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, f"{name}-{kind}.txt"), "w") as f:
+        f.write(text)
+    base = write_reports(rows, meta, out_dir, name, kind, render)
+    print(f"wrote {base}.md, .json and -{kind}.txt")
+
+
+def job_arguments(doc, shapes, variants, kind, job_run):
+    """The arguments of a script that runs bench.py's variants as jobs
+    (this one, phase_clocks.py): where the tools are and results go, the
+    shapes and variants, limits, the dry run, --parse of a saved
+    <name>-<kind>.txt, and the child's hidden ones."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--tools", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     parser.add_argument("--name", default="",
                         help="results file name (default: <device>-<date>)")
     parser.add_argument("--shapes", default="",
                         help="comma-separated BxHxTxD (default: "
-                             + ",".join(bench.case_name(s) for s in SHAPES) + ")")
+                             + ",".join(bench.case_name(s) for s in shapes) + ")")
     parser.add_argument("--variants", default="",
                         help="semicolon-separated bench.py variant names "
-                             "(default: " + "; ".join(VARIANTS) + ")")
-    parser.add_argument("--ncu", default="", help="the ncu executable")
+                             "(default: " + "; ".join(variants) + ")")
     parser.add_argument("--timeout-s", type=float, default=120,
-                        help="limit of one job's ncu run")
+                        help=f"limit of one job's {job_run}")
     parser.add_argument("--budget-s", type=float, default=0,
                         help="start no job after this many seconds; 0: no limit")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the jobs' commands; needs no GPU, no torch")
     parser.add_argument("--parse", metavar="TXT",
-                        help="the tables of a saved <name>-profile.txt; runs nothing")
+                        help=f"the tables of a saved <name>-{kind}.txt; runs nothing")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--library", help=argparse.SUPPRESS)
     parser.add_argument("--shape", help=argparse.SUPPRESS)
     parser.add_argument("--element", help=argparse.SUPPRESS)
+    return parser
+
+
+def main():
+    parser = job_arguments(__doc__, SHAPES, VARIANTS, "profile", "ncu run")
+    parser.add_argument("--ncu", default="", help="the ncu executable")
     args = parser.parse_args()
 
     if args.child:
@@ -401,11 +436,8 @@ def main():
     meta = {"device": device, "date": datetime.date.today().isoformat(),
             "ncu": ncu_version(args)}
     text = META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{name}-profile.txt"), "w") as f:
-        f.write(text)
-    base = write_reports(summarize(parse_profile(text)[1]), meta, args.out, name)
-    print(f"wrote {base}.md, .json and -profile.txt")
+    save_run(args.out, name, "profile", text,
+             summarize(parse_profile(text)[1]), meta)
     return 0
 
 

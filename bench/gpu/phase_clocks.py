@@ -41,9 +41,7 @@ import datetime
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,8 +67,8 @@ EXTRA_VARIANTS = {"linattn chunked bf16, batch-parallel":
 PHASES = ["prologue", "issue", "wait", "map", "stage", "scores", "outputs",
           "update", "epilogue"]
 LINE = re.compile(r"linattn-phase-clocks (\S+) block=(\d+),(\d+),(\d+) (.*)")
-JOB_MARK = "### job "
-META_MARK = "### meta "
+JOB_MARK = ncu_profile.JOB_MARK
+META_MARK = ncu_profile.META_MARK
 MEASURED_MARK = "### measured"
 TIMES_MARK = "### times "
 
@@ -186,21 +184,13 @@ def markdown(rows, meta):
                        f"{fmt(k['cycles_per_ns'] if timed else None, 2)} | "
                        f"{fmt(k['ns_per_chunk'] if timed else None)} | "
                        f"{fmt(k['slowest_over_mean'], 2)} |")
-    failed = [r for r in rows if r.get("error")]
-    if failed:
-        out += ["", "## Not measured", ""]
-        out += [f"- {r['shape']} {r['variant']}: {r['error']}" for r in failed]
+    out += ncu_profile.failures(rows, "Not measured")
     return "\n".join(out) + "\n"
 
 
 def write_reports(rows, meta, out_dir, name):
-    os.makedirs(out_dir, exist_ok=True)
-    base = os.path.join(out_dir, f"{name}-phases")
-    with open(base + ".json", "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    with open(base + ".md", "w") as f:
-        f.write(markdown(rows, meta))
-    return base
+    return ncu_profile.write_reports(rows, meta, out_dir, name, "phases",
+                                     markdown)
 
 
 #===------------------------------------------------------------------------===#
@@ -293,69 +283,29 @@ def child(args):
 
 
 def run(args, jobs):
-    workdir = tempfile.mkdtemp(prefix="linattn-phases-")
-    start = time.monotonic()
-    text = []
-    for job in jobs:
-        output = ""
-        if args.budget_s and time.monotonic() - start > args.budget_s:
-            job["error"] = "over the time budget"
-        else:
-            shape = tuple(int(x) for x in job["shape"].split("x"))
-            module = os.path.join(workdir, f"{job['shape']}_{job['element']}.mlir")
-            with open(module, "w") as f:
-                f.write(aot.scan_module(*shape, job["element"]))
-            plain = os.path.join(workdir, job["library"])
-            clocked = plain.replace(".so", "_clocks.so")
-            emulate = "emulate=true" if args.emulate else ""
-            try:
-                for library, options in ((plain, job["options"]),
-                                         (clocked, with_clocks(job["options"]))):
-                    aot.compile_library(args.tools, module, library,
-                                        " ".join(filter(None, [options, emulate])),
-                                        args.emulate or None)
-                proc = subprocess.run(child_command(args, job, plain, clocked),
-                                      capture_output=True, text=True,
-                                      timeout=args.timeout_s)
-                output = proc.stdout
-                if proc.returncode != 0:
-                    job["error"] = (f"exited with {proc.returncode}: "
-                                    f"{(proc.stderr or proc.stdout).strip()[-500:]}")
-            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-                job["error"] = f"{type(e).__name__}: {e}"
-        text.append(JOB_MARK + json.dumps(job) + "\n" + output)
-        print(f"{job['shape']} {job['variant']}: {job.get('error', 'measured')}",
-              flush=True)
-    return "".join(text)
+    """Compiles each job plain and clocked, and runs its child, within the
+    budget; returns the text of phases.txt."""
+    emulate = "emulate=true" if args.emulate else ""
+
+    def measure(job, module, workdir):
+        plain = os.path.join(workdir, job["library"])
+        clocked = plain.replace(".so", "_clocks.so")
+        for library, options in ((plain, job["options"]),
+                                 (clocked, with_clocks(job["options"]))):
+            aot.compile_library(args.tools, module, library,
+                                " ".join(filter(None, [options, emulate])),
+                                args.emulate or None)
+        return child_command(args, job, plain, clocked)
+    return ncu_profile.run_jobs(args, jobs, measure, what="the child",
+                                done="measured")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tools", default=os.path.join(ROOT, "build", "bin"))
-    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    parser.add_argument("--name", default="",
-                        help="results file name (default: <device>-<date>)")
-    parser.add_argument("--shapes", default="",
-                        help="comma-separated BxHxTxD (default: "
-                             + ",".join(bench.case_name(s) for s in SHAPES) + ")")
-    parser.add_argument("--variants", default="",
-                        help="semicolon-separated bench.py variant names "
-                             "(default: " + "; ".join(VARIANTS) + ")")
+    parser = ncu_profile.job_arguments(__doc__, SHAPES, VARIANTS, "phases",
+                                       "child process")
     parser.add_argument("--emulate", default="", metavar="LIB",
                         help="run on the GPU emulator (liblinattn_gpu_emulator.so)")
-    parser.add_argument("--timeout-s", type=float, default=120,
-                        help="limit of one job's child process")
-    parser.add_argument("--budget-s", type=float, default=0,
-                        help="start no job after this many seconds; 0: no limit")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the jobs' commands; needs no GPU, no torch")
-    parser.add_argument("--parse", metavar="TXT",
-                        help="the tables of a saved <name>-phases.txt; runs nothing")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--library", help=argparse.SUPPRESS)
     parser.add_argument("--clocked", help=argparse.SUPPRESS)
-    parser.add_argument("--shape", help=argparse.SUPPRESS)
-    parser.add_argument("--element", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:
@@ -382,11 +332,8 @@ def main():
     meta = {"device": device, "date": datetime.date.today().isoformat(),
             "unit": "emulated ops" if args.emulate else "cycles"}
     text = META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{name}-phases.txt"), "w") as f:
-        f.write(text)
-    base = write_reports(summarize(parse_report(text)[1]), meta, args.out, name)
-    print(f"wrote {base}.md, .json and -phases.txt")
+    ncu_profile.save_run(args.out, name, "phases", text,
+                         summarize(parse_report(text)[1]), meta, markdown)
     return 0
 
 
