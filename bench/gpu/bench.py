@@ -532,7 +532,8 @@ def linattn_commands(args, name, b, h, t, d):
 # the operands' roles exchanged and the chain rule through elu + 1, on the
 # chunked bf16 kernels, on tf32 and strict fp32; normalized, a fourth scan
 # and the glue kernels between them. The peers' backward passes run through
-# torch autograd from a forward kept with retain_graph.
+# torch autograd from a forward kept with retain_graph, through elu + 1 and
+# (PRECOMPUTED) from the features (`backward_calls`).
 BACKWARD_VARIANTS = [
     ("linattn grad bf16", "bf16", "", 5e-2),
     ("linattn grad bf16, normalized", "bf16", "", 5e-2),
@@ -1030,6 +1031,25 @@ def time_autograd(bench, fn, inputs, do):
     return grads, ms
 
 
+def backward_calls(bench, run, inputs, do, fq):
+    """The backward passes of a peer that takes features, `run(φq, φk, v)`
+    on `inputs` (q, k, v): [(row suffix, gradients of q, k, v, ms)], through
+    elu + 1 in the graph (what its user's autograd runs: suffix ""), and
+    (PRECOMPUTED) on features as the leaves, its kernels alone, elu + 1's
+    chain rule applied to their gradients after the timing."""
+    torch = bench.torch
+    q, k, v = inputs
+    grads, ms = time_autograd(bench, lambda a, b, c: run(fq(a), fq(b), c),
+                              inputs, do)
+    rows = [("", grads, ms)]
+    grads, ms = time_autograd(bench, run, [fq(q), fq(k), v], do)
+    # d/dx (elu(x) + 1): 1 for x > 0, exp(x) otherwise.
+    slope = lambda x: torch.where(x > 0, torch.ones_like(x), torch.exp(x))  # noqa: E731
+    rows.append((PRECOMPUTED, (grads[0] * slope(q), grads[1] * slope(k), grads[2]),
+                 ms))
+    return rows
+
+
 def run_backward(bench, shape, tmp):
     """The backward pass of causal attention (elu + 1 features) for a loss
     gradient dO: linattn's attention_grad against the backward passes of
@@ -1065,8 +1085,18 @@ def run_backward(bench, shape, tmp):
 
     # flash-linear-attention in its own layout ([B, T, H, D] in recent
     # versions): the inputs and dO transposed once, outside the timing.
+    def wanted(impl):
+        return wants(args, impl) or wants(args, impl + PRECOMPUTED)
+
+    def report_rows(impl, rows, floor, tol, notes):
+        for suffix, grads, ms in rows:
+            if wants(args, impl + suffix):
+                report(impl + suffix, ms,
+                       max(bench.error(g, r) for g, r in zip(grads, ref)), floor,
+                       tol, notes[bool(suffix)])
+
     fla_names = [n for n in ("chunk_linear_attn", "fused_chunk_linear_attn")
-                 if wants(args, f"fla.{n} backward")]
+                 if wanted(f"fla.{n} backward")]
     try:
         for fn_name in fla_names:
             fn, kw, head_first = fla_function(fn_name)
@@ -1074,28 +1104,31 @@ def run_backward(bench, shape, tmp):
             def layout(x):
                 return x if head_first else x.transpose(1, 2).contiguous()
 
-            def call(qq, kk, vv):
-                out = fn(fq(qq), fq(kk), vv, **kw)
+            def call(fqq, fkk, vv):
+                out = fn(fqq, fkk, vv, **kw)
                 return out[0] if isinstance(out, tuple) else out
-            grads, ms = time_autograd(bench, call, [layout(x) for x in (q, k, v)],
-                                      layout(do))
-            grads = [g if head_first else g.transpose(1, 2) for g in grads]
-            report(f"fla.{fn_name} backward", ms,
-                   max(bench.error(g, r) for g, r in zip(grads, ref)), floor_bf16,
-                   5e-2, "torch autograd: elu + 1's backward, then FLA's")
+            rows = backward_calls(bench, call, [layout(x) for x in (q, k, v)],
+                                  layout(do), fq)
+            rows = [(suffix, [g if head_first else g.transpose(1, 2) for g in grads],
+                     ms) for suffix, grads, ms in rows]
+            report_rows(f"fla.{fn_name} backward", rows, floor_bf16, 5e-2,
+                        ("torch autograd: elu + 1's backward, then FLA's",
+                         "FLA's backward alone (features as the leaves; elu + 1's "
+                         "chain rule after the timing)"))
     except Exception as e:  # noqa: BLE001
         bench.record(**base, impl="fla backward", skipped=f"{type(e).__name__}: {e}")
 
-    if wants(args, "fast_transformers.causal_dot_product backward (f32)"):
+    impl = "fast_transformers.causal_dot_product backward (f32)"
+    if wanted(impl):
         try:
             causal_dot_product = fast_transformers_causal_product(bench)
-            grads, ms = time_autograd(
-                bench, lambda qq, kk, vv: causal_dot_product(fq(qq), fq(kk), vv),
-                [x.float() for x in (q, k, v)], do.float())
-            report("fast_transformers.causal_dot_product backward (f32)", ms,
-                   max(bench.error(g, r) for g, r in zip(grads, ref)), floor_f32,
-                   1e-3, "torch autograd: elu + 1's backward, then the causal "
-                   "product's CUDA backward")
+            rows = backward_calls(bench, causal_dot_product,
+                                  [x.float() for x in (q, k, v)], do.float(), fq)
+            report_rows(impl, rows, floor_f32, 1e-3,
+                        ("torch autograd: elu + 1's backward, then the causal "
+                         "product's CUDA backward",
+                         "the causal product's CUDA backward alone (features as "
+                         "the leaves; elu + 1's chain rule after the timing)"))
         except Exception as e:  # noqa: BLE001
             bench.record(**base, impl="fast_transformers backward",
                          skipped=f"{type(e).__name__}: {e}")
