@@ -234,7 +234,9 @@ def find_ncu(given):
 def plan(args, default_variants=VARIANTS, default_shapes=SHAPES, extra=None):
     """The jobs: one per shape and variant (args.variants and args.shapes,
     else the defaults), with what the report needs. A variant is one of
-    bench.py's or of `extra` ({name: (element, options)})."""
+    bench.py's or of `extra` ({name: (element, options)}); in the default
+    plan only at the shapes where its kernels differ from the default's
+    (bench.py's ONLY_FEATURES and ONLY_SHAPES: `chunks of 32` at D = 128)."""
     variants = {impl: (element, options) for impl, element, options, _ in
                 bench.LINATTN_VARIANTS}
     variants.update(extra or {})
@@ -248,7 +250,10 @@ def plan(args, default_variants=VARIANTS, default_shapes=SHAPES, extra=None):
               if args.shapes else default_shapes)
     jobs = []
     for shape in shapes:
+        applies = {x[0] for x in bench.prefill_variants([(n,) for n in names], shape)}
         for impl in names:
+            if not args.variants and impl not in applies:
+                continue
             element, options = variants[impl]
             slug = re.sub(r"[^A-Za-z0-9]+", "_", impl)
             jobs.append(dict(shape=bench.case_name(shape), variant=impl,
