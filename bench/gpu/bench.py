@@ -127,7 +127,7 @@ LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32)"
                "(, scan-tile=512)?$"
                "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
                "|sequence-parallel-blocks=384|normalized|wgmma outputs"
-               "|wgmma outputs, normalized)$"
+               "|wgmma outputs, normalized|unrolled staging)$"
                "|^fla\\.|^fast_transformers|SDPA")
 LEASE_BUDGET_S = 300
 
@@ -248,6 +248,8 @@ LINATTN_VARIANTS = [
      "wgmma-chunks=true row-tile-warps=1", 2.5e-2),
     ("linattn chunked bf16, wgmma outputs", "bf16", "wgmma-outputs=true",
      2.5e-2),
+    ("linattn chunked bf16, unrolled staging", "bf16", "unroll-staging=true",
+     2.5e-2),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
@@ -367,6 +369,13 @@ LINATTN_NOTES = {
         "instead of 112, three blocks per SM either way); at D = 128 (chunks "
         "of 64, two warpgroups) twelve m64n32k16 a warpgroup, bounded to two "
         "blocks per SM; the state update overlapping O's stores",
+    "linattn chunked bf16, unrolled staging":
+        "unroll-staging=true: each thread's 16-byte groups of a chunk (the "
+        "next chunk's copies issued, elu + 1 in place) one after the other "
+        "instead of a loop over them: no counter, compare and branch per "
+        "group, the groups' shared loads free to overlap; more registers "
+        "(D = 64 chunk loop 127 instead of 112, D = 128 124 instead of 119; "
+        "no spills, the same blocks per SM)",
     "linattn chunked bf16, sequence-parallel-blocks=384":
         "sequence-parallel-blocks=384: at B2·H16·D128 6 segments instead of "
         "5, the segments' outputs 384 blocks, 3 per SM on 120 of 132 SMs "

@@ -54,11 +54,13 @@ import ncu_profile  # noqa: E402
 # The issue's T = 16K shapes at D = 64 and 128, and FLA's comparison shape.
 SHAPES = [(8, 16, 16384, 64), (8, 16, 16384, 128), (2, 16, 16384, 128)]
 # The default, the batch-parallel chunk loop (what the segments' outputs
-# run, one block a head and value tile), the outputs by wgmma, synchronous
-# staging and, at D = 128, the chunks of 32 the default replaced.
+# run, one block a head and value tile), the outputs by wgmma, the groups
+# staged unrolled, synchronous staging and, at D = 128, the chunks of 32
+# the default replaced.
 VARIANTS = ["linattn chunked bf16",
             "linattn chunked bf16, batch-parallel",
             "linattn chunked bf16, wgmma outputs",
+            "linattn chunked bf16, unrolled staging",
             "linattn chunked bf16, synchronous staging",
             "linattn chunked bf16, chunks of 32"]
 # Not bench.py's: the chunk loop alone where the default takes segments.

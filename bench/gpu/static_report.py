@@ -289,6 +289,17 @@ def configurations():
                     (" wgmma-chunks=true" if f == 128 else ""), "wgmma", f, f,
                     "bf16",
                     normalized=normalized))
+        # The groups of a chunk staged unrolled (unroll-staging=true): the
+        # benchmark's function, the default's kernels otherwise.
+        for parallel in (0, SPLIT):
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized wgmma unroll-staging" +
+                (" sequence-parallel" if parallel else ""),
+                scan_module("bf16", f, f, normalized=False),
+                f"scan-kernel=chunked {grid_options(parallel)} "
+                "wgmma=true unroll-staging=true" +
+                (" wgmma-chunks=true" if f == 128 else ""), "wgmma", f, f,
+                "bf16", normalized=False))
         # f32 copies asynchronously at F = 64 (two slots of the staged
         # tiles); at F = 128 the second slots would shrink the chunks, and
         # the chunk loops copy a chunk at a time into one, the segment

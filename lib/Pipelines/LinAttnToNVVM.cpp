@@ -74,6 +74,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.wgmmaChunks = options.wgmmaChunks;
   kernels.scoresInRegisters = options.scoresInRegisters;
   kernels.wgmmaOutputs = options.wgmmaOutputs;
+  kernels.unrollStaging = options.unrollStaging;
   kernels.phaseClocks = options.phaseClocks;
   kernels.prefetchChunks = options.prefetchChunks;
   kernels.narrowOffsetLimit = options.narrowOffsetLimit;

@@ -557,6 +557,12 @@ def ConvertLinAttnToGPUPass
            "their outputs P V_c + φ(Q_c) S by wgmma too, from the scores and "
            "the state in shared memory in the 128-byte swizzle, instead of "
            "mma.sync">,
+    Option<"unrollStaging", "unroll-staging", "bool", /*default=*/"false",
+           "The chunked kernels' loops over a thread's 16-byte groups of a "
+           "chunk (the async copies issued, the feature map applied in place, "
+           "the bulk copies' rows) unrolled instead of loops over tid, "
+           "tid + T, ...: more registers live across the chunk loop, no loop "
+           "overhead per group">,
     Option<"phaseClocks", "phase-clocks", "bool", /*default=*/"false",
            "Instrumentation: the chunked scan's chunk loops and segment "
            "states read the SM's cycle counter at the boundaries of their "

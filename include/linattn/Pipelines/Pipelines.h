@@ -341,6 +341,12 @@ struct LinAttnLowerToNVVMOptions
                      "by wgmma too, from the scores and the state in shared "
                      "memory in the 128-byte swizzle, instead of mma.sync"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> unrollStaging{
+      *this, "unroll-staging",
+      llvm::cl::desc("The chunked kernels' loops over a thread's 16-byte "
+                     "groups of a chunk (async copies issued, the feature map "
+                     "in place, bulk copies' rows) unrolled"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> phaseClocks{
       *this, "phase-clocks",
       llvm::cl::desc("Instrumentation: the chunked scan's chunk loops and "

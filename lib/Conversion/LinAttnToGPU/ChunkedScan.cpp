@@ -299,6 +299,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     c.shapeSlots = c.copyStages = staged.slots;
     c.registerScores = options.scoresInRegisters;
     c.wgmmaOutputs = options.wgmmaOutputs && wgmmaOutputsApply(c);
+    c.unrollStaging = options.unrollStaging;
     c.phaseClocks = options.phaseClocks;
     c.splitTF32 = options.tf32x3 && c.dataType.isF32();
     // Staging applies the values' feature map; their sizes are read from
@@ -560,6 +561,7 @@ linearConfig(const LinAttnToGPUKernelOptions &options, int64_t features,
   c.shapeSlots = c.copyStages = staged->slots;
   c.splitTF32 = options.tf32x3 && data.isF32();
   c.bulkCopies = options.bulkCopies;
+  c.unrollStaging = options.unrollStaging;
   return c;
 }
 

@@ -149,6 +149,9 @@ struct ChunkedScanConfig {
   /// the 128-byte swizzle (the scores and state tiles then 1024-byte
   /// aligned).
   bool wgmmaOutputs = false;
+  /// Whether the loops over a thread's 16-byte groups of a chunk are
+  /// unrolled (option `unroll-staging`, `ChunkEmitter::forEachGroup`).
+  bool unrollStaging = false;
   /// Whether the chunk loops and segment states time their phases
   /// (option `phase-clocks`, `PhaseClocks`): a workgroup buffer of
   /// `kPhaseClockSlots` i64 after the others, the blocks' records in a last

@@ -1164,6 +1164,7 @@ struct ConvertLinAttnToGPUPass
     o.wgmmaChunks = wgmmaChunks;
     o.scoresInRegisters = scoresInRegisters;
     o.wgmmaOutputs = wgmmaOutputs;
+    o.unrollStaging = unrollStaging;
     o.phaseClocks = phaseClocks;
     o.prefetchChunks = prefetchChunks;
     o.narrowOffsetLimit = narrowOffsetLimit;
@@ -1206,6 +1207,7 @@ struct ConvertLinAttnToGPUPass
     opts.wgmmaChunks = *parseWgmmaChunks(wgmmaChunks);
     opts.scoresInRegisters = scoresInRegisters;
     opts.wgmmaOutputs = wgmmaOutputs;
+    opts.unrollStaging = unrollStaging;
     opts.phaseClocks = phaseClocks;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;

@@ -260,6 +260,13 @@ struct LinAttnToGPUKernelOptions {
   /// where each warp issued 64 mma.sync and 64 ldmatrix. Off until a GPU has
   /// measured it.
   bool wgmmaOutputs = false;
+  /// The chunked kernels' loops over a thread's 16-byte groups of a chunk
+  /// (async copies issued, the feature map in place, bulk copies' rows)
+  /// unrolled: no counter, compare and branch per group, and the groups'
+  /// loads free to overlap, for the registers their hoisted addresses keep
+  /// live (ptxas 13: the F = 64 chunk loop 127 instead of 112, no spills,
+  /// the same blocks per SM). Off until a GPU has measured it.
+  bool unrollStaging = false;
   /// Instrumentation: the chunked scan's chunk loops and segment states
   /// time their phases with the SM's cycle counter (thread 0 of each block,
   /// totals in shared memory) and write each block's totals to a buffer of
