@@ -83,8 +83,6 @@ public:
   PhaseClocks(OpBuilder &b, Location loc, Value buffer)
       : b(&b), loc(loc), buffer(buffer) {}
 
-  explicit operator bool() const { return buffer != nullptr; }
-
   /// Thread 0: every total 0, the counter and the timer at the start.
   void start() {
     if (!buffer)
