@@ -32,6 +32,10 @@ options that shape the chunked kernels:
                              scores and state update are (left to the
                              pipeline's default, false, unless
                              --wgmma-outputs names values)
+  unroll-staging             a thread's groups of a chunk copied and mapped
+                             without a loop over them (left to the
+                             pipeline's default, false, unless
+                             --unroll-staging names values)
   narrow-offset-limit        the chunk loops' 32-bit offsets below this
                              (0: 64-bit offsets always; left to the
                              pipeline's default, 0, unless
@@ -193,6 +197,8 @@ CHUNKED_AXES = (
          _left_out("scores-in-registers values to try")),
     Axis("wgmma-outputs", "wgmma_outputs", (None,), ("OM", "OW"),
          _left_out("wgmma-outputs values to try")),
+    Axis("unroll-staging", "unroll_staging", (None,), ("GL", "GU"),
+         _left_out("unroll-staging values to try")),
     Axis("row-tile-warps", "row_tile_warps", (None,), "R{}",
          _left_out("row-tile-warps values to try, 0, 1 or 2")),
     Axis("wgmma-chunks", "wgmma_chunks", (None,), ("W", "W64"),

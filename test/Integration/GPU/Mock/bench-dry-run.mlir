@@ -183,3 +183,7 @@
 // TUNE-OUTPUTS: 2 combinations, 1 shapes, 3 compilations
 // TUNE-OUTPUTS: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=264 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 wgmma-outputs=false}
 // TUNE-OUTPUTS-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=264 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 wgmma-outputs=true}
+// The same for the staging loops unrolled.
+// RUN: %linattn_python %linattn_src_root/bench/gpu/tune.py --dry-run --shapes=8x16x16384x64 --chunk-sizes=64 --async-copies=1 --sequence-parallel-blocks=264 --value-tiles=64 --min-blocks-per-sm=0 --unroll-staging=0,1 | FileCheck %s --check-prefix=TUNE-UNROLL
+// TUNE-UNROLL: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=264 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 unroll-staging=false}
+// TUNE-UNROLL-NEXT: {device-buffers=true chunk-size=64 async-copies=true sequence-parallel-blocks=264 value-tile=64 min-blocks-per-sm=0 prefetch-chunks=0 unroll-staging=true}
