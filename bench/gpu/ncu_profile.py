@@ -280,7 +280,6 @@ def ncu_command(args, job, library):
 def child(args):
     """Calls the library's function twice on bench.py's inputs; ncu profiles
     the second call's kernels."""
-    import ctypes
     import torch
     shape = tuple(int(x) for x in args.shape.split("x"))
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -288,9 +287,6 @@ def child(args):
               .to(torch.bfloat16) for _ in range(3)]
     if args.element == "f32":
         inputs = [x.float() for x in inputs]
-    runtime = ctypes.CDLL(os.path.join(args.tools, "..", "lib",
-                                       "liblinattn_cuda_runtime.so"))
-    runtime.linattnCudaGetLastError.restype = ctypes.c_char_p
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         out = torch.empty_like(inputs[0])
@@ -303,9 +299,20 @@ def child(args):
         call()
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()
+    exit_on_runtime_error(args.tools)
+
+
+def exit_on_runtime_error(tools):
+    """Ends the child with the linattn CUDA runtime's last error, if any: a
+    call that failed returns quietly otherwise."""
+    import ctypes
+    runtime = ctypes.CDLL(os.path.join(tools, "..", "lib",
+                                       "liblinattn_cuda_runtime.so"))
+    runtime.linattnCudaGetLastError.restype = ctypes.c_char_p
     error = runtime.linattnCudaGetLastError()
     if error:
-        sys.exit(f"ncu_profile.py: the linattn runtime failed: {error.decode()}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: the linattn runtime failed: "
+                 f"{error.decode()}")
 
 
 def ncu_version(args):

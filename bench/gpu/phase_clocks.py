@@ -282,6 +282,8 @@ def child(args):
     flush_c_stdout()
     print(TIMES_MARK + json.dumps({"plain_ms": plain_ms, "clocked_ms": clocked_ms}),
           flush=True)
+    if not args.emulate:
+        ncu_profile.exit_on_runtime_error(args.tools)
 
 
 def run(args, jobs):
