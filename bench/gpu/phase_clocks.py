@@ -19,8 +19,10 @@ call the plain and the instrumented times (what the clocks cost).
 The phases are thread 0's view: a phase that ends at a barrier also holds
 the wait for the slowest warp.
 
-Results: <out>/<name>-phases.{md,json}, and the blocks' lines in
-<name>-phases.txt, which `--parse` turns into the tables again anywhere.
+Results: <out>/<name>-phases.{md,json}, with matplotlib a figure
+<name>-phases.png (a bar per kernel, its cycles per chunk split by phase),
+and the blocks' lines in <name>-phases.txt, which `--parse` turns into the
+tables and figure again anywhere.
 
   bench/gpu/phase_clocks.py --tools=build/bin                    # default plan
   bench/gpu/phase_clocks.py --tools=build/bin --shapes=8x16x16384x64 \\
@@ -195,6 +197,55 @@ def write_reports(rows, meta, out_dir, name):
                                      markdown)
 
 
+# The phases' colours in the figure, in PHASES order.
+COLOURS = ["#bdbdbd", "#6baed6", "#08519c", "#fd8d3c", "#fdd0a2", "#74c476",
+           "#238b45", "#9e9ac8", "#636363"]
+
+
+def plot(rows, meta, path):
+    """<path>: one horizontal bar per kernel of each measured row, its
+    cycles per chunk split by phase; nothing where matplotlib is missing.
+    Returns whether it wrote the figure."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    bars = [(f"{r['shape']} {r['variant'].removeprefix('linattn chunked ')}\n"
+             f"{ncu_profile.short_kernel(k['kernel'])}", k["phase_cycles_per_chunk"])
+            for r in rows if not r.get("error") for k in r.get("kernels", [])]
+    if not bars:
+        return False
+    fig, ax = plt.subplots(figsize=(11, 0.55 * len(bars) + 1.5))
+    for y, (_, phases) in enumerate(bars):
+        left = 0.0
+        for phase, colour in zip(PHASES, COLOURS):
+            width = phases.get(phase) or 0.0
+            ax.barh(y, width, left=left, color=colour,
+                    label=phase if y == 0 else None)
+            left += width
+    ax.set_yticks(range(len(bars)), [label for label, _ in bars], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{meta.get('unit', 'cycles')} per chunk")
+    ax.set_title(f"linattn chunk loops by phase: {meta.get('device', '?')}, "
+                 f"{meta.get('date', '?')}", fontsize=9)
+    ax.legend(ncol=len(PHASES), fontsize=7, loc="lower center",
+              bbox_to_anchor=(0.5, 1.04), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def save(out_dir, name, text, meta):
+    """The run's text, its tables and (with matplotlib) its figure."""
+    rows = summarize(parse_report(text)[1])
+    ncu_profile.save_run(out_dir, name, "phases", text, rows, meta, markdown)
+    if plot(rows, meta, os.path.join(out_dir, f"{name}-phases.png")):
+        print(f"wrote {os.path.join(out_dir, name)}-phases.png")
+
+
 #===------------------------------------------------------------------------===#
 # The runs
 #===------------------------------------------------------------------------===#
@@ -317,8 +368,12 @@ def main():
     if args.parse:
         with open(args.parse) as f:
             meta, jobs = parse_report(f.read())
-        base = write_reports(summarize(jobs), meta, args.out, args.name or "parsed")
+        rows = summarize(jobs)
+        name = args.name or "parsed"
+        base = write_reports(rows, meta, args.out, name)
         print(f"wrote {base}.md")
+        if plot(rows, meta, base + ".png"):
+            print(f"wrote {base}.png")
         return 0
     jobs = ncu_profile.plan(args, VARIANTS, SHAPES, EXTRA_VARIANTS)
     if args.dry_run:
@@ -336,8 +391,7 @@ def main():
     meta = {"device": device, "date": datetime.date.today().isoformat(),
             "unit": "emulated ops" if args.emulate else "cycles"}
     text = META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
-    ncu_profile.save_run(args.out, name, "phases", text,
-                         summarize(parse_report(text)[1]), meta, markdown)
+    save(args.out, name, text, meta)
     return 0
 
 
