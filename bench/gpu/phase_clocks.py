@@ -238,12 +238,14 @@ def plot(rows, meta, path):
     return True
 
 
-def save(out_dir, name, text, meta):
-    """The run's text, its tables and (with matplotlib) its figure."""
-    rows = summarize(parse_report(text)[1])
-    ncu_profile.save_run(out_dir, name, "phases", text, rows, meta, markdown)
-    if plot(rows, meta, os.path.join(out_dir, f"{name}-phases.png")):
-        print(f"wrote {os.path.join(out_dir, name)}-phases.png")
+def report(text, out_dir, name):
+    """The tables of a phases.txt's text and (with matplotlib) its figure."""
+    meta, jobs = parse_report(text)
+    rows = summarize(jobs)
+    base = write_reports(rows, meta, out_dir, name)
+    print(f"wrote {base}.md and .json")
+    if plot(rows, meta, base + ".png"):
+        print(f"wrote {base}.png")
 
 
 #===------------------------------------------------------------------------===#
@@ -251,8 +253,14 @@ def save(out_dir, name, text, meta):
 #===------------------------------------------------------------------------===#
 
 
-def with_clocks(options):
-    return " ".join(filter(None, [options, "phase-clocks=true"]))
+def builds(job, directory=None):
+    """The job's two libraries and their options: as bench.py compiles it,
+    and with phase-clocks=true (in `directory`, or as names)."""
+    plain = job["library"]
+    if directory:
+        plain = os.path.join(directory, plain)
+    clocked = " ".join(filter(None, [job["options"], "phase-clocks=true"]))
+    return [(plain, job["options"]), (plain.replace(".so", "_clocks.so"), clocked)]
 
 
 def child_command(args, job, plain, clocked):
@@ -343,14 +351,12 @@ def run(args, jobs):
     emulate = "emulate=true" if args.emulate else ""
 
     def measure(job, module, workdir):
-        plain = os.path.join(workdir, job["library"])
-        clocked = plain.replace(".so", "_clocks.so")
-        for library, options in ((plain, job["options"]),
-                                 (clocked, with_clocks(job["options"]))):
+        libraries = builds(job, workdir)
+        for library, options in libraries:
             aot.compile_library(args.tools, module, library,
                                 " ".join(filter(None, [options, emulate])),
                                 args.emulate or None)
-        return child_command(args, job, plain, clocked)
+        return child_command(args, job, *(library for library, _ in libraries))
     return ncu_profile.run_jobs(args, jobs, measure, what="the child",
                                 done="measured")
 
@@ -367,21 +373,13 @@ def main():
         return child(args)
     if args.parse:
         with open(args.parse) as f:
-            meta, jobs = parse_report(f.read())
-        rows = summarize(jobs)
-        name = args.name or "parsed"
-        base = write_reports(rows, meta, args.out, name)
-        print(f"wrote {base}.md")
-        if plot(rows, meta, base + ".png"):
-            print(f"wrote {base}.png")
+            report(f.read(), args.out, args.name or "parsed")
         return 0
     jobs = ncu_profile.plan(args, VARIANTS, SHAPES, EXTRA_VARIANTS)
     if args.dry_run:
         for job in jobs:
             print(f"{job['shape']} {job['variant']}:")
-            for library, options in ((job["library"], job["options"]),
-                                     (job["library"].replace(".so", "_clocks.so"),
-                                      with_clocks(job["options"]))):
+            for library, options in builds(job):
                 print("  " + " ".join(aot.compile_command(
                     args.tools, f"<{job['shape']}_{job['element']}.mlir>",
                     f"<{library}>", options)))
@@ -391,7 +389,10 @@ def main():
     meta = {"device": device, "date": datetime.date.today().isoformat(),
             "unit": "emulated ops" if args.emulate else "cycles"}
     text = META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
-    save(args.out, name, text, meta)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, f"{name}-phases.txt"), "w") as f:
+        f.write(text)
+    report(text, args.out, name)
     return 0
 
 

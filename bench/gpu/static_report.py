@@ -226,16 +226,21 @@ def configurations():
         # for the unnormalized loops, the rows force them for both).
         # Unpadded swizzled tiles: no MMA-section table.
         wide = " wgmma-chunks=true" if f == 128 else ""
-        for normalized in (True, False):
+
+        def both_grids(label, options, kind, normalized=False):
+            """The bf16 scan of `options` as `label`, batch-parallel and
+            sequence-parallel (normalized: labelled so, else unnormalized)."""
             for parallel in (0, SPLIT):
                 configs.append(Config(
                     f"chunked bf16 F{f} " +
-                    ("" if normalized else "unnormalized ") + "wgmma" + wide +
+                    ("" if normalized else "unnormalized ") + label +
                     (" sequence-parallel" if parallel else ""),
                     scan_module("bf16", f, f, normalized=normalized),
-                    f"scan-kernel=chunked {grid_options(parallel)} "
-                    "wgmma=true" + wide, "wgmma", f, f, "bf16",
-                    normalized=normalized))
+                    f"scan-kernel=chunked {grid_options(parallel)} {options}",
+                    kind, f, f, "bf16", normalized=normalized))
+
+        for normalized in (True, False):
+            both_grids("wgmma" + wide, "wgmma=true" + wide, "wgmma", normalized)
         # Three slots per staged tile (copy-stages=3: the copies of the next
         # two chunks in flight), four for the segment states
         # (states-copy-stages=4), as the benchmark calls them: on sm_90 the
@@ -254,52 +259,23 @@ def configurations():
         # chunk, on an mbarrier per slot, as the benchmark calls them; at
         # F = 64 in bf16 every tile is in wgmma's swizzle (no bulk copies),
         # so mma.sync's padded tiles instead (wgmma=false).
-        for parallel in (0, SPLIT):
-            configs.append(Config(
-                f"chunked bf16 F{f} unnormalized bulk-copies" +
-                (" sequence-parallel" if parallel else ""),
-                scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked {grid_options(parallel)} "
-                "bulk-copies=true", "chunked", f, f, "bf16",
-                normalized=False))
+        both_grids("bulk-copies", "bulk-copies=true", "chunked")
         # The masked scores in registers (scores-in-registers=true), which
         # applies where one warp per row tile takes all keys (F = 64; F =
         # 128 takes two): the benchmark's function on wgmma.
-        for parallel in (0, SPLIT) if f == 64 else ():
-            configs.append(Config(
-                f"chunked bf16 F{f} unnormalized wgmma scores-in-registers" +
-                (" sequence-parallel" if parallel else ""),
-                scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked {grid_options(parallel)} "
-                "wgmma=true scores-in-registers=true", "wgmma", f, f, "bf16",
-                normalized=False))
+        if f == 64:
+            both_grids("wgmma scores-in-registers",
+                       "wgmma=true scores-in-registers=true", "wgmma")
         # The outputs by wgmma too (wgmma-outputs=true): at F = 64 on one
         # warpgroup, at F = 128 on two with chunks of 64 (wgmma-chunks); the
         # benchmark's function and normalized.
         for normalized in (False, True):
-            for parallel in (0, SPLIT):
-                configs.append(Config(
-                    f"chunked bf16 F{f}" +
-                    ("" if normalized else " unnormalized") +
-                    " wgmma-outputs" +
-                    (" sequence-parallel" if parallel else ""),
-                    scan_module("bf16", f, f, normalized=normalized),
-                    f"scan-kernel=chunked {grid_options(parallel)} "
-                    "wgmma=true wgmma-outputs=true" +
-                    (" wgmma-chunks=true" if f == 128 else ""), "wgmma", f, f,
-                    "bf16",
-                    normalized=normalized))
+            both_grids("wgmma-outputs", "wgmma=true wgmma-outputs=true" + wide,
+                       "wgmma", normalized)
         # The groups of a chunk staged unrolled (unroll-staging=true): the
         # benchmark's function, the default's kernels otherwise.
-        for parallel in (0, SPLIT):
-            configs.append(Config(
-                f"chunked bf16 F{f} unnormalized wgmma unroll-staging" +
-                (" sequence-parallel" if parallel else ""),
-                scan_module("bf16", f, f, normalized=False),
-                f"scan-kernel=chunked {grid_options(parallel)} "
-                "wgmma=true unroll-staging=true" +
-                (" wgmma-chunks=true" if f == 128 else ""), "wgmma", f, f,
-                "bf16", normalized=False))
+        both_grids("wgmma unroll-staging", "wgmma=true unroll-staging=true" + wide,
+                   "wgmma")
         # f32 copies asynchronously at F = 64 (two slots of the staged
         # tiles); at F = 128 the second slots would shrink the chunks, and
         # the chunk loops copy a chunk at a time into one, the segment

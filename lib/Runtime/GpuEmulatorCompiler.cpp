@@ -452,7 +452,6 @@ private:
     return *kind;
   }
 
-  /// An op on scalars: `in` with a, b, c, r filled.
   /// The conversions `printfOp` formats as the GPU's vprintf reads them:
   /// integers (d i o u x X c) of i32 arguments without a length, of i64 and
   /// index ones with l or ll (vprintf reads the bytes the length names, and
@@ -468,9 +467,8 @@ private:
         ++i;
         continue;
       }
-      size_t end = format.find_first_not_of("-+ #0123456789.hljztL", i + 1);
-      if (end == StringRef::npos ||
-          !StringRef("diouxXcfFeEgGaA").contains(format[end]))
+      size_t end = printfConversionEnd(format, i);
+      if (end == StringRef::npos)
         failCompile(k.name, print,
                     "printf conversions other than integers "
                     "and floats are not emulated");
@@ -496,6 +494,7 @@ private:
       failCompile(k.name, print, "printf has more arguments than conversions");
   }
 
+  /// An op on scalars: `in` with a, b, c, r filled.
   Inst scalarInst(Operation &op, Handler fn) {
     Inst in;
     in.fn = fn;

@@ -130,7 +130,8 @@ static std::string formatArgument(std::string spec, Type type, Word w) {
 /// gpu.printf: the format of each active lane in lane order, written to
 /// stdout at once (the GPU's printf buffer reaches stdout at the host's next
 /// synchronization; the emulator's order of blocks is not the GPU's
-/// either). The compiler checked the conversions (`printfConversions`).
+/// either). The compiler checked the conversions and the arguments'
+/// types (`Compiler::checkPrintf`).
 void printfOp(Exec &e, const Inst &in) {
   auto op = cast<gpu::PrintfOp>(in.op);
   StringRef format = op.getFormat();
@@ -147,7 +148,7 @@ void printfOp(Exec &e, const Inst &in) {
         ++i;
         continue;
       }
-      size_t end = format.find_first_of("diouxXcfFeEgGaA", i + 1);
+      size_t end = printfConversionEnd(format, i);
       Value value = op.getArgs()[arg];
       out += formatArgument(format.slice(i, end + 1).str(), value.getType(),
                             e.reg(in.ins[arg].offset)[l]);

@@ -715,6 +715,18 @@ void laneIdOp(Exec &e, const Inst &in);
 void clockOp(Exec &e, const Inst &in);
 void globalTimerOp(Exec &e, const Inst &in);
 void printfOp(Exec &e, const Inst &in);
+
+/// The position of the conversion character of the printf conversion whose
+/// '%' is at `percent` (not "%%"), past its flags, width, precision and
+/// length; npos unless it is one `printfOp` formats (d i o u x X c f F e E
+/// g G a A).
+inline size_t printfConversionEnd(StringRef format, size_t percent) {
+  size_t end = format.find_first_not_of("-+ #0123456789.hljztL", percent + 1);
+  if (end == StringRef::npos ||
+      !StringRef("diouxXcfFeEgGaA").contains(format[end]))
+    return StringRef::npos;
+  return end;
+}
 void alignedPointerOp(Exec &e, const Inst &in);
 void prefetchOp(Exec &e, const Inst &in);
 void ex2ApproxFtzOp(Exec &e, const Inst &in);

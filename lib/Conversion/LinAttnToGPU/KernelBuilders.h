@@ -619,6 +619,18 @@ inline void setInsertionPointToKernelBody(OpBuilder &b, gpu::GPUFuncOp func) {
 // Host side: buffers, launch stubs
 //===----------------------------------------------------------------------===//
 
+inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
+  return arith::CeilDivUIOp::create(
+      b, loc, x, arith::ConstantIndexOp::create(b, loc, tile));
+}
+
+/// The number of blocks of `tile` that cover `x`, at least one: a launch over
+/// an empty dimension still has a valid grid (its kernel then does nothing).
+inline Value tileCount(OpBuilder &b, Location loc, Value x, int64_t tile) {
+  return arith::MaxUIOp::create(b, loc, ceilDiv(b, loc, x, tile),
+                                arith::ConstantIndexOp::create(b, loc, 1));
+}
+
 /// A kernel timed by `phase-clocks` (PhaseClocks.h) names its printer by
 /// this attribute: each launch of it gets, as its last argument, a buffer
 /// of `kPhaseClockRecord` i64 per block, which the printer, launched on it
@@ -726,21 +738,12 @@ public:
       lines.input(records);
       lines.scalar(blocks);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      lines.launch(print, {ceilDivIndex(blocks, 128), one, one}, 128);
+      lines.launch(print, {tileCount(b, loc, blocks, 128), one, one}, 128);
     }
     return results;
   }
 
 private:
-  Value ceilDivIndex(Value x, int64_t by) {
-    Value d = arith::ConstantIndexOp::create(b, loc, by);
-    return arith::DivUIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, x,
-                              arith::ConstantIndexOp::create(b, loc, by - 1)),
-        d);
-  }
-
   /// `buffer`, of identity layout, as the flat dynamically sized buffer
   /// kernels take: a reinterpret cast to its element count. (A collapse_shape
   /// infers its type: the canonicalizer folds casts into it and may infer a
@@ -795,18 +798,6 @@ inline SmallVector<OpFoldResult> leadingThen(OpBuilder &b, Location loc,
     sizes.push_back(tensor::getMixedSize(b, loc, value, i));
   llvm::append_range(sizes, rest);
   return sizes;
-}
-
-inline Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t tile) {
-  return arith::CeilDivUIOp::create(
-      b, loc, x, arith::ConstantIndexOp::create(b, loc, tile));
-}
-
-/// The number of blocks of `tile` that cover `x`, at least one: a launch over
-/// an empty dimension still has a valid grid (its kernel then does nothing).
-inline Value tileCount(OpBuilder &b, Location loc, Value x, int64_t tile) {
-  return arith::MaxUIOp::create(b, loc, ceilDiv(b, loc, x, tile),
-                                arith::ConstantIndexOp::create(b, loc, 1));
 }
 
 /// The largest grid y and z sizes CUDA launches.
