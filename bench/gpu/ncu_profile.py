@@ -117,18 +117,23 @@ def parse_ncu_csv(text):
     return launches
 
 
-def parse_profile(text):
-    """(meta, [(job, launches)]) of a profile.txt: the run's line (META_MARK
-    and its JSON), then each job's line (JOB_MARK and its JSON) followed by
-    ncu's output for it."""
+def parse_jobs(text, parse_output):
+    """(meta, [(job, parse_output(its output))]) of a run's text: the run's
+    line (META_MARK and its JSON), then each job's line (JOB_MARK and its
+    JSON) followed by the output of its command."""
     meta = {}
     if text.startswith(META_MARK):
         meta = json.loads(text[len(META_MARK):].partition("\n")[0])
     jobs = []
     for block in text.split(JOB_MARK)[1:]:
         header, _, body = block.partition("\n")
-        jobs.append((json.loads(header), parse_ncu_csv(body)))
+        jobs.append((json.loads(header), parse_output(body)))
     return meta, jobs
+
+
+def parse_profile(text):
+    """(meta, [(job, launches)]) of a profile.txt (ncu's output per job)."""
+    return parse_jobs(text, parse_ncu_csv)
 
 
 def summarize(jobs):

@@ -71,8 +71,6 @@ EXTRA_VARIANTS = {"linattn chunked bf16, batch-parallel":
 PHASES = ["prologue", "issue", "wait", "map", "stage", "scores", "outputs",
           "update", "epilogue"]
 LINE = re.compile(r"linattn-phase-clocks (\S+) block=(\d+),(\d+),(\d+) (.*)")
-JOB_MARK = ncu_profile.JOB_MARK
-META_MARK = ncu_profile.META_MARK
 MEASURED_MARK = "### measured"
 TIMES_MARK = "### times "
 
@@ -129,21 +127,14 @@ def summarize_kernels(blocks):
 
 
 def parse_report(text):
-    """(meta, [(job, blocks, times)]) of a phases.txt."""
-    meta = {}
-    if text.startswith(META_MARK):
-        meta = json.loads(text[len(META_MARK):].partition("\n")[0])
-    jobs = []
-    for chunk in text.split(JOB_MARK)[1:]:
-        header, _, body = chunk.partition("\n")
-        blocks, times = parse_lines(body)
-        jobs.append((json.loads(header), blocks, times))
-    return meta, jobs
+    """(meta, [(job, (blocks, times))]) of a phases.txt (`parse_lines` of
+    each job's output)."""
+    return ncu_profile.parse_jobs(text, parse_lines)
 
 
 def summarize(jobs):
     return [dict(job, kernels=summarize_kernels(blocks), **times)
-            for job, blocks, times in jobs]
+            for job, (blocks, times) in jobs]
 
 
 def fmt(x, digits=0):
@@ -388,7 +379,7 @@ def main():
     name = args.name or bench.results_stem(device)
     meta = {"device": device, "date": datetime.date.today().isoformat(),
             "unit": "emulated ops" if args.emulate else "cycles"}
-    text = META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
+    text = ncu_profile.META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"{name}-phases.txt"), "w") as f:
         f.write(text)
