@@ -14,8 +14,8 @@
 #   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
 #   bench/gpu/device.sh profile [ARGS]        bench/gpu/ncu_profile.py (Nsight Compute) with
 #                                             the bundle's tools
-#   bench/gpu/device.sh phases [ARGS]         bench/gpu/phase_clocks.py (the chunk loops'
-#                                             cycles per phase) with the bundle's tools
+#   bench/gpu/device.sh phases [ARGS]         bench/gpu/phase_clocks.py (the scans' cycles
+#                                             per phase) with the bundle's tools
 #
 # Every step first unpacks the bundle into build/device (once per tarball) and
 # installs the peers it carries there (pip, offline, --target). Logs and

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Where the chunk loops' time goes, phase by phase, from their own clocks.
+"""Where the scans' time goes, phase by phase, from their own clocks.
 
 bench.py says how long a call takes; ncu_profile.py what the kernels move;
 this says which part of a chunk costs the time. Each variant is compiled
 twice ahead of time (aot.py): as bench.py compiles it, and with
-`phase-clocks=true`, whose chunk loops and segment states read the SM's
-cycle counter at the end of each phase (prologue, issue, wait, map, stage,
-scores, outputs, update, epilogue: lib/Conversion/LinAttnToGPU/PhaseClocks.h
-says what each holds) and write their totals to a buffer, which a printer
+`phase-clocks=true`, whose chunk loops, segment states and strict-fp32
+recurrent scans read the SM's cycle counter at the end of each phase
+(prologue, issue, wait, map, stage, scores, outputs, update, normalizer,
+tokens, epilogue: lib/Conversion/LinAttnToGPU/PhaseClocks.h says what each
+holds) and write their totals to a buffer, which a printer
 kernel launched after each prints a line per block of. A child
 process calls each on bench.py's inputs: the plain function once to warm
 up and five times timed, the instrumented one once to warm up and once
 measured. Per kernel the report gives the cycles per chunk of each phase
-(summed over the blocks, over their chunks), their share, the clock rate
+(summed over the blocks, over their chunks; the recurrent scan's "chunks"
+are its staged blocks of tokens), their share, the clock rate
 the blocks saw (cycles over the global timer's ns) and so ns per chunk; per
 call the plain and the instrumented times (what the clocks cost).
 
@@ -57,19 +59,20 @@ import ncu_profile  # noqa: E402
 SHAPES = [(8, 16, 16384, 64), (8, 16, 16384, 128), (2, 16, 16384, 128)]
 # The default, the batch-parallel chunk loop (what the segments' outputs
 # run, one block a head and value tile), the outputs by wgmma, the groups
-# staged unrolled, synchronous staging and, at D = 128, the chunks of 32
-# the default replaced.
+# staged unrolled, at D = 128 the chunks of 32 the default replaced, and
+# the strict-fp32 recurrent scan (synchronous staging, slower on every
+# shape the H100 timed, on request).
 VARIANTS = ["linattn chunked bf16",
             "linattn chunked bf16, batch-parallel",
             "linattn chunked bf16, wgmma outputs",
             "linattn chunked bf16, unrolled staging",
-            "linattn chunked bf16, synchronous staging",
-            "linattn chunked bf16, chunks of 32"]
+            "linattn chunked bf16, chunks of 32",
+            "linattn recurrent f32"]
 # Not bench.py's: the chunk loop alone where the default takes segments.
 EXTRA_VARIANTS = {"linattn chunked bf16, batch-parallel":
                   ("bf16", "sequence-parallel-blocks=0")}
 PHASES = ["prologue", "issue", "wait", "map", "stage", "scores", "outputs",
-          "update", "epilogue"]
+          "update", "normalizer", "tokens", "epilogue"]
 LINE = re.compile(r"linattn-phase-clocks (\S+) block=(\d+),(\d+),(\d+) (.*)")
 MEASURED_MARK = "### measured"
 TIMES_MARK = "### times "
@@ -141,15 +144,26 @@ def fmt(x, digits=0):
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
+def used_phases(rows):
+    """The phases some kernel of `rows` spent time in, in PHASES order (the
+    chunked kernels have no token steps, the recurrent scan no scores)."""
+    return [p for p in PHASES
+            if any(k["phase_cycles_per_chunk"].get(p)
+                   for r in rows for k in r.get("kernels", []))]
+
+
 def markdown(rows, meta):
     unit = meta.get("unit", "cycles")
-    out = [f"# linattn chunk loops by phase: {meta.get('device', '?')}", "",
+    phases_used = used_phases(rows)
+    out = [f"# linattn scans by phase: {meta.get('device', '?')}", "",
            f"{meta.get('date', '?')}; `bench/gpu/phase_clocks.py`: each kernel's "
            f"{unit} per chunk by phase, thread 0 of every block reading the "
            "SM's cycle counter at the phases' ends (`phase-clocks=true`), "
            "summed over the blocks and divided by their chunks. A phase "
            "that ends at a barrier holds the wait for the slowest warp. "
-           "prologue and epilogue are per block, spread over its chunks.",
+           "prologue and epilogue are per block, spread over its chunks. "
+           "The strict-fp32 recurrent scan's chunks are its staged blocks of "
+           "tokens; a phase no kernel spent time in has no column.",
            "", "## Per call", "",
            "| shape | variant | plain ms | with clocks ms |",
            "| --- | --- | --- | --- |"]
@@ -160,8 +174,9 @@ def markdown(rows, meta):
                    f"{fmt(r.get('clocked_ms'), 4)} |")
     out += ["", f"## {unit.capitalize()} per chunk", "",
             "| shape | variant | kernel | blocks | chunks | "
-            + " | ".join(PHASES) + f" | all | {unit}/ns | ns/chunk | slowest/mean |",
-            "| --- " * (9 + len(PHASES)) + "|"]
+            + " | ".join(phases_used)
+            + f" | all | {unit}/ns | ns/chunk | slowest/mean |",
+            "| --- " * (9 + len(phases_used)) + "|"]
     # On the emulator the ns are the host's: no clock rate.
     timed = unit == "cycles"
     for r in rows:
@@ -169,7 +184,8 @@ def markdown(rows, meta):
             phases = k["phase_cycles_per_chunk"]
             total = k["cycles_per_chunk"] or 0
             cells = [f"{fmt(phases[p])} ({100 * phases[p] / total:.0f}%)"
-                     if phases[p] and total else fmt(phases[p]) for p in PHASES]
+                     if phases[p] and total else fmt(phases[p])
+                     for p in phases_used]
             blocks = (f"{k['blocks']} ({k['missing_blocks']} lost)"
                       if k.get("missing_blocks") else str(k["blocks"]))
             out.append(f"| {r['shape']} | {r['variant']} | "
@@ -190,7 +206,7 @@ def write_reports(rows, meta, out_dir, name):
 
 # The phases' colours in the figure, in PHASES order.
 COLOURS = ["#bdbdbd", "#6baed6", "#08519c", "#fd8d3c", "#fdd0a2", "#74c476",
-           "#238b45", "#9e9ac8", "#636363"]
+           "#238b45", "#9e9ac8", "#fb6a4a", "#a50f15", "#636363"]
 
 
 def plot(rows, meta, path):
@@ -203,15 +219,18 @@ def plot(rows, meta, path):
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    bars = [(f"{r['shape']} {r['variant'].removeprefix('linattn chunked ')}\n"
+    bars = [(f"{r['shape']} {r['variant'].removeprefix('linattn ')}\n"
              f"{ncu_profile.short_kernel(k['kernel'])}", k["phase_cycles_per_chunk"])
             for r in rows if not r.get("error") for k in r.get("kernels", [])]
     if not bars:
         return False
     fig, ax = plt.subplots(figsize=(11, 0.55 * len(bars) + 1.5))
+    phases_used = used_phases(rows)
     for y, (_, phases) in enumerate(bars):
         left = 0.0
         for phase, colour in zip(PHASES, COLOURS):
+            if phase not in phases_used:
+                continue
             width = phases.get(phase) or 0.0
             ax.barh(y, width, left=left, color=colour,
                     label=phase if y == 0 else None)
@@ -219,9 +238,9 @@ def plot(rows, meta, path):
     ax.set_yticks(range(len(bars)), [label for label, _ in bars], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(f"{meta.get('unit', 'cycles')} per chunk")
-    ax.set_title(f"linattn chunk loops by phase: {meta.get('device', '?')}, "
+    ax.set_title(f"linattn scans by phase: {meta.get('device', '?')}, "
                  f"{meta.get('date', '?')}", fontsize=9)
-    ax.legend(ncol=len(PHASES), fontsize=7, loc="lower center",
+    ax.legend(ncol=len(phases_used), fontsize=7, loc="lower center",
               bbox_to_anchor=(0.5, 1.04), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

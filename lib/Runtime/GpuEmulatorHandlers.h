@@ -727,6 +727,7 @@ inline size_t printfConversionEnd(StringRef format, size_t percent) {
     return StringRef::npos;
   return end;
 }
+
 void alignedPointerOp(Exec &e, const Inst &in);
 void prefetchOp(Exec &e, const Inst &in);
 void ex2ApproxFtzOp(Exec &e, const Inst &in);

@@ -565,9 +565,10 @@ def ConvertLinAttnToGPUPass
            "overhead per group">,
     Option<"phaseClocks", "phase-clocks", "bool", /*default=*/"false",
            "Instrumentation: the chunked scan's chunk loops and segment "
-           "states read the SM's cycle counter at the boundaries of their "
-           "phases (prologue, issue, wait, map, stage, scores, outputs, "
-           "update, epilogue), thread 0 of each block adds each phase's "
+           "states and the strict-fp32 recurrent scan's kernels read the "
+           "SM's cycle counter at the boundaries of their phases (prologue, "
+           "issue, wait, map, stage, scores, outputs, update, normalizer, "
+           "tokens, epilogue), thread 0 of each block adds each phase's "
            "cycles to its total in shared memory and writes the block's "
            "totals to a buffer of the launch at its end, and a printer "
            "kernel launched after it prints a line per block with printf "

@@ -350,9 +350,11 @@ struct LinAttnLowerToNVVMOptions
   PassOptions::Option<bool> phaseClocks{
       *this, "phase-clocks",
       llvm::cl::desc("Instrumentation: the chunked scan's chunk loops and "
-                     "segment states count each block's cycles per phase "
+                     "segment states and the strict-fp32 recurrent scan's "
+                     "kernels count each block's cycles per phase "
                      "(prologue, issue, wait, map, stage, scores, outputs, "
-                     "update, epilogue), which a printer kernel launched "
+                     "update, normalizer, tokens, epilogue), which a printer "
+                     "kernel launched "
                      "after each prints, a line per block "
                      "(bench/gpu/phase_clocks.py reads them); for profiling"),
       llvm::cl::init(false)};

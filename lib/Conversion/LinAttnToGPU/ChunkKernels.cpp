@@ -130,12 +130,6 @@ gpu::GPUFuncOp createChunkKernel(OpBuilder &b, Location loc,
 
 Value laneOf(KernelBuilder &kb) { return kb.remU(kb.threadId(), kb.idx(32)); }
 
-/// With `phaseClocks`, the records buffer: the kernel's last argument
-/// (before its workgroup attributions among the body's arguments).
-Value recordsOf(gpu::GPUFuncOp kernel) {
-  return kernel.getArgument(kernel.getFunctionType().getNumInputs() - 1);
-}
-
 /// Emits the parts of a chunked kernel for one block: a chunk of C tokens of
 /// batch element `batch` and the value columns [colBase, colBase + DT).
 /// Warp w takes row tile w mod (C/16) (16 tokens) of the chunk and, of that

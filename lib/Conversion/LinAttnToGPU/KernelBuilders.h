@@ -637,7 +637,7 @@ inline Value tileCount(OpBuilder &b, Location loc, Value x, int64_t tile) {
 /// right after, prints a line of per block.
 inline constexpr llvm::StringLiteral kPhaseClocksAttrName =
     "linattn.phase_clocks";
-inline constexpr int64_t kPhaseClockRecord = 18;
+inline constexpr int64_t kPhaseClockRecord = 20;
 
 /// Emits, in the host function, the buffers of one kernel launch and the
 /// call of its launch stub.

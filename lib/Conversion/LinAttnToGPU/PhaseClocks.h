@@ -4,13 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Instrumentation of the chunked kernels (option `phase-clocks`): where a
-// block's time goes, phase by phase, read off the SM's cycle counter by the
-// kernel itself. Thread 0 of each block adds the cycles since the previous
-// mark to the total of the phase that ends there; at the end it writes the
-// totals to a buffer of the launch's, and a printer kernel launched after
-// it prints one line per block, which bench/gpu/phase_clocks.py turns into
-// cycles per chunk.
+// Instrumentation of the chunked kernels and the strict-fp32 recurrent scan
+// (option `phase-clocks`): where a block's time goes, phase by phase, read off
+// the SM's cycle counter by the kernel itself. Thread 0 of each block adds the
+// cycles since the previous mark to the total of the phase that ends there; at
+// the end it writes the totals to a buffer of the launch's, and a printer
+// kernel launched after it prints one line per block, which
+// bench/gpu/phase_clocks.py turns into cycles per chunk (for the recurrent
+// scan, per staged block of tokens).
 //
 // The phases are thread 0's view. Every phase that ends at a barrier also
 // holds the wait for the slowest warp there, so the totals sum to the
@@ -53,6 +54,12 @@ enum class Phase : unsigned {
   Outputs,
   /// The state update (and key sums) of the chunk.
   Update,
+  /// The recurrent scan: the running normalizer and the denominators of the
+  /// staged tokens, to the barrier after them.
+  Normalizer,
+  /// The recurrent scan: its token steps (readouts, state update and
+  /// output stores, which one loop interleaves).
+  Tokens,
   /// From the chunk loop's end to the report: the final state written.
   Epilogue,
 };
@@ -67,9 +74,9 @@ static_assert(kPhaseClockRecord == 9 + kPhases);
 
 /// The report's field names, in `Phase` order.
 inline StringRef phaseName(Phase phase) {
-  static constexpr const char *names[] = {"prologue", "issue",  "wait",
-                                          "map",      "stage",  "scores",
-                                          "outputs",  "update", "epilogue"};
+  static constexpr const char *names[] = {
+      "prologue", "issue",  "wait",       "map",    "stage",   "scores",
+      "outputs",  "update", "normalizer", "tokens", "epilogue"};
   static_assert(std::size(names) == kPhases);
   return names[static_cast<unsigned>(phase)];
 }
@@ -188,6 +195,12 @@ private:
   Location loc;
   Value buffer;
 };
+
+/// The records buffer of a timed kernel: its last argument (before its
+/// workgroup attributions among the body's arguments).
+inline Value recordsOf(gpu::GPUFuncOp kernel) {
+  return kernel.getArgument(kernel.getFunctionType().getNumInputs() - 1);
+}
 
 /// The printer of kernel `kernel`'s records (`PhaseClocks::report`):
 /// `<kernel>_phase_clocks(records, blocks)`, blocks of 128 threads, thread

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilders.h"
+#include "PhaseClocks.h"
 
 #include <algorithm>
 
@@ -143,6 +144,11 @@ struct RecurrentScanConfig {
   /// the denominators' partial products.
   int64_t denominatorLanes, partialPitch;
 
+  /// Instrumentation (option `phase-clocks`, `PhaseClocks`): a workgroup
+  /// buffer of `kPhaseClockSlots` i64 last, the records buffer the last
+  /// argument.
+  bool phaseClocks = false;
+
   int64_t slots() const { return async ? 2 : 1; }
   SegmentScanConfig segmentScan() const {
     return {features, stateType, hasInit, writesState, needZ};
@@ -160,6 +166,7 @@ struct RecurrentScanConfig {
 /// - SegmentOutputs: q, k, v, the states and normalizers at the segments'
 ///   starts (laid out as the contributions), O, N, Dv, staged blocks per
 ///   segment, segments; grid (batch, value tiles, segments).
+/// With `phaseClocks`, then the records of `PhaseClocks::report`.
 static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
                                            gpu::GPUModuleOp kernels,
                                            StringRef name,
@@ -202,6 +209,8 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   argTypes.append({indexType, indexType}); // N, Dv
   if (segmented)
     argTypes.append({indexType, indexType}); // blocks per segment, segments
+  if (c.phaseClocks)
+    argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   SmallVector<Type> shared = {
       // φ(q) and φ(k) of the block (of the current and next block with
       // async copies).
@@ -213,8 +222,13 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
       workgroupBufferType(stateType, features), // running z
       // V of the block's tokens and columns (of two blocks, likewise).
       workgroupBufferType(stateType, slots * tokens * columns)};
+  if (c.phaseClocks)
+    shared.push_back(
+        workgroupBufferType(rewriter.getI64Type(), kPhaseClockSlots));
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels, name, argTypes, shared);
+  if (c.phaseClocks)
+    buildPhaseClocksPrinter(rewriter, loc, kernel);
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   KernelBuilder kb(rewriter, loc, stateType);
@@ -247,6 +261,8 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   }
   ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
   Value qs = wg[0], ks = wg[1], pz = wg[2], den = wg[3], zs = wg[4], vs = wg[5];
+  PhaseClocks clocks(rewriter, loc, c.phaseClocks ? Value(wg[6]) : Value());
+  clocks.start();
 
   Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
         cTT = kb.idx(tokens), cTile = kb.idx(tile);
@@ -464,6 +480,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
     stage(begin, kb.minU(cTT, kb.sub(end, begin)), c0, c0);
     kb.commitAsyncCopies();
   }
+  clocks.mark(Phase::Prologue);
   column =
       kb.forLoop(begin, end, cTT, column, [&](Value t0, ValueRange carried) {
         Value count = kb.minU(cTT, kb.sub(end, t0));
@@ -479,12 +496,15 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
             stage(next, kb.minU(cTT, kb.sub(end, next)), nextF, nextV);
           });
           kb.commitAsyncCopies();
+          clocks.mark(Phase::Issue);
           kb.waitAsyncCopies(/*pending=*/1);
+          clocks.mark(Phase::Wait);
           mapStaged(count, fBase, vBase);
         } else {
           stage(t0, count, fBase, vBase);
         }
         kb.barrier();
+        clocks.mark(async ? Phase::Map : Phase::Stage);
         // The running normalizer, one feature per thread, and the partial
         // products of the denominators φ(qᵢ)ᵀzᵢ; none when unnormalized and
         // the final normalizer is unused.
@@ -571,6 +591,8 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
               });
           kb.barrier();
         }
+        if (needZ)
+          clocks.mark(Phase::Normalizer);
         // The recurrence over the block's tokens, the state columns in
         // registers: token t of the block.
         auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
@@ -650,7 +672,9 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
                            next = token(kb.add(t, kb.idx(u)), next);
                          return next;
                        });
-        return kb.forLoop(whole, count, c1, state, token);
+        state = kb.forLoop(whole, count, c1, state, token);
+        clocks.mark(Phase::Tokens);
+        return state;
       });
 
   // The final state: the scan's, or the segment's contribution.
@@ -669,6 +693,8 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
         kb.store(z, zBuf, kb.add(stateBase, f));
       });
     });
+  clocks.report(ceilDiv(rewriter, loc, kb.sub(end, begin), tokens),
+                recordsOf(kernel));
   return kernel;
 }
 
@@ -732,6 +758,7 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   c.lanes = lanes;
   c.laneFeatures = laneFeatures;
   c.columns = columns;
+  c.phaseClocks = options.phaseClocks;
   // With async copies (sm_80 and later) each block of tokens is copied into
   // one of two slots while the block before it runs, which needs the data
   // in the state's type (a copy converts nothing): f32 data, f32 state; and
