@@ -22,6 +22,20 @@ config.substitutions.append(("%linattn_src_root", config.linattn_src_root))
 config.substitutions.append(("%linattn_obj_root", config.linattn_obj_root))
 # The numerical tests need numpy: they fail, naming the fix, when it is missing.
 config.substitutions.append(("%linattn_python", config.host_python or "python3"))
+
+# Triton and flash-linear-attention's kernels (fla-core), which the project
+# does not install, for the static comparison of FLA's chunk loop with
+# linattn's (bench/gpu/peer_sass.py).
+def _python_has(*modules):
+    import subprocess
+    check = "import importlib.util, sys; sys.exit(not all(importlib.util.find_spec(m) for m in sys.argv[1:]))"
+    return subprocess.run([config.host_python or "python3", "-c", check, *modules],
+                          capture_output=True).returncode == 0
+
+
+if _python_has("triton", "fla"):
+    config.available_features.add("fla-triton")
+
 # LLVM's tools and the lit package running this suite, for the test that lays
 # out a bundle.
 config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))

@@ -688,6 +688,20 @@ def min_blocks(ptx):
         r"\.entry (\w+)\([^{]*?\.minnctapersm (\d+)", ptx)}
 
 
+def assemble(ptxas, ptx, stem, chip):
+    """Writes `ptx` to <stem>.ptx and compiles it with `ptxas -O3 -v` for
+    the PTX's own target (sm_90a where the kernels use wgmma; `chip` where
+    it names none) into <stem>.cubin: (the cubin's path, ptxas' log, the
+    target)."""
+    target = re.search(r"^\.target (\w+)", ptx, re.M)
+    target = target.group(1) if target else chip
+    with open(stem + ".ptx", "w") as out:
+        out.write(ptx)
+    _, log = run([ptxas, f"-arch={target}", "-O3", "-v", stem + ".ptx", "-o",
+                  stem + ".cubin"])
+    return stem + ".cubin", log, target
+
+
 def fitted_bounds(opt, options, module, ptxas, cuda, target):
     """{kernel: (blocks, registers)} for the kernels to which
     linattn-gpu-fit-registers (the pipeline's fit-registers=true) gives a
@@ -701,11 +715,7 @@ def fitted_bounds(opt, options, module, ptxas, cuda, target):
                    f"fit-registers=true cuda-path={cuda}"], stdin=module)
     ptx = embedded_object(host, "assembly").decode()
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "fit.ptx")
-        with open(path, "w") as out:
-            out.write(ptx)
-        _, log = run([ptxas, f"-arch={target}", "-O3", "-v", path, "-o",
-                      os.path.join(tmp, "fit.cubin")])
+        _, log, _ = assemble(ptxas, ptx, os.path.join(tmp, "fit"), target)
     resources = ptxas_resources(log)
     return {k: (n, resources[k]["registers"])
             for k, n in min_blocks(ptx).items()}
@@ -721,14 +731,8 @@ def analyze(config, chip, opt, cuda, ptxas, cuobjdump, keep, fit=False):
     shared = workgroup_buffers(converted)
     with tempfile.TemporaryDirectory() as tmp:
         stem = re.sub(r"\W+", "_", f"{config.label}_{chip}").strip("_")
-        ptx_path = os.path.join(keep or tmp, stem + ".ptx")
-        cubin = os.path.join(keep or tmp, stem + ".cubin")
-        with open(ptx_path, "w") as out:
-            out.write(ptx)
-        # The PTX's own target: sm_90a where the kernels use wgmma.
-        target = re.search(r"^\.target (\w+)", ptx, re.M)
-        _, log = run([ptxas, f"-arch={target.group(1) if target else chip}",
-                      "-O3", "-v", ptx_path, "-o", cubin])
+        cubin, log, target = assemble(ptxas, ptx,
+                                      os.path.join(keep or tmp, stem), chip)
         sass, _ = run([cuobjdump, "--dump-sass", cubin])
         if keep:
             with open(os.path.join(keep, stem + ".sass"), "w") as out:
@@ -737,7 +741,7 @@ def analyze(config, chip, opt, cuda, ptxas, cuobjdump, keep, fit=False):
     functions = sass_functions(sass)
     bounds = min_blocks(ptx)
     fitted = fitted_bounds(opt, options, config.module, ptxas, cuda,
-                           target.group(1) if target else chip) if fit else {}
+                           target) if fit else {}
     rows = []
     for kernel in ptx_kernels(ptx):
         # With sequence-parallel-blocks=0 the segment kernels run only for
