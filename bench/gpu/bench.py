@@ -937,6 +937,40 @@ def fla_function(name):
     return fn, kw, head_first
 
 
+# FLA's Triton kernels behind each of its functions, whose configurations
+# its autotuners pick on the GPU: the rows name them, so that the static
+# comparison (peer_sass.py, which lists every configuration) can be read
+# at the one that ran.
+FLA_KERNELS = {
+    "chunk_linear_attn": [("fla.ops.common.chunk_h", "chunk_fwd_kernel_h"),
+                          ("fla.ops.common.chunk_o", "chunk_fwd_kernel_o")],
+    "fused_chunk_linear_attn": [("fla.ops.common.fused_chunk",
+                                 "fused_chunk_fwd_kernel")],
+}
+
+
+def fla_configs(fn_name):
+    """What FLA's autotuners picked for `fn_name`'s kernels in the last call
+    ("kernel: BV=64, 4 warps, 2 stages; ..."): the `best_config` of the
+    autotuner among each kernel's wrappers (heuristics, autotune); "" where
+    none is found."""
+    parts = []
+    for module, name in FLA_KERNELS.get(fn_name, []):
+        try:
+            kernel = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+        while kernel is not None and getattr(kernel, "best_config", None) is None:
+            kernel = getattr(kernel, "fn", None)
+        config = getattr(kernel, "best_config", None)
+        if config is None:
+            continue
+        tiles = "".join(f"{k}={v}, " for k, v in sorted(config.kwargs.items()))
+        parts.append(f"{name}: {tiles}{config.num_warps} warps, "
+                     f"{config.num_stages} stages")
+    return "; ".join(parts)
+
+
 def prefill_variants(variants, shape):
     """`variants` for a prefill shape: all of them where F = Dv (those of
     ONLY_FEATURES at their feature sizes), those of WIDE_FEATURE_IMPLS where
@@ -998,8 +1032,10 @@ def run_prefill(bench, shape, tmp):
                 if not head_first:
                     out = out.transpose(1, 2)
                 ms = bench.time(call)
+                configs = fla_configs(fn_name)
                 report(impl, ms, bench.error(out, ref), floor_bf16, 2.5e-2,
-                       PEER_NOTES[PRECOMPUTED in impl])
+                       PEER_NOTES[PRECOMPUTED in impl]
+                       + (f"; autotuned {configs}" if configs else ""))
             del calls
     except Exception as e:  # noqa: BLE001
         bench.record(**base, impl="fla", skipped=f"{type(e).__name__}: {e}")
