@@ -100,6 +100,11 @@ ONLY_SHAPES = {
     # SM: never past B·H·⌈Dv / 32⌉ = 132.
     "linattn chunked bf16, small grids unnarrowed":
         lambda b, h, t, d, dv: b * h * -(-dv // 32) <= 132,
+    # The strict-fp32 scan counts blocks of 128 threads (32 value columns):
+    # a target of 528 splits the sequence where B·H·⌈Dv / 32⌉ stays below
+    # 264, the default's 264 only below 132; past 264 both run batch-parallel.
+    "linattn recurrent f32, sequence-parallel-blocks=528":
+        lambda b, h, t, d, dv: b * h * -(-dv // 32) < 264,
 }
 # The prefill shapes the targets name, first when a run has a budget
 # (--budget-s): FLA's B2·T16K·D128 (1.3x FLA, the shape furthest from the
@@ -122,9 +127,10 @@ def budget_order(shapes):
 # are still undecided (the portable chunk loops at D = 128 against the
 # default's chunks of 64, wgmma chunks for the normalized loops, 384
 # sequence-parallel blocks, the outputs by wgmma, the strict-fp32 scan in
-# blocks of 512 threads) and every peer.
+# blocks of 512 threads or split into segments for 528 blocks of 128) and
+# every peer.
 LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32)"
-               "(, scan-tile=512)?$"
+               "(, scan-tile=512|, sequence-parallel-blocks=528)?$"
                "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
                "|sequence-parallel-blocks=384|normalized|wgmma outputs"
                "|wgmma outputs, normalized|unrolled staging)$"
