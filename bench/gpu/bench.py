@@ -765,27 +765,20 @@ class Bench:
         return float((out - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
-def fast_transformers_causal_product(bench):
-    """fast-transformers' causal_dot_product: from the installed package, or
-    its CUDA extension built by torch from the sdist --fast-transformers-sdist
-    names (only causal_product_cuda.cu, unchanged; the package's setup.py
-    builds a dozen other extensions). Called as the package's forward does."""
-    if bench.causal_dot_product:
-        return bench.causal_dot_product
-    torch = bench.torch
-    try:
-        module = importlib.import_module("fast_transformers.causal_product")
-        bench.causal_dot_product = module.causal_dot_product
-        return bench.causal_dot_product
-    except ImportError:
-        if not bench.args.fast_transformers_sdist:
-            raise
+def build_fast_transformers(sdist, build_dir):
+    """fast-transformers' CUDA causal product built by torch from `sdist`
+    into `build_dir` (only causal_product_cuda.cu, unchanged; the package's
+    setup.py builds a dozen other extensions): the extension module. Touches
+    no GPU, so that a lease builds it while other steps measure; a second
+    process that asks for it while the first builds waits for that build
+    (torch's lock in the build folder), and one that finds it built loads
+    it."""
     import tarfile
     from torch.utils.cpp_extension import load
-    src_dir = os.path.join(bench.args.build_dir, "fast-transformers-src")
+    src_dir = os.path.join(build_dir, "fast-transformers-src")
     os.makedirs(src_dir, exist_ok=True)
     source = os.path.join(src_dir, "causal_product_cuda.cu")
-    with tarfile.open(bench.args.fast_transformers_sdist) as tar:
+    with tarfile.open(sdist) as tar:
         member = next(m for m in tar.getmembers()
                       if m.name.endswith("fast_transformers/causal_product/causal_product_cuda.cu"))
         with tar.extractfile(member) as f:
@@ -799,9 +792,28 @@ def fast_transformers_causal_product(bench):
     ext = load(name="causal_product_cuda", sources=[source],
                extra_cuda_cflags=["-O3"],
                build_directory=src_dir, verbose=False)
-    print(f"built fast-transformers' causal_product_cuda from "
-          f"{os.path.basename(bench.args.fast_transformers_sdist)} in "
+    print(f"fast-transformers' causal_product_cuda from "
+          f"{os.path.basename(sdist)}: built or loaded in "
           f"{time.time() - start:.0f} s", flush=True)
+    return ext
+
+
+def fast_transformers_causal_product(bench):
+    """fast-transformers' causal_dot_product: from the installed package, or
+    its CUDA extension built from the sdist --fast-transformers-sdist names
+    (`build_fast_transformers`). Called as the package's forward does."""
+    if bench.causal_dot_product:
+        return bench.causal_dot_product
+    torch = bench.torch
+    try:
+        module = importlib.import_module("fast_transformers.causal_product")
+        bench.causal_dot_product = module.causal_dot_product
+        return bench.causal_dot_product
+    except ImportError:
+        if not bench.args.fast_transformers_sdist:
+            raise
+    ext = build_fast_transformers(bench.args.fast_transformers_sdist,
+                                  bench.args.build_dir)
 
     def causal_dot_product(q, k, v):
         n, h, length, _ = q.shape
@@ -1426,6 +1438,12 @@ def main():
                              "are reported as skipped); 0: no limit")
     parser.add_argument("--name", default="",
                         help="results file name (default: <device>-<date>)")
+    parser.add_argument("--build-peers", action="store_true",
+                        help="only build the peers built from source "
+                             "(fast-transformers' causal product from "
+                             "--fast-transformers-sdist) into --build-dir, "
+                             "touching no GPU, and exit: a lease builds them "
+                             "while the phase clocks measure")
     parser.add_argument("--fast-transformers-sdist", default="",
                         help="pytorch-fast-transformers sdist to build the causal "
                              "product from when the package is not installed")
@@ -1438,6 +1456,17 @@ def main():
 
     if args.merge:
         return merge(args)
+    if args.build_peers:
+        try:
+            importlib.import_module("fast_transformers.causal_product")
+            print("fast-transformers' causal product: installed", flush=True)
+        except ImportError:
+            if not args.fast_transformers_sdist:
+                parser.error("--build-peers: fast_transformers.causal_product "
+                             "is not installed and no --fast-transformers-sdist")
+            build_fast_transformers(args.fast_transformers_sdist,
+                                    args.build_dir)
+        return 0
     if args.lease:
         if args.only not in (None, "prefill"):
             parser.error("--lease times prefill shapes only")

@@ -11,6 +11,9 @@
 #   bench/gpu/device.sh pytest [PYTEST ARGS]  the Python package's suite (python/tests) on
 #                                             the bundle's libLinAttnCAPI.so: backend="cuda"
 #   bench/gpu/device.sh bench [BENCH ARGS]    bench/gpu/bench.py with the bundle's tools
+#   bench/gpu/device.sh peers                 only builds the peers bench.py builds from
+#                                             source (no GPU work: in the background of
+#                                             another step)
 #   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
 #   bench/gpu/device.sh profile [ARGS]        bench/gpu/ncu_profile.py (Nsight Compute) with
 #                                             the bundle's tools
@@ -121,11 +124,13 @@ PY
   pytest)
     python_suite "$@"
     ;;
-  bench)
+  bench | peers)
     sdist=$(ls "$LINATTN_BUNDLE"/peers/pytorch-fast-transformers-*.tar.gz 2>/dev/null | head -1)
+    what=(--out "${OUT:-bench/results}")
+    [[ $step == peers ]] && what=(--build-peers)
     "$python" bench/gpu/bench.py --tools "$LINATTN_BUNDLE/bin" \
       --build-dir "$dev/bench" ${sdist:+--fast-transformers-sdist "$sdist"} \
-      --out "${OUT:-bench/results}" "$@"
+      "${what[@]}" "$@"
     ;;
   tune)
     "$python" bench/gpu/tune.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
@@ -137,7 +142,7 @@ PY
     "$python" bench/gpu/phase_clocks.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
     ;;
   *)
-    echo "device.sh: unknown step $step (info, test, pytest, bench, tune, profile or phases)" >&2
+    echo "device.sh: unknown step $step (info, test, pytest, bench, peers, tune, profile or phases)" >&2
     exit 2
     ;;
 esac
