@@ -48,7 +48,9 @@ neither a GPU nor torch: it prints the plan (shapes, bytes, commands).
 
 import argparse
 import ctypes
+import concurrent.futures
 import datetime
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -531,14 +533,12 @@ def torch_buffer(tensor):
     return aot.Buffer(tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
 
 
-def linattn_commands(args, name, b, h, t, d):
+def linattn_commands(args, shape):
     """The linattn-compile commands of one prefill shape (for --dry-run)."""
     return [aot.compile_command(args.tools, f"<{module}_{element}.mlir>",
                                 f"<lib{module}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so>", options)
-            for module, variants in ((name, LINATTN_VARIANTS),
-                                     (name + "_normalized", NORMALIZED_VARIANTS))
-            for impl, element, options, _ in prefill_variants(variants,
-                                                              (b, h, t, d))
+            for module, variants, _ in prefill_modules(shape)
+            for impl, element, options, _ in variants
             if wants(args, impl)]
 
 
@@ -824,7 +824,35 @@ def fast_transformers_causal_product(bench):
     return causal_dot_product
 
 
-def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
+def compiled(args, name, impl, element, module_text, options):
+    """The library linattn-compile makes of `module_text` (a case's module,
+    `name`, in `element`) with `options`, for `impl`: kept in
+    --build-dir/linattn-libs under a name that hashes the module, the options
+    and the linattn-compile binary, compiled when missing. Written under a
+    temporary name and renamed, so that a run and `--build-peers` (which
+    compiles a run's libraries ahead) may compile the same one at once."""
+    tool = os.path.join(args.tools, "linattn-compile")
+    stat = os.stat(tool)
+    key = hashlib.sha256("\0".join(
+        (module_text, options, os.path.realpath(tool), str(stat.st_size),
+         str(stat.st_mtime_ns))).encode()).hexdigest()[:16]
+    cache = os.path.join(args.build_dir, "linattn-libs")
+    stem = f"lib{name}_{element}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}"
+    library = os.path.join(cache, f"{stem}-{key}.so")
+    if os.path.exists(library):
+        return library
+    os.makedirs(cache, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        module = os.path.join(tmp, f"{name}_{element}.mlir")
+        with open(module, "w") as f:
+            f.write(module_text)
+        built = aot.compile_library(args.tools, module,
+                                    os.path.join(tmp, stem + ".so"), options)
+        os.replace(built, library)
+    return library
+
+
+def run_linattn_variants(bench, qkv, ref, name, variants, module_text,
                          notes, report, base, floors):
     """Compiles and times each (impl, element type, options, tolerance) of
     `variants` on the module `module_text(element)` returns, on the bf16
@@ -841,13 +869,8 @@ def run_linattn_variants(bench, qkv, ref, tmp, name, variants, module_text,
         if not wants(bench.args, impl):
             continue
         try:
-            module = os.path.join(tmp, f"{name}_{element}.mlir")
-            with open(module, "w") as f:
-                f.write(module_text(element))
-            library = aot.compile_library(
-                bench.args.tools, module,
-                os.path.join(tmp, f"lib{name}_{re.sub(r'[^A-Za-z0-9]+', '_', impl)}.so"),
-                options)
+            library = compiled(bench.args, name, impl, element,
+                               module_text(element), options)
             if element not in inputs:
                 inputs[element] = tuple(x.float() for x in qkv)
             err, ms = bench.time_linattn(library, inputs[element],
@@ -909,7 +932,7 @@ def run_noncausal(bench, shape, tmp):
     base, floor_bf16, floor_f32, report = reporter(bench, "noncausal", shape)
 
     if not bench.args.skip_linattn:
-        run_linattn_variants(bench, (q, k, v), ref, tmp, name, LINEAR_VARIANTS,
+        run_linattn_variants(bench, (q, k, v), ref, name, LINEAR_VARIANTS,
                              lambda element: aot.linear_module(b, h, t, d, element),
                              LINEAR_NOTES, report, base, (floor_bf16, floor_f32))
 
@@ -1001,6 +1024,18 @@ def prefill_variants(variants, shape):
             and ONLY_SHAPES.get(x[0], lambda *_: True)(b, h, t, d, dv)]
 
 
+def prefill_modules(shape):
+    """A prefill shape's two modules, plain and normalized: (case name,
+    variants, module text of an element type) each."""
+    b, h, t, d, dv = dims(shape)
+    name = case_name(shape)
+    return [(name, prefill_variants(LINATTN_VARIANTS, shape),
+             lambda element: aot.scan_module(b, h, t, d, element, dv=dv)),
+            (name + "_normalized", prefill_variants(NORMALIZED_VARIANTS, shape),
+             lambda element: aot.scan_module(b, h, t, d, element,
+                                             normalized=True, dv=dv))]
+
+
 def run_prefill(bench, shape, tmp):
     torch = bench.torch
     args = bench.args
@@ -1013,16 +1048,14 @@ def run_prefill(bench, shape, tmp):
     # linattn: the scan compiled ahead of time (device buffers, the caller's
     # stream), called on the same tensors as the peers.
     if not args.skip_linattn:
-        run_linattn_variants(bench, (q, k, v), ref, tmp, name,
-                             prefill_variants(LINATTN_VARIANTS, shape),
-                             lambda element: aot.scan_module(b, h, t, d, element, dv=dv),
-                             LINATTN_NOTES, report, base,
+        (plain, variants, module_text), (normalized, normalized_variants,
+                                         normalized_text) = prefill_modules(shape)
+        run_linattn_variants(bench, (q, k, v), ref, plain, variants,
+                             module_text, LINATTN_NOTES, report, base,
                              (floor_bf16, floor_f32))
         run_linattn_variants(
-            bench, (q, k, v), bench.reference(q, k, v, normalized=True), tmp,
-            name + "_normalized", prefill_variants(NORMALIZED_VARIANTS, shape),
-            lambda element: aot.scan_module(b, h, t, d, element, normalized=True,
-                                            dv=dv),
+            bench, (q, k, v), bench.reference(q, k, v, normalized=True),
+            normalized, normalized_variants, normalized_text,
             NORMALIZED_NOTES, report, base, (floor_bf16, floor_f32))
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
@@ -1133,13 +1166,13 @@ def run_backward(bench, shape, tmp):
     if not args.skip_linattn:
         plain = [x for x in BACKWARD_VARIANTS if "normalized" not in x[0]]
         normalized = [x for x in BACKWARD_VARIANTS if "normalized" in x[0]]
-        run_linattn_variants(bench, (q, k, v, do), ref, tmp, name, plain,
+        run_linattn_variants(bench, (q, k, v, do), ref, name, plain,
                              lambda element: aot.grad_module(b, h, t, d, element),
                              BACKWARD_NOTES, report, base, (floor_bf16, floor_f32))
         if any(wants(args, x[0]) for x in normalized):
             run_linattn_variants(
                 bench, (q, k, v, do),
-                bench.reference_grads(q, k, v, do, normalized=True), tmp,
+                bench.reference_grads(q, k, v, do, normalized=True),
                 name + "_normalized", normalized,
                 lambda element: aot.grad_module(b, h, t, d, element, normalized=True),
                 BACKWARD_NOTES, report, base, (floor_bf16, floor_f32))
@@ -1406,6 +1439,48 @@ def markdown(results, device, copy_bw, launch_floor):
     return "\n".join(lines)
 
 
+def build_ahead(args, prefill):
+    """--build-peers: what a run of these arguments builds before it times,
+    built without touching the GPU (while another step measures): the
+    linattn libraries of its prefill shapes (`compiled`, on half the cores)
+    and, where it times fast-transformers and the package is not installed,
+    its causal product (`build_fast_transformers`). 1 if a build failed."""
+    builds = [(name, impl, element, module_text(element), options)
+              for shape in ([] if args.skip_linattn else prefill)
+              for name, variants, module_text in prefill_modules(shape)
+              for impl, element, options, _ in variants
+              if wants(args, impl)]
+    start = time.time()
+    failed = []
+    workers = max(1, (os.cpu_count() or 2) // 2)
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        libraries = [pool.submit(compiled, args, *build) for build in builds]
+        if prefill and any(wants(args, impl) for impl in (
+                FAST_TRANSFORMERS, FAST_TRANSFORMERS + PRECOMPUTED)):
+            try:
+                importlib.import_module("fast_transformers.causal_product")
+                print("fast-transformers' causal product: installed",
+                      flush=True)
+            except ImportError:
+                if not args.fast_transformers_sdist:
+                    print("fast-transformers' causal product: not installed "
+                          "and no --fast-transformers-sdist (a run skips it)",
+                          flush=True)
+                else:
+                    try:
+                        build_fast_transformers(args.fast_transformers_sdist,
+                                                args.build_dir)
+                    except Exception as e:  # noqa: BLE001
+                        failed.append(e)
+        failed += [e for e in (f.exception() for f in libraries) if e]
+    print(f"linattn libraries: {len(builds)} in "
+          f"{os.path.join(args.build_dir, 'linattn-libs')} after "
+          f"{time.time() - start:.0f} s", flush=True)
+    for e in failed:
+        print(f"failed: {type(e).__name__}: {e}", flush=True)
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dry-run", action="store_true",
@@ -1439,16 +1514,18 @@ def main():
     parser.add_argument("--name", default="",
                         help="results file name (default: <device>-<date>)")
     parser.add_argument("--build-peers", action="store_true",
-                        help="only build the peers built from source "
-                             "(fast-transformers' causal product from "
-                             "--fast-transformers-sdist) into --build-dir, "
-                             "touching no GPU, and exit: a lease builds them "
-                             "while the phase clocks measure")
+                        help="only build, touching no GPU, what a run of the "
+                             "same arguments would build into --build-dir "
+                             "(the linattn libraries of its prefill shapes; "
+                             "fast-transformers' causal product from "
+                             "--fast-transformers-sdist), and exit: a lease "
+                             "builds them while the phase clocks measure")
     parser.add_argument("--fast-transformers-sdist", default="",
                         help="pytorch-fast-transformers sdist to build the causal "
                              "product from when the package is not installed")
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build", "gpu-bench"),
-                        help="where extensions built from peers' sources go")
+                        help="where extensions built from peers' sources "
+                             "and the linattn libraries (linattn-libs) go")
     parser.add_argument("--merge", nargs="+", metavar="JSON",
                         help="combine the results of earlier runs on one device "
                              "into one report (--name, --out); measures nothing")
@@ -1456,17 +1533,6 @@ def main():
 
     if args.merge:
         return merge(args)
-    if args.build_peers:
-        try:
-            importlib.import_module("fast_transformers.causal_product")
-            print("fast-transformers' causal product: installed", flush=True)
-        except ImportError:
-            if not args.fast_transformers_sdist:
-                parser.error("--build-peers: fast_transformers.causal_product "
-                             "is not installed and no --fast-transformers-sdist")
-            build_fast_transformers(args.fast_transformers_sdist,
-                                    args.build_dir)
-        return 0
     if args.lease:
         if args.only not in (None, "prefill"):
             parser.error("--lease times prefill shapes only")
@@ -1500,6 +1566,8 @@ def main():
         decode = [x for x in decode if case_name(x) in wanted]
     if args.budget_s:
         prefill = budget_order(prefill)
+    if args.build_peers:
+        return build_ahead(args, prefill)
 
     if args.dry_run:
         print("plan (dry run: nothing is measured)")
@@ -1513,7 +1581,7 @@ def main():
                 LINATTN_VARIANTS + NORMALIZED_VARIANTS, shape)
                 if wants(args, impl)]
             if i == 0:  # the same for the shapes of the same variants
-                for cmd in linattn_commands(args, case_name(shape), b, h, t, d):
+                for cmd in linattn_commands(args, shape):
                     print("  " + " ".join(cmd))
                 first = variants
             elif variants != first:

@@ -11,9 +11,10 @@
 #   bench/gpu/device.sh pytest [PYTEST ARGS]  the Python package's suite (python/tests) on
 #                                             the bundle's libLinAttnCAPI.so: backend="cuda"
 #   bench/gpu/device.sh bench [BENCH ARGS]    bench/gpu/bench.py with the bundle's tools
-#   bench/gpu/device.sh peers                 only builds the peers bench.py builds from
-#                                             source (no GPU work: in the background of
-#                                             another step)
+#   bench/gpu/device.sh peers [BENCH ARGS]    only builds what bench with these arguments
+#                                             would (its linattn libraries, fast-transformers'
+#                                             causal product; no GPU work: in the background
+#                                             of another step)
 #   bench/gpu/device.sh tune [TUNE ARGS]      bench/gpu/tune.py with the bundle's tools
 #   bench/gpu/device.sh profile [ARGS]        bench/gpu/ncu_profile.py (Nsight Compute) with
 #                                             the bundle's tools
