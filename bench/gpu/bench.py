@@ -86,6 +86,8 @@ WIDE_FEATURE_IMPLS = ("linattn chunked bf16", "linattn chunked bf16, synchronous
 # Variants whose kernels differ from the default's only at these feature
 # sizes (F = Dv): elsewhere they would time the default again.
 ONLY_FEATURES = {
+    "linattn chunked bf16, scores in registers": (64,),
+    "linattn chunked bf16, scores in registers, 4 blocks/SM": (64,),
     "linattn chunked bf16, chunks of 32": (128,),
     "linattn chunked bf16, wgmma chunks, 1 warpgroup": (128,),
     "linattn chunked bf16, wgmma chunks, normalized": (128,),
@@ -128,12 +130,14 @@ def budget_order(shapes):
 # GPU time is short"): the defaults of each kernel, the rows whose options
 # are still undecided (the portable chunk loops at D = 128 against the
 # default's chunks of 64, wgmma chunks for the normalized loops, 384
-# sequence-parallel blocks, the outputs by wgmma, the strict-fp32 scan in
+# sequence-parallel blocks, the outputs by wgmma, the scores in registers
+# with three and four blocks per SM at D = 64, the strict-fp32 scan in
 # blocks of 512 threads or split into segments for 528 blocks of 128) and
 # every peer.
 LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32)"
                "(, scan-tile=512|, sequence-parallel-blocks=528)?$"
                "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
+               "|scores in registers|scores in registers, 4 blocks/SM"
                "|sequence-parallel-blocks=384|normalized|wgmma outputs"
                "|wgmma outputs, normalized|unrolled staging)$"
                "|^fla\\.|^fast_transformers|SDPA")
@@ -224,6 +228,9 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, mma.sync", "bf16", "wgmma=false", 2.5e-2),
     ("linattn chunked bf16, scores in registers", "bf16",
      "scores-in-registers=true", 2.5e-2),
+    ("linattn chunked bf16, scores in registers, 4 blocks/SM", "bf16",
+     "scores-in-registers=true min-blocks-per-sm=4 "
+     "sequence-parallel-blocks=512", 2.5e-2),
     ("linattn chunked bf16, synchronous + L2 prefetch", "bf16",
      "async-copies=false prefetch-chunks=1", 2.5e-2),
     ("linattn chunked tf32", "f32", "tf32=true", 4e-3),
@@ -316,6 +323,13 @@ LINATTN_NOTES = {
         "shared memory per block and no stores or ldmatrix of them, for about "
         "15 more registers; at F = 128 (two warps a row tile) the default's "
         "kernels",
+    "linattn chunked bf16, scores in registers, 4 blocks/SM":
+        "scores-in-registers=true min-blocks-per-sm=4 "
+        "sequence-parallel-blocks=512: at F = 64 the chunk loops' S tile "
+        "unpadded in the 128-byte swizzle (57344 bytes of shared memory "
+        "instead of 58368) and their registers bounded to 128 make four "
+        "blocks per H100 SM instead of three; segments for 512 blocks "
+        "(B8·H16·D64: 4 instead of 3), one wave of four a SM",
     "linattn chunked bf16, synchronous + L2 prefetch":
         "async-copies=false prefetch-chunks=1: staging a chunk prefetches the "
         "next chunk's rows "

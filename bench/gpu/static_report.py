@@ -263,9 +263,16 @@ def configurations():
         # The masked scores in registers (scores-in-registers=true), which
         # applies where one warp per row tile takes all keys (F = 64; F =
         # 128 takes two): the benchmark's function on wgmma.
+        # There the S tile drops its padding for the 128-byte swizzle
+        # (57344 bytes: four blocks per SM, as its rows' padding left
+        # three), which registers bounded for four blocks make the
+        # occupancy (the benchmark's `4 blocks/SM` row).
         if f == 64:
             both_grids("wgmma scores-in-registers",
                        "wgmma=true scores-in-registers=true", "wgmma")
+            both_grids("wgmma scores-in-registers min-blocks-per-sm=4",
+                       "wgmma=true scores-in-registers=true "
+                       "min-blocks-per-sm=4", "wgmma")
         # The outputs by wgmma too (wgmma-outputs=true): at F = 64 on one
         # warpgroup, at F = 128 on two with chunks of 64 (wgmma-chunks); the
         # benchmark's function and normalized.

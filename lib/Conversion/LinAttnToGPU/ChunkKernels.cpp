@@ -970,10 +970,10 @@ public:
       // elements) in one 8-byte store, which a half-warp's rows 8 words
       // apart or unit-swizzled spread over the banks (LLVM paired the
       // padded tiles' scalar stores the same way; in the IR the emulator
-      // counts them as they are). The swizzled tile of `wgmmaOutputs` too,
-      // in 4-byte stores: there LLVM cannot see the pairs, and a warp's
-      // rows g, in 16-byte chunks j XOR g, take all 32 banks.
-      bool pairs = c.dataType.isF32() || outputsByWgmma();
+      // counts them as they are). The 128-byte swizzled tile too, in
+      // 4-byte stores: there LLVM cannot see the pairs, and a warp's rows g,
+      // in 16-byte chunks j XOR g, take all 32 banks.
+      bool pairs = c.dataType.isF32() || stateSwizzled();
       forEachStateElement([&](Value f, Value d, unsigned s) {
         if (!pairs)
           storeShared(fragments[s], ss, stateIndex(f, d));
@@ -2031,12 +2031,15 @@ private:
     return {ps, c.ldC(), /*rowMajor=*/true, zero,
             c.wgmmaOutputs ? c.shape.chunk : 0};
   }
+  /// Whether the state's tile is in the 128-byte swizzle: in the chunk
+  /// loops with `wgmmaOutputs` (which have a scores tile), MN-major for the
+  /// product φ(Q_c) S, and with `swizzledState`.
+  bool stateSwizzled() const { return outputsByWgmma() || c.swizzledState; }
   /// The state rounded to the data type: padded (or unit-swizzled) rows, or
-  /// in the chunk loops with `wgmmaOutputs` (which have a scores tile)
-  /// feature rows of 128-byte swizzled blocks of 64 columns, as V_c's token
-  /// rows: MN-major for the product φ(Q_c) S.
+  /// (`stateSwizzled`) feature rows of 128-byte swizzled blocks of 64
+  /// columns, as V_c's token rows.
   SharedMatrix stateTile() {
-    if (outputsByWgmma())
+    if (stateSwizzled())
       return {ss, c.ldS(), /*rowMajor=*/true, zero, c.features};
     return {ss,   c.ldS(),           /*rowMajor=*/true,
             zero, /*swizzleRows=*/0, c.shape.stateSwizzle};

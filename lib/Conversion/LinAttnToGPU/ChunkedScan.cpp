@@ -203,6 +203,28 @@ static bool wgmmaOutputsApply(const ChunkedScanConfig &c) {
          columns <= 256 && !c.scoresInRegisters();
 }
 
+/// Whether the chunk loops of `c` take their S tile unpadded in the 128-byte
+/// swizzle (`swizzledState`): on sm_90 (wgmma, whose swizzle the kernels
+/// already index), for 16-bit data in whole 128-byte rows (DT a multiple of
+/// 64) read by mma.sync (not `wgmmaOutputs`, whose tile is swizzled
+/// anyway), and only where the rows' padding costs the chunk loop a block
+/// per H100 SM: the padding must not cost occupancy, and elsewhere the
+/// kernels stay as they were. So far that is `scores-in-registers` at
+/// F = 64: 58368 bytes (three blocks) padded, 57344 (four) swizzled.
+static bool swizzledStateApplies(const ChunkedScanConfig &c) {
+  if (!c.wgmma || c.dataBytes() != 2 || c.wgmmaOutputs ||
+      c.shape.dvTile % 64 != 0 || c.shape.statePad == 0)
+    return false;
+  ChunkedScanConfig unpadded = c;
+  unpadded.shape.statePad = 0;
+  unpadded.swizzledState = true;
+  auto blocks = [](const ChunkedScanConfig &config) {
+    return sharedMemoryBlocks(kH100SM.sharedMemory,
+                              chunkSharedBytes(config, ChunkTiles::All));
+  };
+  return blocks(unpadded) > blocks(c);
+}
+
 /// Asks ptxas (`.minnctapersm`) to fit `asked` blocks of the keys-only
 /// kernel `kernel` (of config `c`: segment states, key-value summaries) to
 /// an SM (option `states-min-blocks-per-sm`; 0: ptxas's choice). With -1,
@@ -307,6 +329,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     c.v = valueSourceOf(op.getValues());
     c.bulkCopies = options.bulkCopies;
     chooseCopyStages(c, options.copyStages);
+    if (swizzledStateApplies(c)) {
+      c.swizzledState = true;
+      c.shape.statePad = 0;
+    }
     return c;
   };
   ChunkedScanConfig c = configOf(*staged);

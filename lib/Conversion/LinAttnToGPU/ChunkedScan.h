@@ -149,6 +149,12 @@ struct ChunkedScanConfig {
   /// the 128-byte swizzle (the scores and state tiles then 1024-byte
   /// aligned).
   bool wgmmaOutputs = false;
+  /// Whether the chunk loops' S tile, 16-bit and read by mma.sync, drops
+  /// its row padding for wgmma's 128-byte swizzle (`swizzledStateApplies`):
+  /// feature rows of blocks of 64 columns, each row's 16-byte units
+  /// permuted by its row, which ldmatrix reads and a warp's accumulator
+  /// stores write without bank conflicts, as the padding did.
+  bool swizzledState = false;
   /// Whether the loops over a thread's 16-byte groups of a chunk are
   /// unrolled (option `unroll-staging`, `ChunkEmitter::forEachGroup`).
   bool unrollStaging = false;

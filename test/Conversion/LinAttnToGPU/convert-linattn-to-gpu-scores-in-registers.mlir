@@ -1,5 +1,23 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="scores-in-registers=true tf32=true sequence-parallel-blocks=0 async-copies=false wgmma=false" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="sequence-parallel-blocks=0 async-copies=false wgmma=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SHARED
+// RUN: linattn-opt %s --convert-linattn-to-gpu="scores-in-registers=true sequence-parallel-blocks=0" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SWIZZLED
+
+// On wgmma (the default) with async copies, F = 64 and bf16, dropping the
+// scores' tile leaves the chunk loop φ(Q_c), φ(K_c), V_c in two slots each
+// (64 x 64, the 128-byte swizzle) and S: its 64 x 72 padded rows would
+// take 58368 bytes, three blocks per H100 SM, so S is unpadded in the
+// 128-byte swizzle instead (57344 bytes: four blocks), each row's 16-byte
+// units XOR its row, stored a lane's pair at a time and read by
+// transposing ldmatrix. Where the padding costs no block (the normalized
+// loop below, whose z and key sums take more) S keeps it.
+// SWIZZLED-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
+//  SWIZZLED-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %[[S:.*]] : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+//       SWIZZLED: %[[UNIT:.*]] = arith.xori %{{.*}}, %{{.*}} : index
+//       SWIZZLED: %[[AT:.*]] = arith.muli %[[UNIT]], %c8 : index
+//       SWIZZLED: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64} : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+//       SWIZZLED: nvgpu.ldmatrix %[[S]][%{{.*}}] {numTiles = 4 : i32, transpose = true}
+// SWIZZLED-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
+//  SWIZZLED-SAME: memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>
 
 // scores-in-registers: the chunk loops with one warp per row tile (F = 64:
 // four warps, each with all 64 keys of its 16 rows) keep their masked
@@ -55,4 +73,11 @@ func.func @groups(%fq: tensor<2x100x160xbf16>, %fk: tensor<2x100x160xbf16>, %v: 
 func.func @tf32(%fq: tensor<2x100x64xf32>, %fk: tensor<2x100x64xf32>, %v: tensor<2x100x64xf32>) -> tensor<2x100x64xf32> {
   %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32> -> tensor<2x100x64xf32>, tensor<2x64x64xf32>, tensor<2x64xf32>
   return %o : tensor<2x100x64xf32>
+}
+
+// -----
+
+func.func @normalized(%fq: tensor<2x1000x64xbf16>, %fk: tensor<2x1000x64xbf16>, %v: tensor<2x1000x64xbf16>) -> tensor<2x1000x64xbf16> {
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v normalize(eps = 1.0e-6) : tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16>, tensor<2x1000x64xbf16> -> tensor<2x1000x64xbf16>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x1000x64xbf16>
 }
