@@ -812,27 +812,37 @@ def build_fast_transformers(sdist, build_dir):
     return ext
 
 
+def fast_transformers_product(args):
+    """fast-transformers' causal product as (function, installed): the
+    installed package's causal_dot_product(q, k, v), or else the extension
+    built from --fast-transformers-sdist (`build_fast_transformers`), whose
+    causal_dot_product(q, k, v, product) fills `product`. ImportError where
+    there is neither."""
+    try:
+        module = importlib.import_module("fast_transformers.causal_product")
+        return module.causal_dot_product, True
+    except ImportError:
+        if not args.fast_transformers_sdist:
+            raise
+    ext = build_fast_transformers(args.fast_transformers_sdist, args.build_dir)
+    return ext.causal_dot_product, False
+
+
 def fast_transformers_causal_product(bench):
-    """fast-transformers' causal_dot_product: from the installed package, or
-    its CUDA extension built from the sdist --fast-transformers-sdist names
-    (`build_fast_transformers`). Called as the package's forward does."""
+    """fast-transformers' causal_dot_product(q, k, v), from
+    `fast_transformers_product`, called as the package's forward does."""
     if bench.causal_dot_product:
         return bench.causal_dot_product
     torch = bench.torch
-    try:
-        module = importlib.import_module("fast_transformers.causal_product")
-        bench.causal_dot_product = module.causal_dot_product
-        return bench.causal_dot_product
-    except ImportError:
-        if not bench.args.fast_transformers_sdist:
-            raise
-    ext = build_fast_transformers(bench.args.fast_transformers_sdist,
-                                  bench.args.build_dir)
+    product_of, installed = fast_transformers_product(bench.args)
+    if installed:
+        bench.causal_dot_product = product_of
+        return product_of
 
     def causal_dot_product(q, k, v):
         n, h, length, _ = q.shape
         product = torch.zeros((n, h, length, v.shape[-1]), device=q.device)
-        ext.causal_dot_product(q, k, v, product)
+        product_of(q, k, v, product)
         return product
     bench.causal_dot_product = causal_dot_product
     return causal_dot_product
@@ -1472,20 +1482,17 @@ def build_ahead(args, prefill):
         if prefill and any(wants(args, impl) for impl in (
                 FAST_TRANSFORMERS, FAST_TRANSFORMERS + PRECOMPUTED)):
             try:
-                importlib.import_module("fast_transformers.causal_product")
-                print("fast-transformers' causal product: installed",
-                      flush=True)
-            except ImportError:
-                if not args.fast_transformers_sdist:
+                if fast_transformers_product(args)[1]:
+                    print("fast-transformers' causal product: installed",
+                          flush=True)
+            except Exception as e:  # noqa: BLE001
+                if isinstance(e, ImportError) and \
+                        not args.fast_transformers_sdist:
                     print("fast-transformers' causal product: not installed "
                           "and no --fast-transformers-sdist (a run skips it)",
                           flush=True)
                 else:
-                    try:
-                        build_fast_transformers(args.fast_transformers_sdist,
-                                                args.build_dir)
-                    except Exception as e:  # noqa: BLE001
-                        failed.append(e)
+                    failed.append(e)
         failed += [e for e in (f.exception() for f in libraries) if e]
     print(f"linattn libraries: {len(builds)} in "
           f"{os.path.join(args.build_dir, 'linattn-libs')} after "

@@ -1,5 +1,6 @@
 """torch.utils.cpp_extension.load as a record of its arguments."""
 import os
+import types
 
 
 def load(name, sources, extra_cuda_cflags=(), build_directory=None,
@@ -9,4 +10,4 @@ def load(name, sources, extra_cuda_cflags=(), build_directory=None,
             text = f.read().strip()
         print(f"load {name}: {os.path.relpath(source, build_directory)} "
               f"({text}) flags {' '.join(extra_cuda_cflags)}")
-    return object()
+    return types.SimpleNamespace(causal_dot_product=None)
