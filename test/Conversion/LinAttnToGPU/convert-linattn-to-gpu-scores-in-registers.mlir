@@ -8,12 +8,12 @@
 // take 58368 bytes, three blocks per H100 SM, so S is unpadded in the
 // 128-byte swizzle instead (57344 bytes: four blocks), each row's 16-byte
 // units XOR its row, stored a lane's pair at a time and read by
-// transposing ldmatrix. Where the padding costs no block (the normalized
-// loop below, whose z and key sums take more) S keeps it.
+// transposing ldmatrix (that the swizzle leaves them free of bank
+// conflicts, Integration/GPU/Emulator/bench-traffic.test counts). Where the
+// padding costs no block (the normalized loop below, whose z takes more) S
+// keeps it.
 // SWIZZLED-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
 //  SWIZZLED-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %[[S:.*]] : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-//       SWIZZLED: %[[UNIT:.*]] = arith.xori %{{.*}}, %{{.*}} : index
-//       SWIZZLED: %[[AT:.*]] = arith.muli %[[UNIT]], %c8 : index
 //       SWIZZLED: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64} : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 //       SWIZZLED: nvgpu.ldmatrix %[[S]][%{{.*}}] {numTiles = 4 : i32, transpose = true}
 // SWIZZLED-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_normalized_0(
