@@ -111,6 +111,7 @@ build_only = "ignore" if getattr(config, "linattn_bundle", False) else "fatal"
 tools = [
     ToolSubst("linattn-opt", unresolved=build_only),
     ToolSubst("linattn-capi-test", unresolved=build_only),
+    ToolSubst("linattn-float16-bits-test", unresolved=build_only),
     ToolSubst("linattn-run", unresolved="fatal"),
     ToolSubst("linattn-compile", unresolved="fatal"),
 ]

@@ -492,22 +492,56 @@ void broadcastOp(Exec &e, const Inst &in) {
 }
 
 /// vector.bitcast: imm = source element bits, imm2 = result element bits;
-/// ins[0] the source, outs[0] the result. Elements are packed little-endian.
+/// ins[0] the source, outs[0] the result. Elements are packed
+/// little-endian. Where one width divides the other (every bitcast the
+/// kernels make: f16 pairs to and from i32), a result element is
+/// `toBits / fromBits` source elements shifted together or a slice of
+/// one, word by word over the lanes; otherwise through the bytes.
 void bitcastOp(Exec &e, const Inst &in) {
   unsigned fromBits = in.imm, toBits = in.imm2;
   const Slot &from = in.ins[0], &to = in.outs[0];
-  forActive(e, [&](uint32_t l) {
-    uint8_t bytes[64] = {0};
-    for (uint32_t w = 0; w < from.words; ++w) {
-      Word v = e.reg(from.offset + w)[l];
-      std::memcpy(bytes + w * fromBits / 8, &v, fromBits / 8);
+  if (toBits % fromBits && fromBits % toBits) {
+    forActive(e, [&](uint32_t l) {
+      uint8_t bytes[64] = {0};
+      for (uint32_t w = 0; w < from.words; ++w) {
+        Word v = e.reg(from.offset + w)[l];
+        std::memcpy(bytes + w * fromBits / 8, &v, fromBits / 8);
+      }
+      for (uint32_t w = 0; w < to.words; ++w) {
+        Word v = 0;
+        std::memcpy(&v, bytes + w * toBits / 8, toBits / 8);
+        e.reg(to.offset + w)[l] = v;
+      }
+    });
+    return;
+  }
+  auto lowBits = [](unsigned bits) {
+    return bits >= 64 ? ~Word(0) : (Word(1) << bits) - 1;
+  };
+  Word fromMask = lowBits(fromBits), toMask = lowBits(toBits);
+  const uint8_t *m = e.mask;
+  for (uint32_t w = 0; w < to.words; ++w) {
+    Word *out = e.reg(to.offset + w);
+    // The source element holding the result element's first bit.
+    uint64_t first = uint64_t(w) * toBits;
+    const Word *src = e.reg(from.offset + first / fromBits);
+    if (toBits <= fromBits) {
+      unsigned shift = first % fromBits;
+      for (uint32_t l = 0; l < e.threads; ++l)
+        if (m[l])
+          out[l] = (src[l] >> shift) & toMask;
+      continue;
     }
-    for (uint32_t w = 0; w < to.words; ++w) {
-      Word v = 0;
-      std::memcpy(&v, bytes + w * toBits / 8, toBits / 8);
-      e.reg(to.offset + w)[l] = v;
+    for (uint32_t l = 0; l < e.threads; ++l)
+      if (m[l])
+        out[l] = src[l] & fromMask;
+    for (unsigned p = 1; p < toBits / fromBits; ++p) {
+      src = e.reg(from.offset + first / fromBits + p);
+      for (uint32_t l = 0; l < e.threads; ++l)
+        if (m[l])
+          out[l] |= (src[l] & fromMask) << (p * fromBits);
     }
-  });
+  }
 }
 
 //===--- Structured control flow -----------------------------------------===//
