@@ -71,8 +71,9 @@ VARIANTS = ["linattn chunked bf16",
 # Not bench.py's: the chunk loop alone where the default takes segments.
 EXTRA_VARIANTS = {"linattn chunked bf16, batch-parallel":
                   ("bf16", "sequence-parallel-blocks=0")}
-PHASES = ["prologue", "issue", "wait", "map", "stage", "scores", "outputs",
-          "update", "normalizer", "tokens", "epilogue"]
+# The fields of a block's line that are not phases; the phases are the rest,
+# in the order the kernel printed them (PhaseClocks.h's `Phase`).
+BLOCK_FIELDS = ("grid", "chunks", "cycles", "ns")
 LINE = re.compile(r"linattn-phase-clocks (\S+) block=(\d+),(\d+),(\d+) (.*)")
 MEASURED_MARK = "### measured"
 TIMES_MARK = "### times "
@@ -95,7 +96,8 @@ def parse_lines(text):
         row = {"kernel": m.group(1),
                "block": [int(m.group(i)) for i in (2, 3, 4)],
                "grid": [int(n) for n in fields.pop("grid").split(",")]}
-        row.update({k: int(v) for k, v in fields.items()})
+        row.update({k: int(fields.pop(k)) for k in BLOCK_FIELDS[1:]})
+        row["phases"] = {k: int(v) for k, v in fields.items()}
         blocks.append(row)
     return blocks, times
 
@@ -113,8 +115,8 @@ def summarize_kernels(blocks):
         chunks = sum(r["chunks"] for r in rows)
         cycles = sum(r["cycles"] for r in rows)
         ns = sum(r["ns"] for r in rows)
-        per_chunk = {p: sum(r.get(p, 0) for r in rows) / chunks if chunks else None
-                     for p in PHASES}
+        per_chunk = {p: sum(r["phases"].get(p, 0) for r in rows) / chunks
+                     if chunks else None for p in rows[0]["phases"]}
         grid = rows[0]["grid"]
         kernels.append({
             "kernel": name, "blocks": len(rows),
@@ -144,12 +146,24 @@ def fmt(x, digits=0):
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
+def kernels_of(rows):
+    return [k for r in rows for k in r.get("kernels", [])]
+
+
+def all_phases(rows):
+    """The phases the kernels of `rows` printed, in their order (every
+    kernel prints them all)."""
+    phases = []
+    for k in kernels_of(rows):
+        phases += [p for p in k["phase_cycles_per_chunk"] if p not in phases]
+    return phases
+
+
 def used_phases(rows):
-    """The phases some kernel of `rows` spent time in, in PHASES order (the
+    """The phases some kernel of `rows` spent time in, in their order (the
     chunked kernels have no token steps, the recurrent scan no scores)."""
-    return [p for p in PHASES
-            if any(k["phase_cycles_per_chunk"].get(p)
-                   for r in rows for k in r.get("kernels", []))]
+    return [p for p in all_phases(rows)
+            if any(k["phase_cycles_per_chunk"].get(p) for k in kernels_of(rows))]
 
 
 def markdown(rows, meta):
@@ -204,7 +218,7 @@ def write_reports(rows, meta, out_dir, name):
                                      markdown)
 
 
-# The phases' colours in the figure, in PHASES order.
+# The phases' colours in the figure, in the order the kernels print them.
 COLOURS = ["#bdbdbd", "#6baed6", "#08519c", "#fd8d3c", "#fdd0a2", "#74c476",
            "#238b45", "#9e9ac8", "#fb6a4a", "#a50f15", "#636363"]
 
@@ -228,9 +242,10 @@ def plot(rows, meta, path):
     phases_used = used_phases(rows)
     for y, (_, phases) in enumerate(bars):
         left = 0.0
-        for phase, colour in zip(PHASES, COLOURS):
+        for i, phase in enumerate(all_phases(rows)):
             if phase not in phases_used:
                 continue
+            colour = COLOURS[i % len(COLOURS)]
             width = phases.get(phase) or 0.0
             ax.barh(y, width, left=left, color=colour,
                     label=phase if y == 0 else None)

@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 
+# The phases every line has, as PhaseClocks.h's `phaseName` prints them
+# (bench/gpu/phase_clocks.py reads them off the lines).
 PHASES = ["prologue", "issue", "wait", "map", "stage", "scores", "outputs",
           "update", "normalizer", "tokens", "epilogue"]
 
