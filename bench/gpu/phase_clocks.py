@@ -71,9 +71,9 @@ VARIANTS = ["linattn chunked bf16",
 # Not bench.py's: the chunk loop alone where the default takes segments.
 EXTRA_VARIANTS = {"linattn chunked bf16, batch-parallel":
                   ("bf16", "sequence-parallel-blocks=0")}
-# The fields of a block's line that are not phases; the phases are the rest,
-# in the order the kernel printed them (PhaseClocks.h's `Phase`).
-BLOCK_FIELDS = ("grid", "chunks", "cycles", "ns")
+# A block's line: its grid and these counts, then its phases, in the order
+# the kernel printed them (PhaseClocks.h's `Phase`).
+BLOCK_COUNTS = ("chunks", "cycles", "ns")
 LINE = re.compile(r"linattn-phase-clocks (\S+) block=(\d+),(\d+),(\d+) (.*)")
 MEASURED_MARK = "### measured"
 TIMES_MARK = "### times "
@@ -96,7 +96,7 @@ def parse_lines(text):
         row = {"kernel": m.group(1),
                "block": [int(m.group(i)) for i in (2, 3, 4)],
                "grid": [int(n) for n in fields.pop("grid").split(",")]}
-        row.update({k: int(fields.pop(k)) for k in BLOCK_FIELDS[1:]})
+        row.update({k: int(fields.pop(k)) for k in BLOCK_COUNTS})
         row["phases"] = {k: int(v) for k, v in fields.items()}
         blocks.append(row)
     return blocks, times
@@ -162,8 +162,9 @@ def all_phases(rows):
 def used_phases(rows):
     """The phases some kernel of `rows` spent time in, in their order (the
     chunked kernels have no token steps, the recurrent scan no scores)."""
+    kernels = kernels_of(rows)
     return [p for p in all_phases(rows)
-            if any(k["phase_cycles_per_chunk"].get(p) for k in kernels_of(rows))]
+            if any(k["phase_cycles_per_chunk"].get(p) for k in kernels)]
 
 
 def markdown(rows, meta):
@@ -240,12 +241,12 @@ def plot(rows, meta, path):
         return False
     fig, ax = plt.subplots(figsize=(11, 0.55 * len(bars) + 1.5))
     phases_used = used_phases(rows)
+    colours = {p: COLOURS[i % len(COLOURS)]
+               for i, p in enumerate(all_phases(rows))}
     for y, (_, phases) in enumerate(bars):
         left = 0.0
-        for i, phase in enumerate(all_phases(rows)):
-            if phase not in phases_used:
-                continue
-            colour = COLOURS[i % len(COLOURS)]
+        for phase in phases_used:
+            colour = colours[phase]
             width = phases.get(phase) or 0.0
             ax.barh(y, width, left=left, color=colour,
                     label=phase if y == 0 else None)
