@@ -62,6 +62,7 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
   kernels.statesMinBlocksPerSM = options.statesMinBlocksPerSM;
   kernels.sequenceParallelBlocks = options.sequenceParallelBlocks;
   kernels.minSegmentTokens = options.minSegmentTokens;
+  kernels.simtChunks = options.simtChunks;
   kernels.tf32 = options.tf32;
   kernels.tf32x3 = options.tf32x3;
   kernels.vectorLoads = options.vectorLoads;

@@ -484,6 +484,12 @@ def ConvertLinAttnToGPUPass
            "Shortest segment the sequence-parallel scans split a sequence "
            "into, in tokens (rounded up to whole chunks or staged blocks; 0: "
            "one)">,
+    Option<"simtChunks", "simt-chunks", "bool", /*default=*/"false",
+           "Causal scans that take the recurrent kernel (f32 and f64 "
+           "states) run chunkwise on CUDA cores instead, in the state's "
+           "type: chunks of 32 tokens, the scores and the products with the "
+           "state register-blocked (F up to 128, within the chip's shared "
+           "memory; the recurrent kernel elsewhere)">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "Causal scans and the linear form with f32 data take the chunked "
            "kernels on tf32 tensor cores (products with 10-bit mantissas, "

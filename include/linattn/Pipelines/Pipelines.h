@@ -242,6 +242,12 @@ struct LinAttnLowerToNVVMOptions
                      "sequence into, in tokens (0: one chunk or staged "
                      "block)"),
       llvm::cl::init(1024)};
+  PassOptions::Option<bool> simtChunks{
+      *this, "simt-chunks",
+      llvm::cl::desc("Causal scans that take the recurrent kernel (f32 and "
+                     "f64 states) run chunkwise on CUDA cores instead, "
+                     "register-blocked in the state's type (F up to 128)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tf32{
       *this, "tf32",
       llvm::cl::desc("Causal scans and the linear form with f32 data take "

@@ -34,27 +34,6 @@ using namespace mlir::linattn;
 /// Static shared memory CUDA allows per kernel.
 static constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
-/// Shared memory per block `chip` (sm_XY, with any suffix) allows with the
-/// opt-in attribute; nullopt if the name is not sm_ and a number.
-static std::optional<int64_t> maxSharedBytes(StringRef chip) {
-  std::optional<unsigned> sm = smVersion(chip);
-  if (!sm)
-    return std::nullopt;
-  unsigned version = *sm;
-  constexpr int64_t kib = 1024;
-  if (version < 70)
-    return 48 * kib;
-  if (version == 75)
-    return 64 * kib;
-  if (version < 80)
-    return 96 * kib;
-  if (version == 80 || version == 87)
-    return 163 * kib;
-  if (version < 90 || version >= 120)
-    return 99 * kib;
-  return 227 * kib;
-}
-
 namespace {
 struct LinAttnGPUDynamicSharedMemoryPass
     : public linattn::impl::LinAttnGPUDynamicSharedMemoryPassBase<
@@ -63,7 +42,7 @@ struct LinAttnGPUDynamicSharedMemoryPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<int64_t> limit = maxSharedBytes(chip);
+    std::optional<int64_t> limit = maxSharedBytesPerBlock(chip);
     if (!limit) {
       module.emitError("linattn-gpu-dynamic-shared-memory: chip '")
           << chip << "' is not sm_ followed by a number";

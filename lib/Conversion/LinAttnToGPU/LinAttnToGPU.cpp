@@ -1152,6 +1152,7 @@ struct ConvertLinAttnToGPUPass
     o.statesMinBlocksPerSM = statesMinBlocksPerSM;
     o.sequenceParallelBlocks = sequenceParallelBlocks;
     o.minSegmentTokens = minSegmentTokens;
+    o.simtChunks = simtChunks;
     o.tf32 = tf32;
     o.tf32x3 = tf32x3;
     o.vectorLoads = vectorLoads;
@@ -1211,6 +1212,8 @@ struct ConvertLinAttnToGPUPass
     opts.phaseClocks = phaseClocks;
     opts.prefetchChunks = prefetchChunks;
     opts.narrowOffsetLimit = narrowOffsetLimit;
+    opts.simtChunks = simtChunks;
+    opts.sharedBytesPerBlock = *portableSharedBytesPerBlock(chip);
     opts.chunkedScan = scanKernel == "chunked";
     opts.chunkedLinear = linearKernel == "chunked";
     unsigned sm = *smVersion(chip);

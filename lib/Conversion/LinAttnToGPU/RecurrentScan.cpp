@@ -28,6 +28,7 @@
 
 #include "KernelBuilders.h"
 #include "PhaseClocks.h"
+#include "SimtChunkScan.h"
 
 #include <algorithm>
 
@@ -789,6 +790,29 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
       c.denominatorLanes *= 2;
   c.partialPitch = features + (c.denominatorLanes > 1 ? c.denominatorLanes : 0);
 
+  // The chunkwise CUDA-core kernel (`simt-chunks`) where it applies: the
+  // batch-parallel scan and the segments' outputs; the segment states stay
+  // the recurrent kernel's.
+  std::optional<SimtChunkConfig> simt;
+  if (options.simtChunks) {
+    bool simtAsync =
+        options.asyncCopies && stateType.isF32() &&
+        llvm::all_of(ArrayRef<Value>{c.q.tensor, c.k.tensor, values},
+                     [&](Value x) {
+                       return tensorTypeOf(x).getElementType() == stateType;
+                     });
+    std::string reason;
+    FailureOr<SimtChunkShape> shape =
+        simtChunkShape(features, vType.getShape().back(),
+                       stateType.getIntOrFloatBitWidth() / 8, simtAsync,
+                       options.sharedBytesPerBlock, reason);
+    if (succeeded(shape))
+      simt = SimtChunkConfig{features,     *shape,    stateType, c.dataType,
+                             c.resultType, c.q,       c.k,       c.v,
+                             c.normalized, c.reverse, c.hasInit, c.writesState,
+                             c.needZ,      c.eps,     c.tokens};
+  }
+
   Location loc = op.getLoc();
   auto name = [&](StringRef kind) {
     return kernelName((Twine("linattn_scan_") + kind +
@@ -799,6 +823,12 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   rewriter.setInsertionPoint(op);
   // Batch-parallel: grid (batch, value tiles of `columns` columns).
   auto whole = [&]() -> SmallVector<Value> {
+    if (simt) {
+      gpu::GPUFuncOp kernel = buildSimtChunkKernel(
+          rewriter, loc, kernels(), name("simt_"), *simt, /*segmented=*/false);
+      return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
+                        simt->shape.columns, kSimtThreads);
+    }
     gpu::GPUFuncOp kernel = buildRecurrentKernel(
         rewriter, loc, kernels(), name(""), c, RecurrentPass::Whole);
     return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
@@ -828,8 +858,19 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   Value blocks = h.divideCeil(n, h.constant(c.tokens));
   Value perSegment, segments;
   auto [target, bounded] = segmentTarget(options.sequenceParallelBlocks, tile);
+  // The chunkwise kernel's blocks take most of an SM's shared memory: they
+  // aim at as many as the SMs hold at once (half the target per block an
+  // SM holds, one per H100 SM by default for f32 at F = Dv = 128).
+  Value simtTiles;
+  if (simt) {
+    simtTiles = h.atLeastOne(h.divideCeil(dv, h.constant(simt->shape.columns)));
+    int64_t perSM = std::max<int64_t>(1, options.sharedBytesPerBlock /
+                                             simt->shape.sharedBytes);
+    target = options.sequenceParallelBlocks / 2 * perSM;
+    bounded = true;
+  }
   std::tie(perSegment, segments) =
-      h.segments(h.mul(batch, tiles), blocks, target,
+      h.segments(h.mul(batch, simt ? simtTiles : tiles), blocks, target,
                  llvm::divideCeil(options.minSegmentTokens, c.tokens),
                  /*atMostTarget=*/bounded);
   auto parallel = [&]() -> SmallVector<Value> {
@@ -840,6 +881,18 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     segmentKernels.prefix =
         buildSegmentScan(rewriter, loc, kernels(), name("segment_prefix_"),
                          c.segmentScan(), /*prefixes=*/true);
+    if (simt) {
+      SmallVector<Value> prefixes =
+          launchSegmentPrefixes(op, segmentKernels, c.k.tensor, values, batch,
+                                tiles, perSegment, segments, tile);
+      gpu::GPUFuncOp outputs = buildSimtChunkKernel(
+          rewriter, loc, kernels(), name("segment_outputs_simt_"), *simt,
+          /*segmented=*/true);
+      Value o = launchSegmentOutputs(op, outputs, c.q.tensor, c.k.tensor,
+                                     values, prefixes, batch, simtTiles,
+                                     perSegment, segments, kSimtThreads);
+      return withSegmentState(op, o, prefixes);
+    }
     segmentKernels.outputs =
         buildRecurrentKernel(rewriter, loc, kernels(), name("segment_outputs_"),
                              c, RecurrentPass::SegmentOutputs);

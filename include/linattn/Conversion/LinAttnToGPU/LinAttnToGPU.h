@@ -67,6 +67,40 @@ inline std::optional<unsigned> smVersion(llvm::StringRef chip) {
   return version;
 }
 
+/// Shared memory a block of `chip` (sm_XY, with any suffix) may take with the
+/// opt-in attribute; nullopt if the name is not sm_ and a number.
+inline std::optional<int64_t> maxSharedBytesPerBlock(llvm::StringRef chip) {
+  std::optional<unsigned> sm = smVersion(chip);
+  if (!sm)
+    return std::nullopt;
+  unsigned version = *sm;
+  constexpr int64_t kib = 1024;
+  if (version < 70)
+    return 48 * kib;
+  if (version == 75)
+    return 64 * kib;
+  if (version < 80)
+    return 96 * kib;
+  if (version == 80 || version == 87)
+    return 163 * kib;
+  if (version < 90 || version >= 120)
+    return 99 * kib;
+  return 227 * kib;
+}
+
+/// Shared memory a block may take wherever PTX for `chip` may run: its own
+/// limit, at most the 99 KiB of sm_86, sm_89 and sm_120, for which the
+/// driver compiles PTX of sm_80 and sm_90 too (only kernels with sm_90a's
+/// instructions, whose PTX runs on sm_90 alone, may take the 227 KiB of
+/// `maxSharedBytesPerBlock`); nullopt if the name is not sm_ and a number.
+inline std::optional<int64_t>
+portableSharedBytesPerBlock(llvm::StringRef chip) {
+  std::optional<int64_t> bytes = maxSharedBytesPerBlock(chip);
+  if (!bytes)
+    return std::nullopt;
+  return std::min<int64_t>(*bytes, 99 * 1024);
+}
+
 /// `wgmma-chunks`: never, where measured faster, or wherever they fit.
 enum class WgmmaChunks { Off, Auto, On };
 
@@ -157,6 +191,19 @@ struct LinAttnToGPUKernelOptions {
   /// through global memory and two more launches, which segments of 256
   /// tokens did not repay on an H100 (the chunked scan).
   int64_t minSegmentTokens = 1024;
+  /// Causal scans that take the recurrent kernel (f32 and f64 states: the
+  /// strict-fp32 scan) run chunkwise on CUDA cores instead, where F is at
+  /// most 128 and the chip's shared memory holds the block
+  /// (`SimtChunkScan.cpp`): the chunk's scores and its products with the
+  /// state as register-blocked products in the state's type, 1.25 times the
+  /// recurrent form's multiply-adds at F = Dv = 128 without its sums across
+  /// lanes per token; the sequence-parallel variant keeps the recurrent
+  /// kernel's segment states. Off until a GPU has measured it.
+  bool simtChunks = false;
+  /// Shared memory a block may take wherever the kernels may run
+  /// (`portableSharedBytesPerBlock` of the chip), for the kernels that size
+  /// themselves to it (`simtChunks`).
+  int64_t sharedBytesPerBlock = 99 * 1024;
   /// Causal scans with f32 data and an f32 state take the chunked kernel
   /// too, on tf32 tensor cores (10-bit mantissas in the products).
   bool tf32 = false;

@@ -1,0 +1,559 @@
+//===- SimtChunkScan.cpp - the chunkwise scan on CUDA cores ---------------===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The causal scan chunk by chunk on CUDA cores, in the state's type (option
+// `simt-chunks`, for the scans the tensor-core kernels do not take: f32 or
+// f64 states). The recurrent kernel spends two fused multiply-adds per
+// feature, value column and token, and every token's readout is a sum
+// across lanes; here the same work is products of tiles, each thread
+// accumulating a register block of its product from operands in shared
+// memory (as a SIMT GEMM does), for the chunk's own scores on top:
+//
+//   P   = mask(φ(Q_c) φ(K_c)ᵀ)                         C × C
+//   O_c = (φ(Q_c) S + P V_c) / (eps + φ(Q_c) z + P 1)   C × DT
+//   S  += φ(K_c)ᵀ V_c,  z += φ(K_c)ᵀ 1                  F × DT
+//
+// at C = 32 tokens a chunk, 1.25 times the recurrent form's multiply-adds
+// at F = DT = 128. One block of 256 threads per batch element and tile of
+// DT value columns: S stays in registers, each thread a block of
+// F/16 × DT/16, mirrored in shared memory after each chunk for the next
+// chunk's φ(Q_c) S. The blocks of the products:
+// - scores: 2 × 2 per thread (rows r, r + 16);
+// - outputs: 4 rows (r + 8i) × DT/32 adjacent columns per thread;
+// - state: F/16 features × DT/16 columns, in runs of up to 4 adjacent ones
+//   16 runs apart, so that the lanes of a warp that read a row of φ(K_c)
+//   or V_c read adjacent 16-byte units.
+// φ(Q_c) and φ(K_c) rows are padded by 4 elements, the scores' too, so
+// that the 16-byte loads of a warp's rows fall in distinct banks. Chunks
+// are copied by cp.async two ahead of the one computed (f32 data and
+// state, two slots per tile), else staged synchronously, with the feature
+// maps applied in shared memory. Tokens past the sequence, features past F
+// and columns past Dv are zeros, which add nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SimtChunkScan.h"
+
+using namespace mlir;
+using namespace mlir::linattn;
+using namespace mlir::linattn::gpukernels;
+
+/// Largest F the kernel takes: each thread's share of S (F/16 × DT/16) is
+/// in registers.
+static constexpr int64_t kSimtMaxFeatures = 128;
+
+/// Elements a row of φ(Q_c), φ(K_c) or the scores is padded by.
+static constexpr int64_t kSimtRowPad = 4;
+
+/// Elements of the shared buffers of a block of `shape` (with `features`
+/// rounded up): φ(Q_c), φ(K_c) and V_c in each slot, S, the scores, the
+/// denominators and z.
+static int64_t simtSharedElements(int64_t paddedFeatures, int64_t columns,
+                                  int64_t slots) {
+  int64_t rows = kSimtChunk;
+  return slots * rows * (2 * (paddedFeatures + kSimtRowPad) + columns) +
+         paddedFeatures * columns + rows * (rows + kSimtRowPad) + rows +
+         paddedFeatures;
+}
+
+FailureOr<SimtChunkShape> mlir::linattn::gpukernels::simtChunkShape(
+    int64_t features, int64_t dv, int64_t elementBytes, bool async,
+    int64_t sharedLimit, std::string &reason) {
+  if (features <= 0 || features > kSimtMaxFeatures) {
+    reason = "the chunkwise CUDA-core scan takes F from 1 to " +
+             std::to_string(kSimtMaxFeatures) + ", not " +
+             std::to_string(features);
+    return failure();
+  }
+  int64_t padded = llvm::alignTo(features, 32);
+  // The narrowest tile that holds Dv (dynamic: 128), narrower where shared
+  // memory does not hold it: with two slots at 64 columns or more, then
+  // with one (staged synchronously) down to 32. Tiles of 32 leave each
+  // thread one output column and two state columns, too few products per
+  // load to keep two slots for.
+  int64_t widest = 128;
+  if (!ShapedType::isDynamic(dv))
+    widest = std::clamp<int64_t>(llvm::PowerOf2Ceil(dv), 32, 128);
+  for (int64_t slots = async ? 2 : 1; slots >= 1; --slots)
+    for (int64_t columns = widest; columns >= (slots == 2 ? 64 : 32);
+         columns /= 2) {
+      int64_t bytes = elementBytes * simtSharedElements(padded, columns, slots);
+      if (bytes <= sharedLimit)
+        return SimtChunkShape{padded, columns, slots, bytes};
+    }
+  reason = "the chunkwise CUDA-core scan at F = " + std::to_string(features) +
+           " needs more than the chip's " + std::to_string(sharedLimit) +
+           " bytes of shared memory a block";
+  return failure();
+}
+
+/// Elements a run of `count` elements of a thread's register block takes:
+/// 4, 2 or 1, the most that divides it.
+static int64_t runOf(int64_t count) {
+  return count % 4 == 0 ? 4 : count % 2 == 0 ? 2 : 1;
+}
+
+gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
+    RewriterBase &rewriter, Location loc, gpu::GPUModuleOp kernels,
+    StringRef name, const SimtChunkConfig &c, bool segmented) {
+  const SimtChunkShape &shape = c.shape;
+  int64_t features = c.features, padded = shape.paddedFeatures,
+          columns = shape.columns, slots = shape.slots;
+  bool async = slots == 2;
+  constexpr int64_t rows = kSimtChunk, threads = kSimtThreads;
+  int64_t pitch = padded + kSimtRowPad, scorePitch = rows + kSimtRowPad;
+  bool hasInit = segmented || c.hasInit;
+  bool writesState = !segmented && c.writesState;
+  bool needZ = segmented ? c.normalized : c.needZ;
+  Type stateType = c.stateType;
+  const FeatureSource &q = c.q, &k = c.k, &valueMap = c.v;
+
+  Type indexType = rewriter.getIndexType();
+  SmallVector<Type> argTypes = {
+      flatBufferType(tensorTypeOf(q.tensor).getElementType()),
+      flatBufferType(tensorTypeOf(k.tensor).getElementType()),
+      flatBufferType(c.dataType)};
+  if (hasInit)
+    argTypes.append(2, flatBufferType(stateType));
+  argTypes.push_back(flatBufferType(c.resultType));
+  if (writesState)
+    argTypes.append(2, flatBufferType(stateType));
+  argTypes.append({indexType, indexType}); // N, Dv
+  if (segmented)
+    argTypes.append({indexType, indexType}); // units per segment, segments
+  SmallVector<Type> shared = {
+      workgroupBufferType(stateType, slots * rows * pitch),    // φ(Q_c)
+      workgroupBufferType(stateType, slots * rows * pitch),    // φ(K_c)
+      workgroupBufferType(stateType, slots * rows * columns),  // V_c
+      workgroupBufferType(stateType, padded * columns),        // S
+      workgroupBufferType(stateType, rows * scorePitch),       // P
+      workgroupBufferType(stateType, c.normalized ? rows : 1), // denominators
+      workgroupBufferType(stateType, needZ ? padded : 1)};     // z
+  gpu::GPUFuncOp kernel =
+      createKernel(rewriter, loc, kernels, name, argTypes, shared);
+  OpBuilder::InsertionGuard guard(rewriter);
+  setInsertionPointToKernelBody(rewriter, kernel);
+  KernelBuilder kb(rewriter, loc, stateType);
+  ScanKernelArgs a = scanKernelArgs(kernel, hasInit, writesState);
+  ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
+  Value qs = wg[0], ks = wg[1], vs = wg[2], ss = wg[3], ps = wg[4], den = wg[5],
+        zs = wg[6];
+
+  Value c0 = kb.idx(0), c1 = kb.idx(1), cRows = kb.idx(rows),
+        cF = kb.idx(features), cThreads = kb.idx(threads);
+  Value n = a.n, dv = a.dv;
+  Value batch = kb.blockId(gpu::Dimension::x);
+  Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns));
+  Value tid = kb.threadId();
+  Value warp = kb.divU(tid, kb.idx(32)), lane = kb.remU(tid, kb.idx(32));
+  Value laneRow = kb.divU(lane, kb.idx(8)),
+        laneColumn = kb.remU(lane, kb.idx(8));
+
+  // The scan positions [begin, end) the block walks and the first row of
+  // its state: the batch element's, or its segment's.
+  Value begin = c0, end = n, stateBase = kb.mul(batch, cF);
+  if (segmented) {
+    unsigned last = kernel.getFunctionType().getNumInputs() - 1;
+    Value perSegment = kernel.getArgument(last - 1),
+          segments = kernel.getArgument(last);
+    Value segment = kb.blockId(gpu::Dimension::z);
+    Value span = kb.mul(perSegment, kb.idx(c.segmentUnit));
+    begin = kb.mul(segment, span);
+    end = kb.minU(kb.add(begin, span), n);
+    stateBase = kb.mul(kb.add(kb.mul(batch, segments), segment), cF);
+  }
+  auto tokenAt = [&](Value t0, Value t) {
+    Value i = kb.add(t0, t);
+    return c.reverse ? kb.sub(kb.sub(n, c1), i) : i;
+  };
+
+  // The state block: features fAt(i), i < fm, and tile columns dAt(j),
+  // j < dm, of thread (fGroup, dGroup) of the 16 × 16 grid, a warp 4 × 8 of
+  // it. Runs of fRun adjacent features 16 · fRun apart, likewise columns.
+  int64_t fm = padded / 16, dm = columns / 16;
+  int64_t fRun = runOf(fm), dRun = runOf(dm);
+  Value fGroup = kb.add(kb.mul(kb.divU(warp, kb.idx(2)), kb.idx(4)), laneRow);
+  Value dGroup =
+      kb.add(kb.mul(kb.remU(warp, kb.idx(2)), kb.idx(8)), laneColumn);
+  auto fAt = [&](int64_t i) {
+    return kb.add(kb.idx(i / fRun * 16 * fRun + i % fRun),
+                  kb.mul(fGroup, kb.idx(fRun)));
+  };
+  auto dAt = [&](int64_t j) {
+    return kb.add(kb.idx(j / dRun * 16 * dRun + j % dRun),
+                  kb.mul(dGroup, kb.idx(dRun)));
+  };
+
+  // S from the initial state (zeros past F and Dv), and its mirror.
+  SmallVector<Value> state;
+  for (int64_t i = 0; i < fm; ++i)
+    for (int64_t j = 0; j < dm; ++j) {
+      if (!hasInit) {
+        state.push_back(kb.fconst(0.0));
+        continue;
+      }
+      Value f = fAt(i), col = kb.add(firstColumn, dAt(j));
+      Value exists =
+          arith::AndIOp::create(rewriter, loc, kb.ult(f, cF), kb.ult(col, dv));
+      state.push_back(kb.loadIf(exists, a.s0,
+                                kb.add(kb.mul(kb.add(stateBase, f), dv), col)));
+    }
+  auto mirrorState = [&](ArrayRef<Value> s) {
+    for (int64_t i = 0; i < fm; ++i)
+      for (int64_t j = 0; j < dm; j += dRun)
+        kb.storeRun(ss, kb.add(kb.mul(fAt(i), kb.idx(columns)), dAt(j)),
+                    s.slice(i * dm + j, dRun));
+  };
+  mirrorState(state);
+  // z, feature tid by thread tid (the thread that updates and writes it).
+  if (needZ)
+    kb.ifThen(kb.ult(tid, kb.idx(padded)), [&] {
+      Value z = hasInit
+                    ? kb.loadIf(kb.ult(tid, cF), a.z0, kb.add(stateBase, tid))
+                    : kb.fconst(0.0);
+      memref::StoreOp::create(rewriter, loc, z, zs, ValueRange{tid});
+    });
+
+  // Staging. Async copies take 16 bytes where the rows allow it, tested
+  // once per block: φ(Q), φ(K) with F a multiple of 4 and both buffers
+  // 16-byte aligned; V with Dv a multiple of 4 and its buffer aligned.
+  // Elsewhere 4 bytes each, whatever the alignment.
+  Value wideFeatures, wideValues; // null: never
+  if (async && features % 4 == 0)
+    wideFeatures = arith::AndIOp::create(rewriter, loc, kb.alignedTo(a.q, 16),
+                                         kb.alignedTo(a.k, 16));
+  if (async)
+    wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(a.v, 16),
+                                       kb.eq(kb.remU(dv, kb.idx(4)), c0));
+  auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
+    if (!wide)
+      return body(1);
+    kb.ifElse(
+        wide, [&] { body(4); }, [&] { body(1); });
+  };
+  // Calls `fn(at, to, exists)` for this thread's groups of `width` elements
+  // of the `count` tokens at t0 in a tile of rows of `rowElements` (pitch
+  // `rowPitch`) from `base`: the group's global index (valid where it
+  // exists), its index in the tile, and whether it is in the sequence and in
+  // F or Dv (`limit` elements a row, from `first`, `stride` elements a
+  // global row).
+  auto forEachGroup = [&](Value t0, Value count, Value base,
+                          int64_t rowElements, int64_t rowPitch, int64_t width,
+                          Value first, Value limit, Value stride,
+                          function_ref<void(Value, Value, Value)> fn) {
+    Value groups = kb.idx(rowElements / width);
+    kb.forLoop(tid, kb.mul(cRows, groups), cThreads, [&](Value i) {
+      Value t = kb.divU(i, groups);
+      Value e = kb.mul(kb.remU(i, groups), kb.idx(width));
+      Value element = kb.add(first, e);
+      Value exists = arith::AndIOp::create(rewriter, loc, kb.ult(t, count),
+                                           kb.ult(element, limit));
+      Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+      Value at = kb.select(exists, kb.add(kb.mul(row, stride), element), c0);
+      fn(at, kb.add(base, kb.add(kb.mul(t, kb.idx(rowPitch)), e)), exists);
+    });
+  };
+  SmallVector<std::tuple<Value, Value, const FeatureSource *>> staged = {
+      {qs, a.q, &q}, {ks, a.k, &k}};
+  // Stages the `count` tokens at t0 into the slot at (fBase, vBase): copied
+  // by cp.async (mapped by `mapStaged` once they land), or loaded, mapped and
+  // stored.
+  auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
+    byWidth(wideFeatures, [&](int64_t width) {
+      forEachGroup(t0, count, fBase, padded, pitch, width, c0, cF, cF,
+                   [&](Value at, Value to, Value exists) {
+                     for (auto [tile, global, source] : staged) {
+                       if (async) {
+                         kb.asyncCopy(global, at, tile, to, width,
+                                      kb.select(exists, kb.idx(width), c0),
+                                      /*bypassL1=*/width == 4);
+                         continue;
+                       }
+                       Value x =
+                           kb.featureOf(kb.loadIf(exists, global, at), *source);
+                       kb.store(kb.select(exists, x, kb.fconst(0.0)), tile, to);
+                     }
+                   });
+    });
+    byWidth(wideValues, [&](int64_t width) {
+      forEachGroup(t0, count, vBase, columns, columns, width, firstColumn, dv,
+                   dv, [&](Value at, Value to, Value exists) {
+                     if (async) {
+                       kb.asyncCopy(a.v, at, vs, to, width,
+                                    kb.select(exists, kb.idx(width), c0),
+                                    /*bypassL1=*/width == 4);
+                       return;
+                     }
+                     Value x =
+                         kb.featureOf(kb.loadIf(exists, a.v, at), valueMap);
+                     kb.store(kb.select(exists, x, kb.fconst(0.0)), vs, to);
+                   });
+    });
+  };
+  // With async copies: the feature maps applied to the groups this thread
+  // copied that exist, once its copies have landed (the barrier after this
+  // publishes them).
+  auto mapStaged = [&](Value t0, Value count, Value fBase, Value vBase) {
+    auto mapGroup = [&](Value tile, const FeatureSource &source, Value to,
+                        Value exists, int64_t width) {
+      kb.ifThen(exists, [&] {
+        SmallVector<Value> run = kb.loadRun(tile, to, width);
+        for (Value &x : run)
+          x = kb.featureOf(x, source);
+        kb.storeRun(tile, to, run);
+      });
+    };
+    if (mapsOnCopy(q) || mapsOnCopy(k))
+      byWidth(wideFeatures, [&](int64_t width) {
+        forEachGroup(t0, count, fBase, padded, pitch, width, c0, cF, cF,
+                     [&](Value, Value to, Value exists) {
+                       for (auto [tile, global, source] : staged)
+                         if (mapsOnCopy(*source))
+                           mapGroup(tile, *source, to, exists, width);
+                     });
+      });
+    if (mapsOnCopy(valueMap))
+      byWidth(wideValues, [&](int64_t width) {
+        forEachGroup(t0, count, vBase, columns, columns, width, firstColumn, dv,
+                     dv, [&](Value, Value to, Value exists) {
+                       mapGroup(vs, valueMap, to, exists, width);
+                     });
+      });
+  };
+  auto slotBases = [&](Value slot) {
+    return std::make_pair(kb.mul(slot, kb.idx(rows * pitch)),
+                          kb.mul(slot, kb.idx(rows * columns)));
+  };
+  auto chunkAt = [&](Value t0) { return kb.minU(cRows, kb.sub(end, t0)); };
+  // Async: the first two chunks in flight before the loop; each iteration
+  // waits for its own (all but the latest group) and, once every thread is
+  // done with its slot, copies the chunk two ahead into it. Every iteration
+  // commits a group, empty past the sequence, so that the count holds.
+  if (async) {
+    for (int64_t ahead = 0; ahead < 2; ++ahead) {
+      Value t0 = kb.add(begin, kb.idx(ahead * rows));
+      Value fBase, vBase;
+      std::tie(fBase, vBase) = slotBases(kb.idx(ahead));
+      kb.ifThen(kb.ult(t0, end), [&] { stage(t0, chunkAt(t0), fBase, vBase); });
+      kb.commitAsyncCopies();
+    }
+  }
+
+  // The thread's rows and columns of the scores (r + 16i, s + 16j) and of
+  // the outputs (r + 8i, adjacent columns from oColumn).
+  Value scoreRow = kb.divU(tid, kb.idx(16)),
+        scoreColumn = kb.remU(tid, kb.idx(16));
+  int64_t on = columns / 32;
+  Value outRow = kb.add(kb.mul(kb.divU(warp, kb.idx(4)), kb.idx(4)), laneRow);
+  Value outColumn =
+      kb.mul(kb.add(kb.mul(kb.remU(warp, kb.idx(4)), kb.idx(8)), laneColumn),
+             kb.idx(on));
+  auto rowAt = [&](Value base, int64_t i, int64_t step) {
+    return kb.add(base, kb.idx(i * step));
+  };
+
+  state = kb.forLoop(begin, end, cRows, state, [&](Value t0, ValueRange s) {
+    Value count = chunkAt(t0);
+    Value slot =
+        async ? kb.remU(kb.divU(kb.sub(t0, begin), cRows), kb.idx(2)) : c0;
+    Value fBase, vBase;
+    std::tie(fBase, vBase) = slotBases(slot);
+    if (async) {
+      kb.waitAsyncCopies(/*pending=*/1);
+      mapStaged(t0, count, fBase, vBase);
+    } else {
+      stage(t0, count, fBase, vBase);
+    }
+    kb.barrier();
+
+    // The scores, masked: P[t, s] for s <= t, in even and odd partial sums
+    // of the features.
+    {
+      SmallVector<Value> acc(8, kb.fconst(0.0));
+      acc = kb.forLoop(
+          c0, kb.idx(padded), kb.idx(8), acc,
+          [&](Value f0, ValueRange in) -> SmallVector<Value> {
+            SmallVector<Value> out(in.begin(), in.end());
+            for (int64_t h = 0; h < 2; ++h) {
+              Value f = kb.add(f0, kb.idx(4 * h));
+              SmallVector<SmallVector<Value>> qv, kv;
+              for (int64_t i = 0; i < 2; ++i) {
+                Value qRow = rowAt(scoreRow, i, 16),
+                      kRow = rowAt(scoreColumn, i, 16);
+                qv.push_back(kb.loadRun(
+                    qs, kb.add(fBase, kb.add(kb.mul(qRow, kb.idx(pitch)), f)),
+                    4));
+                kv.push_back(kb.loadRun(
+                    ks, kb.add(fBase, kb.add(kb.mul(kRow, kb.idx(pitch)), f)),
+                    4));
+              }
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j)
+                  for (int64_t e = 0; e < 4; ++e) {
+                    Value &sum = out[(i * 2 + j) * 2 + h];
+                    sum = kb.fma(qv[i][e], kv[j][e], sum);
+                  }
+            }
+            return out;
+          });
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value t = rowAt(scoreRow, i, 16), u = rowAt(scoreColumn, j, 16);
+          Value score = kb.fadd(acc[(i * 2 + j) * 2], acc[(i * 2 + j) * 2 + 1]);
+          memref::StoreOp::create(
+              rewriter, loc, kb.select(kb.ult(t, u), kb.fconst(0.0), score), ps,
+              ValueRange{kb.add(kb.mul(t, kb.idx(scorePitch)), u)});
+        }
+    }
+    kb.barrier();
+
+    // The denominators eps + φ(q_t)ᵀz + Σ_s P[t, s], warp w those of tokens
+    // w + 8i, its lanes sharing out the keys and features.
+    if (c.normalized) {
+      for (int64_t i = 0; i < rows / 8; ++i) {
+        Value t = rowAt(warp, i, 8);
+        Value part = memref::LoadOp::create(
+            rewriter, loc, ps,
+            ValueRange{kb.add(kb.mul(t, kb.idx(scorePitch)), lane)});
+        for (int64_t j = 0; j < padded / 32; ++j) {
+          Value f = rowAt(lane, j, 32);
+          Value qf = memref::LoadOp::create(
+              rewriter, loc, qs,
+              ValueRange{kb.add(fBase, kb.add(kb.mul(t, kb.idx(pitch)), f))});
+          Value zf = memref::LoadOp::create(rewriter, loc, zs, ValueRange{f});
+          part = kb.fma(qf, zf, part);
+        }
+        Value sum = kb.sumOverLanes(part, 32);
+        kb.ifThen(kb.eq(lane, c0), [&] {
+          memref::StoreOp::create(rewriter, loc, kb.fadd(kb.fconst(c.eps), sum),
+                                  den, ValueRange{t});
+        });
+      }
+      kb.barrier();
+    }
+
+    // The outputs φ(Q_c) S + P V_c of the thread's rows and columns.
+    {
+      SmallVector<Value> acc(4 * on, kb.fconst(0.0));
+      // Adds row block `a` (4 rows, k from `kAt`) times the rows of `b` from
+      // `bBase` (pitch `columns`) over k in [0, extent).
+      auto product = [&](Value aTile, Value aBase, int64_t aPitch, Value bTile,
+                         Value bBase, int64_t extent) {
+        acc = kb.forLoop(
+            c0, kb.idx(extent), kb.idx(4), acc,
+            [&](Value k0, ValueRange in) -> SmallVector<Value> {
+              SmallVector<Value> out(in.begin(), in.end());
+              SmallVector<SmallVector<Value>> av;
+              for (int64_t i = 0; i < 4; ++i)
+                av.push_back(kb.loadRun(
+                    aTile,
+                    kb.add(aBase,
+                           kb.add(kb.mul(rowAt(outRow, i, 8), kb.idx(aPitch)),
+                                  k0)),
+                    4));
+              for (int64_t e = 0; e < 4; ++e) {
+                SmallVector<Value> bv = kb.loadRun(
+                    bTile,
+                    kb.add(bBase, kb.add(kb.mul(kb.add(k0, kb.idx(e)),
+                                                kb.idx(columns)),
+                                         outColumn)),
+                    on);
+                for (int64_t i = 0; i < 4; ++i)
+                  for (int64_t j = 0; j < on; ++j)
+                    out[i * on + j] = kb.fma(av[i][e], bv[j], out[i * on + j]);
+              }
+              return out;
+            });
+      };
+      product(qs, fBase, pitch, ss, c0, padded);
+      product(ps, c0, scorePitch, vs, vBase, rows);
+      for (int64_t i = 0; i < 4; ++i) {
+        Value t = rowAt(outRow, i, 8);
+        kb.ifThen(kb.ult(t, count), [&] {
+          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value denominator;
+          if (c.normalized)
+            denominator =
+                memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
+          for (int64_t j = 0; j < on; ++j) {
+            Value col = kb.add(firstColumn, kb.add(outColumn, kb.idx(j)));
+            Value out = acc[i * on + j];
+            if (c.normalized)
+              out = kb.fdiv(out, denominator);
+            kb.ifThen(kb.ult(col, dv), [&] {
+              kb.store(out, a.o, kb.add(kb.mul(row, dv), col));
+            });
+          }
+        });
+      }
+    }
+
+    // S += φ(K_c)ᵀ V_c over the chunk's tokens, in registers.
+    SmallVector<Value> next = kb.forLoop(
+        c0, count, c1, s, [&](Value t, ValueRange in) -> SmallVector<Value> {
+          SmallVector<Value> kv, vv;
+          Value kRow = kb.add(fBase, kb.mul(t, kb.idx(pitch)));
+          Value vRow = kb.add(vBase, kb.mul(t, kb.idx(columns)));
+          for (int64_t i = 0; i < fm; i += fRun)
+            llvm::append_range(kv, kb.loadRun(ks, kb.add(kRow, fAt(i)), fRun));
+          for (int64_t j = 0; j < dm; j += dRun)
+            llvm::append_range(vv, kb.loadRun(vs, kb.add(vRow, dAt(j)), dRun));
+          SmallVector<Value> out;
+          for (int64_t i = 0; i < fm; ++i)
+            for (int64_t j = 0; j < dm; ++j)
+              out.push_back(kb.fma(kv[i], vv[j], in[i * dm + j]));
+          return out;
+        });
+    // z += Σ_t φ(k_t), feature tid by thread tid, in four partial sums (the
+    // rows past the sequence are zeros).
+    if (needZ)
+      kb.ifThen(kb.ult(tid, kb.idx(padded)), [&] {
+        SmallVector<Value> sums(4, kb.fconst(0.0));
+        for (int64_t t = 0; t < rows; ++t)
+          sums[t % 4] = kb.fadd(
+              sums[t % 4],
+              memref::LoadOp::create(
+                  rewriter, loc, ks,
+                  ValueRange{kb.add(fBase, kb.add(kb.idx(t * pitch), tid))}));
+        Value z = memref::LoadOp::create(rewriter, loc, zs, ValueRange{tid});
+        memref::StoreOp::create(rewriter, loc, kb.fadd(z, kb.pairwiseSum(sums)),
+                                zs, ValueRange{tid});
+      });
+    kb.barrier();
+    mirrorState(next);
+    if (async) {
+      Value ahead = kb.add(t0, kb.idx(2 * rows));
+      kb.ifThen(kb.ult(ahead, end),
+                [&] { stage(ahead, chunkAt(ahead), fBase, vBase); });
+      kb.commitAsyncCopies();
+    }
+    return next;
+  });
+
+  // The final state (the columns of this tile) and z (the first tile).
+  if (writesState) {
+    for (int64_t i = 0; i < fm; ++i)
+      for (int64_t j = 0; j < dm; ++j) {
+        Value f = fAt(i), col = kb.add(firstColumn, dAt(j));
+        Value exists = arith::AndIOp::create(rewriter, loc, kb.ult(f, cF),
+                                             kb.ult(col, dv));
+        kb.ifThen(exists, [&] {
+          kb.store(state[i * dm + j], a.s,
+                   kb.add(kb.mul(kb.add(stateBase, f), dv), col));
+        });
+      }
+    if (needZ) {
+      Value first = kb.eq(kb.blockId(gpu::Dimension::y), c0);
+      kb.ifThen(
+          arith::AndIOp::create(rewriter, loc, first, kb.ult(tid, cF)), [&] {
+            Value z =
+                memref::LoadOp::create(rewriter, loc, zs, ValueRange{tid});
+            kb.store(z, a.z, kb.add(stateBase, tid));
+          });
+    }
+  }
+  return kernel;
+}

@@ -1,0 +1,81 @@
+//===- SimtChunkScan.h - the chunkwise scan on CUDA cores -------*- C++ -*-===//
+//
+// Part of the linattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The causal scan chunk by chunk on CUDA cores, in the state's type (option
+// `simt-chunks`): what the recurrent scan computes token by token, as the
+// chunkwise form's register-blocked products. See SimtChunkScan.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINATTN_LIB_CONVERSION_LINATTNTOGPU_SIMTCHUNKSCAN_H
+#define LINATTN_LIB_CONVERSION_LINATTNTOGPU_SIMTCHUNKSCAN_H
+
+#include "KernelBuilders.h"
+
+namespace mlir::linattn::gpukernels {
+
+/// Threads per block of the chunkwise CUDA-core scan.
+inline constexpr int64_t kSimtThreads = 256;
+
+/// Tokens per chunk of the chunkwise CUDA-core scan.
+inline constexpr int64_t kSimtChunk = 32;
+
+/// The block shape of the chunkwise CUDA-core scan.
+struct SimtChunkShape {
+  /// F rounded up to a multiple of 32 (the state's rows the threads share
+  /// out; the rows past F are zeros).
+  int64_t paddedFeatures;
+  /// Value columns per block (32, 64 or 128).
+  int64_t columns;
+  /// Slots per staged tile: 2 where the next chunk is copied by cp.async
+  /// during the current one, 1 where chunks are staged synchronously.
+  int64_t slots;
+  /// Bytes of shared memory a block takes.
+  int64_t sharedBytes;
+};
+
+/// The shape of the chunkwise CUDA-core scan for F = `features` features,
+/// `dv` value columns (dynamic: up to 128 a block) and a state of
+/// `elementBytes` bytes an element, within `sharedLimit` bytes of shared
+/// memory a block, with async copies where `async` allows them; a reason
+/// when it has none (F of 0 or above 128, or too little shared memory).
+FailureOr<SimtChunkShape> simtChunkShape(int64_t features, int64_t dv,
+                                         int64_t elementBytes, bool async,
+                                         int64_t sharedLimit,
+                                         std::string &reason);
+
+/// What a chunkwise CUDA-core scan kernel is specialized for.
+struct SimtChunkConfig {
+  int64_t features;
+  SimtChunkShape shape;
+  Type stateType;  // S, z and the staged tiles
+  Type dataType;   // V
+  Type resultType; // O
+  FeatureSource q, k, v;
+  bool normalized, reverse, hasInit, writesState, needZ;
+  double eps;
+  /// Sequence-parallel: the tokens of a unit of `perSegment`, the argument
+  /// that sizes the segments (the staged blocks of the segment states
+  /// kernel that computed the starting states).
+  int64_t segmentUnit = 0;
+};
+
+/// The kernel of the chunkwise CUDA-core scan `c`:
+/// - batch-parallel (`segmented` false): the arguments of
+///   `Converter::launchScan` (`scanKernelArgs`); grid (batch, value tiles).
+/// - a sequence-parallel scan's segment outputs (`segmented`): q, k, v, the
+///   states and normalizers at the segments' starts (flat [batch,
+///   segments, F, Dv] and [batch, segments, F]), O, N, Dv, units of
+///   `segmentUnit` tokens per segment, segments; grid (batch, value tiles,
+///   segments).
+/// Blocks of `kSimtThreads` threads.
+gpu::GPUFuncOp buildSimtChunkKernel(RewriterBase &rewriter, Location loc,
+                                    gpu::GPUModuleOp kernels, StringRef name,
+                                    const SimtChunkConfig &c, bool segmented);
+
+} // namespace mlir::linattn::gpukernels
+
+#endif // LINATTN_LIB_CONVERSION_LINATTNTOGPU_SIMTCHUNKSCAN_H
