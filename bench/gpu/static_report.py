@@ -350,6 +350,16 @@ def configurations():
             scan_module("f32", f, f, False),
             f"scan-kernel=recurrent scan-tile={4 * f}", "recurrent", f, f,
             normalized=False))
+    # The chunkwise scan on CUDA cores (simt-chunks=true): strict fp32 as
+    # register-blocked products.
+    for f in (64, 128):
+        for normalized in (True, False):
+            suffix = "" if normalized else " unnormalized"
+            configs.append(Config(
+                f"simt chunks f32 F{f}{suffix}",
+                scan_module("f32", f, f, normalized),
+                "simt-chunks=true sequence-parallel-blocks=0", "recurrent", f,
+                f, normalized=normalized))
     configs.append(Config(
         "recurrent f32 F128 unnormalized 32 columns/warp",
         scan_module("f32", 128, 128, False),

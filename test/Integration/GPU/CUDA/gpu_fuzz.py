@@ -9,7 +9,7 @@ sequence-parallel-blocks, async-copies, vector-loads, narrow-offset-limit,
 min-blocks-per-sm, wgmma, prefetch-chunks, scores-in-registers, wgmma-outputs,
 tf32, tf32x3, row-tile-warps, copy-stages, states-copy-stages, states-min-blocks-per-sm,
 states-feature-split, small-grid-value-tile,
-bulk-copies, fit-registers (which only a GPU run compiles: emulated, the
+bulk-copies, simt-chunks, fit-registers (which only a GPU run compiles: emulated, the
 kernels are interpreted and never reach ptxas),
 scan-kernel, linear-kernel, scan-feature-lanes, scan-thread-columns,
 scan-tile, block-size, rewrite-forms), with fresh data, and checks each against its
@@ -127,7 +127,8 @@ def recurrent_case(d):
         ("scan-tile=64", "scan-tile=128", "scan-tile=256", "scan-tile=512"),
         ("scan-thread-columns=1", "scan-thread-columns=2",
          "scan-thread-columns=4", "scan-thread-columns=8"),
-        ("async-copies=false",), ("fit-registers=true",), *SEGMENT_OPTIONS)
+        ("async-copies=false",), ("fit-registers=true",), ("simt-chunks=true",),
+        *SEGMENT_OPTIONS)
     return case, n >= 300
 
 
@@ -141,7 +142,8 @@ def scan_case(d):
     case.gpu_options = d.options(("scan-feature-lanes=1", "scan-feature-lanes=2"),
                                  ("scan-tile=64",),
                                  ("scan-thread-columns=2", "scan-thread-columns=4"),
-                                 ("async-copies=false",), ("fit-registers=true",), *SEGMENT_OPTIONS)
+                                 ("async-copies=false",), ("fit-registers=true",),
+                                 ("simt-chunks=true",), *SEGMENT_OPTIONS)
     return case, n >= 300
 
 
@@ -162,7 +164,7 @@ def scan_grad_case(d):
         case = cc.scan_grad_case(*args, **kwargs)
     case.gpu_options = ([tf32] if tf32 else []) + d.options(
         ("scan-feature-lanes=1", "scan-feature-lanes=2"), ("async-copies=false",),
-        *SEGMENT_OPTIONS)
+        ("simt-chunks=true",), *SEGMENT_OPTIONS)
     if tf32:
         case.tol = tensor_core_f32_tolerance(tf32)
     return case, n >= 300

@@ -1,0 +1,116 @@
+// RUN: linattn-opt %s --convert-linattn-to-gpu="simt-chunks=true" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: linattn-opt %s --convert-linattn-to-gpu="simt-chunks=true chip=sm_75" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SM75
+// RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFF
+
+// simt-chunks: the scans that take the recurrent kernel (f32 and f64
+// states) run chunk by chunk on CUDA cores, in blocks of 256 threads per
+// batch element and value tile. Shared memory, in elements: φ(Q_c) and
+// φ(K_c) of 32 tokens in rows padded to F + 4, V_c in the tile's columns
+// (two slots each where cp.async copies the next chunks), S (F × tile), the
+// scores in rows of 36, the denominators (32, normalized) and z (F, where
+// it is needed); within the 99 KiB every GPU of sm_80 and later allows.
+
+// F = 64, normalized, f32: tiles of 64 columns in two slots (72.6 KiB),
+// copied by cp.async; the denominators' sums across lanes, the outputs
+// divided by them. One block per batch element (2 × 16).
+// CHECK-LABEL: func.func @normalized(
+//       CHECK: call @__linattn_launch_linattn_scan_simt_forward_features_normalized_0(%c32, %c1, %c1, %c256, %c1, %c1,
+//       CHECK: gpu.func @linattn_scan_simt_forward_features_normalized_0(
+//  CHECK-SAME: workgroup(%{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4096xf32, {{.*}}, %{{.*}} : memref<4096xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<32xf32, {{.*}}, %{{.*}} : memref<64xf32, {{.*}})
+//  CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+//       CHECK: nvgpu.device_async_copy
+//       CHECK: nvvm.cp.async.commit.group
+//       CHECK: nvvm.cp.async.wait.group 1
+//       CHECK: gpu.shuffle
+//       CHECK: arith.divf
+//       CHECK: gpu.return
+// SM75-LABEL: func.func @normalized(
+//       SM75: gpu.func @linattn_scan_simt_forward_features_normalized_0(
+//   SM75-NOT: nvgpu.device_async_copy
+//       SM75: gpu.return
+// OFF-LABEL: func.func @normalized(
+//       OFF: call @__linattn_launch_linattn_scan_forward_features_normalized_0(
+func.func @normalized(%q: tensor<2x16x300x64xf32>, %k: tensor<2x16x300x64xf32>, %v: tensor<2x16x300x64xf32>) -> tensor<2x16x300x64xf32> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v normalize(eps = 1.0e-06) : tensor<2x16x300x64xf32>, tensor<2x16x300x64xf32>, tensor<2x16x300x64xf32> -> tensor<2x16x300x64xf32>, tensor<2x16x64x64xf32>, tensor<2x16x64xf32>
+  return %o : tensor<2x16x300x64xf32>
+}
+
+// -----
+
+// F = Dv = 128, f32 with fused elu maps: two tiles of 64 columns of one
+// slot each (79 KiB; two slots, or tiles of 128, pass 99 KiB), staged
+// synchronously; unnormalized with z unused: neither denominators nor z.
+// CHECK-LABEL: func.func @wide_values(
+//       CHECK: call @__linattn_launch_linattn_scan_simt_forward_elu_0(%c8, %c2, %c1, %c256, %c1, %c1,
+//       CHECK: gpu.func @linattn_scan_simt_forward_elu_0(
+//  CHECK-SAME: workgroup(%{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<2048xf32, {{.*}}, %{{.*}} : memref<8192xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}})
+//   CHECK-NOT: nvgpu.device_async_copy
+//   CHECK-NOT: gpu.shuffle
+//   CHECK-NOT: arith.divf
+//       CHECK: math.exp
+//       CHECK: gpu.return
+func.func @wide_values(%q: tensor<8x1000x128xf32>, %k: tensor<8x1000x128xf32>, %v: tensor<8x1000x128xf32>) -> tensor<8x1000x128xf32> {
+  %fq = linattn.feature_map elu %q : tensor<8x1000x128xf32> -> tensor<8x1000x128xf32>
+  %fk = linattn.feature_map elu %k : tensor<8x1000x128xf32> -> tensor<8x1000x128xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %v : tensor<8x1000x128xf32>, tensor<8x1000x128xf32>, tensor<8x1000x128xf32> -> tensor<8x1000x128xf32>, tensor<8x128x128xf32>, tensor<8x128xf32>
+  return %o : tensor<8x1000x128xf32>
+}
+
+// -----
+
+// f64, reverse, from an initial state, writing S and z: staged
+// synchronously (cp.async only copies f32 data into an f32 state), F = 32
+// (rows of 36), Dv = 20 in a tile of 32 columns.
+// CHECK-LABEL: func.func @double(
+//       CHECK: call @__linattn_launch_linattn_scan_simt_reverse_features_0(%c4, %c1, %c1, %c256, %c1, %c1,
+//       CHECK: gpu.func @linattn_scan_simt_reverse_features_0(%{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: index, %{{.*}}: index)
+//  CHECK-SAME: workgroup(%{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1024xf64, {{.*}}, %{{.*}} : memref<1024xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1xf64, {{.*}}, %{{.*}} : memref<32xf64, {{.*}})
+//   CHECK-NOT: nvgpu.device_async_copy
+//       CHECK: gpu.return
+func.func @double(%q: tensor<4x100x32xf64>, %k: tensor<4x100x32xf64>, %v: tensor<4x100x20xf64>, %s0: tensor<4x32x20xf64>, %z0: tensor<4x32xf64>) -> (tensor<4x100x20xf64>, tensor<4x32x20xf64>, tensor<4x32xf64>) {
+  %o, %s, %z = linattn.scan reverse %q, %k, %v init(%s0, %z0) : tensor<4x100x32xf64>, tensor<4x100x32xf64>, tensor<4x100x20xf64>, tensor<4x32x20xf64>, tensor<4x32xf64> -> tensor<4x100x20xf64>, tensor<4x32x20xf64>, tensor<4x32xf64>
+  return %o, %s, %z : tensor<4x100x20xf64>, tensor<4x32x20xf64>, tensor<4x32xf64>
+}
+
+// -----
+
+// F = 256: more of S per thread than the kernel keeps in registers; the
+// recurrent kernel.
+// CHECK-LABEL: func.func @wide_features(
+//       CHECK: call @__linattn_launch_linattn_scan_forward_features_0(%c8, %c2, %c1, %c128,
+//   CHECK-NOT: simt
+func.func @wide_features(%q: tensor<8x100x256xf32>, %k: tensor<8x100x256xf32>, %v: tensor<8x100x64xf32>) -> tensor<8x100x64xf32> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v : tensor<8x100x256xf32>, tensor<8x100x256xf32>, tensor<8x100x64xf32> -> tensor<8x100x64xf32>, tensor<8x256x64xf32>, tensor<8x256xf32>
+  return %o : tensor<8x100x64xf32>
+}
+
+// -----
+
+// Sequence-parallel: 2 blocks of the chunkwise kernel, below half of one
+// per SM (132 by default: the block takes most of an SM's shared memory),
+// so segments of at least 1024 tokens, in units of the recurrent segment
+// states kernel's staged blocks (32 tokens): 4 segments of 32 units. The
+// segment states and the scan over them are the recurrent kernel's; the
+// segments' outputs the chunkwise kernel's, grid 2 × 1 × 4.
+// CHECK-LABEL: func.func @segments(
+//       CHECK: call @__linattn_launch_linattn_scan_segment_states_forward_features_0(%c2, %c2, %c3, %c128, %c1, %c1, {{.*}}, %c4096, %c64, %c32, %c4)
+//       CHECK: call @__linattn_launch_linattn_scan_segment_prefix_forward_features_1(
+//       CHECK: call @__linattn_launch_linattn_scan_segment_outputs_simt_forward_features_2(%c2, %c1, %c4, %c256, %c1, %c1, {{.*}}, %c4096, %c64, %c32, %c4)
+//       CHECK: gpu.func @linattn_scan_segment_outputs_simt_forward_features_2(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
+//       CHECK: gpu.block_id  z
+//       CHECK: gpu.return
+func.func @segments(%q: tensor<2x4096x64xf32>, %k: tensor<2x4096x64xf32>, %v: tensor<2x4096x64xf32>) -> tensor<2x4096x64xf32> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v : tensor<2x4096x64xf32>, tensor<2x4096x64xf32>, tensor<2x4096x64xf32> -> tensor<2x4096x64xf32>, tensor<2x64x64xf32>, tensor<2x64xf32>
+  return %o : tensor<2x4096x64xf32>
+}
+
+// -----
+
+// 16-bit data take the tensor-core kernels, which simt-chunks leaves alone.
+// CHECK-LABEL: func.func @bf16(
+//       CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(
+//   CHECK-NOT: simt
+func.func @bf16(%q: tensor<8x100x64xbf16>, %k: tensor<8x100x64xbf16>, %v: tensor<8x100x64xbf16>) -> tensor<8x100x64xbf16> {
+  %o, %s, %z = linattn.scan forward %q, %k, %v : tensor<8x100x64xbf16>, tensor<8x100x64xbf16>, tensor<8x100x64xbf16> -> tensor<8x100x64xbf16>, tensor<8x64x64xf32>, tensor<8x64xf32>
+  return %o : tensor<8x100x64xbf16>
+}
