@@ -132,9 +132,9 @@ def budget_order(shapes):
 # default's chunks of 64, wgmma chunks for the normalized loops, 384
 # sequence-parallel blocks, the outputs by wgmma, the scores in registers
 # with three and four blocks per SM at D = 64, the strict-fp32 scan in
-# blocks of 512 threads or split into segments for 528 blocks of 128) and
-# every peer.
-LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32)"
+# blocks of 512 threads or split into segments for 528 blocks of 128, the
+# strict-fp32 scan chunk by chunk on CUDA cores) and every peer.
+LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32|simt chunks f32)"
                "(, scan-tile=512|, sequence-parallel-blocks=528)?$"
                "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
                "|scores in registers|scores in registers, 4 blocks/SM"
@@ -266,6 +266,10 @@ LINATTN_VARIANTS = [
     ("linattn chunked bf16, unrolled staging", "bf16", "unroll-staging=true",
      2.5e-2),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
+    ("linattn simt chunks f32", "f32", "scan-kernel=recurrent simt-chunks=true",
+     1e-4),
+    ("linattn simt chunks f32, batch-parallel", "f32",
+     "scan-kernel=recurrent simt-chunks=true sequence-parallel-blocks=0", 1e-4),
     ("linattn recurrent f32, batch-parallel", "f32",
      "scan-kernel=recurrent sequence-parallel-blocks=0", 1e-4),
     ("linattn recurrent f32, fitted registers", "f32",
@@ -444,6 +448,16 @@ LINATTN_NOTES = {
         "cp.async during the current one; sequence-parallel where batch × "
         "value tiles stay below 132 blocks (segments' states, a scan over "
         "them, the segments' outputs)",
+    "linattn simt chunks f32":
+        "strict fp32 chunk by chunk on CUDA cores (simt-chunks=true): chunks "
+        "of 32 tokens, blocks of 256 threads per batch element and tile of "
+        "64 value columns (D = 64: 72.6 KiB, the next chunks copied by "
+        "cp.async; D = 128: 79 KiB, staged synchronously), the scores, "
+        "φ(Q_c) S + P V_c and S += φ(K_c)ᵀ V_c as register-blocked products; "
+        "sequence-parallel with the recurrent kernel's segment states where "
+        "batch × value tiles stay below 66 blocks",
+    "linattn simt chunks f32, batch-parallel":
+        "the same with sequence-parallel-blocks=0",
     "linattn recurrent f32, batch-parallel":
         "the same with sequence-parallel-blocks=0: one block per batch "
         "element and value tile walks the whole sequence (the default "
@@ -1406,6 +1420,8 @@ def targets(results):
             ratio = sdpa / mine if sdpa and mine else None
             line(">= 5x SDPA (T = 16K)", shape, ratio, ratio and ratio >= 5, "x")
         for impl, how in (("linattn recurrent f32", "fp32 (strict)"),
+                          ("linattn simt chunks f32",
+                           "fp32 (strict) chunk by chunk (option)"),
                           ("linattn chunked tf32", "fp32 inputs via tf32 (option)"),
                           ("linattn chunked tf32x3",
                            "fp32 accuracy via tf32x3 (option)")):
