@@ -347,7 +347,11 @@ def ConvertLinAttnToGPUPass
       feature map applied once, the normalizer and denominators are computed
       there cooperatively; with f16/bf16 data and an f32 state (f32 data
       with `tf32` or `tf32x3`) a causal scan takes the chunked tensor-core kernel
-      instead (`scan-kernel`);
+      instead (`scan-kernel`); with `simt-chunks` the scans left to the
+      recurrent kernel run chunk by chunk on CUDA cores instead (F up to
+      128): 256 threads per batch element and value tile, the chunk's
+      scores, outputs and state update as register-blocked products, S in
+      registers and mirrored in shared memory;
     - step: `scan-feature-lanes` threads per value column, each streaming
       its share of the state's rows, the first 32 loaded before the
       features and the new normalizer are staged in shared memory;
