@@ -584,22 +584,7 @@ public:
         arith::OrIOp::create(b, loc, rowStart, lineStart));
     if (columns)
       wanted = arith::AndIOp::create(b, loc, wanted, columns);
-    kb.ifThen(wanted, [&] { prefetchLine(address); });
-  }
-
-  /// Prefetches the line that holds device address `address` into L2, by
-  /// inline PTX (`kPrefetchL2Asm`, a generic address): LLVM selects its
-  /// prefetch intrinsic only for sm_90 with PTX 8.0, and the instruction
-  /// exists on every chip.
-  void prefetchLine(Value address) {
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{},
-                              ValueRange{arith::IndexCastUIOp::create(
-                                  b, loc, b.getI64Type(), address)},
-                              kPrefetchL2Asm, "l", /*has_side_effects=*/true,
-                              /*is_align_stack=*/false,
-                              LLVM::tailcallkind::TailCallKind::None,
-                              /*asm_dialect=*/LLVM::AsmDialectAttr(),
-                              /*operand_attrs=*/ArrayAttr());
+    kb.ifThen(wanted, [&] { kb.prefetchL2(address); });
   }
 
   /// The L2 cache line.

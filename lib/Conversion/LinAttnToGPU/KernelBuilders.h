@@ -360,6 +360,21 @@ public:
         arith::ConstantIntOp::create(b, loc, kSuspendNanoseconds, 32));
   }
 
+  /// Prefetches the line that holds device address `address` into L2, by
+  /// inline PTX (`kPrefetchL2Asm`, a generic address): LLVM selects its
+  /// prefetch intrinsic only for sm_90 with PTX 8.0, and the instruction
+  /// exists on every chip.
+  void prefetchL2(Value address) {
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{},
+                              ValueRange{arith::IndexCastUIOp::create(
+                                  b, loc, b.getI64Type(), address)},
+                              kPrefetchL2Asm, "l", /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None,
+                              /*asm_dialect=*/LLVM::AsmDialectAttr(),
+                              /*operand_attrs=*/ArrayAttr());
+  }
+
   /// The `count` elements of the workgroup buffer from `base`, a multiple of
   /// min(count, 4): loads of up to 4 elements, so that a lane's group of 4
   /// is one 16-byte load for f32.

@@ -795,8 +795,9 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   // the recurrent kernel's.
   std::optional<SimtChunkConfig> simt;
   if (options.simtChunks) {
+    // cp.async copies data of the state's type as it is (f32, f64).
     bool simtAsync =
-        options.asyncCopies && stateType.isF32() &&
+        options.asyncCopies &&
         llvm::all_of(ArrayRef<Value>{c.q.tensor, c.k.tensor, values},
                      [&](Value x) {
                        return tensorTypeOf(x).getElementType() == stateType;
@@ -806,11 +807,28 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
         simtChunkShape(features, vType.getShape().back(),
                        stateType.getIntOrFloatBitWidth() / 8, simtAsync,
                        options.sharedBytesPerBlock, reason);
-    if (succeeded(shape))
-      simt = SimtChunkConfig{features,     *shape,    stateType, c.dataType,
-                             c.resultType, c.q,       c.k,       c.v,
-                             c.normalized, c.reverse, c.hasInit, c.writesState,
-                             c.needZ,      c.eps,     c.tokens};
+    if (succeeded(shape)) {
+      simt.emplace();
+      simt->features = features;
+      simt->shape = *shape;
+      simt->stateType = stateType;
+      simt->dataType = c.dataType;
+      simt->resultType = c.resultType;
+      simt->q = c.q;
+      simt->k = c.k;
+      simt->v = c.v;
+      simt->normalized = c.normalized;
+      simt->reverse = c.reverse;
+      simt->hasInit = c.hasInit;
+      simt->writesState = c.writesState;
+      simt->needZ = c.needZ;
+      simt->eps = c.eps;
+      simt->async = simtAsync;
+      simt->segmentUnit = c.tokens;
+    } else {
+      op.emitRemark() << "simt-chunks: " << reason
+                      << "; the recurrent kernel instead";
+    }
   }
 
   Location loc = op.getLoc();

@@ -27,11 +27,12 @@
 //   16 runs apart, so that the lanes of a warp that read a row of φ(K_c)
 //   or V_c read adjacent 16-byte units.
 // φ(Q_c) and φ(K_c) rows are padded by 4 elements, the scores' too, so
-// that the 16-byte loads of a warp's rows fall in distinct banks. Chunks
-// are copied by cp.async two ahead of the one computed (f32 data and
-// state, two slots per tile), else staged synchronously, with the feature
-// maps applied in shared memory. Tokens past the sequence, features past F
-// and columns past Dv are zeros, which add nothing.
+// that the 16-byte loads of a warp's rows fall in distinct banks. Data of
+// the state's type is copied by cp.async, two chunks ahead of the one
+// computed where two slots per tile fit, else a chunk at a time with the
+// next one prefetched into L2; other data is loaded, converted and stored.
+// The feature maps are applied in shared memory. Tokens past the sequence,
+// features past F and columns past Dv are zeros, which add nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +63,11 @@ static int64_t simtSharedElements(int64_t paddedFeatures, int64_t columns,
 FailureOr<SimtChunkShape> mlir::linattn::gpukernels::simtChunkShape(
     int64_t features, int64_t dv, int64_t elementBytes, bool async,
     int64_t sharedLimit, std::string &reason) {
+  if (elementBytes != 4 && elementBytes != 8) {
+    reason = "the chunkwise CUDA-core scan keeps an f32 or f64 state, not " +
+             std::to_string(8 * elementBytes) + "-bit";
+    return failure();
+  }
   if (features <= 0 || features > kSimtMaxFeatures) {
     reason = "the chunkwise CUDA-core scan takes F from 1 to " +
              std::to_string(kSimtMaxFeatures) + ", not " +
@@ -71,9 +77,9 @@ FailureOr<SimtChunkShape> mlir::linattn::gpukernels::simtChunkShape(
   int64_t padded = llvm::alignTo(features, 32);
   // The narrowest tile that holds Dv (dynamic: 128), narrower where shared
   // memory does not hold it: with two slots at 64 columns or more, then
-  // with one (staged synchronously) down to 32. Tiles of 32 leave each
-  // thread one output column and two state columns, too few products per
-  // load to keep two slots for.
+  // with one (each chunk staged before its products) down to 32. Tiles of 32
+  // leave each thread one output column and two state columns, too few products
+  // per load to keep two slots for.
   int64_t widest = 128;
   if (!ShapedType::isDynamic(dv))
     widest = std::clamp<int64_t>(llvm::PowerOf2Ceil(dv), 32, 128);
@@ -102,7 +108,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   const SimtChunkShape &shape = c.shape;
   int64_t features = c.features, padded = shape.paddedFeatures,
           columns = shape.columns, slots = shape.slots;
-  bool async = slots == 2;
+  bool async = c.async, pipelined = slots == 2;
   constexpr int64_t rows = kSimtChunk, threads = kSimtThreads;
   int64_t pitch = padded + kSimtRowPad, scorePitch = rows + kSimtRowPad;
   bool hasInit = segmented || c.hasInit;
@@ -222,10 +228,11 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // 16-byte aligned; V with Dv a multiple of 4 and its buffer aligned.
   // Elsewhere 4 bytes each, whatever the alignment.
   Value wideFeatures, wideValues; // null: never
-  if (async && features % 4 == 0)
+  bool wide = async && stateType.isF32();
+  if (wide && features % 4 == 0)
     wideFeatures = arith::AndIOp::create(rewriter, loc, kb.alignedTo(a.q, 16),
                                          kb.alignedTo(a.k, 16));
-  if (async)
+  if (wide)
     wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(a.v, 16),
                                        kb.eq(kb.remU(dv, kb.idx(4)), c0));
   auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
@@ -328,11 +335,41 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
                           kb.mul(slot, kb.idx(rows * columns)));
   };
   auto chunkAt = [&](Value t0) { return kb.minU(cRows, kb.sub(end, t0)); };
-  // Async: the first two chunks in flight before the loop; each iteration
-  // waits for its own (all but the latest group) and, once every thread is
-  // done with its slot, copies the chunk two ahead into it. Every iteration
-  // commits a group, empty past the sequence, so that the count holds.
-  if (async) {
+  // The L2 prefetch of the chunk at t0 (none past the sequence), where each
+  // chunk is staged before its products: the first element of every
+  // 128-byte span of its rows of q, k and of V's tile, and the last.
+  auto prefetchChunk = [&](Value t0) {
+    kb.ifThen(kb.ult(t0, end), [&] {
+      Value count = chunkAt(t0);
+      auto prefetchRows = [&](Value buffer, Value first, Value limit,
+                              int64_t span, Value stride) {
+        Type element = cast<MemRefType>(buffer.getType()).getElementType();
+        int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+        int64_t perLine = 128 / bytes;
+        Value lines = kb.idx(span / perLine + 1);
+        kb.forLoop(tid, kb.mul(count, lines), cThreads, [&](Value i) {
+          Value t = kb.divU(i, lines);
+          Value offset = kb.minU(kb.mul(kb.remU(i, lines), kb.idx(perLine)),
+                                 kb.idx(span - 1));
+          Value at = kb.minU(kb.add(first, offset), kb.sub(limit, c1));
+          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value index = kb.add(kb.mul(row, stride), at);
+          kb.prefetchL2(
+              kb.add(kb.pointerOf(buffer), kb.mul(index, kb.idx(bytes))));
+        });
+      };
+      prefetchRows(a.q, c0, cF, features, cF);
+      prefetchRows(a.k, c0, cF, features, cF);
+      kb.ifThen(kb.ult(firstColumn, dv),
+                [&] { prefetchRows(a.v, firstColumn, dv, columns, dv); });
+    });
+  };
+  // Two slots: the first two chunks in flight before the loop; each
+  // iteration waits for its own (all but the latest group) and, once every
+  // thread is done with its slot, copies the chunk two ahead into it. Every
+  // iteration commits a group, empty past the sequence, so that the count
+  // holds.
+  if (pipelined) {
     for (int64_t ahead = 0; ahead < 2; ++ahead) {
       Value t0 = kb.add(begin, kb.idx(ahead * rows));
       Value fBase, vBase;
@@ -358,14 +395,23 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   state = kb.forLoop(begin, end, cRows, state, [&](Value t0, ValueRange s) {
     Value count = chunkAt(t0);
     Value slot =
-        async ? kb.remU(kb.divU(kb.sub(t0, begin), cRows), kb.idx(2)) : c0;
+        pipelined ? kb.remU(kb.divU(kb.sub(t0, begin), cRows), kb.idx(2)) : c0;
     Value fBase, vBase;
     std::tie(fBase, vBase) = slotBases(slot);
-    if (async) {
+    if (pipelined) {
       kb.waitAsyncCopies(/*pending=*/1);
       mapStaged(t0, count, fBase, vBase);
     } else {
+      // One slot: this chunk's copies (all in flight at once) or loads, then
+      // the next chunk's prefetch, so that its staging waits on L2 rather
+      // than HBM.
       stage(t0, count, fBase, vBase);
+      prefetchChunk(kb.add(t0, cRows));
+      if (async) {
+        kb.commitAsyncCopies();
+        kb.waitAsyncCopies(/*pending=*/0);
+        mapStaged(t0, count, fBase, vBase);
+      }
     }
     kb.barrier();
 
@@ -524,7 +570,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       });
     kb.barrier();
     mirrorState(next);
-    if (async) {
+    if (pipelined) {
       Value ahead = kb.add(t0, kb.idx(2 * rows));
       kb.ifThen(kb.ult(ahead, end),
                 [&] { stage(ahead, chunkAt(ahead), fBase, vBase); });

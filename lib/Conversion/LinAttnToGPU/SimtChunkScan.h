@@ -30,8 +30,9 @@ struct SimtChunkShape {
   int64_t paddedFeatures;
   /// Value columns per block (32, 64 or 128).
   int64_t columns;
-  /// Slots per staged tile: 2 where the next chunk is copied by cp.async
-  /// during the current one, 1 where chunks are staged synchronously.
+  /// Slots per staged tile: 2 where the chunks two ahead are copied by
+  /// cp.async during the current one, 1 where each chunk is staged before
+  /// its products (with the next chunk prefetched into L2).
   int64_t slots;
   /// Bytes of shared memory a block takes.
   int64_t sharedBytes;
@@ -40,8 +41,9 @@ struct SimtChunkShape {
 /// The shape of the chunkwise CUDA-core scan for F = `features` features,
 /// `dv` value columns (dynamic: up to 128 a block) and a state of
 /// `elementBytes` bytes an element, within `sharedLimit` bytes of shared
-/// memory a block, with async copies where `async` allows them; a reason
-/// when it has none (F of 0 or above 128, or too little shared memory).
+/// memory a block, with two slots only where `async` (copies by cp.async)
+/// allows them; a reason when it has none (a state other than f32 and f64,
+/// F of 0 or above 128, or too little shared memory).
 FailureOr<SimtChunkShape> simtChunkShape(int64_t features, int64_t dv,
                                          int64_t elementBytes, bool async,
                                          int64_t sharedLimit,
@@ -57,6 +59,10 @@ struct SimtChunkConfig {
   FeatureSource q, k, v;
   bool normalized, reverse, hasInit, writesState, needZ;
   double eps;
+  /// Whether chunks are copied by cp.async (q, k and V in the state's type,
+  /// sm_80 and later): ahead into the second slot, or with one slot a
+  /// chunk's copies all in flight at once before their wait.
+  bool async;
   /// Sequence-parallel: the tokens of a unit of `perSegment`, the argument
   /// that sizes the segments (the staged blocks of the segment states
   /// kernel that computed the starting states).

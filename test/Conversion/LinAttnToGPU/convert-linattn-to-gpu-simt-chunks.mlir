@@ -1,6 +1,8 @@
 // RUN: linattn-opt %s --convert-linattn-to-gpu="simt-chunks=true" --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: linattn-opt %s --convert-linattn-to-gpu="simt-chunks=true chip=sm_75" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SM75
 // RUN: linattn-opt %s --convert-linattn-to-gpu --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: linattn-opt %s --convert-linattn-to-gpu="simt-chunks=true" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: linattn-opt %s --convert-linattn-to-gpu="simt-chunks=true scan-kernel=recurrent" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=RECURRENT
 
 // simt-chunks: the scans that take the recurrent kernel (f32 and f64
 // states) run chunk by chunk on CUDA cores, in blocks of 256 threads per
@@ -38,13 +40,20 @@ func.func @normalized(%q: tensor<2x16x300x64xf32>, %k: tensor<2x16x300x64xf32>, 
 // -----
 
 // F = Dv = 128, f32 with fused elu maps: two tiles of 64 columns of one
-// slot each (79 KiB; two slots, or tiles of 128, pass 99 KiB), staged
-// synchronously; unnormalized with z unused: neither denominators nor z.
+// slot each (79 KiB; two slots, or tiles of 128, pass 99 KiB): each
+// chunk's cp.async copies issued together (16 bytes where aligned), the
+// next chunk's rows prefetched into L2, then the wait for all of them and
+// elu applied in place; unnormalized with z unused: neither denominators
+// nor z.
 // CHECK-LABEL: func.func @wide_values(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_forward_elu_0(%c8, %c2, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_forward_elu_0(
 //  CHECK-SAME: workgroup(%{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<2048xf32, {{.*}}, %{{.*}} : memref<8192xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}})
-//   CHECK-NOT: nvgpu.device_async_copy
+//       CHECK: scf.for
+//       CHECK: nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
+//       CHECK: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
+//       CHECK: nvvm.cp.async.commit.group
+//  CHECK-NEXT: nvvm.cp.async.wait.group 0
 //   CHECK-NOT: gpu.shuffle
 //   CHECK-NOT: arith.divf
 //       CHECK: math.exp
@@ -58,14 +67,15 @@ func.func @wide_values(%q: tensor<8x1000x128xf32>, %k: tensor<8x1000x128xf32>, %
 
 // -----
 
-// f64, reverse, from an initial state, writing S and z: staged
-// synchronously (cp.async only copies f32 data into an f32 state), F = 32
-// (rows of 36), Dv = 20 in a tile of 32 columns.
+// f64, reverse, from an initial state, writing S and z: one slot (two
+// pass 99 KiB only at tiles of 64; a tile of 32 takes two slots nowhere),
+// 8-byte copies; F = 32 (rows of 36), Dv = 20 in a tile of 32 columns.
 // CHECK-LABEL: func.func @double(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_reverse_features_0(%c4, %c1, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_reverse_features_0(%{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: index, %{{.*}}: index)
 //  CHECK-SAME: workgroup(%{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1024xf64, {{.*}}, %{{.*}} : memref<1024xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1xf64, {{.*}}, %{{.*}} : memref<32xf64, {{.*}})
-//   CHECK-NOT: nvgpu.device_async_copy
+//       CHECK: nvgpu.device_async_copy {{.*}}, 1, %{{.*}} : memref<?xf64> to memref<1152xf64
+//       CHECK: nvvm.cp.async.wait.group 0
 //       CHECK: gpu.return
 func.func @double(%q: tensor<4x100x32xf64>, %k: tensor<4x100x32xf64>, %v: tensor<4x100x20xf64>, %s0: tensor<4x32x20xf64>, %z0: tensor<4x32xf64>) -> (tensor<4x100x20xf64>, tensor<4x32x20xf64>, tensor<4x32xf64>) {
   %o, %s, %z = linattn.scan reverse %q, %k, %v init(%s0, %z0) : tensor<4x100x32xf64>, tensor<4x100x32xf64>, tensor<4x100x20xf64>, tensor<4x32x20xf64>, tensor<4x32xf64> -> tensor<4x100x20xf64>, tensor<4x32x20xf64>, tensor<4x32xf64>
@@ -75,7 +85,8 @@ func.func @double(%q: tensor<4x100x32xf64>, %k: tensor<4x100x32xf64>, %v: tensor
 // -----
 
 // F = 256: more of S per thread than the kernel keeps in registers; the
-// recurrent kernel.
+// recurrent kernel, with a remark.
+// REMARK: remark: simt-chunks: the chunkwise CUDA-core scan takes F from 1 to 128, not 256; the recurrent kernel instead
 // CHECK-LABEL: func.func @wide_features(
 //       CHECK: call @__linattn_launch_linattn_scan_forward_features_0(%c8, %c2, %c1, %c128,
 //   CHECK-NOT: simt
@@ -110,7 +121,18 @@ func.func @segments(%q: tensor<2x4096x64xf32>, %k: tensor<2x4096x64xf32>, %v: te
 // CHECK-LABEL: func.func @bf16(
 //       CHECK: call @__linattn_launch_linattn_scan_chunked_wide_forward_features_0(
 //   CHECK-NOT: simt
+// With scan-kernel=recurrent they take the chunkwise kernel on the f32
+// state, each element loaded, converted and stored (cp.async converts
+// nothing), the next chunk prefetched into L2.
+// RECURRENT-LABEL: func.func @bf16(
+//       RECURRENT: call @__linattn_launch_linattn_scan_simt_forward_features_0(%c8, %c1, %c1, %c256,
+//       RECURRENT: gpu.func @linattn_scan_simt_forward_features_0(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index)
+//   RECURRENT-NOT: nvgpu.device_async_copy
+//       RECURRENT: arith.extf
+//       RECURRENT: prefetch.L2
+//       RECURRENT: gpu.return
 func.func @bf16(%q: tensor<8x100x64xbf16>, %k: tensor<8x100x64xbf16>, %v: tensor<8x100x64xbf16>) -> tensor<8x100x64xbf16> {
   %o, %s, %z = linattn.scan forward %q, %k, %v : tensor<8x100x64xbf16>, tensor<8x100x64xbf16>, tensor<8x100x64xbf16> -> tensor<8x100x64xbf16>, tensor<8x64x64xf32>, tensor<8x64xf32>
   return %o : tensor<8x100x64xbf16>
 }
+
