@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilders.h"
+#include "Occupancy.h"
 #include "PhaseClocks.h"
 #include "SimtChunkScan.h"
 
@@ -876,14 +877,16 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   Value blocks = h.divideCeil(n, h.constant(c.tokens));
   Value perSegment, segments;
   auto [target, bounded] = segmentTarget(options.sequenceParallelBlocks, tile);
-  // The chunkwise kernel's blocks take most of an SM's shared memory: they
-  // aim at as many as the SMs hold at once (half the target per block an
-  // SM holds, one per H100 SM by default for f32 at F = Dv = 128).
+  // The chunkwise kernel's blocks, of 256 threads and 72 to 99 KiB, aim at
+  // as many as the SMs hold at once: half the target (one per H100 SM by
+  // default) per block an H100 SM holds, by its shared memory and by the
+  // registers ptxas gives the kernel (about 128 a thread: two blocks).
   Value simtTiles;
   if (simt) {
     simtTiles = h.atLeastOne(h.divideCeil(dv, h.constant(simt->shape.columns)));
-    int64_t perSM = std::max<int64_t>(1, options.sharedBytesPerBlock /
-                                             simt->shape.sharedBytes);
+    int64_t perSM = std::clamp<int64_t>(
+        sharedMemoryBlocks(kH100SM.sharedMemory, simt->shape.sharedBytes), 1,
+        2);
     target = options.sequenceParallelBlocks / 2 * perSM;
     bounded = true;
   }

@@ -97,9 +97,9 @@ func.func @wide_features(%q: tensor<8x100x256xf32>, %k: tensor<8x100x256xf32>, %
 
 // -----
 
-// Sequence-parallel: 2 blocks of the chunkwise kernel, below half of one
-// per SM (132 by default: the block takes most of an SM's shared memory),
-// so segments of at least 1024 tokens, in units of the recurrent segment
+// Sequence-parallel: 2 blocks of the chunkwise kernel, below half of the
+// 264 that H100's SMs hold at once (two each by shared memory and
+// registers), so segments of at least 1024 tokens, in units of the recurrent segment
 // states kernel's staged blocks (32 tokens): 4 segments of 32 units. The
 // segment states and the scan over them are the recurrent kernel's; the
 // segments' outputs the chunkwise kernel's, grid 2 × 1 × 4.
