@@ -195,10 +195,10 @@ struct LinAttnToGPUKernelOptions {
   /// strict-fp32 scan) run chunkwise on CUDA cores instead, where F is at
   /// most 128 and the chip's shared memory holds the block
   /// (`SimtChunkScan.cpp`): the chunk's scores and its products with the
-  /// state as register-blocked products in the state's type, 1.25 times the
-  /// recurrent form's multiply-adds at F = Dv = 128 without its sums across
-  /// lanes per token; the sequence-parallel variant keeps the recurrent
-  /// kernel's segment states. Off until a GPU has measured it.
+  /// state as register-blocked products in the state's type, 1.31 times the
+  /// recurrent form's multiply-adds at F = Dv = 128 (1.44 at 64) without its
+  /// sums across lanes per token; the sequence-parallel variant keeps the
+  /// recurrent kernel's segment states. Off until a GPU has measured it.
   bool simtChunks = false;
   /// Shared memory a block may take wherever the kernels may run
   /// (`portableSharedBytesPerBlock` of the chip), for the kernels that size
