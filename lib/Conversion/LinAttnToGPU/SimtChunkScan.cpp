@@ -47,6 +47,9 @@ using namespace mlir::linattn::gpukernels;
 /// in registers.
 static constexpr int64_t kSimtMaxFeatures = 128;
 
+/// Blocks per SM the kernel asks ptxas to fit (`.minnctapersm`).
+static constexpr int64_t kSimtBlocksPerSM = 2;
+
 /// Elements a row of φ(Q_c), φ(K_c) or the scores is padded by.
 static constexpr int64_t kSimtRowPad = 4;
 
@@ -141,6 +144,11 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       workgroupBufferType(stateType, needZ ? padded : 1)};     // z
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels, name, argTypes, shared);
+  // Two blocks share an H100 or A100 SM by shared memory (72 to 99 KiB
+  // each); ptxas is asked for registers that let them (128 a thread), which
+  // on its own it gave sm_80 (140 at F = 128: one block).
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  rewriter.getI32IntegerAttr(kSimtBlocksPerSM));
   OpBuilder::InsertionGuard guard(rewriter);
   setInsertionPointToKernelBody(rewriter, kernel);
   KernelBuilder kb(rewriter, loc, stateType);
