@@ -14,12 +14,13 @@
 
 // F = 64, normalized, f32: tiles of 64 columns in two slots (72.6 KiB),
 // copied by cp.async; the denominators' sums across lanes, the outputs
-// divided by them. One block per batch element (2 × 16).
+// divided by them. One block per batch element (2 × 16), registers for two
+// blocks per SM asked of ptxas.
 // CHECK-LABEL: func.func @normalized(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_forward_features_normalized_0(%c32, %c1, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_forward_features_normalized_0(
 //  CHECK-SAME: workgroup(%{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4096xf32, {{.*}}, %{{.*}} : memref<4096xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<32xf32, {{.*}}, %{{.*}} : memref<64xf32, {{.*}})
-//  CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+//  CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 2 : i32
 //       CHECK: nvgpu.device_async_copy
 //       CHECK: nvvm.cp.async.commit.group
 //       CHECK: nvvm.cp.async.wait.group 1
