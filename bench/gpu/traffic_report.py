@@ -166,6 +166,19 @@ def configurations():
         Config("recurrent-f32-tile-32", "causal", "f32",
                "scan-kernel=recurrent scan-tile=32", long,
                "strict fp32, blocks of 8 value columns"),
+        Config("simt-f32", "causal", "f32",
+               "scan-kernel=recurrent simt-chunks=true "
+               "sequence-parallel-blocks=0", long,
+               "strict fp32 chunk by chunk on CUDA cores, two slots"),
+        Config("simt-f32-normalized", "normalized", "f32",
+               "scan-kernel=recurrent simt-chunks=true "
+               "sequence-parallel-blocks=0", long,
+               "strict fp32 chunk by chunk, normalized"),
+        Config("simt-f32-d128", "causal", "f32",
+               "scan-kernel=recurrent simt-chunks=true "
+               "sequence-parallel-blocks=0", d128,
+               "strict fp32 chunk by chunk, F = 128: tiles of 64 columns, "
+               "one slot, the next chunk prefetched into L2"),
         Config("linear-bf16", "noncausal", "bf16", "", long,
                "tensor-core kv_summary, query_readout"),
         Config("linear-bf16-scalar", "noncausal", "bf16",

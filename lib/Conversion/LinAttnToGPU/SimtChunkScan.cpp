@@ -244,6 +244,14 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   if (wide)
     wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(a.v, 16),
                                        kb.eq(kb.remU(dv, kb.idx(4)), c0));
+  // The outputs are stored 16 bytes at a time where O is the state's f32
+  // (no conversion), Dv a multiple of 4 and the buffer aligned: a warp's
+  // store then writes whole sectors, where four stores of single columns
+  // each wrote a quarter of them.
+  Value wideOutputs;
+  if (stateType.isF32() && c.resultType == stateType)
+    wideOutputs = arith::AndIOp::create(rewriter, loc, kb.alignedTo(a.o, 16),
+                                        kb.eq(kb.remU(dv, kb.idx(4)), c0));
   auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
     if (!wide)
       return body(1);
@@ -390,16 +398,23 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
 
   // The thread's rows and columns of the scores (r + 16i, s + 16j) and of
   // the outputs: DT/32 rows r + i·outStride and 4 adjacent columns from
-  // outColumn, of a grid of 1024/DT × DT/4 threads, a warp 4 × 8 of it (so
-  // that its 16-byte loads of a row of S or V_c are 128 contiguous bytes,
-  // and those of φ(Q_c) or P four rows in distinct banks).
+  // outColumn, of a grid of 1024/DT × DT/4 threads, a warp 8 × 4 of it.
+  // Shared memory returns a 32-bit register to each lane per cycle, twice
+  // that where lanes n and n ^ 1 read the same address: lane bits 1-2 pick
+  // the columns and bits 0, 3, 4 the rows, so that the paired lanes share
+  // their loads of S and V_c (4 registers a k, at half cost) and read 8
+  // consecutive rows of φ(Q_c) or P (in distinct banks).
   Value scoreRow = kb.divU(tid, kb.idx(16)),
         scoreColumn = kb.remU(tid, kb.idx(16));
   int64_t outRows = columns / 32, outStride = rows / outRows;
-  Value columnWarps = kb.idx(columns / 32);
-  Value outRow = kb.add(kb.mul(kb.divU(warp, columnWarps), kb.idx(4)), laneRow);
+  Value columnWarps = kb.idx(columns / 16);
+  Value laneRows = kb.add(kb.remU(lane, kb.idx(2)),
+                          kb.mul(kb.divU(lane, kb.idx(8)), kb.idx(2)));
+  Value laneColumns = kb.remU(kb.divU(lane, kb.idx(2)), kb.idx(4));
+  Value outRow =
+      kb.add(kb.mul(kb.divU(warp, columnWarps), kb.idx(8)), laneRows);
   Value outColumn =
-      kb.mul(kb.add(kb.mul(kb.remU(warp, columnWarps), kb.idx(8)), laneColumn),
+      kb.mul(kb.add(kb.mul(kb.remU(warp, columnWarps), kb.idx(4)), laneColumns),
              kb.idx(4));
   auto rowAt = [&](Value base, int64_t i, int64_t step) {
     return kb.add(base, kb.idx(i * step));
@@ -544,15 +559,33 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
           if (c.normalized)
             denominator =
                 memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
-          for (int64_t j = 0; j < 4; ++j) {
-            Value col = kb.add(firstColumn, kb.add(outColumn, kb.idx(j)));
-            Value out = acc[i * 4 + j];
-            if (c.normalized)
-              out = kb.fdiv(out, denominator);
-            kb.ifThen(kb.ult(col, dv), [&] {
-              kb.store(out, a.o, kb.add(kb.mul(row, dv), col));
-            });
-          }
+          SmallVector<Value> out(acc.begin() + i * 4, acc.begin() + i * 4 + 4);
+          if (c.normalized)
+            for (Value &x : out)
+              x = kb.fdiv(x, denominator);
+          Value first = kb.add(firstColumn, outColumn);
+          Value at = kb.add(kb.mul(row, dv), first);
+          auto scalarStores = [&] {
+            for (int64_t j = 0; j < 4; ++j)
+              kb.ifThen(kb.ult(kb.add(first, kb.idx(j)), dv),
+                        [&] { kb.store(out[j], a.o, kb.add(at, kb.idx(j))); });
+          };
+          if (!wideOutputs)
+            return scalarStores();
+          // One store of the 4 columns, where they are all in Dv (Dv a
+          // multiple of 4: all or none).
+          kb.ifElse(
+              wideOutputs,
+              [&] {
+                kb.ifThen(kb.ult(first, dv), [&] {
+                  Value run = vector::FromElementsOp::create(
+                      rewriter, loc, VectorType::get({4}, c.resultType), out);
+                  vector::StoreOp::create(rewriter, loc, run, a.o,
+                                          ValueRange{at}, /*nontemporal=*/false,
+                                          llvm::MaybeAlign(16));
+                });
+              },
+              scalarStores);
         });
       }
     }
