@@ -419,7 +419,9 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
         (``linattn-lower-to-cpu`` on the CPU, ``linattn-lower-to-nvvm`` on
         the GPU; README), name to value: e.g. ``{"tf32": True}`` puts the
         causal scans of float32 data on tf32 tensor cores (``{"tf32x3":
-        True}``: three tf32 products each, about float32's accuracy),
+        True}``: three tf32 products each, about float32's accuracy;
+        ``{"simt-chunks": True}`` keeps them strict float32, chunk by chunk
+        on CUDA cores),
         ``{"chunk-size":
         32, "value-tile": 32}`` shapes the chunked scan, ``{"num-threads":
         4}`` limits the CPU's threads. Each distinct set is compiled once.

@@ -98,6 +98,8 @@ def test_decode_equals_full_scan(rng, backend, dtype):
     (np.float16, {"chunk-size": 32, "value-tile": 8}, 2e-3),
     # The recurrent kernel for f16 data.
     (np.float16, {"scan-kernel": "recurrent"}, 2e-3),
+    # The strict-fp32 scan chunk by chunk on CUDA cores (simt-chunks).
+    (np.float32, {"simt-chunks": True}, 2e-5),
 ])
 def test_compile_options(rng, backend, dtype, options, tol):
     b, h, n, d, dv = 2, 3, 70, 16, 24
