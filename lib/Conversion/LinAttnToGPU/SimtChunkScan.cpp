@@ -53,9 +53,9 @@ static constexpr int64_t kSimtBlocksPerSM = 2;
 /// Elements a row of φ(Q_c), φ(K_c) or the scores is padded by.
 static constexpr int64_t kSimtRowPad = 4;
 
-/// Elements of the shared buffers of a block of `shape` (with `features`
-/// rounded up): φ(Q_c), φ(K_c) and V_c in each slot, S, the scores, the
-/// denominators and z.
+/// Elements of the shared buffers of a block with `paddedFeatures` features,
+/// `columns` value columns and `slots` slots per staged tile: φ(Q_c),
+/// φ(K_c) and V_c in each slot, S, the scores, the denominators and z.
 static int64_t simtSharedElements(int64_t paddedFeatures, int64_t columns,
                                   int64_t slots) {
   int64_t rows = kSimtChunk;
