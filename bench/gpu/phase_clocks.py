@@ -59,15 +59,17 @@ import ncu_profile  # noqa: E402
 SHAPES = [(8, 16, 16384, 64), (8, 16, 16384, 128), (2, 16, 16384, 128)]
 # The default, the batch-parallel chunk loop (what the segments' outputs
 # run, one block a head and value tile), the outputs by wgmma, the groups
-# staged unrolled, at D = 128 the chunks of 32 the default replaced, and
-# the strict-fp32 recurrent scan (synchronous staging, slower on every
-# shape the H100 timed, on request).
+# staged unrolled, at D = 128 the chunks of 32 the default replaced, the
+# strict-fp32 recurrent scan (synchronous staging, slower on every shape
+# the H100 timed, on request) and the strict-fp32 scan chunk by chunk on
+# CUDA cores.
 VARIANTS = ["linattn chunked bf16",
             "linattn chunked bf16, batch-parallel",
             "linattn chunked bf16, wgmma outputs",
             "linattn chunked bf16, unrolled staging",
             "linattn chunked bf16, chunks of 32",
-            "linattn recurrent f32"]
+            "linattn recurrent f32",
+            "linattn simt chunks f32"]
 # Not bench.py's: the chunk loop alone where the default takes segments.
 EXTRA_VARIANTS = {"linattn chunked bf16, batch-parallel":
                   ("bf16", "sequence-parallel-blocks=0")}

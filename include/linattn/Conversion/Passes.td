@@ -575,7 +575,8 @@ def ConvertLinAttnToGPUPass
            "overhead per group">,
     Option<"phaseClocks", "phase-clocks", "bool", /*default=*/"false",
            "Instrumentation: the chunked scan's chunk loops and segment "
-           "states and the strict-fp32 recurrent scan's kernels read the "
+           "states and the strict-fp32 scans' kernels (recurrent and "
+           "simt-chunks) read the "
            "SM's cycle counter at the boundaries of their phases (prologue, "
            "issue, wait, map, stage, scores, outputs, update, normalizer, "
            "tokens, epilogue), thread 0 of each block adds each phase's "

@@ -826,6 +826,7 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
       simt->eps = c.eps;
       simt->async = simtAsync;
       simt->segmentUnit = c.tokens;
+      simt->phaseClocks = options.phaseClocks;
     } else {
       op.emitRemark() << "simt-chunks: " << reason
                       << "; the recurrent kernel instead";

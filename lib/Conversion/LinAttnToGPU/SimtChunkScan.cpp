@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SimtChunkScan.h"
+#include "PhaseClocks.h"
 
 using namespace mlir;
 using namespace mlir::linattn;
@@ -134,6 +135,8 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   argTypes.append({indexType, indexType}); // N, Dv
   if (segmented)
     argTypes.append({indexType, indexType}); // units per segment, segments
+  if (c.phaseClocks)
+    argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   SmallVector<Type> shared = {
       workgroupBufferType(stateType, slots * rows * pitch),    // φ(Q_c)
       workgroupBufferType(stateType, slots * rows * pitch),    // φ(K_c)
@@ -142,8 +145,13 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       workgroupBufferType(stateType, rows * scorePitch),       // P
       workgroupBufferType(stateType, c.normalized ? rows : 1), // denominators
       workgroupBufferType(stateType, needZ ? padded : 1)};     // z
+  if (c.phaseClocks)
+    shared.push_back(
+        workgroupBufferType(rewriter.getI64Type(), kPhaseClockSlots));
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels, name, argTypes, shared);
+  if (c.phaseClocks)
+    buildPhaseClocksPrinter(rewriter, loc, kernel);
   // Two blocks share an H100 or A100 SM by shared memory (72 to 99 KiB
   // each); ptxas is asked for registers that let them (128 a thread), which
   // on its own it gave sm_80 (140 at F = 128: one block).
@@ -156,6 +164,8 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
   Value qs = wg[0], ks = wg[1], vs = wg[2], ss = wg[3], ps = wg[4], den = wg[5],
         zs = wg[6];
+  PhaseClocks clocks(rewriter, loc, c.phaseClocks ? Value(wg[7]) : Value());
+  clocks.start();
 
   Value c0 = kb.idx(0), c1 = kb.idx(1), cRows = kb.idx(rows),
         cF = kb.idx(features), cThreads = kb.idx(threads);
@@ -171,7 +181,9 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // its state: the batch element's, or its segment's.
   Value begin = c0, end = n, stateBase = kb.mul(batch, cF);
   if (segmented) {
-    unsigned last = kernel.getFunctionType().getNumInputs() - 1;
+    // The segments' scalars, before the records of `phase-clocks`.
+    unsigned last =
+        kernel.getFunctionType().getNumInputs() - (c.phaseClocks ? 2 : 1);
     Value perSegment = kernel.getArgument(last - 1),
           segments = kernel.getArgument(last);
     Value segment = kb.blockId(gpu::Dimension::z);
@@ -420,6 +432,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
     return kb.add(base, kb.idx(i * step));
   };
 
+  clocks.mark(Phase::Prologue);
   state = kb.forLoop(begin, end, cRows, state, [&](Value t0, ValueRange s) {
     Value count = chunkAt(t0);
     Value slot =
@@ -428,6 +441,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
     std::tie(fBase, vBase) = slotBases(slot);
     if (pipelined) {
       kb.waitAsyncCopies(/*pending=*/1);
+      clocks.mark(Phase::Wait);
       mapStaged(t0, count, fBase, vBase);
     } else {
       // One slot: this chunk's copies (all in flight at once) or loads, then
@@ -437,11 +451,14 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       prefetchChunk(kb.add(t0, cRows));
       if (async) {
         kb.commitAsyncCopies();
+        clocks.mark(Phase::Issue);
         kb.waitAsyncCopies(/*pending=*/0);
+        clocks.mark(Phase::Wait);
         mapStaged(t0, count, fBase, vBase);
       }
     }
     kb.barrier();
+    clocks.mark(async ? Phase::Map : Phase::Stage);
 
     // The scores, masked: P[t, s] for s <= t, in even and odd partial sums
     // of the features. A thread's scores of rows r < 16 and keys s + 16 are
@@ -489,6 +506,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
         }
     }
     kb.barrier();
+    clocks.mark(Phase::Scores);
 
     // The denominators eps + φ(q_t)ᵀz + Σ_s P[t, s], warp w those of tokens
     // w + 8i, its lanes sharing out the keys and features.
@@ -513,6 +531,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
         });
       }
       kb.barrier();
+      clocks.mark(Phase::Normalizer);
     }
 
     // The outputs φ(Q_c) S + P V_c of the thread's rows and columns.
@@ -590,6 +609,8 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       }
     }
 
+    clocks.mark(Phase::Outputs);
+
     // S += φ(K_c)ᵀ V_c over the chunk's tokens, in registers.
     SmallVector<Value> next = kb.forLoop(
         c0, count, c1, s, [&](Value t, ValueRange in) -> SmallVector<Value> {
@@ -629,6 +650,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
                 [&] { stage(ahead, chunkAt(ahead), fBase, vBase); });
       kb.commitAsyncCopies();
     }
+    clocks.mark(Phase::Update);
     return next;
   });
 
@@ -654,5 +676,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
           });
     }
   }
+  clocks.report(ceilDiv(rewriter, loc, kb.sub(end, begin), rows),
+                recordsOf(kernel));
   return kernel;
 }

@@ -63,6 +63,10 @@ struct SimtChunkConfig {
   /// sm_80 and later): ahead into the second slot, or with one slot a
   /// chunk's copies all in flight at once before their wait.
   bool async;
+  /// Instrumentation (option `phase-clocks`, `PhaseClocks`): a workgroup
+  /// buffer of `kPhaseClockSlots` i64 last, the records buffer the last
+  /// argument.
+  bool phaseClocks = false;
   /// Sequence-parallel: the tokens of a unit of `perSegment`, the argument
   /// that sizes the segments (the staged blocks of the segment states
   /// kernel that computed the starting states).
@@ -77,7 +81,8 @@ struct SimtChunkConfig {
 ///   segments, F, Dv] and [batch, segments, F]), O, N, Dv, units of
 ///   `segmentUnit` tokens per segment, segments; grid (batch, value tiles,
 ///   segments).
-/// Blocks of `kSimtThreads` threads.
+/// With `phaseClocks`, then the records of `PhaseClocks::report`. Blocks of
+/// `kSimtThreads` threads.
 gpu::GPUFuncOp buildSimtChunkKernel(RewriterBase &rewriter, Location loc,
                                     gpu::GPUModuleOp kernels, StringRef name,
                                     const SimtChunkConfig &c, bool segmented);

@@ -315,7 +315,8 @@ struct LinAttnToGPUKernelOptions {
   /// the same blocks per SM). Off until a GPU has measured it.
   bool unrollStaging = false;
   /// Instrumentation: the chunked scan's chunk loops and segment states
-  /// time their phases with the SM's cycle counter (thread 0 of each block,
+  /// (and the strict-fp32 scans' kernels, recurrent and `simtChunks`) time
+  /// their phases with the SM's cycle counter (thread 0 of each block,
   /// totals in shared memory) and write each block's totals to a buffer of
   /// the launch, which a printer kernel launched after it prints
   /// (`PhaseClocks`). For profiling: it adds a few instructions and a
