@@ -35,6 +35,10 @@
 // The feature maps are applied in shared memory. Tokens past the sequence,
 // features past F and columns past Dv are zeros, which add nothing.
 //
+// Shared memory's return bandwidth, not FMA issue, bounds the kernel: at
+// F = 128 about half the fp32 peak (docs/Rationale.md, "The strict-fp32 scan
+// chunk by chunk on CUDA cores", works it out).
+//
 //===----------------------------------------------------------------------===//
 
 #include "SimtChunkScan.h"
