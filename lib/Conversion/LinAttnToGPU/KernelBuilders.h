@@ -419,6 +419,26 @@ public:
                               runAlignment(element, width));
     }
   }
+  /// Applies `source`'s feature map in place to the `width` elements of the
+  /// workgroup buffer from `at` (loaded and stored as loadRun and storeRun
+  /// do): what staging by async copies, which convert nothing, does once
+  /// the copies have landed.
+  void mapRun(Value buffer, Value at, int64_t width,
+              const FeatureSource &source) {
+    SmallVector<Value> run = loadRun(buffer, at, width);
+    for (Value &x : run)
+      x = featureOf(x, source);
+    storeRun(buffer, at, run);
+  }
+  /// Runs `body(4)` where `wide` (an i1) holds and `body(1)` elsewhere; only
+  /// `body(1)` without `wide`: staging loops that copy 16 bytes at a time
+  /// where a run-time test allows it and 4 elsewhere.
+  void byWidth(Value wide, function_ref<void(int64_t)> body) {
+    if (!wide)
+      return body(1);
+    ifElse(
+        wide, [&] { body(4); }, [&] { body(1); });
+  }
   /// The alignment loadRun and storeRun claim for `width` elements: theirs,
   /// at most the 16 bytes workgroup buffers are aligned to.
   static llvm::MaybeAlign runAlignment(Type element, int64_t width) {

@@ -368,14 +368,6 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   if (async && columns % 4 == 0)
     wideValues = arith::AndIOp::create(rewriter, loc, kb.alignedTo(vBuf, 16),
                                        kb.eq(kb.remU(dv, kb.idx(4)), c0));
-  // Runs `body(width)` with the width wide copies take where `wide` holds
-  // and with 1 elsewhere.
-  auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
-    if (!wide)
-      return body(1);
-    kb.ifElse(
-        wide, [&] { body(4); }, [&] { body(1); });
-  };
   // Calls `fn(i, t, col)` for this thread's groups of `width` value columns
   // of a block of `count` tokens: group i, token t, first column col.
   auto forEachValueGroup = [&](Value count, int64_t width,
@@ -433,8 +425,8 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
           kb.store(kb.loadIf(exists, vBuf, at), vs, to);
       });
     };
-    byWidth(wideFeatures, stageFeatures);
-    byWidth(wideValues, stageValues);
+    kb.byWidth(wideFeatures, stageFeatures);
+    kb.byWidth(wideValues, stageValues);
   };
   // With async copies: applies the feature maps to the elements of the
   // `count` tokens at fBase this thread copied, in its copies' groups (its
@@ -444,32 +436,24 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
     // The values' map (elu, relu), on the groups of the block's columns
     // this thread copied that are in Dv (a wide group is wholly in or out).
     if (mapsOnCopy(valueMap))
-      byWidth(wideValues, [&](int64_t width) {
+      kb.byWidth(wideValues, [&](int64_t width) {
         forEachValueGroup(count, width, [&](Value i, Value, Value col) {
           kb.ifThen(kb.ult(col, dv), [&] {
-            Value at = kb.add(vBase, kb.mul(i, kb.idx(width)));
-            SmallVector<Value> run = kb.loadRun(vs, at, width);
-            for (Value &x : run)
-              x = kb.featureOf(x, valueMap);
-            kb.storeRun(vs, at, run);
+            kb.mapRun(vs, kb.add(vBase, kb.mul(i, kb.idx(width))), width,
+                      valueMap);
           });
         });
       });
     if (llvm::none_of(stagedFeatures,
                       [](auto &s) { return mapsOnCopy(*std::get<2>(s)); }))
       return;
-    byWidth(wideFeatures, [&](int64_t width) {
+    kb.byWidth(wideFeatures, [&](int64_t width) {
       kb.forLoop(tid, kb.mul(count, kb.idx(features / width)), cTile,
                  [&](Value i) {
                    Value at = kb.add(fBase, kb.mul(i, kb.idx(width)));
-                   for (auto [staged, global, source] : stagedFeatures) {
-                     if (!mapsOnCopy(*source))
-                       continue;
-                     SmallVector<Value> run = kb.loadRun(staged, at, width);
-                     for (Value &x : run)
-                       x = kb.featureOf(x, *source);
-                     kb.storeRun(staged, at, run);
-                   }
+                   for (auto [staged, global, source] : stagedFeatures)
+                     if (mapsOnCopy(*source))
+                       kb.mapRun(staged, at, width, *source);
                  });
     });
   };

@@ -268,12 +268,6 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   if (stateType.isF32() && c.resultType == stateType)
     wideOutputs = arith::AndIOp::create(rewriter, loc, kb.alignedTo(a.o, 16),
                                         kb.eq(kb.remU(dv, kb.idx(4)), c0));
-  auto byWidth = [&](Value wide, function_ref<void(int64_t)> body) {
-    if (!wide)
-      return body(1);
-    kb.ifElse(
-        wide, [&] { body(4); }, [&] { body(1); });
-  };
   // Calls `fn(at, to, exists)` for this thread's groups of `width` elements
   // of the `count` tokens at t0 in a tile of rows of `rowElements` (pitch
   // `rowPitch`) from `base`: the group's global index (valid where it
@@ -302,7 +296,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // by cp.async (mapped by `mapStaged` once they land), or loaded, mapped and
   // stored.
   auto stage = [&](Value t0, Value count, Value fBase, Value vBase) {
-    byWidth(wideFeatures, [&](int64_t width) {
+    kb.byWidth(wideFeatures, [&](int64_t width) {
       forEachGroup(t0, count, fBase, padded, pitch, width, c0, cF, cF,
                    [&](Value at, Value to, Value exists) {
                      for (auto [tile, global, source] : staged) {
@@ -318,7 +312,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
                      }
                    });
     });
-    byWidth(wideValues, [&](int64_t width) {
+    kb.byWidth(wideValues, [&](int64_t width) {
       forEachGroup(t0, count, vBase, columns, columns, width, firstColumn, dv,
                    dv, [&](Value at, Value to, Value exists) {
                      if (async) {
@@ -339,15 +333,10 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   auto mapStaged = [&](Value t0, Value count, Value fBase, Value vBase) {
     auto mapGroup = [&](Value tile, const FeatureSource &source, Value to,
                         Value exists, int64_t width) {
-      kb.ifThen(exists, [&] {
-        SmallVector<Value> run = kb.loadRun(tile, to, width);
-        for (Value &x : run)
-          x = kb.featureOf(x, source);
-        kb.storeRun(tile, to, run);
-      });
+      kb.ifThen(exists, [&] { kb.mapRun(tile, to, width, source); });
     };
     if (mapsOnCopy(q) || mapsOnCopy(k))
-      byWidth(wideFeatures, [&](int64_t width) {
+      kb.byWidth(wideFeatures, [&](int64_t width) {
         forEachGroup(t0, count, fBase, padded, pitch, width, c0, cF, cF,
                      [&](Value, Value to, Value exists) {
                        for (auto [tile, global, source] : staged)
@@ -356,7 +345,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
                      });
       });
     if (mapsOnCopy(valueMap))
-      byWidth(wideValues, [&](int64_t width) {
+      kb.byWidth(wideValues, [&](int64_t width) {
         forEachGroup(t0, count, vBase, columns, columns, width, firstColumn, dv,
                      dv, [&](Value, Value to, Value exists) {
                        mapGroup(vs, valueMap, to, exists, width);
