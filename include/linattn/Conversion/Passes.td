@@ -492,8 +492,9 @@ def ConvertLinAttnToGPUPass
            "Causal scans that take the recurrent kernel (f32 and f64 "
            "states) run chunkwise on CUDA cores instead, in the state's "
            "type: chunks of 32 tokens, the scores and the products with the "
-           "state register-blocked (F up to 128, within the chip's shared "
-           "memory; the recurrent kernel elsewhere)">,
+           "state register-blocked (f32 or f64 states, F up to 128, within "
+           "the 99 KiB of shared memory every GPU from sm_80 on allows; the "
+           "recurrent kernel elsewhere, with a remark)">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "Causal scans and the linear form with f32 data take the chunked "
            "kernels on tf32 tensor cores (products with 10-bit mantissas, "

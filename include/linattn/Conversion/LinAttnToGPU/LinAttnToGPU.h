@@ -193,7 +193,7 @@ struct LinAttnToGPUKernelOptions {
   int64_t minSegmentTokens = 1024;
   /// Causal scans that take the recurrent kernel (f32 and f64 states: the
   /// strict-fp32 scan) run chunkwise on CUDA cores instead, where F is at
-  /// most 128 and the chip's shared memory holds the block
+  /// most 128 and the block fits `sharedBytesPerBlock`
   /// (`SimtChunkScan.cpp`): the chunk's scores and its products with the
   /// state as register-blocked products in the state's type, 1.31 times the
   /// recurrent form's multiply-adds at F = Dv = 128 (1.44 at 64) without its
