@@ -15,7 +15,9 @@ float64. From the emulator's profile of each kernel launch it reports:
   traffic from L2, or from HBM when evicted), and the sectors moved over
   the fewest each warp's bytes need (above 1.0: partly used sectors);
 * shared-memory wavefronts over the fewest their bytes need (1.00: no bank
-  conflicts), with the ops that add the most wavefronts;
+  conflicts), with the ops that add the most wavefronts; a load whose lanes
+  n and n ^ 1 (or n and n ^ 2) all read the same address is counted as a
+  GPU returns it, each pair's data once (a warp's 16-byte load: 2, not 4);
 * tensor-core instructions (mma.sync) and their flops.
 
 These are counts of the accesses the kernels' MLIR makes, exact for the
@@ -382,7 +384,9 @@ def markdown(results):
         "of the compulsory bytes (re-reads), the bytes of the lines L2 "
         "prefetches ask for (`prefetch-chunks`), the sectors moved over the fewest "
         "the warps' bytes need (partly used sectors), shared-memory wavefronts over the fewest their bytes need "
-        "(1.00: conflict-free) and in thousands, and mma.sync instructions. Exact counts of "
+        "(1.00: conflict-free; loads whose lanes read in pairs, n and n ^ 1 or n and n ^ 2 on one "
+        "address, counted as returned: each pair's data once) and in thousands, and mma.sync "
+        "instructions. Exact counts of "
         "the kernels' accesses at the shape run; no timing.",
         "",
         "## Per call",

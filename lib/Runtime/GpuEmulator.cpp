@@ -82,7 +82,9 @@
 // FILE with what its memory accesses cost on a GPU's L1, op by op: global
 // loads and stores in 32-byte sectors (the distinct sectors of a warp's
 // lanes), shared ones in wavefronts (phases of 128 bytes, each as many
-// wavefronts as the most distinct 4-byte words it touches in one bank),
+// wavefronts as the most distinct 4-byte words it touches in one bank; a
+// load whose lanes n and n ^ 1, or n and n ^ 2, all read the same bytes
+// returns each pair's once, in half the phases where lanes read more than 4),
 // each beside the fewest possible (sectors: the warp's distinct bytes over
 // 32; wavefronts: one a phase); the tensor-core instructions
 // of the warps; per global buffer the distinct sectors read and written

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuEmulatorHandlers.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -258,6 +259,29 @@ distinctBytes(SmallVectorImpl<std::pair<uint64_t, uint64_t>> &ranges) {
   return bytes;
 }
 
+/// The lane bit (1 or 2) that pairs the lanes of the warp at `base` for a
+/// shared load of `in`, or 0: each lane n reads what lane n ^ bit reads (the
+/// same bytes, or both nothing). Shared memory returns 128 bytes a cycle;
+/// for such a load it returns each pair's data once, packed, so a load of
+/// more than 4 bytes a lane takes half the wavefronts (a warp's 16-byte
+/// loads two instead of four). ldmatrix's rows are not lanes' loads.
+static uint32_t pairedLanes(Exec &e, const Inst &in, uint32_t base,
+                            uint32_t lanes) {
+  if (lanes != 32 || isa<nvgpu::LdMatrixOp>(in.op))
+    return 0;
+  for (uint32_t bit : {1u, 2u}) {
+    bool paired = true;
+    for (uint32_t i = 0; i < 32 && paired; ++i) {
+      const LaneAccess &a = e.pending[base + i],
+                       &b = e.pending[base + (i ^ bit)];
+      paired = a.bytes == b.bytes && (!a.bytes || a.address == b.address);
+    }
+    if (paired)
+      return bit;
+  }
+  return 0;
+}
+
 /// Adds the accesses noteAccess collected for `in` to this worker's
 /// statistics, warp by warp, and clears them. Global accesses count the
 /// distinct 32-byte sectors a warp's lanes touch (and mark them in the
@@ -265,7 +289,9 @@ distinctBytes(SmallVectorImpl<std::pair<uint64_t, uint64_t>> &ranges) {
 /// into phases of 128 bytes (32 lanes of up to 4 bytes, 16 of 8, 8 of 16:
 /// an ldmatrix's phase is one 8x8 matrix) that take as many wavefronts as
 /// the most distinct 4-byte words they touch in one of the 32 banks, at
-/// fewest one (a broadcast of 16 bytes to the warp takes four).
+/// fewest one (a broadcast of 16 bytes to the warp takes four). A load
+/// whose lanes read in pairs (pairedLanes) has phases of the pairs' first
+/// lanes alone (a 16-byte broadcast: two).
 void accountAccesses(Exec &e, const Inst &in, Access kind, uint32_t buffer) {
   const RuntimeBuffer &b = e.buffers[buffer];
   AccessStats &stats = e.stats[{&in, kind}];
@@ -308,12 +334,20 @@ void accountAccesses(Exec &e, const Inst &in, Access kind, uint32_t buffer) {
             e.profile->sectors[buffer][x - first].fetch_or(
                 bit, std::memory_order_relaxed);
     } else {
+      // The lanes that take part: all, or the first of each pair.
+      SmallVector<uint32_t, 32> order;
+      uint32_t pair =
+          kind == Access::SharedLoad ? pairedLanes(e, in, base, lanes) : 0;
+      for (uint32_t i = 0; i < lanes; ++i)
+        if (!(i & pair))
+          order.push_back(i);
       uint32_t phase = widest <= 4 ? 32 : 128 / widest;
-      for (uint32_t p = 0; p < lanes; p += phase) {
+      for (uint32_t p = 0; p < order.size(); p += phase) {
         // (bank, word) of every word the phase touches.
         units.clear();
-        for (uint32_t i = p; i < std::min(p + phase, lanes); ++i) {
-          LaneAccess &a = e.pending[base + i];
+        for (uint32_t j = p; j < std::min<size_t>(p + phase, order.size());
+             ++j) {
+          LaneAccess &a = e.pending[base + order[j]];
           if (!a.bytes)
             continue;
           for (uint64_t w = a.address / 4; w <= (a.address + a.bytes - 1) / 4;

@@ -55,7 +55,7 @@ static constexpr int64_t kSimtMaxFeatures = 128;
 /// Blocks per SM the kernel asks ptxas to fit (`.minnctapersm`).
 static constexpr int64_t kSimtBlocksPerSM = 2;
 
-/// Elements a row of φ(Q_c), φ(K_c) or the scores is padded by.
+/// Elements a row of φ(Q_c), φ(K_c), S's mirror or the scores is padded by.
 static constexpr int64_t kSimtRowPad = 4;
 
 /// Elements of the shared buffers of a block with `paddedFeatures` features,
@@ -65,8 +65,8 @@ static int64_t simtSharedElements(int64_t paddedFeatures, int64_t columns,
                                   int64_t slots) {
   int64_t rows = kSimtChunk;
   return slots * rows * (2 * (paddedFeatures + kSimtRowPad) + columns) +
-         paddedFeatures * columns + rows * (rows + kSimtRowPad) + rows +
-         paddedFeatures;
+         paddedFeatures * (columns + kSimtRowPad) +
+         rows * (rows + kSimtRowPad) + rows + paddedFeatures;
 }
 
 FailureOr<SimtChunkShape> mlir::linattn::gpukernels::simtChunkShape(
@@ -119,7 +119,9 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
           columns = shape.columns, slots = shape.slots;
   bool async = c.async, pipelined = slots == 2;
   constexpr int64_t rows = kSimtChunk, threads = kSimtThreads;
-  int64_t pitch = padded + kSimtRowPad, scorePitch = rows + kSimtRowPad;
+  // Row pitches: φ(Q_c) and φ(K_c), S's mirror, the scores.
+  int64_t pitch = padded + kSimtRowPad, statePitch = columns + kSimtRowPad,
+          scorePitch = rows + kSimtRowPad;
   bool hasInit = segmented || c.hasInit;
   bool writesState = !segmented && c.writesState;
   bool needZ = segmented ? c.normalized : c.needZ;
@@ -145,7 +147,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       workgroupBufferType(stateType, slots * rows * pitch),    // φ(Q_c)
       workgroupBufferType(stateType, slots * rows * pitch),    // φ(K_c)
       workgroupBufferType(stateType, slots * rows * columns),  // V_c
-      workgroupBufferType(stateType, padded * columns),        // S
+      workgroupBufferType(stateType, padded * statePitch),     // S
       workgroupBufferType(stateType, rows * scorePitch),       // P
       workgroupBufferType(stateType, c.normalized ? rows : 1), // denominators
       workgroupBufferType(stateType, needZ ? padded : 1)};     // z
@@ -178,8 +180,6 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns));
   Value tid = kb.threadId();
   Value warp = kb.divU(tid, kb.idx(32)), lane = kb.remU(tid, kb.idx(32));
-  Value laneRow = kb.divU(lane, kb.idx(8)),
-        laneColumn = kb.remU(lane, kb.idx(8));
 
   // The scan positions [begin, end) the block walks and the first row of
   // its state: the batch element's, or its segment's.
@@ -204,8 +204,16 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // The state block: features fAt(i), i < fm, and tile columns dAt(j),
   // j < dm, of thread (fGroup, dGroup) of the 16 × 16 grid, a warp 4 × 8 of
   // it. Runs of fRun adjacent features 16 · fRun apart, likewise columns.
+  // Shared memory returns a 32-bit register to each lane per cycle, twice
+  // that for a load whose lanes n and n ^ 1 (or n and n ^ 2) all read the
+  // same address: lane bits 0 and 4 pick the feature group and bits 1-3 the
+  // column group, so that a token's loads of φ(k) (lanes n, n ^ 2) and of v
+  // (lanes n, n ^ 1) are both paired.
   int64_t fm = padded / 16, dm = columns / 16;
   int64_t fRun = runOf(fm), dRun = runOf(dm);
+  Value laneRow = kb.add(kb.remU(lane, kb.idx(2)),
+                         kb.mul(kb.divU(lane, kb.idx(16)), kb.idx(2))),
+        laneColumn = kb.remU(kb.divU(lane, kb.idx(2)), kb.idx(8));
   Value fGroup = kb.add(kb.mul(kb.divU(warp, kb.idx(2)), kb.idx(4)), laneRow);
   Value dGroup =
       kb.add(kb.mul(kb.remU(warp, kb.idx(2)), kb.idx(8)), laneColumn);
@@ -235,7 +243,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   auto mirrorState = [&](ArrayRef<Value> s) {
     for (int64_t i = 0; i < fm; ++i)
       for (int64_t j = 0; j < dm; j += dRun)
-        kb.storeRun(ss, kb.add(kb.mul(fAt(i), kb.idx(columns)), dAt(j)),
+        kb.storeRun(ss, kb.add(kb.mul(fAt(i), kb.idx(statePitch)), dAt(j)),
                     s.slice(i * dm + j, dRun));
   };
   mirrorState(state);
@@ -404,13 +412,14 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // The thread's rows and columns of the scores (r + 16i, s + 16j) and of
   // the outputs: DT/32 rows r + i·outStride and 4 adjacent columns from
   // outColumn, of a grid of 1024/DT × DT/4 threads, a warp 8 × 4 of it.
-  // Shared memory returns a 32-bit register to each lane per cycle, twice
-  // that where lanes n and n ^ 1 read the same address: lane bits 1-2 pick
-  // the columns and bits 0, 3, 4 the rows, so that the paired lanes share
-  // their loads of S and V_c (4 registers a k, at half cost) and read 8
-  // consecutive rows of φ(Q_c) or P (in distinct banks).
-  Value scoreRow = kb.divU(tid, kb.idx(16)),
-        scoreColumn = kb.remU(tid, kb.idx(16));
+  // Every load is paired as the state's are: in the scores lane bit 0 picks
+  // the row and bits 1-4 the key (a warp 2 × 16), so lanes n and n ^ 2 share
+  // their rows of φ(Q_c) and lanes n and n ^ 1 their rows of φ(K_c); in the
+  // outputs bits 1-2 pick the columns and bits 0, 3, 4 the rows, so lanes
+  // n and n ^ 1 share their loads of S and V_c and lanes n and n ^ 2 their
+  // rows of φ(Q_c) or P (8 consecutive rows a warp, in distinct banks).
+  Value scoreRow = kb.add(kb.mul(warp, kb.idx(2)), kb.remU(lane, kb.idx(2))),
+        scoreColumn = kb.divU(lane, kb.idx(2));
   int64_t outRows = columns / 32, outStride = rows / outRows;
   Value columnWarps = kb.idx(columns / 16);
   Value laneRows = kb.add(kb.remU(lane, kb.idx(2)),
@@ -531,10 +540,10 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
     {
       SmallVector<Value> acc(outRows * 4, kb.fconst(0.0));
       // Adds the thread's rows of `aTile` (from `aBase`, pitch `aPitch`)
-      // times the rows of `bTile` (from `bBase`, pitch `columns`) over k in
+      // times the rows of `bTile` (from `bBase`, pitch `bPitch`) over k in
       // [0, extent).
       auto product = [&](Value aTile, Value aBase, int64_t aPitch, Value bTile,
-                         Value bBase, int64_t extent) {
+                         Value bBase, int64_t bPitch, int64_t extent) {
         acc = kb.forLoop(
             c0, kb.idx(extent), kb.idx(4), acc,
             [&](Value k0, ValueRange in) -> SmallVector<Value> {
@@ -550,9 +559,9 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
               for (int64_t e = 0; e < 4; ++e) {
                 SmallVector<Value> bv = kb.loadRun(
                     bTile,
-                    kb.add(bBase, kb.add(kb.mul(kb.add(k0, kb.idx(e)),
-                                                kb.idx(columns)),
-                                         outColumn)),
+                    kb.add(bBase,
+                           kb.add(kb.mul(kb.add(k0, kb.idx(e)), kb.idx(bPitch)),
+                                  outColumn)),
                     4);
                 for (int64_t i = 0; i < outRows; ++i)
                   for (int64_t j = 0; j < 4; ++j)
@@ -561,8 +570,8 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
               return out;
             });
       };
-      product(qs, fBase, pitch, ss, c0, padded);
-      product(ps, c0, scorePitch, vs, vBase, rows);
+      product(qs, fBase, pitch, ss, c0, statePitch, padded);
+      product(ps, c0, scorePitch, vs, vBase, columns, rows);
       for (int64_t i = 0; i < outRows; ++i) {
         Value t = rowAt(outRow, i, outStride);
         kb.ifThen(kb.ult(t, count), [&] {

@@ -7,7 +7,11 @@
 // 33 words (padded: 1), one word for all lanes (a broadcast: 1); 16-byte
 // vector loads 32 bytes apart (two lanes of each 8-lane phase in the same
 // banks: 2 wavefronts a phase), packed (1) and all of one address (a
-// broadcast, still one wavefront for each of the four phases). ldmatrix x4 from an 8x32 f16
+// broadcast: lanes n and n ^ 1 read the same bytes, so the phases are of
+// the pairs' first lanes, two of eight). Lane pairs: 16-byte loads where
+// lanes n and n ^ 1 read the same 16 bytes (2 wavefronts, not 4), likewise
+// lanes n and n ^ 2 (2), and lanes n and n + 16 (no pairs shared memory
+// packs: 32 bytes apart in each 8-lane phase, 2 each). ldmatrix x4 from an 8x32 f16
 // tile with rows of 64 bytes (4 rows of a matrix share banks: 4 wavefronts
 // a matrix) and from the same with rows padded to 80 bytes (1). The buffers'
 // footprints: all 2 KiB of the input read, the 256-byte output written.
@@ -37,7 +41,10 @@
 // CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 256, "units": 2, "ideal": 2,
 // CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 16, "ideal": 8, "op": "%{{[0-9]+}} = vector.load
 // CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 8, "ideal": 8, "op": "%{{[0-9]+}} = vector.load
-// CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 8, "ideal": 8, "op": "%{{[0-9]+}} = vector.load %arg2[%c0]
+// CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 4, "ideal": 4, "op": "%{{[0-9]+}} = vector.load %arg2[%c0]
+// CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 4, "ideal": 4, "op": "%{{[0-9]+}} = vector.load
+// CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 4, "ideal": 4, "op": "%{{[0-9]+}} = vector.load
+// CHECK-SAME: "kind": "shared-load", "warps": 2, "bytes": 1024, "units": 16, "ideal": 8, "op": "%{{[0-9]+}} = vector.load
 // CHECK-SAME: "kind": "global-store", "warps": 2, "bytes": 256, "units": 8, "ideal": 8, "op": "memref.store
 // CHECK-SAME: ], "buffers": [{"argument": 0, "read_bytes": 2048, "written_bytes": 0}, {"argument": 1, "read_bytes": 0, "written_bytes": 256}]}
 // CHECK: {"kernel": "profile_matrices", "grid": [1, 1, 1], "block": [32, 1, 1], "ops": [
@@ -78,6 +85,20 @@ module attributes {gpu.container_module} {
       %t4 = arith.muli %t, %c4 : index
       %w = vector.load %s[%t4] {alignment = 16} : !tile, vector<4xf32>
       %all = vector.load %s[%c0] {alignment = 16} : !tile, vector<4xf32>
+      %c2 = arith.constant 2 : index
+      %c16 = arith.constant 16 : index
+      %half = arith.divui %t, %c2 : index
+      %atPair1 = arith.muli %half, %c4 : index
+      %pair1 = vector.load %s[%atPair1] {alignment = 16} : !tile, vector<4xf32>
+      %odd = arith.remui %t, %c2 : index
+      %quarter = arith.divui %t, %c4 : index
+      %quarter2 = arith.muli %quarter, %c2 : index
+      %unit2 = arith.addi %odd, %quarter2 : index
+      %atPair2 = arith.muli %unit2, %c4 : index
+      %pair2 = vector.load %s[%atPair2] {alignment = 16} : !tile, vector<4xf32>
+      %low = arith.remui %t, %c16 : index
+      %atHalves = arith.muli %low, %c8 : index
+      %halves = vector.load %s[%atHalves] {alignment = 16} : !tile, vector<4xf32>
       %u0 = vector.extract %u[0] : f32 from vector<4xf32>
       %w0 = vector.extract %w[0] : f32 from vector<4xf32>
       %all3 = vector.extract %all[3] : f32 from vector<4xf32>
@@ -85,7 +106,13 @@ module attributes {gpu.container_module} {
       %xyz = arith.addf %xy, %z : f32
       %uw0 = arith.addf %u0, %w0 : f32
       %uw = arith.addf %uw0, %all3 : f32
-      %r = arith.addf %xyz, %uw : f32
+      %p1 = vector.extract %pair1[1] : f32 from vector<4xf32>
+      %p2 = vector.extract %pair2[2] : f32 from vector<4xf32>
+      %h3 = vector.extract %halves[3] : f32 from vector<4xf32>
+      %p12 = arith.addf %p1, %p2 : f32
+      %ph = arith.addf %p12, %h3 : f32
+      %uwp = arith.addf %uw, %ph : f32
+      %r = arith.addf %xyz, %uwp : f32
       memref.store %r, %out[%t] : memref<?xf32>
       gpu.return
     }
