@@ -36,6 +36,15 @@ tables and figure again anywhere.
 
 On the emulator (--emulate) the kernels run on the CPU and a "cycle" is an
 op the block executed: the same report, of emulated ops instead of cycles.
+With --emulator-clock=shared-wavefronts it is a shared-memory wavefront
+(LINATTN_GPU_EMULATOR_CLOCK): the report then says what each phase asks of
+an SM's shared memory, which returns one wavefront a cycle, so that a GPU
+run's cycles per phase can be set against it (a phase near its wavefronts
+times the blocks sharing an SM is bound by shared memory).
+
+  bench/gpu/phase_clocks.py --emulate=build/lib/liblinattn_gpu_emulator.so \\
+      --emulator-clock=shared-wavefronts --shapes=2x2x512x128 \\
+      --variants="linattn simt chunks f32, batch-parallel"
 """
 
 import argparse
@@ -169,13 +178,21 @@ def used_phases(rows):
             if any(k["phase_cycles_per_chunk"].get(p) for k in kernels)]
 
 
+# What thread 0 reads at the phases' ends, by the report's unit.
+CLOCKS = {"cycles": "the SM's cycle counter",
+          "emulated ops": "the emulator's clock (the ops the block executed)",
+          "shared-memory wavefronts": "the emulator's clock (the shared-memory "
+                                      "wavefronts the block took, "
+                                      "LINATTN_GPU_EMULATOR_CLOCK)"}
+
+
 def markdown(rows, meta):
     unit = meta.get("unit", "cycles")
     phases_used = used_phases(rows)
     out = [f"# linattn scans by phase: {meta.get('device', '?')}", "",
            f"{meta.get('date', '?')}; `bench/gpu/phase_clocks.py`: each kernel's "
-           f"{unit} per chunk by phase, thread 0 of every block reading the "
-           "SM's cycle counter at the phases' ends (`phase-clocks=true`), "
+           f"{unit} per chunk by phase, thread 0 of every block reading "
+           f"{CLOCKS.get(unit, unit)} at the phases' ends (`phase-clocks=true`), "
            "summed over the blocks and divided by their chunks. A phase "
            "that ends at a barrier holds the wait for the slowest warp. "
            "prologue and epilogue are per block, spread over its chunks. "
@@ -394,9 +411,15 @@ def main():
                                        "child process")
     parser.add_argument("--emulate", default="", metavar="LIB",
                         help="run on the GPU emulator (liblinattn_gpu_emulator.so)")
+    parser.add_argument("--emulator-clock", default="ops",
+                        choices=("ops", "shared-wavefronts"),
+                        help="on the emulator, what a phase's clock counts: "
+                             "the block's ops, or its shared-memory wavefronts")
     parser.add_argument("--clocked", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
+    if args.emulator_clock != "ops" and not args.emulate:
+        parser.error("--emulator-clock needs --emulate")
     if args.child:
         return child(args)
     if args.parse:
@@ -414,8 +437,14 @@ def main():
         return 0
     device = "GPU emulator" if args.emulate else ncu_profile.device_name()
     name = args.name or bench.results_stem(device)
+    unit = "cycles"
+    if args.emulate:
+        # The children inherit it.
+        os.environ["LINATTN_GPU_EMULATOR_CLOCK"] = args.emulator_clock
+        unit = ("shared-memory wavefronts"
+                if args.emulator_clock == "shared-wavefronts" else "emulated ops")
     meta = {"device": device, "date": datetime.date.today().isoformat(),
-            "unit": "emulated ops" if args.emulate else "cycles"}
+            "unit": unit}
     text = ncu_profile.META_MARK + json.dumps(meta) + "\n" + run(args, jobs)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"{name}-phases.txt"), "w") as f:

@@ -91,6 +91,11 @@
 // (the launch's compulsory traffic). These are the accesses the MLIR kernel
 // makes: LLVM may still merge adjacent scalar accesses into vector ones.
 //
+// With LINATTN_GPU_EMULATOR_CLOCK=shared-wavefronts clock64 reads the
+// shared-memory wavefronts the worker's blocks have taken so far (counted
+// as in the profile) instead of the ops they executed: phase-clocks
+// instrumentation then says what each phase asks of an SM's shared memory.
+//
 // This file loads modules, runs launches and writes the profile.
 // GpuEmulatorCompiler.cpp compiles a kernel; GpuEmulatorHandlers.h and .cpp
 // and GpuEmulatorWarpOps.cpp hold the handlers; GpuEmulatorExec.h what they
@@ -317,6 +322,20 @@ void runBlock(Exec &e, int64_t linear) {
 const char *profilePath() {
   const char *path = std::getenv("LINATTN_GPU_EMULATOR_PROFILE");
   return path && *path ? path : nullptr;
+}
+
+/// Whether clock64 reads shared-memory wavefronts
+/// (LINATTN_GPU_EMULATOR_CLOCK=shared-wavefronts) rather than ops (unset or
+/// `ops`); any other value is an error.
+bool sharedMemoryClock() {
+  const char *mode = std::getenv("LINATTN_GPU_EMULATOR_CLOCK");
+  if (!mode || !*mode || StringRef(mode) == "ops")
+    return false;
+  if (StringRef(mode) == "shared-wavefronts")
+    return true;
+  ::linattn::gpu_emulator::fatalError(
+      std::string("LINATTN_GPU_EMULATOR_CLOCK is '") + mode +
+      "': ops or shared-wavefronts");
 }
 
 /// `text` as a JSON string.
@@ -589,9 +608,11 @@ void emulator::launch(void *function, const int64_t grid[3],
   }
 
   // Profiling: the footprint of every global buffer, in sectors from its
-  // aligned pointer to the end of the descriptor's extent.
+  // aligned pointer to the end of the descriptor's extent. A shared-memory
+  // clock counts the profile's wavefronts, written or not.
+  bool sharedClock = sharedMemoryClock();
   std::unique_ptr<LaunchProfile> profile;
-  if (profilePath()) {
+  if (profilePath() || sharedClock) {
     profile = std::make_unique<LaunchProfile>();
     profile->sectors.resize(globals.size());
     profile->sectorCounts.assign(globals.size(), 0);
@@ -617,6 +638,7 @@ void emulator::launch(void *function, const int64_t grid[3],
   auto work = [&]() {
     Exec e;
     setUpWorker(e, k, block, grid, globals, scalars);
+    e.sharedClock = sharedClock;
     if (profile) {
       e.profile = profile.get();
       e.pending.assign(e.threads, {});
@@ -644,7 +666,7 @@ void emulator::launch(void *function, const int64_t grid[3],
     for (std::thread &t : pool)
       t.join();
   }
-  if (profile)
+  if (profile && profilePath())
     writeProfile(k, grid, block, *profile, globals);
 }
 

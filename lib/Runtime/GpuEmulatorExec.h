@@ -402,6 +402,11 @@ struct Exec {
   uint32_t epoch = 0, blockEpoch = 0;
   /// Ops the block executed: the emulated cycle counter (nvvm's clock64).
   uint64_t executed = 0;
+  /// With LINATTN_GPU_EMULATOR_CLOCK=shared-wavefronts clock64 reads
+  /// sharedWavefronts instead: the shared-memory wavefronts of the worker's
+  /// accesses so far, counted as the profile counts them.
+  bool sharedClock = false;
+  uint64_t sharedWavefronts = 0;
   std::vector<Word> scratch;
   /// Per thread: its async copies in flight and the groups it committed.
   std::vector<std::vector<AsyncCopy>> asyncCopies;

@@ -82,9 +82,10 @@ void laneIdOp(Exec &e, const Inst &in) {
 
 /// nvvm.read.ptx.sreg.clock64: the ops the block has executed, the same for
 /// all its lanes (they run in step). Deterministic, and what a phase costs
-/// in emulated ops, not in cycles of any GPU.
+/// in emulated ops, not in cycles of any GPU. With a shared-memory clock
+/// (Exec::sharedClock), the shared-memory wavefronts instead.
 void clockOp(Exec &e, const Inst &in) {
-  Word v = e.executed;
+  Word v = e.sharedClock ? e.sharedWavefronts : e.executed;
   Word *r = e.reg(in.r);
   forActive(e, [&](uint32_t l) { r[l] = v; });
 }
@@ -365,6 +366,7 @@ void accountAccesses(Exec &e, const Inst &in, Access kind, uint32_t buffer) {
           most = std::max(most, run);
         }
         stats.units += most;
+        e.sharedWavefronts += most;
       }
     }
     for (uint32_t i = 0; i < lanes; ++i)
