@@ -319,7 +319,58 @@ def self_test(args):
             ok = err <= tol
             failures += not ok
             print(f"{'ok' if ok else 'FAIL'} {case}: max rel. error {err:.2e} (tolerance {tol:g})")
+    failures += step_in_place(args, device, rng)
     return 1 if failures else 0
+
+
+def step_in_place(args, device, rng, batch=2, tokens=3, eps=1e-6):
+    """The decode step of decode_step.mlir as decode_graph.cpp replays it in
+    place: each token's new state written over the state it read (one
+    buffer), the normalizer ping-ponged; every output and the final state
+    and normalizer against a float64 recurrence. Returns 1 on failure."""
+    import numpy as np
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        library = compile_library(
+            args.tools, os.path.join(here, "decode_step.mlir"),
+            os.path.join(args.workdir, "libdecode_step.so"), "emulate=true",
+            args.runtime)
+    except RuntimeError as e:
+        print(f"FAIL step-in-place: {e}")
+        return 1
+    step = Function(library, "decode_step")
+    shape = (batch, 32, 128)
+    s = rng.uniform(0, 1, shape + (128,)).astype(np.float32)
+    z = rng.uniform(1, 2, shape).astype(np.float32)
+    s_ref, z_ref = s.astype(np.float64), z.astype(np.float64)
+    s_dev = device.to_device(s)
+    z_dev = [device.to_device(z), device.to_device(np.zeros_like(z))]
+    o = np.empty(shape, np.float32)
+    o_dev = device.to_device(o)
+    err = 0.0
+    for t in range(tokens):
+        q, k, v = (rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(3))
+        inputs = [device.to_device(x) for x in (q, k, v)]
+        step.bind(inputs + [s_dev, z_dev[t % 2]], [o_dev, s_dev, z_dev[1 - t % 2]],
+                  device.stream)()
+        device.to_host(o_dev, o)
+        for buffer in inputs:
+            device.free(buffer)
+        fq, fk = phi(q.astype(np.float64)), phi(k.astype(np.float64))
+        s_ref += fk[..., :, None] * v.astype(np.float64)[..., None, :]
+        z_ref += fk
+        o_ref = (np.einsum("bhf,bhfd->bhd", fq, s_ref)
+                 / (np.einsum("bhf,bhf->bh", fq, z_ref)[..., None] + eps))
+        err = max(err, relative_error(o, o_ref))
+    device.to_host(s_dev, s)
+    device.to_host(z_dev[tokens % 2], z)
+    err = max(err, relative_error(s, s_ref), relative_error(z, z_ref))
+    for buffer in [s_dev, o_dev] + z_dev:
+        device.free(buffer)
+    ok = err <= 1e-5
+    print(f"{'ok' if ok else 'FAIL'} step-in-place_{batch}x32x128: {tokens} tokens, "
+          f"max rel. error {err:.2e} (tolerance 1e-05)")
+    return 0 if ok else 1
 
 
 def main():

@@ -15,16 +15,20 @@
 // batch size this program
 //   1. captures one call in a CUDA graph (global capture mode: any call that
 //      is illegal during capture fails the capture), twice, for the two
-//      directions of a ping-pong pair of state buffers;
+//      directions of a ping-pong pair of state buffers; and twice more with
+//      the state updated in place (the new state written over the one read,
+//      which the step kernel allows: each element is read and written by one
+//      thread; the small normalizer still ping-pongs), so that a batch's
+//      state is one buffer, half the memory and half the L2 footprint;
 //   2. replays the graphs over --check-tokens distinct tokens (each token's
 //      q, k, v copied into the graph's input buffers first) and compares
 //      every output and the final state and normalizer with a float64
 //      recurrence on the CPU; then the same with plain calls;
-//   3. times --tokens replays back to back (µs per token), the same number of
-//      plain calls, and the floor: an empty kernel launched plainly and
-//      replayed as a one-node graph; and the state's HBM floor (the state and
-//      normalizer read and written once, at the device-to-device copy
-//      bandwidth measured here).
+//   3. times --tokens replays back to back (µs per token), ping-pong and in
+//      place, the same number of plain calls, and the floor: an empty kernel
+//      launched plainly and replayed as a one-node graph; and the state's
+//      HBM floor (the state and normalizer read and written once, at the
+//      device-to-device copy bandwidth measured here).
 //
 // Results are printed as text and, one line per batch size, as JSON after
 // "RESULT " (bench/gpu/bench.py reads those). --dry-run touches no GPU: it
@@ -440,22 +444,23 @@ int runBatch(int64_t batch, const Options &options, CUstream stream,
               describe<D4>(s1.at(0), stateSizes)};
   D3 dz[2] = {describe<D3>(z0.at(0), tokenSizes),
               describe<D3>(z1.at(0), tokenSizes)};
-  // Step `i` goes from state i % 2 to state (i + 1) % 2.
-  auto step = [&](int64_t i, D3 *q, D3 *k, D3 *v) {
+  // Step `i` goes from state i % 2 to state (i + 1) % 2; in place, from
+  // state 0 to state 0 (the normalizer from i % 2 to (i + 1) % 2 either way).
+  auto step = [&](int64_t i, D3 *q, D3 *k, D3 *v, bool inPlace = false) {
     int from = i % 2, to = 1 - from;
-    _mlir_ciface_decode_step(q, k, v, &ds[from], &dz[from], &dout, &ds[to],
-                             &dz[to], stream);
+    _mlir_ciface_decode_step(q, k, v, &ds[inPlace ? 0 : from], &dz[from], &dout,
+                             &ds[inPlace ? 0 : to], &dz[to], stream);
   };
   auto resetState = [&] {
     s0.upload(p.s0, stream);
     z0.upload(p.z0, stream);
   };
-  auto checkAgainstReference = [&](const char *how) {
+  auto checkAgainstReference = [&](const char *how, bool inPlace = false) {
     CU(cuStreamSynchronize(stream));
     checkRuntime(how);
     int last = p.tokens % 2;
     std::vector<float> outs = oAll.download(stream);
-    std::vector<float> s = (last ? s1 : s0).download(stream);
+    std::vector<float> s = (last && !inPlace ? s1 : s0).download(stream);
     std::vector<float> z = (last ? z1 : z0).download(stream);
     double errO = relativeError(outs.data(), p.o.data(), outs.size());
     double errS = relativeError(s.data(), p.s.data(), s.size());
@@ -475,24 +480,33 @@ int runBatch(int64_t batch, const Options &options, CUstream stream,
   step(0, &dq, &dk, &dv);
   CU(cuStreamSynchronize(stream));
   checkRuntime("the first call");
-  CUgraphExec graphs[2];
+  CUgraphExec graphs[2], inPlaceGraphs[2];
   for (int i = 0; i < 2; ++i)
     graphs[i] = capture(stream, [&] { step(i, &dq, &dk, &dv); });
+  for (int i = 0; i < 2; ++i)
+    inPlaceGraphs[i] =
+        capture(stream, [&] { step(i, &dq, &dk, &dv, /*inPlace=*/true); });
 
   // Correctness: graph replays over distinct tokens.
-  resetState();
-  for (int64_t t = 0; t < p.tokens; ++t) {
-    CU(cuMemcpyDtoDAsync(qIn.pointer, qAll.pointer + t * token * 4, token * 4,
-                         stream));
-    CU(cuMemcpyDtoDAsync(kIn.pointer, kAll.pointer + t * token * 4, token * 4,
-                         stream));
-    CU(cuMemcpyDtoDAsync(vIn.pointer, vAll.pointer + t * token * 4, token * 4,
-                         stream));
-    CU(cuGraphLaunch(graphs[t % 2], stream));
-    CU(cuMemcpyDtoDAsync(oAll.pointer + t * token * 4, o.pointer, token * 4,
-                         stream));
-  }
+  auto replay = [&](CUgraphExec *pair) {
+    resetState();
+    for (int64_t t = 0; t < p.tokens; ++t) {
+      CU(cuMemcpyDtoDAsync(qIn.pointer, qAll.pointer + t * token * 4, token * 4,
+                           stream));
+      CU(cuMemcpyDtoDAsync(kIn.pointer, kAll.pointer + t * token * 4, token * 4,
+                           stream));
+      CU(cuMemcpyDtoDAsync(vIn.pointer, vAll.pointer + t * token * 4, token * 4,
+                           stream));
+      CU(cuGraphLaunch(pair[t % 2], stream));
+      CU(cuMemcpyDtoDAsync(oAll.pointer + t * token * 4, o.pointer, token * 4,
+                           stream));
+    }
+  };
+  replay(graphs);
   auto [graphOk, graphErr] = checkAgainstReference("graph replay");
+  replay(inPlaceGraphs);
+  auto [inPlaceOk, inPlaceErr] =
+      checkAgainstReference("graph replay, state in place", /*inPlace=*/true);
 
   // Correctness: plain calls on each token's slice of the inputs.
   resetState();
@@ -515,6 +529,12 @@ int runBatch(int64_t batch, const Options &options, CUstream stream,
       CU(cuGraphLaunch(graphs[i % 2], stream));
   });
   for (int64_t i = 0; i < options.warmup; ++i)
+    CU(cuGraphLaunch(inPlaceGraphs[i % 2], stream));
+  double inPlaceMs = timer.time(stream, [&] {
+    for (int64_t i = 0; i < n; ++i)
+      CU(cuGraphLaunch(inPlaceGraphs[i % 2], stream));
+  });
+  for (int64_t i = 0; i < options.warmup; ++i)
     step(i, &dq, &dk, &dv);
   double plainMs = timer.time(stream, [&] {
     for (int64_t i = 0; i < n; ++i)
@@ -523,29 +543,34 @@ int runBatch(int64_t batch, const Options &options, CUstream stream,
   checkRuntime("the timed calls");
   for (CUgraphExec graph : graphs)
     CU(cuGraphExecDestroy(graph));
+  for (CUgraphExec graph : inPlaceGraphs)
+    CU(cuGraphExecDestroy(graph));
 
-  double graphUs = graphMs * 1e3 / n, plainUs = plainMs * 1e3 / n;
+  double graphUs = graphMs * 1e3 / n, plainUs = plainMs * 1e3 / n,
+         inPlaceUs = inPlaceMs * 1e3 / n;
   double hbmUs = stepBytes(batch) / copyBandwidth * 1e6;
-  std::printf("decode B%lld H%lld D%lld: graph replay %.2f us/token, plain "
-              "calls %.2f us/token; empty kernel %.2f us (graph) / %.2f us "
-              "(launch); HBM floor %.2f us; graph replay is %.2fx the "
-              "launch floor\n",
+  std::printf("decode B%lld H%lld D%lld: graph replay %.2f us/token (state "
+              "in place %.2f), plain calls %.2f us/token; empty kernel %.2f "
+              "us (graph) / %.2f us (launch); HBM floor %.2f us; graph "
+              "replay is %.2fx the launch floor\n",
               static_cast<long long>(batch), static_cast<long long>(kHeads),
-              static_cast<long long>(kDim), graphUs, plainUs, floor.graphUs,
-              floor.launchUs, hbmUs,
+              static_cast<long long>(kDim), graphUs, inPlaceUs, plainUs,
+              floor.graphUs, floor.launchUs, hbmUs,
               graphUs / std::max(floor.graphUs, floor.launchUs));
   std::printf("RESULT {\"batch\": %lld, \"heads\": %lld, \"dim\": %lld, "
-              "\"graph_us\": %.4f, \"plain_us\": %.4f, \"empty_graph_us\": "
+              "\"graph_us\": %.4f, \"graph_in_place_us\": %.4f, "
+              "\"plain_us\": %.4f, \"empty_graph_us\": "
               "%.4f, \"empty_launch_us\": %.4f, \"hbm_floor_us\": %.4f, "
               "\"bytes\": %.0f, \"check_tokens\": %lld, \"graph_error\": "
-              "%.3e, \"plain_error\": %.3e, \"correct\": %s}\n",
+              "%.3e, \"in_place_error\": %.3e, \"plain_error\": %.3e, "
+              "\"correct\": %s}\n",
               static_cast<long long>(batch), static_cast<long long>(kHeads),
-              static_cast<long long>(kDim), graphUs, plainUs, floor.graphUs,
-              floor.launchUs, hbmUs, stepBytes(batch),
-              static_cast<long long>(p.tokens), graphErr, plainErr,
-              graphOk && plainOk ? "true" : "false");
+              static_cast<long long>(kDim), graphUs, inPlaceUs, plainUs,
+              floor.graphUs, floor.launchUs, hbmUs, stepBytes(batch),
+              static_cast<long long>(p.tokens), graphErr, inPlaceErr, plainErr,
+              graphOk && inPlaceOk && plainOk ? "true" : "false");
   std::fflush(stdout);
-  return graphOk && plainOk ? 0 : 1;
+  return graphOk && inPlaceOk && plainOk ? 0 : 1;
 }
 
 bool parseInt(const char *text, int64_t &value) {

@@ -1003,6 +1003,10 @@ std::optional<std::string> Converter::convert(StepOp op) {
       Value f = featureOf(row);
       return std::make_pair(f, kb.add(kb.mul(kb.add(base, f), dv), col));
     };
+    // Each element of S is loaded and then stored by one thread, so the new
+    // state may be written over the old one (docs/UsingLinAttn.md promises
+    // it; bench/gpu/aot.py's self-test checks it). z may not: every block
+    // of a head reads it and the first stores it.
     // v and the lane's first `early` state rows are loaded before the
     // features are staged, so that their latency overlaps the staging's and
     // the barrier's: a step of a small batch waits on little else.
