@@ -192,7 +192,7 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
   // sm_90a only where wgmma needs it (when the pipeline chose it); PTX 8.0
-  // where bulk copies do.
+  // where bulk copies do; intrinsic calls as LLVM names and types them.
   LinAttnGPUPortableTargetPassOptions portable;
   portable.portableChips = archSpecific;
   pm.addPass(createLinAttnGPUPortableTargetPass(portable));

@@ -793,7 +793,12 @@ def LinAttnGPUPortableTargetPass
     mbarrier transaction counts (`bulk-copies`) targets PTX 8.0 or later:
     the `+ptxNN` of the target's features, or the chip's minimum (7.8 for
     sm_90). The NVPTX backend cannot select them below that and aborts;
-    this pass reports the module instead.
+    this pass reports the module instead. Likewise every `llvm.call_intrinsic`
+    of a targeted module must name an LLVM intrinsic, with its operand and
+    result types, and an overloaded one the name those types give
+    (`llvm.nvvm.ex2.approx.ftz.f32` on f32, not on f64): LLVM takes the
+    intrinsic from the name, and the backend aborts on a call it cannot
+    select.
 
     ```mlir
     gpu.module @k [#nvvm.target<O = 3, chip = "sm_90a">] {

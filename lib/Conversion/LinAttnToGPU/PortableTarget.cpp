@@ -8,17 +8,23 @@
 // alone, where PTX for sm_90 can be JIT-compiled by the driver for any later
 // GPU. The pipeline targets sm_90a when its kernels may use wgmma; this pass
 // gives back the portable chip to every module none of whose ops needs the
-// architecture-specific one, and checks that modules with bulk copies
-// target the PTX version they need.
+// architecture-specific one, and checks what the NVPTX backend would abort
+// on rather than report: modules with bulk copies below the PTX version they
+// need, and calls of LLVM intrinsics whose names or types do not match.
 //
 //===----------------------------------------------------------------------===//
 
 #include "linattn/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVMIR/TypeToLLVM.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/LLVMContext.h"
 
 namespace mlir::linattn {
 #define GEN_PASS_DEF_LINATTNGPUPORTABLETARGETPASS
@@ -69,6 +75,44 @@ static unsigned ptxVersion(NVVM::NVVMTargetAttr target) {
   return target.getChip() == "sm_90" ? 78 : 80;
 }
 
+/// Checks that `call` names an LLVM intrinsic, that its operand and result
+/// types are the intrinsic's, and, for an overloaded one, that its name's
+/// type suffix is the one those types give: LLVM takes the intrinsic from
+/// the name, and a call it cannot select (`llvm.nvvm.ex2.approx.ftz.f32` on
+/// an f64) aborts the NVPTX backend instead of failing the pass.
+static LogicalResult checkIntrinsicCall(LLVM::CallIntrinsicOp call,
+                                        llvm::LLVMContext &context) {
+  StringRef name = call.getIntrin();
+  llvm::Intrinsic::ID id = llvm::Intrinsic::lookupIntrinsicID(name);
+  if (id == llvm::Intrinsic::not_intrinsic)
+    return call.emitError("'") << name << "' is not an LLVM intrinsic";
+  LLVM::TypeToLLVMIRTranslator translate(context);
+  SmallVector<llvm::Type *> operands;
+  for (Type type : call.getArgs().getTypes())
+    operands.push_back(translate.translateType(type));
+  llvm::Type *result = call.getNumResults()
+                           ? translate.translateType(call.getResultTypes()[0])
+                           : llvm::Type::getVoidTy(context);
+  auto *type = llvm::FunctionType::get(result, operands, /*isVarArg=*/false);
+  SmallVector<llvm::Intrinsic::IITDescriptor> table;
+  llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
+  ArrayRef<llvm::Intrinsic::IITDescriptor> rest = table;
+  SmallVector<llvm::Type *> overloads;
+  if (llvm::Intrinsic::matchIntrinsicSignature(type, rest, overloads) !=
+          llvm::Intrinsic::MatchIntrinsicTypes_Match ||
+      llvm::Intrinsic::matchIntrinsicVarArg(false, rest))
+    return call.emitError("the operand and result types of '")
+           << name << "' are not the intrinsic's";
+  if (llvm::Intrinsic::isOverloaded(id)) {
+    std::string expected =
+        llvm::Intrinsic::getNameNoUnnamedTypes(id, overloads);
+    if (expected != name)
+      return call.emitError("'")
+             << name << "' on these types is '" << expected << "'";
+  }
+  return success();
+}
+
 namespace {
 struct LinAttnGPUPortableTargetPass
     : public linattn::impl::LinAttnGPUPortableTargetPassBase<
@@ -76,10 +120,19 @@ struct LinAttnGPUPortableTargetPass
   using Base::Base;
 
   void runOnOperation() override {
+    llvm::LLVMContext context;
     WalkResult result = getOperation().walk([&](gpu::GPUModuleOp module) {
       std::optional<ArrayAttr> targets = module.getTargets();
       if (!targets)
         return WalkResult::advance();
+      if (module
+              .walk([&](LLVM::CallIntrinsicOp call) {
+                return failed(checkIntrinsicCall(call, context))
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted())
+        return WalkResult::interrupt();
       Operation *bulk = nullptr;
       module.walk([&](Operation *op) {
         if (!needsPtx80(op))

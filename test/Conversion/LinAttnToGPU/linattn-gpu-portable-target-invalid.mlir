@@ -32,3 +32,38 @@ gpu.module @checked_only [#nvvm.target<chip = "sm_90", features = "+ptx78">] {
     llvm.return
   }
 }
+
+// -----
+
+// An overloaded intrinsic named for other types than its operands': LLVM
+// would take the name's, and NVPTX, unable to select it, abort.
+gpu.module @intrinsic_suffix [#nvvm.target<chip = "sm_90">] {
+  llvm.func @k(%x: f64) -> f64 attributes {gpu.kernel, nvvm.kernel} {
+    // expected-error @below {{'llvm.nvvm.ex2.approx.ftz.f32' on these types is 'llvm.nvvm.ex2.approx.ftz.f64'}}
+    %y = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%x) : (f64) -> f64
+    llvm.return %y : f64
+  }
+}
+
+// -----
+
+// A name that is no intrinsic's.
+gpu.module @intrinsic_unknown [#nvvm.target<chip = "sm_90">] {
+  llvm.func @k(%x: f32) -> f32 attributes {gpu.kernel, nvvm.kernel} {
+    // expected-error @below {{'llvm.nvvm.no.such.thing' is not an LLVM intrinsic}}
+    %y = llvm.call_intrinsic "llvm.nvvm.no.such.thing"(%x) : (f32) -> f32
+    llvm.return %y : f32
+  }
+}
+
+// -----
+
+// Operands the intrinsic does not take: a non-overloaded intrinsic with one
+// operand too many.
+gpu.module @intrinsic_operands [#nvvm.target<chip = "sm_90">] {
+  llvm.func @k(%p: !llvm.ptr<1>, %x: i32) attributes {gpu.kernel, nvvm.kernel} {
+    // expected-error @below {{the operand and result types of 'llvm.nvvm.prefetch.global.L2' are not the intrinsic's}}
+    llvm.call_intrinsic "llvm.nvvm.prefetch.global.L2"(%p, %x) : (!llvm.ptr<1>, i32) -> ()
+    llvm.return
+  }
+}

@@ -72,3 +72,18 @@ gpu.module @bulk [#nvvm.target<chip = "sm_90a">] {
     llvm.return
   }
 }
+
+// -----
+
+// Intrinsic calls named and typed as LLVM defines them pass the check: the
+// overloaded 2^x on f32 (the tensor-core feature maps'), the L2 prefetch.
+// CHECK-LABEL: gpu.module @intrinsics
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.prefetch.global.L2"
+gpu.module @intrinsics [#nvvm.target<chip = "sm_90">] {
+  llvm.func @k(%x: f32, %p: !llvm.ptr<1>) -> f32 attributes {gpu.kernel, nvvm.kernel} {
+    %y = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%x) : (f32) -> f32
+    llvm.call_intrinsic "llvm.nvvm.prefetch.global.L2"(%p) : (!llvm.ptr<1>) -> ()
+    llvm.return %y : f32
+  }
+}
