@@ -1161,7 +1161,11 @@ def compare_results(case, d, tol):
     """Compares the result<i>.npy files in `d` with the case's expected
     values: (passed, message). Errors are relative to the largest expected
     value, or to the largest magnitude of what the result sums where the case
-    gives one (`scales`)."""
+    gives one (`scales`), and, unless all are zero (the error is then
+    absolute), to no less than the smallest normal number of the result's
+    type: below it the type has no relative precision left, and expected
+    values that small (the product of two elu features of inputs near -100
+    underflows f32) are right as zeros or subnormals."""
     worst = 0.0
     scales = getattr(case, "scales", None) or [None] * len(case.expected)
     for i, expected in enumerate(case.expected):
@@ -1171,6 +1175,8 @@ def compare_results(case, d, tol):
         scale = np.max(np.abs(expected)) if expected.size else 0.0
         if scales[i] is not None and expected.size:
             scale = max(scale, float(np.max(np.abs(scales[i]))))
+        if scale > 0 and np.issubdtype(out.dtype, np.floating):
+            scale = max(scale, float(np.finfo(out.dtype).tiny))
         err = np.max(np.abs(out - expected)) if expected.size else 0.0
         rel = err / scale if scale > 0 else err
         if not np.isfinite(rel) or rel > tol:
