@@ -55,8 +55,21 @@ static constexpr int64_t kSimtMaxFeatures = 128;
 /// Blocks per SM the kernel asks ptxas to fit (`.minnctapersm`).
 static constexpr int64_t kSimtBlocksPerSM = 2;
 
-/// Elements a row of φ(Q_c), φ(K_c), S's mirror or the scores is padded by.
+/// Elements a row of φ(Q_c), φ(K_c) or the scores is padded by.
 static constexpr int64_t kSimtRowPad = 4;
+
+/// Elements a run of `count` elements of a thread's register block takes:
+/// 4, 2 or 1, the most that divides it.
+static int64_t runOf(int64_t count) {
+  return count % 4 == 0 ? 4 : count % 2 == 0 ? 2 : 1;
+}
+
+/// The row pitch of S's mirror: the tile's columns padded so that the two
+/// feature groups of a store's phase, rows runOf(F/16) apart, fall 16 words
+/// apart, in distinct banks (4 at F = 64 and 128, 8 at F = 32 and 96).
+static int64_t simtStatePitch(int64_t paddedFeatures, int64_t columns) {
+  return columns + 16 / runOf(paddedFeatures / 16);
+}
 
 /// Elements of the shared buffers of a block with `paddedFeatures` features,
 /// `columns` value columns and `slots` slots per staged tile: φ(Q_c),
@@ -65,7 +78,7 @@ static int64_t simtSharedElements(int64_t paddedFeatures, int64_t columns,
                                   int64_t slots) {
   int64_t rows = kSimtChunk;
   return slots * rows * (2 * (paddedFeatures + kSimtRowPad) + columns) +
-         paddedFeatures * (columns + kSimtRowPad) +
+         paddedFeatures * simtStatePitch(paddedFeatures, columns) +
          rows * (rows + kSimtRowPad) + rows + paddedFeatures;
 }
 
@@ -105,12 +118,6 @@ FailureOr<SimtChunkShape> mlir::linattn::gpukernels::simtChunkShape(
   return failure();
 }
 
-/// Elements a run of `count` elements of a thread's register block takes:
-/// 4, 2 or 1, the most that divides it.
-static int64_t runOf(int64_t count) {
-  return count % 4 == 0 ? 4 : count % 2 == 0 ? 2 : 1;
-}
-
 gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
     RewriterBase &rewriter, Location loc, gpu::GPUModuleOp kernels,
     StringRef name, const SimtChunkConfig &c, bool segmented) {
@@ -120,7 +127,8 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   bool async = c.async, pipelined = slots == 2;
   constexpr int64_t rows = kSimtChunk, threads = kSimtThreads;
   // Row pitches: φ(Q_c) and φ(K_c), S's mirror, the scores.
-  int64_t pitch = padded + kSimtRowPad, statePitch = columns + kSimtRowPad,
+  int64_t pitch = padded + kSimtRowPad,
+          statePitch = simtStatePitch(padded, columns),
           scorePitch = rows + kSimtRowPad;
   bool hasInit = segmented || c.hasInit;
   bool writesState = !segmented && c.writesState;

@@ -9,8 +9,9 @@
 // batch element and value tile. Shared memory, in elements: φ(Q_c) and
 // φ(K_c) of 32 tokens in rows padded to F + 4, V_c in the tile's columns
 // (two slots each where cp.async copies the next chunks), S (F × tile, in
-// rows padded to the tile + 4), the scores in rows of 36, the denominators (32, normalized) and z (F, where
-// it is needed); within the 99 KiB every GPU of sm_80 and later allows.
+// rows padded to the tile + 4, + 8 at F = 32 and 96), the scores in rows of
+// 36, the denominators (32, normalized) and z (F, where it is needed);
+// within the 99 KiB every GPU of sm_80 and later allows.
 
 // F = 64, normalized, f32: tiles of 64 columns in two slots (71.9 KiB),
 // copied by cp.async; the denominators' sums across lanes, the outputs
@@ -70,11 +71,12 @@ func.func @wide_values(%q: tensor<8x1000x128xf32>, %k: tensor<8x1000x128xf32>, %
 
 // f64, reverse, from an initial state, writing S and z: one slot (two
 // pass 99 KiB only at tiles of 64; a tile of 32 takes two slots nowhere),
-// 8-byte copies; F = 32 (rows of 36), Dv = 20 in a tile of 32 columns.
+// 8-byte copies; F = 32 (rows of 36; S's of 40), Dv = 20 in a tile of 32
+// columns.
 // CHECK-LABEL: func.func @double(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_reverse_features_0(%c4, %c1, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_reverse_features_0(%{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: index, %{{.*}}: index)
-//  CHECK-SAME: workgroup(%{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1024xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1xf64, {{.*}}, %{{.*}} : memref<32xf64, {{.*}})
+//  CHECK-SAME: workgroup(%{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1024xf64, {{.*}}, %{{.*}} : memref<1280xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1xf64, {{.*}}, %{{.*}} : memref<32xf64, {{.*}})
 //       CHECK: nvgpu.device_async_copy {{.*}}, 1, %{{.*}} : memref<?xf64> to memref<1152xf64
 //       CHECK: nvvm.cp.async.wait.group 0
 //       CHECK: gpu.return
