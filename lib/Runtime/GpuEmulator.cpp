@@ -609,14 +609,15 @@ void emulator::launch(void *function, const int64_t grid[3],
 
   // Profiling: the footprint of every global buffer, in sectors from its
   // aligned pointer to the end of the descriptor's extent. A shared-memory
-  // clock counts the profile's wavefronts, written or not.
-  bool sharedClock = sharedMemoryClock();
+  // clock counts the profile's wavefronts; unless the profile is written, it
+  // tracks no footprint (every buffer's sector count stays 0).
+  bool written = profilePath(), sharedClock = sharedMemoryClock();
   std::unique_ptr<LaunchProfile> profile;
-  if (profilePath() || sharedClock) {
+  if (written || sharedClock) {
     profile = std::make_unique<LaunchProfile>();
     profile->sectors.resize(globals.size());
     profile->sectorCounts.assign(globals.size(), 0);
-    for (size_t i = 0; i < globals.size(); ++i) {
+    for (size_t i = 0; written && i < globals.size(); ++i) {
       const RuntimeBuffer &b = globals[i];
       if (k.buffers[i].shared || !b.aligned)
         continue;
@@ -666,7 +667,7 @@ void emulator::launch(void *function, const int64_t grid[3],
     for (std::thread &t : pool)
       t.join();
   }
-  if (profile && profilePath())
+  if (written)
     writeProfile(k, grid, block, *profile, globals);
 }
 

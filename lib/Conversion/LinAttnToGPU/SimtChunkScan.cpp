@@ -36,8 +36,9 @@
 // features past F and columns past Dv are zeros, which add nothing.
 //
 // Shared memory's return bandwidth, not FMA issue, bounds the kernel: at
-// F = 128 about half the fp32 peak (docs/Rationale.md, "The strict-fp32 scan
-// chunk by chunk on CUDA cores", works it out).
+// F = 128, with every load of the products paired, about 72% of the fp32
+// peak (docs/Rationale.md, "The strict-fp32 scan chunk by chunk on CUDA
+// cores", works it out).
 //
 //===----------------------------------------------------------------------===//
 
@@ -594,27 +595,24 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
               x = kb.fdiv(x, denominator);
           Value first = kb.add(firstColumn, outColumn);
           Value at = kb.add(kb.mul(row, dv), first);
-          auto scalarStores = [&] {
-            for (int64_t j = 0; j < 4; ++j)
-              kb.ifThen(kb.ult(kb.add(first, kb.idx(j)), dv),
-                        [&] { kb.store(out[j], a.o, kb.add(at, kb.idx(j))); });
-          };
-          if (!wideOutputs)
-            return scalarStores();
-          // One store of the 4 columns, where they are all in Dv (Dv a
-          // multiple of 4: all or none).
-          kb.ifElse(
-              wideOutputs,
-              [&] {
-                kb.ifThen(kb.ult(first, dv), [&] {
-                  Value run = vector::FromElementsOp::create(
-                      rewriter, loc, VectorType::get({4}, c.resultType), out);
-                  vector::StoreOp::create(rewriter, loc, run, a.o,
-                                          ValueRange{at}, /*nontemporal=*/false,
-                                          llvm::MaybeAlign(16));
+          kb.byWidth(wideOutputs, [&](int64_t width) {
+            if (width == 1) {
+              for (int64_t j = 0; j < 4; ++j)
+                kb.ifThen(kb.ult(kb.add(first, kb.idx(j)), dv), [&] {
+                  kb.store(out[j], a.o, kb.add(at, kb.idx(j)));
                 });
-              },
-              scalarStores);
+              return;
+            }
+            // One store of the 4 columns, where they are all in Dv (Dv a
+            // multiple of 4: all or none).
+            kb.ifThen(kb.ult(first, dv), [&] {
+              Value run = vector::FromElementsOp::create(
+                  rewriter, loc, VectorType::get({4}, c.resultType), out);
+              vector::StoreOp::create(rewriter, loc, run, a.o, ValueRange{at},
+                                      /*nontemporal=*/false,
+                                      llvm::MaybeAlign(16));
+            });
+          });
         });
       }
     }

@@ -10,13 +10,13 @@
 // error.
 
 // RUN: env LINATTN_GPU_EMULATOR_CLOCK=shared-wavefronts linattn-run %s --entry=clocks --target=cuda --emulate-gpu | FileCheck %s --check-prefix=SHARED
-// SHARED: shared clock: 34
+// SHARED: shared clock: 34{{$}}
 // SHARED: result #0: 32xf32
 
 // RUN: linattn-run %s --entry=clocks --target=cuda --emulate-gpu | FileCheck %s --check-prefix=OPS
 // RUN: env LINATTN_GPU_EMULATOR_CLOCK=ops linattn-run %s --entry=clocks --target=cuda --emulate-gpu | FileCheck %s --check-prefix=OPS
-// OPS-NOT: shared clock: 34
-// OPS: shared clock: {{[0-9]+}}
+// OPS-NOT: shared clock: 34{{$}}
+// OPS: shared clock: {{[0-9]+$}}
 
 // RUN: env LINATTN_GPU_EMULATOR_CLOCK=cycles not --crash linattn-run %s --entry=clocks --target=cuda --emulate-gpu 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: linattn GPU emulator: error: LINATTN_GPU_EMULATOR_CLOCK is 'cycles': ops or shared-wavefronts
