@@ -56,7 +56,10 @@ static constexpr int64_t kSimtMaxFeatures = 128;
 /// Blocks per SM the kernel asks ptxas to fit (`.minnctapersm`).
 static constexpr int64_t kSimtBlocksPerSM = 2;
 
-/// Elements a row of φ(Q_c), φ(K_c) or the scores is padded by.
+/// Elements every row of the shared tiles (φ(Q_c), φ(K_c), V_c, S's mirror,
+/// the scores) is padded by: their pitches are then 4 words mod 32, which
+/// the products' lane layouts need for their loads to fall in distinct
+/// banks.
 static constexpr int64_t kSimtRowPad = 4;
 
 /// Elements a run of `count` elements of a thread's register block takes:
@@ -65,21 +68,15 @@ static int64_t runOf(int64_t count) {
   return count % 4 == 0 ? 4 : count % 2 == 0 ? 2 : 1;
 }
 
-/// The row pitch of S's mirror: the tile's columns padded so that the two
-/// feature groups of a store's phase, rows runOf(F/16) apart, fall 16 words
-/// apart, in distinct banks (4 at F = 64 and 128, 8 at F = 32 and 96).
-static int64_t simtStatePitch(int64_t paddedFeatures, int64_t columns) {
-  return columns + 16 / runOf(paddedFeatures / 16);
-}
-
 /// Elements of the shared buffers of a block with `paddedFeatures` features,
 /// `columns` value columns and `slots` slots per staged tile: φ(Q_c),
 /// φ(K_c) and V_c in each slot, S, the scores, the denominators and z.
 static int64_t simtSharedElements(int64_t paddedFeatures, int64_t columns,
                                   int64_t slots) {
   int64_t rows = kSimtChunk;
-  return slots * rows * (2 * (paddedFeatures + kSimtRowPad) + columns) +
-         paddedFeatures * simtStatePitch(paddedFeatures, columns) +
+  return slots * rows *
+             (2 * (paddedFeatures + kSimtRowPad) + columns + kSimtRowPad) +
+         paddedFeatures * (columns + kSimtRowPad) +
          rows * (rows + kSimtRowPad) + rows + paddedFeatures;
 }
 
@@ -127,10 +124,9 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
           columns = shape.columns, slots = shape.slots;
   bool async = c.async, pipelined = slots == 2;
   constexpr int64_t rows = kSimtChunk, threads = kSimtThreads;
-  // Row pitches: φ(Q_c) and φ(K_c), S's mirror, the scores.
-  int64_t pitch = padded + kSimtRowPad,
-          statePitch = simtStatePitch(padded, columns),
-          scorePitch = rows + kSimtRowPad;
+  // Row pitches: φ(Q_c) and φ(K_c), V_c, S's mirror, the scores.
+  int64_t pitch = padded + kSimtRowPad, valuePitch = columns + kSimtRowPad,
+          statePitch = columns + kSimtRowPad, scorePitch = rows + kSimtRowPad;
   bool hasInit = segmented || c.hasInit;
   bool writesState = !segmented && c.writesState;
   bool needZ = segmented ? c.normalized : c.needZ;
@@ -153,13 +149,13 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   if (c.phaseClocks)
     argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   SmallVector<Type> shared = {
-      workgroupBufferType(stateType, slots * rows * pitch),    // φ(Q_c)
-      workgroupBufferType(stateType, slots * rows * pitch),    // φ(K_c)
-      workgroupBufferType(stateType, slots * rows * columns),  // V_c
-      workgroupBufferType(stateType, padded * statePitch),     // S
-      workgroupBufferType(stateType, rows * scorePitch),       // P
-      workgroupBufferType(stateType, c.normalized ? rows : 1), // denominators
-      workgroupBufferType(stateType, needZ ? padded : 1)};     // z
+      workgroupBufferType(stateType, slots * rows * pitch),      // φ(Q_c)
+      workgroupBufferType(stateType, slots * rows * pitch),      // φ(K_c)
+      workgroupBufferType(stateType, slots * rows * valuePitch), // V_c
+      workgroupBufferType(stateType, padded * statePitch),       // S
+      workgroupBufferType(stateType, rows * scorePitch),         // P
+      workgroupBufferType(stateType, c.normalized ? rows : 1),   // denominators
+      workgroupBufferType(stateType, needZ ? padded : 1)};       // z
   if (c.phaseClocks)
     shared.push_back(
         workgroupBufferType(rewriter.getI64Type(), kPhaseClockSlots));
@@ -330,8 +326,8 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
                    });
     });
     kb.byWidth(wideValues, [&](int64_t width) {
-      forEachGroup(t0, count, vBase, columns, columns, width, firstColumn, dv,
-                   dv, [&](Value at, Value to, Value exists) {
+      forEachGroup(t0, count, vBase, columns, valuePitch, width, firstColumn,
+                   dv, dv, [&](Value at, Value to, Value exists) {
                      if (async) {
                        kb.asyncCopy(a.v, at, vs, to, width,
                                     kb.select(exists, kb.idx(width), c0),
@@ -363,15 +359,15 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       });
     if (mapsOnCopy(valueMap))
       kb.byWidth(wideValues, [&](int64_t width) {
-        forEachGroup(t0, count, vBase, columns, columns, width, firstColumn, dv,
-                     dv, [&](Value, Value to, Value exists) {
+        forEachGroup(t0, count, vBase, columns, valuePitch, width, firstColumn,
+                     dv, dv, [&](Value, Value to, Value exists) {
                        mapGroup(vs, valueMap, to, exists, width);
                      });
       });
   };
   auto slotBases = [&](Value slot) {
     return std::make_pair(kb.mul(slot, kb.idx(rows * pitch)),
-                          kb.mul(slot, kb.idx(rows * columns)));
+                          kb.mul(slot, kb.idx(rows * valuePitch)));
   };
   auto chunkAt = [&](Value t0) { return kb.minU(cRows, kb.sub(end, t0)); };
   // The L2 prefetch of the chunk at t0 (none past the sequence), where each
@@ -418,27 +414,59 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
     }
   }
 
-  // The thread's rows and columns of the scores (r + 16i, s + 16j) and of
-  // the outputs: DT/32 rows r + i·outStride and 4 adjacent columns from
-  // outColumn, of a grid of 1024/DT × DT/4 threads, a warp 8 × 4 of it.
-  // Every load is paired as the state's are: in the scores lane bit 0 picks
-  // the row and bits 1-4 the key (a warp 2 × 16), so lanes n and n ^ 2 share
-  // their rows of φ(Q_c) and lanes n and n ^ 1 their rows of φ(K_c); in the
-  // outputs bits 1-2 pick the columns and bits 0, 3, 4 the rows, so lanes
-  // n and n ^ 1 share their loads of S and V_c and lanes n and n ^ 2 their
-  // rows of φ(Q_c) or P (8 consecutive rows a warp, in distinct banks).
-  Value scoreRow = kb.add(kb.mul(warp, kb.idx(2)), kb.remU(lane, kb.idx(2))),
-        scoreColumn = kb.divU(lane, kb.idx(2));
-  int64_t outRows = columns / 32, outStride = rows / outRows;
-  Value columnWarps = kb.idx(columns / 16);
-  Value laneRows = kb.add(kb.remU(lane, kb.idx(2)),
-                          kb.mul(kb.divU(lane, kb.idx(8)), kb.idx(2)));
-  Value laneColumns = kb.remU(kb.divU(lane, kb.idx(2)), kb.idx(4));
-  Value outRow =
-      kb.add(kb.mul(kb.divU(warp, columnWarps), kb.idx(8)), laneRows);
-  Value outColumn =
-      kb.mul(kb.add(kb.mul(kb.remU(warp, columnWarps), kb.idx(4)), laneColumns),
-             kb.idx(4));
+  // The products split their sums over k between the lanes of each warp:
+  // lane bits 3-4 pick one of four groups, which take the operands' 16-byte
+  // units of k in turn (group g units g, g + 4, ...), and the groups' sums
+  // are added by two rounds of shuffles that leave each lane a quarter of
+  // them (KernelBuilder::transposedSumOverLanes). A lane then holds a
+  // register block of 4 rows by 4 (scores) or 8 (outputs) columns, twice the
+  // multiply-adds per load of the thread blocks a chunk of 32 rows gives 256
+  // threads without the split. Bits 0-2 pick the lane's place in its group's
+  // tile, one bit among the rows of one operand and two among those of the
+  // other, so that every load is paired (lanes n and n ^ 1 or n and n ^ 2
+  // read the same address); with row pitches of 4 words mod 32, a load's
+  // phase then falls in distinct banks (rows 2 apart, 8 words, beside the
+  // groups' units 4 words apart; or the groups' rows 4 apart, 16 words,
+  // beside 4 adjacent units of a row).
+  Value group = kb.divU(lane, kb.idx(8));
+  Value groupUnit = kb.mul(group, kb.idx(4));
+  // The rows a lane takes of its tile: 2·block + {0, 1, 0 + far, 1 + far},
+  // and which of them `transposedSumOverLanes` leaves it the sums of.
+  auto blockRows = [&](Value base, Value block, int64_t far) {
+    SmallVector<Value> at;
+    for (int64_t i = 0; i < 4; ++i)
+      at.push_back(kb.add(kb.add(base, kb.mul(block, kb.idx(2))),
+                          kb.idx(i % 2 + i / 2 * far)));
+    return at;
+  };
+  auto keptRow = [&](Value base, Value block, int64_t far, int64_t perRow) {
+    Value i =
+        kb.divU(kb.transposedSumFirst(group, 4 * perRow, 4), kb.idx(perRow));
+    return kb.add(kb.add(base, kb.mul(block, kb.idx(2))),
+                  kb.add(kb.remU(i, kb.idx(2)),
+                         kb.mul(kb.divU(i, kb.idx(2)), kb.idx(far))));
+  };
+  // The scores: warp w the 16 × 8 tile of rows 16(w / 4) and keys 8(w % 4)
+  // on; its lanes 4 rows (bits 1-2) by 4 adjacent keys (bit 0). Lanes n and
+  // n ^ 1 share their rows of φ(Q_c), lanes n and n ^ 2 (and n ^ 4) their
+  // keys of φ(K_c). The tiles of rows below 16 and keys from 16 on are past
+  // the diagonal: their warps add nothing (a loop of no steps) and store
+  // zeros.
+  Value scoreRowBase = kb.mul(kb.divU(warp, kb.idx(4)), kb.idx(16)),
+        scoreKey = kb.add(kb.mul(kb.remU(warp, kb.idx(4)), kb.idx(8)),
+                          kb.mul(kb.remU(lane, kb.idx(2)), kb.idx(4)));
+  Value scoreBlock = kb.remU(kb.divU(lane, kb.idx(2)), kb.idx(4));
+  Value scoreExtent =
+      kb.select(kb.eq(kb.divU(warp, kb.idx(2)), c1), c0, kb.idx(padded));
+  // The outputs: tiles of 8 rows by 32 columns, tile τ rows 8(τ % 4) and
+  // columns 32(τ / 4) on, warp w the tiles w, w + 8, ... (DT/8 of them);
+  // its lanes 4 rows (bit 0) by 8 columns (bits 1-2), in two runs of 4 from
+  // 4c and 16 + 4c. Lanes n and n ^ 2 (and n ^ 4) share their rows of
+  // φ(Q_c) or P, lanes n and n ^ 1 their loads of S or V_c.
+  int64_t outTiles = rows / 8 * (columns / 32);
+  Value outBlock = kb.remU(lane, kb.idx(2));
+  Value outColumnBlock =
+      kb.mul(kb.remU(kb.divU(lane, kb.idx(2)), kb.idx(4)), kb.idx(4));
   auto rowAt = [&](Value base, int64_t i, int64_t step) {
     return kb.add(base, kb.idx(i * step));
   };
@@ -471,50 +499,36 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
     kb.barrier();
     clocks.mark(async ? Phase::Map : Phase::Stage);
 
-    // The scores, masked: P[t, s] for s <= t, in even and odd partial sums
-    // of the features. A thread's scores of rows r < 16 and keys s + 16 are
-    // all past the diagonal: zeros, not computed.
-    auto masked = [](int64_t i, int64_t j) { return i == 0 && j == 1; };
+    // The scores, masked: P[t, s] for s <= t.
     {
-      SmallVector<Value> acc(8, kb.fconst(0.0));
+      SmallVector<Value> qRows = blockRows(scoreRowBase, scoreBlock, 8);
+      SmallVector<Value> acc(16, kb.fconst(0.0));
       acc = kb.forLoop(
-          c0, kb.idx(padded), kb.idx(8), acc,
+          c0, scoreExtent, kb.idx(16), acc,
           [&](Value f0, ValueRange in) -> SmallVector<Value> {
             SmallVector<Value> out(in.begin(), in.end());
-            for (int64_t h = 0; h < 2; ++h) {
-              Value f = kb.add(f0, kb.idx(4 * h));
-              SmallVector<SmallVector<Value>> qv, kv;
-              for (int64_t i = 0; i < 2; ++i) {
-                Value qRow = rowAt(scoreRow, i, 16),
-                      kRow = rowAt(scoreColumn, i, 16);
-                qv.push_back(kb.loadRun(
-                    qs, kb.add(fBase, kb.add(kb.mul(qRow, kb.idx(pitch)), f)),
-                    4));
-                kv.push_back(kb.loadRun(
-                    ks, kb.add(fBase, kb.add(kb.mul(kRow, kb.idx(pitch)), f)),
-                    4));
-              }
-              for (int64_t i = 0; i < 2; ++i)
-                for (int64_t j = 0; j < 2; ++j)
-                  for (int64_t e = 0; e < 4 && !masked(i, j); ++e) {
-                    Value &sum = out[(i * 2 + j) * 2 + h];
-                    sum = kb.fma(qv[i][e], kv[j][e], sum);
-                  }
+            Value f = kb.add(fBase, kb.add(f0, groupUnit));
+            SmallVector<SmallVector<Value>> qv, kv;
+            for (int64_t i = 0; i < 4; ++i) {
+              qv.push_back(kb.loadRun(
+                  qs, kb.add(kb.mul(qRows[i], kb.idx(pitch)), f), 4));
+              kv.push_back(kb.loadRun(
+                  ks, kb.add(kb.mul(rowAt(scoreKey, i, 1), kb.idx(pitch)), f),
+                  4));
             }
+            for (int64_t e = 0; e < 4; ++e)
+              for (int64_t i = 0; i < 4; ++i)
+                for (int64_t j = 0; j < 4; ++j)
+                  out[i * 4 + j] = kb.fma(qv[i][e], kv[j][e], out[i * 4 + j]);
             return out;
           });
-      for (int64_t i = 0; i < 2; ++i)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value t = rowAt(scoreRow, i, 16), u = rowAt(scoreColumn, j, 16);
-          Value score = kb.fconst(0.0);
-          if (!masked(i, j))
-            score = kb.select(
-                kb.ult(t, u), score,
-                kb.fadd(acc[(i * 2 + j) * 2], acc[(i * 2 + j) * 2 + 1]));
-          memref::StoreOp::create(
-              rewriter, loc, score, ps,
-              ValueRange{kb.add(kb.mul(t, kb.idx(scorePitch)), u)});
-        }
+      SmallVector<Value> sums =
+          kb.transposedSumOverLanes(acc, /*lanes=*/4, /*stride=*/8, group);
+      Value t = keptRow(scoreRowBase, scoreBlock, 8, 4);
+      for (int64_t j = 0; j < 4; ++j)
+        sums[j] = kb.select(kb.ult(t, rowAt(scoreKey, j, 1)), kb.fconst(0.0),
+                            sums[j]);
+      kb.storeRun(ps, kb.add(kb.mul(t, kb.idx(scorePitch)), scoreKey), sums);
     }
     kb.barrier();
     clocks.mark(Phase::Scores);
@@ -545,94 +559,116 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       clocks.mark(Phase::Normalizer);
     }
 
-    // The outputs φ(Q_c) S + P V_c of the thread's rows and columns.
-    {
-      SmallVector<Value> acc(outRows * 4, kb.fconst(0.0));
-      // Adds the thread's rows of `aTile` (from `aBase`, pitch `aPitch`)
-      // times the rows of `bTile` (from `bBase`, pitch `bPitch`) over k in
-      // [0, extent).
-      auto product = [&](Value aTile, Value aBase, int64_t aPitch, Value bTile,
-                         Value bBase, int64_t bPitch, int64_t extent) {
-        acc = kb.forLoop(
-            c0, kb.idx(extent), kb.idx(4), acc,
-            [&](Value k0, ValueRange in) -> SmallVector<Value> {
-              SmallVector<Value> out(in.begin(), in.end());
-              SmallVector<SmallVector<Value>> av;
-              for (int64_t i = 0; i < outRows; ++i)
-                av.push_back(kb.loadRun(
-                    aTile,
-                    kb.add(aBase, kb.add(kb.mul(rowAt(outRow, i, outStride),
-                                                kb.idx(aPitch)),
-                                         k0)),
-                    4));
-              for (int64_t e = 0; e < 4; ++e) {
-                SmallVector<Value> bv = kb.loadRun(
-                    bTile,
-                    kb.add(bBase,
-                           kb.add(kb.mul(kb.add(k0, kb.idx(e)), kb.idx(bPitch)),
-                                  outColumn)),
-                    4);
-                for (int64_t i = 0; i < outRows; ++i)
-                  for (int64_t j = 0; j < 4; ++j)
-                    out[i * 4 + j] = kb.fma(av[i][e], bv[j], out[i * 4 + j]);
-              }
-              return out;
-            });
-      };
-      product(qs, fBase, pitch, ss, c0, statePitch, padded);
-      product(ps, c0, scorePitch, vs, vBase, columns, rows);
-      for (int64_t i = 0; i < outRows; ++i) {
-        Value t = rowAt(outRow, i, outStride);
+    // The outputs φ(Q_c) S + P V_c, tile by tile.
+    for (int64_t first = 0; first < outTiles; first += threads / 32) {
+      auto tileOutputs = [&](Value tile) {
+        Value rowBase = kb.mul(kb.remU(tile, kb.idx(rows / 8)), kb.idx(8));
+        Value column =
+            kb.add(kb.mul(kb.divU(tile, kb.idx(rows / 8)), kb.idx(32)),
+                   outColumnBlock);
+        SmallVector<Value> aRows = blockRows(rowBase, outBlock, 4);
+        SmallVector<Value> acc(32, kb.fconst(0.0));
+        // Adds the lane's rows of `aTile` (from `aBase`, pitch `aPitch`)
+        // times the rows of `bTile` (from `bBase`, pitch `bPitch`) over its
+        // group's units of k in [0, extent).
+        auto product = [&](Value aTile, Value aBase, int64_t aPitch,
+                           Value bTile, Value bBase, int64_t bPitch,
+                           int64_t extent) {
+          acc = kb.forLoop(
+              c0, kb.idx(extent), kb.idx(16), acc,
+              [&](Value k0, ValueRange in) -> SmallVector<Value> {
+                SmallVector<Value> out(in.begin(), in.end());
+                Value k = kb.add(k0, groupUnit);
+                SmallVector<SmallVector<Value>> av;
+                for (int64_t i = 0; i < 4; ++i)
+                  av.push_back(kb.loadRun(
+                      aTile,
+                      kb.add(aBase,
+                             kb.add(kb.mul(aRows[i], kb.idx(aPitch)), k)),
+                      4));
+                for (int64_t e = 0; e < 4; ++e) {
+                  Value bRow = kb.add(
+                      bBase,
+                      kb.add(kb.mul(rowAt(k, e, 1), kb.idx(bPitch)), column));
+                  SmallVector<Value> bv = kb.loadRun(bTile, bRow, 4);
+                  llvm::append_range(
+                      bv, kb.loadRun(bTile, kb.add(bRow, kb.idx(16)), 4));
+                  for (int64_t i = 0; i < 4; ++i)
+                    for (int64_t j = 0; j < 8; ++j)
+                      out[i * 8 + j] = kb.fma(av[i][e], bv[j], out[i * 8 + j]);
+                }
+                return out;
+              });
+        };
+        product(qs, fBase, pitch, ss, c0, statePitch, padded);
+        product(ps, c0, scorePitch, vs, vBase, valuePitch, rows);
+        SmallVector<Value> out =
+            kb.transposedSumOverLanes(acc, /*lanes=*/4, /*stride=*/8, group);
+        Value t = keptRow(rowBase, outBlock, 4, 8);
         kb.ifThen(kb.ult(t, count), [&] {
           Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
-          Value denominator;
-          if (c.normalized)
-            denominator =
+          if (c.normalized) {
+            Value denominator =
                 memref::LoadOp::create(rewriter, loc, den, ValueRange{t});
-          SmallVector<Value> out(acc.begin() + i * 4, acc.begin() + i * 4 + 4);
-          if (c.normalized)
             for (Value &x : out)
               x = kb.fdiv(x, denominator);
-          Value first = kb.add(firstColumn, outColumn);
-          Value at = kb.add(kb.mul(row, dv), first);
-          kb.byWidth(wideOutputs, [&](int64_t width) {
-            if (width == 1) {
-              for (int64_t j = 0; j < 4; ++j)
-                kb.ifThen(kb.ult(kb.add(first, kb.idx(j)), dv), [&] {
-                  kb.store(out[j], a.o, kb.add(at, kb.idx(j)));
-                });
-              return;
-            }
-            // One store of the 4 columns, where they are all in Dv (Dv a
-            // multiple of 4: all or none).
-            kb.ifThen(kb.ult(first, dv), [&] {
-              Value run = vector::FromElementsOp::create(
-                  rewriter, loc, VectorType::get({4}, c.resultType), out);
-              vector::StoreOp::create(rewriter, loc, run, a.o, ValueRange{at},
-                                      /*nontemporal=*/false,
-                                      llvm::MaybeAlign(16));
+          }
+          for (int64_t run = 0; run < 2; ++run) {
+            Value from = kb.add(firstColumn, rowAt(column, run, 16));
+            Value at = kb.add(kb.mul(row, dv), from);
+            ArrayRef<Value> values = ArrayRef<Value>(out).slice(4 * run, 4);
+            kb.byWidth(wideOutputs, [&](int64_t width) {
+              if (width == 1) {
+                for (int64_t j = 0; j < 4; ++j)
+                  kb.ifThen(kb.ult(kb.add(from, kb.idx(j)), dv), [&] {
+                    kb.store(values[j], a.o, kb.add(at, kb.idx(j)));
+                  });
+                return;
+              }
+              // One store of the 4 columns, where they are all in Dv (Dv a
+              // multiple of 4: all or none).
+              kb.ifThen(kb.ult(from, dv), [&] {
+                Value run = vector::FromElementsOp::create(
+                    rewriter, loc, VectorType::get({4}, c.resultType), values);
+                vector::StoreOp::create(rewriter, loc, run, a.o, ValueRange{at},
+                                        /*nontemporal=*/false,
+                                        llvm::MaybeAlign(16));
+              });
             });
-          });
+          }
         });
-      }
+      };
+      Value tile = kb.add(warp, kb.idx(first));
+      if (first + threads / 32 <= outTiles)
+        tileOutputs(tile);
+      else
+        kb.ifThen(kb.ult(tile, kb.idx(outTiles)), [&] { tileOutputs(tile); });
     }
 
     clocks.mark(Phase::Outputs);
 
-    // S += φ(K_c)ᵀ V_c over the chunk's tokens, in registers.
+    // S += φ(K_c)ᵀ V_c over the chunk's tokens, in registers, two a step.
+    // The rows past the sequence are zeros, which add nothing: every chunk
+    // takes all 32 rows, in a loop of constant trip count.
     SmallVector<Value> next = kb.forLoop(
-        c0, count, c1, s, [&](Value t, ValueRange in) -> SmallVector<Value> {
-          SmallVector<Value> kv, vv;
-          Value kRow = kb.add(fBase, kb.mul(t, kb.idx(pitch)));
-          Value vRow = kb.add(vBase, kb.mul(t, kb.idx(columns)));
-          for (int64_t i = 0; i < fm; i += fRun)
-            llvm::append_range(kv, kb.loadRun(ks, kb.add(kRow, fAt(i)), fRun));
-          for (int64_t j = 0; j < dm; j += dRun)
-            llvm::append_range(vv, kb.loadRun(vs, kb.add(vRow, dAt(j)), dRun));
-          SmallVector<Value> out;
-          for (int64_t i = 0; i < fm; ++i)
-            for (int64_t j = 0; j < dm; ++j)
-              out.push_back(kb.fma(kv[i], vv[j], in[i * dm + j]));
+        c0, cRows, kb.idx(2), s,
+        [&](Value t0, ValueRange in) -> SmallVector<Value> {
+          SmallVector<Value> out(in.begin(), in.end());
+          for (int64_t step = 0; step < 2; ++step) {
+            Value t = rowAt(t0, step, 1);
+            SmallVector<Value> kv, vv;
+            Value kRow = kb.add(fBase, kb.mul(t, kb.idx(pitch)));
+            Value vRow = kb.add(vBase, kb.mul(t, kb.idx(valuePitch)));
+            for (int64_t i = 0; i < fm; i += fRun)
+              llvm::append_range(kv,
+                                 kb.loadRun(ks, kb.add(kRow, fAt(i)), fRun));
+            for (int64_t j = 0; j < dm; j += dRun)
+              llvm::append_range(vv,
+                                 kb.loadRun(vs, kb.add(vRow, dAt(j)), dRun));
+            for (int64_t i = 0; i < fm; ++i)
+              for (int64_t j = 0; j < dm; ++j)
+                out[i * dm + j] = kb.fma(kv[i], vv[j], out[i * dm + j]);
+          }
           return out;
         });
     // z += Σ_t φ(k_t), feature tid by thread tid, in four partial sums (the

@@ -7,20 +7,20 @@
 // simt-chunks: the scans that take the recurrent kernel (f32 and f64
 // states) run chunk by chunk on CUDA cores, in blocks of 256 threads per
 // batch element and value tile. Shared memory, in elements: φ(Q_c) and
-// φ(K_c) of 32 tokens in rows padded to F + 4, V_c in the tile's columns
-// (two slots each where cp.async copies the next chunks), S (F × tile, in
-// rows padded to the tile + 4, + 8 at F = 32 and 96), the scores in rows of
-// 36, the denominators (32, normalized) and z (F, where it is needed);
-// within the 99 KiB every GPU of sm_80 and later allows.
+// φ(K_c) of 32 tokens in rows padded to F + 4, V_c in rows padded to the
+// tile + 4 (two slots each where cp.async copies the next chunks), S (F ×
+// tile, in rows padded to the tile + 4), the scores in rows of 36, the
+// denominators (32, normalized) and z (F, where it is needed); within the
+// 99 KiB every GPU of sm_80 and later allows.
 
-// F = 64, normalized, f32: tiles of 64 columns in two slots (71.9 KiB),
+// F = 64, normalized, f32: tiles of 64 columns in two slots (72.9 KiB),
 // copied by cp.async; the denominators' sums across lanes, the outputs
 // divided by them. One block per batch element (2 × 16), registers for two
 // blocks per SM asked of ptxas.
 // CHECK-LABEL: func.func @normalized(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_forward_features_normalized_0(%c32, %c1, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_forward_features_normalized_0(
-//  CHECK-SAME: workgroup(%{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4096xf32, {{.*}}, %{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<32xf32, {{.*}}, %{{.*}} : memref<64xf32, {{.*}})
+//  CHECK-SAME: workgroup(%{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<4352xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<32xf32, {{.*}}, %{{.*}} : memref<64xf32, {{.*}})
 //  CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 2 : i32
 //       CHECK: nvgpu.device_async_copy
 //       CHECK: nvvm.cp.async.commit.group
@@ -42,7 +42,7 @@ func.func @normalized(%q: tensor<2x16x300x64xf32>, %k: tensor<2x16x300x64xf32>, 
 // -----
 
 // F = Dv = 128, f32 with fused elu maps: two tiles of 64 columns of one
-// slot each (79.5 KiB; two slots, or tiles of 128, pass 99 KiB): each
+// slot each (80.0 KiB; two slots, or tiles of 128, pass 99 KiB): each
 // chunk's cp.async copies issued together (16 bytes where aligned), the
 // next chunk's rows prefetched into L2, then the wait for all of them and
 // elu applied in place; unnormalized with z unused: neither denominators
@@ -50,7 +50,7 @@ func.func @normalized(%q: tensor<2x16x300x64xf32>, %k: tensor<2x16x300x64xf32>, 
 // CHECK-LABEL: func.func @wide_values(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_forward_elu_0(%c8, %c2, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_forward_elu_0(
-//  CHECK-SAME: workgroup(%{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<2048xf32, {{.*}}, %{{.*}} : memref<8704xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}})
+//  CHECK-SAME: workgroup(%{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<4224xf32, {{.*}}, %{{.*}} : memref<2176xf32, {{.*}}, %{{.*}} : memref<8704xf32, {{.*}}, %{{.*}} : memref<1152xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}}, %{{.*}} : memref<1xf32, {{.*}})
 //       CHECK: scf.for
 //       CHECK: nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
 //       CHECK: llvm.inline_asm has_side_effects "prefetch.L2 [$0];"
@@ -71,12 +71,12 @@ func.func @wide_values(%q: tensor<8x1000x128xf32>, %k: tensor<8x1000x128xf32>, %
 
 // f64, reverse, from an initial state, writing S and z: one slot (two
 // pass 99 KiB only at tiles of 64; a tile of 32 takes two slots nowhere),
-// 8-byte copies; F = 32 (rows of 36; S's of 40), Dv = 20 in a tile of 32
+// 8-byte copies; F = 32 (rows of 36, S's and V_c's too), Dv = 20 in a tile of 32
 // columns.
 // CHECK-LABEL: func.func @double(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_reverse_features_0(%c4, %c1, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_reverse_features_0(%{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: index, %{{.*}}: index)
-//  CHECK-SAME: workgroup(%{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1024xf64, {{.*}}, %{{.*}} : memref<1280xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1xf64, {{.*}}, %{{.*}} : memref<32xf64, {{.*}})
+//  CHECK-SAME: workgroup(%{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1152xf64, {{.*}}, %{{.*}} : memref<1xf64, {{.*}}, %{{.*}} : memref<32xf64, {{.*}})
 //       CHECK: nvgpu.device_async_copy {{.*}}, 1, %{{.*}} : memref<?xf64> to memref<1152xf64
 //       CHECK: nvvm.cp.async.wait.group 0
 //       CHECK: gpu.return
