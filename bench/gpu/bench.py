@@ -455,12 +455,13 @@ LINATTN_NOTES = {
     "linattn simt chunks f32":
         "strict fp32 chunk by chunk on CUDA cores (simt-chunks=true): chunks "
         "of 32 tokens, blocks of 256 threads per batch element and tile of "
-        "64 value columns (D = 64: 71.9 KiB, the next chunks copied by "
-        "cp.async; D = 128: 80.1 KiB, a chunk's copies at a time with the "
+        "64 value columns (D = 64: 72.9 KiB, the next chunks copied by "
+        "cp.async; D = 128: 80.6 KiB, a chunk's copies at a time with the "
         "next chunk prefetched into L2), the scores, φ(Q_c) S + P V_c and "
-        "S += φ(K_c)ᵀ V_c as register-blocked products, every shared-memory "
-        "load of them paired (lanes n, n ^ 1 or n, n ^ 2 on one address); "
-        "sequence-parallel "
+        "S += φ(K_c)ᵀ V_c as register-blocked products (the scores' and "
+        "the outputs' sums over k split between four groups of a warp's "
+        "lanes), every shared-memory load of them paired (lanes n, n ^ 1 "
+        "or n, n ^ 2 on one address); sequence-parallel "
         "with the recurrent kernel's segment states where batch × value "
         "tiles stay below 132 blocks (two per H100 SM: 264)",
     "linattn simt chunks f32, batch-parallel":

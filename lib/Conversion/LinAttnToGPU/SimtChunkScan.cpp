@@ -22,23 +22,25 @@
 // DT value columns: S stays in registers, each thread a block of
 // F/16 × DT/16, mirrored in shared memory after each chunk for the next
 // chunk's φ(Q_c) S. The blocks of the products:
-// - scores: 2 × 2 per thread (rows r, r + 16);
-// - outputs: DT/32 rows (1024/DT apart) × 4 adjacent columns per thread;
+// - scores and outputs: k split between four groups of each warp's lanes,
+//   each lane a block of 4 rows by 4 keys (scores) or 8 columns (outputs)
+//   of its group's sums, which two rounds of shuffles add;
 // - state: F/16 features × DT/16 columns, in runs of up to 4 adjacent ones
 //   16 runs apart, so that the lanes of a warp that read a row of φ(K_c)
 //   or V_c read adjacent 16-byte units.
-// φ(Q_c) and φ(K_c) rows are padded by 4 elements, the scores' too, so
-// that the 16-byte loads of a warp's rows fall in distinct banks. Data of
-// the state's type is copied by cp.async, two chunks ahead of the one
-// computed where two slots per tile fit, else a chunk at a time with the
-// next one prefetched into L2; other data is loaded, converted and stored.
-// The feature maps are applied in shared memory. Tokens past the sequence,
-// features past F and columns past Dv are zeros, which add nothing.
+// Every shared tile's rows are padded by 4 elements, so that each load's
+// phase falls in distinct banks. Data of the state's type is copied by
+// cp.async, two chunks ahead of the one computed where two slots per tile
+// fit, else a chunk at a time with the next one prefetched into L2; other
+// data is loaded, converted and stored. The feature maps are applied in
+// shared memory. Tokens past the sequence, features past F and columns past
+// Dv are zeros, which add nothing.
 //
-// Shared memory's return bandwidth, not FMA issue, bounds the kernel: at
-// F = 128, with every load of the products paired, about 72% of the fp32
-// peak (docs/Rationale.md, "The strict-fp32 scan chunk by chunk on CUDA
-// cores", works it out).
+// At F = 128 the multiply-adds are about two thirds of the instructions an
+// H100 must issue, and shared memory returns what a chunk loads in about
+// 60% of the issue's cycles: instruction issue bounds the kernel
+// (docs/Rationale.md, "The strict-fp32 scan chunk by chunk on CUDA cores",
+// works it out).
 //
 //===----------------------------------------------------------------------===//
 

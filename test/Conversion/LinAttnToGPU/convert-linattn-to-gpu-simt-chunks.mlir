@@ -71,8 +71,8 @@ func.func @wide_values(%q: tensor<8x1000x128xf32>, %k: tensor<8x1000x128xf32>, %
 
 // f64, reverse, from an initial state, writing S and z: one slot (two
 // pass 99 KiB only at tiles of 64; a tile of 32 takes two slots nowhere),
-// 8-byte copies; F = 32 (rows of 36, S's and V_c's too), Dv = 20 in a tile of 32
-// columns.
+// 8-byte copies; F = 32 (rows of 36, S's and V_c's too), Dv = 20 in a
+// tile of 32 columns.
 // CHECK-LABEL: func.func @double(
 //       CHECK: call @__linattn_launch_linattn_scan_simt_reverse_features_0(%c4, %c1, %c1, %c256, %c1, %c1,
 //       CHECK: gpu.func @linattn_scan_simt_reverse_features_0(%{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>, %{{.*}}: index, %{{.*}}: index)
