@@ -575,9 +575,9 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
         // group's units of k in [0, extent).
         auto product = [&](Value aTile, Value aBase, int64_t aPitch,
                            Value bTile, Value bBase, int64_t bPitch,
-                           int64_t extent) {
+                           Value extent) {
           acc = kb.forLoop(
-              c0, kb.idx(extent), kb.idx(16), acc,
+              c0, extent, kb.idx(16), acc,
               [&](Value k0, ValueRange in) -> SmallVector<Value> {
                 SmallVector<Value> out(in.begin(), in.end());
                 Value k = kb.add(k0, groupUnit);
@@ -602,8 +602,12 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
                 return out;
               });
         };
-        product(qs, fBase, pitch, ss, c0, statePitch, padded);
-        product(ps, c0, scorePitch, vs, vBase, valuePitch, rows);
+        product(qs, fBase, pitch, ss, c0, statePitch, kb.idx(padded));
+        // The scores of rows below 16 and keys from 16 on are zeros: tiles of
+        // those rows take the keys below 16 only.
+        product(ps, c0, scorePitch, vs, vBase, valuePitch,
+                kb.select(kb.ult(rowBase, kb.idx(rows / 2)), kb.idx(rows / 2),
+                          cRows));
         SmallVector<Value> out =
             kb.transposedSumOverLanes(acc, /*lanes=*/4, /*stride=*/8, group);
         Value t = keptRow(rowBase, outBlock, 4, 8);
