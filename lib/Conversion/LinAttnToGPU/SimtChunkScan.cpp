@@ -59,9 +59,11 @@ static constexpr int64_t kSimtMaxFeatures = 128;
 static constexpr int64_t kSimtBlocksPerSM = 2;
 
 /// Elements every row of the shared tiles (φ(Q_c), φ(K_c), V_c, S's mirror,
-/// the scores) is padded by: their pitches are then 4 words mod 32, which
+/// the scores) is padded by: their pitches are then 4 words mod 8, which
 /// the products' lane layouts need for their loads to fall in distinct
-/// banks.
+/// banks. S's mirror at F = 32 and 96 (feature runs of 2) would want 8 mod
+/// 16 for its stores, which are 2-way conflicts there instead: a chunk
+/// stores S once and loads it in every output tile.
 static constexpr int64_t kSimtRowPad = 4;
 
 /// Elements a run of `count` elements of a thread's register block takes:
@@ -426,27 +428,30 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // threads without the split. Bits 0-2 pick the lane's place in its group's
   // tile, one bit among the rows of one operand and two among those of the
   // other, so that every load is paired (lanes n and n ^ 1 or n and n ^ 2
-  // read the same address); with row pitches of 4 words mod 32, a load's
+  // read the same address); with row pitches of 4 words mod 8, a load's
   // phase then falls in distinct banks (rows 2 apart, 8 words, beside the
   // groups' units 4 words apart; or the groups' rows 4 apart, 16 words,
   // beside 4 adjacent units of a row).
   Value group = kb.divU(lane, kb.idx(8));
   Value groupUnit = kb.mul(group, kb.idx(4));
-  // The rows a lane takes of its tile: 2·block + {0, 1, 0 + far, 1 + far},
-  // and which of them `transposedSumOverLanes` leaves it the sums of.
-  auto blockRows = [&](Value base, Value block, int64_t far) {
-    SmallVector<Value> at;
-    for (int64_t i = 0; i < 4; ++i)
-      at.push_back(kb.add(kb.add(base, kb.mul(block, kb.idx(2))),
-                          kb.idx(i % 2 + i / 2 * far)));
-    return at;
-  };
-  auto keptRow = [&](Value base, Value block, int64_t far, int64_t perRow) {
-    Value i =
-        kb.divU(kb.transposedSumFirst(group, 4 * perRow, 4), kb.idx(perRow));
+  // Row i < 4 of a lane's block of its tile: 2·block + i % 2 + (i / 2)·far.
+  // The lane's rows, and the row `transposedSumOverLanes` leaves it the sums
+  // of (`perRow` of them a row).
+  auto blockRow = [&](Value base, Value block, int64_t far, Value i) {
     return kb.add(kb.add(base, kb.mul(block, kb.idx(2))),
                   kb.add(kb.remU(i, kb.idx(2)),
                          kb.mul(kb.divU(i, kb.idx(2)), kb.idx(far))));
+  };
+  auto blockRows = [&](Value base, Value block, int64_t far) {
+    SmallVector<Value> at;
+    for (int64_t i = 0; i < 4; ++i)
+      at.push_back(blockRow(base, block, far, kb.idx(i)));
+    return at;
+  };
+  auto keptRow = [&](Value base, Value block, int64_t far, int64_t perRow) {
+    return blockRow(
+        base, block, far,
+        kb.divU(kb.transposedSumFirst(group, 4 * perRow, 4), kb.idx(perRow)));
   };
   // The scores: warp w the 16 × 8 tile of rows 16(w / 4) and keys 8(w % 4)
   // on; its lanes 4 rows (bits 1-2) by 4 adjacent keys (bit 0). Lanes n and
