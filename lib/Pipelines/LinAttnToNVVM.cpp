@@ -212,11 +212,12 @@ void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
     pm.addPass(createLinAttnGPUFitRegistersPass(fit));
   }
 
-  // Kernels -> embedded binary.
-  GpuModuleToBinaryPassOptions binary;
+  // Kernels -> embedded binary, where LLVM cannot compile them an error
+  // rather than an abort.
+  LinAttnGPUModuleToBinaryPassOptions binary;
   binary.toolkitPath = options.cudaPath;
   binary.compilationTarget = options.format;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createLinAttnGPUModuleToBinaryPass(binary));
   pm.addPass(createLinAttnCheckLoweredPass());
 }
 

@@ -131,6 +131,33 @@ def test_unknown_pass_is_reported():
     assert "does not refer to a registered pass" in str(info.value)
 
 
+GPU_KERNEL = """\
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_90">] {
+    llvm.func @k(%p: !llvm.ptr<1>) attributes {gpu.kernel, nvvm.kernel} {
+      %x = llvm.load %p : !llvm.ptr<1> -> TYPE
+      %y = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.TYPE"(%x)
+          : (TYPE) -> TYPE
+      llvm.store %y, %p : TYPE, !llvm.ptr<1>
+      llvm.return
+    }
+  }
+}
+"""
+
+
+def test_llvm_backend_failure_raises_and_the_process_goes_on():
+    # NVPTX has no 2^x on f64: its fatal error would abort the interpreter.
+    m = Module.parse(GPU_KERNEL.replace("TYPE", "f64"))
+    with pytest.raises(MLIRError) as info:
+        m.run_pipeline("linattn-gpu-module-to-binary{format=isa}")
+    assert ("LLVM could not compile the GPU module: Cannot select: "
+            "intrinsic %llvm.nvvm.ex2.approx.ftz") in str(info.value)
+    m = Module.parse(GPU_KERNEL.replace("TYPE", "f32"))
+    m.run_pipeline("linattn-gpu-module-to-binary{format=isa}")
+    assert "gpu.binary @kernels" in str(m)
+
+
 def test_failing_pass_raises_with_diagnostics():
     # linattn-check-lowered fails on any linattn op left in the module.
     m = Module.parse(ATTENTION, name="a.mlir")

@@ -798,7 +798,10 @@ def LinAttnGPUPortableTargetPass
     result types, and an overloaded one the name those types give
     (`llvm.nvvm.ex2.approx.ftz.f32` on f32, not on f64): LLVM takes the
     intrinsic from the name, and the backend aborts on a call it cannot
-    select.
+    select. What passes these checks and still cannot be selected (an
+    intrinsic LLVM defines on types or chips NVPTX has no instruction for)
+    is reported by `linattn-gpu-module-to-binary`, which compiles the
+    modules.
 
     ```mlir
     gpu.module @k [#nvvm.target<O = 3, chip = "sm_90a">] {
@@ -817,6 +820,46 @@ def LinAttnGPUPortableTargetPass
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
     "::mlir::NVVM::NVVMDialect",
+  ];
+}
+
+def LinAttnGPUModuleToBinaryPass
+    : Pass<"linattn-gpu-module-to-binary", "::mlir::ModuleOp"> {
+  let summary = "gpu-module-to-binary, with what LLVM cannot compile an "
+                "error instead of an abort";
+  let description = [{
+    Runs upstream's `gpu-module-to-binary` with its `toolkit`, `opts` and
+    `format` options. LLVM's backends report what they cannot compile (the
+    NVPTX backend an intrinsic call it has no instruction for on the
+    target's chip or PTX version, such as `llvm.nvvm.prefetch.global.L2`
+    below sm_90 with PTX 8.0 or `llvm.nvvm.ex2.approx.ftz.f64`) by a fatal
+    error, which aborts the process: a Python interpreter or any other
+    program that compiles kernels in-process. Here the fatal error fails the
+    pass instead, with LLVM's reason on the `gpu.module` it was compiling.
+
+    What the failed compilation allocated is leaked (LLVM is built without
+    exceptions and its frames are left without unwinding), and LLVM's fatal
+    error handler stays installed for the rest of the process, in place of
+    any other the program had: fatal errors elsewhere print their reason
+    and end the process, as without a handler. `linattn-lower-to-nvvm`
+    compiles its kernels with this pass.
+
+    ```
+    error: LLVM could not compile the GPU module: Cannot select: intrinsic %llvm.nvvm.prefetch.global.L2
+    ```
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", /*default=*/"\"\"",
+           "gpu-module-to-binary's toolkit: the CUDA toolkit's path">,
+    Option<"cmdOptions", "opts", "std::string", /*default=*/"\"\"",
+           "gpu-module-to-binary's opts: options for the tools it runs">,
+    Option<"compilationTarget", "format", "std::string",
+           /*default=*/"\"fatbin\"",
+           "gpu-module-to-binary's format: offloading, assembly, isa, bin "
+           "or fatbin">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
   ];
 }
 

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LLVMFatalErrors.h"
 #include "Occupancy.h"
 
 #include "linattn/Conversion/Passes.h"
@@ -270,8 +271,11 @@ LogicalResult LinAttnGPUFitRegistersPass::fitModule(
                              gpu::CompilationTarget::Assembly);
   // The serializer records its timings on the module: those go again.
   DictionaryAttr attributes = module->getAttrDictionary();
-  std::optional<SmallVector<char, 0>> assembly =
-      serializer.serializeToObject(module, options);
+  std::optional<SmallVector<char, 0>> assembly;
+  if (std::optional<std::string> fatal = catchLLVMFatalErrors(
+          [&] { assembly = serializer.serializeToObject(module, options); }))
+    return module.emitError("LLVM could not compile the GPU module: ")
+           << *fatal;
   module->setAttrs(attributes);
   if (!assembly)
     return module.emitError("linattn-gpu-fit-registers: the module does not "
