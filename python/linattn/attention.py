@@ -1201,7 +1201,11 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     for poly2, m for favor's [D, m] `projection`); they are float32 (``"f32"``) for 16-bit
     data, else the data's type. The arrays are `DeviceArray`s as for
     `linear_attention_device`; outputs must not overlap inputs or each
-    other (ValueError; ping-pong between two states). Nothing is copied or
+    other (ValueError), except that s_out may be s itself: the state
+    updated in place (every kernel reads a state element before it writes
+    it, in the same block, and a sequence-parallel scan's segments start
+    from states of their own), which halves its memory. z_out may not be z
+    (every block of a head reads z): ping-pong between two. Nothing is copied or
     synchronized, and every call of one shape only launches on `stream` (so
     it can be captured in a CUDA graph). `compile_options` are those of
     `linear_attention`.
@@ -1247,7 +1251,12 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     inputs = {"q": q, "k": k, "v": v, "s": s, "z": z}
     if projection is not None:
         inputs["projection"] = projection
-    _check_disjoint({"out": out, "s_out": s_out, "z_out": z_out}, inputs)
+    # The state in place: s_out is s, not a part of it (checked as an input
+    # of its own, s_out must still miss the others).
+    in_place = dict(inputs)
+    if s_out.pointer == s.pointer:
+        del in_place["s"]
+    _check_disjoint({"out": out, "s_out": s_out, "z_out": z_out}, in_place)
     op = "scan" if tokens else "step"
     key = ("recurrent-device", op, backend, elt, d, dv, p_shape, feature_map,
            bool(normalize), float(eps) if normalize else None)

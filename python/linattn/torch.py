@@ -411,13 +411,14 @@ class RecurrentState(_attention.RecurrentState):
 
     With ``device="cpu"`` (the default) it takes CPU tensors and keeps the
     state in numpy arrays shared with `S` and `z`. With ``device="cuda"``
-    the state lives on the GPU in two buffers that `step` and `update`
-    alternate between (read one, write the other): q, k, v are CUDA
+    the state lives on the GPU: `S` in one buffer that `step` and `update`
+    update in place, `z` in two that they alternate between (read one,
+    write the other: every block of a head reads it). q, k, v are CUDA
     tensors of `dtype` (float16, bfloat16, float32 or float64; the state is
     float32 for the 16-bit types), the kernels run on torch's current stream
     without copies, and once a shape is compiled a call only launches
     kernels, so calls can be captured in a CUDA graph (capture two steps to
-    come back to the same buffers). Every feature map runs on the GPU
+    come back to the same `z` buffer). Every feature map runs on the GPU
     (favor's `projection` a CUDA tensor).
     """
 
@@ -482,16 +483,15 @@ class RecurrentState(_attention.RecurrentState):
         on this state stays valid."""
         if not self._cuda:
             return super().reset()
-        if not hasattr(self, "_states"):
+        if not hasattr(self, "_s"):
             b, h, f, dv = (self.batch, self.heads, self.feature_dim,
                            self.value_dim)
             options = dict(dtype=self.state_dtype, device=self.device)
-            self._states = [(_torch.empty((b, h, f, dv), **options),
-                             _torch.empty((b, h, f), **options))
-                            for _ in range(2)]
+            self._s = _torch.empty((b, h, f, dv), **options)
+            self._z = [_torch.empty((b, h, f), **options) for _ in range(2)]
         self._current = 0
-        for buffer in self._states[0]:
-            buffer.zero_()
+        self._s.zero_()
+        self._z[0].zero_()
         self.position = 0
 
     def copy(self) -> "RecurrentState":
@@ -499,21 +499,23 @@ class RecurrentState(_attention.RecurrentState):
             return super().copy()
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
-        other._states = [(s.clone(), z.clone()) for s, z in self._states]
+        other._s = self._s.clone()
+        other._z = [z.clone() for z in self._z]
         return other
 
     @property
     def S(self) -> "_torch.Tensor":  # type: ignore[override]
         """The key-value state, [B, H, F, Dv] (shares memory)."""
         if self._cuda:
-            return self._states[self._current][0]
+            return self._s
         return _torch.from_numpy(self._hand_out()[0])
 
     @property
     def z(self) -> "_torch.Tensor":  # type: ignore[override]
-        """The normalizer state, [B, H, F] (shares memory)."""
+        """The normalizer state, [B, H, F] (shares memory; on the GPU the
+        buffer alternates between calls)."""
         if self._cuda:
-            return self._states[self._current][1]
+            return self._z[self._current]
         return _torch.from_numpy(self._hand_out()[1])
 
     def _run_cuda(self, q: Any, k: Any, v: Any, tokens: bool
@@ -530,14 +532,14 @@ class RecurrentState(_attention.RecurrentState):
                              f"shape {dq.shape}")
         out = _torch.empty(dq.shape[:-1] + dv.shape[-1:], dtype=self.dtype,
                            device=self.device)
-        # Read the current state, write the other.
-        buffers = self._states[self._current] + self._states[1 - self._current]
-        s0, z0, s1, z1 = (_to_device_array(n, t, self.device)
-                          for n, t in zip(("S", "z", "S", "z"), buffers))
+        # S in place; z read from the current buffer, written to the other.
+        s = _to_device_array("S", self._s, self.device)
+        z0, z1 = (_to_device_array("z", self._z[i], self.device)
+                  for i in (self._current, 1 - self._current))
         with _torch.cuda.device(self.device):  # its context current
             _attention.recurrent_device(
-                dq, dk, dv, s0, z0, _to_device_array("out", out, self.device),
-                s1, z1,
+                dq, dk, dv, s, z0, _to_device_array("out", out, self.device),
+                s, z1,
                 stream=_torch.cuda.current_stream(self.device).cuda_stream,
                 feature_map=self.feature_map, normalize=self.normalize,
                 eps=self.eps,

@@ -557,9 +557,11 @@ def test_linear_attention_device_errors(rng, backend, memory):
 
 @pytest.mark.parametrize("backend", gpu_backends())
 @pytest.mark.parametrize("element", ["f16", "bf16", "f32"])
-def test_recurrent_device(rng, backend, memory, element):
+@pytest.mark.parametrize("in_place", [False, True])
+def test_recurrent_device(rng, backend, memory, element, in_place):
     # A prompt of 31 tokens through the scan, then 9 steps, ping-ponging
-    # between two states in device memory: the full causal pass.
+    # between two states in device memory (the key-value state updated in
+    # place with `in_place`): the full causal pass.
     b, h, n, d, dv, prompt = 2, 3, 40, 16, 12, 31
     (q, k, v), (q64, k64, v64) = device_inputs(
         rng, memory, element, [(b, h, n, d), (b, h, n, d), (b, h, n, dv)],
@@ -573,8 +575,8 @@ def test_recurrent_device(rng, backend, memory, element):
         return memory.upload(bits if stop - start > 1 else bits[:, :, 0],
                              element)
 
-    s = [memory.upload(np.zeros((b, h, d, dv), STORAGE[state]), state),
-         memory.empty((b, h, d, dv), state)]
+    s = [memory.upload(np.zeros((b, h, d, dv), STORAGE[state]), state)]
+    s.append(s[0] if in_place else memory.empty((b, h, d, dv), state))
     z = [memory.upload(np.zeros((b, h, d), STORAGE[state]), state),
          memory.empty((b, h, d), state)]
     outs = []
@@ -597,6 +599,56 @@ def test_recurrent_device(rng, backend, memory, element):
     final = (n - 1 - prompt) % 2  # the last step wrote it
     assert rel_err(memory.download(s[final]), want_s) <= DEVICE_TOL[element]
     assert rel_err(memory.download(z[final]), want_z) <= DEVICE_TOL[element]
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("element,options", [
+    # Two value tiles of the chunked scan and of the step.
+    ("bf16", {}), ("f64", {}),
+    # The sequence-parallel scans: segment states, the scan over them (which
+    # reads and writes each state element from one thread) and the
+    # segments' outputs, which start from the prefixes it wrote.
+    ("bf16", {"sequence-parallel-blocks": "64", "min-segment-tokens": "0"}),
+    ("f32", {"sequence-parallel-blocks": "64", "min-segment-tokens": "0"}),
+    ("f32", {"simt-chunks": "true", "sequence-parallel-blocks": "64",
+             "min-segment-tokens": "0"}),
+    ("f32", {"simt-chunks": "true"})])
+def test_recurrent_device_in_place(rng, backend, memory, element, options):
+    # The key-value state updated in place by every scan kernel: a long
+    # prompt, Dv over two value tiles, then steps; each z ping-pongs.
+    b, h, n, d, dv, prompt = 1, 2, 300, 32, 100, 296
+    (q, k, v), (q64, k64, v64) = device_inputs(
+        rng, memory, element, [(b, h, n, d), (b, h, n, d), (b, h, n, dv)],
+        positive=False)
+    state = "f32" if element in ("f16", "bf16") else element
+    host = {"q": memory.download(q), "k": memory.download(k),
+            "v": memory.download(v)}
+
+    def tokens(name, start, stop):
+        x = host[name][:, :, start:stop]
+        bits = to_bf16_bits(x) if element == "bf16" else x
+        return memory.upload(bits if stop - start > 1 else bits[:, :, 0],
+                             element)
+
+    s = memory.upload(np.zeros((b, h, d, dv), STORAGE[state]), state)
+    z = [memory.upload(np.zeros((b, h, d), STORAGE[state]), state),
+         memory.empty((b, h, d), state)]
+    outs = []
+    spans = [(0, prompt)] + [(t, t + 1) for t in range(prompt, n)]
+    for i, (start, stop) in enumerate(spans):
+        o = memory.empty((b, h, stop - start, dv) if stop - start > 1
+                         else (b, h, dv), element)
+        linattn.recurrent_device(
+            tokens("q", start, stop), tokens("k", start, stop),
+            tokens("v", start, stop), s, z[i % 2], o, s, z[1 - i % 2],
+            stream=memory.stream, backend=backend, compile_options=options)
+        got = memory.download(o)
+        outs.append(got if stop - start > 1 else got[:, :, None])
+    want, want_s, want_z = ref.causal_linear_attention_rnn(q64, k64, v64)
+    assert rel_err(np.concatenate(outs, axis=2), want) <= DEVICE_TOL[element]
+    assert rel_err(memory.download(s), want_s) <= DEVICE_TOL[element]
+    assert rel_err(memory.download(z[len(spans) % 2]),
+                   want_z) <= DEVICE_TOL[element]
 
 
 @pytest.mark.parametrize("backend", gpu_backends())
@@ -667,10 +719,15 @@ def test_recurrent_device_errors(backend, memory):
     with pytest.raises(ValueError, match=r"s must have shape \(1, 2, 21, 4\)"):
         run(q, q, q, s, z, o, s, z, stream=memory.stream,
             feature_map="poly2", backend=backend)
-    # The new state in place of the old one, and two outputs in one buffer.
+    # A new state over a part of the old one (the whole of it is the state
+    # in place), a new normalizer over the old, and two outputs in one
+    # buffer.
     s2, z2 = memory.empty((1, 2, 4, 4), "f32"), memory.empty((1, 2, 4), "f32")
     with pytest.raises(ValueError, match="s_out overlaps s: the outputs"):
-        run(q, q, q, s, z, o, s, z2, stream=memory.stream, backend=backend)
+        run(q, q, q, s, z, o, s._replace(pointer=s.pointer + 4), z2,
+            stream=memory.stream, backend=backend)
+    with pytest.raises(ValueError, match="z_out overlaps z: the outputs"):
+        run(q, q, q, s, z, o, s2, z, stream=memory.stream, backend=backend)
     with pytest.raises(ValueError, match="s_out overlaps z_out"):
         run(q, q, q, s, z, o, s2, s2._replace(shape=(1, 2, 4)),
             stream=memory.stream, backend=backend)

@@ -487,6 +487,7 @@ def test_cuda_recurrent_state(dtype):
             for _ in range(2))
     v = torch.randn(b, h, n, dv, generator=g, device="cuda").to(dtype)
     state = lt.RecurrentState(b, h, d, dv, dtype=dtype, device="cuda")
+    s_buffer = state.S.data_ptr()
     outs = [state.update(q[:, :, :prompt].contiguous(),
                          k[:, :, :prompt].contiguous(),
                          v[:, :, :prompt].contiguous())]
@@ -500,6 +501,7 @@ def test_cuda_recurrent_state(dtype):
                                                         torch.bfloat16)
                              else dtype)
     assert state.position == n
+    assert state.S.data_ptr() == s_buffer  # updated in place
     want, want_s, _ = ref.causal_linear_attention_rnn(
         *(x.double().cpu().numpy() for x in (q, k, v)))
     assert rel_err(got.double().cpu().numpy(), want) <= CUDA_TOL[dtype]
@@ -512,8 +514,8 @@ def test_cuda_recurrent_state(dtype):
 
 @needs_cuda
 def test_cuda_recurrent_state_in_a_cuda_graph():
-    # Two steps captured in one CUDA graph (the state's two buffers come
-    # back to where they were), replayed over new tokens copied into the
+    # Two steps captured in one CUDA graph (the normalizer's two buffers
+    # come back to where they were), replayed over new tokens copied into the
     # graph's inputs: the same outputs as the causal pass.
     b, h, d, n = 8, 32, 128, 10
     g = torch.Generator(device="cuda").manual_seed(5)
