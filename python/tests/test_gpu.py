@@ -555,6 +555,16 @@ def test_linear_attention_device_errors(rng, backend, memory):
             backend="cpu")
 
 
+def device_tokens(memory, x, start, stop):
+    """The tokens [start, stop) of every head of `x` ([B, H, T, ...] on the
+    device) in a buffer of their own (a strided slice, copied); one token
+    without the token axis."""
+    host = memory.download(x)[:, :, start:stop]
+    bits = to_bf16_bits(host) if x.element == "bf16" else host
+    return memory.upload(bits if stop - start > 1 else bits[:, :, 0],
+                         x.element)
+
+
 @pytest.mark.parametrize("backend", gpu_backends())
 @pytest.mark.parametrize("element", ["f16", "bf16", "f32"])
 @pytest.mark.parametrize("in_place", [False, True])
@@ -569,11 +579,7 @@ def test_recurrent_device(rng, backend, memory, element, in_place):
     state = "f32" if element in ("f16", "bf16") else element
 
     def tokens(x, start, stop):
-        # The tokens [start, stop) of every head: a strided slice, copied.
-        host = memory.download(x)[:, :, start:stop]
-        bits = to_bf16_bits(host) if element == "bf16" else host
-        return memory.upload(bits if stop - start > 1 else bits[:, :, 0],
-                             element)
+        return device_tokens(memory, x, start, stop)
 
     s = [memory.upload(np.zeros((b, h, d, dv), STORAGE[state]), state)]
     s.append(s[0] if in_place else memory.empty((b, h, d, dv), state))
@@ -621,15 +627,6 @@ def test_recurrent_device_in_place(rng, backend, memory, element, options):
         rng, memory, element, [(b, h, n, d), (b, h, n, d), (b, h, n, dv)],
         positive=False)
     state = "f32" if element in ("f16", "bf16") else element
-    host = {"q": memory.download(q), "k": memory.download(k),
-            "v": memory.download(v)}
-
-    def tokens(name, start, stop):
-        x = host[name][:, :, start:stop]
-        bits = to_bf16_bits(x) if element == "bf16" else x
-        return memory.upload(bits if stop - start > 1 else bits[:, :, 0],
-                             element)
-
     s = memory.upload(np.zeros((b, h, d, dv), STORAGE[state]), state)
     z = [memory.upload(np.zeros((b, h, d), STORAGE[state]), state),
          memory.empty((b, h, d), state)]
@@ -639,9 +636,9 @@ def test_recurrent_device_in_place(rng, backend, memory, element, options):
         o = memory.empty((b, h, stop - start, dv) if stop - start > 1
                          else (b, h, dv), element)
         linattn.recurrent_device(
-            tokens("q", start, stop), tokens("k", start, stop),
-            tokens("v", start, stop), s, z[i % 2], o, s, z[1 - i % 2],
-            stream=memory.stream, backend=backend, compile_options=options)
+            *(device_tokens(memory, x, start, stop) for x in (q, k, v)), s,
+            z[i % 2], o, s, z[1 - i % 2], stream=memory.stream,
+            backend=backend, compile_options=options)
         got = memory.download(o)
         outs.append(got if stop - start > 1 else got[:, :, None])
     want, want_s, want_z = ref.causal_linear_attention_rnn(q64, k64, v64)
@@ -667,12 +664,6 @@ def test_recurrent_device_maps(rng, backend, memory, feature_map, d):
     q, k, v = (memory.upload(x.astype(np.float32), "f32")
                for x in (q64, k64, v64))
     q64, k64, v64 = (memory.download(x).astype(np.float64) for x in (q, k, v))
-    host = {"q": memory.download(q), "k": memory.download(k),
-            "v": memory.download(v)}
-
-    def tokens(name, start, stop):
-        x = host[name][:, :, start:stop]
-        return memory.upload(x if stop - start > 1 else x[:, :, 0], "f32")
 
     s = [memory.upload(np.zeros((b, h, f, dv), np.float32), "f32"),
          memory.empty((b, h, f, dv), "f32")]
@@ -684,8 +675,8 @@ def test_recurrent_device_maps(rng, backend, memory, feature_map, d):
         o = memory.empty((b, h, stop - start, dv) if stop - start > 1
                          else (b, h, dv), "f32")
         linattn.recurrent_device(
-            tokens("q", start, stop), tokens("k", start, stop),
-            tokens("v", start, stop), s[i % 2], z[i % 2], o, s[1 - i % 2],
+            *(device_tokens(memory, x, start, stop) for x in (q, k, v)),
+            s[i % 2], z[i % 2], o, s[1 - i % 2],
             z[1 - i % 2], stream=memory.stream, feature_map=feature_map,
             projection=projection, backend=backend)
         got = memory.download(o)
