@@ -23,6 +23,7 @@
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -72,7 +73,9 @@ mlir::linattn::catchLLVMFatalErrors(llvm::function_ref<void()> fn) {
                  [] { llvm::install_fatal_error_handler(onFatalError); });
   // Shared with the thread, which keeps it alive if it is parked.
   auto outcome = std::make_shared<Outcome>();
-  std::thread guarded([fn, outcome] {
+  // The stack a main thread usually has: code generation recurses.
+  constexpr unsigned kStackBytes = 8 << 20;
+  llvm::thread guarded(std::optional<unsigned>(kStackBytes), [fn, outcome] {
     currentOutcome = outcome.get();
     fn();
     currentOutcome = nullptr;
