@@ -533,8 +533,9 @@ NORMALIZED_NOTES = {
         "the same with wgmma=false",
     "linattn chunked bf16, wgmma chunks, normalized":
         "the same with wgmma-chunks=true: at D = 128 chunks of 64 on two "
-        "warpgroups (172 registers: one block of eight warps per SM), which "
-        "the default leaves the normalized loops until a GPU times them",
+        "warpgroups (124 and 126 registers: two blocks of eight warps per "
+        "SM, as for the unnormalized scan), which the default leaves the "
+        "normalized loops until a GPU times them",
     "linattn chunked bf16, wgmma outputs, normalized":
         "the same with wgmma-outputs=true: at D = 64 the outputs by wgmma, "
         "divided by the denominators as before (at D = 128 the normalized "

@@ -1128,13 +1128,29 @@ public:
     int64_t block = perBlock * parts;
     Value first = kb.mul(part, kb.idx(perBlock));
     auto wordType = VectorType::get({perWord}, c.dataType);
+    // In the swizzle, the part's rows as the first block's row j plus a
+    // constant (the blocks are whole swizzle periods, 8 rows, apart): LLVM
+    // hoisted each row's swizzled address out of the chunk loop, a register
+    // each (62 of the normalized chunk loop's 186 at F = 128 with
+    // wgmma-chunks: one block per SM instead of two). The padded rows'
+    // addresses were already base plus constant.
+    SmallVector<Value, 4> rowBases;
+    if (c.wgmma)
+      for (int64_t j = 0; j < perBlock; ++j)
+        rowBases.push_back(
+            featureIndex(featureSlot, kb.add(first, kb.idx(j)), f));
+    auto rowAt = [&](int64_t r, int64_t j) {
+      if (!c.wgmma)
+        return featureIndex(featureSlot, kb.add(first, kb.idx(r + j)), f);
+      return kb.add(rowBases[j], kb.idx(r * kSwizzleBytes / c.dataBytes()));
+    };
     SmallVector<Value, 2> sums(perWord, kb.fconst(0.0));
     for (int64_t r = 0; r < c.shape.chunk; r += block)
       for (int64_t j = 0; j < perBlock; ++j) {
-        Value row = kb.add(first, kb.idx(r + j));
-        Value keys = vector::LoadOp::create(
-            b, loc, wordType, ks, ValueRange{featureIndex(featureSlot, row, f)},
-            /*nontemporal=*/false, llvm::MaybeAlign(4));
+        Value at = rowAt(r, j);
+        Value keys =
+            vector::LoadOp::create(b, loc, wordType, ks, ValueRange{at},
+                                   /*nontemporal=*/false, llvm::MaybeAlign(4));
         for (int64_t e = 0; e < perWord; ++e)
           sums[e] = kb.fadd(sums[e], toState(vector::ExtractOp::create(
                                          b, loc, keys, ArrayRef<int64_t>{e})));

@@ -397,18 +397,21 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   };
   // The chunk loops ask ptxas for registers that let `minBlocksPerSM`
   // blocks share an SM (.minnctapersm with the block size of .maxntid).
-  // Unasked, the unnormalized ones with outputs by wgmma in a shape chosen
-  // for a number of blocks per SM (wgmma-chunks' two warpgroups) ask for
-  // that number: ptxas alone gave them 152 registers, one block of eight
-  // warps per SM, where 128 fit without spilling. The normalized ones take
-  // one block either way (186 registers without the option) and spill
-  // within 128.
+  // Unasked, those in a shape chosen for a number of blocks per SM
+  // (wgmma-chunks' two warpgroups) ask for that number where ptxas alone
+  // holds them below it and fits it without spilling (ptxas 13, F = 128):
+  // the unnormalized ones with outputs by wgmma (152 registers alone, one
+  // block of eight warps per SM; 128 asked) and the normalized ones with
+  // outputs by mma.sync (the segments' outputs 144 alone, 126 asked). The
+  // unnormalized ones with outputs by mma.sync fit two blocks alone (119),
+  // and the normalized ones with outputs by wgmma spill within 128 (160
+  // alone: one block).
   auto chunkLoop = [&](StringRef kind, const ChunkedScanConfig &config,
                        bool segmented) {
     gpu::GPUFuncOp kernel = buildChunkLoop(
         rewriter, loc, kernels(), name(kind, config), config, segmented);
     int64_t blocks = options.minBlocksPerSM;
-    if (blocks == 0 && config.wgmmaOutputs && !config.normalized)
+    if (blocks == 0 && config.wgmmaOutputs != config.normalized)
       blocks = config.shape.blocksPerSM;
     if (blocks > 0)
       kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),

@@ -299,8 +299,8 @@ std::optional<StagedShape> gpukernels::stagedChunkedScanShape(
   // update takes wgmma too (`wgmmaStateApplies`), the state spread over
   // eight warps (119 registers instead of 223 with one warpgroup). `Auto`
   // takes that shape for the unnormalized loops alone, the case a GPU
-  // measured faster; the normalized ones (172 and 181 registers: one block
-  // of eight warps per SM) and one warpgroup need `On`.
+  // measured faster; the normalized ones (two blocks of eight warps per SM
+  // as well, untimed) and one warpgroup need `On`.
   bool twoGroups =
       options.rowTileWarps != 1 && data.isBF16() && features == 128;
   bool widen =
