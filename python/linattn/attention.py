@@ -1251,12 +1251,11 @@ def recurrent_device(q: DeviceArray, k: DeviceArray, v: DeviceArray,
     inputs = {"q": q, "k": k, "v": v, "s": s, "z": z}
     if projection is not None:
         inputs["projection"] = projection
-    # The state in place: s_out is s, not a part of it (checked as an input
-    # of its own, s_out must still miss the others).
-    in_place = dict(inputs)
-    if s_out.pointer == s.pointer:
-        del in_place["s"]
-    _check_disjoint({"out": out, "s_out": s_out, "z_out": z_out}, in_place)
+    # s_out may be s itself (the state in place; its shape is s's), not a
+    # part of it, and must miss every other input.
+    read = {name: a for name, a in inputs.items()
+            if name != "s" or s_out.pointer != s.pointer}
+    _check_disjoint({"out": out, "s_out": s_out, "z_out": z_out}, read)
     op = "scan" if tokens else "step"
     key = ("recurrent-device", op, backend, elt, d, dv, p_shape, feature_map,
            bool(normalize), float(eps) if normalize else None)
