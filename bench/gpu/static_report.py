@@ -296,13 +296,19 @@ def configurations():
                 f"tf32=true {grid_options(parallel)}", "chunked", f,
                 f, slots=slots, states_slots=2))
         # tf32x3: the same tiles, each product three of the operands' tf32
-        # parts; normalized and as the benchmark calls it.
+        # parts; normalized and as the benchmark calls it (batch-parallel,
+        # and in segments as at B2·H16).
         for normalized in (True, False):
             configs.append(Config(
                 f"chunked tf32x3 F{f}" + ("" if normalized else " unnormalized"),
                 scan_module("f32", f, f, normalized),
                 "tf32x3=true sequence-parallel-blocks=0", "chunked", f, f,
                 normalized=normalized, slots=slots))
+        configs.append(Config(
+            f"chunked tf32x3 F{f} unnormalized sequence-parallel",
+            scan_module("f32", f, f, normalized=False),
+            f"tf32x3=true {grid_options(SPLIT)}", "chunked", f, f,
+            normalized=False, slots=slots, states_slots=2))
         # Two warps per row tile at F = 64 (row-tile-warps=2): four warps a
         # block instead of two, the same tiles.
         if f == 64:

@@ -16,6 +16,9 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+#include <cstring>
+
 namespace linattn::gpu_emulator {
 /// The emulator's internals: hidden in liblinattn_gpu_emulator.so.
 namespace LLVM_LIBRARY_VISIBILITY detail {
@@ -125,23 +128,69 @@ static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
   return allOrNoneActive(e, in, wp * 32, 32, "warp", wp);
 }
 
-#if defined(__x86_64__) && defined(__ELF__)
-#define LINATTN_FMA_CLONES __attribute__((target_clones("fma", "default")))
-#else
-#define LINATTN_FMA_CLONES
-#endif
+/// Bits of the window a tensor core sums a dot product's terms in: the
+/// accumulator's 24 and one more.
+static constexpr int kTensorCoreSumBits = 25;
 
-/// acc + a[0]·b[0] + ... + a[n-1]·b[n-1], one fused multiply-add per step
-/// in that order: the emulator's model of a tensor core's dot product (the
-/// products of 16-bit and tf32 operands are exact in f32). The MMA ops
-/// spend most of their time here, so on x86 it is compiled twice, with FMA
-/// instructions and without (libm's fmaf, the same results), and the CPU
-/// picks one when the library loads.
-LINATTN_FMA_CLONES static float fmaChain(float acc, const float *a,
-                                         const float *b, unsigned n) {
-  for (unsigned k = 0; k < n; ++k)
-    acc = std::fma(a[k], b[k], acc);
-  return acc;
+/// acc + a[0]·b[0] + ... + a[n-1]·b[n-1] as the tensor cores of sm_80 and
+/// sm_90 compute it (the emulator's model of their dot products, n ≤ 16):
+/// the products are exact (16-bit and tf32 operands keep at most 11
+/// significant bits), every term is aligned to the largest and truncated to
+/// the window of `kTensorCoreSumBits` below its leading bit, the truncated
+/// terms are summed exactly, and the sum is rounded to f32 toward zero,
+/// once per instruction. An accumulator carried through many instructions
+/// (a state summed chunk by chunk) therefore drifts toward zero by up to
+/// about n + 1 units of its last place per instruction, where f32 fused
+/// multiply-adds, rounding to nearest, would wander both ways. Non-finite
+/// terms and sums at the bottom of the double range, where the window
+/// does not fit, are summed in double and rounded to nearest instead.
+static float tensorCoreDot(float acc, const float *a, const float *b,
+                           unsigned n) {
+  double terms[17];
+  terms[0] = acc;
+  double largest = std::fabs(double(acc));
+  bool finite = std::isfinite(acc);
+  for (unsigned k = 0; k < n; ++k) {
+    double term = double(a[k]) * double(b[k]);
+    terms[k + 1] = term;
+    largest = std::max(largest, std::fabs(term));
+    finite = finite && std::isfinite(term);
+  }
+  // largest = m·2^exponent with m in [0.5, 1), from its bits (zero gives
+  // the smallest exponent; subnormal doubles cannot arise from f32 data).
+  uint64_t largestBits;
+  std::memcpy(&largestBits, &largest, 8);
+  int exponent = static_cast<int>(largestBits >> 52) - 1022;
+  if (!finite || exponent < -900) {
+    double sum = 0.0;
+    for (unsigned k = 0; k <= n; ++k)
+      sum += terms[k];
+    return float(sum);
+  }
+  // Every term is below 2^exponent: scaled by 2^(kTensorCoreSumBits -
+  // exponent) and truncated, it is an integer below 2^kTensorCoreSumBits
+  // (exact in a double), and the sum of 17 of them is exact in 64 bits.
+  auto powerOfTwo = [](int e) {
+    uint64_t bits = static_cast<uint64_t>(1023 + e) << 52;
+    double value;
+    std::memcpy(&value, &bits, 8);
+    return value;
+  };
+  double scale = powerOfTwo(kTensorCoreSumBits - exponent);
+  int64_t units = 0;
+  for (unsigned k = 0; k <= n; ++k)
+    units += static_cast<int64_t>(terms[k] * scale);
+  double sum = double(units) * powerOfTwo(exponent - kTensorCoreSumBits);
+  float rounded = float(sum);
+  if (std::fabs(double(rounded)) > std::fabs(sum)) {
+    // One step toward zero: the magnitude's bits less one (from +-inf,
+    // the largest finite magnitude).
+    uint32_t bits;
+    std::memcpy(&bits, &rounded, 4);
+    --bits;
+    std::memcpy(&rounded, &bits, 4);
+  }
+  return rounded;
 }
 
 /// The results of warp `base`'s nvvm.mma.sync m16n8kK (ins[6..9]: C,
@@ -155,8 +204,8 @@ static void mmaResults(Exec &e, const Inst &in, uint32_t base,
     uint32_t l = base + i, g = i / 4, t = i % 4;
     float d[4];
     for (unsigned j = 0; j < 4; ++j)
-      d[j] = fmaChain(bitsToF32(e.reg(in.ins[6 + j].offset)[l]),
-                      A[g + (j / 2) * 8], Bt[2 * t + j % 2], K);
+      d[j] = tensorCoreDot(bitsToF32(e.reg(in.ins[6 + j].offset)[l]),
+                           A[g + (j / 2) * 8], Bt[2 * t + j % 2], K);
     for (unsigned j = 0; j < 4; ++j)
       e.reg(in.outs[0].offset + j)[l] = f32ToBits(d[j]);
   }
@@ -586,7 +635,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
         uint32_t row = 16 * w + lane / 4 + 8 * (i / 2 % 2);
         uint32_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
         float acc = scaleD ? bitsToF32(e.reg(in.ins[0].offset + i)[l]) : 0.0f;
-        e.reg(in.outs[0].offset + i)[l] = f32ToBits(fmaChain(
+        e.reg(in.outs[0].offset + i)[l] = f32ToBits(tensorCoreDot(
             acc, &A[size_t(row) * kSteps], &B[size_t(col) * kSteps], kSteps));
       }
     }

@@ -472,7 +472,7 @@ def ConvertLinAttnToGPUPass
            "values only (the segment states, the key-value summaries); -1, "
            "the default: the blocks that leave each thread its share of the "
            "state and 96 registers (104 without wgmma's state update), for "
-           "16-bit data at F = 64 and 128 and f32 data at F = 128, where "
+           "16-bit data at F = 64 and 128 and tf32 data at F = 128, where "
            "ptxas alone takes registers that cost blocks">,
     Option<"sequenceParallelBlocks", "sequence-parallel-blocks", "int64_t",
            /*default=*/"264",

@@ -218,7 +218,7 @@ struct LinAttnLowerToNVVMOptions
                      "keys and values only (segment states, key-value "
                      "summaries); -1: where ptxas is known to give them "
                      "registers that cost blocks (16-bit data at F = 64 "
-                     "and 128, f32 data at F = 128)"),
+                     "and 128, tf32 data at F = 128)"),
       llvm::cl::init(-1)};
   PassOptions::Option<bool> fitRegisters{
       *this, "fit-registers",

@@ -1022,12 +1022,35 @@ public:
   }
 
   /// fragments + φ(K_c)ᵀ V_c (with `wgmmaState`, waited for at once).
+  ///
+  /// A tensor core rounds the sum of each MMA toward zero, so a state
+  /// carried through the MMAs of every chunk as their accumulator shrinks
+  /// by up to an ulp per instruction, a drift that grows with the number of
+  /// chunks: three instructions a k step with `splitTF32`, 8e-5 of the
+  /// state after 16384 tokens on the emulator's model of the tensor cores,
+  /// where that option's results are otherwise within about 1e-6. There
+  /// each feature
+  /// tile's part of φ(K_c)ᵀ V_c is summed from zero instead and added to
+  /// the state by f32 adds, which round to nearest: the drift is then
+  /// relative to one chunk's sum, not to the state. The other data types'
+  /// own rounding (tf32's 11 bits and less) is above the drift (tf32: 1.7e-4
+  /// against 1.2e-4 after 65536 tokens), and they keep the accumulating
+  /// form, which needs no registers for the sums (ptxas gave the tf32
+  /// segment states 240 registers instead of 144 at F = 64, and spilled at
+  /// F = 128).
   SmallVector<Value> accumulateState(ValueRange fragments) {
     if (c.wgmmaState)
       return finishStateUpdate(startStateUpdate(fragments));
     SmallVector<Value> next(fragments.begin(), fragments.end());
     int64_t tiles = nTilesPerWarp(), step = pairedTiles() ? 2 : 1;
-    for (int64_t fi = 0; fi < c.features / 16; ++fi)
+    bool sumFromZero = c.splitTF32;
+    for (int64_t fi = 0; fi < c.features / 16; ++fi) {
+      unsigned first = 4 * fi * tiles;
+      // This feature tile's accumulators: the state's, or sums from zero.
+      SmallVector<Value> sums(next.begin() + first,
+                              next.begin() + first + 4 * tiles);
+      if (sumFromZero)
+        sums.assign(4 * tiles, kb.fconst(0.0));
       for (int64_t t = 0; t < c.shape.chunk; t += mb.kStep()) {
         SmallVector<Value> a =
             mb.fragmentA(keysTransposed(), kb.idx(16 * fi), kb.idx(t));
@@ -1036,13 +1059,16 @@ public:
           SmallVector<Value> bRegs =
               mb.fragmentsB(valueTile(), kb.idx(t), n0, step);
           for (int64_t p = 0; p < step; ++p) {
-            unsigned s = 4 * (fi * tiles + j + p);
-            SmallVector<Value> acc(next.begin() + s, next.begin() + s + 4);
+            unsigned s = 4 * (j + p);
+            SmallVector<Value> acc(sums.begin() + s, sums.begin() + s + 4);
             acc = mb.mma(a, ArrayRef<Value>(bRegs).slice(2 * p, 2), acc);
-            std::copy(acc.begin(), acc.end(), next.begin() + s);
+            std::copy(acc.begin(), acc.end(), sums.begin() + s);
           }
         }
       }
+      for (auto [i, sum] : llvm::enumerate(sums))
+        next[first + i] = sumFromZero ? kb.fadd(next[first + i], sum) : sum;
+    }
     return next;
   }
 

@@ -95,9 +95,14 @@ public:
   /// hi_A·lo_B + hi_A·hi_B, the small products first: the dropped lo_A·lo_B
   /// (below 2^-22 of the product) and the low parts' truncation (2^-21 of
   /// each operand) leave each product within about 2^-20, where one tf32
-  /// product errs by up to 2^-10. On the emulator the scans err by 5e-7 to
-  /// 3.3e-6 of max|O|, the strict-f32 recurrent scan by 3e-7 to 1.1e-6 and
-  /// one tf32 product a step by 3e-4 to 7e-4 (docs/Rationale.md).
+  /// product errs by up to 2^-10. The three instructions round `acc`
+  /// toward zero three times (the tensor cores' rounding): a state carried
+  /// through them chunk after chunk drifts, which the chunk kernels avoid
+  /// by summing each chunk's products from zero (`accumulateState`). On the
+  /// emulator, which models that rounding, the scans err by 2.6e-7 to
+  /// 2.6e-6 of max|O| up to 16384 tokens, the strict-f32 recurrent scan by
+  /// 3e-7 to 1.1e-6 and one tf32 product a step by 3e-4 to 7e-4
+  /// (docs/Rationale.md).
   SmallVector<Value> mma(ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
                          ValueRange acc);
 

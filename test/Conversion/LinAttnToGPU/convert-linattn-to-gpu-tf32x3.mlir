@@ -68,14 +68,20 @@ func.func @scan_f32(%fq: tensor<2x7x16xf32>, %fk: tensor<2x7x16xf32>, %v: tensor
 // CHECK: call @__linattn_launch_linattn_kv_summary_chunked_features_0(
 // CHECK: call @__linattn_launch_linattn_query_readout_chunked_features_1(
 // CHECK-LABEL: gpu.func @linattn_kv_summary_chunked_features_0(
+// The state carried across the chunk loop's iterations is not the MMAs'
+// accumulator (the tensor cores round it toward zero, a drift over many
+// chunks): each chunk's products are summed from zero, then added to it in
+// f32.
+// CHECK: scf.for {{.*}} iter_args(%[[STATE:arg[0-9]+]] = %cst
 // CHECK-NOT: nvvm.convert.float.to.tf32
 // CHECK: arith.andi %{{.*}}, %c-8192_i32 : i32
-// The state accumulates across the chunk loop's iterations.
-// CHECK: %[[S1:.*]] = nvvm.mma.sync A[{{.*}}]  B[%[[SB0:[0-9]+]], %[[SB1:[0-9]+]]]  C[%arg
+// CHECK: %[[S1:.*]] = nvvm.mma.sync A[{{.*}}]  B[%[[SB0:[0-9]+]], %[[SB1:[0-9]+]]]  C[%cst{{[_0-9]*}}, %cst
 // CHECK: %[[S1C0:.*]] = llvm.extractvalue %[[S1]][0]
 // CHECK: %[[S2:.*]] = nvvm.mma.sync A[%[[SAHI:[0-9]+]], {{.*}}]  B[{{.*}}]  C[%[[S1C0]],
 // CHECK: %[[S2C0:.*]] = llvm.extractvalue %[[S2]][0]
 // CHECK: nvvm.mma.sync A[%[[SAHI]], {{.*}}]  B[%[[SB0]], %[[SB1]]]  C[%[[S2C0]],
+// CHECK-NOT: C[%[[STATE]]
+// CHECK: arith.addf %[[STATE]], %{{[0-9]+}} : f32
 // CHECK-LABEL: gpu.func @linattn_query_readout_chunked_features_1(
 // CHECK-NOT: nvvm.convert.float.to.tf32
 // CHECK: arith.andi %{{.*}}, %c-8192_i32 : i32

@@ -1,0 +1,109 @@
+"""Inputs for mma-rounding.mlir, and its results checked against the model
+of a tensor core's dot product (tf32 m16n8k8, fragments in the PTX ISA's
+layout): operands read as tf32 (the low 13 bits of each f32 dropped), the
+exact products and the accumulator aligned to the largest and truncated to
+25 bits, summed exactly, the sum rounded to f32 toward zero.
+
+Usage: mma-rounding.mlir.py make IN.npy | check IN.npy OUT.npy
+"""
+import math
+import sys
+from fractions import Fraction
+
+import numpy as np
+
+WINDOW_BITS = 25
+
+
+def tf32(x):
+    bits = np.float32(x).view(np.uint32) & np.uint32(0xffffe000)
+    return Fraction(float(bits.view(np.float32)))
+
+
+def toward_zero(x):
+    """x (a Fraction) rounded to f32 toward zero."""
+    f = np.float32(float(x))
+    while abs(Fraction(float(f))) > abs(x):
+        f = np.nextafter(f, np.float32(0))
+    return f
+
+
+def model(acc, a, b):
+    terms = [Fraction(float(acc))] + [tf32(x) * tf32(y) for x, y in zip(a, b)]
+    largest = max(abs(t) for t in terms)
+    if largest == 0:
+        return np.float32(0)
+    _, exponent = math.frexp(float(largest))
+    quantum = Fraction(2) ** (exponent - WINDOW_BITS)
+    return toward_zero(sum(int(t / quantum) for t in terms) * quantum)
+
+
+def fused(acc, a, b):
+    """acc + Σ a·b by f32 fused multiply-adds rounding to nearest."""
+    acc = np.float32(acc)
+    for x, y in zip(a, b):
+        acc = np.float32(float(Fraction(float(acc)) + tf32(x) * tf32(y)))
+    return acc
+
+
+def exact_toward_zero(acc, a, b):
+    return toward_zero(Fraction(float(acc)) +
+                       sum(tf32(x) * tf32(y) for x, y in zip(a, b)))
+
+
+def matrices(regs):
+    """A (16 x 8), B (8 x 8, [k][n]) and C (16 x 8) of the lanes' registers
+    (32 x 10: A0..A3, B0, B1, C0..C3)."""
+    A = np.zeros((16, 8), np.float32)
+    B = np.zeros((8, 8), np.float32)
+    C = np.zeros((16, 8), np.float32)
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        r = regs[lane]
+        A[g, t], A[g + 8, t], A[g, t + 4], A[g + 8, t + 4] = r[0:4]
+        B[t, g], B[t + 4, g] = r[4:6]
+        C[g, 2 * t], C[g, 2 * t + 1] = r[6:8]
+        C[g + 8, 2 * t], C[g + 8, 2 * t + 1] = r[8:10]
+    return A, B, C
+
+
+def make(path):
+    rng = np.random.default_rng(7)
+    regs = np.zeros((32, 10), np.float32)
+    # Products 2^-9 to 2^-25 of an accumulator near ±1: their low bits fall
+    # below its last place, where the three ways of summing part.
+    regs[:, 0:4] = rng.uniform(-1, 1, (32, 4)) * 2.0 ** -8
+    regs[:, 4:6] = rng.uniform(-1, 1, (32, 2)) * 2.0 ** rng.integers(-16, -2, (32, 2))
+    regs[:, 6:10] = rng.choice([-1, 1], (32, 4)) * rng.uniform(1, 2, (32, 4))
+    # Some accumulators zero, where a product is the largest term.
+    regs[::5, 6:10] = 0
+    np.save(path, regs.reshape(-1))
+
+
+def check(in_path, out_path):
+    A, B, C = matrices(np.load(in_path).reshape(32, 10))
+    out = np.load(out_path).reshape(32, 4)
+    D = np.zeros((16, 8), np.float32)
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t], D[g + 8, 2 * t + 1] = out[lane]
+    ok = not_fused = not_exact = 0
+    for m in range(16):
+        for n in range(8):
+            want = model(C[m, n], A[m], B[:, n])
+            got = D[m, n]
+            assert got.view(np.uint32) == want.view(np.uint32), (m, n, got, want)
+            ok += 1
+            not_fused += fused(C[m, n], A[m], B[:, n]) != want
+            not_exact += exact_toward_zero(C[m, n], A[m], B[:, n]) != want
+    assert not_fused and not_exact, (not_fused, not_exact)
+    print(f"{ok} of 128 outputs as the tensor cores round them "
+          f"(not fused multiply-adds: {not_fused}, not the exact sum toward "
+          f"zero: {not_exact})")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
+    else:
+        check(sys.argv[2], sys.argv[3])
