@@ -144,14 +144,14 @@ static constexpr int kTensorCoreSumBits = 25;
 /// multiply-adds, rounding to nearest, would wander both ways. Non-finite
 /// terms and sums at the bottom of the double range, where the window
 /// does not fit, are summed in double and rounded to nearest instead.
-static float tensorCoreDot(float acc, const float *a, const float *b,
+static float tensorCoreDot(float acc, const double *a, const double *b,
                            unsigned n) {
   double terms[17];
   terms[0] = acc;
   double largest = std::fabs(double(acc));
   bool finite = std::isfinite(acc);
   for (unsigned k = 0; k < n; ++k) {
-    double term = double(a[k]) * double(b[k]);
+    double term = a[k] * b[k];
     terms[k + 1] = term;
     largest = std::max(largest, std::fabs(term));
     finite = finite && std::isfinite(term);
@@ -200,12 +200,20 @@ static float tensorCoreDot(float acc, const float *a, const float *b,
 template <unsigned K>
 static void mmaResults(Exec &e, const Inst &in, uint32_t base,
                        const float (&A)[16][K], const float (&Bt)[8][K]) {
+  // The operands in double once, rather than for each dot product.
+  double Ad[16][K], Btd[8][K];
+  for (unsigned r = 0; r < 16; ++r)
+    for (unsigned k = 0; k < K; ++k)
+      Ad[r][k] = A[r][k];
+  for (unsigned c = 0; c < 8; ++c)
+    for (unsigned k = 0; k < K; ++k)
+      Btd[c][k] = Bt[c][k];
   for (uint32_t i = 0; i < 32; ++i) {
     uint32_t l = base + i, g = i / 4, t = i % 4;
     float d[4];
     for (unsigned j = 0; j < 4; ++j)
       d[j] = tensorCoreDot(bitsToF32(e.reg(in.ins[6 + j].offset)[l]),
-                           A[g + (j / 2) * 8], Bt[2 * t + j % 2], K);
+                           Ad[g + (j / 2) * 8], Btd[2 * t + j % 2], K);
     for (unsigned j = 0; j < 4; ++j)
       e.reg(in.outs[0].offset + j)[l] = f32ToBits(d[j]);
   }
@@ -627,6 +635,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
     if (negateB)
       for (float &x : B)
         x = -x;
+    std::vector<double> Ad(A.begin(), A.end()), Bd(B.begin(), B.end());
     // Thread 32w + 4g + q of the warpgroup holds, in register i, row
     // 16w + g + 8·(i / 2 % 2), column 8·(i / 4) + 2q + i % 2 of D.
     for (uint32_t t = 0; t < 128; ++t) {
@@ -636,7 +645,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
         uint32_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
         float acc = scaleD ? bitsToF32(e.reg(in.ins[0].offset + i)[l]) : 0.0f;
         e.reg(in.outs[0].offset + i)[l] = f32ToBits(tensorCoreDot(
-            acc, &A[size_t(row) * kSteps], &B[size_t(col) * kSteps], kSteps));
+            acc, &Ad[size_t(row) * kSteps], &Bd[size_t(col) * kSteps], kSteps));
       }
     }
     wg.pending.push_back(std::move(pending));
