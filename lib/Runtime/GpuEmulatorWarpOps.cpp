@@ -199,21 +199,13 @@ static float tensorCoreDot(float acc, const double *a, const double *b,
 /// (g + 8, 2t + 1) of C and D.
 template <unsigned K>
 static void mmaResults(Exec &e, const Inst &in, uint32_t base,
-                       const float (&A)[16][K], const float (&Bt)[8][K]) {
-  // The operands in double once, rather than for each dot product.
-  double Ad[16][K], Btd[8][K];
-  for (unsigned r = 0; r < 16; ++r)
-    for (unsigned k = 0; k < K; ++k)
-      Ad[r][k] = A[r][k];
-  for (unsigned c = 0; c < 8; ++c)
-    for (unsigned k = 0; k < K; ++k)
-      Btd[c][k] = Bt[c][k];
+                       const double (&A)[16][K], const double (&Bt)[8][K]) {
   for (uint32_t i = 0; i < 32; ++i) {
     uint32_t l = base + i, g = i / 4, t = i % 4;
     float d[4];
     for (unsigned j = 0; j < 4; ++j)
       d[j] = tensorCoreDot(bitsToF32(e.reg(in.ins[6 + j].offset)[l]),
-                           Ad[g + (j / 2) * 8], Btd[2 * t + j % 2], K);
+                           A[g + (j / 2) * 8], Bt[2 * t + j % 2], K);
     for (unsigned j = 0; j < 4; ++j)
       e.reg(in.outs[0].offset + j)[l] = f32ToBits(d[j]);
   }
@@ -248,7 +240,8 @@ void mmaOp(Exec &e, const Inst &in) {
   };
   forEachMmaWarp(e, in, [&](uint32_t base) {
     // A by rows, B by columns (Bt[n][k]).
-    float A[16][16], Bt[8][16];
+    // In double, as tensorCoreDot takes them (exactly: 16-bit values).
+    double A[16][16], Bt[8][16];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       // A: a0a1 (g, 2t..), a2a3 (g+8, 2t..), a4a5 (g, 2t+8..),
@@ -281,7 +274,8 @@ static float tf32Value(Word bits) {
 void mmaTF32Op(Exec &e, const Inst &in) {
   forEachMmaWarp(e, in, [&](uint32_t base) {
     // A by rows, B by columns (Bt[n][k]).
-    float A[16][8], Bt[8][8];
+    // In double, as tensorCoreDot takes them (exactly: tf32 values).
+    double A[16][8], Bt[8][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
       // A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4).
@@ -535,7 +529,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
     pending.slots.push_back(in.outs[0].offset);
     // Reads one operand (rows x kSteps) into `values`.
     auto readOperand = [&](Word raw, bool mnMajor, uint32_t rows,
-                           std::vector<float> &values) {
+                           std::vector<double> &values) {
       WgmmaDescriptor d;
       d.start = (raw & 0x3fff) << 4;
       d.leading = ((raw >> 16) & 0x3fff) << 4;
@@ -546,7 +540,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
         fail(e, in, base,
              "wgmma descriptor with a matrix base offset (bits 49-51) other "
              "than 0");
-      values.assign(size_t(rows) * kSteps, 0.0f);
+      values.assign(size_t(rows) * kSteps, 0.0);
       // The buffer of the last element: an operand's elements are in one
       // buffer but for misuse, so it is looked up again only on leaving it.
       const RuntimeBuffer *b = nullptr;
@@ -625,17 +619,16 @@ void wgmmaOp(Exec &e, const Inst &in) {
           values[size_t(r) * kSteps + k] = v;
         }
     };
-    std::vector<float> A, B;
+    std::vector<double> A, B;
     readOperand(descA[base], mnA, 64, A);
     readOperand(descB[base], mnB, n, B);
     // Negations are exact: applied to the operands once.
     if (negateA)
-      for (float &x : A)
+      for (double &x : A)
         x = -x;
     if (negateB)
-      for (float &x : B)
+      for (double &x : B)
         x = -x;
-    std::vector<double> Ad(A.begin(), A.end()), Bd(B.begin(), B.end());
     // Thread 32w + 4g + q of the warpgroup holds, in register i, row
     // 16w + g + 8·(i / 2 % 2), column 8·(i / 4) + 2q + i % 2 of D.
     for (uint32_t t = 0; t < 128; ++t) {
@@ -645,7 +638,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
         uint32_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
         float acc = scaleD ? bitsToF32(e.reg(in.ins[0].offset + i)[l]) : 0.0f;
         e.reg(in.outs[0].offset + i)[l] = f32ToBits(tensorCoreDot(
-            acc, &Ad[size_t(row) * kSteps], &Bd[size_t(col) * kSteps], kSteps));
+            acc, &A[size_t(row) * kSteps], &B[size_t(col) * kSteps], kSteps));
       }
     }
     wg.pending.push_back(std::move(pending));

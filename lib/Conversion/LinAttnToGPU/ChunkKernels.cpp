@@ -1029,15 +1029,14 @@ public:
   /// chunks: three instructions a k step with `splitTF32`, 8e-5 of the
   /// state after 16384 tokens on the emulator's model of the tensor cores,
   /// where that option's results are otherwise within about 1e-6. There
-  /// each feature
-  /// tile's part of φ(K_c)ᵀ V_c is summed from zero instead and added to
-  /// the state by f32 adds, which round to nearest: the drift is then
-  /// relative to one chunk's sum, not to the state. The other data types'
-  /// own rounding (tf32's 11 bits and less) is above the drift (tf32: 1.7e-4
-  /// against 1.2e-4 after 65536 tokens), and they keep the accumulating
-  /// form, which needs no registers for the sums (ptxas gave the tf32
-  /// segment states 240 registers instead of 144 at F = 64, and spilled at
-  /// F = 128).
+  /// each feature tile's part of φ(K_c)ᵀ V_c is summed from zero instead
+  /// and added to the state by f32 adds, which round to nearest: the drift
+  /// is then relative to one chunk's sum, not to the state. The other data
+  /// types' own rounding (tf32's 11 bits and less) is above the drift
+  /// (tf32: 1.7e-4 against 1.2e-4 after 65536 tokens), and they keep the
+  /// accumulating form, which needs no registers for the sums (ptxas gave
+  /// the tf32 segment states 240 registers instead of 144 at F = 64, and
+  /// spilled at F = 128).
   SmallVector<Value> accumulateState(ValueRange fragments) {
     if (c.wgmmaState)
       return finishStateUpdate(startStateUpdate(fragments));

@@ -228,9 +228,10 @@ static bool swizzledStateApplies(const ChunkedScanConfig &c) {
 /// Asks ptxas (`.minnctapersm`) to fit `asked` blocks of the keys-only
 /// kernel `kernel` (of config `c`: segment states, key-value summaries) to
 /// an SM (option `states-min-blocks-per-sm`; 0: ptxas's choice). With -1,
-/// the default, for 16-bit data at F = 64 and 128 and tf32 data at
-/// F = 128 the blocks that leave each thread its share of the
-/// state's f32 accumulators and 96 registers beside them (104 without
+/// the default, for 16-bit data at F = 64 and 128 and f32 data (tf32,
+/// tf32x3) at F = 128 the blocks that leave each thread its share of the
+/// state's f32 accumulators (with tf32x3 also of one feature tile's chunk
+/// sums, `accumulateState`) and 96 registers beside them (104 without
 /// wgmma's state update, whose B operands stay in shared memory), as many
 /// as its shared memory allows on an H100, where that bounds the registers
 /// at all (below 255). These kernels stage φ(K_c) and V_c and multiply them
@@ -246,10 +247,9 @@ static bool swizzledStateApplies(const ChunkedScanConfig &c) {
 /// sm_90 F = 16, 80, 96, 160 and 192, and tf32 at F = 80 to 112 and above
 /// 128) it cost one to three blocks, though it gained some on sm_80
 /// (F = 16 and 32) and in tf32 at F = 64, so it is not set there. None of
-/// them spills. tf32x3 is not bounded either: its state update sums each
-/// chunk from zero beside the state (`accumulateState`), and bounded to
-/// three blocks at F = 128 ptxas spilled 500 bytes in the chunk loop
-/// (unbounded: none, two blocks).
+/// them spills. Counting tf32x3's chunk sums leaves it no bound at F = 128
+/// (two blocks, as ptxas takes them alone); bounded to three blocks, as
+/// tf32's, ptxas spilled 500 bytes in the chunk loop.
 static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                                  const ChunkedScanConfig &c, int64_t asked) {
   int64_t threads = c.threads(), blocks = asked;
@@ -258,13 +258,16 @@ static void boundStatesRegisters(gpu::GPUFuncOp kernel,
     // 16-bit data (F = 256 in two blocks of 128: 168 registers, 3 blocks,
     // where ptxas alone took 226 normalized), in f32 by K's (F = 128 in
     // two blocks of 64).
-    bool applies = c.dataBytes() == 2 ? c.features == 64 || c.features == 128
-                                      : c.dataType.isF32() && !c.splitTF32 &&
-                                            c.rowFeatures() == 128;
+    bool applies = c.dataBytes() == 2
+                       ? c.features == 64 || c.features == 128
+                       : c.dataType.isF32() && c.rowFeatures() == 128;
     if (!applies)
       return;
-    int64_t registers = llvm::alignTo(
-        c.features * c.shape.dvTile / threads + (c.wgmmaState ? 96 : 104), 8);
+    int64_t accumulators = c.features * c.shape.dvTile / threads;
+    if (c.splitTF32)
+      accumulators += 16 * c.shape.dvTile / threads;
+    int64_t registers =
+        llvm::alignTo(accumulators + (c.wgmmaState ? 96 : 104), 8);
     blocks = blockLimits(kH100SM, registers,
                          chunkSharedBytes(c, ChunkTiles::Keys), threads)
                  .blocks();
