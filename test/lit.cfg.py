@@ -20,6 +20,11 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%linattn_src_root", config.linattn_src_root))
 config.substitutions.append(("%linattn_obj_root", config.linattn_obj_root))
+# One thread for numpy's BLAS in the tests' references: lit already runs a
+# test per core, and OpenBLAS's idle threads spin on the cores the others
+# need.
+config.environment["OPENBLAS_NUM_THREADS"] = "1"
+
 # The numerical tests need numpy: they fail, naming the fix, when it is missing.
 config.substitutions.append(("%linattn_python", config.host_python or "python3"))
 

@@ -182,15 +182,85 @@ static float tensorCoreDot(float acc, const double *a, const double *b,
     units += static_cast<int64_t>(terms[k] * scale);
   double sum = double(units) * powerOfTwo(exponent - kTensorCoreSumBits);
   float rounded = float(sum);
-  if (std::fabs(double(rounded)) > std::fabs(sum)) {
-    // One step toward zero: the magnitude's bits less one (from +-inf,
-    // the largest finite magnitude).
-    uint32_t bits;
-    std::memcpy(&bits, &rounded, 4);
-    --bits;
-    std::memcpy(&rounded, &bits, 4);
-  }
+  // Where rounding to nearest went away from zero, one step back: the
+  // magnitude's bits less one (from +-inf, the largest finite magnitude).
+  // Without a branch, which half of the sums would mispredict.
+  uint32_t bits;
+  std::memcpy(&bits, &rounded, 4);
+  bits -= static_cast<uint32_t>(std::fabs(double(rounded)) > std::fabs(sum));
+  std::memcpy(&rounded, &bits, 4);
   return rounded;
+}
+
+// Vectors of four (GCC's and Clang's vector extension): the four sums one
+// lane of an MMA holds.
+typedef double Double4 __attribute__((vector_size(32)));
+typedef int64_t Int64x4 __attribute__((vector_size(32)));
+typedef uint64_t UInt64x4 __attribute__((vector_size(32)));
+typedef int32_t Int32x4 __attribute__((vector_size(16)));
+typedef uint32_t UInt32x4 __attribute__((vector_size(16)));
+typedef float Float4 __attribute__((vector_size(16)));
+
+template <typename To, typename From>
+static To bitCast(const From &from) {
+  static_assert(sizeof(To) == sizeof(From), "sizes differ");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
+static Double4 magnitude(Double4 x) {
+  return bitCast<Double4>(bitCast<UInt64x4>(x) & 0x7fffffffffffffffull);
+}
+
+/// The four sums of tensorCoreDot one lane of an MMA holds, rows a0, a1 of
+/// A by columns b0, b1 of B (K terms each): out = {acc[0] + a0·b0,
+/// acc[1] + a0·b1, acc[2] + a1·b0, acc[3] + a1·b1}. The same arithmetic
+/// four sums at a time (the emulator spends most of an MMA-heavy kernel's
+/// time here); a sum with a non-finite term, or one at the bottom of the
+/// double range, goes through tensorCoreDot itself.
+template <unsigned K>
+static void tensorCoreDots(const float (&acc)[4], const double *a0,
+                           const double *a1, const double *b0, const double *b1,
+                           float (&out)[4]) {
+  Double4 c = {acc[0], acc[1], acc[2], acc[3]};
+  Double4 terms[K];
+  Double4 largest = magnitude(c);
+  // 0·x is 0 for every finite x and NaN for infinities and NaNs.
+  Double4 poison = c * 0.0;
+  for (unsigned k = 0; k < K; ++k) {
+    Double4 a = {a0[k], a0[k], a1[k], a1[k]};
+    Double4 b = {b0[k], b1[k], b0[k], b1[k]};
+    terms[k] = a * b;
+    Double4 m = magnitude(terms[k]);
+    largest = m > largest ? m : largest;
+    poison += terms[k] * 0.0;
+  }
+  Int64x4 slow = (poison != 0.0) | (largest < 0x1p-900);
+  if (slow[0] | slow[1] | slow[2] | slow[3]) {
+    const double *rows[2] = {a0, a1}, *columns[2] = {b0, b1};
+    for (unsigned i = 0; i < 4; ++i)
+      out[i] = tensorCoreDot(acc[i], rows[i / 2], columns[i % 2], K);
+    return;
+  }
+  // 2^(exponent - 1), largest = m·2^exponent with m in [0.5, 1): its
+  // exponent bits alone. Terms scaled by 2^25 / 2^exponent and truncated
+  // are integers below 2^25; K + 1 of them sum exactly in 32 bits.
+  Double4 half =
+      bitCast<Double4>(bitCast<UInt64x4>(largest) & 0x7ff0000000000000ull);
+  Double4 scale = 0x1p24 / half;
+  Int32x4 units = __builtin_convertvector(c * scale, Int32x4);
+  for (unsigned k = 0; k < K; ++k)
+    units += __builtin_convertvector(terms[k] * scale, Int32x4);
+  Double4 sum = __builtin_convertvector(units, Double4) * (half * 0x1p-24);
+  Float4 rounded = __builtin_convertvector(sum, Float4);
+  // One step toward zero where rounding to nearest went away from it
+  // (the comparison's true is -1).
+  Int64x4 away =
+      magnitude(__builtin_convertvector(rounded, Double4)) > magnitude(sum);
+  UInt32x4 bits =
+      bitCast<UInt32x4>(rounded) + __builtin_convertvector(away, UInt32x4);
+  std::memcpy(out, &bits, sizeof(out));
 }
 
 /// The results of warp `base`'s nvvm.mma.sync m16n8kK (ins[6..9]: C,
@@ -202,10 +272,10 @@ static void mmaResults(Exec &e, const Inst &in, uint32_t base,
                        const double (&A)[16][K], const double (&Bt)[8][K]) {
   for (uint32_t i = 0; i < 32; ++i) {
     uint32_t l = base + i, g = i / 4, t = i % 4;
-    float d[4];
+    float c[4], d[4];
     for (unsigned j = 0; j < 4; ++j)
-      d[j] = tensorCoreDot(bitsToF32(e.reg(in.ins[6 + j].offset)[l]),
-                           A[g + (j / 2) * 8], Bt[2 * t + j % 2], K);
+      c[j] = bitsToF32(e.reg(in.ins[6 + j].offset)[l]);
+    tensorCoreDots<K>(c, A[g], A[g + 8], Bt[2 * t], Bt[2 * t + 1], d);
     for (unsigned j = 0; j < 4; ++j)
       e.reg(in.outs[0].offset + j)[l] = f32ToBits(d[j]);
   }
@@ -631,14 +701,21 @@ void wgmmaOp(Exec &e, const Inst &in) {
         x = -x;
     // Thread 32w + 4g + q of the warpgroup holds, in register i, row
     // 16w + g + 8·(i / 2 % 2), column 8·(i / 4) + 2q + i % 2 of D.
+    // Registers 4j .. 4j + 3: rows r, r + 8 by columns c, c + 1.
+    auto dots = kSteps == 8 ? tensorCoreDots<8> : tensorCoreDots<16>;
     for (uint32_t t = 0; t < 128; ++t) {
       uint32_t l = base + t, lane = t % 32, w = t / 32;
-      for (uint32_t i = 0; i < n / 2; ++i) {
-        uint32_t row = 16 * w + lane / 4 + 8 * (i / 2 % 2);
-        uint32_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-        float acc = scaleD ? bitsToF32(e.reg(in.ins[0].offset + i)[l]) : 0.0f;
-        e.reg(in.outs[0].offset + i)[l] = f32ToBits(tensorCoreDot(
-            acc, &A[size_t(row) * kSteps], &B[size_t(col) * kSteps], kSteps));
+      for (uint32_t i = 0; i < n / 2; i += 4) {
+        uint32_t row = 16 * w + lane / 4;
+        uint32_t col = 8 * (i / 4) + 2 * (lane % 4);
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4];
+        if (scaleD)
+          for (unsigned j = 0; j < 4; ++j)
+            acc[j] = bitsToF32(e.reg(in.ins[0].offset + i + j)[l]);
+        dots(acc, &A[size_t(row) * kSteps], &A[size_t(row + 8) * kSteps],
+             &B[size_t(col) * kSteps], &B[size_t(col + 1) * kSteps], d);
+        for (unsigned j = 0; j < 4; ++j)
+          e.reg(in.outs[0].offset + i + j)[l] = f32ToBits(d[j]);
       }
     }
     wg.pending.push_back(std::move(pending));

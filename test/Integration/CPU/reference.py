@@ -92,8 +92,39 @@ def step(fq, fk, v, s, z, eps=None):
     return o, s, z
 
 
-def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
-    """The recurrence, token by token: (outputs, final state, final normalizer)."""
+def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None, chunk=64):
+    """The recurrence (outputs, final state, final normalizer), `chunk`
+    tokens at a time: within a chunk, o_i = φq_i·(S + Σ_{j ≤ i} φk_jᵀv_j)
+    from the state before the chunk and the causally masked scores, then
+    S += φK_cᵀV_c (z likewise). The same sums as `scan_steps`, token by
+    token, in another order: the two agree to float64's rounding, and this
+    one is a few hundred times faster on long sequences."""
+    fq, fk, v = (np.asarray(x, np.float64) for x in (fq, fk, v))
+    batch = fq.shape[:-2]
+    n, f = fq.shape[-2:]
+    dv = v.shape[-1]
+    s = np.zeros(batch + (f, dv)) if s0 is None else np.asarray(s0, np.float64)
+    z = np.zeros(batch + (f,)) if z0 is None else np.asarray(z0, np.float64)
+    out = np.zeros(batch + (n, dv))
+    starts = range(0, n, chunk)
+    for start in reversed(starts) if reverse else starts:
+        c = slice(start, min(start + chunk, n))
+        q, k, x = fq[..., c, :], fk[..., c, :], v[..., c, :]
+        m = q.shape[-2]
+        mask = np.triu(np.ones((m, m))) if reverse else np.tril(np.ones((m, m)))
+        a = (q @ np.swapaxes(k, -1, -2)) * mask
+        o = q @ s + a @ x
+        if eps is not None:
+            o = o / ((q @ z[..., None])[..., 0] + np.sum(a, axis=-1) + eps)[..., None]
+        out[..., c, :] = o
+        s = s + np.swapaxes(k, -1, -2) @ x
+        z = z + np.sum(k, axis=-2)
+    return out, s, z
+
+
+def scan_steps(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
+    """The recurrence as the scan op defines it, token by token with
+    `step`: (outputs, final state, final normalizer)."""
     batch = fq.shape[:-2]
     n, f = fq.shape[-2:]
     dv = v.shape[-1]
