@@ -401,7 +401,7 @@ private:
   };
   template <typename T>
   struct FmaH {
-    static constexpr Handler fn = floatFma<T>;
+    static inline const Handler fn = floatFmaHandler<T>();
   };
   template <typename T>
   struct CmpH {

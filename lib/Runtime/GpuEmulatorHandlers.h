@@ -173,6 +173,32 @@ void floatFma(Exec &e, const Inst &in) {
   });
 }
 
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+/// floatFma for x86-64 hosts with FMA instructions: std::fma one
+/// instruction instead of a call of libm's (which a strict-fp32 scan's
+/// emulation spent a fifth of its time in). The same results.
+template <typename T>
+__attribute__((target("fma"))) void floatFmaInstruction(Exec &e,
+                                                        const Inst &in) {
+  Word *r = e.reg(in.r);
+  const Word *a = e.reg(in.a), *b = e.reg(in.b), *c = e.reg(in.c);
+  const uint8_t *m = e.mask;
+  for (uint32_t l = 0, n = e.threads; l < n; ++l)
+    if (m[l])
+      r[l] = T::put(std::fma(T::get(a[l]), T::get(b[l]), T::get(c[l])));
+}
+#endif
+
+/// The handler of a fused multiply-add of `T`s on this host.
+template <typename T>
+Handler floatFmaHandler() {
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+  if (__builtin_cpu_supports("fma"))
+    return floatFmaInstruction<T>;
+#endif
+  return floatFma<T>;
+}
+
 template <typename T>
 void floatCmp(Exec &e, const Inst &in) {
   Word *r = e.reg(in.r);
