@@ -192,8 +192,8 @@ static float tensorCoreDot(float acc, const double *a, const double *b,
   return rounded;
 }
 
-// Vectors of four (GCC's and Clang's vector extension): the four sums one
-// lane of an MMA holds.
+// Vectors of four (GCC's and Clang's vector extension), for the four sums
+// one lane of an MMA holds.
 typedef double Double4 __attribute__((vector_size(32)));
 typedef int64_t Int64x4 __attribute__((vector_size(32)));
 typedef uint64_t UInt64x4 __attribute__((vector_size(32)));
@@ -243,9 +243,9 @@ static void tensorCoreDots(const float (&acc)[4], const double *a0,
       out[i] = tensorCoreDot(acc[i], rows[i / 2], columns[i % 2], K);
     return;
   }
-  // 2^(exponent - 1), largest = m·2^exponent with m in [0.5, 1): its
-  // exponent bits alone. Terms scaled by 2^25 / 2^exponent and truncated
-  // are integers below 2^25; K + 1 of them sum exactly in 32 bits.
+  // With largest = m·2^exponent, m in [0.5, 1), half = 2^(exponent - 1):
+  // largest's exponent bits alone. Terms scaled by 2^25 / 2^exponent and
+  // truncated are integers below 2^25; K + 1 of them sum exactly in 32 bits.
   Double4 half =
       bitCast<Double4>(bitCast<UInt64x4>(largest) & 0x7ff0000000000000ull);
   Double4 scale = 0x1p24 / half;
