@@ -165,12 +165,13 @@ struct TanhOp {
 
 /// r = a * b + c, rounded once.
 template <typename T>
-void floatFma(Exec &e, const Inst &in) {
+LLVM_ATTRIBUTE_ALWAYS_INLINE void floatFma(Exec &e, const Inst &in) {
   Word *r = e.reg(in.r);
   const Word *a = e.reg(in.a), *b = e.reg(in.b), *c = e.reg(in.c);
-  forActive(e, [&](uint32_t l) {
-    r[l] = T::put(std::fma(T::get(a[l]), T::get(b[l]), T::get(c[l])));
-  });
+  const uint8_t *m = e.mask;
+  for (uint32_t l = 0, n = e.threads; l < n; ++l)
+    if (m[l])
+      r[l] = T::put(std::fma(T::get(a[l]), T::get(b[l]), T::get(c[l])));
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
@@ -180,12 +181,7 @@ void floatFma(Exec &e, const Inst &in) {
 template <typename T>
 __attribute__((target("fma"))) void floatFmaInstruction(Exec &e,
                                                         const Inst &in) {
-  Word *r = e.reg(in.r);
-  const Word *a = e.reg(in.a), *b = e.reg(in.b), *c = e.reg(in.c);
-  const uint8_t *m = e.mask;
-  for (uint32_t l = 0, n = e.threads; l < n; ++l)
-    if (m[l])
-      r[l] = T::put(std::fma(T::get(a[l]), T::get(b[l]), T::get(c[l])));
+  floatFma<T>(e, in);
 }
 #endif
 

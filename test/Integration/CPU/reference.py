@@ -92,6 +92,17 @@ def step(fq, fk, v, s, z, eps=None):
     return o, s, z
 
 
+def _scan_start(fq, v, s0, z0):
+    """A scan's outputs (zeros) and its initial state and normalizer (zeros
+    unless given), in float64."""
+    batch = fq.shape[:-2]
+    n, f = fq.shape[-2:]
+    dv = v.shape[-1]
+    s = np.zeros(batch + (f, dv)) if s0 is None else np.asarray(s0, np.float64)
+    z = np.zeros(batch + (f,)) if z0 is None else np.asarray(z0, np.float64)
+    return np.zeros(batch + (n, dv)), s, z
+
+
 def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None, chunk=64):
     """The recurrence (outputs, final state, final normalizer), `chunk`
     tokens at a time: within a chunk, o_i = φq_i·(S + Σ_{j ≤ i} φk_jᵀv_j)
@@ -100,12 +111,8 @@ def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None, chunk=64):
     token, in another order: the two agree to float64's rounding, and this
     one is a few hundred times faster on long sequences."""
     fq, fk, v = (np.asarray(x, np.float64) for x in (fq, fk, v))
-    batch = fq.shape[:-2]
-    n, f = fq.shape[-2:]
-    dv = v.shape[-1]
-    s = np.zeros(batch + (f, dv)) if s0 is None else np.asarray(s0, np.float64)
-    z = np.zeros(batch + (f,)) if z0 is None else np.asarray(z0, np.float64)
-    out = np.zeros(batch + (n, dv))
+    out, s, z = _scan_start(fq, v, s0, z0)
+    n = fq.shape[-2]
     starts = range(0, n, chunk)
     for start in reversed(starts) if reverse else starts:
         c = slice(start, min(start + chunk, n))
@@ -125,12 +132,8 @@ def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None, chunk=64):
 def scan_steps(fq, fk, v, s0=None, z0=None, reverse=False, eps=None):
     """The recurrence as the scan op defines it, token by token with
     `step`: (outputs, final state, final normalizer)."""
-    batch = fq.shape[:-2]
-    n, f = fq.shape[-2:]
-    dv = v.shape[-1]
-    s = np.zeros(batch + (f, dv)) if s0 is None else np.asarray(s0, np.float64)
-    z = np.zeros(batch + (f,)) if z0 is None else np.asarray(z0, np.float64)
-    out = np.zeros(batch + (n, dv))
+    out, s, z = _scan_start(fq, v, s0, z0)
+    n = fq.shape[-2]
     order = range(n - 1, -1, -1) if reverse else range(n)
     for i in order:
         out[..., i, :], s, z = step(fq[..., i, :], fk[..., i, :], v[..., i, :], s, z, eps)
