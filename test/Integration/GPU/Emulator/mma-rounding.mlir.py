@@ -4,7 +4,9 @@ layout): operands read as tf32 (the low 13 bits of each f32 dropped), the
 exact products and the accumulator aligned to the largest and truncated to
 25 bits, summed exactly, the sum rounded to f32 toward zero. A row of A
 with an infinite element and one of zeros (with zero accumulators) give
-IEEE sums: infinities, and zeros.
+IEEE sums: infinities, and zeros. Where the model does not hold (on a GPU),
+the last line says which other windows (22 to 28 bits) and final roundings
+(toward zero, to nearest) every output agrees with.
 
 Usage: mma-rounding.mlir.py make IN.npy | check IN.npy OUT.npy
 """
@@ -30,7 +32,19 @@ def toward_zero(x):
     return f
 
 
-def model(acc, a, b):
+def to_nearest(x):
+    """x (a Fraction) rounded to f32, to nearest, ties to even."""
+    f = np.float32(float(x))
+    candidates = [f, np.nextafter(f, np.float32(-np.inf)),
+                  np.nextafter(f, np.float32(np.inf))]
+    return min(candidates, key=lambda c: (abs(Fraction(float(c)) - x),
+                                          int(c.view(np.uint32)) & 1))
+
+
+def windowed(acc, a, b, bits=WINDOW_BITS, rounding=toward_zero):
+    """acc + Σ a·b with every term aligned to the largest and truncated to
+    `bits` below its leading bit, the sum rounded by `rounding`: the model
+    with bits = WINDOW_BITS and rounding toward zero."""
     if not all(math.isfinite(x) for x in (acc, *a)):
         # Non-finite terms: the IEEE sum (rounded to nearest).
         return np.float32(float(acc) + sum(float(tf32(x) * tf32(y)) if math.isfinite(x)
@@ -41,8 +55,11 @@ def model(acc, a, b):
     if largest == 0:
         return np.float32(0)
     _, exponent = math.frexp(float(largest))
-    quantum = Fraction(2) ** (exponent - WINDOW_BITS)
-    return toward_zero(sum(int(t / quantum) for t in terms) * quantum)
+    quantum = Fraction(2) ** (exponent - bits)
+    return rounding(sum(int(t / quantum) for t in terms) * quantum)
+
+
+model = windowed
 
 
 def fused(acc, a, b):
@@ -108,6 +125,10 @@ def check(in_path, out_path):
         g, t = lane // 4, lane % 4
         D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t], D[g + 8, 2 * t + 1] = out[lane]
     ok = not_fused = not_exact = special = special_ok = 0
+    # Other windows and roundings, for where the model does not hold: which
+    # of them every output agrees with.
+    variants = {(bits, rounding): True for bits in range(22, 29)
+                for rounding in (toward_zero, to_nearest)}
     for m in range(16):
         for n in range(8):
             want = model(C[m, n], A[m], B[:, n])
@@ -118,6 +139,10 @@ def check(in_path, out_path):
                 special_ok += same
                 continue
             ok += same
+            for bits, rounding in variants:
+                variants[bits, rounding] &= bool(
+                    got.view(np.uint32) ==
+                    windowed(C[m, n], A[m], B[:, n], bits, rounding).view(np.uint32))
             not_fused += fused(C[m, n], A[m], B[:, n]) != want
             not_exact += exact_toward_zero(C[m, n], A[m], B[:, n]) != want
     rounded = 128 - special
@@ -126,6 +151,11 @@ def check(in_path, out_path):
           f"zero: {not_exact})")
     print(f"{special_ok} of {special} outputs of infinite and zero terms as "
           f"IEEE sums")
+    names = {toward_zero: "toward zero", to_nearest: "to nearest"}
+    matching = [f"{bits} bits {names[rounding]}"
+                for (bits, rounding), all_same in variants.items() if all_same]
+    print("windows and roundings that every output agrees with: " +
+          (", ".join(matching) or "none of 22-28 bits, toward zero or to nearest"))
     return 0 if ok == rounded and special_ok == special and not_fused and not_exact else 1
 
 
