@@ -7,8 +7,8 @@
 // product's fused multiply-add to nearest, and the exact sum rounded toward
 // zero all give different results (a row of A spread over fifty binades
 // among them), with a row holding an infinity and one of zeros, and checks
-// every output bit for bit; no other window of 22 to 28 bits, and no
-// rounding to nearest, gives them all.
+// every output bit for bit; no other window of 22 to 28 bits, no flooring
+// of the terms and no rounding of the sum to nearest gives them all.
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %linattn_python %s.py make %t/in.npy
@@ -18,7 +18,7 @@
 // VALUES: 112 of 112 outputs as the tensor cores round them
 // VALUES-SAME: (not fused multiply-adds: [[FMA:[0-9]+]], not the exact sum toward zero: [[EXACT:[0-9]+]])
 // VALUES-NEXT: 16 of 16 outputs of infinite and zero terms as IEEE sums
-// VALUES-NEXT: windows and roundings that every output agrees with: 25 bits toward zero{{$}}
+// VALUES-NEXT: windows and roundings that every output agrees with: 25 bits, terms cut toward zero, sum toward zero{{$}}
 
 module attributes {gpu.container_module} {
   gpu.module @linattn_kernels {

@@ -5,7 +5,8 @@ exact products and the accumulator aligned to the largest and truncated to
 25 bits, summed exactly, the sum rounded to f32 toward zero. A row of A
 with an infinite element and one of zeros (with zero accumulators) give
 IEEE sums: infinities, and zeros. Where the model does not hold (on a GPU),
-the last line says which other windows (22 to 28 bits) and final roundings
+the last line says which other windows (22 to 28 bits), cuts of the terms
+(toward zero, or floored as in two's complement) and roundings of the sum
 (toward zero, to nearest) every output agrees with.
 
 Usage: mma-rounding.mlir.py make IN.npy | check IN.npy OUT.npy
@@ -41,10 +42,11 @@ def to_nearest(x):
                                           int(c.view(np.uint32)) & 1))
 
 
-def windowed(acc, a, b, bits=WINDOW_BITS, rounding=toward_zero):
-    """acc + Σ a·b with every term aligned to the largest and truncated to
-    `bits` below its leading bit, the sum rounded by `rounding`: the model
-    with bits = WINDOW_BITS and rounding toward zero."""
+def windowed(acc, a, b, bits=WINDOW_BITS, rounding=toward_zero, cut=int):
+    """acc + Σ a·b with every term aligned to the largest and cut to `bits`
+    below its leading bit (`cut`: int toward zero, math.floor as two's
+    complement would), the sum rounded by `rounding`: the model with bits =
+    WINDOW_BITS, terms and sum toward zero."""
     if not all(math.isfinite(x) for x in (acc, *a)):
         # Non-finite terms: the IEEE sum (rounded to nearest).
         return np.float32(float(acc) + sum(float(tf32(x) * tf32(y)) if math.isfinite(x)
@@ -56,7 +58,7 @@ def windowed(acc, a, b, bits=WINDOW_BITS, rounding=toward_zero):
         return np.float32(0)
     _, exponent = math.frexp(float(largest))
     quantum = Fraction(2) ** (exponent - bits)
-    return rounding(sum(int(t / quantum) for t in terms) * quantum)
+    return rounding(sum(cut(t / quantum) for t in terms) * quantum)
 
 
 model = windowed
@@ -127,7 +129,8 @@ def check(in_path, out_path):
     ok = not_fused = not_exact = special = special_ok = 0
     # Other windows and roundings, for where the model does not hold: which
     # of them every output agrees with.
-    variants = {(bits, rounding): True for bits in range(22, 29)
+    variants = {(bits, cut, rounding): True for bits in range(22, 29)
+                for cut in (int, math.floor)
                 for rounding in (toward_zero, to_nearest)}
     for m in range(16):
         for n in range(8):
@@ -139,10 +142,10 @@ def check(in_path, out_path):
                 special_ok += same
                 continue
             ok += same
-            for bits, rounding in variants:
-                variants[bits, rounding] &= bool(
+            for bits, cut, rounding in variants:
+                variants[bits, cut, rounding] &= bool(
                     got.view(np.uint32) ==
-                    windowed(C[m, n], A[m], B[:, n], bits, rounding).view(np.uint32))
+                    windowed(C[m, n], A[m], B[:, n], bits, rounding, cut).view(np.uint32))
             not_fused += fused(C[m, n], A[m], B[:, n]) != want
             not_exact += exact_toward_zero(C[m, n], A[m], B[:, n]) != want
     rounded = 128 - special
@@ -151,11 +154,13 @@ def check(in_path, out_path):
           f"zero: {not_exact})")
     print(f"{special_ok} of {special} outputs of infinite and zero terms as "
           f"IEEE sums")
-    names = {toward_zero: "toward zero", to_nearest: "to nearest"}
-    matching = [f"{bits} bits {names[rounding]}"
-                for (bits, rounding), all_same in variants.items() if all_same]
+    cuts = {int: "terms cut toward zero", math.floor: "terms floored"}
+    roundings = {toward_zero: "sum toward zero", to_nearest: "sum to nearest"}
+    matching = [f"{bits} bits, {cuts[cut]}, {roundings[rounding]}"
+                for (bits, cut, rounding), all_same in variants.items() if all_same]
     print("windows and roundings that every output agrees with: " +
-          (", ".join(matching) or "none of 22-28 bits, toward zero or to nearest"))
+          ("; ".join(matching) or "none (22-28 bits, terms cut toward zero "
+                                  "or floored, sum toward zero or to nearest)"))
     return 0 if ok == rounded and special_ok == special and not_fused and not_exact else 1
 
 
