@@ -109,7 +109,8 @@ def scan(fq, fk, v, s0=None, z0=None, reverse=False, eps=None, chunk=64):
     from the state before the chunk and the causally masked scores, then
     S += φK_cᵀV_c (z likewise). The same sums as `scan_steps`, token by
     token, in another order: the two agree to float64's rounding, and this
-    one is a few hundred times faster on long sequences."""
+    one is several times faster (the emulated chunked group's 302 scans:
+    1.3 s instead of 8.1)."""
     fq, fk, v = (np.asarray(x, np.float64) for x in (fq, fk, v))
     out, s, z = _scan_start(fq, v, s0, z0)
     n = fq.shape[-2]
