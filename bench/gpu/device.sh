@@ -8,6 +8,8 @@
 #   bench/gpu/device.sh info                  the machine, the toolchain, the bundle
 #   bench/gpu/device.sh test [LIT ARGS]       the GPU test suites (test/Integration/GPU/CUDA),
 #                                             then the Python package's suite
+#   bench/gpu/device.sh lit [LIT ARGS]        the GPU test suites alone (e.g.
+#                                             --filter=mma-rounding: seconds)
 #   bench/gpu/device.sh pytest [PYTEST ARGS]  the Python package's suite (python/tests) on
 #                                             the bundle's libLinAttnCAPI.so: backend="cuda"
 #   bench/gpu/device.sh bench [BENCH ARGS]    bench/gpu/bench.py with the bundle's tools
@@ -122,6 +124,9 @@ PY
     python_suite || status=$?
     exit $status
     ;;
+  lit)
+    lit_suite "$@"
+    ;;
   pytest)
     python_suite "$@"
     ;;
@@ -143,7 +148,7 @@ PY
     "$python" bench/gpu/phase_clocks.py --tools "$LINATTN_BUNDLE/bin" --out "${OUT:-bench/results}" "$@"
     ;;
   *)
-    echo "device.sh: unknown step $step (info, test, pytest, bench, peers, tune, profile or phases)" >&2
+    echo "device.sh: unknown step $step (info, test, lit, pytest, bench, peers, tune, profile or phases)" >&2
     exit 2
     ;;
 esac
