@@ -132,66 +132,6 @@ static bool warpActive(Exec &e, const Inst &in, uint32_t wp) {
 /// accumulator's 24 and one more.
 static constexpr int kTensorCoreSumBits = 25;
 
-/// acc + a[0]·b[0] + ... + a[n-1]·b[n-1] as the tensor cores of sm_80 and
-/// sm_90 compute it (the emulator's model of their dot products, n ≤ 16):
-/// the products are exact (16-bit and tf32 operands keep at most 11
-/// significant bits), every term is aligned to the largest and truncated to
-/// the window of `kTensorCoreSumBits` below its leading bit, the truncated
-/// terms are summed exactly, and the sum is rounded to f32 toward zero,
-/// once per instruction. An accumulator carried through many instructions
-/// (a state summed chunk by chunk) therefore drifts toward zero by up to
-/// about n + 1 units of its last place per instruction, where f32 fused
-/// multiply-adds, rounding to nearest, would wander both ways. Non-finite
-/// terms and sums at the bottom of the double range, where the window
-/// does not fit, are summed in double and rounded to nearest instead.
-static float tensorCoreDot(float acc, const double *a, const double *b,
-                           unsigned n) {
-  double terms[17];
-  terms[0] = acc;
-  double largest = std::fabs(double(acc));
-  bool finite = std::isfinite(acc);
-  for (unsigned k = 0; k < n; ++k) {
-    double term = a[k] * b[k];
-    terms[k + 1] = term;
-    largest = std::max(largest, std::fabs(term));
-    finite = finite && std::isfinite(term);
-  }
-  // largest = m·2^exponent with m in [0.5, 1), from its bits (zero gives
-  // the smallest exponent; subnormal doubles cannot arise from f32 data).
-  uint64_t largestBits;
-  std::memcpy(&largestBits, &largest, 8);
-  int exponent = static_cast<int>(largestBits >> 52) - 1022;
-  if (!finite || exponent < -900) {
-    double sum = 0.0;
-    for (unsigned k = 0; k <= n; ++k)
-      sum += terms[k];
-    return float(sum);
-  }
-  // Every term is below 2^exponent: scaled by 2^(kTensorCoreSumBits -
-  // exponent) and truncated, it is an integer below 2^kTensorCoreSumBits
-  // (exact in a double), and the sum of 17 of them is exact in 64 bits.
-  auto powerOfTwo = [](int e) {
-    uint64_t bits = static_cast<uint64_t>(1023 + e) << 52;
-    double value;
-    std::memcpy(&value, &bits, 8);
-    return value;
-  };
-  double scale = powerOfTwo(kTensorCoreSumBits - exponent);
-  int64_t units = 0;
-  for (unsigned k = 0; k <= n; ++k)
-    units += static_cast<int64_t>(terms[k] * scale);
-  double sum = double(units) * powerOfTwo(exponent - kTensorCoreSumBits);
-  float rounded = float(sum);
-  // Where rounding to nearest went away from zero, one step back: the
-  // magnitude's bits less one (from +-inf, the largest finite magnitude).
-  // Without a branch, which half of the sums would mispredict.
-  uint32_t bits;
-  std::memcpy(&bits, &rounded, 4);
-  bits -= static_cast<uint32_t>(std::fabs(double(rounded)) > std::fabs(sum));
-  std::memcpy(&rounded, &bits, 4);
-  return rounded;
-}
-
 // Vectors of four (GCC's and Clang's vector extension), for the four sums
 // one lane of an MMA holds.
 typedef double Double4 __attribute__((vector_size(32)));
@@ -213,12 +153,23 @@ static Double4 magnitude(Double4 x) {
   return bitCast<Double4>(bitCast<UInt64x4>(x) & 0x7fffffffffffffffull);
 }
 
-/// The four sums of tensorCoreDot one lane of an MMA holds, rows a0, a1 of
-/// A by columns b0, b1 of B (K terms each): out = {acc[0] + a0·b0,
-/// acc[1] + a0·b1, acc[2] + a1·b0, acc[3] + a1·b1}. The same arithmetic
-/// four sums at a time (the emulator spends most of an MMA-heavy kernel's
-/// time here); a sum with a non-finite term, or one at the bottom of the
-/// double range, goes through tensorCoreDot itself.
+/// acc + a·b as the tensor cores of sm_80 and sm_90 compute a dot product
+/// of K ≤ 16 terms (the emulator's model of them): the products are exact
+/// (16-bit and tf32 operands keep at most 11 significant bits), every term
+/// is aligned to the largest and truncated to the window of
+/// `kTensorCoreSumBits` below its leading bit, the truncated terms are
+/// summed exactly, and the sum is rounded to f32 toward zero, once per
+/// instruction. An accumulator carried through many instructions (a state
+/// summed chunk by chunk) therefore drifts toward zero by up to about K + 1
+/// units of its last place per instruction, where f32 fused multiply-adds,
+/// rounding to nearest, would wander both ways. Sums with non-finite terms,
+/// and tiny ones where the window would not fit in a double (none arise
+/// from f32 data), are summed in double and rounded to nearest instead.
+///
+/// Computed for the four sums one lane of an MMA holds at once (the
+/// emulator spends most of an MMA-heavy kernel's time here): rows a0, a1 of
+/// A by columns b0, b1 of B, out = {acc[0] + a0·b0, acc[1] + a0·b1,
+/// acc[2] + a1·b0, acc[3] + a1·b1}.
 template <unsigned K>
 static void tensorCoreDots(const float (&acc)[4], const double *a0,
                            const double *a1, const double *b0, const double *b1,
@@ -236,37 +187,56 @@ static void tensorCoreDots(const float (&acc)[4], const double *a0,
     largest = m > largest ? m : largest;
     poison += terms[k] * 0.0;
   }
-  // Sums of zeros (zero-padded tiles: common) are +0 here as there; tiny
-  // nonzero ones go through tensorCoreDot.
   Int64x4 zero = largest == 0.0;
-  Int64x4 slow = (poison != 0.0) | ((largest < 0x1p-900) & ~zero);
-  if (slow[0] | slow[1] | slow[2] | slow[3]) {
-    const double *rows[2] = {a0, a1}, *columns[2] = {b0, b1};
-    for (unsigned i = 0; i < 4; ++i)
-      out[i] = tensorCoreDot(acc[i], rows[i / 2], columns[i % 2], K);
-    return;
+  Int64x4 ieee = (poison != 0.0) | ((largest < 0x1p-900) & ~zero);
+  bool anyIeee = ieee[0] | ieee[1] | ieee[2] | ieee[3];
+  Double4 ieeeSum = {0.0, 0.0, 0.0, 0.0};
+  if (anyIeee) {
+    // Summed in double here; taken out of the window's sums (as zeros,
+    // whose conversions are defined).
+    ieeeSum += c;
+    for (unsigned k = 0; k < K; ++k)
+      ieeeSum += terms[k];
+    Double4 none = {0.0, 0.0, 0.0, 0.0};
+    c = ieee ? none : c;
+    for (unsigned k = 0; k < K; ++k)
+      terms[k] = ieee ? none : terms[k];
+    largest = ieee ? none : largest;
+    zero |= ieee;
   }
   // With largest = m·2^exponent, m in [0.5, 1), half = 2^(exponent - 1):
-  // largest's exponent bits alone. Terms scaled by 2^25 / 2^exponent and
-  // truncated are integers below 2^25; K + 1 of them sum exactly in 32 bits.
-  // (For a sum of zeros any power of two: its terms scale to 0.)
+  // largest's exponent bits alone. Terms scaled by 2^bits / 2^exponent and
+  // truncated are integers below 2^bits; K + 1 of them sum exactly in 32
+  // bits.
+  // (For a sum of zeros any power of two: its terms scale to 0, and the
+  // sum is +0.)
   UInt64x4 one = bitCast<UInt64x4>(Double4{1.0, 1.0, 1.0, 1.0});
   Double4 half =
       bitCast<Double4>((bitCast<UInt64x4>(largest) & 0x7ff0000000000000ull) |
                        (bitCast<UInt64x4>(zero) & one));
-  Double4 scale = 0x1p24 / half;
+  constexpr double kWindow = double(1ull << (kTensorCoreSumBits - 1));
+  static_assert(kTensorCoreSumBits <= 26, "17 terms must sum in 32 bits");
+  Double4 scale = kWindow / half;
   Int32x4 units = __builtin_convertvector(c * scale, Int32x4);
   for (unsigned k = 0; k < K; ++k)
     units += __builtin_convertvector(terms[k] * scale, Int32x4);
-  Double4 sum = __builtin_convertvector(units, Double4) * (half * 0x1p-24);
+  Double4 sum = __builtin_convertvector(units, Double4) * (half / kWindow);
   Float4 rounded = __builtin_convertvector(sum, Float4);
-  // One step toward zero where rounding to nearest went away from it
-  // (the comparison's true is -1).
+  // One step toward zero where rounding to nearest went away from it (the
+  // comparison's true is -1): the magnitude's bits less one (from +-inf,
+  // the largest finite magnitude). Without a branch, which half of the
+  // sums would mispredict.
   Int64x4 away =
       magnitude(__builtin_convertvector(rounded, Double4)) > magnitude(sum);
   UInt32x4 bits =
       bitCast<UInt32x4>(rounded) + __builtin_convertvector(away, UInt32x4);
   std::memcpy(out, &bits, sizeof(out));
+  if (anyIeee) {
+    Float4 nearest = __builtin_convertvector(ieeeSum, Float4);
+    for (unsigned i = 0; i < 4; ++i)
+      if (ieee[i])
+        out[i] = nearest[i];
+  }
 }
 
 /// The results of warp `base`'s nvvm.mma.sync m16n8kK (ins[6..9]: C,
@@ -316,7 +286,7 @@ void mmaOp(Exec &e, const Inst &in) {
   };
   forEachMmaWarp(e, in, [&](uint32_t base) {
     // A by rows, B by columns (Bt[n][k]).
-    // In double, as tensorCoreDot takes them (exactly: 16-bit values).
+    // In double, as tensorCoreDots takes them (exactly: 16-bit values).
     double A[16][16], Bt[8][16];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
@@ -350,7 +320,7 @@ static float tf32Value(Word bits) {
 void mmaTF32Op(Exec &e, const Inst &in) {
   forEachMmaWarp(e, in, [&](uint32_t base) {
     // A by rows, B by columns (Bt[n][k]).
-    // In double, as tensorCoreDot takes them (exactly: tf32 values).
+    // In double, as tensorCoreDots takes them (exactly: tf32 values).
     double A[16][8], Bt[8][8];
     for (uint32_t i = 0; i < 32; ++i) {
       uint32_t l = base + i, g = i / 4, t = i % 4;
