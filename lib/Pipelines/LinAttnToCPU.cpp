@@ -27,6 +27,8 @@ using namespace mlir::linattn;
 void mlir::linattn::buildLinAttnLowerToCPUPipeline(
     OpPassManager &pm, const LinAttnLowerToCPUOptions &options) {
   pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-cpu"}));
+  // Dimension indices no pattern may meet out of range.
+  pm.addPass(createLinAttnCheckDimIndicesPass());
   // Sizes that must agree and that only the arguments fix, checked per call.
   pm.addPass(createLinAttnCheckSizesPass());
   if (options.rewriteForms)

@@ -85,6 +85,8 @@ kernelOptions(const LinAttnLowerToNVVMOptions &options) {
 void mlir::linattn::buildLinAttnLowerToNVVMPipeline(
     OpPassManager &pm, const LinAttnLowerToNVVMOptions &options) {
   pm.addPass(createLinAttnCheckPlacementPass({"linattn-lower-to-nvvm"}));
+  // Dimension indices no pattern may meet out of range.
+  pm.addPass(createLinAttnCheckDimIndicesPass());
   // Sizes that must agree and that only the arguments fix, checked per call.
   pm.addPass(createLinAttnCheckSizesPass());
   // The fast forms. The GPU has kernels for the linear and scan forms only,

@@ -158,6 +158,25 @@ def test_llvm_backend_failure_raises_and_the_process_goes_on():
     assert "gpu.binary @kernels" in str(m)
 
 
+@pytest.mark.parametrize("pipeline", [
+    "linattn-lower-to-cpu", "linattn-lower-to-nvvm{emulate=true}"])
+def test_negative_dim_index_raises_and_the_process_goes_on(pipeline):
+    # Upstream's GPU canonicalization would read out of bounds on it.
+    text = ("func.func @f(%t: tensor<?x?xf32>) -> index {\n"
+            "  %c = arith.constant -1 : index\n"
+            "  %d = tensor.dim %t, %c : tensor<?x?xf32>\n"
+            "  return %d : index\n}\n")
+    with pytest.raises(MLIRError) as info:
+        Module.parse(text, name="dim.mlir").run_pipeline(pipeline)
+    d = info.value.diagnostics[0]
+    assert (d.file, d.line) == ("dim.mlir", 3)
+    assert "dimension index -1 is out of range for 'tensor<?x?xf32>'" in \
+        d.message
+    m = Module.parse(ATTENTION)
+    m.run_pipeline("linattn-lower-to-cpu")
+    assert "linattn." not in str(m)
+
+
 def test_failing_pass_raises_with_diagnostics():
     # linattn-check-lowered fails on any linattn op left in the module.
     m = Module.parse(ATTENTION, name="a.mlir")

@@ -380,6 +380,31 @@ def LinAttnScanToStepsPass : Pass<"linattn-scan-to-steps"> {
   ];
 }
 
+def LinAttnCheckDimIndicesPass : Pass<"linattn-check-dim-indices"> {
+  let summary = "Fail on tensor.dim and memref.dim whose constant index is "
+                "not a dimension of the operand";
+  let description = [{
+    A `tensor.dim` or `memref.dim` whose index is outside the operand's
+    dimensions is undefined behavior that the verifiers accept. Upstream's
+    patterns do not all check it: a negative index reaches the GPU
+    dialect's `memref.dim` canonicalization, which then reads out of bounds
+    and crashes the compiler, and the CPU pipeline would generate code that
+    reads past a memref descriptor. Both lowering pipelines run this pass
+    first: every such index that is constant, or that constant folding
+    makes constant (sparse constant propagation over the whole operation),
+    is reported as an error at its op, in code that runs or not (the
+    canonicalizer may meet a dim before it folds its branch away).
+
+    ```mlir
+    %c-1 = arith.constant -1 : index
+    %d = tensor.dim %t, %c-1 : tensor<?x?xf32>
+    ```
+
+    fails with "dimension index -1 is out of range for 'tensor<?x?xf32>'
+    (rank 2)".
+  }];
+}
+
 def LinAttnCheckSizesPass : Pass<"linattn-check-sizes"> {
   let summary = "Check at run time that the dynamic sizes of linattn ops agree";
   let description = [{
