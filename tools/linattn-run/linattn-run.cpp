@@ -651,9 +651,16 @@ static int run(MLIRContext &context, const char *argv0) {
       linattn_run::startCudaTimer();
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = (*engine)->invokePacked(wrapper, packed)) {
-      llvm::errs() << "linattn-run: cannot call " << wrapper << ": "
-                   << llvm::toString(std::move(err))
-                   << " (was the module lowered with c-interface?)\n";
+      std::string message = llvm::toString(std::move(err));
+      // The wrapper itself missing, or code the JIT could not link (the
+      // symbols it lacks are reported above, as "JIT session error").
+      StringRef hint =
+          StringRef(message).contains("Failed to materialize")
+              ? "the compiled code calls functions that no library given by "
+                "--shared-libs defines"
+              : "was the module lowered with c-interface?";
+      llvm::errs() << "linattn-run: cannot call " << wrapper << ": " << message
+                   << " (" << hint << ")\n";
       return 1;
     }
     auto end = std::chrono::steady_clock::now();
