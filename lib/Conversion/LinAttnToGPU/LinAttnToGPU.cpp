@@ -68,6 +68,12 @@ static constexpr int64_t kSummaryKeys = 32;
 static constexpr int64_t kReadoutTokens = 16;
 static_assert(kReadoutTokens % 4 == 0, "the staging takes four tokens a warp");
 
+/// Shared memory of the scalar query readout's staged φ(q): the features
+/// are staged in panels that fit it (512 features in f32), so that any
+/// feature count (poly2's 1 + D + D², favor's projections) fits a block of
+/// every chip, within CUDA's static 48 KiB.
+static constexpr int64_t kReadoutPanelBytes = 40 * 1024;
+
 /// acc[i] + buffer[base + i] · x for every i < acc.size() (a multiple of 4),
 /// the elements of the workgroup buffer read four at a time (`base` 16-byte
 /// aligned): the inner products of the scalar linear-form kernels.
@@ -469,10 +475,12 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   argTypes.push_back(indexType);
   // φ(q) of the tile's tokens feature-major (row f: the TT tokens and 4
   // elements of padding, so that rows start 16-byte aligned and the
-  // transposing stores of the staging avoid bank conflicts), and their
-  // denominators.
+  // transposing stores of the staging avoid bank conflicts), a panel of
+  // features at a time, and their denominators.
   int64_t pitch = kReadoutTokens + 4;
-  SmallVector<Type> shared = {workgroupBufferType(stateType, features * pitch),
+  int64_t stateBytes = stateType.getIntOrFloatBitWidth() / 8;
+  int64_t panel = std::min(features, kReadoutPanelBytes / (pitch * stateBytes));
+  SmallVector<Type> shared = {workgroupBufferType(stateType, panel * pitch),
                               workgroupBufferType(stateType, kReadoutTokens)};
   std::string name = kernelName((Twine("linattn_query_readout_") + mapName(q) +
                                  (normalized ? "_normalized" : ""))
@@ -491,59 +499,103 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     Value qs = kernel.getWorkgroupAttributions()[0];
     Value dens = kernel.getWorkgroupAttributions()[1];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
-          cBlock = kb.idx(block), cTT = kb.idx(kReadoutTokens),
-          cPitch = kb.idx(pitch);
+          cPanel = kb.idx(panel), cBlock = kb.idx(block),
+          cTT = kb.idx(kReadoutTokens), cPitch = kb.idx(pitch);
     Value token0 = kb.mul(kb.blockId(gpu::Dimension::x), cTT);
     Value tid = kb.threadId();
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), cBlock), tid);
     Value active = kb.ult(col, dv);
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
       Value first = kb.add(kb.mul(batch, n), token0);
-      // The previous batch element's readers are done with the tile.
+      Value base = kb.mul(batch, cF);
+      // The previous batch element's readers are done with the tile and the
+      // denominators.
       kb.barrier();
-      // The tile's rows of q, four tokens by eight features a warp: each
-      // token's features are consecutive in global memory (in f32 one
-      // sector a token), and with rows of TT + 4 elements the warp's 32
-      // stores land in distinct banks (a warp over the features of one
-      // token would put every eighth feature in one bank). Tokens past N
-      // are zeros (and read token0's row, which exists).
-      Value c4 = kb.idx(4);
-      kb.forLoop(tid, kb.idx(kReadoutTokens * features), cBlock, [&](Value i) {
-        Value t = kb.add(kb.remU(i, c4),
-                         kb.mul(kb.divU(i, kb.idx(4 * features)), c4));
-        Value f = kb.remU(kb.divU(i, c4), cF);
-        Value valid = kb.ult(kb.add(token0, t), n);
-        Value row = kb.add(first, kb.select(valid, t, c0));
-        Value x = kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), f), q);
-        memref::StoreOp::create(rewriter, loc,
-                                kb.select(valid, x, kb.fconst(0.0)), qs,
-                                ValueRange{kb.add(kb.mul(f, cPitch), t)});
-      });
-      if (normalized) {
-        kb.barrier();
-        Value zBase = kb.mul(batch, cF);
+      if (normalized)
         kb.forLoop(tid, cTT, cBlock, [&](Value t) {
-          Value den = kb.forLoop(
-              c0, cF, c1, ValueRange{kb.fconst(eps)},
-              [&](Value f, ValueRange acc) -> SmallVector<Value> {
-                return {kb.fma(kb.load(qs, kb.add(kb.mul(f, cPitch), t)),
-                               kb.load(zBuf, kb.add(zBase, f)), acc[0])};
-              })[0];
-          memref::StoreOp::create(rewriter, loc, den, dens, ValueRange{t});
+          memref::StoreOp::create(rewriter, loc, kb.fconst(eps), dens,
+                                  ValueRange{t});
         });
-      }
-      kb.barrier();
+      // O[t, col] for the TT tokens, summed panel by panel: each S[f, col]
+      // loaded once for TT products, φ(q) of the tokens read four at a time.
+      SmallVector<Value> init(kReadoutTokens, kb.fconst(0.0));
+      SmallVector<Value> sums = kb.forLoop(
+          c0, cF, cPanel, init,
+          [&](Value f0, ValueRange acc) -> SmallVector<Value> {
+            Value width = kb.minU(cPanel, kb.sub(cF, f0));
+            // The previous panel's readers are done with the tile (the
+            // first panel's: the batch element's barrier above).
+            if (features > panel)
+              kb.barrier();
+            // The panel's rows of q, four tokens by eight features a warp:
+            // each token's features are consecutive in global memory (in
+            // f32 one sector a token), and with rows of TT + 4 elements the
+            // warp's 32 stores land in distinct banks (a warp over the
+            // features of one token would put every eighth feature in one
+            // bank). Tokens past N and features past the last panel's are
+            // zeros (and read the tile's first row and the panel's first
+            // feature, which exist).
+            Value c4 = kb.idx(4);
+            kb.forLoop(
+                tid, kb.idx(kReadoutTokens * panel), cBlock, [&](Value i) {
+                  Value t = kb.add(kb.remU(i, c4),
+                                   kb.mul(kb.divU(i, kb.idx(4 * panel)), c4));
+                  Value f = kb.remU(kb.divU(i, c4), cPanel);
+                  Value valid = arith::AndIOp::create(
+                      rewriter, loc, kb.ult(kb.add(token0, t), n),
+                      kb.ult(f, width));
+                  Value row = kb.add(first, kb.select(valid, t, c0));
+                  Value feature = kb.add(f0, kb.select(valid, f, c0));
+                  Value x =
+                      kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), feature), q);
+                  memref::StoreOp::create(
+                      rewriter, loc, kb.select(valid, x, kb.fconst(0.0)), qs,
+                      ValueRange{kb.add(kb.mul(f, cPitch), t)});
+                });
+            if (normalized) {
+              kb.barrier();
+              Value zBase = kb.add(base, f0);
+              kb.forLoop(tid, cTT, cBlock, [&](Value t) {
+                Value den = kb.forLoop(
+                    c0, width, c1,
+                    ValueRange{memref::LoadOp::create(rewriter, loc, dens,
+                                                      ValueRange{t})},
+                    [&](Value f, ValueRange carried) -> SmallVector<Value> {
+                      return {kb.fma(kb.load(qs, kb.add(kb.mul(f, cPitch), t)),
+                                     kb.load(zBuf, kb.add(zBase, f)),
+                                     carried[0])};
+                    })[0];
+                memref::StoreOp::create(rewriter, loc, den, dens,
+                                        ValueRange{t});
+              });
+            }
+            kb.barrier();
+            auto panelSums = scf::IfOp::create(
+                rewriter, loc, active,
+                [&](OpBuilder &, Location) {
+                  Value rows = kb.add(base, f0);
+                  scf::YieldOp::create(
+                      rewriter, loc,
+                      kb.forLoop(c0, width, c1, acc,
+                                 [&](Value f,
+                                     ValueRange carried) -> SmallVector<Value> {
+                                   Value s = kb.load(
+                                       sBuf, kb.add(kb.mul(kb.add(rows, f), dv),
+                                                    col));
+                                   return addScaledRow(
+                                       kb, qs, kb.mul(f, cPitch), s, carried);
+                                 }));
+                },
+                [&](OpBuilder &, Location) {
+                  scf::YieldOp::create(rewriter, loc, acc);
+                });
+            return SmallVector<Value>(panelSums.getResults());
+          });
+      // The last panel's barrier is after every denominator's last update;
+      // without features, none is between their initialization and reads.
+      if (normalized && features == 0)
+        kb.barrier();
       kb.ifThen(active, [&] {
-        // O[t, col] for the TT tokens: each S[f, col] loaded once for TT
-        // products, φ(q) of the tokens read four at a time.
-        Value base = kb.mul(batch, cF);
-        SmallVector<Value> init(kReadoutTokens, kb.fconst(0.0));
-        SmallVector<Value> sums = kb.forLoop(
-            c0, cF, c1, init,
-            [&](Value f, ValueRange acc) -> SmallVector<Value> {
-              Value s = kb.load(sBuf, kb.add(kb.mul(kb.add(base, f), dv), col));
-              return addScaledRow(kb, qs, kb.mul(f, cPitch), s, acc);
-            });
         for (int64_t t = 0; t < kReadoutTokens; ++t) {
           Value token = kb.add(token0, kb.idx(t));
           kb.ifThen(kb.ult(token, n), [&] {

@@ -964,7 +964,15 @@ std::optional<std::string> Converter::convert(StepOp op) {
       flatBufferType(cast<RankedTensorType>(op.getNewNormalizer().getType())
                          .getElementType()),
       indexType};
-  SmallVector<Type> shared(3, workgroupBufferType(stateType, features));
+  // φ(q), φ(k) and z + φ(k) staged in shared memory where the block can
+  // have it (3·F elements: up to F = 8448 in f32 on every chip from sm_80
+  // on); beyond, every lane reads its rows' features from global memory
+  // (its column's neighbours read the same ones, from L1) and adds z.
+  int64_t stateBytes = stateType.getIntOrFloatBitWidth() / 8;
+  bool staged = 3 * features * stateBytes <= options.sharedBytesPerBlock;
+  SmallVector<Type> shared;
+  if (staged)
+    shared.assign(3, workgroupBufferType(stateType, features));
   std::string name = kernelName(
       (Twine("linattn_step_") + mapName(q) + (normalized ? "_normalized" : ""))
           .str());
@@ -978,8 +986,6 @@ std::optional<std::string> Converter::convert(StepOp op) {
     Value qBuf = args[0], kBuf = args[1], vBuf = args[2], sIn = args[3],
           zIn = args[4], oBuf = args[5], sOut = args[6], zOut = args[7],
           dv = args[8];
-    ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
-    Value qs = wg[0], ks = wg[1], zs = wg[2];
     Value c0 = kb.idx(0), cF = kb.idx(features), cBlock = kb.idx(block),
           cLanes = kb.idx(lanes);
     Value batch = kb.blockId(gpu::Dimension::x);
@@ -998,6 +1004,23 @@ std::optional<std::string> Converter::convert(StepOp op) {
     Value active = kb.ult(col, dv);
     Value base = kb.mul(batch, cF);
     Value zero = kb.fconst(0.0);
+    // φ(q)[f], φ(k)[f] and z[f] + φ(k)[f]: staged, or from global memory.
+    ArrayRef<BlockArgument> wg = kernel.getWorkgroupAttributions();
+    auto loadQ = [&](Value f) {
+      return staged ? Value(memref::LoadOp::create(rewriter, loc, wg[0],
+                                                   ValueRange{f}))
+                    : kb.loadFeature(qBuf, kb.add(base, f), q);
+    };
+    auto loadK = [&](Value f) {
+      return staged ? Value(memref::LoadOp::create(rewriter, loc, wg[1],
+                                                   ValueRange{f}))
+                    : kb.loadFeature(kBuf, kb.add(base, f), k);
+    };
+    auto newZ = [&](Value f, Value kf) {
+      return staged ? Value(memref::LoadOp::create(rewriter, loc, wg[2],
+                                                   ValueRange{f}))
+                    : kb.fadd(kb.load(zIn, kb.add(base, f)), kf);
+    };
     // Row `row` of the lane: its feature and the offset of S[f, col].
     auto rowAt = [&](Value row) {
       Value f = featureOf(row);
@@ -1026,16 +1049,18 @@ std::optional<std::string> Converter::convert(StepOp op) {
         });
     // φ(q), φ(k) and the new normalizer z + φ(k), which every column's
     // denominator reads.
-    kb.forLoop(tid, cF, cBlock, [&](Value f) {
-      Value at = kb.add(base, f);
-      Value kf = kb.loadFeature(kBuf, at, k);
-      memref::StoreOp::create(rewriter, loc, kb.loadFeature(qBuf, at, q), qs,
-                              ValueRange{f});
-      memref::StoreOp::create(rewriter, loc, kf, ks, ValueRange{f});
-      memref::StoreOp::create(rewriter, loc, kb.fadd(kb.load(zIn, at), kf), zs,
-                              ValueRange{f});
-    });
-    kb.barrier();
+    if (staged) {
+      kb.forLoop(tid, cF, cBlock, [&](Value f) {
+        Value at = kb.add(base, f);
+        Value kf = kb.loadFeature(kBuf, at, k);
+        memref::StoreOp::create(rewriter, loc, kb.loadFeature(qBuf, at, q),
+                                wg[0], ValueRange{f});
+        memref::StoreOp::create(rewriter, loc, kf, wg[1], ValueRange{f});
+        memref::StoreOp::create(rewriter, loc, kb.fadd(kb.load(zIn, at), kf),
+                                wg[2], ValueRange{f});
+      });
+      kb.barrier();
+    }
     // Σ φ(q)ᵀS[:, col] and Σ φ(q)ᵀz over the lane's features: the early
     // rows, then the rest in groups of kStepLoads rows whose loads are
     // issued together, then used. A step is bound by the latency of these
@@ -1048,18 +1073,13 @@ std::optional<std::string> Converter::convert(StepOp op) {
             SmallVector<Value> next(acc);
             for (auto [j, sOld] : llvm::enumerate(s)) {
               auto [f, at] = rowAt(kb.add(first, kb.idx(j)));
-              Value qf =
-                  memref::LoadOp::create(rewriter, loc, qs, ValueRange{f});
-              Value kf =
-                  memref::LoadOp::create(rewriter, loc, ks, ValueRange{f});
+              Value qf = loadQ(f);
+              Value kf = loadK(f);
               Value sNew = kb.fma(kf, vt, sOld);
               kb.store(sNew, sOut, at);
               next[0] = kb.fma(qf, sNew, next[0]);
               if (normalized)
-                next[1] = kb.fma(
-                    qf,
-                    memref::LoadOp::create(rewriter, loc, zs, ValueRange{f}),
-                    next[1]);
+                next[1] = kb.fma(qf, newZ(f, kf), next[1]);
             }
             return next;
           };
@@ -1099,8 +1119,7 @@ std::optional<std::string> Converter::convert(StepOp op) {
               [&] { kb.store(out, oBuf, kb.add(kb.mul(batch, dv), col)); });
     kb.ifThen(kb.eq(kb.blockId(gpu::Dimension::y), c0), [&] {
       kb.forLoop(tid, cF, cBlock, [&](Value f) {
-        kb.store(memref::LoadOp::create(rewriter, loc, zs, ValueRange{f}), zOut,
-                 kb.add(base, f));
+        kb.store(newZ(f, staged ? Value() : loadK(f)), zOut, kb.add(base, f));
       });
     });
   }

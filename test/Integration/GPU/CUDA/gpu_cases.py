@@ -175,6 +175,14 @@ def linear_cases():
         # tokens.
         (block_size(cc.linear_case((2,), 37, 50, 40, 20, eps=EPS), 5), False),
         (block_size(cc.linear_case((2,), 37, 50, 40, 20, eps=EPS), 1), False),
+        # More features than one panel of the readout's staged φ(q) (512 in
+        # f32, 256 with an f64 state), the last panel partial: poly2 and
+        # favor give such counts (1 + D + D² is 4161 at D = 64, which one
+        # staged tile of every feature could not fit).
+        (cc.linear_case((2,), 37, 50, 1100, 20, eps=EPS), False),
+        (cc.linear_case((2,), 20, 9, 1300, 3, eps=None, dyn=(1,)), False),
+        (cc.linear_case((2,), 7, 11, 600, 8, eps=EPS, state="f64"), False),
+        (block_size(cc.linear_case((1,), 17, 5, 700, 6, eps=EPS), 5), False),
     ]
 
 
@@ -274,6 +282,10 @@ def step_cases():
         # shuffles across missing lanes).
         (block_size(cc.step_case((2,), 64, 100, EPS), 8), False),
         (block_size(cc.step_case((2,), 64, 100, EPS), 40), False),
+        # Features whose staged φ(q), φ(k) and z + φ(k) (3·F elements) would
+        # not fit 99 KiB of shared memory: read from global memory instead.
+        (cc.step_case((2,), 9000, 6, EPS), False),
+        (cc.step_case((), 8449, 3, None), False),
     ]
 
 
@@ -292,6 +304,10 @@ def attention_cases():
         (cc.attention_case("poly2", (1, 2), 7, 7, 3, 6, causal=True, eps=EPS, dyn=(0, 1, 2)), False),
         (cc.attention_case("favor", (2,), 7, 7, 8, 5, causal=True, eps=EPS, fmax=16), False),
         (cc.attention_case("favor", (2, 3), 7, 11, 8, 8, causal=False, eps=EPS, fmax=12), False),
+        # Non-causal with more features than the readout stages at once:
+        # poly2 at D = 40 (1641 features), favor with 2000.
+        (cc.attention_case("poly2", (2,), 7, 13, 40, 5, causal=False, eps=EPS), False),
+        (cc.attention_case("favor", (2,), 9, 7, 8, 3, causal=False, eps=EPS, fmax=2000), False),
         (cc.attention_case("elu", (1,), 1, 1, 16, 4, causal=True, eps=EPS), False),
         (cc.attention_case("elu", (), 7, 5, 32, 4, causal=False, eps=EPS, dyn=(0,)), False),
         (cc.attention_case("elu", (2,), 7, 7, 16, 5, causal=True, eps=EPS, dtype="f64"), False),
