@@ -14,10 +14,20 @@ are for. What must never happen is a crash (a signal, LLVM's stack dump or
 fatal error), a hang, or a failure without a diagnostic; each such variant
 is written to the work folder with the command that runs it.
 
+With --run the variants are run instead: only sizes and element types
+change, each everywhere in the function (so that it stays valid), and a
+function whose arguments are all static float tensors runs through
+linattn-run on random inputs, on the CPU and on the GPU emulator (which
+stops at out-of-bounds accesses, races and kernels no GPU can launch). A
+variant may still fail to compile with a diagnostic (an op without a GPU
+kernel for its types, say); a crash, a hang, a stop of the emulator or a
+silent failure is a defect. Results are not compared: cpu_fuzz.py and
+gpu_fuzz.py check numbers.
+
 Every variant is reproducible from the seed and its index. Without --seed a
 fresh one is drawn and printed.
 
-Usage: ir_mutation_fuzz.py --count=N --tools=DIR --workdir=DIR
+Usage: ir_mutation_fuzz.py --count=N --tools=DIR --workdir=DIR [--run]
                            [--seed=S [--index=I]] [--timeout=SECONDS]
 """
 
@@ -187,6 +197,43 @@ def variant(seed, index, sources, runs):
     return name, mutated, rng.choice(runs)
 
 
+RUN_SIZES = ["1", "2", "3", "5", "7", "13", "17", "31", "33", "63", "65",
+             "100", "127", "129", "200"]
+STATIC_FLOAT_TENSOR = re.compile(r"tensor<(\d+x)*(f16|bf16|f32|f64)>")
+
+
+def runnable(text):
+    """Whether `text` is one public function whose arguments are all static
+    float tensors, which linattn-run can draw."""
+    functions = re.findall(r"func\.func (private )?@\w+\(([^)]*)\)", text)
+    if len(functions) != 1 or functions[0][0]:
+        return False
+    types = re.findall(r"%\w+\s*:\s*([^,]+?)\s*(?=,\s*%|$)", functions[0][1])
+    return bool(types) and all(STATIC_FLOAT_TENSOR.fullmatch(t)
+                               for t in types)
+
+
+def run_variant(seed, index, sources):
+    """(source file, text) of a runnable variant (sizes and element types
+    changed everywhere), None where the draw is not runnable."""
+    rng = random.Random(seed * 1000003 + index)
+    name, text = rng.choice(sources)
+    for _ in range(rng.randint(0, 2)):
+        shaped = list(SHAPED.finditer(text))
+        sizes = sorted({d for m in shaped for d in m.group(2).split("x")
+                        if d != "?"})
+        if rng.random() < 0.7 and sizes:
+            old, new = rng.choice(sizes), rng.choice(RUN_SIZES)
+            text = SHAPED.sub(
+                lambda m: "%s<%sx%s>" % (m.group(1), "x".join(
+                    new if d == old else d for d in m.group(2).split("x")),
+                    m.group(3)), text)
+        else:
+            old, new = rng.choice(FLOAT_TYPES), rng.choice(FLOAT_TYPES)
+            text = re.sub(r"\b%s\b" % old, new, text)
+    return (name, text) if runnable(text) else None
+
+
 def defect(proc):
     """Why `proc`'s end is a defect, None if it is not."""
     if proc.returncode < 0 or proc.returncode >= 128:
@@ -194,7 +241,8 @@ def defect(proc):
     for mark in ("Stack dump", "LLVM ERROR", "PLEASE submit a bug report"):
         if mark in proc.stderr:
             return f"'{mark}' in its output"
-    if proc.returncode != 0 and "error" not in proc.stderr:
+    if proc.returncode != 0 and not re.search(r"error|^linattn-run: ",
+                                              proc.stderr, re.MULTILINE):
         return f"exit status {proc.returncode} without an error message"
     return None
 
@@ -208,6 +256,9 @@ def main():
     parser.add_argument("--tools", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--run", action="store_true",
+                        help="run valid variants on the CPU and the GPU "
+                        "emulator instead of passes on any variant")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom(
     ).randrange(2**31)
@@ -217,29 +268,47 @@ def main():
     sources, runs = functions(), pipelines(opt)
     if not sources:
         sys.exit("ir-fuzz: no test IR found under " + TEST_ROOT)
+    runner = os.path.join(args.tools, "linattn-run")
+    targets = [["--target=cpu"]]
+    if any("linattn-lower-to-nvvm" in " ".join(r) for r in runs):
+        targets.append(["--target=cuda", "--emulate-gpu"])
     indices = [args.index] if args.index is not None else range(args.count)
-    defects = 0
+    defects = ran = 0
     for i in indices:
-        name, text, run = variant(seed, i, sources, runs)
         path = os.path.join(args.workdir, f"variant-{seed}-{i}.mlir")
-        cmd = [opt, path] + run + ["-o", os.devnull]
-        with open(path, "w") as f:
-            f.write(f"// from {name}; {shlex.join(cmd[2:])}\n{text}\n")
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=args.timeout)
-            why = defect(proc)
-        except subprocess.TimeoutExpired:
-            why = f"still running after {args.timeout:g} s"
-        if why:
-            defects += 1
-            print(f"DEFECT seed {seed} index {i} ({name}): {why}\n"
-                  f"  {shlex.join(cmd)}", flush=True)
+        if args.run:
+            drawn = run_variant(seed, i, sources)
+            if not drawn:
+                continue
+            name, text = drawn
+            cmds = [[runner, path, f"--random-seed={i}", "--poison"] + target
+                    for target in targets]
         else:
+            name, text, run = variant(seed, i, sources, runs)
+            cmds = [[opt, path] + run + ["-o", os.devnull]]
+        ran += 1
+        with open(path, "w") as f:
+            f.write(f"// from {name}; {shlex.join(cmds[0][2:])}\n{text}\n")
+        found = False
+        for cmd in cmds:
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True,
+                                      timeout=args.timeout)
+                why = defect(proc)
+            except subprocess.TimeoutExpired:
+                why = f"still running after {args.timeout:g} s"
+            if why:
+                found = True
+                last = proc.stderr.strip().splitlines()[-3:] if not \
+                    why.startswith("still") else []
+                print(f"DEFECT seed {seed} index {i} ({name}): {why}\n"
+                      f"  {shlex.join(cmd)}" +
+                      "".join(f"\n  | {line}" for line in last), flush=True)
+        defects += found
+        if not found:
             os.remove(path)
-    total = len(indices)
-    print(f"ir-fuzz: {total - defects} of {total} variants handled "
-          f"(seed {seed})")
+    print(f"ir-fuzz: {ran - defects} of {ran} variants handled "
+          f"(seed {seed}{', run' if args.run else ''})")
     sys.exit(1 if defects else 0)
 
 
