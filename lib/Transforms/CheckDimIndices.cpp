@@ -62,8 +62,11 @@ struct LinAttnCheckDimIndicesPass
 
     DataFlowSolver solver;
     dataflow::loadBaselineAnalyses(solver);
-    if (failed(solver.initializeAndRun(root)))
+    if (failed(solver.initializeAndRun(root))) {
+      root->emitError("constant propagation failed on the operation whose "
+                      "dimension indices are to be checked");
       return signalPassFailure();
+    }
 
     bool outOfRange = false;
     for (Operation *op : dims) {

@@ -106,6 +106,26 @@ def replace_match(text, match, group, new):
     return text[:match.start(group)] + new + text[match.end(group):]
 
 
+def size_everywhere(rng, text, choices):
+    """`text` with one of its static sizes replaced by one of `choices` in
+    every shaped type, None where it has none."""
+    sizes = sorted({d for m in SHAPED.finditer(text)
+                    for d in m.group(2).split("x") if d != "?"})
+    if not sizes:
+        return None
+    old, new = rng.choice(sizes), rng.choice(choices)
+    return SHAPED.sub(
+        lambda m: "%s<%sx%s>" % (m.group(1), "x".join(
+            new if d == old else d for d in m.group(2).split("x")),
+            m.group(3)), text)
+
+
+def type_everywhere(rng, text):
+    """`text` with one float type replaced by another everywhere."""
+    old, new = rng.choice(FLOAT_TYPES), rng.choice(FLOAT_TYPES)
+    return re.sub(r"\b%s\b" % old, new, text)
+
+
 def mutate(rng, text):
     """`text` with one random mutation, None where the drawn kind finds
     nothing to change."""
@@ -131,20 +151,12 @@ def mutate(rng, text):
             m = rng.choice(ms)
             return replace_match(text, m, 0, rng.choice(
                 FLOAT_TYPES + ("i32", "i8", "f8E4M3FN", "index")))
-    if kind in (3, 4) and shaped:  # one size everywhere
-        sizes = sorted({d for m in shaped for d in m.group(2).split("x")
-                        if d != "?"})
-        if sizes:
-            old = rng.choice(sizes)
-            new = rng.choice(["0", "1", "2", "3", "5", "7", "13", "31", "33",
-                              "65", "127", "129", "?"])
-            return SHAPED.sub(
-                lambda m: "%s<%sx%s>" % (m.group(1), "x".join(
-                    new if d == old else d for d in m.group(2).split("x")),
-                    m.group(3)), text)
+    if kind in (3, 4):  # one size everywhere
+        return size_everywhere(rng, text, ["0", "1", "2", "3", "5", "7", "13",
+                                           "31", "33", "65", "127", "129",
+                                           "?"])
     if kind == 5:  # one element type everywhere
-        old, new = rng.choice(FLOAT_TYPES), rng.choice(FLOAT_TYPES)
-        return re.sub(r"\b%s\b" % old, new, text)
+        return type_everywhere(rng, text)
     if kind == 6:  # a float literal
         ms = list(re.finditer(r"-?\d+\.\d+(e[-+]?\d+)?", text))
         if ms:
@@ -219,18 +231,9 @@ def run_variant(seed, index, sources):
     rng = random.Random(seed * 1000003 + index)
     name, text = rng.choice(sources)
     for _ in range(rng.randint(0, 2)):
-        shaped = list(SHAPED.finditer(text))
-        sizes = sorted({d for m in shaped for d in m.group(2).split("x")
-                        if d != "?"})
-        if rng.random() < 0.7 and sizes:
-            old, new = rng.choice(sizes), rng.choice(RUN_SIZES)
-            text = SHAPED.sub(
-                lambda m: "%s<%sx%s>" % (m.group(1), "x".join(
-                    new if d == old else d for d in m.group(2).split("x")),
-                    m.group(3)), text)
-        else:
-            old, new = rng.choice(FLOAT_TYPES), rng.choice(FLOAT_TYPES)
-            text = re.sub(r"\b%s\b" % old, new, text)
+        resized = (size_everywhere(rng, text, RUN_SIZES)
+                   if rng.random() < 0.7 else None)
+        text = resized or type_everywhere(rng, text)
     return (name, text) if runnable(text) else None
 
 
