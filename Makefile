@@ -13,6 +13,9 @@ LLVM_DIR   ?= /usr/lib/llvm-22
 # ccache: a fresh machine's first configure uses it too, and the next one
 # does not rebuild everything for a changed compiler launcher.
 CCACHE      = $(shell command -v ccache 2>/dev/null)
+# ccache caches sources compiled with the precompiled header
+# (cmake/LinAttnPrecompiledHeaders.cmake) only with this sloppiness.
+CCACHE_LAUNCHER = env;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache
 
 CMAKE_CONFIGURE = cmake -G Ninja -S . -B $(BUILD_DIR) \
   -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
@@ -21,7 +24,7 @@ CMAKE_CONFIGURE = cmake -G Ninja -S . -B $(BUILD_DIR) \
   -DCMAKE_CXX_COMPILER=$(LLVM_DIR)/bin/clang++ \
   -DLLVM_USE_LINKER=lld \
   -DLINATTN_ENABLE_WERROR=ON \
-  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache) \
+  $(if $(CCACHE),'-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE_LAUNCHER)' '-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE_LAUNCHER)') \
   $(CMAKE_ARGS)
 
 .PHONY: all deps configure build demo check clean

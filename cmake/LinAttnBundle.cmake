@@ -76,6 +76,10 @@ function(linattn_add_bundle_tool tool)
   add_executable(${target} EXCLUDE_FROM_ALL ${ARGN}
                  ${LINATTN_BUNDLE_DIR}/bundle-stubs.c)
   llvm_update_compile_flags(${target})
+  linattn_use_precompiled_headers(${target})
+  # The precompiled header is C++ only.
+  set_source_files_properties(${LINATTN_BUNDLE_DIR}/bundle-stubs.c
+    PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
   target_compile_definitions(${target} PRIVATE
     $<TARGET_PROPERTY:${tool},COMPILE_DEFINITIONS> LINATTN_STATIC_TOOL)
   set_target_properties(${target} PROPERTIES
@@ -105,6 +109,10 @@ function(linattn_add_bundle_capi)
   add_library(${target} SHARED EXCLUDE_FROM_ALL ${ARG_UNPARSED_ARGUMENTS}
               ${LINATTN_BUNDLE_DIR}/bundle-stubs.c)
   llvm_update_compile_flags(${target})
+  linattn_use_precompiled_headers(${target})
+  # The precompiled header is C++ only.
+  set_source_files_properties(${LINATTN_BUNDLE_DIR}/bundle-stubs.c
+    PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
   add_dependencies(${target} MLIRLinAttnPassesCAPIIncGen)
   target_include_directories(${target} PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
