@@ -934,7 +934,9 @@ def LinAttnGPUEmbedKernelIRPass
     `mgpuModuleLoad(data, size)`, where `liblinattn_gpu_emulator.so` parses
     it and interprets the kernels on the CPU. No CUDA toolkit is needed.
     Run it while the kernels are still structured (before `scf` is lowered
-    to `cf`): the emulator interprets `scf.for` and `scf.if`.
+    to `cf`): the emulator interprets `scf.for` and `scf.if`. A kernel whose
+    workgroup buffers need more shared memory than `chip` allows a block is
+    an error, as in `linattn-gpu-dynamic-shared-memory` on the compiled path.
 
     ```mlir
     gpu.module @linattn_kernels { gpu.func @k(...) kernel { ... } }
@@ -945,7 +947,8 @@ def LinAttnGPUEmbedKernelIRPass
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Chip named by the objects' #nvvm.target (informative only)">,
+           "Chip named by the objects' #nvvm.target, whose shared memory "
+           "per block the kernels must fit">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",

@@ -34,6 +34,45 @@ using namespace mlir::linattn;
 /// Static shared memory CUDA allows per kernel.
 static constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
+FailureOr<SmallVector<gpukernels::WorkgroupBufferLayout>>
+gpukernels::workgroupBufferLayouts(gpu::GPUFuncOp func, int64_t &maxAlign) {
+  auto space = gpu::AddressSpaceAttr::get(func.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  SmallVector<WorkgroupBufferLayout> layout;
+  maxAlign = 16;
+  for (auto [i, buffer] : llvm::enumerate(func.getWorkgroupAttributions())) {
+    auto type = dyn_cast<MemRefType>(buffer.getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !type.getElementType().isIntOrIndexOrFloat() ||
+        type.getElementType().isIndex() || type.getMemorySpace() != space) {
+      func.emitError("workgroup buffer #")
+          << i << " of " << func.getName()
+          << " is not a static memref of integers or floats in "
+             "#gpu.address_space<workgroup>";
+      return failure();
+    }
+    int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    int64_t align = elementBytes;
+    if (auto attr =
+            dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
+                i, LLVM::LLVMDialect::getAlignAttrName())))
+      align = std::max<int64_t>(align, attr.getInt());
+    maxAlign = std::max(maxAlign, align);
+    layout.push_back({type.getNumElements() * elementBytes, align});
+  }
+  return layout;
+}
+
+LogicalResult gpukernels::checkSharedMemoryFits(gpu::GPUFuncOp func,
+                                                int64_t bytes, StringRef chip,
+                                                int64_t limitBytes) {
+  if (bytes <= limitBytes)
+    return success();
+  return func.emitError("kernel ")
+         << func.getName() << " needs " << bytes << " bytes of shared memory; "
+         << chip << " allows at most " << limitBytes << " per block";
+}
+
 namespace {
 struct LinAttnGPUDynamicSharedMemoryPass
     : public linattn::impl::LinAttnGPUDynamicSharedMemoryPassBase<
@@ -89,41 +128,20 @@ struct LinAttnGPUDynamicSharedMemoryPass
   /// nullopt after an error.
   std::optional<int64_t> convert(gpu::GPUFuncOp func,
                                  gpu::GPUModuleOp kernels) {
-    auto space = gpu::AddressSpaceAttr::get(func.getContext(),
-                                            gpu::AddressSpace::Workgroup);
     ArrayRef<BlockArgument> buffers = func.getWorkgroupAttributions();
-    SmallVector<gpukernels::WorkgroupBufferLayout> layout;
     int64_t maxAlign = 16;
-    for (auto [i, buffer] : llvm::enumerate(buffers)) {
-      auto type = dyn_cast<MemRefType>(buffer.getType());
-      if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
-          !type.getElementType().isIntOrIndexOrFloat() ||
-          type.getElementType().isIndex() || type.getMemorySpace() != space) {
-        func.emitError("workgroup buffer #")
-            << i << " of " << func.getName()
-            << " is not a static memref of integers or floats in "
-               "#gpu.address_space<workgroup>";
-        return std::nullopt;
-      }
-      int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-      int64_t align = elementBytes;
-      if (auto attr =
-              dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
-                  i, LLVM::LLVMDialect::getAlignAttrName())))
-        align = std::max<int64_t>(align, attr.getInt());
-      maxAlign = std::max(maxAlign, align);
-      layout.push_back({type.getNumElements() * elementBytes, align});
-    }
+    FailureOr<SmallVector<gpukernels::WorkgroupBufferLayout>> layout =
+        gpukernels::workgroupBufferLayouts(func, maxAlign);
+    if (failed(layout))
+      return std::nullopt;
     SmallVector<int64_t> offsets;
-    int64_t end = gpukernels::layOutWorkgroupBuffers(layout, &offsets);
+    int64_t end = gpukernels::layOutWorkgroupBuffers(*layout, &offsets);
     if (end <= kStaticSharedBytes)
       return 0;
-    if (end > limitBytes) {
-      func.emitError("kernel ")
-          << func.getName() << " needs " << end << " bytes of shared memory; "
-          << chip << " allows at most " << limitBytes << " per block";
+    if (failed(gpukernels::checkSharedMemoryFits(func, end, chip, limitBytes)))
       return std::nullopt;
-    }
+    auto space = gpu::AddressSpaceAttr::get(func.getContext(),
+                                            gpu::AddressSpace::Workgroup);
     Block &entry = func.getBody().front();
     OpBuilder b = OpBuilder::atBlockBegin(&entry);
     Location loc = func.getLoc();

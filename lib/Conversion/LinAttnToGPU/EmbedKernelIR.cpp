@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelBuilders.h"
+#include "linattn/Conversion/LinAttnToGPU/LinAttnToGPU.h"
 #include "linattn/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -36,7 +38,29 @@ struct LinAttnGPUEmbedKernelIRPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
+    std::optional<int64_t> limit = maxSharedBytesPerBlock(chip);
+    if (!limit) {
+      module.emitError("linattn-gpu-embed-kernel-ir: chip '")
+          << chip << "' is not sm_ followed by a number";
+      return signalPassFailure();
+    }
     SmallVector<gpu::GPUModuleOp> kernels(module.getOps<gpu::GPUModuleOp>());
+    // The kernels' shared memory as the compiled path checks it
+    // (linattn-gpu-dynamic-shared-memory): what the chip cannot launch is an
+    // error here too, not at the emulator's launch, whose limit is its own.
+    bool fits = true;
+    for (gpu::GPUModuleOp kernelModule : kernels)
+      for (auto func : kernelModule.getOps<gpu::GPUFuncOp>()) {
+        int64_t maxAlign;
+        FailureOr<SmallVector<gpukernels::WorkgroupBufferLayout>> layout =
+            gpukernels::workgroupBufferLayouts(func, maxAlign);
+        fits &= succeeded(layout) &&
+                succeeded(gpukernels::checkSharedMemoryFits(
+                    func, gpukernels::layOutWorkgroupBuffers(*layout), chip,
+                    *limit));
+      }
+    if (!fits)
+      return signalPassFailure();
     for (gpu::GPUModuleOp kernelModule : kernels) {
       // Printed inside a module of its own, so that the text is a complete
       // MLIR file (location aliases included) the emulator parses as is.

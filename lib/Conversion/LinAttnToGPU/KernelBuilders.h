@@ -619,6 +619,18 @@ layOutWorkgroupBuffers(ArrayRef<WorkgroupBufferLayout> buffers,
   return end;
 }
 
+/// The bytes and alignment of each of `func`'s workgroup buffers, in order
+/// (their alignment: the element's bytes, or more with `llvm.align`), and in
+/// `maxAlign` the largest alignment (at least 16); an error on `func` where
+/// one is not a static memref of integers or floats in workgroup memory.
+FailureOr<SmallVector<WorkgroupBufferLayout>>
+workgroupBufferLayouts(gpu::GPUFuncOp func, int64_t &maxAlign);
+
+/// Checks that `bytes` of shared memory fit a block of `chip` (whose limit
+/// is `limitBytes`); an error on `func` where they do not.
+LogicalResult checkSharedMemoryFits(gpu::GPUFuncOp func, int64_t bytes,
+                                    StringRef chip, int64_t limitBytes);
+
 /// Creates an empty kernel `name` in `kernels` with the given arguments and
 /// workgroup buffers; the builder is left at the start of its body.
 ///
