@@ -14,8 +14,14 @@
 //     becomes apply_scores(scores(X, Y [causal] [scale]), V).
 //  2. RaiseRowSumNormalization: apply_scores(A, V) / (rowsum(A) + eps)
 //     becomes apply_scores(A, V normalize(eps)).
-//  3. RaiseFeatureMaps: an elementwise elu + 1 or relu generic whose result
-//     feeds linattn.scores becomes linattn.feature_map.
+//  3. RaiseLinearContractions: contraction(X, contraction(Yᵀ, V)), the
+//     linear form as written, becomes query_readout(X, kv_summary(Y, V)).
+//  4. RaiseReadoutNormalization: query_readout(X, S) / (X·Σₘ yₘ + eps), with
+//     S from kv_summary(Y, V), becomes query_readout normalized by the
+//     summary's z.
+//  5. RaiseFeatureMaps: an elementwise elu + 1 or relu generic whose result
+//     feeds linattn.scores, kv_summary or query_readout becomes
+//     linattn.feature_map.
 //
 // Every matcher walks a bounded number of ops; nothing recurses over user IR.
 // Whatever is not exactly the raised computation (softmax, exp of the scores,
@@ -571,9 +577,10 @@ struct RaiseAttentionContractions : RewritePattern {
 // RaiseRowSumNormalization
 //===----------------------------------------------------------------------===//
 
-/// rowsum(a): a reduction of the last dimension of `a` into zeros by
-/// addition. Returns a.
-static Value matchRowSum(Value value) {
+/// A sum of `a` over its dimension `rank - 1 - fromEnd` (the others kept, in
+/// order) into zeros: rowsum(a) with fromEnd = 0, the sum over the tokens of
+/// features [..., M, F] with fromEnd = 1. Returns a.
+static Value matchSumOver(Value value, int64_t fromEnd) {
   auto op = dyn_cast_if_present<linalg::LinalgOp>(value.getDefiningOp());
   if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op->getNumResults() != 1 || !op.getBlock() ||
@@ -585,13 +592,16 @@ static Value matchRowSum(Value value) {
   if (!inputType || inputType.getRank() < 1)
     return {};
   int64_t rank = inputType.getRank();
+  int64_t reduced = rank - 1 - fromEnd;
+  if (reduced < 0)
+    return {};
   AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (!inMap.isIdentity() || static_cast<int64_t>(iterators.size()) != rank ||
-      iterators.back() != utils::IteratorType::reduction ||
+      iterators[reduced] != utils::IteratorType::reduction ||
       outMap != AffineMap::getMultiDimIdentityMap(rank, op->getContext())
-                    .dropResult(rank - 1))
+                    .dropResult(reduced))
     return {};
   Block *body = op.getBlock();
   if (body->getNumArguments() != 2 ||
@@ -600,6 +610,8 @@ static Value matchRowSum(Value value) {
     return {};
   return input;
 }
+
+static Value matchRowSum(Value value) { return matchSumOver(value, 0); }
 
 /// `value` + eps with eps a constant, as an elementwise op with one input;
 /// returns the input and eps.
@@ -616,22 +628,14 @@ static std::optional<std::pair<Value, double>> matchPlusEps(Value value) {
   return std::make_pair(ew->inputs[0], *eps);
 }
 
-/// The scores A and eps of a denominator `den` = rowsum(A) + eps, where the
-/// eps is either `bodyEps` (added inside the consumer's body) or added by
-/// an elementwise op producing `den`.
+/// The divisor d and eps of a denominator `den` = d + eps, where the eps is
+/// either `bodyEps` (added inside the consumer's body) or added by an
+/// elementwise op producing `den`.
 static std::optional<std::pair<Value, double>>
 matchDenominator(Value den, std::optional<double> bodyEps) {
-  if (bodyEps) {
-    if (Value scores = matchRowSum(den))
-      return std::make_pair(scores, *bodyEps);
-    return std::nullopt;
-  }
-  std::optional<std::pair<Value, double>> plus = matchPlusEps(den);
-  if (!plus)
-    return std::nullopt;
-  if (Value scores = matchRowSum(plus->first))
-    return std::make_pair(scores, plus->second);
-  return std::nullopt;
+  if (bodyEps)
+    return std::make_pair(den, *bodyEps);
+  return matchPlusEps(den);
 }
 
 /// In a body, `value` = `arg` + c or `arg`: returns (is arg, c).
@@ -642,6 +646,53 @@ static std::optional<std::optional<double>> matchArgPlusConstant(Value value,
   if (Value c = matchCommutativeWith<arith::AddFOp>(value, arg))
     if (std::optional<double> eps = getConstantFloat(c))
       return std::optional<double>(*eps);
+  return std::nullopt;
+}
+
+/// The row division of a normalization: `ew` (two inputs) divides its first
+/// input, rows [..., N, Dv] indexed by the identity, by a divisor per row
+/// broadcast along Dv: a second input [..., N] (or [..., N, 1] when
+/// `keptDim`) that holds d + eps. It may divide by it, or multiply by its
+/// reciprocal computed elementwise; the eps may be added in either body or
+/// by an elementwise op of its own. Returns d and eps.
+static std::optional<std::pair<Value, double>>
+matchRowDivision(Elementwise ew, int64_t rank, bool keptDim) {
+  MLIRContext *ctx = ew.op->getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap divisorMap =
+      keptDim ? identity.replace(getAffineDimExpr(rank - 1, ctx),
+                                 getAffineConstantExpr(0, ctx), rank, 0)
+              : identity.dropResult(rank - 1);
+  if (!ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(0)).isIdentity() ||
+      ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(1)) != divisorMap)
+    return std::nullopt;
+  if (keptDim) {
+    auto divisorType = dyn_cast<RankedTensorType>(ew.inputs[1].getType());
+    if (!divisorType || divisorType.getRank() != rank ||
+        divisorType.getDimSize(rank - 1) != 1)
+      return std::nullopt;
+  }
+  Value yielded = getYielded(ew.op);
+  Value out = ew.args[0], den = ew.args[1];
+  if (auto div = yielded.getDefiningOp<arith::DivFOp>();
+      div && div.getLhs() == out) {
+    // out / den or out / (den + eps)
+    if (auto bodyEps = matchArgPlusConstant(div.getRhs(), den))
+      return matchDenominator(ew.inputs[1], *bodyEps);
+    return std::nullopt;
+  }
+  if (matchCommutativeWith<arith::MulFOp>(yielded, out) != den)
+    return std::nullopt;
+  // out * r with r = 1 / (den + eps) computed elementwise.
+  std::optional<Elementwise> recip =
+      matchPlainElementwise(ew.inputs[1].getDefiningOp(), 1);
+  if (!recip)
+    return std::nullopt;
+  auto rdiv = getYielded(recip->op).getDefiningOp<arith::DivFOp>();
+  if (!rdiv || !isConstantFloat(rdiv.getLhs(), 1.0))
+    return std::nullopt;
+  if (auto bodyEps = matchArgPlusConstant(rdiv.getRhs(), recip->args[0]))
+    return matchDenominator(recip->inputs[0], *bodyEps);
   return std::nullopt;
 }
 
@@ -667,39 +718,12 @@ struct RaiseRowSumNormalization : RewritePattern {
         apply.getType() != op->getResult(0).getType())
       return rewriter.notifyMatchFailure(
           op, "does not divide an unnormalized linattn.apply_scores");
-    int64_t rank = apply.getType().getRank();
-    MLIRContext *ctx = op->getContext();
-    if (!ew->op.getMatchingIndexingMap(ew->op.getDpsInputOperand(0))
-             .isIdentity() ||
-        ew->op.getMatchingIndexingMap(ew->op.getDpsInputOperand(1)) !=
-            AffineMap::getMultiDimIdentityMap(rank, ctx).dropResult(rank - 1))
-      return rewriter.notifyMatchFailure(
-          op, "the divisor is not broadcast along the value dimension");
-
-    Value yielded = getYielded(ew->op);
-    Value out = ew->args[0], den = ew->args[1];
-    std::optional<std::pair<Value, double>> normalizer;
-    if (auto div = yielded.getDefiningOp<arith::DivFOp>();
-        div && div.getLhs() == out) {
-      // out / den or out / (den + eps)
-      if (auto bodyEps = matchArgPlusConstant(div.getRhs(), den))
-        normalizer = matchDenominator(ew->inputs[1], *bodyEps);
-    } else if (matchCommutativeWith<arith::MulFOp>(yielded, out) == den) {
-      // out * r with r = 1 / (rowsum + eps) computed elementwise.
-      std::optional<Elementwise> recip =
-          matchPlainElementwise(ew->inputs[1].getDefiningOp(), 1);
-      if (recip) {
-        auto rdiv = getYielded(recip->op).getDefiningOp<arith::DivFOp>();
-        if (rdiv && isConstantFloat(rdiv.getLhs(), 1.0))
-          if (auto bodyEps =
-                  matchArgPlusConstant(rdiv.getRhs(), recip->args[0]))
-            normalizer = matchDenominator(recip->inputs[0], *bodyEps);
-      }
-    }
-    if (!normalizer)
+    std::optional<std::pair<Value, double>> normalizer =
+        matchRowDivision(*ew, apply.getType().getRank(), /*keptDim=*/false);
+    if (!normalizer || !matchRowSum(normalizer->first))
       return rewriter.notifyMatchFailure(
           op, "not a division by the row sums of the scores plus eps");
-    if (normalizer->first != apply.getScores())
+    if (matchRowSum(normalizer->first) != apply.getScores())
       return rewriter.notifyMatchFailure(
           op, "the row sums are not those of the applied scores");
     double eps = normalizer->second;
@@ -710,6 +734,296 @@ struct RaiseRowSumNormalization : RewritePattern {
         op, apply.getType(), apply.getScores(), apply.getValues(),
         rewriter.getF64FloatAttr(eps));
     return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// RaiseLinearContractions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// contraction(X, contraction(Yᵀ, V))  -> query_readout(X, kv_summary(Y, V))
+///
+/// The linear form as written: the summary S = YᵀV (its left operand Y
+/// transposed by an op to reuse, or read transposed by the contraction's
+/// indexing maps), then the readout XS. The summary's other users, if any,
+/// read the kv_summary's state.
+struct RaiseLinearContractions : RewritePattern {
+  RaiseLinearContractions(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<linalg::LinalgOp>(op))
+      return failure();
+    std::optional<Contraction> readout = matchContraction(op);
+    if (!readout)
+      return rewriter.notifyMatchFailure(op, "not a plain contraction");
+    if (readout->rhsSwapped)
+      return rewriter.notifyMatchFailure(op, "the summary is used transposed");
+    // The summary as computed: torch-mlir expands each batched product back
+    // to [B, H, ...] and collapses it again for the next.
+    Value summaryValue = readout->rhs;
+    if (auto collapse = summaryValue.getDefiningOp<tensor::CollapseShapeOp>())
+      if (auto expand =
+              collapse.getSrc().getDefiningOp<tensor::ExpandShapeOp>())
+        if (expand.getSrc().getType() == collapse.getResultType() &&
+            expand.getReassociationIndices() ==
+                collapse.getReassociationIndices())
+          summaryValue = expand.getSrc();
+    Operation *summaryOp = summaryValue.getDefiningOp();
+    std::optional<Contraction> summary = matchContraction(summaryOp);
+    if (!summary)
+      return rewriter.notifyMatchFailure(
+          op, "the right operand is not a plain contraction");
+    // S[f, dv] = Σₘ Y[m, f] V[m, dv]: the summary's left operand is Y with
+    // its two trailing dimensions swapped.
+    std::optional<Untransposed> keys =
+        findInLayout(summary->lhs, !summary->lhsSwapped);
+    std::optional<Untransposed> values =
+        findInLayout(summary->rhs, summary->rhsSwapped);
+    std::optional<Untransposed> queries =
+        findInLayout(readout->lhs, readout->lhsSwapped);
+    if (!keys || !values || !queries)
+      return rewriter.notifyMatchFailure(
+          op, "an operand is transposed by no op to reuse");
+
+    Location loc = op->getLoc();
+    auto stateType = cast<RankedTensorType>(summaryValue.getType());
+    auto normalizerType = RankedTensorType::get(
+        stateType.getShape().drop_back(), stateType.getElementType());
+    // The summary replaces the contraction's result for all its users:
+    // create it right after the contraction, which its operands dominate.
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(summaryOp);
+    Value keyFeatures = materializeUntransposed(rewriter, loc, *keys);
+    Value valueTensor = materializeUntransposed(rewriter, loc, *values);
+    auto kv = KvSummaryOp::create(rewriter, loc, stateType, normalizerType,
+                                  keyFeatures, valueTensor);
+    rewriter.replaceAllUsesWith(summaryValue, kv.getState());
+    rewriter.setInsertionPoint(op);
+    Value queryFeatures = materializeUntransposed(rewriter, loc, *queries);
+    rewriter.replaceOpWithNewOp<QueryReadoutOp>(
+        op, op->getResult(0).getType(), queryFeatures, kv.getState(),
+        /*normalizer=*/Value(), /*eps=*/FloatAttr());
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// RaiseReadoutNormalization
+//===----------------------------------------------------------------------===//
+
+/// True when `a` and `b` are the same tensor: the same value, or the same
+/// reshapes or transposes of the same tensor (an importer's copies of one
+/// tensor.collapse_shape, before CSE).
+static bool isSameTensor(Value a, Value b, int depth = 0) {
+  if (a == b)
+    return true;
+  if (depth > 4 || !a || !b || a.getType() != b.getType())
+    return false;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (!x || !y || x->getName() != y->getName())
+    return false;
+  if (auto cx = dyn_cast<tensor::CollapseShapeOp>(x))
+    return cx.getReassociationIndices() ==
+               cast<tensor::CollapseShapeOp>(y).getReassociationIndices() &&
+           isSameTensor(cx.getSrc(), cast<tensor::CollapseShapeOp>(y).getSrc(),
+                        depth + 1);
+  if (auto ex = dyn_cast<tensor::ExpandShapeOp>(x))
+    return ex.getReassociationIndices() ==
+               cast<tensor::ExpandShapeOp>(y).getReassociationIndices() &&
+           isSameTensor(ex.getSrc(), cast<tensor::ExpandShapeOp>(y).getSrc(),
+                        depth + 1);
+  if (auto tx = dyn_cast<linalg::TransposeOp>(x))
+    return tx.getPermutation() ==
+               cast<linalg::TransposeOp>(y).getPermutation() &&
+           isSameTensor(tx.getInput(), cast<linalg::TransposeOp>(y).getInput(),
+                        depth + 1);
+  return false;
+}
+
+/// `value` without a tensor.collapse_shape of its leading (batch)
+/// dimensions that keeps its `trailing` last dimensions apart: the collapse's
+/// source and its groups of batch dimensions (none when there is no such
+/// collapse).
+static std::pair<Value, SmallVector<ReassociationIndices>>
+stripBatchCollapse(Value value, size_t trailing) {
+  auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse)
+    return {value, {}};
+  SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+  if (groups.size() < trailing)
+    return {value, {}};
+  for (size_t g = groups.size() - trailing; g < groups.size(); ++g)
+    if (groups[g].size() != 1)
+      return {value, {}};
+  groups.resize(groups.size() - trailing);
+  return {collapse.getSrc(), groups};
+}
+
+/// True when `vector` [b..., F] (or [b..., F, 1] when `keptDim`) holds
+/// Σₘ Y[b..., m, f] for `keys` Y [b..., M, F]: the sum over the tokens of the
+/// same features, where both may be behind collapses of the same batch
+/// dimensions, and the kept dimension added by a tensor.expand_shape.
+static bool isTokenSumOf(Value vector, Value keys, bool keptDim) {
+  auto [vectorSource, vectorGroups] =
+      stripBatchCollapse(vector, keptDim ? 2 : 1);
+  auto [keySource, keyGroups] = stripBatchCollapse(keys, 2);
+  if (vectorGroups != keyGroups)
+    return false;
+  Value sum = vectorSource;
+  if (keptDim) {
+    auto expand = vectorSource.getDefiningOp<tensor::ExpandShapeOp>();
+    if (!expand)
+      return false;
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    int64_t rank = expand.getResultType().getRank();
+    if (groups.empty() ||
+        groups.back() != ReassociationIndices{rank - 2, rank - 1} ||
+        expand.getResultType().getDimSize(rank - 1) != 1)
+      return false;
+    for (size_t g = 0; g + 1 < groups.size(); ++g)
+      if (groups[g].size() != 1)
+        return false;
+    sum = expand.getSrc();
+  }
+  Value summed = matchSumOver(sum, /*fromEnd=*/1);
+  return summed && isSameTensor(summed, keySource);
+}
+
+/// True when `divisor` holds X·Σₘ yₘ for every row of `queries` X [..., N, F]
+/// and `keys` Y [..., M, F]: a matrix-vector product [..., N] (a generic,
+/// linalg.matvec or batch_matvec) of X and the token sum, or a product
+/// [..., N, 1] of X and the token sum as a column.
+static bool isQueryDotTokenSum(Value divisor, Value queries, Value keys,
+                               bool keptDim) {
+  if (keptDim) {
+    std::optional<Contraction> product =
+        matchContraction(divisor.getDefiningOp());
+    return product && !product->lhsSwapped && !product->rhsSwapped &&
+           isSameTensor(product->lhs, queries) &&
+           isTokenSumOf(product->rhs, keys, /*keptDim=*/true);
+  }
+  auto op = dyn_cast_if_present<linalg::LinalgOp>(divisor.getDefiningOp());
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 1 || !op.getBlock() ||
+      op.getNumReductionLoops() != 1 ||
+      !isZeroFilled(op.getDpsInitOperand(0)->get()))
+    return false;
+  auto divisorType = dyn_cast<RankedTensorType>(divisor.getType());
+  if (!divisorType)
+    return false;
+  // Loops (b..., n, f): the matrix by the identity, the vector by (b..., f),
+  // the result by (b..., n); the body out + matrix · vector.
+  int64_t rank = divisorType.getRank() + 1;
+  MLIRContext *ctx = op->getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (static_cast<int64_t>(iterators.size()) != rank ||
+      iterators.back() != utils::IteratorType::reduction ||
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+          identity.dropResult(rank - 1))
+    return false;
+  OpOperand *matrix = op.getDpsInputOperand(0);
+  OpOperand *vector = op.getDpsInputOperand(1);
+  if (!op.getMatchingIndexingMap(matrix).isIdentity())
+    std::swap(matrix, vector);
+  if (!op.getMatchingIndexingMap(matrix).isIdentity() ||
+      op.getMatchingIndexingMap(vector) != identity.dropResult(rank - 2))
+    return false;
+  Block *body = op.getBlock();
+  Value product =
+      matchCommutativeWith<arith::AddFOp>(getYielded(op), body->getArgument(2));
+  if (!llvm::hasNItems(body->without_terminator(), 2) ||
+      matchCommutativeWith<arith::MulFOp>(
+          product, op.getMatchingBlockArgument(matrix)) !=
+          op.getMatchingBlockArgument(vector))
+    return false;
+  return isSameTensor(matrix->get(), queries) &&
+         isTokenSumOf(vector->get(), keys, /*keptDim=*/false);
+}
+
+namespace {
+/// query_readout(X, S) / (X·Σₘ yₘ + eps), S from kv_summary(Y, V)
+///   -> query_readout(X, S normalize(z, eps)), z the summary's normalizer
+///
+/// The division as RaiseRowSumNormalization matches it, its divisor per row
+/// [..., N] or [..., N, 1] (a product with the token sum as a column).
+struct RaiseReadoutNormalization : RewritePattern {
+  RaiseReadoutNormalization(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<linalg::LinalgOp>(op))
+      return failure();
+    std::optional<Elementwise> ew = matchElementwise(op, 2);
+    if (!ew)
+      return rewriter.notifyMatchFailure(op, "not a binary elementwise op");
+    // The readout, maybe behind an expansion of its batch dimensions (the
+    // importer's batched products run on [B*H, ...] and are expanded back to
+    // [B, H, ...] before the division).
+    Value divided = ew->inputs[0];
+    auto batchExpand = divided.getDefiningOp<tensor::ExpandShapeOp>();
+    if (batchExpand) {
+      SmallVector<ReassociationIndices> groups =
+          batchExpand.getReassociationIndices();
+      if (groups.size() < 2 || groups.back().size() != 1 ||
+          groups[groups.size() - 2].size() != 1)
+        return rewriter.notifyMatchFailure(
+            op, "the divided rows are expanded in more than their batch");
+      divided = batchExpand.getSrc();
+    }
+    auto readout = divided.getDefiningOp<QueryReadoutOp>();
+    if (!readout || readout.isNormalized() ||
+        ew->inputs[0].getType() != op->getResult(0).getType())
+      return rewriter.notifyMatchFailure(
+          op, "does not divide an unnormalized linattn.query_readout");
+    auto summary = readout.getState().getDefiningOp<KvSummaryOp>();
+    if (!summary)
+      return rewriter.notifyMatchFailure(
+          op, "the readout's state is no linattn.kv_summary");
+    int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+    for (bool keptDim : {false, true}) {
+      std::optional<std::pair<Value, double>> normalizer =
+          matchRowDivision(*ew, rank, keptDim);
+      if (!normalizer)
+        continue;
+      // Expanded as the readout is.
+      Value divisor = normalizer->first;
+      if (batchExpand) {
+        auto expand = divisor.getDefiningOp<tensor::ExpandShapeOp>();
+        if (!expand || expand.getReassociationIndices() !=
+                           batchExpand.getReassociationIndices())
+          continue;
+        divisor = expand.getSrc();
+      }
+      if (!isQueryDotTokenSum(divisor, readout.getQueryFeatures(),
+                              summary.getKeyFeatures(), keptDim))
+        continue;
+      double eps = normalizer->second;
+      if (!std::isfinite(eps) || eps <= 0.0)
+        return rewriter.notifyMatchFailure(
+            op, "eps must be positive and finite to normalize");
+      Location loc = op->getLoc();
+      Value result = QueryReadoutOp::create(
+          rewriter, loc, readout.getType(), readout.getQueryFeatures(),
+          readout.getState(), summary.getNormalizer(),
+          rewriter.getF64FloatAttr(eps));
+      if (batchExpand)
+        result = tensor::ExpandShapeOp::create(
+            rewriter, loc, batchExpand.getResultType(), result,
+            batchExpand.getReassociationIndices(),
+            batchExpand.getMixedOutputShape());
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(
+        op, "not a division by the queries' products with the sum of the "
+            "summarized keys plus eps");
   }
 };
 } // namespace
@@ -810,45 +1124,62 @@ matchFeatureMap(Operation *op) {
   return std::nullopt;
 }
 
-namespace {
-/// An elementwise elu + 1 or relu whose result feeds linattn.scores (maybe
-/// behind a transpose and a collapse or expand of dimensions, which commute
-/// with elementwise maps) -> linattn.feature_map.
-struct RaiseFeatureMaps : OpRewritePattern<ScoresOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ScoresOp op,
-                                PatternRewriter &rewriter) const override {
-    for (Value operand : {op.getQueryFeatures(), op.getKeyFeatures()}) {
-      Value current = operand;
-      // At most three shape-only ops between the map and the scores.
-      for (int steps = 0; steps < 4 && current; ++steps) {
-        Operation *producer = current.getDefiningOp();
-        if (!producer)
+/// Replaces an elementwise elu + 1 or relu that computes one of `features`
+/// (maybe behind a transpose and a collapse or expand of dimensions, which
+/// commute with elementwise maps) by linattn.feature_map.
+static LogicalResult raiseFeatureMapOf(ValueRange features,
+                                       PatternRewriter &rewriter) {
+  for (Value operand : features) {
+    Value current = operand;
+    // At most three shape-only ops between the map and the consumer.
+    for (int steps = 0; steps < 4 && current; ++steps) {
+      Operation *producer = current.getDefiningOp();
+      if (!producer)
+        break;
+      if (std::optional<std::pair<FeatureMapKind, Value>> map =
+              matchFeatureMap(producer)) {
+        Value result = producer->getResult(0);
+        if (!isLinAttnTensor(map->second.getType()) ||
+            map->second.getType() != result.getType())
           break;
-        if (std::optional<std::pair<FeatureMapKind, Value>> map =
-                matchFeatureMap(producer)) {
-          Value result = producer->getResult(0);
-          if (!isLinAttnTensor(map->second.getType()) ||
-              map->second.getType() != result.getType())
-            break;
-          // Replace in place: users between the map and the scores (a
-          // transpose, a collapse) must still be dominated.
-          rewriter.setInsertionPoint(producer);
-          rewriter.replaceOpWithNewOp<FeatureMapOp>(
-              producer, result.getType(), map->first, map->second, Value());
-          return success();
-        }
-        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer))
-          current = producer->getOperand(0);
-        else if (auto transpose = dyn_cast<linalg::TransposeOp>(producer))
-          current = transpose.getInput();
-        else
-          break;
+        // Replace in place: users between the map and the consumer (a
+        // transpose, a collapse) must still be dominated.
+        rewriter.setInsertionPoint(producer);
+        rewriter.replaceOpWithNewOp<FeatureMapOp>(
+            producer, result.getType(), map->first, map->second, Value());
+        return success();
       }
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer))
+        current = producer->getOperand(0);
+      else if (auto transpose = dyn_cast<linalg::TransposeOp>(producer))
+        current = transpose.getInput();
+      else
+        break;
     }
+  }
+  return failure();
+}
+
+namespace {
+/// An elementwise elu + 1 or relu whose result feeds the features of
+/// linattn.scores, kv_summary or query_readout -> linattn.feature_map.
+template <typename OpTy>
+struct RaiseFeatureMaps : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> features;
+    if constexpr (std::is_same_v<OpTy, ScoresOp>)
+      features = {op.getQueryFeatures(), op.getKeyFeatures()};
+    else if constexpr (std::is_same_v<OpTy, KvSummaryOp>)
+      features = {op.getKeyFeatures()};
+    else
+      features = {op.getQueryFeatures()};
+    if (succeeded(raiseFeatureMapOf(features, rewriter)))
+      return success();
     return rewriter.notifyMatchFailure(
-        op, "no elementwise elu + 1 or relu feeds the scores");
+        op, "no elementwise elu + 1 or relu computes the features");
   }
 };
 
@@ -866,5 +1197,7 @@ struct LinAttnRaisePass
 
 void mlir::linattn::populateRaisePatterns(RewritePatternSet &patterns) {
   patterns.add<RaiseAttentionContractions, RaiseRowSumNormalization,
-               RaiseFeatureMaps>(patterns.getContext());
+               RaiseLinearContractions, RaiseReadoutNormalization,
+               RaiseFeatureMaps<ScoresOp>, RaiseFeatureMaps<KvSummaryOp>,
+               RaiseFeatureMaps<QueryReadoutOp>>(patterns.getContext());
 }

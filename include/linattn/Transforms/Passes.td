@@ -152,7 +152,9 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
   let description = [{
     Finds kernelized attention in IR made of upstream dialects, as importers
     (torch-mlir, StableHLO lowered to linalg) emit it, and raises it to
-    `linattn.feature_map`, `linattn.scores` and `linattn.apply_scores`:
+    `linattn.feature_map`, `linattn.scores` and `linattn.apply_scores` (the
+    quadratic form as written) or `linattn.kv_summary` and
+    `linattn.query_readout` (the linear form as written):
 
     * two chained contractions (`linalg.matmul`, with default or transposed
       indexing maps, `linalg.batch_matmul`, or an einsum-style
@@ -167,7 +169,19 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
       a multiplication by a lower-triangular ones constant;
     * a division of the result by the row sums of the scores plus a
       positive eps (or a multiplication by its reciprocal): normalization;
-    * elementwise feature maps feeding the scores: elu + 1 and relu.
+    * the linear form φ(Q)(φ(K)ᵀV): a contraction whose right operand is a
+      contraction of the transposed keys (by a `linalg.transpose` or by its
+      indexing maps) with the values; torch-mlir's expansion of that
+      summary to [B, H, ...] and collapse back between the two is looked
+      through;
+    * a division of the linear form's result by φ(Q)·Σₘ φ(kₘ) plus a
+      positive eps: the token sum of the same keys (a reduction of their
+      second-to-last dimension), multiplied with the same queries as a
+      matrix-vector product [..., N] or a product with it as a column
+      [..., N, 1], also across an expansion of the batch dimensions;
+      normalization by the summary's z;
+    * elementwise feature maps feeding the scores, the summary's keys or the
+      readout's queries: elu + 1 and relu.
 
     Raising is exact: only computations equal to the raised ops are
     matched. Softmax attention (`linalg.softmax`, or exp of the scores then

@@ -811,6 +811,34 @@ def attention_grad_cases():
     ]
 
 
+def f32_tensor(*shape):
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+
+ID3 = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
+ROW3 = "affine_map<(d0, d1, d2) -> (d0, d1)>"
+PAR3 = '["parallel", "parallel", "parallel"]'
+
+
+def linalg_elu1_prologue(q_type, k_type):
+    """The constants %zero, %one and %eps, and %fq, %fk: elu + 1 of %q and %k
+    as an importer writes it (a select of expm1, then + 1, in one generic)."""
+    def elu1(src, typ):
+        return [f"%e_{src} = tensor.empty() : {typ}",
+                f"%f{src} = linalg.generic {{indexing_maps = [{ID3}, {ID3}], iterator_types = {PAR3}}} "
+                f"ins(%{src} : {typ}) outs(%e_{src} : {typ}) {{",
+                "^bb0(%x: f32, %o: f32):",
+                "  %c = arith.cmpf ogt, %x, %zero : f32",
+                "  %em1 = math.expm1 %x : f32",
+                "  %s = arith.select %c, %x, %em1 : f32",
+                "  %p = arith.addf %s, %one : f32",
+                "  linalg.yield %p : f32",
+                f"}} -> {typ}"]
+    return (["%zero = arith.constant 0.0 : f32", "%one = arith.constant 1.0 : f32",
+             f"%eps = arith.constant {EPS:e} : f32"]
+            + elu1("q", q_type) + elu1("k", k_type))
+
+
 def linalg_attention_case(b, n, m, d, dv, causal):
     """Normalized elu+1 attention written in plain linalg, as an importer
     emits it: elementwise feature maps, a transposed batch_matmul, an optional
@@ -820,32 +848,16 @@ def linalg_attention_case(b, n, m, d, dv, causal):
     q = uniform(rng, (b, n, d))
     k = uniform(rng, (b, m, d))
     v = uniform(rng, (b, m, dv))
-    t = lambda *s: "tensor<" + "x".join(map(str, s)) + "xf32>"
-    id3 = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
-    row3 = "affine_map<(d0, d1, d2) -> (d0, d1)>"
-    par3 = '["parallel", "parallel", "parallel"]'
+    t = f32_tensor
 
-    def elu1(src, rows):
-        return [f"%e_{src} = tensor.empty() : {t(b, rows, d)}",
-                f"%f{src} = linalg.generic {{indexing_maps = [{id3}, {id3}], iterator_types = {par3}}} "
-                f"ins(%{src} : {t(b, rows, d)}) outs(%e_{src} : {t(b, rows, d)}) {{",
-                "^bb0(%x: f32, %o: f32):",
-                "  %c = arith.cmpf ogt, %x, %zero : f32",
-                "  %em1 = math.expm1 %x : f32",
-                "  %s = arith.select %c, %x, %em1 : f32",
-                "  %p = arith.addf %s, %one : f32",
-                "  linalg.yield %p : f32",
-                f"}} -> {t(b, rows, d)}"]
-    body = ["%zero = arith.constant 0.0 : f32", "%one = arith.constant 1.0 : f32",
-            f"%eps = arith.constant {EPS:e} : f32"]
-    body += elu1("q", n) + elu1("k", m)
+    body = linalg_elu1_prologue(t(b, n, d), t(b, m, d))
     body += [f"%et = tensor.empty() : {t(b, d, m)}",
              f"%kt = linalg.transpose ins(%fk : {t(b, m, d)}) outs(%et : {t(b, d, m)}) permutation = [0, 2, 1]",
              f"%ea = tensor.empty() : {t(b, n, m)}",
              f"%za = linalg.fill ins(%zero : f32) outs(%ea : {t(b, n, m)}) -> {t(b, n, m)}",
              f"%{'a0' if causal else 'a'} = linalg.batch_matmul ins(%fq, %kt : {t(b, n, d)}, {t(b, d, m)}) outs(%za : {t(b, n, m)}) -> {t(b, n, m)}"]
     if causal:
-        body += [f"%a = linalg.generic {{indexing_maps = [{id3}, {id3}], iterator_types = {par3}}} "
+        body += [f"%a = linalg.generic {{indexing_maps = [{ID3}, {ID3}], iterator_types = {PAR3}}} "
                  f"ins(%a0 : {t(b, n, m)}) outs(%ea : {t(b, n, m)}) {{",
                  "^bb0(%x: f32, %o: f32):",
                  "  %i = linalg.index 1 : index", "  %j = linalg.index 2 : index",
@@ -854,19 +866,68 @@ def linalg_attention_case(b, n, m, d, dv, causal):
                  f"}} -> {t(b, n, m)}"]
     body += [f"%er = tensor.empty() : {t(b, n)}",
              f"%zr = linalg.fill ins(%zero : f32) outs(%er : {t(b, n)}) -> {t(b, n)}",
-             f"%r = linalg.generic {{indexing_maps = [{id3}, {row3}], iterator_types = "
+             f"%r = linalg.generic {{indexing_maps = [{ID3}, {ROW3}], iterator_types = "
              f'["parallel", "parallel", "reduction"]}} ins(%a : {t(b, n, m)}) outs(%zr : {t(b, n)}) {{',
              "^bb0(%x: f32, %acc: f32):", "  %s = arith.addf %x, %acc : f32", "  linalg.yield %s : f32",
              f"}} -> {t(b, n)}",
              f"%eo = tensor.empty() : {t(b, n, dv)}",
              f"%zo = linalg.fill ins(%zero : f32) outs(%eo : {t(b, n, dv)}) -> {t(b, n, dv)}",
              f"%o = linalg.batch_matmul ins(%a, %v : {t(b, n, m)}, {t(b, m, dv)}) outs(%zo : {t(b, n, dv)}) -> {t(b, n, dv)}",
-             f"%out = linalg.generic {{indexing_maps = [{id3}, {row3}, {id3}], iterator_types = {par3}}} "
+             f"%out = linalg.generic {{indexing_maps = [{ID3}, {ROW3}, {ID3}], iterator_types = {PAR3}}} "
              f"ins(%o, %r : {t(b, n, dv)}, {t(b, n)}) outs(%eo : {t(b, n, dv)}) {{",
              "^bb0(%x: f32, %s: f32, %y: f32):", "  %den = arith.addf %s, %eps : f32",
              "  %quot = arith.divf %x, %den : f32", "  linalg.yield %quot : f32",
              f"}} -> {t(b, n, dv)}"]
     expected = ref.attention("elu", f64(q), f64(k), f64(v), None, causal, EPS)
+    return Case(name, [("q", t(b, n, d)), ("k", t(b, m, d)), ("v", t(b, m, dv))], body,
+                [("%out", t(b, n, dv))], [q, k, v], [expected])
+
+
+def linalg_linear_form_case(b, n, m, d, dv, normalized):
+    """Attention in its linear form written in plain linalg, as an importer
+    emits `(q @ (k.transpose(-2, -1) @ v)) / (q @ k.sum(-2, keepdim) + eps)`:
+    elementwise elu + 1, a transposed batch_matmul for the summary, one for
+    the readout, the token sum by linalg.reduce, the products with it by a
+    generic, and a division by them plus eps."""
+    name = f"linalg_linear_form_{'normalized' if normalized else 'plain'}_{b}x{n}x{m}x{d}x{dv}"
+    rng = rng_for(name)
+    q = uniform(rng, (b, n, d))
+    k = uniform(rng, (b, m, d))
+    v = uniform(rng, (b, m, dv))
+    t = f32_tensor
+    vec3 = "affine_map<(d0, d1, d2) -> (d0, d2)>"
+
+    body = linalg_elu1_prologue(t(b, n, d), t(b, m, d))
+    body += [f"%et = tensor.empty() : {t(b, d, m)}",
+             f"%kt = linalg.transpose ins(%fk : {t(b, m, d)}) outs(%et : {t(b, d, m)}) permutation = [0, 2, 1]",
+             f"%es = tensor.empty() : {t(b, d, dv)}",
+             f"%zs = linalg.fill ins(%zero : f32) outs(%es : {t(b, d, dv)}) -> {t(b, d, dv)}",
+             f"%kv = linalg.batch_matmul ins(%kt, %v : {t(b, d, m)}, {t(b, m, dv)}) outs(%zs : {t(b, d, dv)}) -> {t(b, d, dv)}",
+             f"%eo = tensor.empty() : {t(b, n, dv)}",
+             f"%zo = linalg.fill ins(%zero : f32) outs(%eo : {t(b, n, dv)}) -> {t(b, n, dv)}",
+             f"%{'num' if normalized else 'out'} = linalg.batch_matmul ins(%fq, %kv : {t(b, n, d)}, {t(b, d, dv)}) "
+             f"outs(%zo : {t(b, n, dv)}) -> {t(b, n, dv)}"]
+    if normalized:
+        body += [f"%ez = tensor.empty() : {t(b, d)}",
+                 f"%zz = linalg.fill ins(%zero : f32) outs(%ez : {t(b, d)}) -> {t(b, d)}",
+                 f"%ksum = linalg.reduce ins(%fk : {t(b, m, d)}) outs(%zz : {t(b, d)}) dimensions = [1]",
+                 "  (%x: f32, %acc: f32) {", "    %a = arith.addf %x, %acc : f32",
+                 "    linalg.yield %a : f32", "  }",
+                 f"%ed = tensor.empty() : {t(b, n)}",
+                 f"%zd = linalg.fill ins(%zero : f32) outs(%ed : {t(b, n)}) -> {t(b, n)}",
+                 f"%den = linalg.generic {{indexing_maps = [{ID3}, {vec3}, {ROW3}], iterator_types = "
+                 f'["parallel", "parallel", "reduction"]}} ins(%fq, %ksum : {t(b, n, d)}, {t(b, d)}) '
+                 f"outs(%zd : {t(b, n)}) {{",
+                 "^bb0(%x: f32, %y: f32, %acc: f32):", "  %p = arith.mulf %x, %y : f32",
+                 "  %s = arith.addf %acc, %p : f32", "  linalg.yield %s : f32",
+                 f"}} -> {t(b, n)}",
+                 f"%out = linalg.generic {{indexing_maps = [{ID3}, {ROW3}, {ID3}], iterator_types = {PAR3}}} "
+                 f"ins(%num, %den : {t(b, n, dv)}, {t(b, n)}) outs(%eo : {t(b, n, dv)}) {{",
+                 "^bb0(%x: f32, %s: f32, %y: f32):", "  %de = arith.addf %s, %eps : f32",
+                 "  %quot = arith.divf %x, %de : f32", "  linalg.yield %quot : f32",
+                 f"}} -> {t(b, n, dv)}"]
+    expected = ref.attention("elu", f64(q), f64(k), f64(v), None, False,
+                             EPS if normalized else None)
     return Case(name, [("q", t(b, n, d)), ("k", t(b, m, d)), ("v", t(b, m, dv))], body,
                 [("%out", t(b, n, dv))], [q, k, v], [expected])
 
@@ -1047,6 +1108,13 @@ GROUPS = {
         via(linalg_attention_case(2, 9, 9, 6, 4, causal=True), "as_written", []),
         via(linalg_attention_case(2, 9, 9, 6, 4, causal=True), "raised",
             ["linattn-raise", "linattn-masked-to-scan"]),
+        # The linear form as written: as written, and raised to kv_summary
+        # and query_readout (normalized by the summary's z).
+        via(linalg_linear_form_case(2, 13, 10, 7, 5, normalized=True), "as_written", []),
+        via(linalg_linear_form_case(2, 13, 10, 7, 5, normalized=True), "raised",
+            ["linattn-raise"]),
+        via(linalg_linear_form_case(3, 6, 17, 9, 4, normalized=False), "raised",
+            ["linattn-raise"]),
     ],
     # The vectorized scan and step kernels: fused feature maps, sizes that are
     # not multiples of the vector width or the token block, every head size

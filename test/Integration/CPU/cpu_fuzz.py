@@ -258,12 +258,17 @@ def quadratic_case(d):
 
 
 def linalg_case(d):
-    """Attention in plain linalg, as an importer writes it: raised by the
-    pipeline, or lowered as written."""
-    causal = d.chance(0.5)
-    n = d.pick(1, 2, 7, 33)
-    case = cc.linalg_attention_case(d.pick(1, 2, 3), n, n if causal else d.pick(1, 5, 40),
-                                    d.pick(1, 4, 8, 16), d.pick(1, 3, 8), causal)
+    """Attention in plain linalg, as an importer writes it (the quadratic
+    form, causal or not, or the linear form): raised by the pipeline, or
+    lowered as written."""
+    b, n, m = d.pick(1, 2, 3), d.pick(1, 2, 7, 33), d.pick(1, 5, 40)
+    f, dv = d.pick(1, 4, 8, 16), d.pick(1, 3, 8)
+    form = d.pick("quadratic", "causal", "linear")
+    if form == "linear":
+        case = cc.linalg_linear_form_case(b, n, m, f, dv, d.chance(0.7))
+    else:
+        causal = form == "causal"
+        case = cc.linalg_attention_case(b, n, n if causal else m, f, dv, causal)
     return case, cpu_options(d, ("rewrite-forms=false",))
 
 
