@@ -314,6 +314,14 @@ def attention_cases():
         (cc.attention_case("elu", (2,), 7, 11, 16, 5, causal=False, eps=EPS, dtype="f64"), False),
         # Heads of size 0: the output is zeros.
         (cc.attention_case("elu", (2,), 7, 7, 0, 5, causal=True, eps=EPS), False),
+        # Attention as an importer writes it in plain linalg, raised by the
+        # pipeline: the quadratic form (causal: the scan kernels; not: the
+        # linear form's), and the linear form as written, normalized by
+        # φ(Q)·Σφ(K) + eps or not.
+        (cc.linalg_attention_case(2, 33, 33, 16, 8, causal=True), False),
+        (cc.linalg_attention_case(2, 9, 40, 16, 8, causal=False), False),
+        (cc.linalg_linear_form_case(2, 13, 40, 16, 5, normalized=True), False),
+        (cc.linalg_linear_form_case(3, 6, 17, 32, 4, normalized=False), False),
     ]
     # Feature maps alone (their features are the result, so no kernel
     # applies them as it loads): a thread per feature, rows past the grid
