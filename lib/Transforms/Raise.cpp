@@ -172,7 +172,8 @@ static std::optional<Elementwise> matchPlainElementwise(Operation *op,
 /// A contraction out[b..., i, j] = Σₖ lhs[b..., i, k] · rhs[b..., k, j] with
 /// a zero-filled accumulator, where either operand may have its two trailing
 /// dimensions swapped: linalg.matmul (any indexing maps), batch_matmul, and
-/// einsum-style generics.
+/// einsum-style generics, whose operands may come in either order (`lhs` is
+/// the one that carries i).
 struct Contraction {
   Value lhs, rhs;
   /// lhs is [b..., k, i].
@@ -253,6 +254,15 @@ static std::optional<Contraction> matchContraction(Operation *op) {
   SmallVector<unsigned> out = dimsOf(maps[2]), l = dimsOf(maps[0]),
                         r = dimsOf(maps[1]);
   size_t rank = out.size();
+  // An einsum may list the operands the other way round ("de,nd->ne"): the
+  // products commute, so the operand that carries the output's row
+  // dimension is the left one.
+  if (rank >= 2 && out[rank - 2] == static_cast<unsigned>(jDim) &&
+      out[rank - 1] == static_cast<unsigned>(iDim)) {
+    std::swap(lhs, rhs);
+    std::swap(l, r);
+    std::swap(iDim, jDim);
+  }
   if (rank < 2 || l.size() != rank || r.size() != rank ||
       out[rank - 2] != static_cast<unsigned>(iDim) ||
       out[rank - 1] != static_cast<unsigned>(jDim))

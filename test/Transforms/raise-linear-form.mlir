@@ -403,3 +403,81 @@ func.func @negative_products(%q: tensor<128x32xf32>, %k: tensor<100x32xf32>, %v:
   } -> tensor<128x32xf32>
   return %out1, %out2 : tensor<128x32xf32>, tensor<128x32xf32>
 }
+
+// -----
+
+#k3 = affine_map<(h, d, e, n) -> (h, n, d)>
+#v3 = affine_map<(h, d, e, n) -> (h, n, e)>
+#c3 = affine_map<(h, d, e, n) -> (h, d, e)>
+#ctx = affine_map<(h, n, e, d) -> (h, d, e)>
+#q3 = affine_map<(h, n, e, d) -> (h, n, d)>
+#o3 = affine_map<(h, n, e, d) -> (h, n, e)>
+#dq = affine_map<(h, n, d) -> (h, n, d)>
+#dz = affine_map<(h, n, d) -> (h, d)>
+#dn = affine_map<(h, n, d) -> (h, n)>
+#id2 = affine_map<(h, n) -> (h, n)>
+#id3 = affine_map<(h, n, e) -> (h, n, e)>
+#row3 = affine_map<(h, n, e) -> (h, n)>
+
+// Performer-style einsums with their operands in the order the source
+// writes them: context = einsum('hnd,hne->hde', k, v), out =
+// einsum('hde,hnd->hne', context, q) (the summary first), scaled by
+// 1 / (einsum('hnd,hd->hn', q, k.sum(-2)) + eps).
+// CHECK-LABEL: func.func @performer_einsums
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x50x16xf32>, %[[K:.*]]: tensor<4x60x16xf32>, %[[V:.*]]: tensor<4x60x8xf32>)
+// CHECK: %[[S:.*]], %[[Z:.*]] = linattn.kv_summary %[[K]], %[[V]] : tensor<4x60x16xf32>, tensor<4x60x8xf32> -> tensor<4x16x8xf32>, tensor<4x16xf32>
+// CHECK: %[[O:.*]] = linattn.query_readout %[[Q]], %[[S]] normalize(%[[Z]], eps = 0.10000000149011612) : tensor<4x50x16xf32>, tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<4x50x8xf32>
+// CHECK: return %[[O]]
+func.func @performer_einsums(%q: tensor<4x50x16xf32>, %k: tensor<4x60x16xf32>, %v: tensor<4x60x8xf32>) -> tensor<4x50x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %eps = arith.constant 0.1 : f32
+  %ec = tensor.empty() : tensor<4x16x8xf32>
+  %zc = linalg.fill ins(%zero : f32) outs(%ec : tensor<4x16x8xf32>) -> tensor<4x16x8xf32>
+  %context = linalg.generic {indexing_maps = [#k3, #v3, #c3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%k, %v : tensor<4x60x16xf32>, tensor<4x60x8xf32>) outs(%zc : tensor<4x16x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16x8xf32>
+  %eo = tensor.empty() : tensor<4x50x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x50x8xf32>) -> tensor<4x50x8xf32>
+  %num = linalg.generic {indexing_maps = [#ctx, #q3, #o3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%context, %q : tensor<4x16x8xf32>, tensor<4x50x16xf32>) outs(%zo : tensor<4x50x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x50x8xf32>
+  %ez = tensor.empty() : tensor<4x16xf32>
+  %zz = linalg.fill ins(%zero : f32) outs(%ez : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %ksum = linalg.reduce ins(%k : tensor<4x60x16xf32>) outs(%zz : tensor<4x16xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %a = arith.addf %x, %acc : f32
+      linalg.yield %a : f32
+    }
+  %ed = tensor.empty() : tensor<4x50xf32>
+  %zd = linalg.fill ins(%zero : f32) outs(%ed : tensor<4x50xf32>) -> tensor<4x50xf32>
+  %den = linalg.generic {indexing_maps = [#dq, #dz, #dn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %ksum : tensor<4x50x16xf32>, tensor<4x16xf32>) outs(%zd : tensor<4x50xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x50xf32>
+  %dinv = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%den : tensor<4x50xf32>) outs(%ed : tensor<4x50xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %de = arith.addf %x, %eps : f32
+    %r = arith.divf %one, %de : f32
+    linalg.yield %r : f32
+  } -> tensor<4x50xf32>
+  %out = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%num, %dinv : tensor<4x50x8xf32>, tensor<4x50xf32>) outs(%eo : tensor<4x50x8xf32>) {
+  ^bb0(%x: f32, %r: f32, %o: f32):
+    %p = arith.mulf %x, %r : f32
+    linalg.yield %p : f32
+  } -> tensor<4x50x8xf32>
+  return %out : tensor<4x50x8xf32>
+}
