@@ -770,8 +770,6 @@ struct RaiseLinearContractions : RewritePattern {
     std::optional<Contraction> readout = matchContraction(op);
     if (!readout)
       return rewriter.notifyMatchFailure(op, "not a plain contraction");
-    if (readout->rhsSwapped)
-      return rewriter.notifyMatchFailure(op, "the summary is used transposed");
     // The summary as computed: torch-mlir expands each batched product back
     // to [B, H, ...] and collapses it again for the next.
     Value summaryValue = readout->rhs;
@@ -788,11 +786,28 @@ struct RaiseLinearContractions : RewritePattern {
       return rewriter.notifyMatchFailure(
           op, "the right operand is not a plain contraction");
     // S[f, dv] = Σₘ Y[m, f] V[m, dv]: the summary's left operand is Y with
-    // its two trailing dimensions swapped.
+    // its two trailing dimensions swapped. A readout that reads its right
+    // operand transposed reads Sᵀ[dv, f] = Σₘ V[m, dv] Y[m, f] (an einsum
+    // "...md,...mf->...fd" whose result is the transposed summary), whose
+    // operands are the other way round; then the readout must be its only
+    // user, which the raised summary does not replace.
+    bool transposed = readout->rhsSwapped;
+    if (transposed)
+      for (Value v = readout->rhs;; v = v.getDefiningOp()->getOperand(0)) {
+        if (!v.hasOneUse())
+          return rewriter.notifyMatchFailure(
+              op, "the transposed summary has other users");
+        if (v == summaryValue)
+          break;
+      }
+    Value keyOperand = transposed ? summary->rhs : summary->lhs;
+    Value valueOperand = transposed ? summary->lhs : summary->rhs;
+    bool keySwapped = transposed ? summary->rhsSwapped : summary->lhsSwapped;
+    bool valueSwapped = transposed ? summary->lhsSwapped : summary->rhsSwapped;
     std::optional<Untransposed> keys =
-        findInLayout(summary->lhs, !summary->lhsSwapped);
+        findInLayout(keyOperand, transposed ? keySwapped : !keySwapped);
     std::optional<Untransposed> values =
-        findInLayout(summary->rhs, summary->rhsSwapped);
+        findInLayout(valueOperand, transposed ? !valueSwapped : valueSwapped);
     std::optional<Untransposed> queries =
         findInLayout(readout->lhs, readout->lhsSwapped);
     if (!keys || !values || !queries)
@@ -801,6 +816,11 @@ struct RaiseLinearContractions : RewritePattern {
 
     Location loc = op->getLoc();
     auto stateType = cast<RankedTensorType>(summaryValue.getType());
+    if (transposed) {
+      SmallVector<int64_t> shape(stateType.getShape());
+      std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+      stateType = stateType.clone(shape);
+    }
     auto normalizerType = RankedTensorType::get(
         stateType.getShape().drop_back(), stateType.getElementType());
     // The summary replaces the contraction's result for all its users:
@@ -811,7 +831,8 @@ struct RaiseLinearContractions : RewritePattern {
     Value valueTensor = materializeUntransposed(rewriter, loc, *values);
     auto kv = KvSummaryOp::create(rewriter, loc, stateType, normalizerType,
                                   keyFeatures, valueTensor);
-    rewriter.replaceAllUsesWith(summaryValue, kv.getState());
+    if (!transposed)
+      rewriter.replaceAllUsesWith(summaryValue, kv.getState());
     rewriter.setInsertionPoint(op);
     Value queryFeatures = materializeUntransposed(rewriter, loc, *queries);
     rewriter.replaceOpWithNewOp<QueryReadoutOp>(

@@ -362,46 +362,52 @@ func.func @negative_divisors(%q: tensor<128x64xf32>, %k: tensor<100x64xf32>, %v:
 
 // -----
 
-#sum_t = affine_map<(f, d, m) -> (f, m)>
-#sum_v = affine_map<(f, d, m) -> (m, d)>
-#sum_o = affine_map<(f, d, m) -> (f, d)>
+#st_v = affine_map<(d, f, m) -> (m, d)>
+#st_k = affine_map<(d, f, m) -> (m, f)>
+#st_o = affine_map<(d, f, m) -> (d, f)>
 #rd_q = affine_map<(n, d, f) -> (n, f)>
 #rd_st = affine_map<(n, d, f) -> (d, f)>
 #rd_o = affine_map<(n, d, f) -> (n, d)>
 
-// negative_: a summary that accumulates onto ones is not YᵀV; a readout
-// that reads the summary transposed, Σ_f X[n, f] S[d, f], is not XS. Nothing
-// is raised.
-// CHECK-LABEL: func.func @negative_products
-// CHECK-NOT: linattn.
-// CHECK: return
-func.func @negative_products(%q: tensor<128x32xf32>, %k: tensor<100x32xf32>, %v: tensor<100x32xf32>) -> (tensor<128x32xf32>, tensor<128x32xf32>) {
+// The summary computed transposed, Sᵀ[d, f] = Σₘ V[m, d] K[m, f]
+// (einsum "md,mf->df"), and read transposed by the readout (einsum
+// "nf,df->nd"): the same linear form. A summary that accumulates onto ones
+// is not KᵀV and is not raised.
+// CHECK-LABEL: func.func @transposed_summary
+// CHECK-SAME: (%[[Q:.*]]: tensor<128x32xf32>, %[[K:.*]]: tensor<100x32xf32>, %[[V:.*]]: tensor<100x24xf32>)
+// CHECK: %[[S:.*]], %{{.*}} = linattn.kv_summary %[[K]], %[[V]] : tensor<100x32xf32>, tensor<100x24xf32> -> tensor<32x24xf32>, tensor<32xf32>
+// CHECK: %[[O1:.*]] = linattn.query_readout %[[Q]], %[[S]] : tensor<128x32xf32>, tensor<32x24xf32> -> tensor<128x24xf32>
+// CHECK: %[[ONES:.*]] = linalg.matmul
+// CHECK: %[[O2:.*]] = linalg.matmul ins(%[[Q]], %[[ONES]]
+// CHECK: return %[[O1]], %[[O2]]
+func.func @transposed_summary(%q: tensor<128x32xf32>, %k: tensor<100x32xf32>, %v: tensor<100x24xf32>) -> (tensor<128x24xf32>, tensor<128x24xf32>) {
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
+  %es = tensor.empty() : tensor<24x32xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<24x32xf32>) -> tensor<24x32xf32>
+  %st = linalg.generic {indexing_maps = [#st_v, #st_k, #st_o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%v, %k : tensor<100x24xf32>, tensor<100x32xf32>) outs(%zs : tensor<24x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<24x32xf32>
+  %eo = tensor.empty() : tensor<128x24xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<128x24xf32>) -> tensor<128x24xf32>
+  %out1 = linalg.generic {indexing_maps = [#rd_q, #rd_st, #rd_o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %st : tensor<128x32xf32>, tensor<24x32xf32>) outs(%zo : tensor<128x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<128x24xf32>
   %et = tensor.empty() : tensor<32x100xf32>
   %kt = linalg.transpose ins(%k : tensor<100x32xf32>) outs(%et : tensor<32x100xf32>) permutation = [1, 0]
-  %es = tensor.empty() : tensor<32x32xf32>
-  %os = linalg.fill ins(%one : f32) outs(%es : tensor<32x32xf32>) -> tensor<32x32xf32>
-  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<32x32xf32>) -> tensor<32x32xf32>
-  %kv1 = linalg.matmul ins(%kt, %v : tensor<32x100xf32>, tensor<100x32xf32>) outs(%os : tensor<32x32xf32>) -> tensor<32x32xf32>
-  %kv2 = linalg.generic {indexing_maps = [#sum_t, #sum_v, #sum_o], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%kt, %v : tensor<32x100xf32>, tensor<100x32xf32>) outs(%zs : tensor<32x32xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %p = arith.mulf %a, %b : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  } -> tensor<32x32xf32>
-  %eo = tensor.empty() : tensor<128x32xf32>
-  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<128x32xf32>) -> tensor<128x32xf32>
-  %out1 = linalg.matmul ins(%q, %kv1 : tensor<128x32xf32>, tensor<32x32xf32>) outs(%zo : tensor<128x32xf32>) -> tensor<128x32xf32>
-  %out2 = linalg.generic {indexing_maps = [#rd_q, #rd_st, #rd_o], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%q, %kv2 : tensor<128x32xf32>, tensor<32x32xf32>) outs(%zo : tensor<128x32xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %p = arith.mulf %a, %b : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  } -> tensor<128x32xf32>
-  return %out1, %out2 : tensor<128x32xf32>, tensor<128x32xf32>
+  %e2 = tensor.empty() : tensor<32x24xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%e2 : tensor<32x24xf32>) -> tensor<32x24xf32>
+  %kv = linalg.matmul ins(%kt, %v : tensor<32x100xf32>, tensor<100x24xf32>) outs(%ones : tensor<32x24xf32>) -> tensor<32x24xf32>
+  %out2 = linalg.matmul ins(%q, %kv : tensor<128x32xf32>, tensor<32x24xf32>) outs(%zo : tensor<128x24xf32>) -> tensor<128x24xf32>
+  return %out1, %out2 : tensor<128x24xf32>, tensor<128x24xf32>
 }
 
 // -----

@@ -171,9 +171,10 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
       positive eps (or a multiplication by its reciprocal): normalization;
     * the linear form φ(Q)(φ(K)ᵀV): a contraction whose right operand is a
       contraction of the transposed keys (by a `linalg.transpose` or by its
-      indexing maps) with the values; torch-mlir's expansion of that
-      summary to [B, H, ...] and collapse back between the two is looked
-      through;
+      indexing maps) with the values, or the transposed summary (values by
+      keys) read transposed; torch-mlir's expansion of that summary to
+      [B, H, ...] and collapse back between the two is looked through;
+      either contraction may list its operands in either order;
     * a division of the linear form's result by φ(Q)·Σₘ φ(kₘ) plus a
       positive eps: the token sum of the same keys (a reduction of their
       second-to-last dimension), multiplied with the same queries as a
