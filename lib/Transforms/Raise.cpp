@@ -304,13 +304,17 @@ static bool swapsLastTwo(ArrayRef<int64_t> permutation) {
 }
 
 /// How to get a tensor whose last two dimensions are those of `value`
-/// swapped, from ops already in the IR: the source of a linalg.transpose
-/// that swaps them, possibly behind a tensor.collapse_shape that leaves the
+/// swapped: the source of a linalg.transpose, transposed again by
+/// `permutation` unless that transpose only swapped them (one transpose
+/// that also moves the heads, [N, L, H, D] to [N, H, D, L], gives
+/// [N, H, L, D]), possibly behind a tensor.collapse_shape that leaves the
 /// two trailing dimensions alone (torch-mlir collapses [B, H] after
 /// transposing).
 struct Untransposed {
   Value source;
   tensor::CollapseShapeOp collapse;
+  /// Empty when `source` needs no transpose of its own.
+  SmallVector<int64_t> permutation;
 };
 
 static std::optional<Untransposed> findUntransposed(Value value) {
@@ -329,21 +333,40 @@ static std::optional<Untransposed> findUntransposed(Value value) {
     current = collapse.getSrc();
   }
   auto transpose = current.getDefiningOp<linalg::TransposeOp>();
-  if (!transpose || !swapsLastTwo(transpose.getPermutation()))
+  if (!transpose || transpose.getPermutation().size() < 2)
     return std::nullopt;
   result.source = transpose.getInput();
+  if (!swapsLastTwo(transpose.getPermutation())) {
+    result.permutation.assign(transpose.getPermutation().begin(),
+                              transpose.getPermutation().end());
+    size_t rank = result.permutation.size();
+    std::swap(result.permutation[rank - 1], result.permutation[rank - 2]);
+  }
   return result;
 }
 
 static Value materializeUntransposed(PatternRewriter &rewriter, Location loc,
                                      Untransposed found) {
+  Value source = found.source;
+  if (!found.permutation.empty()) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, source);
+    SmallVector<OpFoldResult> permuted;
+    for (int64_t d : found.permutation)
+      permuted.push_back(sizes[d]);
+    Value init = tensor::EmptyOp::create(rewriter, loc, permuted,
+                                         getElementTypeOrSelf(source));
+    source = linalg::TransposeOp::create(rewriter, loc, source, init,
+                                         found.permutation)
+                 ->getResult(0);
+  }
   if (!found.collapse)
-    return found.source;
+    return source;
   RankedTensorType collapsedType = found.collapse.getResultType();
   SmallVector<int64_t> shape(collapsedType.getShape());
   std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
   return tensor::CollapseShapeOp::create(
-      rewriter, loc, collapsedType.clone(shape), found.source,
+      rewriter, loc, collapsedType.clone(shape), source,
       found.collapse.getReassociationIndices());
 }
 
@@ -351,7 +374,7 @@ static Value materializeUntransposed(PatternRewriter &rewriter, Location loc,
 /// otherwise the untransposed tensor (nullopt when there is none to reuse).
 static std::optional<Untransposed> findInLayout(Value value, bool swapped) {
   if (!swapped)
-    return Untransposed{value, {}};
+    return Untransposed{value, {}, {}};
   return findUntransposed(value);
 }
 

@@ -487,3 +487,36 @@ func.func @performer_einsums(%q: tensor<4x50x16xf32>, %k: tensor<4x60x16xf32>, %
   } -> tensor<4x50x8xf32>
   return %out : tensor<4x50x8xf32>
 }
+
+// -----
+
+// On [N, L, H, D] (fast-transformers' layout): the keys permuted to
+// [N, H, D, L] by one transpose, which also moves the heads, the values and
+// queries to [N, H, L, D], each collapsed to [N*H, ...] for batch_matmul.
+// The keys come back as [N, H, L, D] by a transpose of their own.
+// CHECK-LABEL: func.func @heads_third_layout
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x128x3x16xf32>, %[[K:.*]]: tensor<2x100x3x16xf32>, %[[V:.*]]: tensor<2x100x3x8xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x3x100x16xf32>
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<2x100x3x16xf32>) outs(%[[E]] : tensor<2x3x100x16xf32>) permutation = [0, 2, 1, 3]
+// CHECK: %[[CK:.*]] = tensor.collapse_shape %[[KT]] {{\[\[}}0, 1], [2], [3]] : tensor<2x3x100x16xf32> into tensor<6x100x16xf32>
+// CHECK: %[[S:.*]], %{{.*}} = linattn.kv_summary %[[CK]], %{{.*}} : tensor<6x100x16xf32>, tensor<6x100x8xf32> -> tensor<6x16x8xf32>, tensor<6x16xf32>
+// CHECK: linattn.query_readout %{{.*}}, %[[S]] : tensor<6x128x16xf32>, tensor<6x16x8xf32> -> tensor<6x128x8xf32>
+func.func @heads_third_layout(%q: tensor<2x128x3x16xf32>, %k: tensor<2x100x3x16xf32>, %v: tensor<2x100x3x8xf32>) -> tensor<6x128x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ek = tensor.empty() : tensor<2x3x16x100xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x100x3x16xf32>) outs(%ek : tensor<2x3x16x100xf32>) permutation = [0, 2, 3, 1]
+  %ckt = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x3x16x100xf32> into tensor<6x16x100xf32>
+  %ev = tensor.empty() : tensor<2x3x100x8xf32>
+  %vt = linalg.transpose ins(%v : tensor<2x100x3x8xf32>) outs(%ev : tensor<2x3x100x8xf32>) permutation = [0, 2, 1, 3]
+  %cv = tensor.collapse_shape %vt [[0, 1], [2], [3]] : tensor<2x3x100x8xf32> into tensor<6x100x8xf32>
+  %es = tensor.empty() : tensor<6x16x8xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<6x16x8xf32>) -> tensor<6x16x8xf32>
+  %kv = linalg.batch_matmul ins(%ckt, %cv : tensor<6x16x100xf32>, tensor<6x100x8xf32>) outs(%zs : tensor<6x16x8xf32>) -> tensor<6x16x8xf32>
+  %eq = tensor.empty() : tensor<2x3x128x16xf32>
+  %qt = linalg.transpose ins(%q : tensor<2x128x3x16xf32>) outs(%eq : tensor<2x3x128x16xf32>) permutation = [0, 2, 1, 3]
+  %cq = tensor.collapse_shape %qt [[0, 1], [2], [3]] : tensor<2x3x128x16xf32> into tensor<6x128x16xf32>
+  %eo = tensor.empty() : tensor<6x128x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<6x128x8xf32>) -> tensor<6x128x8xf32>
+  %out = linalg.batch_matmul ins(%cq, %kv : tensor<6x128x16xf32>, tensor<6x16x8xf32>) outs(%zo : tensor<6x128x8xf32>) -> tensor<6x128x8xf32>
+  return %out : tensor<6x128x8xf32>
+}

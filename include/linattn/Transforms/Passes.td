@@ -162,7 +162,9 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
       first's result as its left operand: the scores and their application
       to the values. The key operand may be transposed by a
       `linalg.transpose`, also behind a `tensor.collapse_shape` that keeps
-      the two trailing dimensions;
+      the two trailing dimensions; a transpose that also permutes other
+      dimensions ([N, L, H, D] to [N, H, D, L]) is replaced by one that
+      leaves the last two in place;
     * between them, an elementwise multiplication (or division) by a
       constant, kept as the `scale` of the scores, and an inclusive causal
       mask (j ≤ i): a `select` on a comparison of `linalg.index` values, or
