@@ -839,15 +839,20 @@ def linalg_elu1_prologue(q_type, k_type):
             + elu1("q", q_type) + elu1("k", k_type))
 
 
+def linalg_qkv(name, b, n, m, d, dv):
+    """The seeded f32 inputs of a linalg case: q [b, n, d], k [b, m, d],
+    v [b, m, dv]."""
+    rng = rng_for(name)
+    return (uniform(rng, (b, n, d)), uniform(rng, (b, m, d)),
+            uniform(rng, (b, m, dv)))
+
+
 def linalg_attention_case(b, n, m, d, dv, causal):
     """Normalized elu+1 attention written in plain linalg, as an importer
     emits it: elementwise feature maps, a transposed batch_matmul, an optional
     select-on-index causal mask, row sums and a division by them plus eps."""
     name = f"linalg_attention_{'causal' if causal else 'full'}_{b}x{n}x{m}x{d}x{dv}"
-    rng = rng_for(name)
-    q = uniform(rng, (b, n, d))
-    k = uniform(rng, (b, m, d))
-    v = uniform(rng, (b, m, dv))
+    q, k, v = linalg_qkv(name, b, n, m, d, dv)
     t = f32_tensor
 
     body = linalg_elu1_prologue(t(b, n, d), t(b, m, d))
@@ -885,15 +890,13 @@ def linalg_attention_case(b, n, m, d, dv, causal):
 
 def linalg_linear_form_case(b, n, m, d, dv, normalized):
     """Attention in its linear form written in plain linalg, as an importer
-    emits `(q @ (k.transpose(-2, -1) @ v)) / (q @ k.sum(-2, keepdim) + eps)`:
+    emits `(q @ (k.transpose(-2, -1) @ v)) / (einsum("bnd,bd->bn", q,
+    k.sum(-2)) + eps)`:
     elementwise elu + 1, a transposed batch_matmul for the summary, one for
     the readout, the token sum by linalg.reduce, the products with it by a
     generic, and a division by them plus eps."""
     name = f"linalg_linear_form_{'normalized' if normalized else 'plain'}_{b}x{n}x{m}x{d}x{dv}"
-    rng = rng_for(name)
-    q = uniform(rng, (b, n, d))
-    k = uniform(rng, (b, m, d))
-    v = uniform(rng, (b, m, dv))
+    q, k, v = linalg_qkv(name, b, n, m, d, dv)
     t = f32_tensor
     vec3 = "affine_map<(d0, d1, d2) -> (d0, d2)>"
 
