@@ -517,14 +517,12 @@ namespace {
 ///
 /// The scores replace the last value of the chain (the masked, scaled
 /// scores), so that other users of it, such as a row sum, read them too.
-struct RaiseAttentionContractions : RewritePattern {
-  RaiseAttentionContractions(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+struct RaiseAttentionContractions
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(Operation *op,
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<linalg::LinalgOp>(op))
-      return failure();
     std::optional<Contraction> apply = matchContraction(op);
     if (!apply)
       return rewriter.notifyMatchFailure(op, "not a plain contraction");
@@ -735,14 +733,11 @@ namespace {
 /// The division is an elementwise op over the output [..., N, Dv] whose
 /// second input is indexed by [..., N] (broadcast over Dv). It may divide by
 /// the denominator, or multiply by its reciprocal computed elementwise.
-struct RaiseRowSumNormalization : RewritePattern {
-  RaiseRowSumNormalization(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+struct RaiseRowSumNormalization : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(Operation *op,
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<linalg::LinalgOp>(op))
-      return failure();
     std::optional<Elementwise> ew = matchElementwise(op, 2);
     if (!ew)
       return rewriter.notifyMatchFailure(op, "not a binary elementwise op");
@@ -753,10 +748,11 @@ struct RaiseRowSumNormalization : RewritePattern {
           op, "does not divide an unnormalized linattn.apply_scores");
     std::optional<std::pair<Value, double>> normalizer =
         matchRowDivision(*ew, apply.getType().getRank(), /*keptDim=*/false);
-    if (!normalizer || !matchRowSum(normalizer->first))
+    Value summed = normalizer ? matchRowSum(normalizer->first) : Value();
+    if (!summed)
       return rewriter.notifyMatchFailure(
           op, "not a division by the row sums of the scores plus eps");
-    if (matchRowSum(normalizer->first) != apply.getScores())
+    if (summed != apply.getScores())
       return rewriter.notifyMatchFailure(
           op, "the row sums are not those of the applied scores");
     double eps = normalizer->second;
@@ -782,14 +778,11 @@ namespace {
 /// transposed by an op to reuse, or read transposed by the contraction's
 /// indexing maps), then the readout XS. The summary's other users, if any,
 /// read the kv_summary's state.
-struct RaiseLinearContractions : RewritePattern {
-  RaiseLinearContractions(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+struct RaiseLinearContractions : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(Operation *op,
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<linalg::LinalgOp>(op))
-      return failure();
     std::optional<Contraction> readout = matchContraction(op);
     if (!readout)
       return rewriter.notifyMatchFailure(op, "not a plain contraction");
@@ -810,12 +803,12 @@ struct RaiseLinearContractions : RewritePattern {
           op, "the right operand is not a plain contraction");
     // S[f, dv] = Σₘ Y[m, f] V[m, dv]: the summary's left operand is Y with
     // its two trailing dimensions swapped. A readout that reads its right
-    // operand transposed reads Sᵀ[dv, f] = Σₘ V[m, dv] Y[m, f] (an einsum
-    // "...md,...mf->...fd" whose result is the transposed summary), whose
-    // operands are the other way round; then the readout must be its only
-    // user, which the raised summary does not replace.
+    // operand transposed reads Sᵀ = VᵀY (an einsum "...md,...mf->...fd"):
+    // its operands swapped, each read transposed, are the summary's. The
+    // readout must then be Sᵀ's only user, which the raised summary does
+    // not replace.
     bool transposed = readout->rhsSwapped;
-    if (transposed)
+    if (transposed) {
       for (Value v = readout->rhs;; v = v.getDefiningOp()->getOperand(0)) {
         if (!v.hasOneUse())
           return rewriter.notifyMatchFailure(
@@ -823,14 +816,13 @@ struct RaiseLinearContractions : RewritePattern {
         if (v == summaryValue)
           break;
       }
-    Value keyOperand = transposed ? summary->rhs : summary->lhs;
-    Value valueOperand = transposed ? summary->lhs : summary->rhs;
-    bool keySwapped = transposed ? summary->rhsSwapped : summary->lhsSwapped;
-    bool valueSwapped = transposed ? summary->lhsSwapped : summary->rhsSwapped;
+      *summary = Contraction{summary->rhs, summary->lhs, !summary->rhsSwapped,
+                             !summary->lhsSwapped};
+    }
     std::optional<Untransposed> keys =
-        findInLayout(keyOperand, transposed ? keySwapped : !keySwapped);
+        findInLayout(summary->lhs, !summary->lhsSwapped);
     std::optional<Untransposed> values =
-        findInLayout(valueOperand, transposed ? !valueSwapped : valueSwapped);
+        findInLayout(summary->rhs, summary->rhsSwapped);
     std::optional<Untransposed> queries =
         findInLayout(readout->lhs, readout->lhsSwapped);
     if (!keys || !values || !queries)
@@ -1006,14 +998,11 @@ namespace {
 ///
 /// The division as RaiseRowSumNormalization matches it, its divisor per row
 /// [..., N] or [..., N, 1] (a product with the token sum as a column).
-struct RaiseReadoutNormalization : RewritePattern {
-  RaiseReadoutNormalization(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+struct RaiseReadoutNormalization : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(Operation *op,
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<linalg::LinalgOp>(op))
-      return failure();
     std::optional<Elementwise> ew = matchElementwise(op, 2);
     if (!ew)
       return rewriter.notifyMatchFailure(op, "not a binary elementwise op");
