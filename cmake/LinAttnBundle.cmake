@@ -67,6 +67,15 @@ function(_linattn_bundle_linattn_archives out_archives out_targets)
   set(${out_targets} ${libs} PARENT_SCOPE)
 endfunction()
 
+# The flags of linattn's own sources for a bundle target, the shared
+# precompiled header included (C++ only: not for bundle-stubs.c).
+function(_linattn_bundle_compile_flags target)
+  llvm_update_compile_flags(${target})
+  linattn_use_precompiled_headers(${target})
+  set_source_files_properties(${LINATTN_BUNDLE_DIR}/bundle-stubs.c
+    PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+endfunction()
+
 # linattn_add_bundle_tool(<tool> <sources>...)
 # Adds <tool>-bundle: the sources of <tool> compiled as <tool> is, linked
 # statically against linattn, MLIR and LLVM, stripped, as
@@ -75,11 +84,7 @@ function(linattn_add_bundle_tool tool)
   set(target ${tool}-bundle)
   add_executable(${target} EXCLUDE_FROM_ALL ${ARGN}
                  ${LINATTN_BUNDLE_DIR}/bundle-stubs.c)
-  llvm_update_compile_flags(${target})
-  linattn_use_precompiled_headers(${target})
-  # The precompiled header is C++ only.
-  set_source_files_properties(${LINATTN_BUNDLE_DIR}/bundle-stubs.c
-    PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+  _linattn_bundle_compile_flags(${target})
   target_compile_definitions(${target} PRIVATE
     $<TARGET_PROPERTY:${tool},COMPILE_DEFINITIONS> LINATTN_STATIC_TOOL)
   set_target_properties(${target} PROPERTIES
@@ -108,11 +113,7 @@ function(linattn_add_bundle_capi)
   set(target LinAttnCAPI-bundle)
   add_library(${target} SHARED EXCLUDE_FROM_ALL ${ARG_UNPARSED_ARGUMENTS}
               ${LINATTN_BUNDLE_DIR}/bundle-stubs.c)
-  llvm_update_compile_flags(${target})
-  linattn_use_precompiled_headers(${target})
-  # The precompiled header is C++ only.
-  set_source_files_properties(${LINATTN_BUNDLE_DIR}/bundle-stubs.c
-    PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+  _linattn_bundle_compile_flags(${target})
   add_dependencies(${target} MLIRLinAttnPassesCAPIIncGen)
   target_include_directories(${target} PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)

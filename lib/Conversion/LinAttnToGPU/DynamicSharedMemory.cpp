@@ -35,11 +35,10 @@ using namespace mlir::linattn;
 static constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 FailureOr<SmallVector<gpukernels::WorkgroupBufferLayout>>
-gpukernels::workgroupBufferLayouts(gpu::GPUFuncOp func, int64_t &maxAlign) {
+gpukernels::workgroupBufferLayouts(gpu::GPUFuncOp func) {
   auto space = gpu::AddressSpaceAttr::get(func.getContext(),
                                           gpu::AddressSpace::Workgroup);
   SmallVector<WorkgroupBufferLayout> layout;
-  maxAlign = 16;
   for (auto [i, buffer] : llvm::enumerate(func.getWorkgroupAttributions())) {
     auto type = dyn_cast<MemRefType>(buffer.getType());
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
@@ -57,7 +56,6 @@ gpukernels::workgroupBufferLayouts(gpu::GPUFuncOp func, int64_t &maxAlign) {
             dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
                 i, LLVM::LLVMDialect::getAlignAttrName())))
       align = std::max<int64_t>(align, attr.getInt());
-    maxAlign = std::max(maxAlign, align);
     layout.push_back({type.getNumElements() * elementBytes, align});
   }
   return layout;
@@ -129,9 +127,8 @@ struct LinAttnGPUDynamicSharedMemoryPass
   std::optional<int64_t> convert(gpu::GPUFuncOp func,
                                  gpu::GPUModuleOp kernels) {
     ArrayRef<BlockArgument> buffers = func.getWorkgroupAttributions();
-    int64_t maxAlign = 16;
     FailureOr<SmallVector<gpukernels::WorkgroupBufferLayout>> layout =
-        gpukernels::workgroupBufferLayouts(func, maxAlign);
+        gpukernels::workgroupBufferLayouts(func);
     if (failed(layout))
       return std::nullopt;
     SmallVector<int64_t> offsets;
@@ -150,6 +147,9 @@ struct LinAttnGPUDynamicSharedMemoryPass
     memref::GlobalOp global = dynamicSharedGlobal(kernels);
     // The offsets hold their alignments only from an address that holds
     // the largest (wgmma's swizzled tiles: 1024 bytes).
+    int64_t maxAlign = 16;
+    for (const gpukernels::WorkgroupBufferLayout &buffer : *layout)
+      maxAlign = std::max(maxAlign, buffer.align);
     if (global.getAlignment().value_or(1) < static_cast<uint64_t>(maxAlign))
       global.setAlignmentAttr(b.getI64IntegerAttr(maxAlign));
     Value declared = memref::GetGlobalOp::create(b, loc, global.getType(),

@@ -51,9 +51,8 @@ struct LinAttnGPUEmbedKernelIRPass
     bool fits = true;
     for (gpu::GPUModuleOp kernelModule : kernels)
       for (auto func : kernelModule.getOps<gpu::GPUFuncOp>()) {
-        int64_t maxAlign;
         FailureOr<SmallVector<gpukernels::WorkgroupBufferLayout>> layout =
-            gpukernels::workgroupBufferLayouts(func, maxAlign);
+            gpukernels::workgroupBufferLayouts(func);
         fits &= succeeded(layout) &&
                 succeeded(gpukernels::checkSharedMemoryFits(
                     func, gpukernels::layOutWorkgroupBuffers(*layout), chip,

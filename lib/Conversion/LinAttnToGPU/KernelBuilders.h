@@ -620,11 +620,11 @@ layOutWorkgroupBuffers(ArrayRef<WorkgroupBufferLayout> buffers,
 }
 
 /// The bytes and alignment of each of `func`'s workgroup buffers, in order
-/// (their alignment: the element's bytes, or more with `llvm.align`), and in
-/// `maxAlign` the largest alignment (at least 16); an error on `func` where
-/// one is not a static memref of integers or floats in workgroup memory.
+/// (their alignment: the element's bytes, or more with `llvm.align`); an
+/// error on `func` where one is not a static memref of integers or floats in
+/// workgroup memory.
 FailureOr<SmallVector<WorkgroupBufferLayout>>
-workgroupBufferLayouts(gpu::GPUFuncOp func, int64_t &maxAlign);
+workgroupBufferLayouts(gpu::GPUFuncOp func);
 
 /// Checks that `bytes` of shared memory fit a block of `chip` (whose limit
 /// is `limitBytes`); an error on `func` where they do not.
