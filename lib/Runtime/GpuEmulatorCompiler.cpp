@@ -72,6 +72,26 @@ static unsigned intWidth(Type type) {
 constexpr int64_t kMaxSharedBytes = 99 * 1024;
 constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;
 
+/// The N of `op` when it is a wgmma with A in registers, the inline PTX of
+/// `mlir::linattn::wgmmaRegisterAAsm` (f16 or bf16) whose result holds its
+/// N / 2 f32 accumulators.
+static std::optional<int64_t> registerAWgmmaN(Operation *op) {
+  auto wgmma = dyn_cast<LLVM::InlineAsmOp>(op);
+  if (!wgmma || wgmma.getNumResults() != 1)
+    return std::nullopt;
+  auto result = dyn_cast<LLVM::LLVMStructType>(wgmma.getResult(0).getType());
+  if (!result)
+    return std::nullopt;
+  int64_t n = 2 * static_cast<int64_t>(result.getBody().size());
+  if (n < 8 || n > 256 || n % 8)
+    return std::nullopt;
+  StringRef text = wgmma.getAsmString();
+  if (text != mlir::linattn::wgmmaRegisterAAsm(n, true) &&
+      text != mlir::linattn::wgmmaRegisterAAsm(n, false))
+    return std::nullopt;
+  return n;
+}
+
 class Compiler {
 public:
   explicit Compiler(Kernel &kernel) : k(kernel) {}
@@ -127,9 +147,12 @@ public:
         info.sharedAddress = llvm::alignTo(sharedBytes, info.alignment);
         sharedBytes = info.sharedAddress + info.elements * info.elementBytes;
       }
-    k.wgmma =
-        func.walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); })
-            .wasInterrupted();
+    k.wgmma = func.walk([](Operation *op) {
+                    return isa<NVVM::WgmmaMmaAsyncOp>(op) || registerAWgmmaN(op)
+                               ? WalkResult::interrupt()
+                               : WalkResult::advance();
+                  })
+                  .wasInterrupted();
     if (k.wgmma ? sharedBytes > kMaxSharedBytesSm90
                 : sharedBytes > kMaxSharedBytes)
       failCompile(k.name, func,
@@ -1021,8 +1044,15 @@ private:
     if (auto extract = dyn_cast<LLVM::ExtractValueOp>(op)) {
       uint32_t at = structWord(op, extract.getContainer().getType(),
                                extract.getPosition());
+      // A word of a wgmma's accumulators that only register-A wgmmas take
+      // on is passed along in the same registers, not read: a chain of
+      // them is completed by the wait after its group. Every other use
+      // reads it, which must wait for the wait.
+      bool chained = llvm::all_of(extract->getUsers(), [](Operation *user) {
+        return registerAWgmmaN(user).has_value();
+      });
       Inst in;
-      in.fn = k.wgmma ? extractCheckedOp : extractOp;
+      in.fn = k.wgmma && !chained ? extractCheckedOp : extractOp;
       in.op = &op;
       in.a = use(extract.getContainer(), &op).offset;
       Slot r = define(extract.getResult(), &op);
@@ -1038,6 +1068,8 @@ private:
           program);
     }
     if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
+      if (registerAWgmmaN(inlineAsm))
+        return compileWgmmaRegisterA(inlineAsm, program);
       if (inlineAsm.getAsmString() != mlir::linattn::kPrefetchL2Asm ||
           inlineAsm.getOperands().size() != 1 || inlineAsm.getNumResults())
         failCompile(k.name, &op,
@@ -1343,6 +1375,42 @@ private:
              int64_t(wgmma.getScaleD() == NVVM::WGMMAScaleOut::one) << 22 |
              int64_t(wgmma.getScaleA() == NVVM::WGMMAScaleIn::neg) << 23 |
              int64_t(wgmma.getScaleB() == NVVM::WGMMAScaleIn::neg) << 24;
+    emit(program, std::move(in));
+  }
+
+  /// `wgmmaRegisterAAsm` of f16 or bf16 (the strings the chunk loops
+  /// emit, checked operand by operand): ins = the four A registers, the B
+  /// descriptor, scale-d and the N / 2 accumulators; wgmmaOp as for
+  /// nvvm.wgmma.mma_async, with A from the threads' registers.
+  void compileWgmmaRegisterA(LLVM::InlineAsmOp wgmma, uint32_t program) {
+    Operation *op = wgmma;
+    int64_t n = *registerAWgmmaN(op);
+    bool bf16 =
+        wgmma.getAsmString() == mlir::linattn::wgmmaRegisterAAsm(n, true);
+    Type i32 = IntegerType::get(op->getContext(), 32);
+    Type i64 = IntegerType::get(op->getContext(), 64);
+    OperandRange operands = wgmma.getOperands();
+    bool supported =
+        operands.size() == static_cast<size_t>(6 + n / 2) &&
+        wgmma.getConstraints() == mlir::linattn::wgmmaRegisterAConstraints(n) &&
+        operands[4].getType() == i64 && operands[5].getType() == i32;
+    for (Value v : operands.take_front(4))
+      supported = supported && v.getType() == i32;
+    for (Value v : operands.drop_front(6))
+      supported = supported && v.getType().isF32();
+    if (!supported)
+      failCompile(k.name, op,
+                  "register-A wgmma asm whose operands are not four i32 A "
+                  "registers, an i64 descriptor, an i32 scale-d and its f32 "
+                  "accumulators");
+    Inst in;
+    in.fn = wgmmaOp;
+    in.op = op;
+    for (Value v : operands)
+      in.ins.push_back(use(v, op));
+    in.outs = {define(wgmma.getResult(0), op)};
+    in.imm =
+        n | int64_t(bf16 ? 1 : 0) << 16 | int64_t(1) << 21 | int64_t(1) << 25;
     emit(program, std::move(in));
   }
 

@@ -540,20 +540,29 @@ static uint64_t wgmmaAddress(const WgmmaDescriptor &d, bool kMajor,
 /// nvvm.wgmma.mma_async, D = A·B (+ D): ins = D in, descriptor A,
 /// descriptor B; outs = D out (N/2 f32 words); imm = N | type << 16 |
 /// A MN-major << 20 | B MN-major << 21 | scale-d << 22 | negate A << 23 |
-/// negate B << 24 (type 0: f16, 1: bf16, 2: tf32). Each warpgroup whose
-/// threads all execute it computes its 64 x N product now, from the
-/// operands its (uniform) descriptors address, and marks the result and
-/// the shared elements read pending until a wait completes the group.
+/// negate B << 24 | A in registers << 25 (type 0: f16, 1: bf16, 2: tf32).
+/// With A in registers (`wgmmaRegisterAAsm`, 16-bit types): ins = the four
+/// A registers, descriptor B, scale-d (a register: nonzero accumulates)
+/// and the N/2 words of D in. Each warpgroup whose threads all execute it
+/// computes its 64 x N product now, from the registers of its threads and
+/// the operands its (uniform) descriptors address, and marks the result
+/// and the shared elements read pending until a wait completes the group.
 void wgmmaOp(Exec &e, const Inst &in) {
   uint32_t n = in.imm & 0xffff;
   unsigned type = (in.imm >> 16) & 0xf;
   bool mnA = (in.imm >> 20) & 1, mnB = (in.imm >> 21) & 1;
-  bool scaleD = (in.imm >> 22) & 1;
+  bool registerA = (in.imm >> 25) & 1;
   bool negateA = (in.imm >> 23) & 1, negateB = (in.imm >> 24) & 1;
   unsigned bytes = type == 2 ? 4 : 2;
   uint32_t kSteps = type == 2 ? 8 : 16;
-  const Word *descA = e.reg(in.ins[1].offset);
-  const Word *descB = e.reg(in.ins[2].offset);
+  const Word *descA = registerA ? nullptr : e.reg(in.ins[1].offset);
+  const Word *descB = e.reg(in.ins[registerA ? 4 : 2].offset);
+  const Word *scale = registerA ? e.reg(in.ins[5].offset) : nullptr;
+  // Word i of D in, of thread l.
+  auto accumulator = [&](uint32_t i, uint32_t l) {
+    return registerA ? e.reg(in.ins[6 + i].offset)[l]
+                     : e.reg(in.ins[0].offset + i)[l];
+  };
   for (uint32_t g = 0; g < e.warpgroups.size(); ++g) {
     if (!warpgroupActive(e, in, g))
       continue;
@@ -563,12 +572,20 @@ void wgmmaOp(Exec &e, const Inst &in) {
       fail(e, in, base,
            "wgmma.mma_async without a wgmma.fence since the warpgroup's last "
            "wgmma.wait.group");
-    for (uint32_t i = 1; i < 128; ++i)
-      if (descA[base + i] != descA[base] || descB[base + i] != descB[base])
+    for (uint32_t i = 1; i < 128; ++i) {
+      if ((descA && descA[base + i] != descA[base]) ||
+          descB[base + i] != descB[base])
         fail(e, in, base + i,
              "wgmma.mma_async descriptors differ across warpgroup " +
                  std::to_string(g) + " (thread " + std::to_string(base) +
                  " and this one)");
+      if (scale && (scale[base + i] != 0) != (scale[base] != 0))
+        fail(e, in, base + i,
+             "wgmma.mma_async scale-d differs across warpgroup " +
+                 std::to_string(g) + " (thread " + std::to_string(base) +
+                 " and this one)");
+    }
+    bool scaleD = registerA ? scale[base] != 0 : (in.imm >> 22) & 1;
     profileMma(e, in);
     PendingWgmma pending;
     pending.inst = &in;
@@ -666,7 +683,24 @@ void wgmmaOp(Exec &e, const Inst &in) {
         }
     };
     std::vector<double> A, B;
-    readOperand(descA[base], mnA, 64, A);
+    if (registerA) {
+      // Thread 32w + 4g + q holds in register i the elements of row
+      // 16w + g + 8·(i % 2), k = 2q + 8·(i / 2) (low half) and k + 1.
+      A.assign(64 * kSteps, 0.0);
+      for (uint32_t t = 0; t < 128; ++t)
+        for (uint32_t i = 0; i < 4; ++i) {
+          Word word = e.reg(in.ins[i].offset)[base + t];
+          uint32_t row = 16 * (t / 32) + t % 32 / 4 + 8 * (i % 2);
+          uint32_t k = 2 * (t % 4) + 8 * (i / 2);
+          for (uint32_t h = 0; h < 2; ++h) {
+            auto bits = static_cast<uint16_t>(word >> (16 * h));
+            A[row * kSteps + k + h] =
+                type == 1 ? bf16ToFloat(bits) : halfToFloat(bits);
+          }
+        }
+    } else {
+      readOperand(descA[base], mnA, 64, A);
+    }
     readOperand(descB[base], mnB, n, B);
     // Negations are exact: applied to the operands once.
     if (negateA)
@@ -687,7 +721,7 @@ void wgmmaOp(Exec &e, const Inst &in) {
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4];
         if (scaleD)
           for (unsigned j = 0; j < 4; ++j)
-            acc[j] = bitsToF32(e.reg(in.ins[0].offset + i + j)[l]);
+            acc[j] = bitsToF32(accumulator(i + j, l));
         dots(acc, &A[size_t(row) * kSteps], &A[size_t(row + 8) * kSteps],
              &B[size_t(col) * kSteps], &B[size_t(col + 1) * kSteps], d);
         for (unsigned j = 0; j < 4; ++j)

@@ -566,8 +566,9 @@ def ConvertLinAttnToGPUPass
            "The chunk loops whose scores and state update take wgmma (bf16 "
            "with chunks of 64: F = 64, and F = 128 with wgmma-chunks) compute "
            "their outputs P V_c + φ(Q_c) S by wgmma too, from the scores and "
-           "the state in shared memory in the 128-byte swizzle, instead of "
-           "mma.sync">,
+           "the state in shared memory in the 128-byte swizzle (with "
+           "scores-in-registers, the scores as wgmma's A in registers), "
+           "instead of mma.sync">,
     Option<"unrollStaging", "unroll-staging", "bool", /*default=*/"false",
            "The chunked kernels' loops over a thread's 16-byte groups of a "
            "chunk (the async copies issued, the feature map applied in place, "

@@ -345,7 +345,9 @@ struct LinAttnLowerToNVVMOptions
                      "wgmma (bf16 with chunks of 64: F = 64, and F = 128 with "
                      "wgmma-chunks) compute their outputs P V_c + φ(Q_c) S "
                      "by wgmma too, from the scores and the state in shared "
-                     "memory in the 128-byte swizzle, instead of mma.sync"),
+                     "memory in the 128-byte swizzle (with "
+                     "scores-in-registers, the scores as wgmma's A in "
+                     "registers), instead of mma.sync"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> unrollStaging{
       *this, "unroll-staging",

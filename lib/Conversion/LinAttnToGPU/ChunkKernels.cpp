@@ -70,8 +70,11 @@ SmallVector<Type> chunkTileBuffers(const ChunkedScanConfig &c,
   }
   SmallVector<Type> buffers = {
       features, features, workgroupBufferType(c.dataType, staged * c.ldV())};
+  // The scores' tile of the outputs by wgmma is in the 128-byte swizzle,
+  // without the rows' padding.
   if (!c.scoresInRegisters())
-    buffers.push_back(workgroupBufferType(c.dataType, chunk * c.ldC()));
+    buffers.push_back(workgroupBufferType(
+        c.dataType, chunk * (c.wgmmaOutputs ? chunk : c.ldC())));
   buffers.push_back(state);
   if (c.keepsNormalizer())
     buffers.push_back(normalizer);
@@ -99,8 +102,9 @@ SmallVector<Type> chunkSharedBuffers(const ChunkedScanConfig &c,
 
 /// How many of the first buffers of `chunkSharedBuffers` are swizzled for
 /// wgmma, and so 1024-byte aligned (the swizzle is of the absolute
-/// address): the feature tiles, V_c with `wgmmaState`, and the scores and
-/// the state after it with `wgmmaOutputs` (the chunk loops').
+/// address): the feature tiles, V_c with `wgmmaState`, and the scores
+/// (unless `scoresInRegisters()`) and the state after it with
+/// `wgmmaOutputs` (the chunk loops').
 unsigned swizzledBuffers(const ChunkedScanConfig &c, ChunkTiles tiles) {
   if (!c.wgmma)
     return 0;
@@ -109,8 +113,9 @@ unsigned swizzledBuffers(const ChunkedScanConfig &c, ChunkTiles tiles) {
     return 1;
   if (!c.wgmmaState)
     return featureTiles;
-  return tiles == ChunkTiles::All && c.wgmmaOutputs ? featureTiles + 3
-                                                    : featureTiles + 1;
+  if (tiles != ChunkTiles::All || !c.wgmmaOutputs)
+    return featureTiles + 1;
+  return c.scoresInRegisters() ? featureTiles + 2 : featureTiles + 3;
 }
 
 /// Creates a chunked kernel with the workgroup buffers of
@@ -157,7 +162,8 @@ public:
         mb(kb, c.dataType, c.splitTF32, laneOf(kb)),
         phases(rewriter, loc, c.phaseClocks ? shared.back() : Value()),
         qBuf(qBuf), kBuf(kBuf), vBuf(vBuf), n(n), dv(dv), batch(batch),
-        colBase(colBase), begin(begin), end(end) {
+        colBase(colBase), begin(begin), end(end),
+        hasScores(tiles == ChunkTiles::All) {
     if (c.phaseClocks)
       shared = shared.drop_back();
     if (c.usesBulkCopies()) {
@@ -821,7 +827,8 @@ public:
       SmallVector<Value> acc(4 * count, kb.fconst(0.0));
       if (byWgmma) {
         if (8 * j % block == 0)
-          wide = wgmmaOutputs(8 * j, block, j == 0 ? alongside : nullptr);
+          wide = wgmmaOutputs(8 * j, block, scoreFragments,
+                              j == 0 ? alongside : nullptr);
         int64_t at = 4 * (j % (block / 8));
         acc.assign(wide.begin() + at, wide.begin() + at + 4 * count);
       }
@@ -1884,7 +1891,9 @@ private:
 
   /// O_c = P V_c + φ(Q_c) S by wgmma (`wgmmaOutputs`) for the warpgroup's
   /// group of the value tile, N = DT / G columns from column0: m64nNk16
-  /// steps over the chunk's keys, the masked scores (K-major) by V_c
+  /// steps over the chunk's keys, the masked scores (K-major, or with
+  /// `scoresInRegisters()` this warp's A fragments `scoreFragments`, four
+  /// registers per 16 keys) by V_c
   /// (MN-major, as the state update takes it), then over the features,
   /// φ(Q_c) (K-major, as the scores take it) by the state tile (MN-major,
   /// F rows of 128-byte blocks), all in the 128-byte swizzle, one
@@ -1895,6 +1904,7 @@ private:
   /// j in mma.sync's accumulator layout (rows g and g + 8 of the warp's row
   /// tile, columns 2t and 2t + 1).
   SmallVector<Value> wgmmaOutputs(int64_t first, int64_t columns,
+                                  ArrayRef<Value> scoreFragments,
                                   function_ref<void()> alongside) {
     int64_t share = c.shape.dvTile / c.shape.groups;
     constexpr int64_t perRow = kSwizzleBytes / 2;
@@ -1909,18 +1919,22 @@ private:
                     kb.add(kb.mul(block, kb.idx(rows * kSwizzleBytes)),
                            kb.mul(within, kb.idx(c.dataBytes()))));
     };
-    Value scoresAt = tileAddress(ps, zero);
     Value valuesAt = columnStart(vs, valueSlot, c.shape.chunk);
     Value queriesAt = tileAddress(qs, featureSlot);
     Value stateAt = columnStart(ss, zero, c.features);
     Value acc = LLVM::UndefOp::create(b, loc, wgmmaAccumulatorType(columns));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    for (int64_t t = 0; t < c.shape.chunk; t += 16)
+    for (int64_t t = 0; t < c.shape.chunk; t += 16) {
+      Value values =
+          descriptor(valuesAt, t * kSwizzleBytes, mnMajorBits(c.shape.chunk));
       acc =
-          wgmma(acc, descriptor(scoresAt, kMajorOffset(t), kMajor),
-                descriptor(valuesAt, t * kSwizzleBytes, mnMajorBits(c.shape.chunk)),
-                columns, /*accumulate=*/t != 0, NVVM::MMALayout::row,
-                NVVM::MMALayout::row);
+          ps ? wgmma(acc,
+                     descriptor(tileAddress(ps, zero), kMajorOffset(t), kMajor),
+                     values, columns, /*accumulate=*/t != 0,
+                     NVVM::MMALayout::row, NVVM::MMALayout::row)
+             : wgmmaRegisterA(acc, scoreFragments.slice(4 * (t / 16), 4),
+                              values, columns, /*accumulate=*/t != 0);
+    }
     for (int64_t f0 = 0; f0 < c.features; f0 += 16)
       acc = wgmma(acc, descriptor(queriesAt, kMajorOffset(f0), kMajor),
                   descriptor(stateAt, f0 * kSwizzleBytes, mnMajorBits(c.features)),
@@ -2019,6 +2033,38 @@ private:
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
         /*satfinite=*/nullptr);
   }
+  /// acc (+)= the m64nNk16 product of A in this thread's registers `aRegs`
+  /// (mma.sync's m16n8k16 A fragment of its warp's 16 rows) and B MN-major
+  /// from descriptor `bDesc`, by inline PTX (`wgmmaRegisterAAsm`). Its
+  /// accumulators are acc's, extracted for the asm's operands: a chain of
+  /// such wgmmas passes the same registers on, which the wait after the
+  /// group completes.
+  Value wgmmaRegisterA(Value acc, ArrayRef<Value> aRegs, Value bDesc, int64_t n,
+                       bool accumulate) {
+    Type i32 = b.getI32Type();
+    SmallVector<Value> operands;
+    for (Value reg : aRegs) {
+      if (reg.getType() != i32)
+        reg = vector::ExtractOp::create(
+            b, loc,
+            vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), reg),
+            ArrayRef<int64_t>{0});
+      operands.push_back(reg);
+    }
+    operands.push_back(bDesc);
+    operands.push_back(
+        arith::ConstantIntOp::create(b, loc, i32, accumulate ? 1 : 0));
+    for (int64_t i = 0; i < n / 2; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    return LLVM::InlineAsmOp::create(
+               b, loc, acc.getType(), operands,
+               wgmmaRegisterAAsm(n, c.dataType.isBF16()),
+               wgmmaRegisterAConstraints(n), /*has_side_effects=*/true,
+               /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+               /*asm_dialect=*/LLVM::AsmDialectAttr(),
+               /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
+  }
   /// Commits the wgmmas issued since the last commit (`commit`), waits for
   /// every group but the last `pending` (those committed after acc's) and
   /// returns the n / 2 accumulators of `acc`.
@@ -2048,9 +2094,9 @@ private:
     slot.base = slotBase;
     return sharedIndex(kb, slot, row, col);
   }
-  /// Whether `outputs` takes wgmma: `wgmmaOutputs`, in the kernels with a
-  /// scores tile (the chunk loops; not the readout).
-  bool outputsByWgmma() const { return c.wgmmaOutputs && ps; }
+  /// Whether `outputs` takes wgmma: `wgmmaOutputs`, in the kernels with
+  /// scores (the chunk loops; not the readout).
+  bool outputsByWgmma() const { return c.wgmmaOutputs && hasScores; }
   /// The masked scores: padded rows, or K-major in the 128-byte swizzle
   /// for `wgmmaOutputs`.
   SharedMatrix scoreTile() {
@@ -2092,6 +2138,8 @@ private:
   /// The block's scan positions [begin, end), and the first elements of
   /// their lowest row in q and k, and in v and O: offsets count from there.
   Value begin, end, featureBase, valueBase;
+  /// Whether the kernel computes scores (the chunk loops; ChunkTiles::All).
+  bool hasScores;
   /// The first elements of the current slot of the staged tiles.
   Value featureSlot, valueSlot;
   /// Whether the feature rows (φ(Q) and φ(K)) and the value rows can be

@@ -192,15 +192,17 @@ static bool wgmmaStateApplies(const ChunkedScanConfig &c) {
 /// wgmma, may take it for their outputs too (option `wgmma-outputs`): each
 /// warpgroup's m64 products cover the chunk's rows (chunks of 64, a
 /// warpgroup per group of warps of the row tiles) and its N the group's
-/// share of the value tile, whole 8-column tiles (16 bytes) up to 256, and
-/// the scores are in a shared tile, which the products read. That is F = 64
-/// on one warpgroup and, with wgmma-chunks, F = 128 on two (32 columns each
-/// of a tile of 64).
+/// share of the value tile, whole 8-column tiles (16 bytes) up to 256. That
+/// is F = 64 on one warpgroup and, with wgmma-chunks, F = 128 on two (32
+/// columns each of a tile of 64). P V_c takes the masked scores from their
+/// shared tile or, with `scoresInRegisters()` (one warpgroup), from the
+/// registers the scores' accumulators were rounded into, as wgmma's A in
+/// registers (`wgmmaRegisterAAsm`).
 static bool wgmmaOutputsApply(const ChunkedScanConfig &c) {
   int64_t columns = c.shape.dvTile / c.shape.groups;
   return c.wgmmaState && c.shape.chunk == 64 &&
          c.shape.warps == 4 * c.shape.groups && columns % 8 == 0 &&
-         columns <= 256 && !c.scoresInRegisters();
+         columns <= 256;
 }
 
 /// Whether the chunk loops of `c` take their S tile unpadded in the 128-byte
@@ -335,8 +337,11 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     c.v = valueSourceOf(op.getValues());
     c.bulkCopies = options.bulkCopies;
     chooseCopyStages(c, options.copyStages);
-    if (swizzledStateApplies(c)) {
-      c.swizzledState = true;
+    // The outputs by wgmma read S in the 128-byte swizzle, which needs no
+    // padding (with the scores in registers at F = 64 that is 57344 bytes
+    // instead of 58368: four blocks per H100 SM instead of three).
+    if (swizzledStateApplies(c) || c.wgmmaOutputs) {
+      c.swizzledState = !c.wgmmaOutputs;
       c.shape.statePad = 0;
     }
     return c;

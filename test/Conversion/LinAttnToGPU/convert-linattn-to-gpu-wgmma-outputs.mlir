@@ -16,7 +16,8 @@
 // V_c, both row layouts: A K-major, B MN-major) and four over the features
 // (φ(Q_c) by the state), where each warp issued 64 mma.sync.
 //      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
-//       ON-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel
+// The swizzled tiles need no padding: 4096 elements each, not 64 rows of 72.
+//       ON-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel
 // The scores of all 64 keys in one block (m64n64k16, one wait a chunk
 // fewer than two blocks of 32).
 //   ON-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
@@ -47,12 +48,24 @@
 //   OFF-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
 //       OFF-NOT: nvvm.wgmma.mma_async
 //           OFF: gpu.return
-// The scores in registers have no shared tile for wgmma to read: the
-// option does not apply.
+// With the scores in registers too (scores-in-registers), P V_c takes them
+// as wgmma's A in registers, where they were rounded from the scores'
+// accumulators: four m64n64k16 of inline PTX (NVVM's op has no register A),
+// B = V_c MN-major (transposed), chained through the accumulators; then
+// φ(Q_c) S into them. No scores tile: 57344 bytes of shared memory, four
+// blocks per H100 SM where the shared tile leaves three.
 //   REGS-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
-//  REGS-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
-//          REGS: nvvm.mma.sync
+//    REGS-SAME: workgroup(%{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel
+//  REGS-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+//          REGS: nvvm.wgmma.wait.group.sync.aligned 0
+//      REGS-NOT: nvvm.mma.sync
+//          REGS: nvvm.wgmma.fence.aligned
+//      REGS-NOT: nvvm.wgmma.mma_async
+//  REGS-COUNT-4: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $37, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.*}},=f,r,r,r,r,l,r,0,1,{{.*}},31"
+//  REGS-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+//     REGS-NEXT: nvvm.wgmma.commit.group.sync.aligned
 //  REGS-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
+//      REGS-NOT: nvvm.mma.sync
 //      REGS-NOT: nvvm.wgmma.mma_async
 //          REGS: gpu.return
 // Without wgmma (the option, or the chip), nothing changes.
@@ -102,7 +115,7 @@ func.func @f16(%fq: tensor<2x1000x64xf16>, %fk: tensor<2x1000x64xf16>, %v: tenso
 // kernel asks for the two blocks per SM its shape was chosen for (ptxas
 // alone took 152 registers, one block).
 //      ON-LABEL: gpu.func @linattn_scan_chunked_wide_forward_features_0(
-//       ON-SAME: %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<9216xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 2 : i32}
+//       ON-SAME: %{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<8192xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}) kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 2 : i32}
 //   ON-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 //            ON: nvvm.fence.proxy
 //            ON: gpu.shuffle  idx

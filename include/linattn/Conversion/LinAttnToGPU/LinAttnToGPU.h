@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace mlir {
 class ModuleOp;
@@ -48,6 +49,40 @@ inline constexpr llvm::StringLiteral kPrefetchL2Asm = "prefetch.L2 [$0];";
 /// keeps subnormal results, which takes ptxas three instructions more.
 inline constexpr llvm::StringLiteral kEx2ApproxFtzIntrinsic =
     "llvm.nvvm.ex2.approx.ftz.f32";
+
+/// The inline PTX of wgmma.mma_async m64n`n`k16 with A in registers, which
+/// NVVM's op does not spell (it takes A from shared memory only): f32
+/// accumulators, `bf16` or f16 A and B, B MN-major (transposed) from its
+/// shared-memory descriptor. Operands: $0 .. $(n/2 - 1) the accumulators
+/// (outputs, each tied to an input after the others), the four A registers
+/// (b32: pairs of 16-bit elements in mma.sync's m16n8k16 A layout, per warp
+/// of the warpgroup its 16 rows), the B descriptor (b64) and scale-d (b32:
+/// 0 ignores the accumulators' inputs). The GPU emulator runs exactly the
+/// strings this returns, with `wgmmaRegisterAConstraints(n)`.
+inline std::string wgmmaRegisterAAsm(int64_t n, bool bf16) {
+  int64_t d = n / 2;
+  std::string accumulators;
+  for (int64_t i = 0; i < d; ++i)
+    accumulators += (i ? ", $" : "$") + std::to_string(i);
+  auto operand = [&](int64_t i) { return "$" + std::to_string(d + i); };
+  const char *type = bf16 ? "bf16" : "f16";
+  return "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(5) +
+         ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+         "k16.f32." + type + "." + type + " {" + accumulators + "}, {" +
+         operand(0) + ", " + operand(1) + ", " + operand(2) + ", " +
+         operand(3) + "}, " + operand(4) + ", p, 1, 1, 1;\n}";
+}
+/// The constraints of `wgmmaRegisterAAsm(n, ...)`'s operands.
+inline std::string wgmmaRegisterAConstraints(int64_t n) {
+  int64_t d = n / 2;
+  std::string constraints;
+  for (int64_t i = 0; i < d; ++i)
+    constraints += "=f,";
+  constraints += "r,r,r,r,l,r";
+  for (int64_t i = 0; i < d; ++i)
+    constraints += "," + std::to_string(i);
+  return constraints;
+}
 /// The largest `narrowOffsetLimit`: every offset a chunk loop computes is
 /// below it, so unsigned 32-bit arithmetic cannot wrap.
 inline constexpr int64_t kMaxNarrowOffsetLimit = int64_t(1) << 31;
@@ -304,8 +339,11 @@ struct LinAttnToGPUKernelOptions {
   /// wgmma-chunks) compute O_c = P V_c + φ(Q_c) S by wgmma too, from the
   /// masked scores and the state rounded to bf16 in shared memory in the
   /// 128-byte swizzle: at F = 64 eight m64n64k16 a chunk for the warpgroup
-  /// where each warp issued 64 mma.sync and 64 ldmatrix. Off until a GPU has
-  /// measured it.
+  /// where each warp issued 64 mma.sync and 64 ldmatrix. With
+  /// scoresInRegisters too (F = 64), P V_c takes the scores as wgmma's A in
+  /// registers (`wgmmaRegisterAAsm`): no scores tile, 57344 bytes of shared
+  /// memory, four blocks per H100 SM for the unnormalized loop (124
+  /// registers). Off until a GPU has measured it.
   bool wgmmaOutputs = false;
   /// The chunked kernels' loops over a thread's 16-byte groups of a chunk
   /// (async copies issued, the feature map in place, bulk copies' rows)

@@ -17,6 +17,11 @@ are laid out here independently of the emulator, so a case that passes on
 a GPU checks the emulator's reading of the descriptors against the
 hardware, and one that passes on the emulator checks the kernel.
 
+The register-A cases keep A row by row in its buffer; each thread packs
+its fragment from there (mma.sync's m16n8k16 A layout, per warp its 16
+rows), and the k-steps are the inline PTX the chunk loops emit for P·V
+with their scores in registers (wgmmaRegisterAAsm), B MN-major.
+
     wgmma_cases.py --tools=BUILD/bin --workdir=DIR [--emulate [--errors]]
                    [--chip=sm_90a]
     wgmma_cases.py --emit=NAME      prints the kernel of case NAME
@@ -129,7 +134,89 @@ class Layout:
         return out
 
 
-def kernel_mlir(name, dtype, n, depth, la, lb, loop=False):
+class RowMajor:
+    """An operand stored row by row, for a case whose A is loaded into
+    registers (element (r, k) at r * depth + k)."""
+
+    kind = "row"
+
+    def __init__(self, rows, depth, eb):
+        self.rows, self.depth, self.eb = rows, depth, eb
+        self.bytes = rows * depth * eb
+
+    def image(self, values):
+        return np.asarray(values, dtype=np.float64).reshape(-1)
+
+
+def register_a_asm(n, dtype):
+    """The inline PTX of wgmma with A in registers and B MN-major, as the
+    chunk loops emit it (wgmmaRegisterAAsm in LinAttnToGPU.h, which the
+    emulator runs exactly), escaped for an MLIR string."""
+    d = n // 2
+    acc = ", ".join(f"${i}" for i in range(d))
+    text = ("{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, "
+            "{$%d, $%d, $%d, $%d}, $%d, p, 1, 1, 1;\n}"
+            % (d + 5, n, dtype, dtype, acc, d, d + 1, d + 2, d + 3, d + 4))
+    constraints = "=f," * d + "r,r,r,r,l,r" + "".join(f",{i}" for i in range(d))
+    return text.replace("\n", "\\0A"), constraints
+
+
+def register_a_steps(emit, dtype, n, depth, lb, acc):
+    """The k-steps of a register-A case: each thread packs its A fragment
+    (mma.sync's m16n8k16 layout, its warp's 16 rows) from A's row-major
+    copy in %sa, and the inline-PTX wgmmas chain their accumulators."""
+    mlir_type = TYPES[dtype][0]
+    words = n // 2
+    text, constraints = register_a_asm(n, dtype)
+    emit("      %ra32 = arith.constant 32 : index")
+    emit("      %ra4 = arith.constant 4 : index")
+    emit("      %ra16 = arith.constant 16 : index")
+    emit(f"      %rad = arith.constant {depth} : index")
+    emit("      %raw = arith.divui %t, %ra32 : index")
+    emit("      %ral = arith.remui %t, %ra32 : index")
+    emit("      %rag = arith.divui %ral, %ra4 : index")
+    emit("      %raq = arith.remui %ral, %ra4 : index")
+    emit("      %raw16 = arith.muli %raw, %ra16 : index")
+    emit("      %rar = arith.addi %raw16, %rag : index")
+    emit("      %raq2 = arith.addi %raq, %raq : index")
+    # Every fragment before the fence, as the chunk loops have theirs (a
+    # register written between the wgmmas of a group takes ptxas' injected
+    # warpgroup.arrive, warning C7519).
+    regs = {}
+    for s in range(depth // 16):
+        for i in range(4):
+            tag = f"{s}_{i}"
+            emit(f"      %rk{tag} = arith.constant {16 * s + 8 * (i // 2) + 8 * depth * (i % 2)} : index")
+            emit(f"      %rrow{tag} = arith.muli %rar, %rad : index")
+            emit(f"      %rbase{tag} = arith.addi %rrow{tag}, %rk{tag} : index")
+            emit(f"      %rlo{tag} = arith.addi %rbase{tag}, %raq2 : index")
+            emit(f"      %rhi{tag} = arith.addi %rlo{tag}, %c1i : index")
+            emit(f"      %rx{tag} = memref.load %sa[%rlo{tag}] : !a")
+            emit(f"      %ry{tag} = memref.load %sa[%rhi{tag}] : !a")
+            emit(f"      %rv{tag} = vector.from_elements %rx{tag}, %ry{tag} : vector<2x{mlir_type}>")
+            emit(f"      %rc{tag} = vector.bitcast %rv{tag} : vector<2x{mlir_type}> to vector<1xi32>")
+            emit(f"      %reg{tag} = vector.extract %rc{tag}[0] : i32 from vector<1xi32>")
+            regs.setdefault(s, []).append(f"%reg{tag}")
+    emit(f"      %acc0 = llvm.mlir.undef : {acc}")
+    emit("      nvvm.wgmma.fence.aligned")
+    for s in range(depth // 16):
+        emit(f"      %ob{s} = arith.constant {lb.step_offset(s)} : i64")
+        emit(f"      %xb{s} = arith.addi %pb64, %ob{s} : i64")
+        emit(f"      %yb{s} = arith.shrui %xb{s}, %c4 : i64")
+        emit(f"      %db{s} = arith.ori %yb{s}, %hib : i64")
+        emit(f"      %scale{s} = arith.constant {1 if s else 0} : i32")
+        ins = []
+        for i in range(words):
+            emit(f"      %in{s}_{i} = llvm.extractvalue %acc{s}[{i}] : {acc}")
+            ins.append(f"%in{s}_{i}")
+        operands = ", ".join(regs[s] + [f"%db{s}", f"%scale{s}"] + ins)
+        types = ", ".join(["i32"] * 4 + ["i64", "i32"] + ["f32"] * words)
+        emit(f'      %acc{s + 1} = llvm.inline_asm has_side_effects "{text}", '
+             f'"{constraints}" {operands} : ({types}) -> {acc}')
+
+
+def kernel_mlir(name, dtype, n, depth, la, lb, loop=False, register_a=False):
     mlir_type, eb, kstep = TYPES[dtype]
     ea, eb_ = la.bytes // eb, lb.bytes // eb
     words = n // 2
@@ -165,6 +252,8 @@ def kernel_mlir(name, dtype, n, depth, la, lb, loop=False):
          "space = #nvvm.shared_space<cta>}")
     emit("      gpu.barrier")
     for buf, tag, mem, lay in (("%sa", "a", "!a", la), ("%sb", "b", "!b", lb)):
+        if register_a and tag == "a":
+            continue
         emit(f"      %p{tag} = memref.extract_aligned_pointer_as_index {buf} : {mem} -> index")
         emit(f"      %p{tag}64 = arith.index_cast %p{tag} : index to i64")
         emit(f"      %hi{tag} = arith.constant {lay.high_bits() - (1 << 64) if lay.high_bits() >= 1 << 63 else lay.high_bits()} : i64")
@@ -174,7 +263,10 @@ def kernel_mlir(name, dtype, n, depth, la, lb, loop=False):
     steps = depth // kstep
     shape = f"#nvvm.shape<m = 64, n = {n}, k = {kstep}>"
     types = f"A [<{dtype}>, <one>, <{ta}>], B [<{dtype}>, <one>, <{tb}>]"
-    if loop:
+    if register_a:
+        emit("      %c1i = arith.constant 1 : index")
+        register_a_steps(emit, dtype, n, depth, lb, acc)
+    elif loop:
         # The k-steps as a loop carrying the accumulator, from zeros.
         emit(f"      %acc0 = llvm.mlir.zero : {acc}")
         emit("      nvvm.wgmma.fence.aligned")
@@ -197,7 +289,7 @@ def kernel_mlir(name, dtype, n, depth, la, lb, loop=False):
     else:
         emit(f"      %acc0 = llvm.mlir.undef : {acc}")
         emit("      nvvm.wgmma.fence.aligned")
-    for s in (range(0) if loop else range(steps)):
+    for s in (range(0) if loop or register_a else range(steps)):
         for tag, lay in (("a", la), ("b", lb)):
             emit(f"      %o{tag}{s} = arith.constant {lay.step_offset(s)} : i64")
             emit(f"      %x{tag}{s} = arith.addi %p{tag}64, %o{tag}{s} : i64")
@@ -258,16 +350,23 @@ def kernel_mlir(name, dtype, n, depth, la, lb, loop=False):
 
 
 class Case:
+    """a_layout None: A in registers (register_a_steps), copied to %sa row
+    by row."""
+
     def __init__(self, name, dtype, n, depth, a_layout, b_layout, seed,
                  loop=False):
         _, eb, kstep = TYPES[dtype]
         rng = np.random.default_rng(seed)
         a = exact_values(rng, (64, depth), dtype)
         b = exact_values(rng, (n, depth), dtype)
-        la = Layout(*a_layout[:2], 64, depth, eb, kstep, *a_layout[2:])
+        register_a = a_layout is None
+        # Row-major: a K-major layout without swizzle whose core matrices
+        # are one row of 16 bytes (only its image and size are used).
+        la = (RowMajor(64, depth, eb) if register_a else
+              Layout(*a_layout[:2], 64, depth, eb, kstep, *a_layout[2:]))
         lb = Layout(*b_layout[:2], n, depth, eb, kstep, *b_layout[2:])
         self.name = name
-        self.mlir = kernel_mlir(name, dtype, n, depth, la, lb, loop)
+        self.mlir = kernel_mlir(name, dtype, n, depth, la, lb, loop, register_a)
         image = np.concatenate([la.image(a), lb.image(b)]).astype(np.float32)
         self.inputs = [image]
         self.expected = [(a @ b.T).reshape(-1)]
@@ -297,6 +396,12 @@ def cases():
                     seed=2000, loop=True))
     out.append(Case("f16_mn_none_loop", "f16", 256, 32, ("mn", 0), ("k", 0),
                     seed=2001, loop=True))
+    # A in registers (the chunk loops' P·V with their scores in registers),
+    # B MN-major in the 128-byte swizzle, four chained k-steps.
+    out.append(Case("bf16_regs_mn_sw128", "bf16", 64, 64, None, ("mn", 128),
+                    seed=2002))
+    out.append(Case("f16_regs_mn_none", "f16", 16, 32, None, ("mn", 0),
+                    seed=2003))
     return out
 
 
@@ -344,6 +449,13 @@ ERRORS = [
        "      %tq16 = arith.muli %tq, %c16i64 : i64\n"
        "      %xa0 = arith.addi %pa64, %tq16 : i64")],
      "wgmma.mma_async descriptors differ across warpgroup 0"),
+    ("read_register_a_before_wait", "bf16_regs_mn_sw128",
+     [(WAIT, ""), ("      gpu.return", WAIT + "      gpu.return")],
+     "= llvm.inline_asm has_side_effects \"{\\0A.reg .pred p;"),
+    ("divergent_scale", "bf16_regs_mn_sw128",
+     [("%scale1 = arith.constant 1 : i32",
+       "%scale1 = arith.index_cast %t : index to i32")],
+     "wgmma.mma_async scale-d differs across warpgroup 0 (thread 0 and this one)"),
     ("outside_shared_memory", "bf16_k_none",
      [("%xb0 = arith.addi %pb64, %ob0 : i64",
        "%far = arith.constant 65536 : i64\n"
