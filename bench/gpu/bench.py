@@ -94,6 +94,9 @@ ONLY_FEATURES = {
     "linattn chunked bf16, wgmma chunks, normalized": (128,),
     "linattn chunked bf16, sequence-parallel-blocks=384": (128,),
     "linattn chunked bf16, wgmma outputs": (64, 128),
+    "linattn chunked bf16, wgmma outputs, scores in registers": (64,),
+    "linattn chunked bf16, wgmma outputs, scores in registers, 4 blocks/SM":
+        (64,),
     "linattn chunked bf16, wgmma outputs, normalized": (64,),
     "linattn recurrent f32, fitted registers": (128,),
 }
@@ -131,7 +134,8 @@ def budget_order(shapes):
 # GPU time is short"): the defaults of each kernel, the rows whose options
 # are still undecided (the portable chunk loops at D = 128 against the
 # default's chunks of 64, wgmma chunks for the normalized loops, 384
-# sequence-parallel blocks, the outputs by wgmma, the scores in registers
+# sequence-parallel blocks, the outputs by wgmma (from shared tiles, and
+# with the scores as wgmma's A in registers), the scores in registers
 # with three and four blocks per SM at D = 64, the strict-fp32 scan in
 # blocks of 512 threads or split into segments for 528 blocks of 128, the
 # strict-fp32 scan chunk by chunk on CUDA cores) and every peer.
@@ -140,7 +144,9 @@ LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32|simt chunks f
                "|^linattn chunked bf16, (chunks of 32|wgmma chunks, normalized"
                "|scores in registers|scores in registers, 4 blocks/SM"
                "|sequence-parallel-blocks=384|normalized|wgmma outputs"
-               "|wgmma outputs, normalized|unrolled staging)$"
+               "|wgmma outputs, normalized|wgmma outputs, scores in registers"
+               "|wgmma outputs, scores in registers, 4 blocks/SM"
+               "|unrolled staging)$"
                "|^fla\\.|^fast_transformers|SDPA")
 LEASE_BUDGET_S = 300
 
@@ -267,6 +273,11 @@ LINATTN_VARIANTS = [
      "wgmma-chunks=true row-tile-warps=1", 2.5e-2),
     ("linattn chunked bf16, wgmma outputs", "bf16", "wgmma-outputs=true",
      2.5e-2),
+    ("linattn chunked bf16, wgmma outputs, scores in registers", "bf16",
+     "wgmma-outputs=true scores-in-registers=true", 2.5e-2),
+    ("linattn chunked bf16, wgmma outputs, scores in registers, 4 blocks/SM",
+     "bf16", "wgmma-outputs=true scores-in-registers=true "
+     "min-blocks-per-sm=4 sequence-parallel-blocks=512", 2.5e-2),
     ("linattn chunked bf16, unrolled staging", "bf16", "unroll-staging=true",
      2.5e-2),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
@@ -402,6 +413,19 @@ LINATTN_NOTES = {
         "instead of 112, three blocks per SM either way); at D = 128 (chunks "
         "of 64, two warpgroups) twelve m64n32k16 a warpgroup, bounded to two "
         "blocks per SM; the state update overlapping O's stores",
+    "linattn chunked bf16, wgmma outputs, scores in registers":
+        "wgmma-outputs=true scores-in-registers=true: at D = 64 all four "
+        "products on wgmma, as FLA's fused chunk loop has them: P·V takes "
+        "the masked scores as wgmma's A in registers (inline PTX), rounded "
+        "from the scores' accumulators, with no scores tile and no stores "
+        "of them; 57344 bytes of shared memory: the batch-parallel loop 124 "
+        "registers, four blocks per H100 SM (the wgmma outputs row: three), "
+        "the segments' outputs 146, three",
+    "linattn chunked bf16, wgmma outputs, scores in registers, 4 blocks/SM":
+        "the same with min-blocks-per-sm=4 sequence-parallel-blocks=512: "
+        "the segments' outputs in 128 registers (8 bytes spilled), four "
+        "blocks per SM, segments for 512 blocks (B8·H16·D64: 4 instead of "
+        "3)",
     "linattn chunked bf16, unrolled staging":
         "unroll-staging=true: each thread's 16-byte groups of a chunk (the "
         "next chunk's copies issued, elu + 1 in place) one after the other "

@@ -279,6 +279,13 @@ def configurations():
         for normalized in (False, True):
             both_grids("wgmma-outputs", "wgmma=true wgmma-outputs=true" + wide,
                        "wgmma", normalized)
+        # With the scores in registers too (F = 64, one warpgroup): P·V by
+        # wgmma with A in registers, no scores tile.
+        if f == 64:
+            for normalized in (False, True):
+                both_grids("wgmma-outputs scores-in-registers",
+                           "wgmma=true wgmma-outputs=true "
+                           "scores-in-registers=true", "wgmma", normalized)
         # The groups of a chunk staged unrolled (unroll-staging=true): the
         # benchmark's function, the default's kernels otherwise.
         both_grids("wgmma unroll-staging", "wgmma=true unroll-staging=true" + wide,
