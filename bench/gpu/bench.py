@@ -95,8 +95,8 @@ ONLY_FEATURES = {
     "linattn chunked bf16, sequence-parallel-blocks=384": (128,),
     "linattn chunked bf16, wgmma outputs": (64, 128),
     "linattn chunked bf16, wgmma outputs, scores in registers": (64,),
-    "linattn chunked bf16, wgmma outputs, scores in registers, 4 blocks/SM":
-        (64,),
+    "linattn chunked bf16, wgmma outputs, scores in registers, "
+    "sequence-parallel-blocks=512": (64,),
     "linattn chunked bf16, wgmma outputs, normalized": (64,),
     "linattn recurrent f32, fitted registers": (128,),
 }
@@ -145,7 +145,7 @@ LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32|simt chunks f
                "|scores in registers|scores in registers, 4 blocks/SM"
                "|sequence-parallel-blocks=384|normalized|wgmma outputs"
                "|wgmma outputs, normalized|wgmma outputs, scores in registers"
-               "|wgmma outputs, scores in registers, 4 blocks/SM"
+               "|wgmma outputs, scores in registers, sequence-parallel-blocks=512"
                "|unrolled staging)$"
                "|^fla\\.|^fast_transformers|SDPA")
 LEASE_BUDGET_S = 300
@@ -275,9 +275,10 @@ LINATTN_VARIANTS = [
      2.5e-2),
     ("linattn chunked bf16, wgmma outputs, scores in registers", "bf16",
      "wgmma-outputs=true scores-in-registers=true", 2.5e-2),
-    ("linattn chunked bf16, wgmma outputs, scores in registers, 4 blocks/SM",
-     "bf16", "wgmma-outputs=true scores-in-registers=true "
-     "min-blocks-per-sm=4 sequence-parallel-blocks=512", 2.5e-2),
+    ("linattn chunked bf16, wgmma outputs, scores in registers, "
+     "sequence-parallel-blocks=512", "bf16",
+     "wgmma-outputs=true scores-in-registers=true "
+     "sequence-parallel-blocks=512", 2.5e-2),
     ("linattn chunked bf16, unrolled staging", "bf16", "unroll-staging=true",
      2.5e-2),
     ("linattn recurrent f32", "f32", "scan-kernel=recurrent", 1e-4),
@@ -418,14 +419,13 @@ LINATTN_NOTES = {
         "products on wgmma, as FLA's fused chunk loop has them: P·V takes "
         "the masked scores as wgmma's A in registers (inline PTX), rounded "
         "from the scores' accumulators, with no scores tile and no stores "
-        "of them; 57344 bytes of shared memory: the batch-parallel loop 124 "
-        "registers, four blocks per H100 SM (the wgmma outputs row: three), "
-        "the segments' outputs 146, three",
-    "linattn chunked bf16, wgmma outputs, scores in registers, 4 blocks/SM":
-        "the same with min-blocks-per-sm=4 sequence-parallel-blocks=512: "
-        "the segments' outputs in 128 registers (8 bytes spilled), four "
-        "blocks per SM, segments for 512 blocks (B8·H16·D64: 4 instead of "
-        "3)",
+        "of them; 57344 bytes of shared memory and 124 registers (the "
+        "batch-parallel loop and the segments' outputs): four blocks per "
+        "H100 SM (the wgmma outputs row: three)",
+    "linattn chunked bf16, wgmma outputs, scores in registers, "
+    "sequence-parallel-blocks=512":
+        "the same with sequence-parallel-blocks=512: segments for one wave "
+        "of four blocks per SM (B8·H16·D64: 4 instead of 3)",
     "linattn chunked bf16, unrolled staging":
         "unroll-staging=true: each thread's 16-byte groups of a chunk (the "
         "next chunk's copies issued, elu + 1 in place) one after the other "

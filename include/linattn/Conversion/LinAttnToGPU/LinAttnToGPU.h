@@ -342,7 +342,7 @@ struct LinAttnToGPUKernelOptions {
   /// where each warp issued 64 mma.sync and 64 ldmatrix. With
   /// scoresInRegisters too (F = 64), P V_c takes the scores as wgmma's A in
   /// registers (`wgmmaRegisterAAsm`): no scores tile, 57344 bytes of shared
-  /// memory, four blocks per H100 SM for the unnormalized loop (124
+  /// memory, four blocks per H100 SM for the unnormalized loops (124
   /// registers). Off until a GPU has measured it.
   bool wgmmaOutputs = false;
   /// The chunked kernels' loops over a thread's 16-byte groups of a chunk
