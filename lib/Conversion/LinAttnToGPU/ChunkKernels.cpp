@@ -955,8 +955,9 @@ public:
   /// past Dv. Each element's guard compares its column in the tile with the
   /// block's columns in Dv in 32 bits: as 64-bit compares of its column in
   /// the row with Dv, ptxas kept them live across the loads, and the F = 64
-  /// segment outputs kernel took 146 registers instead of 126 (three blocks
-  /// per H100 SM instead of four).
+  /// segment outputs kernel with its outputs on wgmma and its scores in
+  /// registers took 146 registers instead of 124 (three blocks per H100 SM
+  /// instead of four).
   SmallVector<Value> loadStateTile(Value buffer, Value rowBase) {
     Type i32 = b.getI32Type();
     auto narrow = [&](Value index) {
@@ -1919,8 +1920,8 @@ private:
   /// group of the value tile, N = DT / G columns from column0: m64nNk16
   /// steps over the chunk's keys, the masked scores (K-major, or with
   /// `scoresInRegisters()` this warp's A fragments `scoreFragments`, four
-  /// registers per 16 keys) by V_c
-  /// (MN-major, as the state update takes it), then over the features,
+  /// registers per 16 keys) by V_c (MN-major, as the state update takes
+  /// it), then over the features,
   /// φ(Q_c) (K-major, as the scores take it) by the state tile (MN-major,
   /// F rows of 128-byte blocks), all in the 128-byte swizzle, one
   /// accumulator. The MN-major operands start column0 into their blocks:
