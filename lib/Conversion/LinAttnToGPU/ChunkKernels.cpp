@@ -70,11 +70,8 @@ SmallVector<Type> chunkTileBuffers(const ChunkedScanConfig &c,
   }
   SmallVector<Type> buffers = {
       features, features, workgroupBufferType(c.dataType, staged * c.ldV())};
-  // The scores' tile of the outputs by wgmma is in the 128-byte swizzle,
-  // without the rows' padding.
   if (!c.scoresInRegisters())
-    buffers.push_back(workgroupBufferType(
-        c.dataType, chunk * (c.wgmmaOutputs ? chunk : c.ldC())));
+    buffers.push_back(workgroupBufferType(c.dataType, chunk * c.ldC()));
   buffers.push_back(state);
   if (c.keepsNormalizer())
     buffers.push_back(normalizer);
@@ -206,7 +203,6 @@ public:
     featureSlot = valueSlot = zero;
     cF = kb.idx(c.features);
     ldF = kb.idx(c.ldF());
-    ldC = kb.idx(c.ldC());
     if (vectorWidth() > 1) {
       for (Value buffer : {qBuf, kBuf}) {
         if (!buffer)
@@ -2157,7 +2153,7 @@ private:
   Value qs, ks, vs, ps, ss, zs, rs, cs;
   /// With bulk copies: the mbarriers, one per slot (i64).
   Value barriers;
-  Value tid, warp, cF, ldF, ldC, zero;
+  Value tid, warp, cF, ldF, zero;
   /// The type of global offsets (`toOffset`); Dv and the block's first
   /// value column in it.
   Type offsetType;

@@ -340,8 +340,10 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     // The outputs by wgmma read S in the 128-byte swizzle, which needs no
     // padding (with the scores in registers at F = 64 that is 57344 bytes
     // instead of 58368: four blocks per H100 SM instead of three).
-    if (swizzledStateApplies(c) || c.wgmmaOutputs) {
-      c.swizzledState = !c.wgmmaOutputs;
+    if (c.wgmmaOutputs) {
+      c.shape.statePad = 0;
+    } else if (swizzledStateApplies(c)) {
+      c.swizzledState = true;
       c.shape.statePad = 0;
     }
     return c;

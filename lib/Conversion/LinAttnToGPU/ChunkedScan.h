@@ -235,13 +235,16 @@ struct ChunkedScanConfig {
   bool scaledState() const { return dataType.isF16(); }
   /// Row lengths of the shared tiles (padded, see `rowPadding` and
   /// `valueRowPadding`): φ(Q_c) and φ(K_c) are C x F, V_c is C x DT, S is
-  /// F x DT, the scores C x C.
+  /// F x DT, the scores C x C (unpadded in the 128-byte swizzle of the
+  /// outputs by wgmma).
   int64_t ldF() const { return wgmma ? features : features + pad(); }
   int64_t ldV() const {
     return wgmmaState ? shape.dvTile : shape.dvTile + shape.valuePad;
   }
   int64_t ldS() const { return shape.dvTile + shape.statePad; }
-  int64_t ldC() const { return shape.chunk + pad(); }
+  int64_t ldC() const {
+    return wgmmaOutputs ? shape.chunk : shape.chunk + pad();
+  }
   int64_t pad() const { return rowPadding(dataBytes()); }
   /// Bytes of an element of Q, K, V and the staged tiles.
   int64_t dataBytes() const { return dataType.getIntOrFloatBitWidth() / 8; }

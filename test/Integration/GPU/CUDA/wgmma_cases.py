@@ -360,8 +360,8 @@ class Case:
         a = exact_values(rng, (64, depth), dtype)
         b = exact_values(rng, (n, depth), dtype)
         register_a = a_layout is None
-        # Row-major: a K-major layout without swizzle whose core matrices
-        # are one row of 16 bytes (only its image and size are used).
+        # A in registers: its buffer holds A row by row, from which each
+        # thread packs its fragment.
         la = (RowMajor(64, depth, eb) if register_a else
               Layout(*a_layout[:2], 64, depth, eb, kstep, *a_layout[2:]))
         lb = Layout(*b_layout[:2], n, depth, eb, kstep, *b_layout[2:])
