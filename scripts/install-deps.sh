@@ -2,7 +2,8 @@
 # Installs what linattn needs to build and test on Debian 12 (bookworm):
 # LLVM/MLIR 22 and its tools, clang/lld 22, OpenMP, CMake, Ninja, ccache,
 # Python's headers (the package's native call module) and the Python packages
-# the tests use. Idempotent: installs only what is missing.
+# the tests use (with LINATTN_SANITIZERS=1 also clang's sanitizer runtimes).
+# Idempotent: installs only what is missing.
 # The CUDA toolkit is optional and not installed here (see README); when it
 # is there and lacks cuobjdump, NVIDIA's cuobjdump and nvdisasm wheels are.
 set -euo pipefail
@@ -13,6 +14,10 @@ APT_PACKAGES=(
   cmake ninja-build ccache
   python3 python3-dev python3-pip python3-venv
 )
+# `make check-sanitizers` (LINATTN_SANITIZERS=1): clang's sanitizer runtimes.
+if [ "${LINATTN_SANITIZERS:-0}" = 1 ]; then
+  APT_PACKAGES+=(libclang-rt-22-dev)
+fi
 PIP_PACKAGES=(numpy pytest)
 
 sudo_if_needed() {

@@ -168,7 +168,29 @@ if _capability is not None:
         config.available_features.add("cuda-sm90")
 
 # The C++ compiler (and linker) this build uses: the AOT example tests compile
-# and link against linattn-compile's objects with it.
+# and link against linattn-compile's objects with it (and against linattn's
+# libraries: with sanitizers, linking their runtime as those do).
 config.substitutions.append(
     ("%clangxx", config.cxx_compiler +
-     (" -fuse-ld=" + config.cxx_linker if config.cxx_linker else "")))
+     (" -fuse-ld=" + config.cxx_linker if config.cxx_linker else "") +
+     (" " + config.sanitizer_link_flags
+      if config.sanitizer_link_flags else "")))
+
+# A sanitizer build (`make check-sanitizers`, cmake/LinAttnSanitizers.cmake):
+# every process the tests start loads the sanitizer runtime first, since
+# python3, Debian's mlir-opt and LLVM's tools load or run next to linattn's
+# instrumented libraries without being instrumented themselves. Not reported:
+# leaks (LLVM keeps its globals to the end, and a thread that met a fatal
+# error of LLVM's backend is parked with its frames for good:
+# lib/Conversion/LinAttnToGPU/LLVMFatalErrors.cpp), and memory that LLVM's
+# allocators poison from code inlined into linattn's instrumented sources and
+# then hand to Debian's uninstrumented LLVM, which writes it without
+# unpoisoning it (allow_user_poisoning=0). UBSan stops at the first error.
+# Options set by the caller come after these and win.
+if config.sanitizer_runtime:
+    config.available_features.add("sanitizers")
+    config.environment["LD_PRELOAD"] = config.sanitizer_runtime
+    for name, ours in (("ASAN_OPTIONS", "detect_leaks=0:allow_user_poisoning=0"),
+                       ("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")):
+        config.environment[name] = ":".join(
+            filter(None, (ours, os.environ.get(name))))

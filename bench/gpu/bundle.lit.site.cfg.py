@@ -26,6 +26,10 @@ config.cuobjdump = shutil.which("cuobjdump") or ""
 config.host_python = sys.executable
 config.cxx_compiler = os.environ.get("CXX") or shutil.which("c++") or "c++"
 config.cxx_linker = ""
+# No sanitizer runtime to preload or link: a bundle is made from a plain build
+# (a sanitizer build's own tests of its bundle inherit the preloaded runtime).
+config.sanitizer_link_flags = ""
+config.sanitizer_runtime = ""
 # No MLIR headers and no native Python call module: the suites that need them
 # do not run on a bundle.
 config.mlir_include_dirs = ""

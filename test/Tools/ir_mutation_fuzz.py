@@ -241,7 +241,10 @@ def defect(proc):
     """Why `proc`'s end is a defect, None if it is not."""
     if proc.returncode < 0 or proc.returncode >= 128:
         return f"killed by signal {abs(proc.returncode) % 128}"
-    for mark in ("Stack dump", "LLVM ERROR", "PLEASE submit a bug report"):
+    # A sanitizer's report (a build with `make check-sanitizers`) counts as
+    # a crash even where the sanitizer exits with a plain status.
+    for mark in ("Stack dump", "LLVM ERROR", "PLEASE submit a bug report",
+                 "Sanitizer", "runtime error:"):
         if mark in proc.stderr:
             return f"'{mark}' in its output"
     if proc.returncode != 0 and not re.search(r"error|^linattn-run: ",
