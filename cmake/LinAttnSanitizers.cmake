@@ -1,6 +1,10 @@
 # Sanitizer builds: LLVM_USE_SANITIZER set to "Address", "Undefined" or
 # "Address;Undefined" (`make check-sanitizers` sets the last), which
-# HandleLLVMOptions turns into the compile and link flags of every target.
+# HandleLLVMOptions, included after this file, turns into the compile and
+# link flags of every target. It takes UBSan's from LLVM_UBSAN_FLAGS, which
+# LLVM's own build defines and its installed CMake modules do not: without
+# them "Undefined" would add nothing. They are LLVM's (no vptr checks: LLVM
+# and linattn are built without RTTI; the first error ends the process).
 #
 # LLVM and MLIR themselves are Debian's, uninstrumented. linattn's libraries
 # link clang's sanitizer runtime as a shared library (-shared-libsan), so that
@@ -53,6 +57,9 @@ if(NOT IS_ABSOLUTE "${LINATTN_SANITIZER_RUNTIME}" OR
                       "scripts/install-deps.sh` does)")
 endif()
 
+set(LLVM_UBSAN_FLAGS
+  "-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all"
+  CACHE STRING "Compile flags of UBSan with LLVM_USE_SANITIZER's Undefined")
 add_link_options(-shared-libsan)
 set(LINATTN_SANITIZER_LINK_FLAGS "-fsanitize=${_linattn_fsanitize} -shared-libsan")
 message(STATUS "linattn: sanitizers ${LLVM_USE_SANITIZER}, runtime "
