@@ -55,6 +55,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -239,6 +240,19 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return s.empty() ? "scalar" : s;
 }
 
+/// The bytes of a dense array of `shape` with elements of `elementSize`
+/// bytes, or nullopt where that count overflows int64_t: a shape from a
+/// .npy header or a function type could wrap around to a small count, pass
+/// the checks on the payload and let the function read far past it.
+static std::optional<int64_t> byteCount(ArrayRef<int64_t> shape,
+                                        size_t elementSize) {
+  std::optional<int64_t> bytes = static_cast<int64_t>(elementSize);
+  for (int64_t dim : shape)
+    if (bytes)
+      bytes = llvm::checkedMul(*bytes, dim);
+  return bytes;
+}
+
 /// Reads a little-endian, C-ordered .npy file of f2, f4 or f8 values.
 static FailureOr<Array> readNpy(StringRef path) {
   auto fail = [&](const Twine &why) -> FailureOr<Array> {
@@ -300,11 +314,14 @@ static FailureOr<Array> readNpy(StringRef path) {
       return fail("malformed shape");
     array.shape.push_back(dim);
   }
-  size_t bytes = array.numElements() * array.elementSize();
+  std::optional<int64_t> bytes = byteCount(array.shape, array.elementSize());
+  if (!bytes)
+    return fail("shape " + shapeString(array.shape) +
+                " has more bytes than 64 bits count");
   StringRef payload = data.substr(headerStart + headerLen);
-  if (payload.size() < bytes)
+  if (payload.size() < static_cast<uint64_t>(*bytes))
     return fail("file holds fewer values than its shape says");
-  array.bytes.assign(payload.begin(), payload.begin() + bytes);
+  array.bytes.assign(payload.begin(), payload.begin() + *bytes);
   return array;
 }
 
@@ -511,6 +528,12 @@ static int run(MLIRContext &context, const char *argv0) {
       }
       array.element = spec.element;
       array.shape.assign(spec.shape.begin(), spec.shape.end());
+      if (!byteCount(array.shape, array.elementSize())) {
+        llvm::errs() << "linattn-run: argument #" << i << " of @" << name
+                     << " (" << shapeString(spec.shape)
+                     << ") has more bytes than 64 bits count\n";
+        return 1;
+      }
       int64_t n = array.numElements();
       array.bytes.resize(n * array.elementSize());
       for (int64_t e = 0; e < n; ++e)
