@@ -53,8 +53,8 @@ clean:
 # Every test on a build of its own with AddressSanitizer and
 # UndefinedBehaviorSanitizer in linattn's code (cmake/LinAttnSanitizers.cmake):
 # the memory errors and undefined behaviour that Debian's LLVM, built without
-# assertions, lets through. Its tests take 2.6 times as long as `check`'s
-# (29 minutes on two cores); not part of CI.
+# assertions, lets through. Its tests take about three times as long as
+# `check`'s; not part of CI.
 SANITIZER_BUILD_DIR ?= build-sanitizers
 .PHONY: check-sanitizers
 check-sanitizers:
