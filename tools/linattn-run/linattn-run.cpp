@@ -528,14 +528,16 @@ static int run(MLIRContext &context, const char *argv0) {
       }
       array.element = spec.element;
       array.shape.assign(spec.shape.begin(), spec.shape.end());
-      if (!byteCount(array.shape, array.elementSize())) {
+      std::optional<int64_t> bytes =
+          byteCount(array.shape, array.elementSize());
+      if (!bytes) {
         llvm::errs() << "linattn-run: argument #" << i << " of @" << name
                      << " (" << shapeString(spec.shape)
                      << ") has more bytes than 64 bits count\n";
         return 1;
       }
+      array.bytes.resize(*bytes);
       int64_t n = array.numElements();
-      array.bytes.resize(n * array.elementSize());
       for (int64_t e = 0; e < n; ++e)
         writeElement(spec.element, uniform(generator),
                      array.bytes.data() + e * array.elementSize());

@@ -30,7 +30,8 @@ def main():
     with open(f"{d}/truncated.npy", "wb") as f:
         f.write(b"\x93NUMPY\x01\x00\xff\x7f{'descr'")
     with open(f"{d}/truncated-v2.npy", "wb") as f:
-        f.write(b"\x93NUMPY\x02\x00\xff")
+        # Version 2 with the first 3 of its header length's 4 bytes.
+        f.write(b"\x93NUMPY\x02\x00\xff\xff\xff")
     npy(f"{d}/int32.npy", header(descr="<i4"), floats)
     npy(f"{d}/big-endian.npy", header(descr=">f4"), floats)
     npy(f"{d}/fortran.npy", header(fortran=True), floats)
