@@ -170,17 +170,36 @@ static std::optional<Elementwise> matchPlainElementwise(Operation *op,
 }
 
 /// A contraction out[b..., i, j] = Σₖ lhs[b..., i, k] · rhs[b..., k, j] with
-/// a zero-filled accumulator, where either operand may have its two trailing
-/// dimensions swapped: linalg.matmul (any indexing maps), batch_matmul, and
-/// einsum-style generics, whose operands may come in either order (`lhs` is
-/// the one that carries i).
+/// a zero-filled accumulator, where each operand and the output may hold its
+/// dimensions in any order: linalg.matmul (any indexing maps), batch_matmul,
+/// and einsum-style generics, such as StableHLO's dot_general on
+/// [B, N, H, D] tensors ("bnhd,bmhd->bhnm"). The operands may come in either
+/// order (`lhs` is the one whose free dimension comes first in the output).
+/// The batch dimensions are taken in the order the output lists them.
 struct Contraction {
   Value lhs, rhs;
-  /// lhs is [b..., k, i].
-  bool lhsSwapped = false;
-  /// rhs is [b..., j, k].
-  bool rhsSwapped = false;
+  /// linalg.transpose permutations that bring lhs to [b..., i, k] and rhs to
+  /// [b..., k, j].
+  SmallVector<int64_t> lhsPerm, rhsPerm;
+  /// The permutation that takes the product [b..., i, j] to the output.
+  SmallVector<int64_t> outPerm;
 };
+
+static bool isIdentityPermutation(ArrayRef<int64_t> permutation) {
+  for (auto [d, p] : llvm::enumerate(permutation))
+    if (p != static_cast<int64_t>(d))
+      return false;
+  return true;
+}
+
+/// `permutation` followed by a swap of the last two dimensions.
+static SmallVector<int64_t> withLastTwoSwapped(ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> result(permutation);
+  size_t rank = result.size();
+  if (rank >= 2)
+    std::swap(result[rank - 1], result[rank - 2]);
+  return result;
+}
 
 static std::optional<Contraction> matchContraction(Operation *op) {
   auto linalgOp = dyn_cast_if_present<linalg::LinalgOp>(op);
@@ -243,48 +262,44 @@ static std::optional<Contraction> matchContraction(Operation *op) {
   if (iDim < 0 || jDim < 0 || kDim < 0)
     return std::nullopt;
 
-  // Every map lists the batch dimensions first, in the same order, then its
-  // two other dimensions.
   auto dimsOf = [](AffineMap map) {
-    SmallVector<unsigned> dims;
+    SmallVector<int64_t> dims;
     for (AffineExpr expr : map.getResults())
       dims.push_back(cast<AffineDimExpr>(expr).getPosition());
     return dims;
   };
-  SmallVector<unsigned> out = dimsOf(maps[2]), l = dimsOf(maps[0]),
-                        r = dimsOf(maps[1]);
+  SmallVector<int64_t> out = dimsOf(maps[2]), l = dimsOf(maps[0]),
+                       r = dimsOf(maps[1]);
   size_t rank = out.size();
+  if (rank < 2 || l.size() != rank || r.size() != rank)
+    return std::nullopt;
   // An einsum may list the operands the other way round ("de,nd->ne"): the
-  // products commute, so the operand that carries the output's row
-  // dimension is the left one.
-  if (rank >= 2 && out[rank - 2] == static_cast<unsigned>(jDim) &&
-      out[rank - 1] == static_cast<unsigned>(iDim)) {
+  // products commute, so the operand whose free dimension comes first in
+  // the output is the left one.
+  if (llvm::find(out, jDim) < llvm::find(out, iDim)) {
     std::swap(lhs, rhs);
     std::swap(l, r);
     std::swap(iDim, jDim);
   }
-  if (rank < 2 || l.size() != rank || r.size() != rank ||
-      out[rank - 2] != static_cast<unsigned>(iDim) ||
-      out[rank - 1] != static_cast<unsigned>(jDim))
-    return std::nullopt;
-  for (size_t b = 0; b + 2 < rank; ++b)
-    if (l[b] != out[b] || r[b] != out[b])
-      return std::nullopt;
-  Contraction result{lhs, rhs};
-  unsigned i = iDim, j = jDim, k = kDim;
-  if (l[rank - 2] == i && l[rank - 1] == k)
-    result.lhsSwapped = false;
-  else if (l[rank - 2] == k && l[rank - 1] == i)
-    result.lhsSwapped = true;
-  else
-    return std::nullopt;
-  if (r[rank - 2] == k && r[rank - 1] == j)
-    result.rhsSwapped = false;
-  else if (r[rank - 2] == j && r[rank - 1] == k)
-    result.rhsSwapped = true;
-  else
-    return std::nullopt;
-  return result;
+  SmallVector<int64_t> batch;
+  for (int64_t d : out)
+    if (d != iDim && d != jDim)
+      batch.push_back(d);
+  // The permutation that reads `layout` (loop dimensions) from `dims`.
+  auto permutationTo = [](ArrayRef<int64_t> dims, ArrayRef<int64_t> layout) {
+    SmallVector<int64_t> permutation;
+    for (int64_t d : layout)
+      permutation.push_back(llvm::find(dims, d) - dims.begin());
+    return permutation;
+  };
+  auto withTrailing = [&](int64_t a, int64_t b) {
+    SmallVector<int64_t> layout(batch);
+    layout.append({a, b});
+    return layout;
+  };
+  return Contraction{lhs, rhs, permutationTo(l, withTrailing(iDim, kDim)),
+                     permutationTo(r, withTrailing(kDim, jDim)),
+                     permutationTo(withTrailing(iDim, jDim), out)};
 }
 
 //===----------------------------------------------------------------------===//
@@ -296,70 +311,87 @@ static bool swapsLastTwo(ArrayRef<int64_t> permutation) {
   size_t rank = permutation.size();
   if (rank < 2)
     return false;
-  for (size_t d = 0; d + 2 < rank; ++d)
-    if (permutation[d] != static_cast<int64_t>(d))
-      return false;
-  return permutation[rank - 2] == static_cast<int64_t>(rank - 1) &&
+  return isIdentityPermutation(permutation.drop_back(2)) &&
+         permutation[rank - 2] == static_cast<int64_t>(rank - 1) &&
          permutation[rank - 1] == static_cast<int64_t>(rank - 2);
 }
 
-/// How to get a tensor whose last two dimensions are those of `value`
-/// swapped: the source of a linalg.transpose, transposed again by
-/// `permutation` unless that transpose only swapped them (one transpose
-/// that also moves the heads, [N, L, H, D] to [N, H, D, L], gives
-/// [N, H, L, D]), possibly behind a tensor.collapse_shape that leaves the
-/// two trailing dimensions alone (torch-mlir collapses [B, H] after
-/// transposing).
+/// `value` transposed by `permutation` (its dimension d is value's
+/// dimension permutation[d]) with an empty tensor for its init.
+static Value createTranspose(PatternRewriter &rewriter, Location loc,
+                             Value value, ArrayRef<int64_t> permutation) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, value);
+  SmallVector<OpFoldResult> permuted;
+  for (int64_t d : permutation)
+    permuted.push_back(sizes[d]);
+  Value init = tensor::EmptyOp::create(rewriter, loc, permuted,
+                                       getElementTypeOrSelf(value));
+  return linalg::TransposeOp::create(rewriter, loc, value, init, permutation)
+      ->getResult(0);
+}
+
+/// A tensor in the layout a linattn op wants: `source` transposed by
+/// `permutation` (not at all when it is empty), then collapsed as `collapse`
+/// collapses (with its two trailing dimensions swapped).
 struct Untransposed {
   Value source;
   tensor::CollapseShapeOp collapse;
-  /// Empty when `source` needs no transpose of its own.
   SmallVector<int64_t> permutation;
 };
 
-static std::optional<Untransposed> findUntransposed(Value value) {
-  Untransposed result;
+/// How to get `value` transposed by `permutation`, reusing the transpose
+/// that produces `value` where there is one: its source, transposed by the
+/// two permutations composed unless they cancel (one transpose that also
+/// moves the heads, [N, L, H, D] to [N, H, D, L], read with its last two
+/// dimensions swapped gives [N, H, L, D]). A swap of the last two may also
+/// look through a tensor.collapse_shape that leaves them alone (torch-mlir
+/// collapses [B, H] after transposing). Otherwise `value` itself is
+/// transposed, but only when its last dimension stays last: the
+/// [B, N, H, D] layouts of attention move the heads, while a contraction
+/// that reads an operand with its features first, such as the weight
+/// [F, M] of X·W₁·W₂, is a chain of products and not attention, unless the
+/// IR transposes that operand itself.
+static std::optional<Untransposed> findInLayout(Value value,
+                                                ArrayRef<int64_t> permutation) {
+  if (isIdentityPermutation(permutation))
+    return Untransposed{value, {}, {}};
   Value current = value;
-  if (auto collapse = current.getDefiningOp<tensor::CollapseShapeOp>()) {
-    SmallVector<ReassociationIndices> groups =
-        collapse.getReassociationIndices();
-    int64_t srcRank = collapse.getSrcType().getRank();
-    if (groups.size() < 2 || groups.back().size() != 1 ||
-        groups[groups.size() - 2].size() != 1 ||
-        groups.back().front() != srcRank - 1 ||
-        groups[groups.size() - 2].front() != srcRank - 2)
-      return std::nullopt;
-    result.collapse = collapse;
-    current = collapse.getSrc();
+  tensor::CollapseShapeOp collapse;
+  SmallVector<int64_t> outer(permutation);
+  if (auto found = value.getDefiningOp<tensor::CollapseShapeOp>();
+      found && swapsLastTwo(permutation)) {
+    SmallVector<ReassociationIndices> groups = found.getReassociationIndices();
+    int64_t srcRank = found.getSrcType().getRank();
+    if (groups.size() >= 2 && groups.back().size() == 1 &&
+        groups[groups.size() - 2].size() == 1 &&
+        groups.back().front() == srcRank - 1 &&
+        groups[groups.size() - 2].front() == srcRank - 2 &&
+        found.getSrc().getDefiningOp<linalg::TransposeOp>()) {
+      collapse = found;
+      current = found.getSrc();
+      outer =
+          withLastTwoSwapped(llvm::to_vector(llvm::seq<int64_t>(0, srcRank)));
+    }
   }
-  auto transpose = current.getDefiningOp<linalg::TransposeOp>();
-  if (!transpose || transpose.getPermutation().size() < 2)
+  if (auto transpose = current.getDefiningOp<linalg::TransposeOp>()) {
+    ArrayRef<int64_t> inner = transpose.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t d : outer)
+      composed.push_back(inner[d]);
+    if (isIdentityPermutation(composed))
+      composed.clear();
+    return Untransposed{transpose.getInput(), collapse, composed};
+  }
+  if (permutation.back() != static_cast<int64_t>(permutation.size()) - 1)
     return std::nullopt;
-  result.source = transpose.getInput();
-  if (!swapsLastTwo(transpose.getPermutation())) {
-    result.permutation.assign(transpose.getPermutation().begin(),
-                              transpose.getPermutation().end());
-    size_t rank = result.permutation.size();
-    std::swap(result.permutation[rank - 1], result.permutation[rank - 2]);
-  }
-  return result;
+  return Untransposed{value, {}, SmallVector<int64_t>(permutation)};
 }
 
 static Value materializeUntransposed(PatternRewriter &rewriter, Location loc,
                                      Untransposed found) {
   Value source = found.source;
-  if (!found.permutation.empty()) {
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, loc, source);
-    SmallVector<OpFoldResult> permuted;
-    for (int64_t d : found.permutation)
-      permuted.push_back(sizes[d]);
-    Value init = tensor::EmptyOp::create(rewriter, loc, permuted,
-                                         getElementTypeOrSelf(source));
-    source = linalg::TransposeOp::create(rewriter, loc, source, init,
-                                         found.permutation)
-                 ->getResult(0);
-  }
+  if (!found.permutation.empty())
+    source = createTranspose(rewriter, loc, source, found.permutation);
   if (!found.collapse)
     return source;
   RankedTensorType collapsedType = found.collapse.getResultType();
@@ -370,12 +402,23 @@ static Value materializeUntransposed(PatternRewriter &rewriter, Location loc,
       found.collapse.getReassociationIndices());
 }
 
-/// `value` in the layout the caller wants: itself when `swapped` is false,
-/// otherwise the untransposed tensor (nullopt when there is none to reuse).
-static std::optional<Untransposed> findInLayout(Value value, bool swapped) {
-  if (!swapped)
-    return Untransposed{value, {}, {}};
-  return findUntransposed(value);
+/// The result of a raised op in the layout of the contraction it replaces:
+/// `product` transposed by the contraction's output permutation.
+static Value inOutputLayout(PatternRewriter &rewriter, Location loc,
+                            Value product, const Contraction &contraction) {
+  if (isIdentityPermutation(contraction.outPerm))
+    return product;
+  return createTranspose(rewriter, loc, product, contraction.outPerm);
+}
+
+/// The type of the product [b..., i, j] of a contraction whose output, of
+/// type `outputType`, is that product transposed by `outPerm`.
+static RankedTensorType productType(RankedTensorType outputType,
+                                    ArrayRef<int64_t> outPerm) {
+  SmallVector<int64_t> shape(outPerm.size());
+  for (auto [d, p] : llvm::enumerate(outPerm))
+    shape[p] = outputType.getDimSize(d);
+  return outputType.clone(shape);
 }
 
 //===----------------------------------------------------------------------===//
@@ -526,10 +569,10 @@ struct RaiseAttentionContractions
     std::optional<Contraction> apply = matchContraction(op);
     if (!apply)
       return rewriter.notifyMatchFailure(op, "not a plain contraction");
-    if (apply->lhsSwapped)
+    if (!isIdentityPermutation(apply->lhsPerm))
       return rewriter.notifyMatchFailure(op, "scores are used transposed");
     std::optional<Untransposed> values =
-        findInLayout(apply->rhs, apply->rhsSwapped);
+        findInLayout(apply->rhs, apply->rhsPerm);
     if (!values)
       return rewriter.notifyMatchFailure(op, "values are not [.., M, Dv]");
 
@@ -568,12 +611,15 @@ struct RaiseAttentionContractions
     }
     if (!scores)
       return rewriter.notifyMatchFailure(op, "no score contraction found");
+    if (!isIdentityPermutation(scores->outPerm))
+      return rewriter.notifyMatchFailure(
+          op, "the score product is not laid out as [batch..., N, M]");
     if (!std::isfinite(scale.value_or(1.0)))
       return rewriter.notifyMatchFailure(op, "scale is not finite");
     std::optional<Untransposed> queries =
-        findInLayout(scores->lhs, scores->lhsSwapped);
+        findInLayout(scores->lhs, scores->lhsPerm);
     std::optional<Untransposed> keys =
-        findInLayout(scores->rhs, !scores->rhsSwapped);
+        findInLayout(scores->rhs, withLastTwoSwapped(scores->rhsPerm));
     if (!queries || !keys)
       return rewriter.notifyMatchFailure(
           op, "query or key features are transposed by no op to reuse");
@@ -596,9 +642,12 @@ struct RaiseAttentionContractions
     rewriter.replaceAllUsesWith(applied, newScores.getResult());
     rewriter.setInsertionPoint(op);
     Value valueTensor = materializeUntransposed(rewriter, loc, *values);
-    rewriter.replaceOpWithNewOp<ApplyScoresOp>(op, op->getResult(0).getType(),
-                                               newScores.getResult(),
-                                               valueTensor, FloatAttr());
+    auto output = ApplyScoresOp::create(
+        rewriter, loc,
+        productType(cast<RankedTensorType>(op->getResult(0).getType()),
+                    apply->outPerm),
+        newScores.getResult(), valueTensor, FloatAttr());
+    rewriter.replaceOp(op, inOutputLayout(rewriter, loc, output, *apply));
     return success();
   }
 };
@@ -608,38 +657,49 @@ struct RaiseAttentionContractions
 // RaiseRowSumNormalization
 //===----------------------------------------------------------------------===//
 
-/// A sum of `a` over its dimension `rank - 1 - fromEnd` (the others kept, in
-/// order) into zeros: rowsum(a) with fromEnd = 0, the sum over the tokens of
-/// features [..., M, F] with fromEnd = 1. Returns a.
-static Value matchSumOver(Value value, int64_t fromEnd) {
+/// A sum of `a` over one of its dimensions (the others kept, in order) into
+/// zeros. Returns a and the summed dimension.
+static std::optional<std::pair<Value, int64_t>> matchSum(Value value) {
   auto op = dyn_cast_if_present<linalg::LinalgOp>(value.getDefiningOp());
   if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op->getNumResults() != 1 || !op.getBlock() ||
       op.getNumReductionLoops() != 1 ||
       !isZeroFilled(op.getDpsInitOperand(0)->get()))
-    return {};
+    return std::nullopt;
   Value input = op.getDpsInputOperand(0)->get();
   auto inputType = dyn_cast<RankedTensorType>(input.getType());
   if (!inputType || inputType.getRank() < 1)
-    return {};
+    return std::nullopt;
   int64_t rank = inputType.getRank();
-  int64_t reduced = rank - 1 - fromEnd;
-  if (reduced < 0)
-    return {};
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (static_cast<int64_t>(iterators.size()) != rank)
+    return std::nullopt;
+  int64_t reduced =
+      llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
   AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (!inMap.isIdentity() || static_cast<int64_t>(iterators.size()) != rank ||
-      iterators[reduced] != utils::IteratorType::reduction ||
+  if (!inMap.isIdentity() ||
       outMap != AffineMap::getMultiDimIdentityMap(rank, op->getContext())
                     .dropResult(reduced))
-    return {};
+    return std::nullopt;
   Block *body = op.getBlock();
   if (body->getNumArguments() != 2 ||
       matchCommutativeWith<arith::AddFOp>(
           getYielded(op), body->getArgument(0)) != body->getArgument(1))
+    return std::nullopt;
+  return std::make_pair(input, reduced);
+}
+
+/// A sum of `a` over its dimension `rank - 1 - fromEnd`: rowsum(a) with
+/// fromEnd = 0, the sum over the tokens of features [..., M, F] with
+/// fromEnd = 1. Returns a.
+static Value matchSumOver(Value value, int64_t fromEnd) {
+  std::optional<std::pair<Value, int64_t>> sum = matchSum(value);
+  if (!sum ||
+      sum->second !=
+          cast<RankedTensorType>(sum->first.getType()).getRank() - 1 - fromEnd)
     return {};
-  return input;
+  return sum->first;
 }
 
 static Value matchRowSum(Value value) { return matchSumOver(value, 0); }
@@ -680,36 +740,68 @@ static std::optional<std::optional<double>> matchArgPlusConstant(Value value,
   return std::nullopt;
 }
 
+/// A divisor per row and the eps added to it.
+struct RowDivision {
+  Value divisor;
+  double eps;
+  /// The dimension of the rows [b..., N] that each dimension of `divisor`
+  /// is.
+  SmallVector<int64_t> labels;
+};
+
 /// The row division of a normalization: `ew` (two inputs) divides its first
-/// input, rows [..., N, Dv] indexed by the identity, by a divisor per row
-/// broadcast along Dv: a second input [..., N] (or [..., N, 1] when
-/// `keptDim`) that holds d + eps. It may divide by it, or multiply by its
+/// input, indexed by the identity, by a divisor per row broadcast along Dv.
+/// The first input is the rows [b..., N, Dv] transposed by `outPerm`; the
+/// divisor is the second input, which lists the dimensions of [b..., N] in
+/// any order (or, when `keptDim`, is [b..., N, 1] and the rows are not
+/// transposed), and holds d + eps. It may divide by it, or multiply by its
 /// reciprocal computed elementwise; the eps may be added in either body or
-/// by an elementwise op of its own. Returns d and eps.
-static std::optional<std::pair<Value, double>>
-matchRowDivision(Elementwise ew, int64_t rank, bool keptDim) {
+/// by an elementwise op of its own. Returns d, eps and d's layout.
+static std::optional<RowDivision>
+matchRowDivision(Elementwise ew, ArrayRef<int64_t> outPerm, bool keptDim) {
   MLIRContext *ctx = ew.op->getContext();
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  AffineMap divisorMap =
-      keptDim ? identity.replace(getAffineDimExpr(rank - 1, ctx),
-                                 getAffineConstantExpr(0, ctx), rank, 0)
-              : identity.dropResult(rank - 1);
-  if (!ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(0)).isIdentity() ||
-      ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(1)) != divisorMap)
+  int64_t rank = outPerm.size();
+  if (!ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(0)).isIdentity())
     return std::nullopt;
+  AffineMap divisorMap =
+      ew.op.getMatchingIndexingMap(ew.op.getDpsInputOperand(1));
+  SmallVector<int64_t> labels;
   if (keptDim) {
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
     auto divisorType = dyn_cast<RankedTensorType>(ew.inputs[1].getType());
-    if (!divisorType || divisorType.getRank() != rank ||
+    if (!isIdentityPermutation(outPerm) ||
+        divisorMap != identity.replace(getAffineDimExpr(rank - 1, ctx),
+                                       getAffineConstantExpr(0, ctx), rank,
+                                       0) ||
+        !divisorType || divisorType.getRank() != rank ||
         divisorType.getDimSize(rank - 1) != 1)
       return std::nullopt;
+    labels = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+  } else {
+    // Every dimension of the rows but Dv, in any order.
+    if (!divisorMap.isProjectedPermutation() ||
+        divisorMap.getNumResults() != rank - 1)
+      return std::nullopt;
+    for (unsigned e = 0; e < divisorMap.getNumResults(); ++e) {
+      int64_t label = outPerm[divisorMap.getDimPosition(e)];
+      if (label == rank - 1)
+        return std::nullopt;
+      labels.push_back(label);
+    }
   }
+  auto withLabels = [&](std::optional<std::pair<Value, double>> found)
+      -> std::optional<RowDivision> {
+    if (!found)
+      return std::nullopt;
+    return RowDivision{found->first, found->second, labels};
+  };
   Value yielded = getYielded(ew.op);
   Value out = ew.args[0], den = ew.args[1];
   if (auto div = yielded.getDefiningOp<arith::DivFOp>();
       div && div.getLhs() == out) {
     // out / den or out / (den + eps)
     if (auto bodyEps = matchArgPlusConstant(div.getRhs(), den))
-      return matchDenominator(ew.inputs[1], *bodyEps);
+      return withLabels(matchDenominator(ew.inputs[1], *bodyEps));
     return std::nullopt;
   }
   if (matchCommutativeWith<arith::MulFOp>(yielded, out) != den)
@@ -723,8 +815,36 @@ matchRowDivision(Elementwise ew, int64_t rank, bool keptDim) {
   if (!rdiv || !isConstantFloat(rdiv.getLhs(), 1.0))
     return std::nullopt;
   if (auto bodyEps = matchArgPlusConstant(rdiv.getRhs(), recip->args[0]))
-    return matchDenominator(recip->inputs[0], *bodyEps);
+    return withLabels(matchDenominator(recip->inputs[0], *bodyEps));
   return std::nullopt;
+}
+
+/// `value`, whose dimensions are those of some [b..., N] listed in
+/// `labels`' order, in that order: itself, or the source of the
+/// linalg.transpose that produced it in that order; null otherwise.
+static Value inLabelOrder(Value value, ArrayRef<int64_t> labels) {
+  if (isIdentityPermutation(labels))
+    return value;
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || transpose.getPermutation() != labels)
+    return {};
+  return transpose.getInput();
+}
+
+/// The op of type OpTy that produces `value`, maybe through one
+/// linalg.transpose, and the permutation that reads `value` from its result
+/// (the identity when none).
+template <typename OpTy>
+static std::pair<OpTy, SmallVector<int64_t>> findMaybeTransposed(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return {};
+  int64_t rank = type.getRank();
+  if (auto transpose = value.getDefiningOp<linalg::TransposeOp>())
+    return {transpose.getInput().getDefiningOp<OpTy>(),
+            SmallVector<int64_t>(transpose.getPermutation())};
+  return {value.getDefiningOp<OpTy>(),
+          llvm::to_vector(llvm::seq<int64_t>(0, rank))};
 }
 
 namespace {
@@ -741,27 +861,35 @@ struct RaiseRowSumNormalization : OpInterfaceRewritePattern<linalg::LinalgOp> {
     std::optional<Elementwise> ew = matchElementwise(op, 2);
     if (!ew)
       return rewriter.notifyMatchFailure(op, "not a binary elementwise op");
-    auto apply = ew->inputs[0].getDefiningOp<ApplyScoresOp>();
+    auto [apply, outPerm] = findMaybeTransposed<ApplyScoresOp>(ew->inputs[0]);
     if (!apply || apply.isNormalized() ||
-        apply.getType() != op->getResult(0).getType())
+        ew->inputs[0].getType() != op->getResult(0).getType())
       return rewriter.notifyMatchFailure(
-          op, "does not divide an unnormalized linattn.apply_scores");
-    std::optional<std::pair<Value, double>> normalizer =
-        matchRowDivision(*ew, apply.getType().getRank(), /*keptDim=*/false);
-    Value summed = normalizer ? matchRowSum(normalizer->first) : Value();
+          op, "does not divide an unnormalized linattn.apply_scores, maybe "
+              "transposed");
+    std::optional<RowDivision> normalizer =
+        matchRowDivision(*ew, outPerm, /*keptDim=*/false);
+    Value summed =
+        normalizer
+            ? matchRowSum(inLabelOrder(normalizer->divisor, normalizer->labels))
+            : Value();
     if (!summed)
       return rewriter.notifyMatchFailure(
           op, "not a division by the row sums of the scores plus eps");
     if (summed != apply.getScores())
       return rewriter.notifyMatchFailure(
           op, "the row sums are not those of the applied scores");
-    double eps = normalizer->second;
+    double eps = normalizer->eps;
     if (!std::isfinite(eps) || eps <= 0.0)
       return rewriter.notifyMatchFailure(
           op, "eps must be positive and finite to normalize");
-    rewriter.replaceOpWithNewOp<ApplyScoresOp>(
-        op, apply.getType(), apply.getScores(), apply.getValues(),
-        rewriter.getF64FloatAttr(eps));
+    Location loc = op->getLoc();
+    Value result =
+        ApplyScoresOp::create(rewriter, loc, apply.getType(), apply.getScores(),
+                              apply.getValues(), rewriter.getF64FloatAttr(eps));
+    if (!isIdentityPermutation(outPerm))
+      result = createTranspose(rewriter, loc, result, outPerm);
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -807,7 +935,14 @@ struct RaiseLinearContractions : OpInterfaceRewritePattern<linalg::LinalgOp> {
     // its operands swapped, each read transposed, are the summary's. The
     // readout must then be Sᵀ's only user, which the raised summary does
     // not replace.
-    bool transposed = readout->rhsSwapped;
+    if (!isIdentityPermutation(summary->outPerm))
+      return rewriter.notifyMatchFailure(
+          op, "the summary is not laid out as [batch..., F, Dv] or its "
+              "transpose");
+    bool transposed = swapsLastTwo(readout->rhsPerm);
+    if (!transposed && !isIdentityPermutation(readout->rhsPerm))
+      return rewriter.notifyMatchFailure(
+          op, "the readout reads the summary's batch dimensions reordered");
     if (transposed) {
       for (Value v = readout->rhs;; v = v.getDefiningOp()->getOperand(0)) {
         if (!v.hasOneUse())
@@ -816,15 +951,16 @@ struct RaiseLinearContractions : OpInterfaceRewritePattern<linalg::LinalgOp> {
         if (v == summaryValue)
           break;
       }
-      *summary = Contraction{summary->rhs, summary->lhs, !summary->rhsSwapped,
-                             !summary->lhsSwapped};
+      *summary = Contraction{
+          summary->rhs, summary->lhs, withLastTwoSwapped(summary->rhsPerm),
+          withLastTwoSwapped(summary->lhsPerm), summary->outPerm};
     }
     std::optional<Untransposed> keys =
-        findInLayout(summary->lhs, !summary->lhsSwapped);
+        findInLayout(summary->lhs, withLastTwoSwapped(summary->lhsPerm));
     std::optional<Untransposed> values =
-        findInLayout(summary->rhs, summary->rhsSwapped);
+        findInLayout(summary->rhs, summary->rhsPerm);
     std::optional<Untransposed> queries =
-        findInLayout(readout->lhs, readout->lhsSwapped);
+        findInLayout(readout->lhs, readout->lhsPerm);
     if (!keys || !values || !queries)
       return rewriter.notifyMatchFailure(
           op, "an operand is transposed by no op to reuse");
@@ -850,9 +986,13 @@ struct RaiseLinearContractions : OpInterfaceRewritePattern<linalg::LinalgOp> {
       rewriter.replaceAllUsesWith(summaryValue, kv.getState());
     rewriter.setInsertionPoint(op);
     Value queryFeatures = materializeUntransposed(rewriter, loc, *queries);
-    rewriter.replaceOpWithNewOp<QueryReadoutOp>(
-        op, op->getResult(0).getType(), queryFeatures, kv.getState(),
+    auto output = QueryReadoutOp::create(
+        rewriter, loc,
+        productType(cast<RankedTensorType>(op->getResult(0).getType()),
+                    readout->outPerm),
+        queryFeatures, kv.getState(),
         /*normalizer=*/Value(), /*eps=*/FloatAttr());
+    rewriter.replaceOp(op, inOutputLayout(rewriter, loc, output, *readout));
     return success();
   }
 };
@@ -940,16 +1080,71 @@ static bool isTokenSumOf(Value vector, Value keys, bool keptDim) {
   return summed && isSameTensor(summed, keySource);
 }
 
-/// True when `divisor` holds X·Σₘ yₘ for every row of `queries` X [..., N, F]
-/// and `keys` Y [..., M, F]: a matrix-vector product [..., N] (a generic,
-/// linalg.matvec or batch_matvec) of X and the token sum, or a product
-/// [..., N, 1] of X and the token sum as a column.
-static bool isQueryDotTokenSum(Value divisor, Value queries, Value keys,
-                               bool keptDim) {
+/// Peels at most four linalg.transpose ops off `value`: returns the tensor
+/// they transpose and the permutation that reads `value` from it.
+static std::pair<Value, SmallVector<int64_t>> peelTransposes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto permutation = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  for (int steps = 0; steps < 4; ++steps) {
+    auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+    if (!transpose)
+      break;
+    for (int64_t &d : permutation)
+      d = transpose.getPermutation()[d];
+    value = transpose.getInput();
+  }
+  return {value, permutation};
+}
+
+/// True when `canonical` holds `value` transposed by `permutation`, where
+/// either may be behind transposes of the same tensor.
+static bool isTransposeOf(Value canonical, Value value,
+                          ArrayRef<int64_t> permutation) {
+  auto [root, rootPermutation] = peelTransposes(value);
+  SmallVector<int64_t> composed;
+  for (int64_t d : permutation)
+    composed.push_back(rootPermutation[d]);
+  auto [canonicalRoot, canonicalPermutation] = peelTransposes(canonical);
+  return composed == canonicalPermutation && isSameTensor(root, canonicalRoot);
+}
+
+/// True when `vector`, transposed by `permutation`, is [b..., F] and holds
+/// Σₘ Y[b..., m, f] for `keys` Y [b..., M, F]: isTokenSumOf, or a sum over
+/// one dimension of a tensor that `keys` holds transposed.
+static bool isTokenSumIn(Value vector, ArrayRef<int64_t> permutation,
+                         Value keys) {
+  if (isIdentityPermutation(permutation) &&
+      isTokenSumOf(vector, keys, /*keptDim=*/false))
+    return true;
+  std::optional<std::pair<Value, int64_t>> sum = matchSum(vector);
+  if (!sum)
+    return false;
+  auto [summed, tokens] = *sum;
+  // The summed tensor's dimension of each dimension of `vector`.
+  auto summedDim = [tokens = tokens](int64_t d) {
+    return d < tokens ? d : d + 1;
+  };
+  SmallVector<int64_t> keyPermutation;
+  for (int64_t d : permutation.drop_back())
+    keyPermutation.push_back(summedDim(d));
+  keyPermutation.push_back(tokens);
+  keyPermutation.push_back(summedDim(permutation.back()));
+  return isTransposeOf(keys, summed, keyPermutation);
+}
+
+/// True when `divisor`, whose dimensions are those of [b..., N] in `labels`'
+/// order, holds X·Σₘ yₘ for every row of `queries` X [b..., N, F] and `keys`
+/// Y [b..., M, F]: a matrix-vector product (a generic, linalg.matvec or
+/// batch_matvec) of X and the token sum, each of them in any layout, or a
+/// product [..., N, 1] of X and the token sum as a column (`keptDim`).
+static bool isQueryDotTokenSum(Value divisor, ArrayRef<int64_t> labels,
+                               Value queries, Value keys, bool keptDim) {
   if (keptDim) {
     std::optional<Contraction> product =
         matchContraction(divisor.getDefiningOp());
-    return product && !product->lhsSwapped && !product->rhsSwapped &&
+    return product && isIdentityPermutation(product->lhsPerm) &&
+           isIdentityPermutation(product->rhsPerm) &&
+           isIdentityPermutation(product->outPerm) &&
            isSameTensor(product->lhs, queries) &&
            isTokenSumOf(product->rhs, keys, /*keptDim=*/true);
   }
@@ -959,26 +1154,52 @@ static bool isQueryDotTokenSum(Value divisor, Value queries, Value keys,
       op.getNumReductionLoops() != 1 ||
       !isZeroFilled(op.getDpsInitOperand(0)->get()))
     return false;
-  auto divisorType = dyn_cast<RankedTensorType>(divisor.getType());
-  if (!divisorType)
+  // Each loop's dimension of the queries [b..., N, F]: the result's from
+  // `labels`, F for the reduction.
+  int64_t rows = labels.size();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (op.getNumLoops() != rows + 1 || !outMap.isProjectedPermutation() ||
+      outMap.getNumResults() != rows)
     return false;
-  // Loops (b..., n, f): the matrix by the identity, the vector by (b..., f),
-  // the result by (b..., n); the body out + matrix · vector.
-  int64_t rank = divisorType.getRank() + 1;
-  MLIRContext *ctx = op->getContext();
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (static_cast<int64_t>(iterators.size()) != rank ||
-      iterators.back() != utils::IteratorType::reduction ||
-      op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
-          identity.dropResult(rank - 1))
+  SmallVector<int64_t> loopLabels(rows + 1, rows);
+  for (int64_t e = 0; e < rows; ++e)
+    loopLabels[outMap.getDimPosition(e)] = labels[e];
+  if (op.getIteratorTypesArray()[llvm::find(loopLabels, rows) -
+                                 loopLabels.begin()] !=
+      utils::IteratorType::reduction)
     return false;
+  // The permutation that reads an operand's dimensions as `wanted` labels,
+  // if it has exactly those.
+  auto readAs =
+      [&](OpOperand *operand,
+          ArrayRef<int64_t> wanted) -> std::optional<SmallVector<int64_t>> {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    if (!map.isProjectedPermutation() || map.getNumResults() != wanted.size())
+      return std::nullopt;
+    SmallVector<int64_t> permutation;
+    for (int64_t label : wanted) {
+      int64_t found = -1;
+      for (unsigned p = 0; p < map.getNumResults(); ++p)
+        if (loopLabels[map.getDimPosition(p)] == label)
+          found = p;
+      if (found < 0)
+        return std::nullopt;
+      permutation.push_back(found);
+    }
+    return permutation;
+  };
+  auto queryLabels = llvm::to_vector(llvm::seq<int64_t>(0, rows + 1));
+  SmallVector<int64_t> sumLabels(queryLabels);
+  sumLabels.erase(sumLabels.begin() + rows - 1); // [b..., F]
   OpOperand *matrix = op.getDpsInputOperand(0);
   OpOperand *vector = op.getDpsInputOperand(1);
-  if (!op.getMatchingIndexingMap(matrix).isIdentity())
+  if (op.getMatchingIndexingMap(matrix).getNumResults() != rows + 1)
     std::swap(matrix, vector);
-  if (!op.getMatchingIndexingMap(matrix).isIdentity() ||
-      op.getMatchingIndexingMap(vector) != identity.dropResult(rank - 2))
+  std::optional<SmallVector<int64_t>> matrixPermutation =
+      readAs(matrix, queryLabels);
+  std::optional<SmallVector<int64_t>> vectorPermutation =
+      readAs(vector, sumLabels);
+  if (!matrixPermutation || !vectorPermutation)
     return false;
   Block *body = op.getBlock();
   Value product =
@@ -988,8 +1209,8 @@ static bool isQueryDotTokenSum(Value divisor, Value queries, Value keys,
           product, op.getMatchingBlockArgument(matrix)) !=
           op.getMatchingBlockArgument(vector))
     return false;
-  return isSameTensor(matrix->get(), queries) &&
-         isTokenSumOf(vector->get(), keys, /*keptDim=*/false);
+  return isTransposeOf(queries, matrix->get(), *matrixPermutation) &&
+         isTokenSumIn(vector->get(), *vectorPermutation, keys);
 }
 
 namespace {
@@ -1020,34 +1241,41 @@ struct RaiseReadoutNormalization : OpInterfaceRewritePattern<linalg::LinalgOp> {
             op, "the divided rows are expanded in more than their batch");
       divided = batchExpand.getSrc();
     }
-    auto readout = divided.getDefiningOp<QueryReadoutOp>();
+    auto [readout, outPerm] = findMaybeTransposed<QueryReadoutOp>(divided);
     if (!readout || readout.isNormalized() ||
-        ew->inputs[0].getType() != op->getResult(0).getType())
+        ew->inputs[0].getType() != op->getResult(0).getType() ||
+        (batchExpand && !isIdentityPermutation(outPerm)))
       return rewriter.notifyMatchFailure(
-          op, "does not divide an unnormalized linattn.query_readout");
+          op, "does not divide an unnormalized linattn.query_readout, maybe "
+              "transposed or with its batch expanded");
     auto summary = readout.getState().getDefiningOp<KvSummaryOp>();
     if (!summary)
       return rewriter.notifyMatchFailure(
           op, "the readout's state is no linattn.kv_summary");
-    int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+    if (batchExpand)
+      outPerm = llvm::to_vector(llvm::seq<int64_t>(
+          0, cast<RankedTensorType>(op->getResult(0).getType()).getRank()));
     for (bool keptDim : {false, true}) {
-      std::optional<std::pair<Value, double>> normalizer =
-          matchRowDivision(*ew, rank, keptDim);
+      std::optional<RowDivision> normalizer =
+          matchRowDivision(*ew, outPerm, keptDim);
       if (!normalizer)
         continue;
       // Expanded as the readout is.
-      Value divisor = normalizer->first;
+      Value divisor = normalizer->divisor;
+      SmallVector<int64_t> labels = normalizer->labels;
       if (batchExpand) {
         auto expand = divisor.getDefiningOp<tensor::ExpandShapeOp>();
         if (!expand || expand.getReassociationIndices() !=
                            batchExpand.getReassociationIndices())
           continue;
         divisor = expand.getSrc();
+        labels = llvm::to_vector(
+            llvm::seq<int64_t>(0, readout.getType().getRank() - 1));
       }
-      if (!isQueryDotTokenSum(divisor, readout.getQueryFeatures(),
+      if (!isQueryDotTokenSum(divisor, labels, readout.getQueryFeatures(),
                               summary.getKeyFeatures(), keptDim))
         continue;
-      double eps = normalizer->second;
+      double eps = normalizer->eps;
       if (!std::isfinite(eps) || eps <= 0.0)
         return rewriter.notifyMatchFailure(
             op, "eps must be positive and finite to normalize");
@@ -1056,6 +1284,8 @@ struct RaiseReadoutNormalization : OpInterfaceRewritePattern<linalg::LinalgOp> {
           rewriter, loc, readout.getType(), readout.getQueryFeatures(),
           readout.getState(), summary.getNormalizer(),
           rewriter.getF64FloatAttr(eps));
+      if (!isIdentityPermutation(outPerm))
+        result = createTranspose(rewriter, loc, result, outPerm);
       if (batchExpand)
         result = tensor::ExpandShapeOp::create(
             rewriter, loc, batchExpand.getResultType(), result,

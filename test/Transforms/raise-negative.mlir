@@ -331,3 +331,94 @@ func.func @negative_nonzero_accumulator(%q: tensor<64x16xf32>, %k: tensor<64x16x
   %o = linalg.matmul ins(%a, %v : tensor<64x64xf32>, tensor<64x8xf32>) outs(%zo : tensor<64x8xf32>) -> tensor<64x8xf32>
   return %o : tensor<64x8xf32>
 }
+
+// -----
+
+#q = affine_map<(b, n, h, m, d) -> (b, n, h, d)>
+#k = affine_map<(b, n, h, m, d) -> (b, m, h, d)>
+#s = affine_map<(b, n, h, m, d) -> (b, n, h, m)>
+#a = affine_map<(b, n, h, e, m) -> (b, n, h, m)>
+#v = affine_map<(b, n, h, e, m) -> (b, m, h, e)>
+#o = affine_map<(b, n, h, e, m) -> (b, n, h, e)>
+// negative_: scores kept as [B, N, H, M], the heads between the query and
+// key dimensions. linattn.scores is [B, H, N, M]; such scores are left alone
+// rather than transposed (a causal mask or a row sum on them would index
+// other dimensions).
+// CHECK-LABEL: func.func @negative_scores_heads_inside
+// CHECK-NOT: linattn
+// CHECK: return
+func.func @negative_scores_heads_inside(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v: tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x8x2x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8x2x8xf32>) -> tensor<1x8x2x8xf32>
+  %scores = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>) outs(%z1 : tensor<1x8x2x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x2x8xf32>
+  %e3 = tensor.empty() : tensor<1x8x2x3xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  %out = linalg.generic {indexing_maps = [#a, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%scores, %v : tensor<1x8x2x8xf32>, tensor<1x8x2x3xf32>) outs(%z3 : tensor<1x8x2x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x2x3xf32>
+  return %out : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+#kv_k = affine_map<(b, h, f, e, m) -> (b, h, m, f)>
+#kv_v = affine_map<(b, h, f, e, m) -> (b, h, m, e)>
+#kv_o = affine_map<(b, h, f, e, m) -> (b, h, f, e)>
+#o_q = affine_map<(b, h, n, e, f) -> (b, h, n, f)>
+#o_s = affine_map<(b, h, n, e, f) -> (h, b, f, e)>
+#o_o = affine_map<(b, h, n, e, f) -> (b, h, n, e)>
+// negative_: the readout reads the summary [B, H, F, Dv] with its batch
+// dimensions swapped (B = H, so the IR is well typed): queries of head h
+// of batch b read the summary of head b of batch h. Not the linear form.
+// CHECK-LABEL: func.func @negative_summary_batch_swapped
+// CHECK-NOT: linattn
+// CHECK: return
+func.func @negative_summary_batch_swapped(%q: tensor<2x2x5x4xf32>, %k: tensor<2x2x6x4xf32>, %v: tensor<2x2x6x3xf32>) -> tensor<2x2x5x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<2x2x4x3xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x2x4x3xf32>) -> tensor<2x2x4x3xf32>
+  %kv = linalg.generic {indexing_maps = [#kv_k, #kv_v, #kv_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%k, %v : tensor<2x2x6x4xf32>, tensor<2x2x6x3xf32>) outs(%zs : tensor<2x2x4x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x3xf32>
+  %eo = tensor.empty() : tensor<2x2x5x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x2x5x3xf32>) -> tensor<2x2x5x3xf32>
+  %out = linalg.generic {indexing_maps = [#o_q, #o_s, #o_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kv : tensor<2x2x5x4xf32>, tensor<2x2x4x3xf32>) outs(%zo : tensor<2x2x5x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x5x3xf32>
+  return %out : tensor<2x2x5x3xf32>
+}
+
+// -----
+
+// negative_: a chain of products X·W₁·W₂ with W₁ stored [F, M]: nothing
+// transposes it into [M, F] keys, so it is not read as attention (the
+// product of [B, N, H, D] tensors transposes only the heads, never the
+// trailing feature dimension).
+// CHECK-LABEL: func.func @negative_weight_chain
+// CHECK-NOT: linattn
+// CHECK: return
+func.func @negative_weight_chain(%x: tensor<32x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x8xf32>) -> tensor<32x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eh = tensor.empty() : tensor<32x64xf32>
+  %zh = linalg.fill ins(%zero : f32) outs(%eh : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<32x16xf32>, tensor<16x64xf32>) outs(%zh : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %eo = tensor.empty() : tensor<32x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<32x8xf32>) -> tensor<32x8xf32>
+  %o = linalg.matmul ins(%h, %w2 : tensor<32x64xf32>, tensor<64x8xf32>) outs(%zo : tensor<32x8xf32>) -> tensor<32x8xf32>
+  return %o : tensor<32x8xf32>
+}

@@ -165,12 +165,23 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
       the two trailing dimensions; a transpose that also permutes other
       dimensions ([N, L, H, D] to [N, H, D, L]) is replaced by one that
       leaves the last two in place;
+    * operands and results in any layout of their batch dimensions, such as
+      the [B, N, H, D] tensors of JAX, Flax and the reference code of
+      "Transformers are RNNs" (einsum "bnhd,bmhd->bhnm", "nshd,nshm->nhmd",
+      "nlhd,nhmd->nlhm"): each operand is transposed into the
+      [batch..., N, D] layout of the linattn ops and the result back, as
+      long as an operand's last dimension stays last (an operand read with
+      its trailing dimensions swapped needs a transpose of its own to
+      reuse, so that a chain of products X·W₁·W₂ is not taken for
+      attention); the scores themselves must be [batch..., N, M];
     * between them, an elementwise multiplication (or division) by a
       constant, kept as the `scale` of the scores, and an inclusive causal
       mask (j ≤ i): a `select` on a comparison of `linalg.index` values, or
       a multiplication by a lower-triangular ones constant;
     * a division of the result by the row sums of the scores plus a
-      positive eps (or a multiplication by its reciprocal): normalization;
+      positive eps (or a multiplication by its reciprocal): normalization,
+      also of a result transposed into another layout, with the row sums
+      read in theirs or transposed into the result's;
     * the linear form φ(Q)(φ(K)ᵀV): a contraction whose right operand is a
       contraction of the transposed keys (by a `linalg.transpose` or by its
       indexing maps) with the values, or the transposed summary (values by
@@ -179,10 +190,11 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
       either contraction may list its operands in either order;
     * a division of the linear form's result by φ(Q)·Σₘ φ(kₘ) plus a
       positive eps: the token sum of the same keys (a reduction of their
-      second-to-last dimension), multiplied with the same queries as a
+      token dimension), multiplied with the same queries as a
       matrix-vector product [..., N] or a product with it as a column
-      [..., N, 1], also across an expansion of the batch dimensions;
-      normalization by the summary's z;
+      [..., N, 1], also across an expansion of the batch dimensions, or
+      with the queries, keys, sum and product in a layout of their own
+      ("nlhd,nhd->nlh" with K.sum(dim=1)); normalization by the summary's z;
     * elementwise feature maps feeding the scores, the summary's keys or the
       readout's queries: elu + 1 and relu.
 

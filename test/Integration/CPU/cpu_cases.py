@@ -935,6 +935,146 @@ def linalg_linear_form_case(b, n, m, d, dv, normalized):
                 [("%out", t(b, n, dv))], [q, k, v], [expected])
 
 
+def token_major_generic(maps, iterators, ins, out, body, result_type):
+    """A linalg.generic line list over `ins` [(value, type)] into `out`
+    (value, type) with the given maps, iterator types and body lines."""
+    affine = ", ".join(f"affine_map<{m}>" for m in maps)
+    its = ", ".join(f'"{it}"' for it in iterators)
+    names = ", ".join(v for v, _ in ins)
+    types = ", ".join(t for _, t in ins)
+    return ([f"{result_type[0]} = linalg.generic {{indexing_maps = [{affine}], iterator_types = [{its}]}} "
+             f"ins({names} : {types}) outs({out[0]} : {out[1]}) {{"]
+            + ["  " + line for line in body] + [f"}} -> {result_type[1]}"])
+
+
+MULADD = ["^bb0(%x1: f32, %x2: f32, %acc: f32):", "  %p = arith.mulf %x1, %x2 : f32",
+          "  %s = arith.addf %acc, %p : f32", "  linalg.yield %s : f32"]
+ELU1 = ["^bb0(%x: f32, %o: f32):", "  %c = arith.cmpf ogt, %x, %zero : f32",
+        "  %em1 = math.expm1 %x : f32", "  %s = arith.select %c, %x, %em1 : f32",
+        "  %p = arith.addf %s, %one : f32", "  linalg.yield %p : f32"]
+ID4 = "(d0, d1, d2, d3) -> (d0, d1, d2, d3)"
+
+
+def token_major_attention_case(b, n, h, d, dv, causal):
+    """Normalized elu+1 attention on [B, N, H, D] with N dynamic, as
+    StableHLO's dot_general lowers Flax-style einsums: scores =
+    einsum("bnhd,bmhd->bhnm"), an optional select-on-index causal mask, row
+    sums [B, H, N], out = einsum("bhnm,bmhe->bnhe") divided by the row sums
+    plus eps read in their own layout."""
+    name = f"token_major_attention_{'causal' if causal else 'full'}_{b}x{n}x{h}x{d}x{dv}"
+    rng = rng_for(name)
+    q, k, v = (uniform(rng, (b, n, h, d)), uniform(rng, (b, n, h, d)),
+               uniform(rng, (b, n, h, dv)))
+    tq, tv = f"tensor<{b}x?x{h}x{d}xf32>", f"tensor<{b}x?x{h}x{dv}xf32>"
+    ts, tr = f"tensor<{b}x{h}x?x?xf32>", f"tensor<{b}x{h}x?xf32>"
+    par4 = ["parallel"] * 4
+    body = ["%zero = arith.constant 0.0 : f32", "%one = arith.constant 1.0 : f32",
+            "%eps = arith.constant 1.0e-6 : f32", "%c1 = arith.constant 1 : index",
+            f"%n = tensor.dim %q, %c1 : {tq}", f"%ef = tensor.empty(%n) : {tq}"]
+    for x in ("q", "k"):
+        body += token_major_generic([ID4, ID4], par4, [(f"%{x}", tq)], ("%ef", tq),
+                                    ELU1, (f"%f{x}", tq))
+    body += [f"%es = tensor.empty(%n, %n) : {ts}",
+             f"%zs = linalg.fill ins(%zero : f32) outs(%es : {ts}) -> {ts}"]
+    body += token_major_generic(
+        ["(b, h, n, m, d) -> (b, n, h, d)", "(b, h, n, m, d) -> (b, m, h, d)",
+         "(b, h, n, m, d) -> (b, h, n, m)"], par4 + ["reduction"],
+        [("%fq", tq), ("%fk", tq)], ("%zs", ts), MULADD, ("%a0" if causal else "%a", ts))
+    if causal:
+        body += token_major_generic(
+            [ID4, ID4], par4, [("%a0", ts)], ("%es", ts),
+            ["^bb0(%x: f32, %o: f32):", "  %i = linalg.index 2 : index",
+             "  %j = linalg.index 3 : index", "  %c = arith.cmpi ule, %j, %i : index",
+             "  %s = arith.select %c, %x, %zero : f32", "  linalg.yield %s : f32"],
+            ("%a", ts))
+    body += [f"%er = tensor.empty(%n) : {tr}",
+             f"%zr = linalg.fill ins(%zero : f32) outs(%er : {tr}) -> {tr}"]
+    body += token_major_generic(
+        [ID4, "(b, h, n, m) -> (b, h, n)"], ["parallel"] * 3 + ["reduction"],
+        [("%a", ts)], ("%zr", tr),
+        ["^bb0(%x: f32, %acc: f32):", "  %s = arith.addf %x, %acc : f32",
+         "  linalg.yield %s : f32"], ("%r", tr))
+    body += [f"%eo = tensor.empty(%n) : {tv}",
+             f"%zo = linalg.fill ins(%zero : f32) outs(%eo : {tv}) -> {tv}"]
+    body += token_major_generic(
+        ["(b, n, h, e, m) -> (b, h, n, m)", "(b, n, h, e, m) -> (b, m, h, e)",
+         "(b, n, h, e, m) -> (b, n, h, e)"], par4 + ["reduction"],
+        [("%a", ts), ("%v", tv)], ("%zo", tv), MULADD, ("%num", tv))
+    body += token_major_generic(
+        [ID4, "(b, n, h, e) -> (b, h, n)", ID4], par4, [("%num", tv), ("%r", tr)],
+        ("%eo", tv),
+        ["^bb0(%x: f32, %s: f32, %y: f32):", "  %den = arith.addf %s, %eps : f32",
+         "  %quot = arith.divf %x, %den : f32", "  linalg.yield %quot : f32"],
+        ("%out", tv))
+    heads_first = lambda x: f64(x).transpose(0, 2, 1, 3)
+    expected = ref.attention("elu", heads_first(q), heads_first(k), heads_first(v),
+                             None, causal, EPS).transpose(0, 2, 1, 3)
+    return Case(name, [("q", tq), ("k", tq), ("v", tv)], body, [("%out", tv)],
+                [q, k, v], [expected])
+
+
+def token_major_linear_form_case(b, l, s, h, d, dv):
+    """The LinearAttention of "Transformers are RNNs" as its reference code
+    writes it, on [N, L, H, D]: KV = einsum("nshd,nshm->nhmd", K, V),
+    Z = 1 / (einsum("nlhd,nhd->nlh", Q, K.sum(dim=1)) + eps),
+    out = einsum("nlhd,nhmd->nlhm", Q, KV) * Z, with elu + 1."""
+    name = f"token_major_linear_form_{b}x{l}x{s}x{h}x{d}x{dv}"
+    rng = rng_for(name)
+    q, k, v = (uniform(rng, (b, l, h, d)), uniform(rng, (b, s, h, d)),
+               uniform(rng, (b, s, h, dv)))
+    t = f32_tensor
+    par4 = ["parallel"] * 4
+    body = ["%zero = arith.constant 0.0 : f32", "%one = arith.constant 1.0 : f32",
+            "%eps = arith.constant 1.0e-6 : f32",
+            f"%eq = tensor.empty() : {t(b, l, h, d)}", f"%ek = tensor.empty() : {t(b, s, h, d)}"]
+    body += token_major_generic([ID4, ID4], par4, [("%q", t(b, l, h, d))],
+                                ("%eq", t(b, l, h, d)), ELU1, ("%fq", t(b, l, h, d)))
+    body += token_major_generic([ID4, ID4], par4, [("%k", t(b, s, h, d))],
+                                ("%ek", t(b, s, h, d)), ELU1, ("%fk", t(b, s, h, d)))
+    body += [f"%zkv = linalg.fill ins(%zero : f32) outs(%ekv : {t(b, h, dv, d)}) -> {t(b, h, dv, d)}"]
+    body.insert(-1, f"%ekv = tensor.empty() : {t(b, h, dv, d)}")
+    body += token_major_generic(
+        ["(n, h, m, d, s) -> (n, s, h, d)", "(n, h, m, d, s) -> (n, s, h, m)",
+         "(n, h, m, d, s) -> (n, h, m, d)"], par4 + ["reduction"],
+        [("%fk", t(b, s, h, d)), ("%v", t(b, s, h, dv))], ("%zkv", t(b, h, dv, d)),
+        MULADD, ("%kv", t(b, h, dv, d)))
+    body += [f"%eks = tensor.empty() : {t(b, h, d)}",
+             f"%zks = linalg.fill ins(%zero : f32) outs(%eks : {t(b, h, d)}) -> {t(b, h, d)}"]
+    body += token_major_generic(
+        [ID4, "(n, s, h, d) -> (n, h, d)"], ["parallel", "reduction", "parallel", "parallel"],
+        [("%fk", t(b, s, h, d))], ("%zks", t(b, h, d)),
+        ["^bb0(%x: f32, %acc: f32):", "  %r = arith.addf %acc, %x : f32",
+         "  linalg.yield %r : f32"], ("%ksum", t(b, h, d)))
+    body += [f"%ed = tensor.empty() : {t(b, l, h)}",
+             f"%zd = linalg.fill ins(%zero : f32) outs(%ed : {t(b, l, h)}) -> {t(b, l, h)}"]
+    body += token_major_generic(
+        [ID4, "(n, l, h, d) -> (n, h, d)", "(n, l, h, d) -> (n, l, h)"],
+        ["parallel"] * 3 + ["reduction"], [("%fq", t(b, l, h, d)), ("%ksum", t(b, h, d))],
+        ("%zd", t(b, l, h)), MULADD, ("%den", t(b, l, h)))
+    body += token_major_generic(
+        ["(n, l, h) -> (n, l, h)"] * 2, ["parallel"] * 3, [("%den", t(b, l, h))],
+        ("%ed", t(b, l, h)),
+        ["^bb0(%x: f32, %o: f32):", "  %de = arith.addf %x, %eps : f32",
+         "  %r = arith.divf %one, %de : f32", "  linalg.yield %r : f32"], ("%z", t(b, l, h)))
+    body += [f"%eo = tensor.empty() : {t(b, l, h, dv)}",
+             f"%zo = linalg.fill ins(%zero : f32) outs(%eo : {t(b, l, h, dv)}) -> {t(b, l, h, dv)}"]
+    body += token_major_generic(
+        ["(n, l, h, m, d) -> (n, l, h, d)", "(n, l, h, m, d) -> (n, h, m, d)",
+         "(n, l, h, m, d) -> (n, l, h, m)"], par4 + ["reduction"],
+        [("%fq", t(b, l, h, d)), ("%kv", t(b, h, dv, d))], ("%zo", t(b, l, h, dv)),
+        MULADD, ("%num", t(b, l, h, dv)))
+    body += token_major_generic(
+        [ID4, "(n, l, h, m) -> (n, l, h)", ID4], par4,
+        [("%num", t(b, l, h, dv)), ("%z", t(b, l, h))], ("%eo", t(b, l, h, dv)),
+        ["^bb0(%x: f32, %r: f32, %o: f32):", "  %p = arith.mulf %x, %r : f32",
+         "  linalg.yield %p : f32"], ("%out", t(b, l, h, dv)))
+    heads_first = lambda x: f64(x).transpose(0, 2, 1, 3)
+    expected = ref.attention("elu", heads_first(q), heads_first(k), heads_first(v),
+                             None, False, EPS).transpose(0, 2, 1, 3)
+    return Case(name, [("q", t(b, l, h, d)), ("k", t(b, s, h, d)), ("v", t(b, s, h, dv))],
+                body, [("%out", t(b, l, h, dv))], [q, k, v], [expected])
+
+
 EPS = 1e-6
 
 # Lowers the ops as they are written, without the pipeline's own rewrites.
@@ -1118,6 +1258,15 @@ GROUPS = {
             ["linattn-raise"]),
         via(linalg_linear_form_case(3, 6, 17, 9, 4, normalized=False), "raised",
             ["linattn-raise"]),
+        # The same on [B, N, H, D] (JAX, Flax, the paper's reference code):
+        # raised through the transposes into the heads-first linattn ops.
+        via(token_major_attention_case(2, 13, 3, 5, 4, causal=True), "as_written", []),
+        via(token_major_attention_case(2, 13, 3, 5, 4, causal=True), "raised",
+            ["linattn-raise", "linattn-masked-to-scan"]),
+        via(token_major_attention_case(1, 10, 2, 7, 3, causal=False), "raised",
+            ["linattn-raise", "linattn-reassociate{mode=always}"]),
+        via(token_major_linear_form_case(2, 11, 9, 3, 6, 5), "as_written", []),
+        via(token_major_linear_form_case(2, 11, 9, 3, 6, 5), "raised", ["linattn-raise"]),
     ],
     # The vectorized scan and step kernels: fused feature maps, sizes that are
     # not multiples of the vector width or the token block, every head size
