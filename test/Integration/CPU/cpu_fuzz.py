@@ -259,13 +259,20 @@ def quadratic_case(d):
 
 def linalg_case(d):
     """Attention in plain linalg, as an importer writes it (the quadratic
-    form, causal or not, or the linear form): raised by the pipeline, or
-    lowered as written."""
+    form, causal or not, or the linear form), on heads-first tensors or on
+    token-major [B, N, H, D] ones: raised by the pipeline, or lowered as
+    written."""
     b, n, m = d.pick(1, 2, 3), d.pick(1, 2, 7, 33), d.pick(1, 5, 40)
     f, dv = d.pick(1, 4, 8, 16), d.pick(1, 3, 8)
-    form = d.pick("quadratic", "causal", "linear")
+    form = d.pick("quadratic", "causal", "linear", "token-major quadratic",
+                  "token-major causal", "token-major linear")
     if form == "linear":
         case = cc.linalg_linear_form_case(b, n, m, f, dv, d.chance(0.7))
+    elif form == "token-major linear":
+        case = cc.token_major_linear_form_case(b, n, m, d.pick(1, 2, 3), f, dv)
+    elif form.startswith("token-major"):
+        case = cc.token_major_attention_case(b, n, d.pick(1, 2, 3), f, dv,
+                                             form.endswith("causal"))
     else:
         causal = form == "causal"
         case = cc.linalg_attention_case(b, n, n if causal else m, f, dv, causal)
