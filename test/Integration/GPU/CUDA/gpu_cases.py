@@ -322,6 +322,11 @@ def attention_cases():
         (cc.linalg_attention_case(2, 9, 40, 16, 8, causal=False), False),
         (cc.linalg_linear_form_case(2, 13, 40, 16, 5, normalized=True), False),
         (cc.linalg_linear_form_case(3, 6, 17, 32, 4, normalized=False), False),
+        # The same on token-major [B, N, H, D] tensors: raised through the
+        # transposes (N dynamic in the quadratic forms).
+        (cc.token_major_attention_case(2, 33, 3, 16, 8, causal=True), False),
+        (cc.token_major_attention_case(1, 9, 2, 16, 5, causal=False), False),
+        (cc.token_major_linear_form_case(2, 13, 40, 3, 16, 5), False),
     ]
     # Feature maps alone (their features are the result, so no kernel
     # applies them as it loads): a thread per feature, rows past the grid
