@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The CPU benchmark's one command (make bench): makes sure matplotlib is there
 # for the plot, then runs bench/run.py (causal attention),
-# bench/linear_form.py (non-causal) and bench/backward.py (the backward pass)
-# on the build directory.
+# bench/linear_form.py (non-causal), bench/backward.py (the backward pass) and
+# bench/token_major.py ([B, N, H, D] tensors) on the build directory.
 #   bench/run.sh [BUILD_DIR] [options of both, e.g. --quick]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,4 +17,5 @@ if ! "$python" -c "import matplotlib" 2>/dev/null; then
 fi
 "$python" "$here/run.py" --build-dir "$build" "$@"
 "$python" "$here/linear_form.py" --build-dir "$build" "$@"
-exec "$python" "$here/backward.py" --build-dir "$build" "$@"
+"$python" "$here/backward.py" --build-dir "$build" "$@"
+exec "$python" "$here/token_major.py" --build-dir "$build" "$@"

@@ -22,6 +22,9 @@
 //  5. RaiseFeatureMaps: an elementwise elu + 1 or relu generic whose result
 //     feeds linattn.scores, kv_summary or query_readout becomes
 //     linattn.feature_map.
+//  6. SinkFeatureMapsBelowTransposes: a feature map transposed in its
+//     leading dimensions (as raising token-major attention does) is
+//     applied after the transpose, next to the op that reads it.
 //
 // Every matcher walks a bounded number of ops; nothing recurses over user IR.
 // Whatever is not exactly the raised computation (softmax, exp of the scores,
@@ -1456,6 +1459,49 @@ struct RaiseFeatureMaps : OpRewritePattern<OpTy> {
   }
 };
 
+/// transpose(feature_map(x)) -> feature_map(transpose(x)), for a transpose
+/// that keeps the last dimension last (φ acts on that dimension alone) of
+/// a map with no other user than it and tensor.dim ops of its leading
+/// dimensions (which read x's instead): the linattn op the transpose feeds
+/// then reads the feature map itself, which the CPU and GPU kernels apply
+/// as they load (raising token-major attention transposes the features
+/// so).
+struct SinkFeatureMapsBelowTransposes : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto map = op.getInput().getDefiningOp<FeatureMapOp>();
+    ArrayRef<int64_t> permutation = op.getPermutation();
+    int64_t rank = permutation.size();
+    if (!map || op->getNumResults() != 1 || rank == 0 ||
+        permutation.back() != rank - 1)
+      return rewriter.notifyMatchFailure(
+          op, "does not move the leading dimensions of a feature map");
+    SmallVector<tensor::DimOp> leadingDims;
+    for (Operation *user : map->getUsers()) {
+      if (user == op)
+        continue;
+      auto dim = dyn_cast<tensor::DimOp>(user);
+      std::optional<int64_t> index =
+          dim ? dim.getConstantIndex() : std::nullopt;
+      if (!index || *index < 0 || *index >= rank - 1)
+        return rewriter.notifyMatchFailure(
+            op, "the feature map has users other than the transpose");
+      leadingDims.push_back(dim);
+    }
+    for (tensor::DimOp dim : leadingDims)
+      rewriter.modifyOpInPlace(
+          dim, [&] { dim.getSourceMutable().assign(map.getInput()); });
+    Location loc = op.getLoc();
+    Value input = createTranspose(rewriter, loc, map.getInput(), permutation);
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    rewriter.replaceOpWithNewOp<FeatureMapOp>(op, resultType, map.getKind(),
+                                              input, map.getProjection());
+    return success();
+  }
+};
+
 struct LinAttnRaisePass
     : linattn::impl::LinAttnRaisePassBase<LinAttnRaisePass> {
   void runOnOperation() override {
@@ -1469,8 +1515,10 @@ struct LinAttnRaisePass
 } // namespace
 
 void mlir::linattn::populateRaisePatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseAttentionContractions, RaiseRowSumNormalization,
-               RaiseLinearContractions, RaiseReadoutNormalization,
-               RaiseFeatureMaps<ScoresOp>, RaiseFeatureMaps<KvSummaryOp>,
-               RaiseFeatureMaps<QueryReadoutOp>>(patterns.getContext());
+  patterns
+      .add<RaiseAttentionContractions, RaiseRowSumNormalization,
+           RaiseLinearContractions, RaiseReadoutNormalization,
+           RaiseFeatureMaps<ScoresOp>, RaiseFeatureMaps<KvSummaryOp>,
+           RaiseFeatureMaps<QueryReadoutOp>, SinkFeatureMapsBelowTransposes>(
+          patterns.getContext());
 }

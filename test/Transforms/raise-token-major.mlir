@@ -4,7 +4,9 @@
 // around the token dimension, as StableHLO's dot_general and einsum
 // lowerings emit them. Raising transposes the operands into [B, H, N, D]
 // for the linattn ops and the result back; feature maps, causal masks and
-// either normalization are raised through the transposes.
+// either normalization are raised through the transposes, and the feature
+// maps are applied after the transposes, next to the ops that read them
+// (where the kernels fuse them).
 // RUN: linattn-opt %s -linattn-raise -split-input-file | FileCheck %s
 // RUN: linattn-opt %s -linattn-raise -linattn-masked-to-scan -linattn-reassociate -canonicalize -split-input-file | FileCheck %s --check-prefix=FAST
 
@@ -20,11 +22,11 @@
 // masked with select(j <= i), out = einsum("bhnm,bmhe->bnhe").
 // CHECK-LABEL: func.func @causal_token_major
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4x8xf32>, %[[K:.*]]: tensor<2x?x4x8xf32>, %[[V:.*]]: tensor<2x?x4x6xf32>)
-// CHECK-DAG: %[[FQ:.*]] = linattn.feature_map relu %[[Q]]
-// CHECK-DAG: %[[FK:.*]] = linattn.feature_map relu %[[K]]
-// CHECK: %[[TQ:.*]] = linalg.transpose ins(%[[FQ]] : tensor<2x?x4x8xf32>) outs(%{{.*}} : tensor<2x4x?x8xf32>) permutation = [0, 2, 1, 3]
-// CHECK: %[[TK:.*]] = linalg.transpose ins(%[[FK]] : tensor<2x?x4x8xf32>) outs(%{{.*}} : tensor<2x4x?x8xf32>) permutation = [0, 2, 1, 3]
-// CHECK: %[[A:.*]] = linattn.scores %[[TQ]], %[[TK]] causal : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x?xf32>
+// CHECK: %[[TQ:.*]] = linalg.transpose ins(%[[Q]] : tensor<2x?x4x8xf32>) outs(%{{.*}} : tensor<2x4x?x8xf32>) permutation = [0, 2, 1, 3]
+// CHECK: %[[FQ:.*]] = linattn.feature_map relu %[[TQ]] : tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+// CHECK: %[[TK:.*]] = linalg.transpose ins(%[[K]] : tensor<2x?x4x8xf32>) outs(%{{.*}} : tensor<2x4x?x8xf32>) permutation = [0, 2, 1, 3]
+// CHECK: %[[FK:.*]] = linattn.feature_map relu %[[TK]] : tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+// CHECK: %[[A:.*]] = linattn.scores %[[FQ]], %[[FK]] causal : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x?xf32>
 // CHECK: %[[TV:.*]] = linalg.transpose ins(%[[V]] : tensor<2x?x4x6xf32>) outs(%{{.*}} : tensor<2x4x?x6xf32>) permutation = [0, 2, 1, 3]
 // CHECK: %[[O:.*]] = linattn.apply_scores %[[A]], %[[TV]] : tensor<2x4x?x?xf32>, tensor<2x4x?x6xf32> -> tensor<2x4x?x6xf32>
 // CHECK: %[[R:.*]] = linalg.transpose ins(%[[O]] : tensor<2x4x?x6xf32>) outs(%{{.*}} : tensor<2x?x4x6xf32>) permutation = [0, 2, 1, 3]
@@ -219,13 +221,13 @@ func.func @normalized_transposed_row_sums(%q: tensor<1x9x3x5xf32>, %k: tensor<1x
 // V = einsum("nlhd,nhmd->nlhm", Q, KV) * Z, with elu + 1 feature maps.
 // CHECK-LABEL: func.func @reference_linear_attention
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x?x4x16xf64>, %[[K:.*]]: tensor<2x?x4x16xf64>, %[[V:.*]]: tensor<2x?x4x8xf64>)
-// CHECK-DAG: %[[FQ:.*]] = linattn.feature_map elu %[[Q]]
-// CHECK-DAG: %[[FK:.*]] = linattn.feature_map elu %[[K]]
-// CHECK-DAG: %[[TK:.*]] = linalg.transpose ins(%[[FK]] : tensor<2x?x4x16xf64>) outs(%{{.*}} : tensor<2x4x?x16xf64>) permutation = [0, 2, 1, 3]
+// CHECK-DAG: %[[TK:.*]] = linalg.transpose ins(%[[K]] : tensor<2x?x4x16xf64>) outs(%{{.*}} : tensor<2x4x?x16xf64>) permutation = [0, 2, 1, 3]
+// CHECK-DAG: %[[FK:.*]] = linattn.feature_map elu %[[TK]]
 // CHECK-DAG: %[[TV:.*]] = linalg.transpose ins(%[[V]] : tensor<2x?x4x8xf64>) outs(%{{.*}} : tensor<2x4x?x8xf64>) permutation = [0, 2, 1, 3]
-// CHECK: %[[S:.*]], %[[Z:.*]] = linattn.kv_summary %[[TK]], %[[TV]] : tensor<2x4x?x16xf64>, tensor<2x4x?x8xf64> -> tensor<2x4x16x8xf64>, tensor<2x4x16xf64>
-// CHECK: %[[TQ:.*]] = linalg.transpose ins(%[[FQ]] : tensor<2x?x4x16xf64>) outs(%{{.*}} : tensor<2x4x?x16xf64>) permutation = [0, 2, 1, 3]
-// CHECK: %[[O:.*]] = linattn.query_readout %[[TQ]], %[[S]] normalize(%[[Z]], eps = 9.9999999999999995E-7) : tensor<2x4x?x16xf64>, tensor<2x4x16x8xf64>, tensor<2x4x16xf64> -> tensor<2x4x?x8xf64>
+// CHECK: %[[S:.*]], %[[Z:.*]] = linattn.kv_summary %[[FK]], %[[TV]] : tensor<2x4x?x16xf64>, tensor<2x4x?x8xf64> -> tensor<2x4x16x8xf64>, tensor<2x4x16xf64>
+// CHECK: %[[TQ:.*]] = linalg.transpose ins(%[[Q]] : tensor<2x?x4x16xf64>) outs(%{{.*}} : tensor<2x4x?x16xf64>) permutation = [0, 2, 1, 3]
+// CHECK: %[[FQ:.*]] = linattn.feature_map elu %[[TQ]]
+// CHECK: %[[O:.*]] = linattn.query_readout %[[FQ]], %[[S]] normalize(%[[Z]], eps = 9.9999999999999995E-7) : tensor<2x4x?x16xf64>, tensor<2x4x16x8xf64>, tensor<2x4x16xf64> -> tensor<2x4x?x8xf64>
 // CHECK: %[[R:.*]] = linalg.transpose ins(%[[O]] : tensor<2x4x?x8xf64>) outs(%{{.*}} : tensor<2x?x4x8xf64>) permutation = [0, 2, 1, 3]
 // CHECK-NEXT: return %[[R]]
 func.func @reference_linear_attention(%q: tensor<2x?x4x16xf64>, %k: tensor<2x?x4x16xf64>, %v: tensor<2x?x4x8xf64>) -> tensor<2x?x4x8xf64> {
@@ -423,4 +425,44 @@ func.func @keys_summed_over_the_heads(%q: tensor<1x3x3x4xf64>, %k: tensor<1x3x3x
     linalg.yield %r : f64
   } -> tensor<1x3x3x2xf64>
   return %out : tensor<1x3x3x2xf64>
+}
+
+// -----
+
+// A feature map transposed in its leading dimensions is applied after the
+// transpose, also in IR written with linattn ops (favor's projection acts
+// on the last dimension, which stays). The dim of the map's result reads
+// the input's.
+// CHECK-LABEL: func.func @sink_feature_map
+// CHECK-SAME: (%[[X:.*]]: tensor<2x?x3x8xf32>, %[[P:.*]]: tensor<8x16xf32>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[X]] : tensor<2x?x3x8xf32>) outs(%{{.*}} : tensor<2x3x?x8xf32>) permutation = [0, 2, 1, 3]
+// CHECK: %[[F:.*]] = linattn.feature_map favor %[[T]] projection(%[[P]]) : tensor<2x3x?x8xf32>, tensor<8x16xf32> -> tensor<2x3x?x16xf32>
+// CHECK: %[[S:.*]], %{{.*}} = linattn.kv_summary %[[F]], %{{.*}}
+func.func @sink_feature_map(%x: tensor<2x?x3x8xf32>, %p: tensor<8x16xf32>, %v: tensor<2x3x?x4xf32>) -> tensor<2x3x16x4xf32> {
+  %c1 = arith.constant 1 : index
+  %f = linattn.feature_map favor %x projection(%p) : tensor<2x?x3x8xf32>, tensor<8x16xf32> -> tensor<2x?x3x16xf32>
+  %n = tensor.dim %f, %c1 : tensor<2x?x3x16xf32>
+  %e = tensor.empty(%n) : tensor<2x3x?x16xf32>
+  %t = linalg.transpose ins(%f : tensor<2x?x3x16xf32>) outs(%e : tensor<2x3x?x16xf32>) permutation = [0, 2, 1, 3]
+  %s, %z = linattn.kv_summary %t, %v : tensor<2x3x?x16xf32>, tensor<2x3x?x4xf32> -> tensor<2x3x16x4xf32>, tensor<2x3x16xf32>
+  return %s : tensor<2x3x16x4xf32>
+}
+
+// -----
+
+// The map stays where it is when it has another user, or when the
+// transpose moves its last dimension.
+// CHECK-LABEL: func.func @feature_map_stays
+// CHECK: %[[F:.*]] = linattn.feature_map elu %{{.*}} : tensor<2x5x3x8xf32>
+// CHECK: linalg.transpose ins(%[[F]] : tensor<2x5x3x8xf32>) outs(%{{.*}} : tensor<2x3x5x8xf32>)
+// CHECK: %[[G:.*]] = linattn.feature_map elu %{{.*}} : tensor<2x5x3x8xf32>
+// CHECK: linalg.transpose ins(%[[G]] : tensor<2x5x3x8xf32>) outs(%{{.*}} : tensor<2x5x8x3xf32>)
+func.func @feature_map_stays(%x: tensor<2x5x3x8xf32>, %y: tensor<2x5x3x8xf32>) -> (tensor<2x3x5x8xf32>, tensor<2x5x3x8xf32>, tensor<2x5x8x3xf32>) {
+  %f = linattn.feature_map elu %x : tensor<2x5x3x8xf32> -> tensor<2x5x3x8xf32>
+  %e = tensor.empty() : tensor<2x3x5x8xf32>
+  %t = linalg.transpose ins(%f : tensor<2x5x3x8xf32>) outs(%e : tensor<2x3x5x8xf32>) permutation = [0, 2, 1, 3]
+  %g = linattn.feature_map elu %y : tensor<2x5x3x8xf32> -> tensor<2x5x3x8xf32>
+  %e2 = tensor.empty() : tensor<2x5x8x3xf32>
+  %u = linalg.transpose ins(%g : tensor<2x5x3x8xf32>) outs(%e2 : tensor<2x5x8x3xf32>) permutation = [0, 1, 3, 2]
+  return %t, %f, %u : tensor<2x3x5x8xf32>, tensor<2x5x3x8xf32>, tensor<2x5x8x3xf32>
 }

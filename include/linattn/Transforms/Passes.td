@@ -196,7 +196,10 @@ def LinAttnRaisePass : Pass<"linattn-raise"> {
       with the queries, keys, sum and product in a layout of their own
       ("nlhd,nhd->nlh" with K.sum(dim=1)); normalization by the summary's z;
     * elementwise feature maps feeding the scores, the summary's keys or the
-      readout's queries: elu + 1 and relu.
+      readout's queries: elu + 1 and relu. A feature map whose only use
+      (besides `tensor.dim`s of its leading dimensions) transposes its
+      leading dimensions is applied after that transpose, next to the op
+      that reads it, where the kernels fuse it.
 
     Raising is exact: only computations equal to the raised ops are
     matched. Softmax attention (`linalg.softmax`, or exp of the scores then
