@@ -615,7 +615,12 @@ void KernelEmitter::emit() {
   // in place has no alignment the kernel knows of.
   if (ops.out) {
     auto outType = cast<MemRefType>(ops.out.getType());
-    auto alloc = ops.out.getDefiningOp<memref::AllocOp>();
+    // A view of the transposed output (outputRowsBuffer) keeps the rows of
+    // the buffer under it, which start at multiples of the row length.
+    Value outBase = ops.out;
+    if (auto view = outBase.getDefiningOp<memref::TransposeOp>())
+      outBase = view.getIn();
+    auto alloc = outBase.getDefiningOp<memref::AllocOp>();
     bool aligned = alloc && alloc.getAlignment() &&
                    *alloc.getAlignment() % kCacheLineBytes == 0;
     int64_t outValues = outType.getShape().back();
@@ -821,9 +826,9 @@ static KernelOperands bindInputs(RewriterBase &rewriter, Location loc,
   Value q;
   fuseFeatureMap(queryFeatures, fuse, q, ops.qMap, ops.qFeatureType);
   fuseFeatureMap(keyFeatures, fuse, rawKeys, ops.kMap, ops.kFeatureType);
-  ops.q = toBuffer(rewriter, loc, q);
-  ops.k = toBuffer(rewriter, loc, rawKeys);
-  ops.v = toBuffer(rewriter, loc, values);
+  ops.q = toRowsBuffer(rewriter, loc, q);
+  ops.k = toRowsBuffer(rewriter, loc, rawKeys);
+  ops.v = toRowsBuffer(rewriter, loc, values);
   return ops;
 }
 
@@ -863,7 +868,7 @@ static void rewriteScan(RewriterBase &rewriter, ScanOp op, KernelShape shape,
   }
   allocateState(rewriter, loc, ops, op, op.getFinalState(),
                 op.getFinalNormalizer(), k, v);
-  ops.out = outputBuffer(
+  ops.out = outputRowsBuffer(
       rewriter, loc, op.getResult(), op,
       dimSources(v, batchRank, {{v, batchRank}, {v, batchRank + 1}}));
 
@@ -915,8 +920,8 @@ static void rewriteSummary(RewriterBase &rewriter, KvSummaryOp op,
   ops.readout = false;
   Value k, v = op.getValues();
   fuseFeatureMap(op.getKeyFeatures(), fuse, k, ops.kMap, ops.kFeatureType);
-  ops.k = toBuffer(rewriter, loc, k);
-  ops.v = toBuffer(rewriter, loc, v);
+  ops.k = toRowsBuffer(rewriter, loc, k);
+  ops.v = toRowsBuffer(rewriter, loc, v);
   allocateState(rewriter, loc, ops, op, op.getState(), op.getNormalizer(), k,
                 v);
 
@@ -943,9 +948,9 @@ static void rewriteReadout(RewriterBase &rewriter, QueryReadoutOp op,
   }
   Value q, state = op.getState();
   fuseFeatureMap(op.getQueryFeatures(), fuse, q, ops.qMap, ops.qFeatureType);
-  ops.q = toBuffer(rewriter, loc, q);
+  ops.q = toRowsBuffer(rewriter, loc, q);
   ops.s = toBuffer(rewriter, loc, state);
-  ops.out = outputBuffer(
+  ops.out = outputRowsBuffer(
       rewriter, loc, op.getResult(), op,
       dimSources(q, batchRank, {{q, batchRank}, {state, batchRank + 1}}));
 

@@ -7,6 +7,7 @@
 #include "VectorEmitter.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -246,6 +247,23 @@ Value cpukernels::toBuffer(OpBuilder &b, Location loc, Value tensor) {
   return ReadBufferOp::create(b, loc, tensor);
 }
 
+Value cpukernels::toRowsBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto transpose = tensor.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !transpose.hasPureTensorSemantics())
+    return toBuffer(b, loc, tensor);
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = permutation.size();
+  if (rank == 0 || permutation.back() != rank - 1)
+    return toBuffer(b, loc, tensor);
+  // The source's buffer, seen through the permutation: rows stay
+  // contiguous, the leading dimensions take the source's strides.
+  Value source = toBuffer(b, loc, transpose.getInput());
+  return memref::TransposeOp::create(
+      b, loc, source,
+      AffineMapAttr::get(
+          AffineMap::getPermutationMap(permutation, b.getContext())));
+}
+
 /// The destination buffer that `result` of `op` is materialized in when the
 /// kernel may write it there directly: the result's one use stores it into a
 /// `restrict writable` memref (no other tensor reaches that memory, the
@@ -295,11 +313,95 @@ Value cpukernels::outputBuffer(OpBuilder &b, Location loc, Value result,
       dynamicSizes, b.getI64IntegerAttr(64));
 }
 
+/// The linalg.transpose that is the only user of `result` besides
+/// tensor.dim ops and keeps its last dimension last, if there is one.
+static linalg::TransposeOp rowsTransposeOf(Value result) {
+  linalg::TransposeOp transpose;
+  for (Operation *user : result.getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    if (transpose)
+      return {};
+    transpose = dyn_cast<linalg::TransposeOp>(user);
+    if (!transpose)
+      return {};
+  }
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      transpose.getInput() != result)
+    return {};
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = permutation.size();
+  if (rank == 0 || permutation.back() != rank - 1)
+    return {};
+  return transpose;
+}
+
+static SmallVector<int64_t> invertPermutation(ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> inverse(permutation.size());
+  for (auto [d, p] : llvm::enumerate(permutation))
+    inverse[p] = d;
+  return inverse;
+}
+
+Value cpukernels::outputRowsBuffer(
+    OpBuilder &b, Location loc, Value result, Operation *op,
+    ArrayRef<std::pair<Value, int64_t>> sources) {
+  linalg::TransposeOp transpose = rowsTransposeOf(result);
+  if (!transpose)
+    return outputBuffer(b, loc, result, op, sources);
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  SmallVector<std::pair<Value, int64_t>> transposedSources;
+  for (int64_t d : permutation)
+    transposedSources.push_back(sources[d]);
+  Value transposed =
+      outputBuffer(b, loc, transpose->getResult(0), op, transposedSources);
+  return memref::TransposeOp::create(
+      b, loc, transposed,
+      AffineMapAttr::get(AffineMap::getPermutationMap(
+          invertPermutation(permutation), b.getContext())));
+}
+
 void cpukernels::replaceWithBuffers(RewriterBase &rewriter, Operation *op,
                                     ArrayRef<Value> buffers) {
   Location loc = op->getLoc();
-  SmallVector<Value> results;
+  SmallVector<Value> results, unused;
   for (auto [buffer, result] : llvm::zip_equal(buffers, op->getResults())) {
+    // A result written through outputRowsBuffer's view: the transpose of it
+    // is the buffer under the view, which the kernel wrote.
+    auto view = buffer.getDefiningOp<memref::TransposeOp>();
+    if (linalg::TransposeOp transpose = rowsTransposeOf(result);
+        view && transpose &&
+        view.getPermutation() ==
+            AffineMap::getPermutationMap(
+                invertPermutation(transpose.getPermutation()),
+                rewriter.getContext())) {
+      Value transposed = view.getIn();
+      Value transposeResult = transpose->getResult(0);
+      for (Operation *user :
+           llvm::make_early_inc_range(transposeResult.getUsers()))
+        if (auto store =
+                dyn_cast<bufferization::MaterializeInDestinationOp>(user))
+          if (store.getDest() == transposed)
+            rewriter.eraseOp(store);
+      rewriter.setInsertionPoint(transpose);
+      rewriter.replaceOp(
+          transpose, bufferization::ToTensorOp::create(
+                         rewriter, loc, transposeResult.getType(), transposed,
+                         rewriter.getUnitAttr(), rewriter.getUnitAttr()));
+      // Its sizes are the view's.
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
+        auto dim = cast<tensor::DimOp>(user);
+        rewriter.setInsertionPoint(dim);
+        rewriter.replaceOpWithNewOp<memref::DimOp>(dim, buffer, dim.getIndex());
+      }
+      rewriter.setInsertionPoint(op);
+      // The kernel's own result has no user left.
+      Value none = bufferization::ToTensorOp::create(rewriter, loc,
+                                                     result.getType(), buffer);
+      results.push_back(none);
+      unused.push_back(none);
+      continue;
+    }
     // A result written in place needs no copy to its destination.
     for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
       if (auto store =
@@ -311,4 +413,6 @@ void cpukernels::replaceWithBuffers(RewriterBase &rewriter, Operation *op,
         rewriter.getUnitAttr()));
   }
   rewriter.replaceOp(op, results);
+  for (Value value : unused)
+    rewriter.eraseOp(value.getDefiningOp());
 }

@@ -118,6 +118,12 @@ protected:
 /// Reads `tensor` as a buffer with an identity layout (bufferization copies
 /// when the tensor's buffer has another layout).
 Value toBuffer(OpBuilder &b, Location loc, Value tensor);
+/// The buffer of a tensor whose rows (its last dimension) a kernel reads by
+/// their indices: for the result of a linalg.transpose that keeps the last
+/// dimension last (as raising token-major attention creates), a
+/// memref.transpose view of its source's buffer instead of a copy; the
+/// view's rows are contiguous, its leading dimensions strided.
+Value toRowsBuffer(OpBuilder &b, Location loc, Value tensor);
 
 /// The buffer a kernel writes `result` of `op` to: the memref its one use
 /// stores it into when the kernel may write that in place (a `restrict
@@ -130,9 +136,18 @@ Value outputBuffer(OpBuilder &b, Location loc, Value result, Operation *op,
 /// The same with the result's open sizes given, in order.
 Value outputBuffer(OpBuilder &b, Location loc, Value result, Operation *op,
                    ValueRange dynamicSizes);
+/// outputBuffer for a result whose rows (its last dimension) the kernel
+/// writes by their indices: when the result's only use is a linalg.transpose
+/// that keeps the last dimension last, a memref.transpose view, in the
+/// result's layout, of the buffer of the transpose's result, so that the
+/// kernel writes the transposed tensor directly (replaceWithBuffers then
+/// replaces the transpose).
+Value outputRowsBuffer(OpBuilder &b, Location loc, Value result, Operation *op,
+                       ArrayRef<std::pair<Value, int64_t>> sources);
 
 /// Replaces the results of `op` by `buffers` (one per result) as tensors,
-/// dropping the stores of results the kernel wrote in place.
+/// dropping the stores of results the kernel wrote in place; a result
+/// written through outputRowsBuffer's view replaces its transpose instead.
 void replaceWithBuffers(RewriterBase &rewriter, Operation *op,
                         ArrayRef<Value> buffers);
 

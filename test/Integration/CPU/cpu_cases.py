@@ -1272,6 +1272,11 @@ GROUPS = {
             ["linattn-raise", "linattn-reassociate{mode=always}"]),
         via(token_major_linear_form_case(2, 11, 9, 3, 6, 5), "as_written", []),
         via(token_major_linear_form_case(2, 11, 9, 3, 6, 5), "raised", ["linattn-raise"]),
+        # Whole vectors (D = Dv = 16): the kernels read the token-major
+        # operands in place and stream the output into its transposed buffer.
+        token_major_attention_case(2, 70, 3, 16, 16, causal=True),
+        token_major_attention_case(1, 33, 4, 16, 32, causal=False),
+        token_major_linear_form_case(2, 40, 29, 3, 16, 16),
     ],
     # The vectorized scan and step kernels: fused feature maps, sizes that are
     # not multiples of the vector width or the token block, every head size
