@@ -20,9 +20,10 @@ call, then the median of N calls):
                test/Integration/CPU/cpu_cases.py): einsum generics, a causal
                select, row sums and a division, raised by the default
                pipeline into transposes of Q, K and V, the scan, and a
-               transpose of O;
-  transpose    one linalg.transpose [B, N, H, D] -> [B, H, N, D]: the cost of
-               each of the four copies the token-major form adds.
+               transpose of O, which the scan kernel reads and writes in
+               place through strided views;
+  transpose    one linalg.transpose [B, N, H, D] -> [B, H, N, D]: what each
+               of those four transposes would cost as a copy.
 Each shape's token-major output is compared with the heads-first output on
 the same inputs, and a small shape with the float64 reference.
 Results: <out>/cpu-token-major.md.
@@ -136,12 +137,15 @@ def report(rows, check_err, args):
         "after one warm-up. *token-major*: the importer-style linalg on "
         "[B, N, H, D], raised by the default `linattn-lower-to-cpu` "
         "(transposes of Q, K and V into [B, H, N, D], the scan with the feature "
-        "maps fused, a transpose of O back); *heads-first*: `linattn.attention` "
-        "on [B, H, N, D]; *transpose*: one [B, N, H, D] → [B, H, N, D] copy. "
+        "maps fused, a transpose of O back; the kernel reads and writes the "
+        "token-major buffers in place through strided views of them); "
+        "*heads-first*: `linattn.attention` on [B, H, N, D]; *transpose*: one "
+        "[B, N, H, D] → [B, H, N, D] copy, and *with copies* the heads-first "
+        "time plus four of them, what the transposes would cost as copies. "
         "GB/s counts the compulsory bytes (Q, K, V read, O written) over the "
         "time; the transposes' GB/s counts the copy's read and write.",
         "",
-        "| shape | heads-first ms (GB/s) | token-major ms (GB/s) | token-major / heads-first | one transpose ms (GB/s) | 4 transposes + heads-first ms | token-major vs heads-first (rel. err.) |",
+        "| shape | heads-first ms (GB/s) | token-major ms (GB/s) | token-major / heads-first | one transpose ms (GB/s) | with copies ms | token-major vs heads-first (rel. err.) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
