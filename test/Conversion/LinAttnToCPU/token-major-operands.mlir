@@ -58,3 +58,22 @@ func.func @copied(%qt: tensor<2x16x5xf32>, %k: tensor<2x5x16xf32>, %v: tensor<2x
   %to = linalg.transpose ins(%o : tensor<2x5x8xf32>) outs(%eo : tensor<5x2x8xf32>) permutation = [1, 0, 2]
   return %to, %o : tensor<5x2x8xf32>, tensor<2x5x8xf32>
 }
+
+// -----
+
+// The transposed result stored into a caller's buffer: the kernel writes that
+// buffer through the view, and the store goes.
+// CHECK-LABEL: func.func @into_destination
+// CHECK-SAME: %[[DEST:[^:]*]]: memref<2x7x3x8xf32>
+// CHECK: %[[VIEW:.*]] = memref.transpose %[[DEST]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<2x7x3x8xf32> to memref<2x3x7x8xf32, strided<[168, 8, 24, 1]>>
+// CHECK: vector.{{(masked)?}}store %{{.*}}, %[[VIEW]]
+// CHECK-NOT: materialize_in_destination
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @into_destination(%q: tensor<2x3x7x16xf32>, %k: tensor<2x3x7x16xf32>, %v: tensor<2x3x7x8xf32>, %dest: memref<2x7x3x8xf32>) {
+  %o, %s, %z = linattn.scan forward %q, %k, %v : tensor<2x3x7x16xf32>, tensor<2x3x7x16xf32>, tensor<2x3x7x8xf32> -> tensor<2x3x7x8xf32>, tensor<2x3x16x8xf32>, tensor<2x3x16xf32>
+  %eo = tensor.empty() : tensor<2x7x3x8xf32>
+  %to = linalg.transpose ins(%o : tensor<2x3x7x8xf32>) outs(%eo : tensor<2x7x3x8xf32>) permutation = [0, 2, 1, 3]
+  bufferization.materialize_in_destination %to in restrict writable %dest : (tensor<2x7x3x8xf32>, memref<2x7x3x8xf32>) -> ()
+  return
+}
