@@ -227,6 +227,26 @@ class _Builder:
                          f"restrict writable %{name} : (tensor<{t}>, "
                          f"memref<{t}>) -> ()")
 
+    def swap_heads(self, x: str, x_type: str, shape: Sequence[Optional[int]],
+                   name: str) -> Tuple[str, str]:
+        """`x` [B, N, H, X] (of `shape`, None where open) transposed into
+        [B, H, N, X]; the same swaps back."""
+        swapped = _swap_heads(shape)
+        t = f"tensor<{_shape_str(swapped, self.elt)}>"
+        sizes = []
+        for d, size in enumerate(swapped):
+            if size is None:
+                source = (0, 2, 1, 3)[d]
+                self.body.append(f"%{name}_c{d} = arith.constant {source} : "
+                                 "index")
+                self.body.append(f"%{name}_d{d} = tensor.dim {x}, "
+                                 f"%{name}_c{d} : {x_type}")
+                sizes.append(f"%{name}_d{d}")
+        self.body.append(f"%{name}_e = tensor.empty({', '.join(sizes)}) : {t}")
+        self.body.append(f"%{name}_h = linalg.transpose ins({x} : {x_type}) "
+                         f"outs(%{name}_e : {t}) permutation = [0, 2, 1, 3]")
+        return f"%{name}_h", t
+
     def feature_map(self, kind: str, x: str, x_type: str, out_shape:
                     Sequence[int], projection: Optional[Tuple[str, str]],
                     name: str) -> str:
@@ -389,7 +409,8 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
                      compile_options: Optional[Mapping[str, Any]] = None,
                      initial_state: Optional[Tuple[np.ndarray,
                                                    np.ndarray]] = None,
-                     output_final_state: bool = False) -> Any:
+                     output_final_state: bool = False,
+                     layout: str = "bhnd") -> Any:
     """Linear attention (Katharopoulos et al. 2020) on [B, H, N, D] arrays.
 
     Computes, per batch and head, with φ the feature map,
@@ -431,6 +452,13 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
         (`feature_dim`). Default zeros: the sequence starts here.
       output_final_state: also return the state after the last token, for
         the next segment or for decoding on (`RecurrentState`).
+      layout: ``"bhnd"`` (the default: q [B, H, N, D], k [B, H, M, D],
+        v [B, H, M, Dv], O [B, H, N, Dv]) or ``"bnhd"``, tokens before
+        heads (q [B, N, H, D], k [B, M, H, D], v [B, M, H, Dv], O
+        [B, N, H, Dv]), as JAX, Flax and fast-transformers keep them. On
+        the CPU the kernels read and write that layout in place; the GPU
+        backends transpose into and out of [B, H, N, D]. Not with
+        `initial_state` or `output_final_state`.
 
     All arrays must be C-contiguous numpy arrays of one dtype, float16,
     float32 or float64; nothing is copied on the way in or out. float16 data
@@ -457,12 +485,23 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
     """
     _check_options(feature_map, normalize, eps, backend)
     options = _compile_options(compile_options)
-    q = _check_array("q", q, 4, "[B, H, N, D]")
-    k = _check_array("k", k, 4, "[B, H, M, D]")
-    v = _check_array("v", v, 4, "[B, H, M, Dv]")
+    if layout not in _LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(map(repr, _LAYOUTS))}"
+                         f", got {layout!r}")
+    token_major = layout == "bnhd"
+    if token_major and (initial_state is not None or output_final_state):
+        raise ValueError("layout='bnhd' takes no initial_state or "
+                         "output_final_state; use [B, H, N, D] arrays")
+    tokens = "N, H" if token_major else "H, N"
+    keys = "M, H" if token_major else "H, M"
+    q = _check_array("q", q, 4, f"[B, {tokens}, D]")
+    k = _check_array("k", k, 4, f"[B, {keys}, D]")
+    v = _check_array("v", v, 4, f"[B, {keys}, Dv]")
     dtype = _check_same_dtype(q=q, k=k, v=v, projection=projection
                               if isinstance(projection, np.ndarray) else None)
-    o_shape = _attention_output_shape(q.shape, k.shape, v.shape, causal)
+    swap = _swap_heads if token_major else tuple
+    o_shape = swap(_attention_output_shape(swap(q.shape), swap(k.shape),
+                                           swap(v.shape), causal))
     p = _check_projection(feature_map, projection, q.shape[3])
     o = _check_output(out, o_shape, dtype)
     if initial_state is not None or output_final_state:
@@ -474,16 +513,25 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
 
     key = _attention_key("attention", backend, dtype.str, q.shape[3],
                          v.shape[3], None if p is None else p.shape,
-                         feature_map, causal, normalize, eps)
+                         feature_map, causal, normalize, eps) + (layout,)
 
     def text() -> str:
         return _attention_text(_MLIR_ELEMENT[dtype], _open(q.shape),
                                _open(k.shape), _open(v.shape),
                                None if p is None else p.shape,
-                               feature_map, causal, normalize, eps)
+                               feature_map, causal, normalize, eps,
+                               token_major=token_major)
 
     fn = _compiled(key, backend, text, 3 if p is None else 4, options)
     return _call_into(fn, [q, k, v] if p is None else [q, k, v, p], o)
+
+
+_LAYOUTS = ("bhnd", "bnhd")
+
+
+def _swap_heads(shape: Sequence[Any]) -> Tuple[Any, ...]:
+    """[B, N, H, X] <-> [B, H, N, X]."""
+    return (shape[0], shape[2], shape[1], shape[3])
 
 
 def _call_into(fn: Callable[..., Any], inputs: Sequence[np.ndarray],
@@ -577,14 +625,22 @@ def _attention_text(elt: str, q: Sequence[Optional[int]],
                     k: Sequence[Optional[int]], v: Sequence[Optional[int]],
                     p: Optional[Sequence[int]],
                     feature_map: str, causal: bool, normalize: bool,
-                    eps: float, tensors: bool = False) -> str:
+                    eps: float, tensors: bool = False,
+                    token_major: bool = False) -> str:
     """The function @linattn computing `linear_attention` on these shapes
     (None: a size known at run time): destination-passing on memrefs, or on
-    tensors (`tensors`)."""
+    tensors (`tensors`). With `token_major`, the arrays are [B, N, H, X] and
+    the shapes given theirs: transposed into [B, H, N, X] for the attention
+    and its result back."""
     bld = _Builder(elt, tensors)
     tq, q_type = bld.input("q", q)
     tk, k_type = bld.input("k", k)
     tv, v_type = bld.input("v", v)
+    if token_major:
+        (tq, q_type), (tk, k_type), (tv, v_type) = (
+            bld.swap_heads(x, x_type, shape, name) for x, x_type, shape, name in
+            ((tq, q_type, q, "q"), (tk, k_type, k, "k"), (tv, v_type, v, "v")))
+        q, k, v = _swap_heads(q), _swap_heads(k), _swap_heads(v)
     operands = f"{tq}, {tk}, {tv}"
     types = f"{q_type}, {k_type}, {v_type}"
     proj = ""
@@ -598,7 +654,11 @@ def _attention_text(elt: str, q: Sequence[Optional[int]],
         f"%r = linattn.attention {feature_map} {operands}{proj}"
         f"{' causal' if causal else ''}"
         f"{_normalize_clause(normalize, eps)} : {types} -> {o_type}")
-    bld.output("o", "%r", o_shape)
+    if token_major:
+        r, _ = bld.swap_heads("%r", o_type, o_shape, "r")
+        bld.output("o", r, _swap_heads(o_shape))
+    else:
+        bld.output("o", "%r", o_shape)
     return bld.text()
 
 

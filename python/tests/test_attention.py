@@ -183,3 +183,58 @@ def test_eps_is_used(rng):
     for eps in (1e-6, 0.5, 10.0):
         got = linattn.linear_attention(q, k, v, eps=eps)
         assert rel_err(got, ref.linear_attention(q, k, v, eps=eps)) < 1e-5
+
+
+def token_major(x):
+    """[B, H, N, X] -> [B, N, H, X], C-contiguous."""
+    return np.ascontiguousarray(x.transpose(0, 2, 1, 3))
+
+
+@pytest.mark.parametrize("feature_map", FEATURE_MAPS)
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_token_major_layout(rng, feature_map, causal, normalize):
+    # [B, N, H, D] arrays, as JAX and fast-transformers keep them: the same
+    # result as on [B, H, N, D], in that layout. N != M when not causal, sizes
+    # off the vector widths, and whole vectors (D = Dv = 16).
+    for n, m, d, dv in ((37, 37 if causal else 23, 5, 3), (70, 70, 16, 16)):
+        q, k, v, p = inputs(rng, 2, 3, n, m, d, dv, feature_map=feature_map)
+        want = ref.linear_attention(q, k, v, feature_map=feature_map,
+                                    causal=causal, normalize=normalize,
+                                    projection=p)
+        got = linattn.linear_attention(
+            token_major(q), token_major(k), token_major(v),
+            feature_map=feature_map, causal=causal, normalize=normalize,
+            projection=p, layout="bnhd")
+        assert got.shape == (2, n, 3, dv)
+        assert rel_err(got, token_major(want)) < TOL[np.float32]
+
+
+def test_token_major_out_and_float16(rng):
+    q, k, v, _ = inputs(rng, 1, 4, 50, 50, 16, 8, dtype=np.float16)
+    out = np.full((1, 50, 4, 8), np.nan, np.float16)
+    result = linattn.linear_attention(token_major(q), token_major(k),
+                                      token_major(v), out=out, layout="bnhd")
+    assert result is out
+    assert rel_err(out, token_major(ref.linear_attention(q, k, v))) < \
+        TOL[np.float16]
+
+
+def test_token_major_errors(rng):
+    q, k, v, _ = inputs(rng, 1, 2, 7, 7, 4, 3)
+    tq, tk, tv = token_major(q), token_major(k), token_major(v)
+    with pytest.raises(ValueError, match="layout must be one of 'bhnd', "
+                                         "'bnhd', got 'nhd'"):
+        linattn.linear_attention(q, k, v, layout="nhd")
+    with pytest.raises(ValueError, match="takes no initial_state"):
+        linattn.linear_attention(tq, tk, tv, layout="bnhd",
+                                 output_final_state=True)
+    with pytest.raises(ValueError, match=r"rank 4 \(\[B, N, H, D\]\)"):
+        linattn.linear_attention(tq[0], tk, tv, layout="bnhd")
+    # Heads that disagree: k with 3 heads against q's 2.
+    k3 = np.concatenate([tk, tk[:, :, :1]], axis=2)
+    with pytest.raises(ValueError, match="batch and head"):
+        linattn.linear_attention(tq, k3, tv, layout="bnhd")
+    with pytest.raises(ValueError, match="shape"):
+        linattn.linear_attention(tq, tk, tv, layout="bnhd",
+                                 out=np.empty((1, 2, 7, 3), np.float32))

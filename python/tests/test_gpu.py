@@ -56,6 +56,19 @@ def test_linear_attention(rng, backend, dtype, feature_map, causal, normalize):
 
 
 @pytest.mark.parametrize("backend", gpu_backends())
+@pytest.mark.parametrize("causal", [True, False])
+def test_token_major_layout(rng, backend, causal):
+    # [B, N, H, D] arrays: transposed on the device into and out of the
+    # kernels' [B, H, N, D].
+    q, k, v = (rand(rng, 2, 3, 33, 16) for _ in range(3))
+    swap = lambda x: np.ascontiguousarray(x.transpose(0, 2, 1, 3))
+    got = linattn.linear_attention(swap(q), swap(k), swap(v), causal=causal,
+                                   backend=backend, layout="bnhd")
+    want = swap(ref.linear_attention(q, k, v, causal=causal))
+    assert rel_err(got, want) <= 2e-5
+
+
+@pytest.mark.parametrize("backend", gpu_backends())
 def test_cross_attention_and_out(rng, backend):
     # Not causal, M != N, written into `out`.
     q = rand(rng, 1, 2, 33, 8)
