@@ -6,8 +6,12 @@
 //
 // Importers (torch-mlir, StableHLO lowered to linalg) spell kernelized
 // attention as two chained contractions with elementwise generics around
-// them. Three patterns raise it, each exact on its own, so that they compose
-// in any order under the greedy driver:
+// them, on heads-first [B, H, N, D] tensors or token-major [B, N, H, D] ones
+// (a contraction's operands and result may list their batch dimensions in
+// any order: the raised ops get their operands transposed into
+// [batch..., N, D] and their results transposed back). These patterns raise
+// it, each exact on its own, so that they compose in any order under the
+// greedy driver:
 //
 //  1. RaiseAttentionContractions: contraction(A', V), where A' is
 //     contraction(X, Yᵀ) optionally scaled by a constant and causally masked,
