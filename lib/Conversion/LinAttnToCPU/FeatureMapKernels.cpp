@@ -291,7 +291,7 @@ void cpukernels::rewriteFeatureMap(RewriterBase &rewriter, FeatureMapOp op,
   Value input = op.getInput();
   RankedTensorType resultType = op.getType();
   int64_t rank = resultType.getRank();
-  Value x = toBuffer(rewriter, loc, input);
+  Value x = toRowsBuffer(rewriter, loc, input);
   Value p = op.getProjection() ? toBuffer(rewriter, loc, op.getProjection())
                                : Value();
   // The result's open sizes: the input's leading ones, then the projection's

@@ -77,3 +77,19 @@ func.func @into_destination(%q: tensor<2x3x7x16xf32>, %k: tensor<2x3x7x16xf32>, 
   bufferization.materialize_in_destination %to in restrict writable %dest : (tensor<2x7x3x8xf32>, memref<2x7x3x8xf32>) -> ()
   return
 }
+
+// -----
+
+// The feature-map kernels (favor here, which the scan kernels do not fuse)
+// read a transposed input through the same view.
+// CHECK-LABEL: func.func @favor_token_major
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x9x3x4xf32>
+// CHECK: %[[XB:.*]] = linattn.read_buffer %[[X]] : tensor<2x9x3x4xf32> to memref<2x9x3x4xf32>
+// CHECK: %[[XV:.*]] = memref.transpose %[[XB]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<2x9x3x4xf32> to memref<2x3x9x4xf32, strided<[108, 4, 12, 1]>>
+// CHECK: vector.{{(masked)?}}load %[[XV]]
+func.func @favor_token_major(%x: tensor<2x9x3x4xf32>, %p: tensor<4x8xf32>) -> tensor<2x3x9x8xf32> {
+  %e = tensor.empty() : tensor<2x3x9x4xf32>
+  %t = linalg.transpose ins(%x : tensor<2x9x3x4xf32>) outs(%e : tensor<2x3x9x4xf32>) permutation = [0, 2, 1, 3]
+  %f = linattn.feature_map favor %t projection(%p) : tensor<2x3x9x4xf32>, tensor<4x8xf32> -> tensor<2x3x9x8xf32>
+  return %f : tensor<2x3x9x8xf32>
+}
