@@ -308,18 +308,11 @@ struct GradientBuilder {
 
   /// `x` [..., A, B] as [..., B, A].
   Value transpose(Value x) {
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
-    int64_t rank = sizes.size();
-    std::swap(sizes[rank - 2], sizes[rank - 1]);
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
     SmallVector<int64_t> permutation =
         llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(permutation[rank - 2], permutation[rank - 1]);
-    Type element = cast<RankedTensorType>(x.getType()).getElementType();
-    return linalg::TransposeOp::create(
-               rewriter, loc, x,
-               tensor::EmptyOp::create(rewriter, loc, sizes, element),
-               permutation)
-        .getResult()[0];
+    return createTranspose(rewriter, loc, x, permutation);
   }
 
   /// S = keysᵀ values, [..., F, X] in the state type, from keys [..., M, F]

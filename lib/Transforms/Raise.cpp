@@ -44,6 +44,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -192,13 +193,6 @@ struct Contraction {
   SmallVector<int64_t> outPerm;
 };
 
-static bool isIdentityPermutation(ArrayRef<int64_t> permutation) {
-  for (auto [d, p] : llvm::enumerate(permutation))
-    if (p != static_cast<int64_t>(d))
-      return false;
-  return true;
-}
-
 /// `permutation` followed by a swap of the last two dimensions.
 static SmallVector<int64_t> withLastTwoSwapped(ArrayRef<int64_t> permutation) {
   SmallVector<int64_t> result(permutation);
@@ -323,20 +317,6 @@ static bool swapsLastTwo(ArrayRef<int64_t> permutation) {
          permutation[rank - 1] == static_cast<int64_t>(rank - 2);
 }
 
-/// `value` transposed by `permutation` (its dimension d is value's
-/// dimension permutation[d]) with an empty tensor for its init.
-static Value createTranspose(PatternRewriter &rewriter, Location loc,
-                             Value value, ArrayRef<int64_t> permutation) {
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, value);
-  SmallVector<OpFoldResult> permuted;
-  for (int64_t d : permutation)
-    permuted.push_back(sizes[d]);
-  Value init = tensor::EmptyOp::create(rewriter, loc, permuted,
-                                       getElementTypeOrSelf(value));
-  return linalg::TransposeOp::create(rewriter, loc, value, init, permutation)
-      ->getResult(0);
-}
-
 /// A tensor in the layout a linattn op wants: `source` transposed by
 /// `permutation` (not at all when it is empty), then collapsed as `collapse`
 /// collapses (with its two trailing dimensions swapped).
@@ -382,14 +362,12 @@ static std::optional<Untransposed> findInLayout(Value value,
   }
   if (auto transpose = current.getDefiningOp<linalg::TransposeOp>()) {
     ArrayRef<int64_t> inner = transpose.getPermutation();
-    SmallVector<int64_t> composed;
-    for (int64_t d : outer)
-      composed.push_back(inner[d]);
+    SmallVector<int64_t> composed = applyPermutation(inner, outer);
     if (isIdentityPermutation(composed))
       composed.clear();
     return Untransposed{transpose.getInput(), collapse, composed};
   }
-  if (permutation.back() != static_cast<int64_t>(permutation.size()) - 1)
+  if (!keepsLastDimension(permutation))
     return std::nullopt;
   return Untransposed{value, {}, SmallVector<int64_t>(permutation)};
 }
@@ -422,10 +400,8 @@ static Value inOutputLayout(PatternRewriter &rewriter, Location loc,
 /// type `outputType`, is that product transposed by `outPerm`.
 static RankedTensorType productType(RankedTensorType outputType,
                                     ArrayRef<int64_t> outPerm) {
-  SmallVector<int64_t> shape(outPerm.size());
-  for (auto [d, p] : llvm::enumerate(outPerm))
-    shape[p] = outputType.getDimSize(d);
-  return outputType.clone(shape);
+  return outputType.clone(applyPermutation(outputType.getShape(),
+                                           invertPermutationVector(outPerm)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1108,9 +1084,8 @@ static std::pair<Value, SmallVector<int64_t>> peelTransposes(Value value) {
 static bool isTransposeOf(Value canonical, Value value,
                           ArrayRef<int64_t> permutation) {
   auto [root, rootPermutation] = peelTransposes(value);
-  SmallVector<int64_t> composed;
-  for (int64_t d : permutation)
-    composed.push_back(rootPermutation[d]);
+  SmallVector<int64_t> composed =
+      applyPermutation(rootPermutation, permutation);
   auto [canonicalRoot, canonicalPermutation] = peelTransposes(canonical);
   return composed == canonicalPermutation && isSameTensor(root, canonicalRoot);
 }
@@ -1478,8 +1453,7 @@ struct SinkFeatureMapsBelowTransposes : OpRewritePattern<linalg::TransposeOp> {
     auto map = op.getInput().getDefiningOp<FeatureMapOp>();
     ArrayRef<int64_t> permutation = op.getPermutation();
     int64_t rank = permutation.size();
-    if (!map || op->getNumResults() != 1 || rank == 0 ||
-        permutation.back() != rank - 1)
+    if (!map || op->getNumResults() != 1 || !keepsLastDimension(permutation))
       return rewriter.notifyMatchFailure(
           op, "does not move the leading dimensions of a feature map");
     SmallVector<tensor::DimOp> leadingDims;

@@ -12,9 +12,26 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
+
+Value mlir::linattn::createTranspose(OpBuilder &builder, Location loc,
+                                     Value value,
+                                     ArrayRef<int64_t> permutation) {
+  SmallVector<OpFoldResult> sizes =
+      applyPermutation(tensor::getMixedSizes(builder, loc, value), permutation);
+  Value init =
+      tensor::EmptyOp::create(builder, loc, sizes, getElementTypeOrSelf(value));
+  return linalg::TransposeOp::create(builder, loc, value, init, permutation)
+      ->getResult(0);
+}
+
+bool mlir::linattn::keepsLastDimension(ArrayRef<int64_t> permutation) {
+  return !permutation.empty() &&
+         permutation.back() == static_cast<int64_t>(permutation.size()) - 1;
+}
 
 int64_t mlir::linattn::getFirstStaticSize(ArrayRef<RankedTensorType> types,
                                           int64_t index) {

@@ -33,6 +33,17 @@ GreedyRewriteConfig getRewriteOnlyConfig();
 /// `sizes` and dynamic elsewhere.
 RankedTensorType tensorTypeOf(ArrayRef<OpFoldResult> sizes, Type elementType);
 
+/// `value` transposed by `permutation` (its dimension d is value's
+/// dimension permutation[d]) into a tensor.empty: a linalg.transpose.
+Value createTranspose(OpBuilder &builder, Location loc, Value value,
+                      ArrayRef<int64_t> permutation);
+
+/// True when a transpose by `permutation` keeps the last dimension last
+/// (moves only the leading ones), so that rows stay contiguous: the
+/// transposes between token-major [B, N, H, D] and heads-first
+/// [B, H, N, D] tensors.
+bool keepsLastDimension(ArrayRef<int64_t> permutation);
+
 /// A tensor of the given sizes with every element `value` (linalg.fill of a
 /// tensor.empty).
 Value filledTensor(OpBuilder &builder, Location loc,

@@ -6,11 +6,14 @@
 
 #include "VectorEmitter.h"
 
+#include "linattn/Transforms/Utils.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 
@@ -252,8 +255,7 @@ Value cpukernels::toRowsBuffer(OpBuilder &b, Location loc, Value tensor) {
   if (!transpose || !transpose.hasPureTensorSemantics())
     return toBuffer(b, loc, tensor);
   ArrayRef<int64_t> permutation = transpose.getPermutation();
-  int64_t rank = permutation.size();
-  if (rank == 0 || permutation.back() != rank - 1)
+  if (!keepsLastDimension(permutation))
     return toBuffer(b, loc, tensor);
   // The source's buffer, seen through the permutation: rows stay
   // contiguous, the leading dimensions take the source's strides.
@@ -327,20 +329,10 @@ static linalg::TransposeOp rowsTransposeOf(Value result) {
       return {};
   }
   if (!transpose || !transpose.hasPureTensorSemantics() ||
-      transpose.getInput() != result)
-    return {};
-  ArrayRef<int64_t> permutation = transpose.getPermutation();
-  int64_t rank = permutation.size();
-  if (rank == 0 || permutation.back() != rank - 1)
+      transpose.getInput() != result ||
+      !keepsLastDimension(transpose.getPermutation()))
     return {};
   return transpose;
-}
-
-static SmallVector<int64_t> invertPermutation(ArrayRef<int64_t> permutation) {
-  SmallVector<int64_t> inverse(permutation.size());
-  for (auto [d, p] : llvm::enumerate(permutation))
-    inverse[p] = d;
-  return inverse;
 }
 
 Value cpukernels::outputRowsBuffer(
@@ -350,15 +342,12 @@ Value cpukernels::outputRowsBuffer(
   if (!transpose)
     return outputBuffer(b, loc, result, op, sources);
   ArrayRef<int64_t> permutation = transpose.getPermutation();
-  SmallVector<std::pair<Value, int64_t>> transposedSources;
-  for (int64_t d : permutation)
-    transposedSources.push_back(sources[d]);
-  Value transposed =
-      outputBuffer(b, loc, transpose->getResult(0), op, transposedSources);
+  Value transposed = outputBuffer(b, loc, transpose->getResult(0), op,
+                                  applyPermutation(sources, permutation));
   return memref::TransposeOp::create(
       b, loc, transposed,
       AffineMapAttr::get(AffineMap::getPermutationMap(
-          invertPermutation(permutation), b.getContext())));
+          invertPermutationVector(permutation), b.getContext())));
 }
 
 void cpukernels::replaceWithBuffers(RewriterBase &rewriter, Operation *op,
@@ -373,7 +362,7 @@ void cpukernels::replaceWithBuffers(RewriterBase &rewriter, Operation *op,
         view && transpose &&
         view.getPermutation() ==
             AffineMap::getPermutationMap(
-                invertPermutation(transpose.getPermutation()),
+                invertPermutationVector(transpose.getPermutation()),
                 rewriter.getContext())) {
       Value transposed = view.getIn();
       Value transposeResult = transpose->getResult(0);
