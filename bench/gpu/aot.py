@@ -53,21 +53,36 @@ def descriptor(buffer):
     return d
 
 
-def scan_module(b, h, t, d, dtype, normalized=False, dv=None):
+def scan_module(b, h, t, d, dtype, normalized=False, dv=None,
+                token_major=False):
     """The benchmark's function: O of the causal scan of elu+1 features
-    (F = D; Dv = D unless `dv` says otherwise)."""
+    (F = D; Dv = D unless `dv` says otherwise). `token_major`: q, k, v and
+    O are [B, T, H, D] (FLA's and JAX's layout), transposed into and out of
+    the scan, as the raise and `layout="bnhd"` write it."""
     dv = d if dv is None else dv
     x = f"tensor<{b}x{h}x{t}x{d}x{dtype}>"
     y = f"tensor<{b}x{h}x{t}x{dv}x{dtype}>"
     s = f"tensor<{b}x{h}x{d}x{dv}xf32>"
     z = f"tensor<{b}x{h}x{d}xf32>"
     norm = " normalize(eps = 1.0e-06)" if normalized else ""
-    return (f"func.func @main(%q: {x}, %k: {x}, %v: {y}) -> {y} {{\n"
-            f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
+    scan = (f"  %fq = linattn.feature_map elu %q : {x} -> {x}\n"
             f"  %fk = linattn.feature_map elu %k : {x} -> {x}\n"
             f"  %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {y}"
-            f" -> {y}, {s}, {z}\n"
-            f"  return %o : {y}\n}}\n")
+            f" -> {y}, {s}, {z}\n")
+    if not token_major:
+        return (f"func.func @main(%q: {x}, %k: {x}, %v: {y}) -> {y} {{\n"
+                f"{scan}  return %o : {y}\n}}\n")
+    xt = f"tensor<{b}x{t}x{h}x{d}x{dtype}>"
+    yt = f"tensor<{b}x{t}x{h}x{dv}x{dtype}>"
+    swap = "permutation = [0, 2, 1, 3]"
+    text = f"func.func @main(%qt: {xt}, %kt: {xt}, %vt: {yt}) -> {yt} {{\n"
+    for name, source, target in (("q", xt, x), ("k", xt, x), ("v", yt, y)):
+        text += (f"  %{name}e = tensor.empty() : {target}\n"
+                 f"  %{name} = linalg.transpose ins(%{name}t : {source}) "
+                 f"outs(%{name}e : {target}) {swap}\n")
+    return (text + scan + f"  %oe = tensor.empty() : {yt}\n"
+            f"  %ot = linalg.transpose ins(%o : {y}) outs(%oe : {yt}) {swap}\n"
+            f"  return %ot : {yt}\n}}\n")
 
 
 def linear_module(b, h, t, d, dtype):
@@ -238,8 +253,9 @@ def self_test(args):
     # registers. The linear-* variants are the non-causal
     # function (bench.py's noncausal rows): the tensor-core kernels of the
     # linear form, the scalar ones, tf32 and tf32x3. The *-normalized ones are bench.py's
-    # normalized rows. The grad-* ones are the backward function (bench.py's
-    # backward rows), three outputs, normalized its glue kernels too.
+    # normalized rows, the *-token-major one its row on [B, T, H, D] tensors.
+    # The grad-* ones are the backward function (bench.py's backward rows),
+    # three outputs, normalized its glue kernels too.
     variants = [("chunked-f16", "f16", np.float16, "", 1e-2),
                 ("chunked-f16-batch-parallel", "f16", np.float16,
                  "sequence-parallel-blocks=0", 1e-2),
@@ -263,6 +279,7 @@ def self_test(args):
                 ("chunked-f16-normalized", "f16", np.float16, "", 1e-2),
                 ("chunked-f16-mma-sync-normalized", "f16", np.float16,
                  "wgmma=false", 1e-2),
+                ("chunked-f16-token-major", "f16", np.float16, "", 1e-2),
                 ("chunked-tf32", "f32", np.float32, "tf32=true", 4e-3),
                 ("chunked-tf32x3", "f32", np.float32, "tf32x3=true", 1e-5),
                 ("recurrent-f32", "f32", np.float32, "scan-kernel=recurrent", 1e-5),
@@ -288,11 +305,13 @@ def self_test(args):
             causal = not name.startswith("linear")
             grad = name.startswith("grad")
             normalized = name.endswith("-normalized")
+            token_major = name.endswith("-token-major")
             eps = 1e-6 if normalized else None
             module = os.path.join(args.workdir, case + ".mlir")
             with open(module, "w") as f:
                 f.write(grad_module(b, h, t, d, element, normalized) if grad
-                        else scan_module(b, h, t, d, element, normalized)
+                        else scan_module(b, h, t, d, element, normalized,
+                                         token_major=token_major)
                         if causal else linear_module(b, h, t, d, element))
             library = os.path.join(args.workdir, f"lib{case}.so")
             try:
@@ -303,9 +322,10 @@ def self_test(args):
                 print(f"FAIL {case}: {e}")
                 failures += 1
                 continue
-            inputs = [np.ascontiguousarray(x.astype(np_type))
+            layout = (lambda x: x.swapaxes(1, 2)) if token_major else (lambda x: x)
+            inputs = [np.ascontiguousarray(layout(x).astype(np_type))
                       for x in ((q, k, v, do) if grad else (q, k, v))]
-            outs = [np.empty((b, h, t, d), np_type) for _ in range(3 if grad else 1)]
+            outs = [np.empty(inputs[0].shape, np_type) for _ in range(3 if grad else 1)]
             buffers = [device.to_device(x) for x in inputs]
             results = [device.to_device(out) for out in outs]
             Function(library).bind(buffers, results, device.stream)()
@@ -314,7 +334,8 @@ def self_test(args):
             for buffer in buffers + results:
                 device.free(buffer)
             refs = (reference_grad(*inputs, eps=eps) if grad
-                    else [reference(*inputs, causal=causal, eps=eps)])
+                    else [layout(reference(*map(layout, inputs), causal=causal,
+                                           eps=eps))])
             err = max(relative_error(out, ref) for out, ref in zip(outs, refs))
             ok = err <= tol
             failures += not ok

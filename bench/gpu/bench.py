@@ -552,6 +552,18 @@ NORMALIZED_VARIANTS = [
     ("linattn chunked bf16, wgmma outputs, normalized", "bf16",
      "wgmma-outputs=true", 2.5e-2),
 ]
+# The scan on [B, T, H, D] tensors (FLA's layout; aot.scan_module with
+# token_major): the kernels read and write that layout, the transposes
+# around the scan are no copies.
+TOKEN_MAJOR_VARIANTS = [
+    ("linattn chunked bf16, token-major", "bf16", "", 2.5e-2),
+]
+TOKEN_MAJOR_NOTES = {
+    "linattn chunked bf16, token-major":
+        "q, k, v and O in [B, T, H, D], as FLA takes them: the chunked "
+        "kernels step H·D elements from one token's row to the next instead "
+        "of D",
+}
 NORMALIZED_NOTES = {
     "linattn chunked bf16, normalized":
         "normalize(eps = 1e-6): z, the key sums and the denominators in the "
@@ -1107,7 +1119,10 @@ def prefill_modules(shape):
              lambda element: aot.scan_module(b, h, t, d, element, dv=dv)),
             (name + "_normalized", prefill_variants(NORMALIZED_VARIANTS, shape),
              lambda element: aot.scan_module(b, h, t, d, element,
-                                             normalized=True, dv=dv))]
+                                             normalized=True, dv=dv)),
+            (name + "_token_major", prefill_variants(TOKEN_MAJOR_VARIANTS, shape),
+             lambda element: aot.scan_module(b, h, t, d, element, dv=dv,
+                                             token_major=True))]
 
 
 def run_prefill(bench, shape, tmp):
@@ -1122,8 +1137,10 @@ def run_prefill(bench, shape, tmp):
     # linattn: the scan compiled ahead of time (device buffers, the caller's
     # stream), called on the same tensors as the peers.
     if not args.skip_linattn:
-        (plain, variants, module_text), (normalized, normalized_variants,
-                                         normalized_text) = prefill_modules(shape)
+        ((plain, variants, module_text),
+         (normalized, normalized_variants, normalized_text),
+         (token_major, token_major_variants,
+          token_major_text)) = prefill_modules(shape)
         run_linattn_variants(bench, (q, k, v), ref, plain, variants,
                              module_text, LINATTN_NOTES, report, base,
                              (floor_bf16, floor_f32))
@@ -1131,6 +1148,12 @@ def run_prefill(bench, shape, tmp):
             bench, (q, k, v), bench.reference(q, k, v, normalized=True),
             normalized, normalized_variants, normalized_text,
             NORMALIZED_NOTES, report, base, (floor_bf16, floor_f32))
+        if any(wants(args, impl) for impl, *_ in token_major_variants):
+            run_linattn_variants(
+                bench, tuple(x.transpose(1, 2).contiguous() for x in (q, k, v)),
+                ref.transpose(1, 2), token_major, token_major_variants,
+                token_major_text, TOKEN_MAJOR_NOTES, report, base,
+                (floor_bf16, floor_f32))
 
     fq = lambda x: torch.nn.functional.elu(x) + 1  # noqa: E731
 
@@ -1659,8 +1682,8 @@ def main():
                   f"{prefill_bytes(b, h, t, d, 2, dv) / 2**20:.0f} MiB, f32 "
                   f"{prefill_bytes(b, h, t, d, 4, dv) / 2**20:.0f} MiB")
             variants = [impl for impl, _, _, _ in prefill_variants(
-                LINATTN_VARIANTS + NORMALIZED_VARIANTS, shape)
-                if wants(args, impl)]
+                LINATTN_VARIANTS + NORMALIZED_VARIANTS + TOKEN_MAJOR_VARIANTS,
+                shape) if wants(args, impl)]
             if i == 0:  # the same for the shapes of the same variants
                 for cmd in linattn_commands(args, shape):
                     print("  " + " ".join(cmd))

@@ -148,12 +148,13 @@ public:
   /// `shared` holds the buffers of `chunkSharedBuffers(c, tiles)`; the
   /// global buffers of tiles the kernel does not stage are null. With
   /// `c.featureSplit` > 1 the block stages features [featureColumn,
-  /// featureColumn + F) of rows of c.rowFeatures().
+  /// featureColumn + F) of rows of c.rowFeatures(). With `c.tokenMajor`,
+  /// `heads` is the kernel's argument H.
   ChunkEmitter(RewriterBase &rewriter, Location loc, const ChunkedScanConfig &c,
                ChunkTiles tiles, ValueRange shared, Value qBuf, Value kBuf,
                Value vBuf, Value n, Value dv, Value batch, Value colBase,
                Value begin, Value end, int64_t stageBatch,
-               Value featureColumn = Value())
+               Value featureColumn = Value(), Value heads = Value())
       : c(c), stageBatch(stageBatch), b(rewriter), loc(loc),
         kb(rewriter, loc, c.stateType),
         mb(kb, c.dataType, c.splitTF32, laneOf(kb)),
@@ -223,15 +224,28 @@ public:
     dvOffset = toOffset(dv);
     colBaseOffset = toOffset(colBase);
     // Offsets count from the lowest row of the block's positions: that of
-    // `begin`, or in a reverse scan (whose positions run down the rows)
-    // that of end - 1.
-    Value first = kb.mul(batch, n);
-    Value lowest =
-        c.reverse ? kb.sub(kb.add(first, n), end) : kb.add(first, begin);
-    featureBase = kb.mul(lowest, kb.idx(c.rowFeatures()));
+    // token `begin`, or in a reverse scan (whose positions run down the
+    // rows) that of token end - 1.
+    Value lowest = c.reverse ? kb.sub(n, end) : begin;
+    Value first;
+    if (c.tokenMajor) {
+      // Token t of batch element (outer, head) is row (outer·N + t)·H +
+      // head of [..., N, H, W].
+      Value outer = kb.divU(batch, heads), head = kb.remU(batch, heads);
+      first = kb.add(kb.mul(kb.add(kb.mul(outer, n), lowest), heads), head);
+      featureStride = kb.mul(heads, kb.idx(c.rowFeatures()));
+      valueStride = kb.mul(heads, dv);
+    } else {
+      first = kb.add(kb.mul(batch, n), lowest);
+      featureStride = kb.idx(c.rowFeatures());
+      valueStride = dv;
+    }
+    featureStrideOffset = toOffset(featureStride);
+    valueStrideOffset = toOffset(valueStride);
+    featureBase = kb.mul(first, kb.idx(c.rowFeatures()));
     if (featureColumn)
       featureBase = kb.add(featureBase, featureColumn);
-    valueBase = kb.mul(lowest, dv);
+    valueBase = kb.mul(first, dv);
   }
 
   KernelBuilder &builder() { return kb; }
@@ -365,7 +379,7 @@ public:
     Value barrier = barrierAt(slot);
     forEachGroup(c.shape.chunk, [&](Value t) {
       auto at = [&](int64_t column) {
-        return elementAt(row(t0, t), offset(c.rowFeatures()), offset(column));
+        return elementAt(row(t0, t), featureStrideOffset, offset(column));
       };
       Value src = kb.mul(toIndex(featureBase, at(0)), kb.idx(c.dataBytes()));
       Value dst = kb.mul(featureIndex(base, t, zero), kb.idx(c.dataBytes()));
@@ -374,8 +388,7 @@ public:
           continue;
         kb.bulkCopy(kb.add(kb.pointerOf(staged), dst),
                     kb.add(kb.pointerOf(global), src), barrier, rowBytes);
-        prefetchRow(global, featureBase, t, c.features, kb.idx(c.rowFeatures()),
-                    at);
+        prefetchRow(global, featureBase, t, c.features, featureStride, at);
       }
     });
   }
@@ -387,7 +400,7 @@ public:
     Value barrier = barrierAt(slot);
     forEachGroup(c.shape.chunk, [&](Value t) {
       auto at = [&](int64_t column) {
-        return elementAt(row(t0, t), dvOffset,
+        return elementAt(row(t0, t), valueStrideOffset,
                          kb.add(colBaseOffset, offset(column)));
       };
       Value src = kb.mul(toIndex(valueBase, at(0)), kb.idx(c.dataBytes()));
@@ -395,7 +408,7 @@ public:
       kb.bulkCopy(kb.add(kb.pointerOf(vs), dst),
                   kb.add(kb.pointerOf(vBuf), src), barrier,
                   c.shape.dvTile * c.dataBytes());
-      prefetchRow(vBuf, valueBase, t, c.shape.dvTile, dv, at);
+      prefetchRow(vBuf, valueBase, t, c.shape.dvTile, valueStride, at);
     });
   }
 
@@ -805,7 +818,7 @@ public:
     for (int64_t h = 0; h < 2; ++h) {
       Value t = mb.position(r0, tile0, 2 * h).first;
       rowIn[h] = within(t, tokens);
-      lanePair[h] = elementAt(row(t0, t), dvOffset, laneColumn);
+      lanePair[h] = elementAt(row(t0, t), valueStrideOffset, laneColumn);
     }
     // Whether every store of the lane is a pair within the sequence and Dv
     // (every chunk but the last, where Dv is whole tiles): the stores of a
@@ -1381,7 +1394,7 @@ private:
              auto [t, f] = stagedGroup(i, c.features, width, featurePitch());
              Value valid = within(t, count);
              Value at = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
-                                  offset(c.rowFeatures()), toOffset(f));
+                                  featureStrideOffset, toOffset(f));
              auto features = [&](Value buffer, const FeatureSource &source) {
                SmallVector<Value, 8> xs = loadElements(
                    buffer, featureBase, at, width,
@@ -1400,10 +1413,10 @@ private:
                Value rowStart = kb.eq(f, zero);
                if (qs)
                  prefetchGroup(qBuf, featureBase, at, t, rowStart, Value(),
-                               kb.idx(c.rowFeatures()));
+                               featureStride);
                if (ks)
                  prefetchGroup(kBuf, featureBase, at, t, rowStart, Value(),
-                               kb.idx(c.rowFeatures()));
+                               featureStride);
              }
              return loaded;
            });
@@ -1418,7 +1431,7 @@ private:
              auto [t, d] = stagedGroup(i, c.shape.dvTile, width, valuePitch());
              Value col = kb.add(colBaseOffset, toOffset(d));
              Value token = within(t, count);
-             Value at = elementAt(row(t0, t), dvOffset, col);
+             Value at = elementAt(row(t0, t), valueStrideOffset, col);
              // Column col + e is in Dv; with aligned rows Dv is a multiple of
              // the width, so the first column decides for the group.
              auto inColumns = [&](int64_t e) {
@@ -1436,7 +1449,7 @@ private:
                  x = kb.select(inColumns(e), featureOf(x, c.v), kb.fconst(0.0));
              if (width > 1)
                prefetchGroup(vBuf, valueBase, at, t, kb.eq(d, zero),
-                             kb.ult(col, dvOffset), dv);
+                             kb.ult(col, dvOffset), valueStride);
              return {{values, vs, valueIndex(base, t, d)}};
            });
   }
@@ -1537,7 +1550,7 @@ private:
         width,
         [&](Value t, Value f, Value valid) {
           Value offsetAt = elementAt(row(t0, kb.select(valid, t, kb.idx(0))),
-                                     offset(c.rowFeatures()), toOffset(f));
+                                     featureStrideOffset, toOffset(f));
           Value at = toIndex(featureBase, offsetAt);
           Value slot = featureIndex(base, t, f);
           Value elements = kb.select(valid, all, none);
@@ -1548,7 +1561,7 @@ private:
               continue;
             copyGroup(global, at, staged, slot, elements);
             prefetchGroup(global, featureBase, offsetAt, t, rowStart, Value(),
-                          kb.idx(c.rowFeatures()));
+                          featureStride);
           }
         },
         count);
@@ -1563,12 +1576,12 @@ private:
     forEachValueGroup([&](Value t, Value d, Value col) {
       Value exists = arith::AndIOp::create(b, loc, within(t, count),
                                            kb.ult(col, dvOffset));
-      Value offsetAt = elementAt(row(t0, t), dvOffset, col);
+      Value offsetAt = elementAt(row(t0, t), valueStrideOffset, col);
       Value at = kb.select(exists, toIndex(valueBase, offsetAt), none);
       copyGroup(vBuf, at, vs, valueIndex(base, t, d),
                 kb.select(exists, all, none));
       prefetchGroup(vBuf, valueBase, offsetAt, t, kb.eq(d, zero),
-                    kb.ult(col, dvOffset), dv);
+                    kb.ult(col, dvOffset), valueStride);
     });
   }
 
@@ -2161,6 +2174,10 @@ private:
   /// The block's scan positions [begin, end), and the first elements of
   /// their lowest row in q and k, and in v and O: offsets count from there.
   Value begin, end, featureBase, valueBase;
+  /// Elements from one token's row to the next in q and k (rowFeatures(),
+  /// or H times that token-major), and in v and O (Dv, or H·Dv), as indices
+  /// and as offsets.
+  Value featureStride, valueStride, featureStrideOffset, valueStrideOffset;
   /// Whether the kernel computes scores (the chunk loops; ChunkTiles::All).
   bool hasScores;
   /// The first elements of the current slot of the staged tiles.
@@ -2170,6 +2187,15 @@ private:
   Value featuresAligned, valuesAligned;
 };
 } // namespace
+
+/// The argument H of a token-major kernel (`ChunkedScanConfig::tokenMajor`):
+/// its last, or the one before the phase clocks' records; null otherwise.
+static Value headsArgument(gpu::GPUFuncOp kernel, const ChunkedScanConfig &c) {
+  if (!c.tokenMajor)
+    return Value();
+  unsigned inputs = kernel.getFunctionType().getNumInputs();
+  return kernel.getArgument(inputs - (c.phaseClocks ? 2 : 1));
+}
 
 /// The first chunk position and the end of the segment `segment` of
 /// `perSegment` chunks (scan positions, the end clamped to N).
@@ -2202,6 +2228,8 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
   argTypes.append({index, index}); // N, Dv
   if (segmented)
     argTypes.append({index, index}); // chunks per segment, segments
+  if (c.tokenMajor)
+    argTypes.push_back(index); // H
   if (c.phaseClocks)
     argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
@@ -2227,6 +2255,7 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
   } else {
     a = scanKernelArgs(kernel, c.hasInit, c.writesState);
   }
+  Value heads = headsArgument(kernel, c);
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
   Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
@@ -2243,7 +2272,8 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
   // The state fragments stay in registers: two loads in flight per thread
   // keep ptxas below 180 registers (eight take all 255).
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::All, shared, a.q, a.k, a.v, a.n,
-                 a.dv, batch, colBase, begin, end, /*stageBatch=*/2);
+                 a.dv, batch, colBase, begin, end, /*stageBatch=*/2,
+                 /*featureColumn=*/Value(), heads);
   PhaseClocks &clocks = e.clocks();
   clocks.start();
   Value tid = e.threadIndex();
@@ -2366,6 +2396,8 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
                                 index,
                                 index,
                                 index};
+  if (c.tokenMajor)
+    argTypes.push_back(index); // H
   if (c.phaseClocks)
     argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
@@ -2392,7 +2424,8 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
   SmallVector<Value> shared(kernel.getWorkgroupAttributions());
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::Keys, shared, Value(), kBuf,
                  vBuf, n, dv, batch, colBase, begin, end, /*stageBatch=*/8,
-                 c.featureSplit > 1 ? feature0 : Value());
+                 c.featureSplit > 1 ? feature0 : Value(),
+                 headsArgument(kernel, c));
   e.clocks().start();
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), rowF = kb.idx(c.rowFeatures());
@@ -2468,6 +2501,8 @@ gpu::GPUFuncOp gpukernels::buildReadout(RewriterBase &rewriter, Location loc,
   if (c.normalized)
     argTypes.push_back(flatBufferType(c.stateType));
   argTypes.append({flatBufferType(c.resultType), index, index, index});
+  if (c.tokenMajor)
+    argTypes.push_back(index); // H
   gpu::GPUFuncOp kernel = createChunkKernel(rewriter, loc, kernels, name,
                                             argTypes, c, ChunkTiles::Queries);
   OpBuilder::InsertionGuard guard(rewriter);
@@ -2485,7 +2520,8 @@ gpu::GPUFuncOp gpukernels::buildReadout(RewriterBase &rewriter, Location loc,
   SmallVector<Value> shared(kernel.getWorkgroupAttributions());
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::Queries, shared, qBuf, Value(),
                  Value(), n, dv, batch, colBase, begin, end,
-                 /*stageBatch=*/8);
+                 /*stageBatch=*/8, /*featureColumn=*/Value(),
+                 headsArgument(kernel, c));
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
   Value stateBase = kb.mul(batch, cF);

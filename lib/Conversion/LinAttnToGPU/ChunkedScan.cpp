@@ -281,6 +281,66 @@ static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                     Builder(kernel).getI32IntegerAttr(blocks));
 }
 
+/// The permutation that swaps the token and head dimensions of a rank
+/// `rank` tensor: [..., N, H, W] <-> [..., H, N, W].
+static SmallVector<int64_t> tokenHeadSwap(int64_t rank) {
+  auto swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(swap[rank - 3], swap[rank - 2]);
+  return swap;
+}
+
+/// The token-major source of `tensor`: the input of the transpose of
+/// [..., N, H, W] into [..., H, N, W] that produces it; null otherwise.
+static Value tokenMajorSource(Value tensor) {
+  int64_t rank = tensorTypeOf(tensor).getRank();
+  auto transpose = tensor.getDefiningOp<linalg::TransposeOp>();
+  if (rank < 3 || !transpose ||
+      transpose.getPermutation() != ArrayRef(tokenHeadSwap(rank)))
+    return Value();
+  return transpose.getInput();
+}
+
+/// The transpose of `result` ([..., H, N, W]) into [..., N, H, W] where it
+/// is its only user besides `tensor.dim`s of constant dimensions; null
+/// otherwise.
+static linalg::TransposeOp tokenMajorUser(Value result) {
+  int64_t rank = tensorTypeOf(result).getRank();
+  if (rank < 3)
+    return {};
+  linalg::TransposeOp found;
+  for (Operation *user : result.getUsers()) {
+    if (auto dim = dyn_cast<tensor::DimOp>(user)) {
+      if (!dim.getConstantIndex())
+        return {};
+      continue;
+    }
+    auto transpose = dyn_cast<linalg::TransposeOp>(user);
+    if (found || !transpose || transpose.getInput() != result ||
+        transpose.getPermutation() != ArrayRef(tokenHeadSwap(rank)))
+      return {};
+    found = transpose;
+  }
+  return found;
+}
+
+/// The token-major rows of the chunked kernels of `op`, reading `q`, `k`
+/// and `v` (`featureSourceOf`, `valueSourceOf`): where each of the three
+/// has a `tokenMajorSource` and O a `tokenMajorUser`, the kernels read and
+/// write the untransposed tensors, and the transposes (copies on the GPU)
+/// go. Empty otherwise.
+static TokenMajorRows tokenMajorRows(ScanOp op, const FeatureSource &q,
+                                     const FeatureSource &k,
+                                     const FeatureSource &v) {
+  TokenMajorRows rows;
+  rows.queries = tokenMajorSource(q.tensor);
+  rows.keys = tokenMajorSource(k.tensor);
+  rows.values = tokenMajorSource(v.tensor);
+  if (!rows.queries || !rows.keys || !rows.values)
+    return {};
+  rows.result = tokenMajorUser(op.getResult());
+  return rows;
+}
+
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
   RankedTensorType vType = tensorTypeOf(op.getValues());
   auto sType = cast<RankedTensorType>(op.getFinalState().getType());
@@ -304,6 +364,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   const ChunkedScanShape &shape = staged->shape;
   if (auto reason = valueTilesUnsupported(dvSize, shape.dvTile))
     return reason;
+  TokenMajorRows rows = tokenMajorRows(
+      op, featureSourceOf(op.getQueryFeatures()),
+      featureSourceOf(op.getKeyFeatures()), valueSourceOf(op.getValues()));
   // The configuration of a chunk loop of `staged`'s shape.
   auto configOf = [&](const StagedShape &staged) {
     ChunkedScanConfig c{staged.shape,
@@ -335,6 +398,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     // Staging applies the values' feature map; their sizes are read from
     // its input as well, so that nothing else uses the map's result.
     c.v = valueSourceOf(op.getValues());
+    c.tokenMajor = static_cast<bool>(rows);
     c.bulkCopies = options.bulkCopies;
     chooseCopyStages(c, options.copyStages);
     // The outputs by wgmma read S in the 128-byte swizzle, which needs no
@@ -381,6 +445,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   Value dv = h.size(values, -1);
   Value batch = h.batch(values, batchDims);
   Value tiles = atLeastOne(divideCeil(dv, index(dvTile)));
+  if (rows)
+    rows.heads = h.size(values, batchDims - 1);
 
   // Which variant: batch-parallel when batch × value tiles reaches half of
   // `sequenceParallelBlocks` blocks (by default one per SM: every SM has
@@ -434,7 +500,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   auto launchFused = [&](const ChunkedScanConfig &config) {
     gpu::GPUFuncOp kernel = chunkLoop("chunked", config, /*segmented=*/false);
     return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
-                      config.shape.dvTile, config.threads());
+                      config.shape.dvTile, config.threads(), rows);
   };
   // `launch` of the chunk loop of `config`, or of the small-grid tiles where
   // their grid, `perTile` blocks a batch element and tile, stays within one
@@ -490,13 +556,13 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
     }
     SmallVector<Value> prefixes = launchSegmentPrefixes(
         op, {statesKernel, scanKernel, {}, statesTiles}, c.k.tensor, values,
-        batch, tiles, perSegment, segments, c.threads());
+        batch, tiles, perSegment, segments, c.threads(), rows);
     auto launch = [&](const ChunkedScanConfig &outputs) -> SmallVector<Value> {
       return {launchSegmentOutputs(
           op, chunkLoop("segment_outputs", outputs, /*segmented=*/true),
           c.q.tensor, c.k.tensor, values, prefixes, batch,
           atLeastOne(divideCeil(dv, index(outputs.shape.dvTile))), perSegment,
-          segments, outputs.threads())};
+          segments, outputs.threads(), rows)};
     };
     Value o = narrowed(config, segments, /*segmented=*/true, launch).front();
     return withSegmentState(op, o, prefixes);
@@ -519,8 +585,9 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   // 32-bit offsets. A chunk loop's offsets count from the lowest row of its
   // block's positions, R rows (N batch-parallel, a segment's in segments):
   // rows below R + C (the last chunk's tokens past the end included) of W =
-  // max(F, Dv, 128) elements at most, plus the columns of one value tile
-  // past Dv and of one 16-byte group, together below (R + C + 2) · W. The
+  // max(F, Dv, 128) elements at most (H times that token-major: the rows of
+  // the other heads lie between), plus the columns of one value tile past
+  // Dv and of one 16-byte group, together below (R + C + 2) · W. The
   // launch keeps that within `narrowOffsetLimit`: batch-parallel while N +
   // C + 2 ≤ limit / W, in segments of at most (limit / W - C - 2) / C
   // chunks beyond (whatever `sequence-parallel-blocks` says). That needs
@@ -535,6 +602,8 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
   } else {
     Value width = rewriter.createOrFold<arith::MaxUIOp>(
         loc, dv, index(std::max<int64_t>(features, 128)));
+    if (rows)
+      width = mul(width, rows.heads);
     Value fits = rewriter.createOrFold<arith::CmpIOp>(
         loc, arith::CmpIPredicate::ule, width, index(limit / (2 * chunk + 2)));
     results = h.choose(
@@ -560,7 +629,7 @@ std::optional<std::string> Converter::convertChunked(ScanOp op) {
           return variant(wide, perSegment, segments);
         });
   }
-  replaceScan(op, results);
+  replaceScan(op, results, rows);
   return std::nullopt;
 }
 
@@ -622,6 +691,11 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   ChunkedScanConfig &c = *config;
   // z only where it is used (the first value tile's blocks sum the keys).
   c.finalNormalizer = !op.getNormalizer().use_empty();
+  // Token-major keys and values are read where the transposes took them
+  // from (`ChunkedScanConfig::tokenMajor`).
+  Value keys = tokenMajorSource(k.tensor);
+  Value rawValues = tokenMajorSource(op.getValues());
+  c.tokenMajor = keys && rawValues;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   HostIndex h{rewriter, loc};
@@ -637,7 +711,7 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   std::tie(perSegment, segments) =
       h.segments(h.mul(batch, tiles), chunks, options.sequenceParallelBlocks);
   ChunkedScanConfig split = keysOnlyConfig(options, c, vType.getShape().back());
-  std::string suffix = mapName(k).str();
+  std::string suffix = c.suffixOf(mapName(k));
   chooseCopyStages(split, options.statesCopyStages, ChunkTiles::Keys);
   gpu::GPUFuncOp states = buildSegmentStates(
       rewriter, loc, kernels(),
@@ -657,8 +731,8 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
   std::optional<int64_t> known = getConstantIntValue(segments);
   bool single = known && *known == 1;
   LaunchBuilder sums(rewriter, loc, module);
-  sums.input(k.tensor);
-  sums.input(values);
+  sums.input(c.tokenMajor ? keys : k.tensor);
+  sums.input(c.tokenMajor ? rawValues : values);
   if (single) {
     sums.output(sType, sShape);
     sums.output(zType, zShape);
@@ -669,6 +743,8 @@ std::optional<std::string> Converter::convertChunked(KvSummaryOp op) {
     sums.output(flat, {slots});
   }
   sums.scalars({m, dv, perSegment, segments});
+  if (c.tokenMajor)
+    sums.scalar(h.size(values, batchDims - 1));
   SmallVector<Value> results = sums.launch(
       states, {batch, keysOnlyBlocks(h, split, dv), segments}, split.threads());
   if (!single) {
@@ -713,6 +789,14 @@ std::optional<std::string> Converter::convertChunked(QueryReadoutOp op) {
   c.normalized = op.isNormalized();
   c.eps = c.normalized ? op.getEps()->convertToDouble() : 0.0;
   c.writesState = false;
+  // Token-major queries and result: the kernel reads the queries where the
+  // transpose took them from and writes O as its transpose would
+  // (`ChunkedScanConfig::tokenMajor`).
+  Value queries = tokenMajorSource(q.tensor);
+  linalg::TransposeOp result;
+  if (queries)
+    result = tokenMajorUser(op.getResult());
+  c.tokenMajor = static_cast<bool>(result);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   HostIndex h{rewriter, loc};
@@ -725,26 +809,38 @@ std::optional<std::string> Converter::convertChunked(QueryReadoutOp op) {
   std::tie(perSegment, segments) =
       h.segments(h.mul(batch, tiles), chunks,
                  kReadoutBlocksPerTarget * options.sequenceParallelBlocks);
-  gpu::GPUFuncOp kernel =
-      buildReadout(rewriter, loc, kernels(),
-                   kernelName(("linattn_query_readout_chunked_" + mapName(q) +
-                               (c.normalized ? "_normalized" : ""))
-                                  .str()),
-                   c);
+  gpu::GPUFuncOp kernel = buildReadout(
+      rewriter, loc, kernels(),
+      kernelName("linattn_query_readout_chunked_" + c.suffixOf(mapName(q))), c);
 
   LaunchBuilder launch(rewriter, loc, module);
-  launch.input(q.tensor);
+  launch.input(c.tokenMajor ? queries : q.tensor);
   launch.input(op.getState());
   if (c.normalized)
     launch.input(op.getNormalizer());
-  launch.output(tensorTypeOf(op.getResult()),
-                leadingThen(rewriter, loc, q.tensor, batchDims,
-                            {sizeOf(rewriter, loc, q.tensor, -2),
-                             sizeOf(rewriter, loc, op.getState(), -1)}));
+  OpFoldResult dvSize = sizeOf(rewriter, loc, op.getState(), -1);
+  if (c.tokenMajor) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, queries);
+    sizes.back() = dvSize;
+    launch.output(tensorTypeOf(result->getResult(0)), sizes);
+  } else {
+    launch.output(tensorTypeOf(op.getResult()),
+                  leadingThen(rewriter, loc, q.tensor, batchDims,
+                              {sizeOf(rewriter, loc, q.tensor, -2), dvSize}));
+  }
   launch.scalar(n);
   launch.scalar(dv);
   launch.scalar(perSegment);
-  rewriter.replaceOp(
-      op, launch.launch(kernel, {batch, tiles, segments}, c.threads()));
+  if (c.tokenMajor)
+    launch.scalar(h.size(q.tensor, batchDims - 1));
+  Value o =
+      launch.launch(kernel, {batch, tiles, segments}, c.threads()).front();
+  if (c.tokenMajor) {
+    replaceByTokenMajor(rewriter, op.getResult(), result, o);
+    rewriter.eraseOp(op);
+  } else {
+    rewriter.replaceOp(op, o);
+  }
   return std::nullopt;
 }

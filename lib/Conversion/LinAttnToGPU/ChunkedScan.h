@@ -175,6 +175,12 @@ struct ChunkedScanConfig {
   /// of the operands' tf32 parts (option `tf32x3`, see `MmaBuilder::mma`),
   /// or the tiles are rounded to tf32 as they are staged.
   bool splitTF32 = false;
+  /// Whether Q, K, V and O are token-major (`TokenMajorRows`): a kernel
+  /// argument H after the sizes, batch element b the rows of head b mod H
+  /// of outer element b / H, H·W elements apart (W = F or Dv), as
+  /// transposes from and to [..., N, H, W] hold them, instead of the
+  /// contiguous rows of [..., H, N, W].
+  bool tokenMajor = false;
 
   /// Blocks that share out K's features in the keys-only kernels (option
   /// `states-feature-split`, `keysOnlyConfig`): with more than one,
@@ -248,10 +254,15 @@ struct ChunkedScanConfig {
   int64_t pad() const { return rowPadding(dataBytes()); }
   /// Bytes of an element of Q, K, V and the staged tiles.
   int64_t dataBytes() const { return dataType.getIntOrFloatBitWidth() / 8; }
-  /// The kernels' name suffix: direction, map, normalization.
+  /// The scan kernels' name suffix: direction, then `suffixOf` the
+  /// queries' map.
   std::string suffix() const {
-    return ((reverse ? "reverse_" : "forward_") + mapName(q) +
-            (normalized ? "_normalized" : ""))
+    return (reverse ? "reverse_" : "forward_") + suffixOf(mapName(q));
+  }
+  /// `map`, then the normalization and the layout.
+  std::string suffixOf(StringRef map) const {
+    return (map + (normalized ? "_normalized" : "") +
+            (tokenMajor ? "_token_major" : ""))
         .str();
   }
 };

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -989,6 +990,30 @@ inline constexpr int64_t kSegmentScanThreads = 256;
 // The converter
 //===----------------------------------------------------------------------===//
 
+/// Where the chunked kernels of a scan read Q, K and V and write O when
+/// transposes convert all four from and to the token-major layout
+/// [..., N, H, W] (`ChunkedScanConfig::tokenMajor`): the transposes'
+/// sources, and O's transpose, which the kernels' result replaces. Empty
+/// (false) for contiguous rows.
+struct TokenMajorRows {
+  /// The sources of φ(Q) or Q, φ(K) or K (or their feature maps' inputs,
+  /// as `FeatureSource::tensor`) and V (as `ChunkedScanConfig::v`).
+  Value queries, keys, values;
+  /// O's transpose into [..., N, H, Dv].
+  linalg::TransposeOp result;
+  /// H, on the host.
+  Value heads;
+
+  explicit operator bool() const { return static_cast<bool>(result); }
+};
+
+/// Replaces `transpose`, the `tokenMajorUser` of `result`, by `tokenMajor`
+/// (the result in its layout), and the `tensor.dim`s of `result` by those
+/// of `tokenMajor`, the token and head dimensions swapped. `result` is then
+/// unused.
+void replaceByTokenMajor(RewriterBase &rewriter, Value result,
+                         linalg::TransposeOp transpose, Value tokenMajor);
+
 class Converter {
 public:
   Converter(ModuleOp module, const LinAttnToGPUKernelOptions &options)
@@ -1044,7 +1069,8 @@ private:
   /// `scanWritesState(op)`.
   SmallVector<Value> launchScan(ScanOp op, gpu::GPUFuncOp kernel, Value queries,
                                 Value keys, Value values, int64_t features,
-                                int64_t dvTile, int64_t threads);
+                                int64_t dvTile, int64_t threads,
+                                const TokenMajorRows &rows = {});
   /// The kernels of a sequence-parallel scan.
   struct SegmentKernels {
     gpu::GPUFuncOp states, prefix, outputs;
@@ -1066,17 +1092,21 @@ private:
   SmallVector<Value>
   launchSegmentPrefixes(ScanOp op, const SegmentKernels &kernels, Value keys,
                         Value values, Value batch, Value tiles,
-                        Value perSegment, Value segments, int64_t threads);
+                        Value perSegment, Value segments, int64_t threads,
+                        const TokenMajorRows &rows = {});
   /// Its segments' outputs by `outputs` from `prefixes`: O.
   Value launchSegmentOutputs(ScanOp op, gpu::GPUFuncOp outputs, Value queries,
                              Value keys, Value values, ValueRange prefixes,
                              Value batch, Value tiles, Value perSegment,
-                             Value segments, int64_t threads);
+                             Value segments, int64_t threads,
+                             const TokenMajorRows &rows = {});
   /// What `launchSegments` returns, from O and the prefixes.
   SmallVector<Value> withSegmentState(ScanOp op, Value o, ValueRange prefixes);
   /// Replaces `op` by `results`, as `launchScan` returns them: O, then S and
-  /// z only when they have uses.
-  void replaceScan(ScanOp op, ValueRange results);
+  /// z only when they have uses. With token-major `rows`, O is token-major
+  /// and replaces O's transpose.
+  void replaceScan(ScanOp op, ValueRange results,
+                   const TokenMajorRows &rows = {});
 
   std::optional<std::string> checkFeatureSize(int64_t features) {
     if (ShapedType::isDynamic(features))

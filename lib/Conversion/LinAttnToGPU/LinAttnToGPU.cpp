@@ -87,22 +87,41 @@ static SmallVector<Value> addScaledRow(KernelBuilder &kb, Value buffer,
   return next;
 }
 
+/// Adds O of the scan `op` to `launch`: like `values` (V, heads-first), or
+/// token-major like `rows`' values.
+static void addScanOutput(OpBuilder &b, LaunchBuilder &launch, ScanOp op,
+                          Value values, const TokenMajorRows &rows) {
+  Location loc = op.getLoc();
+  if (rows) {
+    launch.output(tensorTypeOf(rows.result->getResult(0)),
+                  tensor::getMixedSizes(b, loc, rows.values));
+    return;
+  }
+  int64_t batchDims = tensorTypeOf(values).getRank() - 2;
+  launch.output(
+      tensorTypeOf(op.getResult()),
+      leadingThen(b, loc, values, batchDims,
+                  {sizeOf(b, loc, values, -2), sizeOf(b, loc, values, -1)}));
+}
+
 /// Launches the scan kernel `kernel` for `op`: inputs φ(Q) or Q, φ(K)
 /// or K (`queries`, `keys`), V or the input of its elementwise feature map
 /// (`values`) and the initial state, outputs O and, when
 /// `scanWritesState(op)`, S and z, scalars N and Dv; grid (batch, Dv tiles
 /// of `dvTile`, at least one so that z is written when Dv = 0), `threads`
-/// threads per block.
+/// threads per block. With token-major `rows` the inputs are theirs, O is
+/// token-major and H follows the scalars.
 SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
                                          Value queries, Value keys,
                                          Value values, int64_t features,
-                                         int64_t dvTile, int64_t threads) {
+                                         int64_t dvTile, int64_t threads,
+                                         const TokenMajorRows &rows) {
   Location loc = op.getLoc();
   LaunchBuilder launch(rewriter, loc, module);
   int64_t batchDims = tensorTypeOf(values).getRank() - 2;
-  launch.input(queries);
-  launch.input(keys);
-  launch.input(values);
+  launch.input(rows ? rows.queries : queries);
+  launch.input(rows ? rows.keys : keys);
+  launch.input(rows ? rows.values : values);
   if (op.hasInitialState()) {
     launch.input(op.getInitialState());
     launch.input(op.getInitialNormalizer());
@@ -110,8 +129,7 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
   OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
   OpFoldResult fSize = rewriter.getIndexAttr(features);
-  launch.output(tensorTypeOf(op.getResult()),
-                leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
+  addScanOutput(rewriter, launch, op, values, rows);
   if (scanWritesState(op)) {
     launch.output(
         cast<RankedTensorType>(op.getFinalState().getType()),
@@ -123,6 +141,8 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
   launch.scalar(nValue);
   launch.scalar(dvValue);
+  if (rows)
+    launch.scalar(rows.heads);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value tiles = tileCount(rewriter, loc, dvValue, dvTile);
   return launch.launch(
@@ -143,12 +163,13 @@ SmallVector<Value> Converter::launchScan(ScanOp op, gpu::GPUFuncOp kernel,
 ///    the state at each segment's start, from the initial state when there
 ///    is one, and the final S and z when `scanWritesState(op)`.
 /// Returns the starting states and normalizers, then S and z when
-/// `scanWritesState(op)`.
+/// `scanWritesState(op)`. With token-major `rows`, `values` are still the
+/// heads-first V (its sizes) and the states kernel reads `rows`' sources.
 SmallVector<Value>
 Converter::launchSegmentPrefixes(ScanOp op, const SegmentKernels &kernels,
                                  Value keys, Value values, Value batch,
                                  Value tiles, Value perSegment, Value segments,
-                                 int64_t threads) {
+                                 int64_t threads, const TokenMajorRows &rows) {
   Location loc = op.getLoc();
   int64_t features = tensorTypeOf(op.getQueryFeatures()).getShape().back();
   Type stateType = tensorTypeOf(op.getFinalState()).getElementType();
@@ -163,11 +184,13 @@ Converter::launchSegmentPrefixes(ScanOp op, const SegmentKernels &kernels,
 
   // The segments' contributions to the state.
   LaunchBuilder contributions(rewriter, loc, module);
-  contributions.input(keys);
-  contributions.input(values);
+  contributions.input(rows ? rows.keys : keys);
+  contributions.input(rows ? rows.values : values);
   contributions.output(flat, {stateSize});
   contributions.output(flat, {normalizerSize});
   contributions.scalars({n, dv, perSegment, segments});
+  if (rows)
+    contributions.scalar(rows.heads);
   bool writesState = scanWritesState(op);
   Value contributing =
       writesState
@@ -209,27 +232,28 @@ Converter::launchSegmentPrefixes(ScanOp op, const SegmentKernels &kernels,
 /// over the grid (`batch`, `tiles` value tiles, `segments`): each
 /// segment's outputs from `queries`, `keys`, V and its starting state and
 /// normalizer (the first two of `prefixes`, as `launchSegmentPrefixes`
-/// returns them). Returns O.
+/// returns them). Returns O. With token-major `rows`, `values` are still
+/// the heads-first V (its sizes), the kernel reads `rows`' sources, O is
+/// token-major and H follows the scalars.
 Value Converter::launchSegmentOutputs(ScanOp op, gpu::GPUFuncOp outputs,
                                       Value queries, Value keys, Value values,
                                       ValueRange prefixes, Value batch,
                                       Value tiles, Value perSegment,
-                                      Value segments, int64_t threads) {
+                                      Value segments, int64_t threads,
+                                      const TokenMajorRows &rows) {
   Location loc = op.getLoc();
   HostIndex h{rewriter, loc};
-  int64_t batchDims = tensorTypeOf(values).getRank() - 2;
-  OpFoldResult seq = sizeOf(rewriter, loc, values, -2);
-  OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
   LaunchBuilder launch(rewriter, loc, module);
-  launch.input(queries);
-  launch.input(keys);
-  launch.input(values);
+  launch.input(rows ? rows.queries : queries);
+  launch.input(rows ? rows.keys : keys);
+  launch.input(rows ? rows.values : values);
   launch.input(prefixes[0]);
   launch.input(prefixes[1]);
-  launch.output(tensorTypeOf(op.getResult()),
-                leadingThen(rewriter, loc, values, batchDims, {seq, dvSize}));
+  addScanOutput(rewriter, launch, op, values, rows);
   launch.scalars(
       {h.size(values, -2), h.size(values, -1), perSegment, segments});
+  if (rows)
+    launch.scalar(rows.heads);
   return launch.launch(outputs, {batch, tiles, segments}, threads).front();
 }
 
@@ -259,8 +283,31 @@ SmallVector<Value> Converter::withSegmentState(ScanOp op, Value o,
   return {o, prefixes[2], prefixes[3]};
 }
 
-void Converter::replaceScan(ScanOp op, ValueRange results) {
-  rewriter.replaceAllUsesWith(op.getResult(), results.front());
+void gpukernels::replaceByTokenMajor(RewriterBase &rewriter, Value result,
+                                     linalg::TransposeOp transpose,
+                                     Value tokenMajor) {
+  int64_t rank = tensorTypeOf(result).getRank();
+  for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
+    auto dim = dyn_cast<tensor::DimOp>(user);
+    if (!dim)
+      continue;
+    int64_t index = *dim.getConstantIndex();
+    if (index == rank - 3 || index == rank - 2)
+      index = 2 * rank - 5 - index;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(dim);
+    rewriter.replaceOpWithNewOp<tensor::DimOp>(dim, tokenMajor, index);
+  }
+  rewriter.replaceOp(transpose, tokenMajor);
+}
+
+void Converter::replaceScan(ScanOp op, ValueRange results,
+                            const TokenMajorRows &rows) {
+  if (rows) {
+    replaceByTokenMajor(rewriter, op.getResult(), rows.result, results.front());
+  } else {
+    rewriter.replaceAllUsesWith(op.getResult(), results.front());
+  }
   if (results.size() == 3) {
     rewriter.replaceAllUsesWith(op.getFinalState(), results[1]);
     rewriter.replaceAllUsesWith(op.getFinalNormalizer(), results[2]);

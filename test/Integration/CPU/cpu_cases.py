@@ -588,6 +588,93 @@ def kernel_case(kind, batch, n, d, dv, eps, reverse=False, init=False, dyn=(),
     return case
 
 
+def token_major_kernel_case(kind, outer, n, h, d, dv, eps, reverse=False,
+                            init=False, dyn=(), dtype="f32", final=False,
+                            m=None):
+    """A scan on token-major q, k [*outer, N, H, D] and v [*outer, N, H, Dv]:
+    transposes into [*outer, H, N, ·], the feature map on q and k, the scan,
+    and O transposed back (its sizes read from the scan's result), as the
+    raise and `layout="bnhd"` write it. `dyn`: dimensions of the token-major
+    inputs left dynamic; `final`: S and z are results too. With `m` keys,
+    the linear form instead: kv_summary and query_readout."""
+    form = "scan" if m is None else "linear"
+    name = (f"token_major_{form}_{kind}_{'reverse' if reverse else 'forward'}_"
+            f"{'init' if init else 'zero'}_{'norm' if eps else 'plain'}_"
+            f"{n}x{d}x{dv}_h{h}_b{len(outer)}_{dtype}"
+            + ("" if m is None else f"_m{m}")
+            + ("_dyn" + "".join(map(str, dyn)) if dyn else "")
+            + ("_final" if final else ""))
+    rng = rng_for(name)
+    batch = tuple(outer)
+    m = n if m is None else m
+    q = in_dtype(uniform(rng, batch + (n, h, d)), dtype)
+    k, v = (in_dtype(uniform(rng, batch + (m, h, w)), dtype) for w in (d, dv))
+    rank = len(batch) + 3
+    swap = list(range(rank))
+    swap[-3], swap[-2] = swap[-2], swap[-3]
+    heads_first = lambda x: np.swapaxes(x, -3, -2)
+    hdyn = tuple(swap[i] for i in dyn)  # the same dimensions, heads first
+    perm = ", ".join(map(str, swap))
+    body = [f"%c{i} = arith.constant {i} : index" for i in range(rank)]
+
+    def transpose(x, t, ht, dims, result):
+        """%result: %x of type t transposed into type ht, whose dynamic
+        dimensions `dims` are read from %x."""
+        sizes = [f"%{x}d{i}" for i in sorted(dims)]
+        body.extend(f"%{x}d{i} = tensor.dim %{x}, %c{swap[i]} : {t}"
+                    for i in sorted(dims))
+        body.extend([f"%{x}e = tensor.empty({', '.join(sizes)}) : {ht}",
+                     f"%{result} = linalg.transpose ins(%{x} : {t}) "
+                     f"outs(%{x}e : {ht}) permutation = [{perm}]"])
+
+    transposed = {}
+    for x, a in (("q", q), ("k", k), ("v", v)):
+        t, ht = ttype(a.shape, dyn, dtype), ttype(heads_first(a).shape, hdyn, dtype)
+        transpose(x, t, ht, hdyn, f"{x}t")
+        transposed[x] = (t, ht)
+    (qt, hqt), (kt, hkt), (vt, hvt) = transposed["q"], transposed["k"], transposed["v"]
+    ot = ttype(batch + (n, h, dv), dyn, dtype)
+    hot = ttype(batch + (h, n, dv), hdyn, dtype)
+    st, zt = ttype(batch + (h, d, dv), (), "f32"), ttype(batch + (h, d), (), "f32")
+    args = [("q", qt), ("k", kt), ("v", vt)]
+    inputs = [q, k, v]
+    s0 = z0 = None
+    init_text, init_types = "", ""
+    if init:
+        s0 = uniform(rng, batch + (h, d, dv))
+        z0 = uniform(rng, batch + (h, d), 0.5, 1.5)
+        args += [("s0", st), ("z0", zt)]
+        inputs += [s0, z0]
+        init_text, init_types = " init(%s0, %z0)", f", {st}, {zt}"
+    body += [f"%fq = linattn.feature_map {kind} %qt : {hqt} -> {hqt}",
+             f"%fk = linattn.feature_map {kind} %kt : {hkt} -> {hkt}"]
+    fq, fk = kernel_features(kind, heads_first(q), heads_first(k), dtype)
+    if form == "scan":
+        norm = f" normalize(eps = {eps:e})" if eps else ""
+        direction = "reverse" if reverse else "forward"
+        body.append(f"%o, %s, %z = linattn.scan {direction} %fq, %fk, %vt"
+                    f"{init_text}{norm} : {hqt}, {hkt}, {hvt}{init_types} "
+                    f"-> {hot}, {st}, {zt}")
+        o, s_final, z_final = ref.scan(fq, fk, f64(heads_first(v)),
+                                       None if s0 is None else f64(s0),
+                                       None if z0 is None else f64(z0),
+                                       reverse, eps)
+    else:
+        norm = f" normalize(%z, eps = {eps:e})" if eps else ""
+        ztype = f", {zt}" if eps else ""
+        body += [f"%s, %z = linattn.kv_summary %fk, %vt : {hkt}, {hvt} -> {st}, {zt}",
+                 f"%o = linattn.query_readout %fq, %s{norm} : {hqt}, {st}{ztype} -> {hot}"]
+        s_final, z_final = ref.kv_summary(fk, f64(heads_first(v)))
+        o = ref.query_readout(fq, s_final, z_final if eps else None, eps)
+    transpose("o", hot, ot, dyn, "out")
+    results, expected = [("%out", ot)], [heads_first(o)]
+    if final:
+        results += [("%s", st), ("%z", zt)]
+        expected += [s_final, z_final]
+    return Case(name, args, body, results, inputs, expected,
+                kernel_tolerance(dtype, "f32"))
+
+
 def linear_kernel_case(kind, batch, n, m, d, dv, eps, dyn=(), dtype="f32",
                        options="", values=1.0, queries=1.0, dyn_dv=False):
     """feature_map on raw q and k, then kv_summary and query_readout with an
@@ -1378,6 +1465,14 @@ GROUPS = {
         attention_case("favor", (2,), 33, 33, 8, 9, causal=True, eps=EPS, fmax=24),
         attention_case("elu", (2, 2), 33, 70, 64, 48, causal=False, eps=EPS),
         attention_case("identity", (3,), 100, 100, 32, 16, causal=True, eps=None),
+    ] + [
+        # Token-major operands, read and written through strided views: a
+        # reverse scan from an initial state with its final state, and the
+        # linear form with more keys than queries.
+        token_major_kernel_case("elu", (2,), 37, 3, 16, 24, EPS, reverse=True,
+                                init=True, dyn=(1,), final=True),
+        token_major_kernel_case("relu", (1, 2), 19, 2, 32, 8, EPS, m=41,
+                                final=True),
     ],
     "empty": empty_cases,
     "large": lambda: [

@@ -420,6 +420,14 @@ def synchronous(case):
     return case
 
 
+def bulk_copies(case):
+    """`case` with whole chunks of the padded tiles staged by sm_90's bulk
+    copies, one per row (bulk-copies=true)."""
+    case.name += "__bulk"
+    case.gpu_options = getattr(case, "gpu_options", []) + ["bulk-copies=true"]
+    return case
+
+
 def offset_limit(case, limit):
     """`case` with the chunk loops' 32-bit offsets kept below `limit`
     (narrow-offset-limit; 0: 64-bit offsets): on small sizes, the segments
@@ -854,8 +862,58 @@ def smoke_cases():
     ]
 
 
+def layout_cases():
+    """The chunked kernels on token-major [..., N, H, D] tensors, transposed into
+    [..., H, N, D] and O back (as raised attention and `layout="bnhd"` have
+    it): the kernels read and write the untransposed tensors, H·W elements
+    from one token's row to the next. Batch- and sequence-parallel, forward
+    and reverse with initial and final states, two outer dimensions, a
+    dynamic N; bf16 and f16 (wgmma and mma.sync), tf32, 32-bit offsets,
+    bulk copies, synchronous staging and element-wise loads (Dv = 37); and
+    the linear form's chunked kernels on such tensors."""
+    tm = cc.token_major_kernel_case
+    cases = [
+        tm("elu", (2,), 129, 3, 64, 64, EPS, dtype="bf16"),
+        batch_parallel(tm("elu", (2,), 129, 3, 64, 64, EPS, dtype="bf16")),
+        tm("relu", (1, 2), 300, 2, 128, 100, EPS, reverse=True, init=True,
+           dyn=(2,), dtype="f16", final=True),
+        few_blocks(tm("elu", (2,), 1000, 3, 64, 48, EPS, init=True, final=True,
+                      dyn=(1,), dtype="bf16"), 64),
+        few_blocks(tm("elu", (2,), 1000, 2, 128, 64, None, reverse=True,
+                      dtype="f16"), 64),
+        # 32-bit offsets: below 2^31, and below 65536, which leaves rows of
+        # H·W = 3·128 elements room for segments of one chunk.
+        offset_limit(tm("relu", (2,), 129, 3, 64, 64, EPS, dtype="bf16"),
+                     2147483648),
+        offset_limit(tm("elu", (1, 2), 1000, 3, 64, 64, EPS, reverse=True,
+                        init=True, dyn=(2,), dtype="bf16"), 65536),
+        bulk_copies(tm("relu", (2,), 129, 3, 128, 64, EPS, dtype="f16")),
+        synchronous(tm("elu", (2,), 129, 3, 64, 37, EPS, dtype="bf16")),
+        scalar_loads(tm("relu", (2,), 129, 3, 64, 64, EPS, dtype="f16")),
+        # The linear form: the key-value summary reads K and V, the readout
+        # Q and writes O, token-major; more keys than queries and fewer,
+        # unnormalized with S and z results, segments of the keys.
+        tm("elu", (2,), 129, 3, 64, 64, EPS, dtype="bf16", m=300),
+        tm("relu", (1, 2), 100, 2, 128, 100, None, dyn=(2,), dtype="f16",
+           final=True, m=77),
+        few_blocks(tm("elu", (2,), 65, 3, 64, 48, EPS, dtype="bf16", m=1000), 64),
+    ]
+    for case in cases:
+        case.tol = CHUNKED_TOL["bf16" if "_bf16" in case.name else "f16"]
+    tf32 = [
+        with_tf32(tm("elu", (2,), 129, 3, 64, 64, EPS, init=True, final=True)),
+        few_blocks(with_tf32(tm("relu", (2,), 1000, 2, 128, 100, EPS,
+                                reverse=True)), 64),
+        with_tf32(tm("elu", (2,), 65, 3, 64, 64, EPS, m=129, final=True)),
+    ]
+    for case in tf32:
+        case.tol = CHUNKED_TOL["f16"]
+    return [(case, True) for case in cases + tf32]
+
+
 GROUPS = {
     "chunked": chunked_cases,
+    "layouts": layout_cases,
     "scan": scan_cases,
     "linear": lambda: linear_cases() + linear_chunked_cases(),
     "step": step_cases,
