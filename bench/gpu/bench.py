@@ -146,7 +146,7 @@ LEASE_IMPLS = ("^linattn (chunked (bf16|tf32|tf32x3)|recurrent f32|simt chunks f
                "|sequence-parallel-blocks=384|normalized|wgmma outputs"
                "|wgmma outputs, normalized|wgmma outputs, scores in registers"
                "|wgmma outputs, scores in registers, sequence-parallel-blocks=512"
-               "|unrolled staging)$"
+               "|unrolled staging|token-major)$"
                "|^fla\\.|^fast_transformers|SDPA")
 LEASE_BUDGET_S = 300
 

@@ -61,21 +61,38 @@ def _t(shape, dtype):
     return "tensor<" + "x".join(str(s) for s in shape) + f"x{dtype}>"
 
 
-def scan_module(dtype, f, dv, normalized=True):
+def scan_module(dtype, f, dv, normalized=True, token_major=False):
     """Causal elu+1 attention as a scan, f32 state, returning O only;
-    normalized, or not (the benchmark's function)."""
+    normalized, or not (the benchmark's function). `token_major`: on
+    [B, T, H, D] arguments and result, transposed around the scan."""
     x = _t((BATCH, HEADS, "?", f), dtype)
     v = _t((BATCH, HEADS, "?", dv), dtype)
     s = _t((BATCH, HEADS, f, dv), "f32")
     z = _t((BATCH, HEADS, f), "f32")
     norm = " normalize(eps = 1.0e-6)" if normalized else ""
-    return f"""func.func @scan(%q: {x}, %k: {x}, %v: {v}) -> {v} {{
-  %fq = linattn.feature_map elu %q : {x} -> {x}
+    scan = f"""  %fq = linattn.feature_map elu %q : {x} -> {x}
   %fk = linattn.feature_map elu %k : {x} -> {x}
   %o, %s, %z = linattn.scan forward %fq, %fk, %v{norm} : {x}, {x}, {v} -> {v}, {s}, {z}
-  return %o : {v}
+"""
+    if not token_major:
+        return f"""func.func @scan(%q: {x}, %k: {x}, %v: {v}) -> {v} {{
+{scan}  return %o : {v}
 }}
 """
+    xt = _t((BATCH, "?", HEADS, f), dtype)
+    vt = _t((BATCH, "?", HEADS, dv), dtype)
+    swap = "permutation = [0, 2, 1, 3]"
+    lines = ["  %c1 = arith.constant 1 : index",
+             f"  %n = tensor.dim %qt, %c1 : {xt}"]
+    for name, source, target in (("q", xt, x), ("k", xt, x), ("v", vt, v)):
+        lines += [f"  %{name}e = tensor.empty(%n) : {target}",
+                  f"  %{name} = linalg.transpose ins(%{name}t : {source}) "
+                  f"outs(%{name}e : {target}) {swap}"]
+    return (f"func.func @scan(%qt: {xt}, %kt: {xt}, %vt: {vt}) -> {vt} {{\n"
+            + "\n".join(lines) + "\n" + scan +
+            f"  %oe = tensor.empty(%n) : {vt}\n"
+            f"  %ot = linalg.transpose ins(%o : {v}) outs(%oe : {vt}) {swap}\n"
+            f"  return %ot : {vt}\n}}\n")
 
 
 # A segment target no grid reaches: every sequence long enough splits.
@@ -241,6 +258,15 @@ def configurations():
 
         for normalized in (True, False):
             both_grids("wgmma" + wide, "wgmma=true" + wide, "wgmma", normalized)
+        # The benchmark's token-major row: the same kernels on [B, T, H, D]
+        # operands (rows H·D elements apart, H a kernel argument).
+        for parallel in (0, SPLIT):
+            configs.append(Config(
+                f"chunked bf16 F{f} unnormalized wgmma{wide} token-major" +
+                (" sequence-parallel" if parallel else ""),
+                scan_module("bf16", f, f, normalized=False, token_major=True),
+                f"scan-kernel=chunked {grid_options(parallel)} wgmma=true{wide}",
+                "wgmma", f, f, "bf16", normalized=False))
         # Three slots per staged tile (copy-stages=3: the copies of the next
         # two chunks in flight), four for the segment states
         # (states-copy-stages=4), as the benchmark calls them: on sm_90 the

@@ -26,8 +26,9 @@
 // LEASE-NEXT: linattn-compile <2x16x16384x128_f32.mlir> {{.*}}{device-buffers=true scan-kernel=recurrent scan-tile=512} -o
 // LEASE-NEXT: linattn-compile <2x16x16384x128_normalized_bf16.mlir> {{.*}}{device-buffers=true} -o
 // LEASE-NEXT: linattn-compile <2x16x16384x128_normalized_bf16.mlir> {{.*}}{device-buffers=true wgmma-chunks=true} -o
+// LEASE-NEXT: linattn-compile <2x16x16384x128_token_major_bf16.mlir> {{.*}}{device-buffers=true} -o
 // LEASE-NEXT: prefill B8 H16 T16384 D64:
-// LEASE-NEXT: linattn variants: linattn chunked bf16, linattn chunked bf16, scores in registers, linattn chunked bf16, scores in registers, 4 blocks/SM, linattn chunked tf32, linattn chunked tf32x3, linattn chunked bf16, wgmma outputs, linattn chunked bf16, wgmma outputs, scores in registers, linattn chunked bf16, wgmma outputs, scores in registers, sequence-parallel-blocks=512, linattn chunked bf16, unrolled staging, linattn recurrent f32, linattn simt chunks f32, linattn recurrent f32, sequence-parallel-blocks=528, linattn recurrent f32, scan-tile=512, linattn chunked bf16, normalized, linattn chunked bf16, wgmma outputs, normalized
+// LEASE-NEXT: linattn variants: linattn chunked bf16, linattn chunked bf16, scores in registers, linattn chunked bf16, scores in registers, 4 blocks/SM, linattn chunked tf32, linattn chunked tf32x3, linattn chunked bf16, wgmma outputs, linattn chunked bf16, wgmma outputs, scores in registers, linattn chunked bf16, wgmma outputs, scores in registers, sequence-parallel-blocks=512, linattn chunked bf16, unrolled staging, linattn recurrent f32, linattn simt chunks f32, linattn recurrent f32, sequence-parallel-blocks=528, linattn recurrent f32, scan-tile=512, linattn chunked bf16, normalized, linattn chunked bf16, wgmma outputs, normalized, linattn chunked bf16, token-major
 // LEASE-NEXT: prefill B8 H16 T16384 D128:
 // LEASE-NEXT: linattn variants: {{.*}}linattn recurrent f32, linattn simt chunks f32, linattn recurrent f32, scan-tile=512,
 // LEASE-ONLY: --lease times prefill shapes only
