@@ -59,9 +59,10 @@ def test_linear_attention(rng, backend, dtype, feature_map, causal, normalize):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("causal", [True, False])
 def test_token_major_layout(rng, backend, dtype, causal):
-    # [B, N, H, D] arrays: f16 on the chunked tensor-core kernels, which
-    # read and write that layout; f32 on the recurrent and scalar kernels,
-    # transposed on the device into and out of their [B, H, N, D].
+    # [B, N, H, D] arrays: f16 on the chunked tensor-core kernels, f32
+    # causal on the recurrent kernel, both reading and writing that layout;
+    # f32 non-causal on the linear form's scalar kernels, which take
+    # transposed copies in [B, H, N, D].
     q, k, v = (rand(rng, 2, 3, 33, 16, dtype=dtype) for _ in range(3))
     swap = lambda x: np.ascontiguousarray(x.transpose(0, 2, 1, 3))
     got = linattn.linear_attention(swap(q), swap(k), swap(v), causal=causal,

@@ -281,66 +281,6 @@ static void boundStatesRegisters(gpu::GPUFuncOp kernel,
                     Builder(kernel).getI32IntegerAttr(blocks));
 }
 
-/// The permutation that swaps the token and head dimensions of a rank
-/// `rank` tensor: [..., N, H, W] <-> [..., H, N, W].
-static SmallVector<int64_t> tokenHeadSwap(int64_t rank) {
-  auto swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(swap[rank - 3], swap[rank - 2]);
-  return swap;
-}
-
-/// The token-major source of `tensor`: the input of the transpose of
-/// [..., N, H, W] into [..., H, N, W] that produces it; null otherwise.
-static Value tokenMajorSource(Value tensor) {
-  int64_t rank = tensorTypeOf(tensor).getRank();
-  auto transpose = tensor.getDefiningOp<linalg::TransposeOp>();
-  if (rank < 3 || !transpose ||
-      transpose.getPermutation() != ArrayRef(tokenHeadSwap(rank)))
-    return Value();
-  return transpose.getInput();
-}
-
-/// The transpose of `result` ([..., H, N, W]) into [..., N, H, W] where it
-/// is its only user besides `tensor.dim`s of constant dimensions; null
-/// otherwise.
-static linalg::TransposeOp tokenMajorUser(Value result) {
-  int64_t rank = tensorTypeOf(result).getRank();
-  if (rank < 3)
-    return {};
-  linalg::TransposeOp found;
-  for (Operation *user : result.getUsers()) {
-    if (auto dim = dyn_cast<tensor::DimOp>(user)) {
-      if (!dim.getConstantIndex())
-        return {};
-      continue;
-    }
-    auto transpose = dyn_cast<linalg::TransposeOp>(user);
-    if (found || !transpose || transpose.getInput() != result ||
-        transpose.getPermutation() != ArrayRef(tokenHeadSwap(rank)))
-      return {};
-    found = transpose;
-  }
-  return found;
-}
-
-/// The token-major rows of the chunked kernels of `op`, reading `q`, `k`
-/// and `v` (`featureSourceOf`, `valueSourceOf`): where each of the three
-/// has a `tokenMajorSource` and O a `tokenMajorUser`, the kernels read and
-/// write the untransposed tensors, and the transposes (copies on the GPU)
-/// go. Empty otherwise.
-static TokenMajorRows tokenMajorRows(ScanOp op, const FeatureSource &q,
-                                     const FeatureSource &k,
-                                     const FeatureSource &v) {
-  TokenMajorRows rows;
-  rows.queries = tokenMajorSource(q.tensor);
-  rows.keys = tokenMajorSource(k.tensor);
-  rows.values = tokenMajorSource(v.tensor);
-  if (!rows.queries || !rows.keys || !rows.values)
-    return {};
-  rows.result = tokenMajorUser(op.getResult());
-  return rows;
-}
-
 std::optional<std::string> Converter::convertChunked(ScanOp op) {
   RankedTensorType vType = tensorTypeOf(op.getValues());
   auto sType = cast<RankedTensorType>(op.getFinalState().getType());

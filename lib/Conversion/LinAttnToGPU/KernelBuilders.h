@@ -1007,6 +1007,23 @@ struct TokenMajorRows {
   explicit operator bool() const { return static_cast<bool>(result); }
 };
 
+/// The token-major source of `tensor`: the input of the transpose of
+/// [..., N, H, W] into [..., H, N, W] that produces it; null otherwise.
+Value tokenMajorSource(Value tensor);
+
+/// The transpose of `result` ([..., H, N, W]) into [..., N, H, W] where it
+/// is its only user besides `tensor.dim`s of constant dimensions; null
+/// otherwise.
+linalg::TransposeOp tokenMajorUser(Value result);
+
+/// The token-major rows of the kernels of the scan `op`, reading `q`, `k`
+/// and `v` (`featureSourceOf`, `valueSourceOf`): where each of the three
+/// has a `tokenMajorSource` and O a `tokenMajorUser`, the kernels read and
+/// write the untransposed tensors, and the transposes (copies on the GPU)
+/// go. Empty otherwise; `heads` is left to the caller.
+TokenMajorRows tokenMajorRows(ScanOp op, const FeatureSource &q,
+                              const FeatureSource &k, const FeatureSource &v);
+
 /// Replaces `transpose`, the `tokenMajorUser` of `result`, by `tokenMajor`
 /// (the result in its layout), and the `tensor.dim`s of `result` by those
 /// of `tokenMajor`, the token and head dimensions swapped. `result` is then
@@ -1085,7 +1102,8 @@ private:
   SmallVector<Value> launchSegments(ScanOp op, const SegmentKernels &kernels,
                                     Value queries, Value keys, Value values,
                                     Value batch, Value tiles, Value perSegment,
-                                    Value segments, int64_t threads);
+                                    Value segments, int64_t threads,
+                                    const TokenMajorRows &rows = {});
   /// Its segment states and the scan over them (`kernels.states` and
   /// `kernels.prefix`): the starting states and normalizers, then S and z
   /// when `scanWritesState(op)`.

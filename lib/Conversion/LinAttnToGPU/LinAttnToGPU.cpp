@@ -261,16 +261,17 @@ Value Converter::launchSegmentOutputs(ScanOp op, gpu::GPUFuncOp outputs,
 /// (`launchSegmentPrefixes`, then `kernels.outputs` as
 /// `launchSegmentOutputs` does). Returns O, then S and z when
 /// `scanWritesState(op)`.
-SmallVector<Value> Converter::launchSegments(ScanOp op,
-                                             const SegmentKernels &kernels,
-                                             Value queries, Value keys,
-                                             Value values, Value batch,
-                                             Value tiles, Value perSegment,
-                                             Value segments, int64_t threads) {
-  SmallVector<Value> p = launchSegmentPrefixes(
-      op, kernels, keys, values, batch, tiles, perSegment, segments, threads);
-  Value o = launchSegmentOutputs(op, kernels.outputs, queries, keys, values, p,
-                                 batch, tiles, perSegment, segments, threads);
+SmallVector<Value>
+Converter::launchSegments(ScanOp op, const SegmentKernels &kernels,
+                          Value queries, Value keys, Value values, Value batch,
+                          Value tiles, Value perSegment, Value segments,
+                          int64_t threads, const TokenMajorRows &rows) {
+  SmallVector<Value> p =
+      launchSegmentPrefixes(op, kernels, keys, values, batch, tiles, perSegment,
+                            segments, threads, rows);
+  Value o =
+      launchSegmentOutputs(op, kernels.outputs, queries, keys, values, p, batch,
+                           tiles, perSegment, segments, threads, rows);
   return withSegmentState(op, o, p);
 }
 
@@ -281,6 +282,56 @@ SmallVector<Value> Converter::withSegmentState(ScanOp op, Value o,
   if (!scanWritesState(op))
     return {o};
   return {o, prefixes[2], prefixes[3]};
+}
+
+/// The permutation that swaps the token and head dimensions of a rank
+/// `rank` tensor: [..., N, H, W] <-> [..., H, N, W].
+static SmallVector<int64_t> tokenHeadSwap(int64_t rank) {
+  auto swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(swap[rank - 3], swap[rank - 2]);
+  return swap;
+}
+
+Value gpukernels::tokenMajorSource(Value tensor) {
+  int64_t rank = tensorTypeOf(tensor).getRank();
+  auto transpose = tensor.getDefiningOp<linalg::TransposeOp>();
+  if (rank < 3 || !transpose ||
+      transpose.getPermutation() != ArrayRef(tokenHeadSwap(rank)))
+    return Value();
+  return transpose.getInput();
+}
+
+linalg::TransposeOp gpukernels::tokenMajorUser(Value result) {
+  int64_t rank = tensorTypeOf(result).getRank();
+  if (rank < 3)
+    return {};
+  linalg::TransposeOp found;
+  for (Operation *user : result.getUsers()) {
+    if (auto dim = dyn_cast<tensor::DimOp>(user)) {
+      if (!dim.getConstantIndex())
+        return {};
+      continue;
+    }
+    auto transpose = dyn_cast<linalg::TransposeOp>(user);
+    if (found || !transpose || transpose.getInput() != result ||
+        transpose.getPermutation() != ArrayRef(tokenHeadSwap(rank)))
+      return {};
+    found = transpose;
+  }
+  return found;
+}
+
+TokenMajorRows gpukernels::tokenMajorRows(ScanOp op, const FeatureSource &q,
+                                          const FeatureSource &k,
+                                          const FeatureSource &v) {
+  TokenMajorRows rows;
+  rows.queries = tokenMajorSource(q.tensor);
+  rows.keys = tokenMajorSource(k.tensor);
+  rows.values = tokenMajorSource(v.tensor);
+  if (!rows.queries || !rows.keys || !rows.values)
+    return {};
+  rows.result = tokenMajorUser(op.getResult());
+  return rows;
 }
 
 void gpukernels::replaceByTokenMajor(RewriterBase &rewriter, Value result,

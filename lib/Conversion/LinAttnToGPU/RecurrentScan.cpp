@@ -150,6 +150,10 @@ struct RecurrentScanConfig {
   /// buffer of `kPhaseClockSlots` i64 last, the records buffer the last
   /// argument.
   bool phaseClocks = false;
+  /// Whether Q, K, V and O are token-major (`TokenMajorRows`, as
+  /// `ChunkedScanConfig::tokenMajor`): a kernel argument H after the
+  /// sizes, rows H·W elements apart.
+  bool tokenMajor = false;
 
   int64_t slots() const { return async ? 2 : 1; }
   SegmentScanConfig segmentScan() const {
@@ -168,7 +172,8 @@ struct RecurrentScanConfig {
 /// - SegmentOutputs: q, k, v, the states and normalizers at the segments'
 ///   starts (laid out as the contributions), O, N, Dv, staged blocks per
 ///   segment, segments; grid (batch, value tiles, segments).
-/// With `phaseClocks`, then the records of `PhaseClocks::report`.
+/// With `tokenMajor`, then H; with `phaseClocks`, then the records of
+/// `PhaseClocks::report`.
 static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
                                            gpu::GPUModuleOp kernels,
                                            StringRef name,
@@ -211,6 +216,8 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   argTypes.append({indexType, indexType}); // N, Dv
   if (segmented)
     argTypes.append({indexType, indexType}); // blocks per segment, segments
+  if (c.tokenMajor)
+    argTypes.push_back(indexType); // H
   if (c.phaseClocks)
     argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   SmallVector<Type> shared = {
@@ -269,6 +276,21 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
         cTT = kb.idx(tokens), cTile = kb.idx(tile);
   Value batch = kb.blockId(gpu::Dimension::x);
+  // The row of token t of the batch element in q, k, v and O (rows of F or
+  // Dv elements): b·N + t, or token-major, with H the argument after the
+  // sizes, (b / H · N + t)·H + b mod H.
+  Value heads, outerRow, head;
+  if (c.tokenMajor) {
+    heads = kernel.getArgument(kernel.getFunctionType().getNumInputs() -
+                               (c.phaseClocks ? 2 : 1));
+    outerRow = kb.mul(kb.divU(batch, heads), n);
+    head = kb.remU(batch, heads);
+  }
+  auto rowOf = [&](Value t) {
+    if (!heads)
+      return kb.add(kb.mul(batch, n), t);
+    return kb.add(kb.mul(kb.add(outerRow, t), heads), head);
+  };
   Value tid = kb.threadId();
   // Thread tid keeps F / lanes features of `threadColumns` adjacent value
   // columns from col. Lane l of a warp is part p = l / (32 / lanes) of
@@ -389,7 +411,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
       kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
         Value t = kb.divU(i, groups);
         Value f = kb.mul(kb.remU(i, groups), kb.idx(width));
-        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        Value row = rowOf(tokenAt(t0, t));
         Value at = kb.add(kb.mul(row, cF), f);
         Value to = kb.add(fBase, kb.mul(i, kb.idx(width)));
         for (auto [staged, global, source] : stagedFeatures) {
@@ -402,7 +424,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
     };
     auto stageValues = [&](int64_t width) {
       forEachValueGroup(count, width, [&](Value i, Value t, Value col) {
-        Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+        Value row = rowOf(tokenAt(t0, t));
         Value exists = kb.ult(col, dv);
         Value at = kb.add(kb.mul(row, dv), col);
         Value to = kb.add(vBase, kb.mul(i, kb.idx(width)));
@@ -582,7 +604,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
         // The recurrence over the block's tokens, the state columns in
         // registers: token t of the block.
         auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
-          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value row = rowOf(tokenAt(t0, t));
           Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
           SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
           Value rowBase = kb.add(fBase, kb.mul(t, cF));
@@ -817,11 +839,19 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     }
   }
 
+  // Token-major operands are read and written in place by the recurrent
+  // kernel (not the chunkwise one, whose rows stay contiguous).
+  TokenMajorRows rows;
+  if (!simt)
+    rows = tokenMajorRows(op, c.q, c.k, c.v);
+  c.tokenMajor = static_cast<bool>(rows);
+
   Location loc = op.getLoc();
   auto name = [&](StringRef kind) {
     return kernelName((Twine("linattn_scan_") + kind +
                        (c.reverse ? "reverse" : "forward") + "_" +
-                       mapName(c.q) + (c.normalized ? "_normalized" : ""))
+                       mapName(c.q) + (c.normalized ? "_normalized" : "") +
+                       (c.tokenMajor ? "_token_major" : ""))
                           .str());
   };
   rewriter.setInsertionPoint(op);
@@ -836,7 +866,7 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     gpu::GPUFuncOp kernel = buildRecurrentKernel(
         rewriter, loc, kernels(), name(""), c, RecurrentPass::Whole);
     return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
-                      columns, tile);
+                      columns, tile, rows);
   };
 
   // Sequence-parallel where batch × value tiles stay below half of
@@ -860,6 +890,8 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
   Value batch = h.batch(values, batchDims);
   Value tiles = h.atLeastOne(h.divideCeil(dv, h.constant(columns)));
   Value blocks = h.divideCeil(n, h.constant(c.tokens));
+  if (rows)
+    rows.heads = h.size(values, batchDims - 1);
   Value perSegment, segments;
   auto [target, bounded] = segmentTarget(options.sequenceParallelBlocks, tile);
   // The chunkwise kernel's blocks, of 256 threads and 72 to 99 KiB, aim at
@@ -903,13 +935,13 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
         buildRecurrentKernel(rewriter, loc, kernels(), name("segment_outputs_"),
                              c, RecurrentPass::SegmentOutputs);
     return launchSegments(op, segmentKernels, c.q.tensor, c.k.tensor, values,
-                          batch, tiles, perSegment, segments, tile);
+                          batch, tiles, perSegment, segments, tile, rows);
   };
   // The batch-parallel kernel first where both are built (N dynamic), so
   // that its name does not depend on whether N is known.
   Value one = rewriter.createOrFold<arith::CmpIOp>(
       loc, arith::CmpIPredicate::ule, segments, h.constant(1));
-  replaceScan(op, h.choose(one, whole, parallel));
+  replaceScan(op, h.choose(one, whole, parallel), rows);
   return std::nullopt;
 }
 

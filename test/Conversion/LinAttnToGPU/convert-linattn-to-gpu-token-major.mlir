@@ -184,3 +184,31 @@ func.func @linear_heads_first(%q: tensor<2x128x4x64xf16>, %k: tensor<2x128x4x64x
   %o = linattn.query_readout %fq, %s : tensor<2x4x128x64xf16>, tensor<2x4x64x32xf32> -> tensor<2x4x128x32xf16>
   return %o : tensor<2x4x128x32xf16>
 }
+
+// -----
+
+// f32 data: the recurrent scan kernel reads and writes the token-major rows
+// too (its last argument H).
+
+// CHECK-LABEL: func.func @recurrent_token_major(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         call @__linattn_launch_linattn_scan_forward_relu_token_major_{{[0-9]+}}({{.+}}, %c3)
+// CHECK-NOT:     linalg.transpose
+// CHECK:       return
+// CHECK-LABEL: gpu.func @linattn_scan_forward_relu_token_major_{{[0-9]+}}(
+// CHECK-SAME:      %[[HEADS:[a-z0-9]+]]: index) workgroup
+// CHECK:         arith.divui %{{.+}}, %[[HEADS]] : index
+// CHECK:         arith.remui %{{.+}}, %[[HEADS]] : index
+func.func @recurrent_token_major(%q: tensor<2x100x3x32xf32>, %k: tensor<2x100x3x32xf32>, %v: tensor<2x100x3x16xf32>) -> tensor<2x100x3x16xf32> {
+  %e = tensor.empty() : tensor<2x3x100x32xf32>
+  %ev = tensor.empty() : tensor<2x3x100x16xf32>
+  %eo = tensor.empty() : tensor<2x100x3x16xf32>
+  %qt = linalg.transpose ins(%q : tensor<2x100x3x32xf32>) outs(%e : tensor<2x3x100x32xf32>) permutation = [0, 2, 1, 3]
+  %kt = linalg.transpose ins(%k : tensor<2x100x3x32xf32>) outs(%e : tensor<2x3x100x32xf32>) permutation = [0, 2, 1, 3]
+  %vt = linalg.transpose ins(%v : tensor<2x100x3x16xf32>) outs(%ev : tensor<2x3x100x16xf32>) permutation = [0, 2, 1, 3]
+  %fq = linattn.feature_map relu %qt : tensor<2x3x100x32xf32> -> tensor<2x3x100x32xf32>
+  %fk = linattn.feature_map relu %kt : tensor<2x3x100x32xf32> -> tensor<2x3x100x32xf32>
+  %o, %s, %z = linattn.scan forward %fq, %fk, %vt : tensor<2x3x100x32xf32>, tensor<2x3x100x32xf32>, tensor<2x3x100x16xf32> -> tensor<2x3x100x16xf32>, tensor<2x3x32x16xf32>, tensor<2x3x32xf32>
+  %out = linalg.transpose ins(%o : tensor<2x3x100x16xf32>) outs(%eo : tensor<2x100x3x16xf32>) permutation = [0, 2, 1, 3]
+  return %out : tensor<2x100x3x16xf32>
+}

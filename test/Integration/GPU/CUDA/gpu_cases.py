@@ -869,8 +869,9 @@ def layout_cases():
     from one token's row to the next. Batch- and sequence-parallel, forward
     and reverse with initial and final states, two outer dimensions, a
     dynamic N; bf16 and f16 (wgmma and mma.sync), tf32, 32-bit offsets,
-    bulk copies, synchronous staging and element-wise loads (Dv = 37); and
-    the linear form's chunked kernels on such tensors."""
+    bulk copies, synchronous staging and element-wise loads (Dv = 37); the
+    linear form's chunked kernels and the recurrent scan (f32) on such
+    tensors."""
     tm = cc.token_major_kernel_case
     cases = [
         tm("elu", (2,), 129, 3, 64, 64, EPS, dtype="bf16"),
@@ -908,7 +909,21 @@ def layout_cases():
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
-    return [(case, True) for case in cases + tf32]
+    # f32 without tf32: the recurrent kernel, which reads and writes the
+    # token-major rows too (batch-parallel and in segments, staged by
+    # cp.async and synchronously); the chunkwise CUDA-core kernel
+    # (simt-chunks=true) keeps contiguous rows, the transposes copying.
+    simt = tm("elu", (2,), 129, 3, 32, 24, EPS)
+    simt.name += "__simt"
+    simt.gpu_options = ["simt-chunks=true"]
+    recurrent = [
+        tm("elu", (2,), 129, 3, 64, 48, EPS, init=True, final=True),
+        few_blocks(tm("relu", (1, 2), 1000, 2, 32, 20, EPS, reverse=True,
+                      dyn=(2,)), 64),
+        synchronous(tm("elu", (2,), 100, 3, 16, 8, None)),
+        simt,
+    ]
+    return [(case, True) for case in cases + tf32 + recurrent]
 
 
 GROUPS = {
