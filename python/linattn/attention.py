@@ -455,9 +455,8 @@ def linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *,
       layout: ``"bhnd"`` (the default: q [B, H, N, D], k [B, H, M, D],
         v [B, H, M, Dv], O [B, H, N, Dv]) or ``"bnhd"``, tokens before
         heads (q [B, N, H, D], k [B, M, H, D], v [B, M, H, Dv], O
-        [B, N, H, Dv]), as JAX, Flax and fast-transformers keep them. On
-        the CPU the kernels read and write that layout in place; the GPU
-        backends transpose into and out of [B, H, N, D]. Not with
+        [B, N, H, Dv]), as JAX, Flax and fast-transformers keep them; the
+        kernels read and write that layout in place. Not with
         `initial_state` or `output_final_state`.
 
     All arrays must be C-contiguous numpy arrays of one dtype, float16,

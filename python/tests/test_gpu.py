@@ -59,10 +59,9 @@ def test_linear_attention(rng, backend, dtype, feature_map, causal, normalize):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("causal", [True, False])
 def test_token_major_layout(rng, backend, dtype, causal):
-    # [B, N, H, D] arrays: f16 on the chunked tensor-core kernels, f32
-    # causal on the recurrent kernel, both reading and writing that layout;
-    # f32 non-causal on the linear form's scalar kernels, which take
-    # transposed copies in [B, H, N, D].
+    # [B, N, H, D] arrays, which the kernels read and write in place: f16
+    # on the tensor-core kernels, f32 on the recurrent scan and the linear
+    # form's scalar kernels.
     q, k, v = (rand(rng, 2, 3, 33, 16, dtype=dtype) for _ in range(3))
     swap = lambda x: np.ascontiguousarray(x.transpose(0, 2, 1, 3))
     got = linattn.linear_attention(swap(q), swap(k), swap(v), causal=causal,

@@ -227,19 +227,10 @@ public:
     // token `begin`, or in a reverse scan (whose positions run down the
     // rows) that of token end - 1.
     Value lowest = c.reverse ? kb.sub(n, end) : begin;
-    Value first;
-    if (c.tokenMajor) {
-      // Token t of batch element (outer, head) is row (outer·N + t)·H +
-      // head of [..., N, H, W].
-      Value outer = kb.divU(batch, heads), head = kb.remU(batch, heads);
-      first = kb.add(kb.mul(kb.add(kb.mul(outer, n), lowest), heads), head);
-      featureStride = kb.mul(heads, kb.idx(c.rowFeatures()));
-      valueStride = kb.mul(heads, dv);
-    } else {
-      first = kb.add(kb.mul(batch, n), lowest);
-      featureStride = kb.idx(c.rowFeatures());
-      valueStride = dv;
-    }
+    TokenRows rows(kb, batch, n, c.tokenMajor ? heads : Value());
+    Value first = rows(lowest);
+    featureStride = rows.stride(kb.idx(c.rowFeatures()));
+    valueStride = rows.stride(dv);
     featureStrideOffset = toOffset(featureStride);
     valueStrideOffset = toOffset(valueStride);
     featureBase = kb.mul(first, kb.idx(c.rowFeatures()));

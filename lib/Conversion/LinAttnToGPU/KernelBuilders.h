@@ -586,6 +586,40 @@ public:
   Type stateType;
 };
 
+/// The rows of batch element `batch` in a kernel's q, k, v and O buffers
+/// (rows of F or Dv elements, `n` of them an element): token t is row
+/// b·N + t, or token-major, with the kernel's argument H as `heads`
+/// (`TokenMajorRows`), row (b / H · N + t)·H + b mod H, consecutive tokens
+/// H rows apart.
+class TokenRows {
+public:
+  TokenRows(KernelBuilder &kb, Value batch, Value n, Value heads = Value())
+      : kb(kb), heads(heads) {
+    if (!heads) {
+      first = kb.mul(batch, n);
+      return;
+    }
+    first = kb.mul(kb.divU(batch, heads), n);
+    head = kb.remU(batch, heads);
+  }
+
+  /// The row of token `t` (an index).
+  Value operator()(Value t) const {
+    if (!heads)
+      return kb.add(first, t);
+    return kb.add(kb.mul(kb.add(first, t), heads), head);
+  }
+
+  /// Elements from one token's row to the next in rows of `width`.
+  Value stride(Value width) const {
+    return heads ? kb.mul(heads, width) : width;
+  }
+
+private:
+  KernelBuilder &kb;
+  Value heads, first, head;
+};
+
 /// A flat, dynamically sized buffer of `elementType` (what kernels take).
 inline MemRefType flatBufferType(Type elementType) {
   return MemRefType::get({ShapedType::kDynamic}, elementType);

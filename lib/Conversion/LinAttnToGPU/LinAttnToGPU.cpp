@@ -388,6 +388,11 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
   FeatureSource k = featureSourceOf(op.getKeyFeatures());
   int64_t block = blockSizeFor(vType.getShape().back(), options.blockSize);
   Location loc = op.getLoc();
+  // Token-major keys and values are read where the transposes took them
+  // from (`TokenRows`).
+  Value rawKeys = tokenMajorSource(k.tensor);
+  Value rawValues = tokenMajorSource(op.getValues());
+  bool tokenMajor = rawKeys && rawValues;
 
   Type indexType = rewriter.getIndexType();
   SmallVector<Type> argTypes = {
@@ -399,10 +404,13 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
       indexType,
       indexType,
       indexType};
+  if (tokenMajor)
+    argTypes.push_back(indexType); // H
   // φ(K) of a tile of kSummaryKeys keys and the block's kSummaryFeatures
   // features, key-major (16-byte aligned rows of 16 features).
-  std::string name =
-      kernelName((Twine("linattn_kv_summary_") + mapName(k)).str());
+  std::string name = kernelName((Twine("linattn_kv_summary_") + mapName(k) +
+                                 (tokenMajor ? "_token_major" : ""))
+                                    .str());
   gpu::GPUFuncOp kernel = createKernel(
       rewriter, loc, kernels(), name, argTypes,
       {workgroupBufferType(stateType, kSummaryKeys * kSummaryFeatures)});
@@ -413,6 +421,7 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
     ArrayRef<BlockArgument> args = kernel.getArguments();
     Value kBuf = args[0], vBuf = args[1], sOut = args[2], zOut = args[3],
           m = args[4], dv = args[5], batches = args[6];
+    Value heads = tokenMajor ? Value(args[7]) : Value();
     Value ks = kernel.getWorkgroupAttributions()[0];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
           cBlock = kb.idx(block), cFT = kb.idx(kSummaryFeatures),
@@ -435,7 +444,7 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
           .getResult();
     };
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
-      Value first = kb.mul(batch, m);
+      TokenRows rows(kb, batch, m, heads);
       SmallVector<Value> init(kSummaryFeatures + parts, kb.fconst(0.0));
       SmallVector<Value> sums = kb.forLoop(
           c0, m, cKT, init,
@@ -450,9 +459,9 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
                   Value j = kb.divU(i, cFT), f = kb.add(f0, kb.remU(i, cFT));
                   Value valid = arith::AndIOp::create(
                       rewriter, loc, kb.ult(j, keys), kb.ult(f, cF));
-                  Value x = kb.loadIf(
-                      valid, kBuf,
-                      kb.add(kb.mul(kb.add(first, kb.add(key0, j)), cF), f));
+                  Value x =
+                      kb.loadIf(valid, kBuf,
+                                kb.add(kb.mul(rows(kb.add(key0, j)), cF), f));
                   memref::StoreOp::create(
                       rewriter, loc,
                       kb.select(valid, kb.featureOf(x, k), kb.fconst(0.0)), ks,
@@ -464,9 +473,9 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
             SmallVector<Value> next = kb.forLoop(
                 c0, keys, c1, acc.take_front(kSummaryFeatures),
                 [&](Value j, ValueRange s) -> SmallVector<Value> {
-                  Value v = kb.loadIf(
-                      active, vBuf,
-                      kb.add(kb.mul(kb.add(first, kb.add(key0, j)), dv), col));
+                  Value v =
+                      kb.loadIf(active, vBuf,
+                                kb.add(kb.mul(rows(kb.add(key0, j)), dv), col));
                   return addScaledRow(kb, ks, kb.mul(j, cFT), v, s);
                 });
             for (int64_t p = 0; p < parts; ++p) {
@@ -516,8 +525,8 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
   LaunchBuilder launch(rewriter, loc, module);
   Value values = op.getValues();
   int64_t batchDims = rank - 2;
-  launch.input(k.tensor);
-  launch.input(values);
+  launch.input(tokenMajor ? rawKeys : k.tensor);
+  launch.input(tokenMajor ? rawValues : values);
   OpFoldResult mSize = sizeOf(rewriter, loc, values, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, values, -1);
   OpFoldResult fSize = rewriter.getIndexAttr(features);
@@ -530,6 +539,8 @@ std::optional<std::string> Converter::convert(KvSummaryOp op) {
   launch.scalar(getValueOrCreateConstantIndexOp(rewriter, loc, mSize));
   launch.scalar(dvValue);
   launch.scalar(batches);
+  if (tokenMajor)
+    launch.scalar(HostIndex{rewriter, loc}.size(values, batchDims - 1));
   Value tiles = tileCount(rewriter, loc, dvValue, block);
   SmallVector<Value> results = launch.launch(
       kernel,
@@ -558,6 +569,13 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   double eps = normalized ? op.getEps()->convertToDouble() : 0.0;
   int64_t block = blockSizeFor(sType.getShape().back(), options.blockSize);
   Location loc = op.getLoc();
+  // Token-major queries and result: read where the transpose took the
+  // queries from, O written as its transpose would (`TokenRows`).
+  Value rawQueries = tokenMajorSource(q.tensor);
+  linalg::TransposeOp result;
+  if (rawQueries)
+    result = tokenMajorUser(op.getResult());
+  bool tokenMajor = static_cast<bool>(result);
 
   Type indexType = rewriter.getIndexType();
   SmallVector<Type> argTypes = {
@@ -571,6 +589,8 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
   argTypes.push_back(indexType);
+  if (tokenMajor)
+    argTypes.push_back(indexType); // H
   // φ(q) of the tile's tokens feature-major (row f: the TT tokens and 4
   // elements of padding, so that rows start 16-byte aligned and the
   // transposing stores of the staging avoid bank conflicts), a panel of
@@ -581,7 +601,8 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   SmallVector<Type> shared = {workgroupBufferType(stateType, panel * pitch),
                               workgroupBufferType(stateType, kReadoutTokens)};
   std::string name = kernelName((Twine("linattn_query_readout_") + mapName(q) +
-                                 (normalized ? "_normalized" : ""))
+                                 (normalized ? "_normalized" : "") +
+                                 (tokenMajor ? "_token_major" : ""))
                                     .str());
   gpu::GPUFuncOp kernel =
       createKernel(rewriter, loc, kernels(), name, argTypes, shared);
@@ -594,6 +615,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     Value qBuf = args[a++], sBuf = args[a++];
     Value zBuf = normalized ? Value(args[a++]) : Value();
     Value oBuf = args[a++], n = args[a++], dv = args[a++], batches = args[a++];
+    Value heads = tokenMajor ? Value(args[a]) : Value();
     Value qs = kernel.getWorkgroupAttributions()[0];
     Value dens = kernel.getWorkgroupAttributions()[1];
     Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
@@ -604,7 +626,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     Value col = kb.add(kb.mul(kb.blockId(gpu::Dimension::y), cBlock), tid);
     Value active = kb.ult(col, dv);
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
-      Value first = kb.add(kb.mul(batch, n), token0);
+      TokenRows rows(kb, batch, n, heads);
       Value base = kb.mul(batch, cF);
       // The previous batch element's readers are done with the tile and the
       // denominators.
@@ -642,7 +664,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
                   Value valid = arith::AndIOp::create(
                       rewriter, loc, kb.ult(kb.add(token0, t), n),
                       kb.ult(f, width));
-                  Value row = kb.add(first, kb.select(valid, t, c0));
+                  Value row = rows(kb.add(token0, kb.select(valid, t, c0)));
                   Value feature = kb.add(f0, kb.select(valid, f, c0));
                   Value x =
                       kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), feature), q);
@@ -701,8 +723,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
             if (normalized)
               out = kb.fdiv(out, memref::LoadOp::create(rewriter, loc, dens,
                                                         ValueRange{kb.idx(t)}));
-            kb.store(out, oBuf,
-                     kb.add(kb.mul(kb.add(first, kb.idx(t)), dv), col));
+            kb.store(out, oBuf, kb.add(kb.mul(rows(token), dv), col));
           });
         }
       });
@@ -713,28 +734,43 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   LaunchBuilder launch(rewriter, loc, module);
   Value queries = q.tensor, state = op.getState();
   int64_t batchDims = rank - 2;
-  launch.input(queries);
+  launch.input(tokenMajor ? rawQueries : queries);
   launch.input(state);
   if (normalized)
     launch.input(op.getNormalizer());
   OpFoldResult nSize = sizeOf(rewriter, loc, queries, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, state, -1);
-  launch.output(
-      tensorTypeOf(op.getResult()),
-      leadingThen(rewriter, loc, queries, batchDims, {nSize, dvSize}));
+  if (tokenMajor) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, rawQueries);
+    sizes.back() = dvSize;
+    launch.output(tensorTypeOf(result->getResult(0)), sizes);
+  } else {
+    launch.output(
+        tensorTypeOf(op.getResult()),
+        leadingThen(rewriter, loc, queries, batchDims, {nSize, dvSize}));
+  }
   Value nValue = getValueOrCreateConstantIndexOp(rewriter, loc, nSize);
   Value dvValue = getValueOrCreateConstantIndexOp(rewriter, loc, dvSize);
   Value batches = batchProduct(rewriter, loc, queries, batchDims);
   launch.scalar(nValue);
   launch.scalar(dvValue);
   launch.scalar(batches);
-  SmallVector<Value> results =
-      launch.launch(kernel,
-                    {ceilDiv(rewriter, loc, nValue, kReadoutTokens),
-                     ceilDiv(rewriter, loc, dvValue, block),
-                     gridSizeYZ(rewriter, loc, batches)},
-                    block);
-  rewriter.replaceOp(op, results);
+  if (tokenMajor)
+    launch.scalar(HostIndex{rewriter, loc}.size(queries, batchDims - 1));
+  Value o = launch
+                .launch(kernel,
+                        {ceilDiv(rewriter, loc, nValue, kReadoutTokens),
+                         ceilDiv(rewriter, loc, dvValue, block),
+                         gridSizeYZ(rewriter, loc, batches)},
+                        block)
+                .front();
+  if (tokenMajor) {
+    replaceByTokenMajor(rewriter, op.getResult(), result, o);
+    rewriter.eraseOp(op);
+  } else {
+    rewriter.replaceOp(op, o);
+  }
   return std::nullopt;
 }
 

@@ -276,21 +276,14 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   Value c0 = kb.idx(0), c1 = kb.idx(1), cF = kb.idx(features),
         cTT = kb.idx(tokens), cTile = kb.idx(tile);
   Value batch = kb.blockId(gpu::Dimension::x);
-  // The row of token t of the batch element in q, k, v and O (rows of F or
-  // Dv elements): b·N + t, or token-major, with H the argument after the
-  // sizes, (b / H · N + t)·H + b mod H.
-  Value heads, outerRow, head;
-  if (c.tokenMajor) {
-    heads = kernel.getArgument(kernel.getFunctionType().getNumInputs() -
-                               (c.phaseClocks ? 2 : 1));
-    outerRow = kb.mul(kb.divU(batch, heads), n);
-    head = kb.remU(batch, heads);
-  }
-  auto rowOf = [&](Value t) {
-    if (!heads)
-      return kb.add(kb.mul(batch, n), t);
-    return kb.add(kb.mul(kb.add(outerRow, t), heads), head);
-  };
+  // The rows of the batch element's tokens in q, k, v and O; token-major
+  // with H the argument after the sizes.
+  TokenRows tokenRows(
+      kb, batch, n,
+      c.tokenMajor
+          ? kernel.getArgument(kernel.getFunctionType().getNumInputs() -
+                               (c.phaseClocks ? 2 : 1))
+          : Value());
   Value tid = kb.threadId();
   // Thread tid keeps F / lanes features of `threadColumns` adjacent value
   // columns from col. Lane l of a warp is part p = l / (32 / lanes) of
@@ -411,7 +404,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
       kb.forLoop(tid, kb.mul(count, groups), cTile, [&](Value i) {
         Value t = kb.divU(i, groups);
         Value f = kb.mul(kb.remU(i, groups), kb.idx(width));
-        Value row = rowOf(tokenAt(t0, t));
+        Value row = tokenRows(tokenAt(t0, t));
         Value at = kb.add(kb.mul(row, cF), f);
         Value to = kb.add(fBase, kb.mul(i, kb.idx(width)));
         for (auto [staged, global, source] : stagedFeatures) {
@@ -424,7 +417,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
     };
     auto stageValues = [&](int64_t width) {
       forEachValueGroup(count, width, [&](Value i, Value t, Value col) {
-        Value row = rowOf(tokenAt(t0, t));
+        Value row = tokenRows(tokenAt(t0, t));
         Value exists = kb.ult(col, dv);
         Value at = kb.add(kb.mul(row, dv), col);
         Value to = kb.add(vBase, kb.mul(i, kb.idx(width)));
@@ -604,7 +597,7 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
         // The recurrence over the block's tokens, the state columns in
         // registers: token t of the block.
         auto token = [&](Value t, ValueRange s) -> SmallVector<Value> {
-          Value row = rowOf(tokenAt(t0, t));
+          Value row = tokenRows(tokenAt(t0, t));
           Value vRow = kb.add(vBase, kb.add(kb.mul(t, cColumns), blockColumn));
           SmallVector<Value> vt = kb.loadRun(vs, vRow, threadColumns);
           Value rowBase = kb.add(fBase, kb.mul(t, cF));
@@ -839,12 +832,11 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     }
   }
 
-  // Token-major operands are read and written in place by the recurrent
-  // kernel (not the chunkwise one, whose rows stay contiguous).
-  TokenMajorRows rows;
-  if (!simt)
-    rows = tokenMajorRows(op, c.q, c.k, c.v);
+  // Token-major operands are read and written in place (`TokenRows`).
+  TokenMajorRows rows = tokenMajorRows(op, c.q, c.k, c.v);
   c.tokenMajor = static_cast<bool>(rows);
+  if (simt)
+    simt->tokenMajor = c.tokenMajor;
 
   Location loc = op.getLoc();
   auto name = [&](StringRef kind) {
@@ -861,7 +853,7 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
       gpu::GPUFuncOp kernel = buildSimtChunkKernel(
           rewriter, loc, kernels(), name("simt_"), *simt, /*segmented=*/false);
       return launchScan(op, kernel, c.q.tensor, c.k.tensor, values, features,
-                        simt->shape.columns, kSimtThreads);
+                        simt->shape.columns, kSimtThreads, rows);
     }
     gpu::GPUFuncOp kernel = buildRecurrentKernel(
         rewriter, loc, kernels(), name(""), c, RecurrentPass::Whole);
@@ -922,13 +914,13 @@ std::optional<std::string> Converter::convertRecurrent(ScanOp op) {
     if (simt) {
       SmallVector<Value> prefixes =
           launchSegmentPrefixes(op, segmentKernels, c.k.tensor, values, batch,
-                                tiles, perSegment, segments, tile);
+                                tiles, perSegment, segments, tile, rows);
       gpu::GPUFuncOp outputs = buildSimtChunkKernel(
           rewriter, loc, kernels(), name("segment_outputs_simt_"), *simt,
           /*segmented=*/true);
       Value o = launchSegmentOutputs(op, outputs, c.q.tensor, c.k.tensor,
                                      values, prefixes, batch, simtTiles,
-                                     perSegment, segments, kSimtThreads);
+                                     perSegment, segments, kSimtThreads, rows);
       return withSegmentState(op, o, prefixes);
     }
     segmentKernels.outputs =

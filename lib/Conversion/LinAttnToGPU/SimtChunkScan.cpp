@@ -150,6 +150,8 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   argTypes.append({indexType, indexType}); // N, Dv
   if (segmented)
     argTypes.append({indexType, indexType}); // units per segment, segments
+  if (c.tokenMajor)
+    argTypes.push_back(indexType); // H
   if (c.phaseClocks)
     argTypes.push_back(flatBufferType(rewriter.getI64Type())); // records
   SmallVector<Type> shared = {
@@ -186,6 +188,15 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
         cF = kb.idx(features), cThreads = kb.idx(threads);
   Value n = a.n, dv = a.dv;
   Value batch = kb.blockId(gpu::Dimension::x);
+  // The scalars after N and Dv: the segments' two, then H, before the
+  // records of `phase-clocks`.
+  unsigned last =
+      kernel.getFunctionType().getNumInputs() - (c.phaseClocks ? 2 : 1);
+  // The rows of the batch element's tokens in q, k, v and O.
+  TokenRows tokenRows(kb, batch, n,
+                      c.tokenMajor ? Value(kernel.getArgument(last)) : Value());
+  if (c.tokenMajor)
+    --last;
   Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns));
   Value tid = kb.threadId();
   Value warp = kb.divU(tid, kb.idx(32)), lane = kb.remU(tid, kb.idx(32));
@@ -194,9 +205,6 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // its state: the batch element's, or its segment's.
   Value begin = c0, end = n, stateBase = kb.mul(batch, cF);
   if (segmented) {
-    // The segments' scalars, before the records of `phase-clocks`.
-    unsigned last =
-        kernel.getFunctionType().getNumInputs() - (c.phaseClocks ? 2 : 1);
     Value perSegment = kernel.getArgument(last - 1),
           segments = kernel.getArgument(last);
     Value segment = kb.blockId(gpu::Dimension::z);
@@ -302,7 +310,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
       Value element = kb.add(first, e);
       Value exists = arith::AndIOp::create(rewriter, loc, kb.ult(t, count),
                                            kb.ult(element, limit));
-      Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+      Value row = tokenRows(tokenAt(t0, t));
       Value at = kb.select(exists, kb.add(kb.mul(row, stride), element), c0);
       fn(at, kb.add(base, kb.add(kb.mul(t, kb.idx(rowPitch)), e)), exists);
     });
@@ -391,7 +399,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
           Value offset = kb.minU(kb.mul(kb.remU(i, lines), kb.idx(perLine)),
                                  kb.idx(span - 1));
           Value at = kb.minU(kb.add(first, offset), kb.sub(limit, c1));
-          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value row = tokenRows(tokenAt(t0, t));
           Value index = kb.add(kb.mul(row, stride), at);
           kb.prefetchL2(
               kb.add(kb.pointerOf(buffer), kb.mul(index, kb.idx(bytes))));
@@ -617,7 +625,7 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
             kb.transposedSumOverLanes(acc, /*lanes=*/4, /*stride=*/8, group);
         Value t = keptRow(rowBase, outBlock, 4, 8);
         kb.ifThen(kb.ult(t, count), [&] {
-          Value row = kb.add(kb.mul(batch, n), tokenAt(t0, t));
+          Value row = tokenRows(tokenAt(t0, t));
           if (c.normalized) {
             Value denominator =
                 memref::LoadOp::create(rewriter, loc, den, ValueRange{t});

@@ -67,6 +67,9 @@ struct SimtChunkConfig {
   /// buffer of `kPhaseClockSlots` i64 last, the records buffer the last
   /// argument.
   bool phaseClocks = false;
+  /// Whether Q, K, V and O are token-major (`TokenRows`): a kernel argument
+  /// H after the sizes, rows H·W elements apart.
+  bool tokenMajor = false;
   /// Sequence-parallel: the tokens of a unit of `perSegment`, the argument
   /// that sizes the segments (the staged blocks of the segment states
   /// kernel that computed the starting states).
@@ -81,8 +84,8 @@ struct SimtChunkConfig {
 ///   segments, F, Dv] and [batch, segments, F]), O, N, Dv, units of
 ///   `segmentUnit` tokens per segment, segments; grid (batch, value tiles,
 ///   segments).
-/// With `phaseClocks`, then the records of `PhaseClocks::report`. Blocks of
-/// `kSimtThreads` threads.
+/// With `tokenMajor`, then H; with `phaseClocks`, then the records of
+/// `PhaseClocks::report`. Blocks of `kSimtThreads` threads.
 gpu::GPUFuncOp buildSimtChunkKernel(RewriterBase &rewriter, Location loc,
                                     gpu::GPUModuleOp kernels, StringRef name,
                                     const SimtChunkConfig &c, bool segmented);

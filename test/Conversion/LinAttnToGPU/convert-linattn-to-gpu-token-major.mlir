@@ -212,3 +212,30 @@ func.func @recurrent_token_major(%q: tensor<2x100x3x32xf32>, %k: tensor<2x100x3x
   %out = linalg.transpose ins(%o : tensor<2x3x100x16xf32>) outs(%eo : tensor<2x100x3x16xf32>) permutation = [0, 2, 1, 3]
   return %out : tensor<2x100x3x16xf32>
 }
+
+// -----
+
+// f32 data without tf32: the linear form's scalar kernels read and write
+// the token-major rows too.
+
+// CHECK-LABEL: func.func @scalar_linear_token_major(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         call @__linattn_launch_linattn_kv_summary_elu_token_major_{{[0-9]+}}({{.+}}, %c4)
+// CHECK:         call @__linattn_launch_linattn_query_readout_elu_normalized_token_major_{{[0-9]+}}({{.+}}, %c4)
+// CHECK-NOT:     linalg.transpose
+// CHECK:       return
+func.func @scalar_linear_token_major(%q: tensor<2x50x4x32xf32>, %k: tensor<2x70x4x32xf32>, %v: tensor<2x70x4x8xf32>) -> tensor<2x50x4x8xf32> {
+  %eq = tensor.empty() : tensor<2x4x50x32xf32>
+  %ek = tensor.empty() : tensor<2x4x70x32xf32>
+  %ev = tensor.empty() : tensor<2x4x70x8xf32>
+  %eo = tensor.empty() : tensor<2x50x4x8xf32>
+  %qt = linalg.transpose ins(%q : tensor<2x50x4x32xf32>) outs(%eq : tensor<2x4x50x32xf32>) permutation = [0, 2, 1, 3]
+  %kt = linalg.transpose ins(%k : tensor<2x70x4x32xf32>) outs(%ek : tensor<2x4x70x32xf32>) permutation = [0, 2, 1, 3]
+  %vt = linalg.transpose ins(%v : tensor<2x70x4x8xf32>) outs(%ev : tensor<2x4x70x8xf32>) permutation = [0, 2, 1, 3]
+  %fq = linattn.feature_map elu %qt : tensor<2x4x50x32xf32> -> tensor<2x4x50x32xf32>
+  %fk = linattn.feature_map elu %kt : tensor<2x4x70x32xf32> -> tensor<2x4x70x32xf32>
+  %s, %z = linattn.kv_summary %fk, %vt : tensor<2x4x70x32xf32>, tensor<2x4x70x8xf32> -> tensor<2x4x32x8xf32>, tensor<2x4x32xf32>
+  %o = linattn.query_readout %fq, %s normalize(%z, eps = 1.0e-6) : tensor<2x4x50x32xf32>, tensor<2x4x32x8xf32>, tensor<2x4x32xf32> -> tensor<2x4x50x8xf32>
+  %out = linalg.transpose ins(%o : tensor<2x4x50x8xf32>) outs(%eo : tensor<2x50x4x8xf32>) permutation = [0, 2, 1, 3]
+  return %out : tensor<2x50x4x8xf32>
+}

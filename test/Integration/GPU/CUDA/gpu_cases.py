@@ -870,8 +870,8 @@ def layout_cases():
     and reverse with initial and final states, two outer dimensions, a
     dynamic N; bf16 and f16 (wgmma and mma.sync), tf32, 32-bit offsets,
     bulk copies, synchronous staging and element-wise loads (Dv = 37); the
-    linear form's chunked kernels and the recurrent scan (f32) on such
-    tensors."""
+    linear form's chunked kernels, and the recurrent scan and the linear
+    form's scalar kernels (f32) on such tensors."""
     tm = cc.token_major_kernel_case
     cases = [
         tm("elu", (2,), 129, 3, 64, 64, EPS, dtype="bf16"),
@@ -909,19 +909,26 @@ def layout_cases():
     ]
     for case in tf32:
         case.tol = CHUNKED_TOL["f16"]
-    # f32 without tf32: the recurrent kernel, which reads and writes the
-    # token-major rows too (batch-parallel and in segments, staged by
-    # cp.async and synchronously); the chunkwise CUDA-core kernel
-    # (simt-chunks=true) keeps contiguous rows, the transposes copying.
-    simt = tm("elu", (2,), 129, 3, 32, 24, EPS)
-    simt.name += "__simt"
-    simt.gpu_options = ["simt-chunks=true"]
+    # f32 without tf32: the recurrent kernel, the chunkwise CUDA-core one
+    # (simt-chunks=true) and the linear form's scalar kernels, which read
+    # and write the token-major rows too (the scans batch-parallel and in
+    # segments, staged by cp.async and synchronously).
+    def simt_chunks(case):
+        case.name += "__simt"
+        case.gpu_options = getattr(case, "gpu_options", []) + ["simt-chunks=true"]
+        return case
+
     recurrent = [
         tm("elu", (2,), 129, 3, 64, 48, EPS, init=True, final=True),
         few_blocks(tm("relu", (1, 2), 1000, 2, 32, 20, EPS, reverse=True,
                       dyn=(2,)), 64),
         synchronous(tm("elu", (2,), 100, 3, 16, 8, None)),
-        simt,
+        simt_chunks(tm("elu", (2,), 129, 3, 32, 24, EPS, final=True)),
+        few_blocks(simt_chunks(tm("relu", (2,), 1000, 2, 64, 40, EPS,
+                                  reverse=True, init=True)), 64),
+        # The linear form's scalar kernels (f32 without tf32).
+        tm("elu", (2,), 65, 3, 32, 24, EPS, m=100),
+        tm("relu", (1, 2), 40, 2, 20, 7, None, dyn=(2,), final=True, m=33),
     ]
     return [(case, True) for case in cases + tf32 + recurrent]
 
