@@ -1,6 +1,7 @@
 """Random numerical tests of the NVIDIA GPU backend.
 
-Draws cases of every GPU kernel, and of the gradients of scans, with random
+Draws cases of every GPU kernel, of the gradients of scans and of token-major
+operands read in place, with random
 sizes (empty ones rarely, 1, tile edges, odd value sizes), dynamic
 dimensions, feature maps, directions,
 initial states, large values for normalized 16-bit data (states past f16's
@@ -41,7 +42,7 @@ cc = g.cc
 EPS = g.EPS
 KINDS = ("chunked", "tf32", "recurrent", "scan", "step", "attention",
          "quadratic", "linear", "linear-chunked", "feature-map", "scan-grad",
-         "attention-grad")
+         "attention-grad", "token-major")
 
 
 def large_values(d, eps, dtype):
@@ -267,6 +268,41 @@ def linear_chunked_case(d):
     return case, True
 
 
+def token_major_case(d):
+    """A scan or the linear form between transposes from and to token-major
+    [..., N, H, D] tensors (`cc.token_major_kernel_case`), which the kernels
+    read and write in place: 16-bit data on the tensor cores, f32 on tf32
+    or tf32x3, or on the recurrent, chunkwise CUDA-core and scalar kernels.
+    elu and relu only: nonnegative features, whose outputs do not cancel."""
+    linear = d.chance(0.3)
+    f32 = d.chance(0.4)
+    tf32 = tensor_core_f32(d) if f32 and d.chance(0.5) else None
+    dtype = "f32" if f32 else d.pick("bf16", "f16")
+    kind = d.pick("elu", "relu")
+    eps = None if d.chance(0.3) else EPS
+    outer = d.pick((1,), (2,), (1, 2))
+    n = d.size(0, 1, 2, 15, 16, 17, 63, 64, 65, 129, 300)
+    f = d.pick(16, 32, 48, 64, 80, 96, 128, 144, 208, 256) if not f32 or tf32 \
+        else d.pick(4, 8, 16, 17, 32, 64, 100, 128)
+    case = cc.token_major_kernel_case(
+        kind, outer, n, d.pick(1, 2, 3, 5), f, d.size(0, 1, 7, 8, 37, 64, 65, 100),
+        eps, reverse=not linear and d.chance(0.5),
+        init=not linear and d.chance(0.5),
+        dyn=(len(outer),) if d.chance(0.5) else (), dtype=dtype,
+        final=d.chance(0.3),
+        m=d.size(1, 9, 64, 65, 300) if linear else None)
+    if f32 and not tf32:
+        case.gpu_options = d.options(("simt-chunks=true",), ("async-copies=false",),
+                                     *SEGMENT_OPTIONS)
+    else:
+        case.gpu_options = chunked_options(
+            d, tf32, ("narrow-offset-limit=2147483648", "narrow-offset-limit=65536"),
+            ("wgmma=false",), ("prefetch-chunks=1",))
+        case.tol = (tensor_core_f32_tolerance(tf32) if tf32
+                    else g.CHUNKED_TOL[dtype])
+    return case, True
+
+
 def feature_map_case(d):
     """A feature map alone: its own kernel, a thread per feature."""
     case = draw_feature_map(d)
@@ -294,6 +330,8 @@ def draw_case(kind, d):
         return scan_grad_case(d)
     if kind == "attention-grad":
         return attention_grad_case(d)
+    if kind == "token-major":
+        return token_major_case(d)
     return linear_case(d)
 
 
