@@ -594,20 +594,23 @@ public:
 class TokenRows {
 public:
   TokenRows(KernelBuilder &kb, Value batch, Value n, Value heads = Value())
-      : kb(kb), heads(heads) {
-    if (!heads) {
-      first = kb.mul(batch, n);
+      : kb(kb), batch(batch), n(n), heads(heads) {
+    if (!heads)
       return;
-    }
-    first = kb.mul(kb.divU(batch, heads), n);
+    outer = kb.mul(kb.divU(batch, heads), n);
     head = kb.remU(batch, heads);
   }
 
   /// The row of token `t` (an index).
   Value operator()(Value t) const {
     if (!heads)
-      return kb.add(first, t);
-    return kb.add(kb.mul(kb.add(first, t), heads), head);
+      return kb.add(kb.mul(batch, n), t);
+    return kb.add(kb.mul(kb.add(outer, t), heads), head);
+  }
+
+  /// The row of the token `t` tokens after the one of row `row`.
+  Value after(Value row, Value t) const {
+    return kb.add(row, heads ? kb.mul(t, heads) : t);
   }
 
   /// Elements from one token's row to the next in rows of `width`.
@@ -617,7 +620,7 @@ public:
 
 private:
   KernelBuilder &kb;
-  Value heads, first, head;
+  Value batch, n, heads, outer, head;
 };
 
 /// A flat, dynamically sized buffer of `elementType` (what kernels take).

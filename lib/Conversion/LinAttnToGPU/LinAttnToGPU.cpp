@@ -627,6 +627,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
     Value active = kb.ult(col, dv);
     kb.gridStrideLoop(gpu::Dimension::z, batches, [&](Value batch) {
       TokenRows rows(kb, batch, n, heads);
+      Value first = rows(token0);
       Value base = kb.mul(batch, cF);
       // The previous batch element's readers are done with the tile and the
       // denominators.
@@ -664,7 +665,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
                   Value valid = arith::AndIOp::create(
                       rewriter, loc, kb.ult(kb.add(token0, t), n),
                       kb.ult(f, width));
-                  Value row = rows(kb.add(token0, kb.select(valid, t, c0)));
+                  Value row = rows.after(first, kb.select(valid, t, c0));
                   Value feature = kb.add(f0, kb.select(valid, f, c0));
                   Value x =
                       kb.loadFeature(qBuf, kb.add(kb.mul(row, cF), feature), q);
@@ -723,7 +724,8 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
             if (normalized)
               out = kb.fdiv(out, memref::LoadOp::create(rewriter, loc, dens,
                                                         ValueRange{kb.idx(t)}));
-            kb.store(out, oBuf, kb.add(kb.mul(rows(token), dv), col));
+            kb.store(out, oBuf,
+                     kb.add(kb.mul(rows.after(first, kb.idx(t)), dv), col));
           });
         }
       });
