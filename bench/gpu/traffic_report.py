@@ -56,13 +56,17 @@ class Config:
     """A function, its element type, pipeline options and shape
     (B, H, T, D; decode: B, H, D)."""
 
-    def __init__(self, name, kind, dtype, options, shape, note):
+    def __init__(self, name, kind, dtype, options, shape, note,
+                 token_major=False):
         self.name = name
         self.kind = kind  # causal | normalized (causal) | noncausal | step
         self.dtype = dtype  # bf16 | f16 | f32
         self.options = options
         self.shape = shape
         self.note = note
+        # q, k, v and O in [B, T, H, D], transposed around the scan
+        # (aot.scan_module's token_major).
+        self.token_major = token_major
 
 
 def configurations():
@@ -70,6 +74,10 @@ def configurations():
     return [
         Config("chunked-bf16", "causal", "bf16", "sequence-parallel-blocks=0",
                long, "batch-parallel chunk loop (cp.async staging, wgmma)"),
+        Config("chunked-bf16-token-major", "causal", "bf16",
+               "sequence-parallel-blocks=0", long,
+               "the chunk loop on [B, T, H, D] tensors: rows H·D apart",
+               token_major=True),
         Config("chunked-bf16-segments", "causal", "bf16",
                "sequence-parallel-blocks=16 min-segment-tokens=0", long,
                "sequence-parallel: segment states, scan, chunk loop"),
@@ -253,7 +261,8 @@ def run(config, args, rng):
                                    normalized=config.kind == "grad-normalized")
         else:
             text = aot.scan_module(b, h, t, d, config.dtype,
-                                   normalized=config.kind == "normalized", dv=dv)
+                                   normalized=config.kind == "normalized", dv=dv,
+                                   token_major=config.token_major)
     with open(module, "w") as f:
         f.write(text)
     library = os.path.join(work, f"lib{config.name}.so")
@@ -271,11 +280,14 @@ def run(config, args, rng):
         grad = config.kind.startswith("grad")
         values = [rng.uniform(-1, 1, (b, h, t, d if i < 2 else dv))
                   for i in range(4 if grad else 3)]
-        results = [np.empty((b, h, t, dv),
+        results = [np.empty((b, t, h, dv) if config.token_major else (b, h, t, dv),
                             np.uint16 if config.dtype == "bf16" else
                             np.float16 if config.dtype == "f16" else np.float32)
                    for _ in range(3 if grad else 1)]
-    encoded = [encode(x, config.dtype) for x in values]
+    # [B, T, H, D] arrays for a token-major function, [B, H, T, D] otherwise.
+    layout = (lambda x: np.ascontiguousarray(x.swapaxes(1, 2))) \
+        if config.token_major else (lambda x: x)
+    encoded = [encode(layout(x), config.dtype) for x in values]
     held = [e[1] for e in encoded]
     buffers = [device.to_device(np.ascontiguousarray(e[0])) for e in encoded]
     outputs = [device.to_device(r) for r in results]
@@ -306,8 +318,9 @@ def run(config, args, rng):
         refs = aot.reference_grad(
             *held, eps=1e-6 if config.kind == "grad-normalized" else None)
     else:
-        refs = [aot.reference(*held, causal=config.kind != "noncausal",
-                              eps=1e-6 if config.kind == "normalized" else None)]
+        refs = [layout(aot.reference(
+            *map(layout, held), causal=config.kind != "noncausal",
+            eps=1e-6 if config.kind == "normalized" else None))]
     error = max(float(np.abs(decode(r, config.dtype) - ref).max() / np.abs(ref).max())
                 for r, ref in zip(results, refs))
     with open(profile) as f:
