@@ -227,7 +227,7 @@ public:
     // token `begin`, or in a reverse scan (whose positions run down the
     // rows) that of token end - 1.
     Value lowest = c.reverse ? kb.sub(n, end) : begin;
-    TokenRows rows(kb, batch, n, c.tokenMajor ? heads : Value());
+    TokenRows rows(kb, batch, n, heads);
     Value first = rows(lowest);
     featureStride = rows.stride(kb.idx(c.rowFeatures()));
     valueStride = rows.stride(dv);
@@ -2179,15 +2179,6 @@ private:
 };
 } // namespace
 
-/// The argument H of a token-major kernel (`ChunkedScanConfig::tokenMajor`):
-/// its last, or the one before the phase clocks' records; null otherwise.
-static Value headsArgument(gpu::GPUFuncOp kernel, const ChunkedScanConfig &c) {
-  if (!c.tokenMajor)
-    return Value();
-  unsigned inputs = kernel.getFunctionType().getNumInputs();
-  return kernel.getArgument(inputs - (c.phaseClocks ? 2 : 1));
-}
-
 /// The first chunk position and the end of the segment `segment` of
 /// `perSegment` chunks (scan positions, the end clamped to N).
 static std::pair<Value, Value> segmentRange(KernelBuilder &kb,
@@ -2246,7 +2237,7 @@ gpu::GPUFuncOp gpukernels::buildChunkLoop(RewriterBase &rewriter, Location loc,
   } else {
     a = scanKernelArgs(kernel, c.hasInit, c.writesState);
   }
-  Value heads = headsArgument(kernel, c);
+  Value heads = headsArgument(kernel, c.tokenMajor, c.phaseClocks);
   KernelBuilder kb(rewriter, loc, c.stateType);
   Value batch = kb.blockId(gpu::Dimension::x);
   Value colBase = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(c.shape.dvTile));
@@ -2416,7 +2407,7 @@ gpu::GPUFuncOp gpukernels::buildSegmentStates(RewriterBase &rewriter,
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::Keys, shared, Value(), kBuf,
                  vBuf, n, dv, batch, colBase, begin, end, /*stageBatch=*/8,
                  c.featureSplit > 1 ? feature0 : Value(),
-                 headsArgument(kernel, c));
+                 headsArgument(kernel, c.tokenMajor, c.phaseClocks));
   e.clocks().start();
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), rowF = kb.idx(c.rowFeatures());
@@ -2512,7 +2503,7 @@ gpu::GPUFuncOp gpukernels::buildReadout(RewriterBase &rewriter, Location loc,
   ChunkEmitter e(rewriter, loc, c, ChunkTiles::Queries, shared, qBuf, Value(),
                  Value(), n, dv, batch, colBase, begin, end,
                  /*stageBatch=*/8, /*featureColumn=*/Value(),
-                 headsArgument(kernel, c));
+                 headsArgument(kernel, c.tokenMajor, c.phaseClocks));
   Value tid = e.threadIndex();
   Value cF = kb.idx(c.features), cT = kb.idx(c.threads());
   Value stateBase = kb.mul(batch, cF);

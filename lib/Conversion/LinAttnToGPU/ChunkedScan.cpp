@@ -760,10 +760,7 @@ std::optional<std::string> Converter::convertChunked(QueryReadoutOp op) {
     launch.input(op.getNormalizer());
   OpFoldResult dvSize = sizeOf(rewriter, loc, op.getState(), -1);
   if (c.tokenMajor) {
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, loc, queries);
-    sizes.back() = dvSize;
-    launch.output(tensorTypeOf(result->getResult(0)), sizes);
+    addTokenMajorOutput(rewriter, launch, result, queries, dvSize);
   } else {
     launch.output(tensorTypeOf(op.getResult()),
                   leadingThen(rewriter, loc, q.tensor, batchDims,

@@ -175,11 +175,12 @@ struct ChunkedScanConfig {
   /// of the operands' tf32 parts (option `tf32x3`, see `MmaBuilder::mma`),
   /// or the tiles are rounded to tf32 as they are staged.
   bool splitTF32 = false;
-  /// Whether Q, K, V and O are token-major (`TokenMajorRows`): a kernel
-  /// argument H after the sizes, batch element b the rows of head b mod H
-  /// of outer element b / H, H·W elements apart (W = F or Dv), as
-  /// transposes from and to [..., N, H, W] hold them, instead of the
-  /// contiguous rows of [..., H, N, W].
+  /// Whether the kernels' row operands (the scan's Q, K, V and O, the
+  /// summary's K and V, the readout's Q and O) are token-major
+  /// (`TokenRows`): a kernel argument H after the sizes, batch element b
+  /// the rows of head b mod H of outer element b / H, H·W elements apart
+  /// (W = F or Dv), as transposes from and to [..., N, H, W] hold them,
+  /// instead of the contiguous rows of [..., H, N, W].
   bool tokenMajor = false;
 
   /// Blocks that share out K's features in the keys-only kernels (option

@@ -623,6 +623,17 @@ private:
   Value batch, n, heads, outer, head;
 };
 
+/// The argument H of a kernel whose rows are token-major (`TokenRows`): the
+/// one after its sizes, the last but for the records of `phaseClocks`;
+/// null where the rows are not token-major.
+inline Value headsArgument(gpu::GPUFuncOp kernel, bool tokenMajor,
+                           bool phaseClocks) {
+  if (!tokenMajor)
+    return Value();
+  return kernel.getArgument(kernel.getFunctionType().getNumInputs() -
+                            (phaseClocks ? 2 : 1));
+}
+
 /// A flat, dynamically sized buffer of `elementType` (what kernels take).
 inline MemRefType flatBufferType(Type elementType) {
   return MemRefType::get({ShapedType::kDynamic}, elementType);
@@ -1060,6 +1071,13 @@ linalg::TransposeOp tokenMajorUser(Value result);
 /// go. Empty otherwise; `heads` is left to the caller.
 TokenMajorRows tokenMajorRows(ScanOp op, const FeatureSource &q,
                               const FeatureSource &k, const FeatureSource &v);
+
+/// Adds to `launch` the token-major result that replaces `transpose` (its
+/// `tokenMajorUser`): of the transpose's type, sized as the token-major
+/// input `source` ([..., N, H, ·]) but for `columns` columns.
+void addTokenMajorOutput(OpBuilder &b, LaunchBuilder &launch,
+                         linalg::TransposeOp transpose, Value source,
+                         OpFoldResult columns);
 
 /// Replaces `transpose`, the `tokenMajorUser` of `result`, by `tokenMajor`
 /// (the result in its layout), and the `tensor.dim`s of `result` by those

@@ -93,8 +93,8 @@ static void addScanOutput(OpBuilder &b, LaunchBuilder &launch, ScanOp op,
                           Value values, const TokenMajorRows &rows) {
   Location loc = op.getLoc();
   if (rows) {
-    launch.output(tensorTypeOf(rows.result->getResult(0)),
-                  tensor::getMixedSizes(b, loc, rows.values));
+    addTokenMajorOutput(b, launch, rows.result, rows.values,
+                        sizeOf(b, loc, rows.values, -1));
     return;
   }
   int64_t batchDims = tensorTypeOf(values).getRank() - 2;
@@ -332,6 +332,15 @@ TokenMajorRows gpukernels::tokenMajorRows(ScanOp op, const FeatureSource &q,
     return {};
   rows.result = tokenMajorUser(op.getResult());
   return rows;
+}
+
+void gpukernels::addTokenMajorOutput(OpBuilder &b, LaunchBuilder &launch,
+                                     linalg::TransposeOp transpose,
+                                     Value source, OpFoldResult columns) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(b, transpose.getLoc(), source);
+  sizes.back() = columns;
+  launch.output(tensorTypeOf(transpose->getResult(0)), sizes);
 }
 
 void gpukernels::replaceByTokenMajor(RewriterBase &rewriter, Value result,
@@ -743,10 +752,7 @@ std::optional<std::string> Converter::convert(QueryReadoutOp op) {
   OpFoldResult nSize = sizeOf(rewriter, loc, queries, -2);
   OpFoldResult dvSize = sizeOf(rewriter, loc, state, -1);
   if (tokenMajor) {
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, loc, rawQueries);
-    sizes.back() = dvSize;
-    launch.output(tensorTypeOf(result->getResult(0)), sizes);
+    addTokenMajorOutput(rewriter, launch, result, rawQueries, dvSize);
   } else {
     launch.output(
         tensorTypeOf(op.getResult()),

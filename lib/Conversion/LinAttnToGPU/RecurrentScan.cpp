@@ -278,12 +278,8 @@ static gpu::GPUFuncOp buildRecurrentKernel(RewriterBase &rewriter, Location loc,
   Value batch = kb.blockId(gpu::Dimension::x);
   // The rows of the batch element's tokens in q, k, v and O; token-major
   // with H the argument after the sizes.
-  TokenRows tokenRows(
-      kb, batch, n,
-      c.tokenMajor
-          ? kernel.getArgument(kernel.getFunctionType().getNumInputs() -
-                               (c.phaseClocks ? 2 : 1))
-          : Value());
+  TokenRows tokenRows(kb, batch, n,
+                      headsArgument(kernel, c.tokenMajor, c.phaseClocks));
   Value tid = kb.threadId();
   // Thread tid keeps F / lanes features of `threadColumns` adjacent value
   // columns from col. Lane l of a warp is part p = l / (32 / lanes) of

@@ -188,15 +188,9 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
         cF = kb.idx(features), cThreads = kb.idx(threads);
   Value n = a.n, dv = a.dv;
   Value batch = kb.blockId(gpu::Dimension::x);
-  // The scalars after N and Dv: the segments' two, then H, before the
-  // records of `phase-clocks`.
-  unsigned last =
-      kernel.getFunctionType().getNumInputs() - (c.phaseClocks ? 2 : 1);
   // The rows of the batch element's tokens in q, k, v and O.
   TokenRows tokenRows(kb, batch, n,
-                      c.tokenMajor ? Value(kernel.getArgument(last)) : Value());
-  if (c.tokenMajor)
-    --last;
+                      headsArgument(kernel, c.tokenMajor, c.phaseClocks));
   Value firstColumn = kb.mul(kb.blockId(gpu::Dimension::y), kb.idx(columns));
   Value tid = kb.threadId();
   Value warp = kb.divU(tid, kb.idx(32)), lane = kb.remU(tid, kb.idx(32));
@@ -205,6 +199,9 @@ gpu::GPUFuncOp mlir::linattn::gpukernels::buildSimtChunkKernel(
   // its state: the batch element's, or its segment's.
   Value begin = c0, end = n, stateBase = kb.mul(batch, cF);
   if (segmented) {
+    // The segments' scalars, before H and the records of `phase-clocks`.
+    unsigned last = kernel.getFunctionType().getNumInputs() -
+                    (c.phaseClocks ? 2 : 1) - (c.tokenMajor ? 1 : 0);
     Value perSegment = kernel.getArgument(last - 1),
           segments = kernel.getArgument(last);
     Value segment = kb.blockId(gpu::Dimension::z);
