@@ -930,7 +930,9 @@ def layout_cases():
         tm("elu", (2,), 65, 3, 32, 24, EPS, m=100),
         tm("relu", (1, 2), 40, 2, 20, 7, None, dyn=(2,), final=True, m=33),
     ]
-    return [(case, True) for case in cases + tf32 + recurrent]
+    # f32's longer-sequence tolerance only from 1000 tokens (q: [..., N, H, D]).
+    return [(case, case.inputs[0].shape[-3] >= 1000)
+            for case in cases + tf32 + recurrent]
 
 
 GROUPS = {
