@@ -598,6 +598,7 @@ def token_major_kernel_case(kind, outer, n, h, d, dv, eps, reverse=False,
     inputs left dynamic; `final`: S and z are results too. With `m` keys,
     the linear form instead: kv_summary and query_readout."""
     form = "scan" if m is None else "linear"
+    assert form == "scan" or not (reverse or init), "the linear form has neither"
     name = (f"token_major_{form}_{kind}_{'reverse' if reverse else 'forward'}_"
             f"{'init' if init else 'zero'}_{'norm' if eps else 'plain'}_"
             f"{n}x{d}x{dv}_h{h}_b{len(outer)}_{dtype}"
